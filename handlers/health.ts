@@ -1,0 +1,57 @@
+// Liveness, readiness (Postgres and the engines answer) and Prometheus metrics, outside /v1.
+import { ApiError } from "../runtime/errors.ts";
+import { defineRoute, ok, type Route } from "../runtime/http/route.ts";
+import type { Metrics } from "../runtime/metrics.ts";
+
+export function healthRoutes(metrics: Metrics): Route[] {
+  const healthz = defineRoute({
+    method: "GET",
+    path: "/healthz",
+    auth: "none",
+    handle: () => ok({ status: "ok" }),
+  });
+
+  const readyz = defineRoute({
+    method: "GET",
+    path: "/readyz",
+    auth: "none",
+    async handle({ svc }) {
+      const check = async (f: () => Promise<unknown>) => {
+        try {
+          await withTimeout(f(), 2000);
+          return "ok";
+        } catch (err) {
+          return `error: ${(err as Error).message}`;
+        }
+      };
+      const [postgres, engine] = await Promise.all([
+        check(() => svc.sql`select 1`),
+        check(() => svc.engines.ping()),
+      ]);
+      const checks = { postgres, [svc.engines.kind]: engine };
+      if (postgres !== "ok" || engine !== "ok") {
+        throw new ApiError("unavailable", "not ready", { checks });
+      }
+      return ok({ status: "ready", checks });
+    },
+  });
+
+  const prom = defineRoute({
+    method: "GET",
+    path: "/metrics",
+    auth: "none",
+    async handle() {
+      return { status: 200, raw: { type: metrics.registry.contentType, data: await metrics.registry.metrics() } };
+    },
+  });
+
+  return [healthz, readyz, prom];
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const t = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([p, t]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,92 @@
+// Bearer authentication. Token hash -> principal, cached per node for a short while; a rotation,
+// deletion or profile change is broadcast so every node drops its cached entries at once.
+import type { Sql } from "./db/client.ts";
+import type { PubSub } from "./engines/pubsub.ts";
+import { unauthorized } from "./errors.ts";
+import { hashToken, looksLikeToken } from "./tokens.ts";
+
+export interface Principal {
+  id: string;
+  kind: "agent" | "human";
+  displayName: string;
+}
+
+interface Cached {
+  principal: Principal;
+  expiresAt: number; // token expiry (ms), Infinity when none
+  cachedUntil: number;
+}
+
+const CHANNEL = "auth.forget";
+const CACHE_MS = 30_000;
+const CACHE_MAX = 50_000;
+
+export class Authenticator {
+  private readonly cache = new Map<string, Cached>(); // hash hex -> entry
+  private readonly byPrincipal = new Map<string, Set<string>>();
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly pubsub: PubSub,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.pubsub.subscribe(CHANNEL, (buf) => this.drop(buf.toString()));
+  }
+
+  /** The principal behind an Authorization header value; throws 401 in every other case. */
+  async authenticate(header: string | undefined): Promise<Principal> {
+    if (!header) throw unauthorized("missing bearer token");
+    const m = /^Bearer +(\S+)\s*$/i.exec(header);
+    if (!m) throw unauthorized("malformed Authorization header; expected 'Bearer <token>'");
+    return this.resolve(m[1]!);
+  }
+
+  async resolve(token: string): Promise<Principal> {
+    if (!looksLikeToken(token)) throw unauthorized("malformed token");
+    const hash = hashToken(token);
+    const key = hash.toString("hex");
+    const now = this.now();
+    const hit = this.cache.get(key);
+    if (hit && hit.cachedUntil > now) {
+      if (hit.expiresAt <= now) throw unauthorized("token expired");
+      return hit.principal;
+    }
+    const rows = await this.sql`
+      select p.id, p.kind, p.display_name, t.expires_at
+      from tokens t join principals p on p.id = t.principal
+      where t.hash = ${hash}`;
+    const row = rows[0];
+    if (!row) throw unauthorized("unknown token");
+    const principal: Principal = { id: row.id, kind: row.kind, displayName: row.display_name };
+    const expiresAt = row.expires_at ? (row.expires_at as Date).getTime() : Number.POSITIVE_INFINITY;
+    this.remember(key, { principal, expiresAt, cachedUntil: now + CACHE_MS });
+    if (expiresAt <= now) throw unauthorized("token expired");
+    return principal;
+  }
+
+  /** Tell every node to forget what it cached for a principal (after rotation, deletion, profile change). */
+  async forget(principalId: string): Promise<void> {
+    this.drop(principalId);
+    await this.pubsub.publish(CHANNEL, principalId);
+  }
+
+  private remember(key: string, entry: Cached): void {
+    if (this.cache.size >= CACHE_MAX) {
+      this.cache.clear();
+      this.byPrincipal.clear();
+    }
+    this.cache.set(key, entry);
+    let set = this.byPrincipal.get(entry.principal.id);
+    if (!set) this.byPrincipal.set(entry.principal.id, (set = new Set()));
+    set.add(key);
+  }
+
+  private drop(principalId: string): void {
+    const set = this.byPrincipal.get(principalId);
+    if (!set) return;
+    for (const k of set) this.cache.delete(k);
+    this.byPrincipal.delete(principalId);
+  }
+}

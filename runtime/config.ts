@@ -1,0 +1,57 @@
+// Configuration: read once from the environment, validated with zod.
+import { z } from "zod";
+
+const bool = z
+  .enum(["0", "1", "true", "false", ""])
+  .optional()
+  .transform((v) => v === "1" || v === "true");
+
+const ConfigSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().min(1).default("0.0.0.0"),
+  DATABASE_URL: z.string().url().optional(),
+  /** Postgres schema Flock's tables live in (lets several deployments or test runs share one database). */
+  PG_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, "PG_SCHEMA must be a lowercase SQL identifier")
+    .default("public"),
+  PG_POOL: z.coerce.number().int().min(1).max(100).default(4),
+  REDIS_URL: z.string().url().optional(),
+  /** Prefix for every Redis key and channel. */
+  REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_:.-]*$/).default("flock:"),
+  DATA_DIR: z.string().min(1).default("./data"),
+  NODE_ID: z.coerce.number().int().min(0).max(1023).optional(),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /** Trust X-Forwarded-For from the peer (set only behind a proxy you run). */
+  TRUST_PROXY: bool,
+  FLOCK_ALLOW_UWS_FALLBACK: bool,
+  /** Multiply every rate limit by this factor (load tests only). */
+  FLOCK_LIMITS_SCALE: z.coerce.number().positive().max(1_000_000).default(1),
+  /** 429s within FLOCK_BAN_WINDOW seconds that get an IP banned. */
+  FLOCK_BAN_STRIKES: z.coerce.number().int().min(1).default(20),
+  FLOCK_BAN_WINDOW: z.coerce.number().int().min(1).default(10),
+  /** How long a ban lasts, in seconds. */
+  FLOCK_BAN_SECONDS: z.coerce.number().int().min(1).default(300),
+  /** Largest JSON body accepted, in bytes. */
+  FLOCK_JSON_LIMIT: z.coerce.number().int().min(1024).default(1024 * 1024),
+  /** Seconds to wait for in-flight requests on shutdown. */
+  FLOCK_SHUTDOWN_GRACE: z.coerce.number().min(0).default(10),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const picked: Record<string, string> = {};
+  for (const key of Object.keys(ConfigSchema.shape)) {
+    const v = env[key];
+    if (v !== undefined && v !== "") picked[key] = v;
+  }
+  const parsed = ConfigSchema.safeParse(picked);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join("\n")}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,20 @@
+// The set of engines a node runs on: all Redis-backed ones, or all in-process ones.
+import type { FeedCache } from "./feed.ts";
+import type { LimitsEngine } from "./limits.ts";
+import type { MailboxEngine } from "./mailbox.ts";
+import type { PresenceEngine } from "./presence.ts";
+import type { PubSub } from "./pubsub.ts";
+
+export interface Engines {
+  readonly kind: "redis" | "memory";
+  readonly limits: LimitsEngine;
+  readonly pubsub: PubSub;
+  /** A node id (0-1023) for id generation, distinct among live nodes sharing the engine. */
+  allocateNodeId(): Promise<number>;
+  /** Health check: resolves when the backing store answers. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+// Declared for the issues that implement them; not yet part of Engines.
+export type { FeedCache, MailboxEngine, PresenceEngine };

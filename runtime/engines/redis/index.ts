@@ -1,0 +1,59 @@
+// Production engines on Redis: one command connection and one subscriber connection per node.
+import { Redis } from "ioredis";
+import type { Engines } from "../engines.ts";
+import { redisKeys } from "./keys.ts";
+import { RedisLimits } from "./limits.ts";
+import { RedisPubSub } from "./pubsub.ts";
+import { defineScripts } from "./scripts.ts";
+
+export class RedisUnavailableError extends Error {}
+
+function connect(url: string, name: string): Redis {
+  return new Redis(url, {
+    connectionName: name,
+    lazyConnect: true,
+    enableAutoPipelining: false,
+    maxRetriesPerRequest: 2,
+    retryStrategy: (times) => Math.min(times * 100, 2000),
+  });
+}
+
+export async function createRedisEngines(url: string, prefix: string): Promise<Engines> {
+  const cmd = connect(url, "flock-cmd");
+  const sub = connect(url, "flock-sub");
+  try {
+    await Promise.all([cmd.connect(), sub.connect()]);
+    await cmd.ping();
+  } catch (err) {
+    cmd.disconnect();
+    sub.disconnect();
+    throw new RedisUnavailableError(`cannot reach Redis at ${redact(url)}: ${(err as Error).message}`);
+  }
+  const redis = defineScripts(cmd);
+  const keys = redisKeys(prefix);
+  return {
+    kind: "redis",
+    limits: new RedisLimits(redis, keys),
+    pubsub: new RedisPubSub(cmd, sub, keys),
+    async allocateNodeId() {
+      return (await cmd.incr(keys.nodeSeq())) % 1024;
+    },
+    async ping() {
+      await cmd.ping();
+    },
+    async close() {
+      await Promise.allSettled([cmd.quit(), sub.quit()]);
+    },
+  };
+}
+
+/** A URL with any password removed, for messages and logs. */
+export function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return "<unparsable url>";
+  }
+}

@@ -1,0 +1,56 @@
+// The one error catalogue: every failure leaves the server as {"error", "message", ...extra}.
+
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  unauthorized: 401,
+  payment_required: 402,
+  forbidden: 403,
+  ip_banned: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal: 500,
+  unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export interface ErrorBody {
+  error: ErrorCode;
+  message: string;
+  [extra: string]: unknown;
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: ErrorCode;
+  readonly extra: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    extra: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.extra = extra;
+    this.headers = headers;
+  }
+
+  body(): ErrorBody {
+    return { error: this.code, message: this.message, ...this.extra };
+  }
+}
+
+export const invalid = (message: string, extra: Record<string, unknown> = {}) =>
+  new ApiError("invalid_request", message, extra);
+export const notFound = (what = "resource") => new ApiError("not_found", `${what} not found`);
+export const unauthorized = (message = "a valid bearer token is required") =>
+  new ApiError("unauthorized", message, {}, { "WWW-Authenticate": 'Bearer realm="flock"' });
+export const conflict = (message: string) => new ApiError("conflict", message);

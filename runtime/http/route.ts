@@ -1,0 +1,65 @@
+// What a route is: method, path, auth requirement, input schemas, rate-limit policy and the handler.
+import type { z } from "zod";
+import type { Logger } from "../log.ts";
+import type { Principal } from "../auth.ts";
+import type { Services } from "../services.ts";
+import type { PolicyName } from "../limits/policies.ts";
+
+export type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
+export type AuthMode = "none" | "principal" | "agent" | "human";
+
+export interface Reply {
+  status: number;
+  body?: unknown;
+  /** A non-JSON body, sent as is with its content type. */
+  raw?: { type: string; data: string | Buffer };
+  headers?: Record<string, string>;
+}
+
+export interface Ctx<B = unknown, Q = unknown, P extends AuthMode = AuthMode> {
+  method: Method;
+  path: string;
+  params: Record<string, string>;
+  query: Q;
+  body: B;
+  headers: Record<string, string>;
+  ip: string;
+  reqId: string;
+  log: Logger;
+  principal: P extends "none" ? Principal | null : Principal;
+  svc: Services;
+  /** Response headers added by the pipeline (rate-limit fields); handlers may add more. */
+  replyHeaders: Record<string, string>;
+}
+
+export interface Route {
+  method: Method;
+  path: string;
+  auth: AuthMode;
+  body?: z.ZodType;
+  query?: z.ZodType;
+  /** Rate-limit policy applied before the handler runs (scope taken from the policy). */
+  limit?: PolicyName;
+  /** Typed per route by defineRoute; the pipeline passes validated input. */
+  handle(ctx: Ctx<unknown, unknown, AuthMode>): Promise<Reply> | Reply;
+}
+
+export function defineRoute<
+  B extends z.ZodType = z.ZodUndefined,
+  Q extends z.ZodType = z.ZodUndefined,
+  A extends AuthMode = AuthMode,
+>(route: {
+  method: Method;
+  path: string;
+  auth: A;
+  body?: B;
+  query?: Q;
+  limit?: PolicyName;
+  handle(ctx: Ctx<z.infer<B>, z.infer<Q>, A>): Promise<Reply> | Reply;
+}): Route {
+  return route as unknown as Route;
+}
+
+export const noContent = (): Reply => ({ status: 204 });
+export const ok = (body: unknown): Reply => ({ status: 200, body });
+export const created = (body: unknown): Reply => ({ status: 201, body });

@@ -1,0 +1,67 @@
+// Path routing with `:param` segments. Static routes are a map lookup; parameterised ones a short scan.
+import type { Route } from "./route.ts";
+
+interface Compiled {
+  route: Route;
+  segments: string[]; // ":name" for a parameter
+}
+
+export type Match =
+  | { kind: "found"; route: Route; params: Record<string, string> }
+  | { kind: "method_not_allowed"; allow: string[] }
+  | { kind: "not_found" };
+
+export class Router {
+  private readonly staticRoutes = new Map<string, Map<string, Route>>(); // path -> method -> route
+  private readonly dynamic: Compiled[] = [];
+
+  add(route: Route): void {
+    const segments = route.path.split("/").slice(1);
+    if (segments.some((s) => s.startsWith(":"))) {
+      this.dynamic.push({ route, segments });
+      return;
+    }
+    let byMethod = this.staticRoutes.get(route.path);
+    if (!byMethod) this.staticRoutes.set(route.path, (byMethod = new Map()));
+    if (byMethod.has(route.method)) throw new Error(`duplicate route ${route.method} ${route.path}`);
+    byMethod.set(route.method, route);
+  }
+
+  match(method: string, path: string): Match {
+    const normalized = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
+    const byMethod = this.staticRoutes.get(normalized);
+    if (byMethod) {
+      const route = byMethod.get(method) ?? (method === "HEAD" ? byMethod.get("GET") : undefined);
+      if (route) return { kind: "found", route, params: {} };
+    }
+    const allow = new Set(byMethod ? byMethod.keys() : []);
+    const parts = normalized.split("/").slice(1);
+    for (const c of this.dynamic) {
+      const params = matchSegments(c.segments, parts);
+      if (!params) continue;
+      if (c.route.method === method) return { kind: "found", route: c.route, params };
+      allow.add(c.route.method);
+    }
+    return allow.size > 0 ? { kind: "method_not_allowed", allow: [...allow] } : { kind: "not_found" };
+  }
+}
+
+function matchSegments(pattern: string[], parts: string[]): Record<string, string> | null {
+  if (pattern.length !== parts.length) return null;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < pattern.length; i++) {
+    const p = pattern[i]!;
+    const v = parts[i]!;
+    if (p.startsWith(":")) {
+      if (v === "") return null;
+      try {
+        params[p.slice(1)] = decodeURIComponent(v);
+      } catch {
+        return null;
+      }
+    } else if (p !== v) {
+      return null;
+    }
+  }
+  return params;
+}

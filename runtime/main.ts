@@ -1,0 +1,46 @@
+// Process entry: configuration, one node, signals. Any startup failure is a clear message and exit code 1.
+import { ConfigError, loadConfig } from "./config.ts";
+import { createLogger } from "./log.ts";
+import { startNode } from "./server.ts";
+
+async function main(): Promise<void> {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`flock: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const log = createLogger(config.LOG_LEVEL);
+  let node: Awaited<ReturnType<typeof startNode>>;
+  try {
+    node = await startNode(config, log);
+  } catch (err) {
+    log.fatal({ err }, "flock failed to start");
+    process.stderr.write(`flock: failed to start: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+  let signalled = false;
+  const stop = (signal: string) => {
+    if (signalled) {
+      log.warn({ signal }, "second signal: exiting now");
+      process.exit(1);
+    }
+    signalled = true;
+    log.info({ signal }, "shutting down");
+    node.close().then(
+      () => process.exit(0),
+      (err) => {
+        log.error({ err }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  process.on("SIGINT", () => stop("SIGINT"));
+}
+
+void main();

@@ -1,0 +1,131 @@
+// Builds one Flock node from a config: Postgres (real or embedded), migrations, engines, services,
+// routes, the uWS app; and takes it down again gracefully.
+import { allRoutes } from "../handlers/index.ts";
+import { Authenticator } from "./auth.ts";
+import type { Config } from "./config.ts";
+import { connectSql, type Sql } from "./db/client.ts";
+import { type EmbeddedPostgres, startEmbeddedPostgres } from "./db/embedded.ts";
+import { migrate } from "./db/migrate.ts";
+import type { Engines } from "./engines/engines.ts";
+import { createMemoryEngines } from "./engines/memory/index.ts";
+import { createRedisEngines } from "./engines/redis/index.ts";
+import { type HttpState, mountHttp } from "./http/pipeline.ts";
+import { Router } from "./http/router.ts";
+import { IdGenerator } from "./ids.ts";
+import { Limiter } from "./limits/limiter.ts";
+import type { Logger } from "./log.ts";
+import { Metrics } from "./metrics.ts";
+import type { Services } from "./services.ts";
+import { loadUws } from "./uws.ts";
+
+export class StartupError extends Error {}
+
+export interface RunningNode {
+  port: number;
+  svc: Services;
+  close(): Promise<void>;
+}
+
+export interface NodeOptions {
+  now?: () => number;
+}
+
+export async function startNode(config: Config, log: Logger, opts: NodeOptions = {}): Promise<RunningNode> {
+  const { uws, native, binding } = loadUws();
+  if (!native) {
+    if (!config.FLOCK_ALLOW_UWS_FALLBACK) {
+      throw new StartupError(
+        "uWebSockets.js native binding did not load; refusing to run on the slow pure-JS fallback " +
+          "(set FLOCK_ALLOW_UWS_FALLBACK=1 to allow it)",
+      );
+    }
+    log.warn({ binding }, "uWebSockets.js running on the pure-JS fallback");
+  } else {
+    log.info({ binding: binding.split(/[/\\]/).pop() }, "uWebSockets.js native binding loaded");
+  }
+
+  const cleanups: (() => Promise<void>)[] = [];
+  const undo = async () => {
+    for (const c of cleanups.reverse()) await c().catch(() => {});
+  };
+  try {
+    let embedded: EmbeddedPostgres | undefined;
+    let url = config.DATABASE_URL;
+    if (!url) {
+      embedded = await startEmbeddedPostgres(config.DATA_DIR);
+      cleanups.push(() => embedded!.stop());
+      url = embedded.url;
+      log.info({ dataDir: config.DATA_DIR }, "embedded Postgres (PGlite) started");
+    }
+    const sql: Sql = await connectSql({ url, schema: config.PG_SCHEMA, pool: config.PG_POOL });
+    cleanups.push(() => sql.end({ timeout: 5 }));
+    const applied = await migrate(sql, config.PG_SCHEMA);
+    if (applied.length > 0) log.info({ applied, schema: config.PG_SCHEMA }, "migrations applied");
+
+    const engines: Engines = config.REDIS_URL
+      ? await createRedisEngines(config.REDIS_URL, config.REDIS_PREFIX)
+      : createMemoryEngines();
+    cleanups.push(() => engines.close());
+    const nodeId = config.NODE_ID ?? (await engines.allocateNodeId());
+    const now = opts.now ?? Date.now;
+
+    const auth = new Authenticator(sql, engines.pubsub, now);
+    await auth.start();
+    const limiter = new Limiter(
+      engines.limits,
+      engines.pubsub,
+      {
+        scale: config.FLOCK_LIMITS_SCALE,
+        ban: {
+          strikes: config.FLOCK_BAN_STRIKES,
+          windowMs: config.FLOCK_BAN_WINDOW * 1000,
+          banMs: config.FLOCK_BAN_SECONDS * 1000,
+        },
+      },
+      now,
+    );
+    await limiter.start();
+    const svc: Services = { config, log, sql, engines, ids: new IdGenerator(nodeId), auth, limiter, now };
+
+    const metrics = new Metrics();
+    const router = new Router();
+    for (const r of allRoutes(metrics)) router.add(r);
+    const app = uws.App();
+    const state: HttpState = { draining: false, inflight: 0, idle: [] };
+    mountHttp(app, router, svc, metrics, state);
+
+    const listenSocket = await new Promise<unknown>((resolve) => {
+      app.listen(config.HOST, config.PORT, (s) => resolve(s));
+    });
+    if (!listenSocket) throw new StartupError(`cannot listen on ${config.HOST}:${config.PORT}`);
+    const port = uws.us_socket_local_port(listenSocket as never);
+    log.info(
+      { port, host: config.HOST, nodeId, engines: engines.kind, postgres: embedded ? "embedded" : "server" },
+      "flock listening",
+    );
+
+    let closing: Promise<void> | undefined;
+    const close = () => {
+      closing ??= (async () => {
+        state.draining = true;
+        uws.us_listen_socket_close(listenSocket as never);
+        if (state.inflight > 0) {
+          await new Promise<void>((resolve) => {
+            const t = setTimeout(resolve, config.FLOCK_SHUTDOWN_GRACE * 1000);
+            state.idle.push(() => {
+              clearTimeout(t);
+              resolve();
+            });
+          });
+        }
+        await undo();
+        log.info("flock stopped");
+      })();
+      return closing;
+    };
+    return { port, svc, close };
+  } catch (err) {
+    await undo();
+    throw err;
+  }
+}

@@ -1,0 +1,20 @@
+// What handlers may use: the shared services of one node.
+import type { Authenticator } from "./auth.ts";
+import type { Config } from "./config.ts";
+import type { Sql } from "./db/client.ts";
+import type { Engines } from "./engines/engines.ts";
+import type { IdGenerator } from "./ids.ts";
+import type { Limiter } from "./limits/limiter.ts";
+import type { Logger } from "./log.ts";
+
+export interface Services {
+  config: Config;
+  log: Logger;
+  sql: Sql;
+  engines: Engines;
+  ids: IdGenerator;
+  auth: Authenticator;
+  limiter: Limiter;
+  /** The clock every time-dependent decision reads (tests may replace it). */
+  now: () => number;
+}

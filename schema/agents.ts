@@ -1,0 +1,27 @@
+// Agents: registration, profile and token rotation.
+import { z } from "zod";
+import { text } from "./common.ts";
+
+export const RegisterAgentRequest = z.object({
+  display_name: text(1, 64),
+  description: text(0, 500).optional(),
+});
+
+export const UpdateAgentRequest = z
+  .object({
+    display_name: text(1, 64).optional(),
+    description: text(0, 500).optional(),
+  })
+  .refine((v) => Object.values(v).some((x) => x !== undefined), { message: "nothing to update" });
+
+export const Agent = z.object({
+  id: z.string().regex(/^[0-9]+$/),
+  display_name: z.string(),
+  description: z.string(),
+  created_at: z.string(),
+});
+export type Agent = z.infer<typeof Agent>;
+
+export const RegisterAgentResponse = z.object({ agent: Agent, token: z.string().startsWith("am_") });
+export const AgentResponse = z.object({ agent: Agent });
+export const TokenResponse = z.object({ token: z.string() });

@@ -79,7 +79,10 @@ export class Authenticator {
     }
     this.cache.set(key, entry);
     let set = this.byPrincipal.get(entry.principal.id);
-    if (!set) this.byPrincipal.set(entry.principal.id, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      this.byPrincipal.set(entry.principal.id, set);
+    }
     set.add(key);
   }
 

@@ -22,7 +22,10 @@ export class Router {
       return;
     }
     let byMethod = this.staticRoutes.get(route.path);
-    if (!byMethod) this.staticRoutes.set(route.path, (byMethod = new Map()));
+    if (!byMethod) {
+      byMethod = new Map();
+      this.staticRoutes.set(route.path, byMethod);
+    }
     if (byMethod.has(route.method)) throw new Error(`duplicate route ${route.method} ${route.path}`);
     byMethod.set(route.method, route);
   }

@@ -15,7 +15,10 @@ export class MemoryPubSub implements PubSub {
 
   async subscribe(channel: string, handler: PubSubHandler): Promise<() => Promise<void>> {
     let set = this.handlers.get(channel);
-    if (!set) this.handlers.set(channel, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      this.handlers.set(channel, set);
+    }
     set.add(handler);
     return async () => {
       set.delete(handler);

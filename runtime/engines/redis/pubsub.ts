@@ -25,7 +25,8 @@ export class RedisPubSub implements PubSub {
     const full = this.keys.channel(channel);
     let set = this.handlers.get(full);
     if (!set) {
-      this.handlers.set(full, (set = new Set()));
+      set = new Set();
+      this.handlers.set(full, set);
       await this.sub.subscribe(full);
     }
     set.add(handler);

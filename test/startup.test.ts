@@ -1,0 +1,70 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import t from "tap";
+import { TEST_DATABASE_URL, TEST_REDIS_URL, uniqueName } from "./helpers/env.ts";
+import { call, registerAgent } from "./helpers/http.ts";
+import { deletePrefix, dropSchema } from "./helpers/node.ts";
+import { runToExit, startProcess } from "./helpers/process.ts";
+
+t.test("embedded default: no DATABASE_URL or REDIS_URL runs on PGlite and memory engines", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "flock-embedded-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const p = await startProcess({ DATA_DIR: dir });
+  t.match(p.output(), /"engines":"memory","postgres":"embedded"/);
+  t.match(p.output(), /native binding loaded/);
+  const a = await registerAgent(p.url, "embedded");
+  t.equal((await call(p.url, "GET", "/v1/agents/me", { token: a.token })).status, 200);
+  const ready = await call(p.url, "GET", "/readyz");
+  t.equal(ready.status, 200);
+  t.same(ready.body, { status: "ready", checks: { postgres: "ok", memory: "ok" } });
+  t.equal(await p.stop("SIGTERM"), 0, "SIGTERM shuts down cleanly");
+
+  // Data survives a restart on the same DATA_DIR.
+  const again = await startProcess({ DATA_DIR: dir });
+  t.teardown(() => again.stop());
+  t.equal((await call(again.url, "GET", "/v1/agents/me", { token: a.token })).status, 200);
+});
+
+t.test("real servers: creates its schema and serves", async (t) => {
+  const schema = uniqueName("boot");
+  const prefix = `flocktest:${uniqueName("boot")}:`;
+  const p = await startProcess({ DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, PG_SCHEMA: schema, REDIS_PREFIX: prefix });
+  t.teardown(async () => {
+    await p.stop();
+    await dropSchema(schema);
+    await deletePrefix(prefix);
+  });
+  t.match(p.output(), /"engines":"redis","postgres":"server"/);
+  t.match(p.output(), /migrations applied/);
+  const ready = await call(p.url, "GET", "/readyz");
+  t.same(ready.body, { status: "ready", checks: { postgres: "ok", redis: "ok" } });
+});
+
+t.test("an unreachable Postgres is a clear error and a non-zero exit", async (t) => {
+  const r = await runToExit({ DATABASE_URL: "postgres://127.0.0.1:1/nope", REDIS_URL: TEST_REDIS_URL });
+  t.not(r.code, 0);
+  t.match(r.output, /cannot reach Postgres at postgres:\/\/127\.0\.0\.1:1\/nope/);
+});
+
+t.test("an unreachable Redis is a clear error and a non-zero exit", async (t) => {
+  const schema = uniqueName("noredis");
+  t.teardown(() => dropSchema(schema));
+  const r = await runToExit({ DATABASE_URL: TEST_DATABASE_URL, PG_SCHEMA: schema, REDIS_URL: "redis://127.0.0.1:1" });
+  t.not(r.code, 0);
+  t.match(r.output, /cannot reach Redis at redis:\/\/127\.0\.0\.1:1/);
+});
+
+t.test("invalid configuration is refused by name", async (t) => {
+  const r = await runToExit({ PORT: "not-a-port" });
+  t.equal(r.code, 1);
+  t.match(r.output, /invalid configuration:\n\s+PORT/);
+});
+
+t.test("refuses the pure-JS uWS fallback unless allowed", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "flock-fallback-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const r = await runToExit({ UWS_USE_FALLBACK: "1", DATA_DIR: dir });
+  t.equal(r.code, 1);
+  t.match(r.output, /refusing to run on the slow pure-JS fallback/);
+});

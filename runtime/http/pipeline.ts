@@ -9,6 +9,8 @@ import type { Metrics } from "../metrics.ts";
 import { POLICIES } from "../limits/policies.ts";
 import type { Services } from "../services.ts";
 import { readBody } from "./body.ts";
+import { bodyStream } from "./stream.ts";
+import type { Readable } from "node:stream";
 import { write } from "./respond.ts";
 import type { Ctx, Method, Reply, Route } from "./route.ts";
 import type { Router } from "./router.ts";
@@ -39,19 +41,23 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
     const ip = clientIp(res, headers, svc.config.TRUST_PROXY);
     const incomingId = headers["x-request-id"];
     const reqId = incomingId && REQ_ID_RE.test(incomingId) ? incomingId : `${reqBase}-${(++reqSeq).toString(36)}`;
-    const io = { aborted: false };
+    const io = { aborted: false, onAbort: [] as (() => void)[] };
     res.onAborted(() => {
       io.aborted = true;
+      for (const cb of io.onAbort) cb();
     });
 
     state.inflight++;
     const match = router.match(method, path);
     let routeLabel = "unmatched";
     let bodyPromise: Promise<Buffer> | undefined;
+    let stream: Readable | undefined;
     let early: ApiError | undefined;
     if (match.kind === "found") {
       routeLabel = match.route.path;
-      if (match.route.body) {
+      if (match.route.stream) {
+        stream = bodyStream(res, (cb) => io.onAbort.push(cb));
+      } else if (match.route.body) {
         early = checkBodyHeaders(headers, svc.config.FLOCK_JSON_LIMIT);
         if (!early) bodyPromise = readBody(res, svc.config.FLOCK_JSON_LIMIT);
       }
@@ -60,6 +66,8 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
     const finish = (out: Reply, close = false) => {
       const status = out.status;
       const outHeaders: Record<string, string> = { "X-Request-Id": reqId, ...out.headers };
+      // A streamed body the handler did not finish reading: close rather than drain it.
+      if (stream && !stream.readableEnded) close = true;
       let body: string | Buffer | undefined;
       if (out.raw) {
         body = out.raw.data;
@@ -71,7 +79,9 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
       if (!io.aborted) {
         write(res, { status, headers: outHeaders, body, close: close || state.draining, head: method === "HEAD" });
       }
-      metrics.observe(method, routeLabel, status, (performance.now() - started) / 1000);
+      const ms = performance.now() - started;
+      metrics.observe(method, routeLabel, status, ms / 1000);
+      if (svc.log.isLevelEnabled("debug")) log().debug({ method, path, status, ms: Math.round(ms * 10) / 10, ip }, "request");
       if (--state.inflight === 0 && state.idle.length > 0) for (const r of state.idle.splice(0)) r();
     };
 
@@ -116,6 +126,7 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
       reqId,
       rawQuery,
       bodyPromise,
+      stream,
       log,
     }).then(finish, (err) => fail(err, log));
   });
@@ -131,6 +142,7 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
       reqId: string;
       rawQuery: string;
       bodyPromise: Promise<Buffer> | undefined;
+      stream: Readable | undefined;
       log: () => Logger;
     },
   ): Promise<Reply> {
@@ -162,6 +174,7 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
       },
       principal: principal!,
       svc,
+      stream: r.stream,
       replyHeaders,
     };
     const reply = await route.handle(ctx);

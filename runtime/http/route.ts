@@ -1,4 +1,5 @@
 // What a route is: method, path, auth requirement, input schemas, rate-limit policy and the handler.
+import type { Readable } from "node:stream";
 import type { z } from "zod";
 import type { Logger } from "../log.ts";
 import type { Principal } from "../auth.ts";
@@ -28,6 +29,8 @@ export interface Ctx<B = unknown, Q = unknown, P extends AuthMode = AuthMode> {
   log: Logger;
   principal: P extends "none" ? Principal | null : Principal;
   svc: Services;
+  /** The raw request body, streamed with backpressure (routes declaring `stream: true` only). */
+  stream?: Readable;
   /** Response headers added by the pipeline (rate-limit fields); handlers may add more. */
   replyHeaders: Record<string, string>;
 }
@@ -40,6 +43,8 @@ export interface Route {
   query?: z.ZodType;
   /** Rate-limit policy applied before the handler runs (scope taken from the policy). */
   limit?: PolicyName;
+  /** Hand the handler the raw body as `ctx.stream` (no JSON parsing, no Content-Type check, no size cap: the handler enforces its own). */
+  stream?: boolean;
   /** Typed per route by defineRoute; the pipeline passes validated input. */
   handle(ctx: Ctx<unknown, unknown, AuthMode>): Promise<Reply> | Reply;
 }
@@ -55,6 +60,7 @@ export function defineRoute<
   body?: B;
   query?: Q;
   limit?: PolicyName;
+  stream?: boolean;
   handle(ctx: Ctx<z.infer<B>, z.infer<Q>, A>): Promise<Reply> | Reply;
 }): Route {
   return route as unknown as Route;

@@ -1,0 +1,59 @@
+// Child processes the bench starts (Flock itself, the baselines) and stops again.
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+export interface Proc {
+  child: ChildProcess;
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** Runs `node --import tsx <script>` and resolves with the port it reports on stdout. */
+export function startScript(
+  script: string,
+  env: Record<string, string>,
+  portPattern: RegExp,
+  timeoutMs = 60_000,
+): Promise<Proc> {
+  const child = spawn(process.execPath, ["--import", "tsx", script], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`${script} did not start:\n${out}`));
+    }, timeoutMs);
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      const m = portPattern.exec(out);
+      if (!m) return;
+      clearTimeout(timer);
+      child.stdout!.off("data", onData);
+      child.stdout!.resume();
+      resolve({
+        child,
+        port: Number(m[1]),
+        async stop() {
+          if (child.exitCode === null) child.kill("SIGTERM");
+          const t = setTimeout(() => child.kill("SIGKILL"), 15_000);
+          await exited;
+          clearTimeout(t);
+        },
+      });
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${script} exited with ${code}:\n${out}`));
+    });
+  });
+}

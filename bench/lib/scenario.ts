@@ -1,0 +1,29 @@
+// What a bench scenario is and what it reports.
+import type { LoadResult } from "./load.ts";
+
+export interface BenchOptions {
+  url: string;
+  agents: number;
+  duration: number;
+  connections: number;
+}
+
+export interface ScenarioContext extends BenchOptions {
+  wsUrl: string;
+  progress(msg: string): void;
+}
+
+export interface ScenarioResult extends LoadResult {
+  /** Which baseline the ratio is taken against. */
+  baseline: "http" | "ws";
+  /** Unit of `rps` (requests, deliveries, ...). */
+  unit: string;
+  target: string;
+  notes?: string;
+}
+
+export interface Scenario {
+  name: string;
+  description: string;
+  run(ctx: ScenarioContext): Promise<ScenarioResult>;
+}

@@ -1,0 +1,104 @@
+import t from "tap";
+import { Flock, FlockError } from "../client/index.ts";
+import { backoffMs, DEFAULT_RETRY, parseRetryAfter, retryable } from "../client/retry.ts";
+import { Throttle } from "../client/throttle.ts";
+import { FakeClock } from "./helpers/clock.ts";
+import { randomIp } from "./helpers/http.ts";
+import { startTestNode } from "./helpers/node.ts";
+
+t.test("backoff follows SPEC section 7", async (t) => {
+  const half = () => 0.5;
+  t.equal(backoffMs(DEFAULT_RETRY, 0, "7", half), 7000, "Retry-After wins");
+  t.same(
+    [0, 1, 2, 3, 4, 5, 6, 7].map((a) => backoffMs(DEFAULT_RETRY, a, null, half)),
+    [1500, 2500, 4500, 8500, 16500, 32500, 60500, 60500],
+    "min(60, 2^attempt) + random(0, 1) seconds",
+  );
+  t.equal(backoffMs(DEFAULT_RETRY, 0, null, () => 0), 1000);
+  t.equal(backoffMs(DEFAULT_RETRY, 0, null, () => 0.999), 1999);
+  t.equal(parseRetryAfter(null), undefined);
+  t.equal(parseRetryAfter("3"), 3000);
+  t.equal(parseRetryAfter(new Date(10_000).toUTCString(), 4_000), 6000, "HTTP-date form");
+  t.ok(retryable(429, "POST"), "429 means the request was not processed: safe to retry any method");
+  t.ok(retryable(503, "GET"));
+  t.notOk(retryable(503, "POST"), "a POST that may have been processed is not retried");
+  t.notOk(retryable(400, "GET"));
+});
+
+t.test("the throttle spaces a burst of 100 sends below 8 per second", async (t) => {
+  const clock = new FakeClock();
+  const throttle = new Throttle(8, clock);
+  const start = clock.now();
+  clock.advanceOnSleep = false; // every caller asks at the same instant; each waits for its own slot
+  await Promise.all(Array.from({ length: 100 }, () => throttle.wait()));
+  // when each send may go out: the first at once, the others after their wait
+  const times = [start, ...clock.sleeps.map((ms) => start + ms)].sort((a, b) => a - b);
+  t.equal(times.length, 100);
+  for (let i = 8; i < times.length; i++) t.ok(times[i]! - times[i - 8]! >= 1000, `no 9 sends within a second (${i})`);
+  t.ok(times.at(-1)! - times[0]! >= 99 * 125 - 1);
+});
+
+t.test("against the real server", async (t) => {
+  const clock = new FakeClock(Date.now());
+  const node = await startTestNode(t, { engine: "memory", now: clock.now });
+  const ip = randomIp();
+  let sent = 0;
+  let stripRetryAfter = false;
+  const fetchFromIp: typeof fetch = async (url, init) => {
+    sent++;
+    const res = await fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), "x-forwarded-for": ip } });
+    if (!stripRetryAfter) return res;
+    const headers = new Headers(res.headers);
+    headers.delete("retry-after");
+    return new Response(await res.text(), { status: res.status, headers });
+  };
+  const sdk = () => new Flock({ baseUrl: node.url, fetch: fetchFromIp, clock, random: () => 0.5 });
+  for (let i = 0; i < 10; i++) await sdk().register({ display_name: `r${i}` });
+
+  t.test("429 with Retry-After: waits what the server says, then succeeds", async (t) => {
+    clock.sleeps.length = 0;
+    sent = 0;
+    const r = await sdk().register({ display_name: "patient" });
+    t.match(r.token, /^am_/);
+    t.same(clock.sleeps, [6000], "one wait of Retry-After seconds");
+    t.equal(sent, 2);
+  });
+
+  t.test("gives up after 5 attempts and raises the typed error", async (t) => {
+    clock.advanceOnSleep = false; // time stands still: the bucket never refills
+    clock.sleeps.length = 0;
+    sent = 0;
+    const err = await sdk()
+      .register({ display_name: "hopeless" })
+      .catch((e: unknown) => e);
+    t.ok(err instanceof FlockError);
+    t.equal((err as FlockError).status, 429);
+    t.equal((err as FlockError).code, "rate_limited");
+    t.ok((err as FlockError).retryAfter! >= 1);
+    t.equal(sent, 5, "five attempts");
+    t.equal(clock.sleeps.length, 4, "four waits between them");
+  });
+
+  t.test("429 without Retry-After: exponential backoff with jitter", async (t) => {
+    stripRetryAfter = true;
+    clock.advanceOnSleep = false;
+    clock.sleeps.length = 0;
+    sent = 0;
+    const err = await sdk()
+      .register({ display_name: "backoff" })
+      .catch((e: unknown) => e);
+    t.equal((err as FlockError).status, 429);
+    t.same(clock.sleeps, [1500, 2500, 4500, 8500]);
+    stripRetryAfter = false;
+    clock.advanceOnSleep = true;
+  });
+
+  t.test("AbortSignal cancels a request", async (t) => {
+    const ac = new AbortController();
+    ac.abort();
+    const err = await sdk()
+      .register({ display_name: "x" }, { signal: ac.signal })
+      .catch((e: unknown) => e);
+    t.equal((err as Error).name, "AbortError");
+  });
+});

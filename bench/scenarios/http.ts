@@ -1,0 +1,96 @@
+// Request/response scenarios driven by autocannon over real sockets: feed, like, post, send.
+import { befriendRing, type Member, registerFleet } from "../lib/fleet.ts";
+import { load } from "../lib/load.ts";
+import type { Scenario, ScenarioContext } from "../lib/scenario.ts";
+
+const json = (token: string) => ({ authorization: `Bearer ${token}`, "content-type": "application/json" });
+const auth = (token: string) => ({ authorization: `Bearer ${token}` });
+
+async function socialFleet(ctx: ScenarioContext, label: string, posts: number): Promise<Member[]> {
+  ctx.progress(`registering ${ctx.agents} agents`);
+  const fleet = await registerFleet(ctx.url, ctx.agents, label);
+  ctx.progress("making friends (50 each)");
+  await befriendRing(fleet, 50);
+  ctx.progress(`posting ${posts} moments each`);
+  for (let p = 0; p < posts; p++) {
+    await Promise.all(
+      fleet.map((m, i) =>
+        m.flock.post({ content: `moment ${p} of ${i}`, visibility: (["public", "friends", "private"] as const)[(i + p) % 3]! }),
+      ),
+    );
+  }
+  return fleet;
+}
+
+export const feed: Scenario = {
+  name: "feed",
+  description: "warm feed reads of 20 items for agents with 50 friends",
+  async run(ctx) {
+    const fleet = await socialFleet(ctx, "feed", 5);
+    let k = 0;
+    const next = () => ({ method: "GET" as const, path: "/v1/moments/feed?limit=20", headers: auth(fleet[k++ % fleet.length]!.token) });
+    ctx.progress("warming");
+    await load({ url: ctx.url, connections: ctx.connections, duration: 1, next });
+    ctx.progress(`reading feeds for ${ctx.duration}s`);
+    const r = await load({ url: ctx.url, connections: ctx.connections, duration: ctx.duration, next });
+    return { ...r, baseline: "http", unit: "req/s", target: ">= 0.25x, p99 < 10 ms" };
+  },
+};
+
+export const like: Scenario = {
+  name: "like",
+  description: "like/unlike pairs on friends' moments",
+  async run(ctx) {
+    const fleet = await socialFleet(ctx, "like", 1);
+    const page = await fleet[0]!.flock.feed({ limit: 50 });
+    const ids = page.moments.filter((m) => m.visibility === "public").map((m) => m.id);
+    let k = 0;
+    const next = () => {
+      const i = k++;
+      const pair = i >> 1;
+      const who = fleet[pair % fleet.length]!;
+      const id = ids[pair % ids.length]!;
+      return { method: i % 2 === 0 ? ("POST" as const) : ("DELETE" as const), path: `/v1/moments/${id}/like`, headers: auth(who.token) };
+    };
+    ctx.progress(`liking and unliking for ${ctx.duration}s`);
+    const r = await load({ url: ctx.url, connections: ctx.connections, duration: ctx.duration, next });
+    return { ...r, baseline: "http", unit: "req/s", target: ">= 0.15x" };
+  },
+};
+
+export const post: Scenario = {
+  name: "post",
+  description: "moment creation with fan-out to 50 friends",
+  async run(ctx) {
+    const fleet = await socialFleet(ctx, "post", 0);
+    let k = 0;
+    const next = () => {
+      const i = k++;
+      const m = fleet[i % fleet.length]!;
+      return { method: "POST" as const, path: "/v1/moments", headers: json(m.token), body: JSON.stringify({ content: `load ${i}`, visibility: "friends" }) };
+    };
+    ctx.progress(`posting for ${ctx.duration}s`);
+    const r = await load({ url: ctx.url, connections: ctx.connections, duration: ctx.duration, next });
+    return { ...r, baseline: "http", unit: "req/s", target: "(no target)" };
+  },
+};
+
+export const send: Scenario = {
+  name: "send",
+  description: "direct messages, each durable in Postgres before its 201",
+  async run(ctx) {
+    ctx.progress(`registering ${ctx.agents} agents`);
+    const fleet = await registerFleet(ctx.url, ctx.agents, "send");
+    let k = 0;
+    const next = () => {
+      const i = k++;
+      const from = fleet[i % fleet.length]!;
+      const to = fleet[(i * 7 + 1) % fleet.length]!;
+      const target = to.id === from.id ? fleet[(i + 1) % fleet.length]! : to;
+      return { method: "POST" as const, path: "/v1/messages", headers: json(from.token), body: JSON.stringify({ to: target.id, body: `hello ${i}` }) };
+    };
+    ctx.progress(`sending for ${ctx.duration}s`);
+    const r = await load({ url: ctx.url, connections: ctx.connections, duration: ctx.duration, next });
+    return { ...r, baseline: "http", unit: "req/s", target: ">= 0.08x" };
+  },
+};

@@ -1,0 +1,118 @@
+// Held connections: 10,000 concurrent long polls, then 10,000 open WebSockets, on one node. Reports server
+// memory per connection (when the bench started the server and can read its RSS) and whether every long poll
+// was answered on time and every WebSocket answered a ping.
+import { readFileSync } from "node:fs";
+import type WebSocket from "ws";
+import { pool, registerFleet } from "../lib/fleet.ts";
+import { summarize } from "../lib/load.ts";
+import type { Scenario, ScenarioContext } from "../lib/scenario.ts";
+import { openWs } from "./realtime.ts";
+
+const COUNT = Number(process.env["BENCH_IDLE"] ?? 10_000);
+const TIMEOUT = 10;
+
+export function rssKb(pid: number | undefined): number | undefined {
+  if (!pid) return undefined;
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function idle(serverPid: () => number | undefined): Scenario {
+  return {
+    name: "idle",
+    description: `${COUNT} concurrent long polls and ${COUNT} open WebSockets on one node`,
+    async run(ctx: ScenarioContext) {
+      const agents = Math.max(10, Math.min(ctx.agents, 200));
+      ctx.progress(`registering ${agents} agents`);
+      const fleet = await registerFleet(ctx.url, agents, "idle");
+      const before = rssKb(serverPid());
+
+      ctx.progress(`holding ${COUNT} long polls (timeout ${TIMEOUT}s)`);
+      const latencies: number[] = [];
+      const statuses: Record<string, number> = {};
+      let late = 0;
+      let peak = before;
+      const started = performance.now();
+      const sampler = setInterval(() => {
+        const r = rssKb(serverPid());
+        if (r !== undefined && (peak === undefined || r > peak)) peak = r;
+      }, 250);
+      await Promise.all(
+        Array.from({ length: COUNT }, async (_, i) => {
+          const t0 = performance.now();
+          try {
+            const r = await fetch(`${ctx.url}/v1/messages/pending?timeout=${TIMEOUT}`, {
+              headers: { authorization: `Bearer ${fleet[i % agents]!.token}` },
+            });
+            await r.arrayBuffer();
+            statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+          } catch {
+            statuses["error"] = (statuses["error"] ?? 0) + 1;
+          }
+          const ms = performance.now() - t0;
+          latencies.push(ms);
+          if (ms > (TIMEOUT + 2) * 1000) late++;
+        }),
+      );
+      clearInterval(sampler);
+      const pollPeak = peak;
+      const pollSecs = (performance.now() - started) / 1000;
+
+      ctx.progress(`holding ${COUNT} WebSockets`);
+      const socks: WebSocket[] = [];
+      const wsBefore = rssKb(serverPid());
+      let wsFailed = 0;
+      await pool(Array.from({ length: COUNT }, (_, i) => i), 64, async (i) => {
+        try {
+          socks.push(await openWs(ctx.wsUrl, fleet[i % agents]!.token, () => {}));
+        } catch {
+          wsFailed++;
+        }
+      });
+      const wsHeld = rssKb(serverPid());
+      ctx.progress("pinging every WebSocket");
+      let pongs = 0;
+      let unanswered = 0;
+      await Promise.all(
+        socks.map(
+          (s) =>
+            new Promise<void>((resolve) => {
+              const t = setTimeout(() => {
+                unanswered++;
+                resolve();
+              }, 5000);
+              s.on("message", (d) => {
+                if (d.toString().includes('"pong"')) {
+                  clearTimeout(t);
+                  pongs++;
+                  resolve();
+                }
+              });
+              s.send(JSON.stringify({ type: "ping" }));
+            }),
+        ),
+      );
+      for (const s of socks) s.terminate();
+
+      const perPoll = before !== undefined && pollPeak !== undefined ? ((pollPeak - before) * 1024) / COUNT : undefined;
+      const perWs = wsBefore !== undefined && wsHeld !== undefined ? ((wsHeld - wsBefore) * 1024) / COUNT : undefined;
+      const s = summarize(latencies, pollSecs);
+      return {
+        ...s,
+        statuses,
+        errors: late + wsFailed + unanswered,
+        baseline: "http",
+        unit: "polls/s",
+        target: "< 8 KB each, none late",
+        notes:
+          `long polls: ${late} late (> ${TIMEOUT + 2}s), ${perPoll === undefined ? "memory n/a" : `${Math.round(perPoll)} B each`}; ` +
+          `websockets: ${socks.length} open, ${wsFailed} failed, ${pongs} pongs, ${unanswered} unanswered, ` +
+          `${perWs === undefined ? "memory n/a" : `${Math.round(perWs)} B each`}`,
+      };
+    },
+  };
+}

@@ -1,0 +1,208 @@
+// Delivery scenarios: send-to-receipt latency over long polling and WebSocket, and group fan-out over WebSocket.
+import WebSocket from "ws";
+import { type Member, pool, registerFleet } from "../lib/fleet.ts";
+import { fanout } from "../lib/fanout.ts";
+import { summarize } from "../lib/load.ts";
+import { atRate } from "../lib/rate.ts";
+import type { Scenario, ScenarioContext, ScenarioResult } from "../lib/scenario.ts";
+
+const RATE = Number(process.env["BENCH_RATE"] ?? 2000);
+
+interface Sent {
+  at: Map<string, number>;
+  latencies: number[];
+}
+
+async function sendStamped(ctx: ScenarioContext, from: Member, to: Member, i: number, sent: Sent, statuses: Record<string, number>) {
+  const key = `${i}`;
+  sent.at.set(key, performance.now());
+  const r = await fetch(`${ctx.url}/v1/messages`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${from.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ to: to.id, body: key }),
+  });
+  statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+  await r.arrayBuffer();
+  if (r.status !== 201) sent.at.delete(key);
+}
+
+function got(sent: Sent, body: string) {
+  const t0 = sent.at.get(body);
+  if (t0 === undefined) return;
+  sent.at.delete(body);
+  sent.latencies.push(performance.now() - t0);
+}
+
+async function deliverRun(ctx: ScenarioContext, mode: "poll" | "ws"): Promise<ScenarioResult> {
+  const n = Math.max(4, ctx.agents);
+  ctx.progress(`registering ${n} senders and ${n} receivers`);
+  const senders = await registerFleet(ctx.url, n, `${mode}-s`);
+  const receivers = await registerFleet(ctx.url, n, `${mode}-r`);
+  const sent: Sent = { at: new Map(), latencies: [] };
+  const statuses: Record<string, number> = {};
+  let stop = false;
+  const closers: (() => void)[] = [];
+  if (mode === "poll") {
+    for (const r of receivers) {
+      void (async () => {
+        while (!stop) {
+          const res = await fetch(`${ctx.url}/v1/messages/pending?timeout=5&limit=100`, { headers: { authorization: `Bearer ${r.token}` } });
+          const body = (await res.json()) as { messages?: { id: string; body: string }[] };
+          for (const m of body.messages ?? []) got(sent, m.body);
+          await Promise.all(
+            (body.messages ?? []).map((m) =>
+              fetch(`${ctx.url}/v1/messages/${m.id}/ack`, { method: "POST", headers: { authorization: `Bearer ${r.token}` } }).then((x) => x.arrayBuffer()),
+            ),
+          );
+        }
+      })().catch(() => {});
+    }
+  } else {
+    await pool(receivers, 32, async (r) => {
+      const ws = await openWs(ctx.wsUrl, r.token, (frame, sock) => {
+        if (frame.type !== "message") return;
+        got(sent, frame.message.body);
+        sock.send(JSON.stringify({ type: "ack", id: frame.message.id }));
+      });
+      closers.push(() => ws.terminate());
+    });
+  }
+  ctx.progress(`sending ${RATE}/s for ${ctx.duration}s`);
+  const started = performance.now();
+  const r = await atRate(RATE, ctx.duration, 512, (i) => sendStamped(ctx, senders[i % n]!, receivers[(i * 31 + 7) % n]!, i, sent, statuses));
+  await new Promise((res) => setTimeout(res, 1000));
+  stop = true;
+  for (const c of closers) c();
+  const seconds = (performance.now() - started) / 1000 - 1;
+  const s = summarize(sent.latencies, seconds);
+  return {
+    ...s,
+    statuses,
+    errors: r.errors + sent.at.size,
+    baseline: mode === "ws" ? "ws" : "http",
+    unit: "msg/s",
+    target: `p99 < 10 ms at ${RATE} msg/s`,
+    notes: `offered ${RATE}/s; ${r.dropped} not sent (over 512 outstanding); ${sent.at.size} never received`,
+  };
+}
+
+export const deliver: Scenario = {
+  name: "deliver",
+  description: "send to long-polling receivers; latency from send to receipt, then ack",
+  run: (ctx) => deliverRun(ctx, "poll"),
+};
+
+export const ws: Scenario = {
+  name: "ws",
+  description: "send to WebSocket receivers; latency from send to receipt, then ack frame",
+  run: (ctx) => deliverRun(ctx, "ws"),
+};
+
+// biome-style frame type kept loose: the bench only reads a few fields
+interface Frame {
+  type: string;
+  message: { id: string; body: string };
+}
+
+export function openWs(url: string, token: string | undefined, onFrame: (f: Frame, ws: WebSocket) => void, readyType = "ready"): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const sock = new WebSocket(url, token ? ["flock.json"] : [], token ? { headers: { authorization: `Bearer ${token}` } } : {});
+    const timer = setTimeout(() => reject(new Error("websocket open timed out")), 20_000);
+    sock.on("message", (data) => {
+      const f = JSON.parse(data.toString()) as Frame;
+      if (f.type === readyType) {
+        clearTimeout(timer);
+        resolve(sock);
+      }
+      onFrame(f, sock);
+    });
+    sock.on("open", () => {
+      if (!token) {
+        clearTimeout(timer);
+        resolve(sock);
+      }
+    });
+    sock.on("error", (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+  });
+}
+
+export const group: Scenario = {
+  name: "group",
+  description: "one send to a 1,000-member group, all members on WebSocket",
+  async run(ctx) {
+    const size = Number(process.env["BENCH_GROUP_SIZE"] ?? 1000);
+    ctx.progress(`registering ${size} members`);
+    const fleet = await registerFleet(ctx.url, size, "group");
+    const owner = fleet[0]!;
+    const g = await owner.flock.createGroup({ name: "bench", members: [] });
+    for (let i = 1; i < size; i += 200) {
+      await owner.flock.http.request("POST", `/v1/groups/${g.id}/members`, { json: { members: fleet.slice(i, i + 200).map((m) => m.id) } });
+    }
+    const probe = fanout({
+      receivers: size - 1,
+      duration: ctx.duration,
+      inFlight: 2,
+      publish: async (seq) => {
+        const r = await fetch(`${ctx.url}/v1/groups/${g.id}/messages`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${owner.token}`, "content-type": "application/json" },
+          body: JSON.stringify({ body: String(seq) }),
+        });
+        await r.arrayBuffer();
+        if (r.status !== 201) throw new Error(`group send ${r.status}`);
+      },
+    });
+    const socks: WebSocket[] = [];
+    ctx.progress(`connecting ${size - 1} members over WebSocket`);
+    await pool(fleet.slice(1), 32, async (m) => {
+      socks.push(
+        await openWs(ctx.wsUrl, m.token, (f, sock) => {
+          if (f.type !== "message") return;
+          probe.received(Number(f.message.body));
+          sock.send(JSON.stringify({ type: "ack", id: f.message.id }));
+        }),
+      );
+    });
+    ctx.progress(`sending to the group for ${ctx.duration}s`);
+    const r = await probe.run();
+    for (const s of socks) s.terminate();
+    return {
+      ...r,
+      statuses: {},
+      baseline: "ws",
+      unit: "deliveries/s",
+      target: "p99 < 50 ms; >= 0.3x",
+      notes: `${r.published} sends to ${size - 1} receivers; ${r.complete} fully delivered within 5 s`,
+    };
+  },
+};
+
+/** The WebSocket baseline: the same fan-out through a bare uWS server's pub/sub. */
+export async function wsBaseline(url: string, receivers: number, duration: number) {
+  const box: { pub?: WebSocket } = {};
+  const probe = fanout({
+    receivers,
+    duration,
+    inFlight: 2,
+    publish: async (seq) => {
+      box.pub!.send(`pub:${seq}`);
+    },
+  });
+  const socks: WebSocket[] = [];
+  await pool(Array.from({ length: receivers }), 32, async () => {
+    socks.push(
+      await openWs(url, undefined, () => {}).then((s) => {
+        s.on("message", (d) => probe.received(Number(d.toString())));
+        return s;
+      }),
+    );
+  });
+  box.pub = await openWs(url, undefined, () => {});
+  const r = await probe.run();
+  for (const s of socks) s.terminate();
+  box.pub.terminate();
+  return r;
+}

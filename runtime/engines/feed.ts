@@ -1,15 +1,40 @@
-// The feed fan-out cache: capped, newest-first lists of moment ids per principal and one public timeline.
-// Postgres stays the truth; a miss or a read beyond the cached depth falls back to it.
+// The feed fan-out cache: capped, newest-first sets of moment ids, one per principal ("personal
+// timeline": the principal's own non-public moments and friends' `friends` moments) plus one public
+// timeline (everyone's public moments). A feed is the union of the caller's timeline and the public one.
+//
+// Postgres stays the truth. A timeline is either filled (complete for every id >= its floor) or missing;
+// a reader that misses gets a lease, rebuilds the timeline from Postgres and fills it with that lease.
+// `invalidate` revokes outstanding leases, so a rebuild that read Postgres before a friendship change can
+// never install a stale timeline. Pushes land only on timelines that exist (filled or being rebuilt):
+// anyone else rebuilds from Postgres later, which already holds the moment.
+
+/** The name of the public timeline (principal ids never take this shape). */
+export const PUBLIC_TIMELINE = "public";
+
+/** Default number of ids a timeline keeps. */
+export const DEFAULT_FEED_DEPTH = 500;
+
+export type TimelineRead =
+  /** Filled: up to `count` ids strictly older than `before`, newest first; complete for ids >= floor (0n: complete). */
+  | { hit: true; floor: bigint; ids: bigint[] }
+  /** Not cached: rebuild from Postgres and `fill` with this lease. */
+  | { hit: false; lease: string };
 
 export interface FeedCache {
-  /** Add a moment (raw id) to each timeline named; timelines are capped as they are written. */
+  /** How many ids a timeline keeps. */
+  readonly depth: number;
+  /** Read several timelines in one round trip, in the order given. */
+  read(timelines: string[], before: bigint | null, count: number): Promise<TimelineRead[]>;
+  /** Add a moment to each named timeline that exists (filled or being rebuilt), trimming to depth. */
   push(timelines: string[], momentId: bigint): Promise<void>;
-  /** Remove a moment from the timelines named. */
-  remove(timelines: string[], momentId: bigint): Promise<void>;
-  /** Up to `count` ids strictly older than `before` (or newest when null), newest first; null when the timeline is not cached. */
-  range(timeline: string, before: bigint | null, count: number): Promise<bigint[] | null>;
-  /** Replace a timeline wholesale (after rebuilding it from Postgres). */
-  fill(timeline: string, momentIds: bigint[]): Promise<void>;
-  /** Drop a timeline so the next read rebuilds it. */
-  invalidate(timeline: string): Promise<void>;
+  /** Remove moments from the named timelines. */
+  remove(timelines: string[], momentIds: bigint[]): Promise<void>;
+  /**
+   * Install a rebuilt timeline: `ids` are its newest ids from Postgres (at most depth), `complete` when
+   * Postgres had no more. Merged with pushes made since the lease was handed out. False (and nothing
+   * written) when the lease was revoked.
+   */
+  fill(timeline: string, lease: string, ids: bigint[], complete: boolean): Promise<boolean>;
+  /** Drop timelines and revoke their leases: the next read rebuilds them from Postgres. */
+  invalidate(timelines: string[]): Promise<void>;
 }

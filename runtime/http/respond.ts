@@ -28,7 +28,10 @@ export function write(res: HttpResponse, out: Outgoing): void {
     res.writeStatus(statusLine(out.status));
     for (const k in out.headers) res.writeHeader(k, out.headers[k]!);
     if (out.status === 204 || out.status === 304) {
-      res.endWithoutBody(undefined, out.close ?? false);
+      // No arguments: no Content-Length. (This uWS build writes `Content-Length: 2^63` for an explicit
+      // undefined, which leaves clients' keep-alive sockets hanging.)
+      if (out.close) res.endWithoutBody(0, true);
+      else res.endWithoutBody();
     } else if (out.head) {
       res.endWithoutBody(out.body === undefined ? 0 : Buffer.byteLength(out.body), out.close ?? false);
     } else {

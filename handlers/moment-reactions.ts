@@ -1,0 +1,137 @@
+// Likes and comments on moments (SPEC 4.3-4.6). A moment the caller cannot see answers 404, exactly as a
+// missing one. Counts stay exact: each like/unlike/comment updates the moment's counter in the same
+// statement that inserts or deletes its row (ON CONFLICT DO NOTHING makes a repeated like a no-op).
+import { notFound } from "../runtime/errors.ts";
+import { created, defineRoute, noContent, type Route } from "../runtime/http/route.ts";
+import { idTime, parseId } from "../runtime/ids.ts";
+import { visibleTo } from "../runtime/social/moments-sql.ts";
+import { type Comment, CommentsQuery, CreateCommentRequest } from "../schema/moments.ts";
+
+const momentId = (params: Record<string, string>): bigint => {
+  const id = parseId("moment", params["id"] ?? "");
+  if (id === null) throw notFound("moment");
+  return id;
+};
+
+/** A foreign-key violation means the moment was deleted while we wrote: 404 like any missing moment. */
+const gone = (err: unknown): never => {
+  if (typeof err === "object" && err !== null && (err as { code?: unknown }).code === "23503") throw notFound("moment");
+  throw err;
+};
+
+const like = defineRoute({
+  method: "POST",
+  path: "/v1/moments/:id/like",
+  auth: "principal",
+  async handle({ params, principal, svc }) {
+    const id = momentId(params);
+    const me = principal.id;
+    const [r] = await svc.sql<{ found: number }[]>`
+      with m as (select m.id from moments m where m.id = ${String(id)} and ${visibleTo(svc.sql, me)}),
+      ins as (
+        insert into moment_likes (moment, principal) select id, ${me} from m
+        on conflict do nothing returning moment),
+      upd as (update moments set like_count = like_count + 1 where id in (select moment from ins))
+      select count(*)::int as found from m`.then((rows) => rows, gone);
+    if (!r || r.found === 0) throw notFound("moment");
+    return noContent();
+  },
+});
+
+const unlike = defineRoute({
+  method: "DELETE",
+  path: "/v1/moments/:id/like",
+  auth: "principal",
+  async handle({ params, principal, svc }) {
+    const id = momentId(params);
+    const me = principal.id;
+    const [r] = await svc.sql<{ found: number }[]>`
+      with m as (select m.id from moments m where m.id = ${String(id)} and ${visibleTo(svc.sql, me)}),
+      del as (
+        delete from moment_likes where moment in (select id from m) and principal = ${me} returning moment),
+      upd as (update moments set like_count = like_count - 1 where id in (select moment from del))
+      select count(*)::int as found from m`;
+    if (!r || r.found === 0) throw notFound("moment");
+    return noContent();
+  },
+});
+
+const comment = defineRoute({
+  method: "POST",
+  path: "/v1/moments/:id/comments",
+  auth: "principal",
+  body: CreateCommentRequest,
+  async handle({ params, body, principal, svc }) {
+    const id = momentId(params);
+    const me = principal.id;
+    const cid = svc.ids.nextRaw();
+    const createdAt = new Date(idTime(cid));
+    const [r] = await svc.sql<{ n: number }[]>`
+      with m as (select m.id from moments m where m.id = ${String(id)} and ${visibleTo(svc.sql, me)}),
+      ins as (
+        insert into moment_comments (id, moment, author, body, created_at)
+        select ${String(cid)}::bigint, id, ${me}, ${body.body}, ${createdAt} from m returning moment),
+      upd as (update moments set comment_count = comment_count + 1 where id in (select moment from ins))
+      select count(*)::int as n from ins`.then((rows) => rows, gone);
+    if (!r || r.n === 0) throw notFound("moment");
+    const out: Comment = {
+      id: `comment_${cid}`,
+      body: body.body,
+      author: { id: me, display_name: principal.displayName },
+      created_at: createdAt.toISOString(),
+    };
+    return created(out);
+  },
+});
+
+interface CommentRow {
+  id: bigint | null;
+  body: string | null;
+  author: string | null;
+  display_name: string | null;
+  created_at: Date | null;
+}
+
+/**
+ * Oldest first, at most `limit` (default and maximum 100). The next page starts after the last comment:
+ * `?after=<its id>`; when there is one, the answer carries `Link: <...>; rel="next"`.
+ */
+const listComments = defineRoute({
+  method: "GET",
+  path: "/v1/moments/:id/comments",
+  auth: "principal",
+  query: CommentsQuery,
+  async handle({ params, query, principal, svc }) {
+    const id = momentId(params);
+    const after = query.after ?? 0n;
+    // One row with null comment columns when the moment is visible but has no (further) comments.
+    const rows = await svc.sql<CommentRow[]>`
+      select c.id, c.body, c.author, p.display_name, c.created_at
+      from moments m
+      left join lateral (
+        select c.id, c.body, c.author, c.created_at from moment_comments c
+        where c.moment = m.id and c.id > ${String(after)} order by c.id limit ${query.limit + 1}) c on true
+      left join principals p on p.id = c.author
+      where m.id = ${String(id)} and ${visibleTo(svc.sql, principal.id)}
+      order by c.id`;
+    if (rows.length === 0) throw notFound("moment");
+    const list: Comment[] = [];
+    for (const r of rows) {
+      if (r.id === null || list.length === query.limit) continue;
+      list.push({
+        id: `comment_${r.id}`,
+        body: r.body!,
+        author: { id: r.author!, display_name: r.display_name ?? "" },
+        created_at: r.created_at!.toISOString(),
+      });
+    }
+    const headers: Record<string, string> = {};
+    const last = list[list.length - 1];
+    if (rows.length > query.limit && last) {
+      headers["Link"] = `</v1/moments/moment_${id}/comments?after=${last.id}&limit=${query.limit}>; rel="next"`;
+    }
+    return { status: 200, body: list, headers };
+  },
+});
+
+export const momentReactionRoutes: Route[] = [like, unlike, comment, listComments];

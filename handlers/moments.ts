@@ -1,0 +1,89 @@
+// Moments: publish, read the feed, read one, delete one (SPEC 4.1, 4.2). Likes and comments live in
+// moment-reactions.ts; the feed cache logic in runtime/social/feed.ts.
+import { notFound } from "../runtime/errors.ts";
+import { created, defineRoute, noContent, ok, type Route } from "../runtime/http/route.ts";
+import { idTime, parseId } from "../runtime/ids.ts";
+import { fanOut, readFeed, timelinesFor, unFanOut } from "../runtime/social/feed.ts";
+import { lockAuthorShared } from "../runtime/social/locks.ts";
+import { friendsOf, hydrate, toMoment } from "../runtime/social/moments-sql.ts";
+import { CreateMomentRequest, FeedQuery, type MomentCreated, type Visibility } from "../schema/moments.ts";
+
+const create = defineRoute({
+  method: "POST",
+  path: "/v1/moments",
+  auth: "principal",
+  body: CreateMomentRequest,
+  limit: "moments",
+  async handle({ body, principal, svc, log }) {
+    const id = svc.ids.nextRaw();
+    const createdAt = new Date(idTime(id));
+    const me = principal.id;
+    let friends: string[] = [];
+    if (body.visibility === "friends") {
+      // The friend list is read under the author's lock (see runtime/social/locks.ts).
+      friends = await svc.sql.begin(async (tx) => {
+        await lockAuthorShared(tx, me);
+        const [row] = await tx<{ friends: string[] }[]>`
+          with ins as (
+            insert into moments (id, author, content, visibility, created_at)
+            values (${String(id)}, ${me}, ${body.content}, 'friends', ${createdAt}))
+          select array(select friend from friendships where principal = ${me}) as friends`;
+        return row!.friends;
+      });
+    } else {
+      await svc.sql`
+        insert into moments (id, author, content, visibility, created_at)
+        values (${String(id)}, ${me}, ${body.content}, ${body.visibility}, ${createdAt})`;
+    }
+    await fanOut(svc, log, id, timelinesFor(me, body.visibility, friends));
+    const out: MomentCreated = {
+      id: `moment_${id}`,
+      content: body.content,
+      visibility: body.visibility,
+      created_at: createdAt.toISOString(),
+    };
+    return created(out);
+  },
+});
+
+const feed = defineRoute({
+  method: "GET",
+  path: "/v1/moments/feed",
+  auth: "principal",
+  query: FeedQuery,
+  async handle({ query, principal, svc, log }) {
+    const page = await readFeed(svc, log, principal.id, query.before ?? null, query.limit);
+    return ok({ moments: page.rows.map(toMoment), has_more: page.hasMore });
+  },
+});
+
+const getOne = defineRoute({
+  method: "GET",
+  path: "/v1/moments/:id",
+  auth: "principal",
+  async handle({ params, principal, svc }) {
+    const id = parseId("moment", params["id"] ?? "");
+    const [row] = id === null ? [] : await hydrate(svc.sql, principal.id, [id]);
+    if (!row) throw notFound("moment");
+    return ok(toMoment(row));
+  },
+});
+
+const remove = defineRoute({
+  method: "DELETE",
+  path: "/v1/moments/:id",
+  auth: "principal",
+  async handle({ params, principal, svc, log }) {
+    const id = parseId("moment", params["id"] ?? "");
+    if (id === null) throw notFound("moment");
+    const me = principal.id;
+    const [row] = await svc.sql<{ visibility: Visibility }[]>`
+      delete from moments where id = ${String(id)} and author = ${me} returning visibility`;
+    if (!row) throw notFound("moment");
+    const friends = row.visibility === "friends" ? await friendsOf(svc.sql, me) : [];
+    await unFanOut(svc, log, id, timelinesFor(me, row.visibility, friends));
+    return noContent();
+  },
+});
+
+export const momentRoutes: Route[] = [create, feed, getOne, remove];

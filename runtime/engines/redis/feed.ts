@@ -1,0 +1,82 @@
+// Redis feed cache: one sorted set per timeline (layout in runtime/scripts/feedRead-1.lua). Reading several
+// timelines sends one script call each, all in flight together: one round trip.
+import { randomBytes } from "node:crypto";
+import { DEFAULT_FEED_DEPTH, type FeedCache, type TimelineRead } from "../feed.ts";
+import type { Keys } from "./keys.ts";
+import type { ScriptedRedis } from "./scripts.ts";
+
+export interface RedisFeedOptions {
+  depth?: number;
+  /** Lifetime of a filled timeline; it is rebuilt from Postgres on the read after. */
+  ttlMs?: number;
+  /** Lifetime of a timeline whose rebuild never finished. */
+  leaseTtlMs?: number;
+}
+
+const ID_WIDTH = 19;
+const pad = (id: bigint) => id.toString().padStart(ID_WIDTH, "0");
+const ZERO = "0".repeat(ID_WIDTH);
+
+export class RedisFeed implements FeedCache {
+  readonly depth: number;
+  private readonly ttlMs: number;
+  private readonly leaseTtlMs: number;
+  private readonly leaseBase = randomBytes(6).toString("base64url");
+  private leaseSeq = 0;
+
+  constructor(
+    private readonly redis: ScriptedRedis,
+    private readonly keys: Keys,
+    opts: RedisFeedOptions = {},
+  ) {
+    this.depth = opts.depth ?? DEFAULT_FEED_DEPTH;
+    this.ttlMs = opts.ttlMs ?? 24 * 3600_000;
+    this.leaseTtlMs = opts.leaseTtlMs ?? 60_000;
+  }
+
+  async read(timelines: string[], before: bigint | null, count: number): Promise<TimelineRead[]> {
+    const bound = before === null ? "(:" : `(${pad(before)}`;
+    const lease = `${this.leaseBase}.${(++this.leaseSeq).toString(36)}`;
+    const replies = await Promise.all(
+      timelines.map((t) => this.redis.feedRead(this.keys.feed(t), bound, count, lease, this.leaseTtlMs)),
+    );
+    return replies.map((r): TimelineRead => {
+      if (r.length === 0) return { hit: false, lease };
+      return { hit: true, floor: BigInt(r[0]!), ids: r.slice(1).map((m) => BigInt(m)) };
+    });
+  }
+
+  async push(timelines: string[], momentId: bigint): Promise<void> {
+    const member = pad(momentId);
+    await Promise.all(timelines.map((t) => this.redis.feedPush(this.keys.feed(t), member, this.depth)));
+  }
+
+  async remove(timelines: string[], momentIds: bigint[]): Promise<void> {
+    if (momentIds.length === 0) return;
+    const members = momentIds.map(pad);
+    await Promise.all(timelines.map((t) => this.redis.zrem(this.keys.feed(t), ...members)));
+  }
+
+  async fill(timeline: string, lease: string, ids: bigint[], complete: boolean): Promise<boolean> {
+    let floor = ZERO;
+    if (!complete && ids.length > 0) {
+      let low = ids[0]!;
+      for (const id of ids) if (id < low) low = id;
+      floor = pad(low);
+    }
+    const done = await this.redis.feedFill(
+      this.keys.feed(timeline),
+      lease,
+      this.depth,
+      floor,
+      this.ttlMs,
+      ...ids.map(pad),
+    );
+    return done === 1;
+  }
+
+  async invalidate(timelines: string[]): Promise<void> {
+    if (timelines.length === 0) return;
+    await Promise.all(timelines.map((t) => this.redis.unlink(this.keys.feed(t))));
+  }
+}

@@ -1,0 +1,98 @@
+// Moment queries: the visibility rule as SQL, one-query hydration of a page, the Postgres feed page and
+// the timeline rebuild queries. Every query that answers moments re-checks visibility, so a stale cache
+// can never show a moment its reader may not see.
+import type { Sql } from "../db/client.ts";
+import type { Moment } from "../../schema/moments.ts";
+
+export interface MomentRow {
+  id: bigint;
+  author: string;
+  display_name: string;
+  content: string;
+  visibility: Moment["visibility"];
+  created_at: Date;
+  like_count: number;
+  comment_count: number;
+}
+
+/** Larger than every moment id: "no cursor". */
+export const NO_CURSOR = 2n ** 63n - 1n;
+
+export function toMoment(r: MomentRow): Moment {
+  return {
+    id: `moment_${r.id}`,
+    content: r.content,
+    visibility: r.visibility,
+    created_at: r.created_at.toISOString(),
+    author: { id: r.author, display_name: r.display_name },
+    like_count: r.like_count,
+    comment_count: r.comment_count,
+  };
+}
+
+/**
+ * The visibility rule for a moment aliased `m`: the author always; the author's friends when `public` or
+ * `friends`; everyone when `public`.
+ */
+export function visibleTo(sql: Sql, me: string) {
+  return sql`(m.visibility = 'public' or m.author = ${me} or (m.visibility = 'friends' and exists
+    (select 1 from friendships f where f.principal = ${me} and f.friend = m.author)))`;
+}
+
+const ids = (list: bigint[]) => list.map(String);
+
+/** The moments among `list` that `me` may see, newest first, with author and counts: one query. */
+export async function hydrate(sql: Sql, me: string, list: bigint[]): Promise<MomentRow[]> {
+  if (list.length === 0) return [];
+  return sql<MomentRow[]>`
+    select m.id, m.author, p.display_name, m.content, m.visibility, m.created_at, m.like_count, m.comment_count
+    from moments m join principals p on p.id = m.author
+    where m.id = any(${ids(list)}::bigint[]) and ${visibleTo(sql, me)}
+    order by m.id desc`;
+}
+
+/** Ids of public moments older than `before`, newest first. */
+function publicIdsSql(sql: Sql, before: bigint, n: number) {
+  return sql`(select id from moments where visibility = 'public' and id < ${String(before)} order by id desc limit ${n})`;
+}
+
+/** Ids of the non-public moments `me` may see (own and friends'), older than `before`, newest first. */
+function personalIdsSql(sql: Sql, me: string, before: bigint, n: number) {
+  return sql`
+    (select id from moments where author = ${me} and visibility <> 'public' and id < ${String(before)} order by id desc limit ${n})
+    union all
+    (select x.id from friendships f cross join lateral (
+       select id from moments where author = f.friend and visibility = 'friends' and id < ${String(before)}
+       order by id desc limit ${n}) x
+     where f.principal = ${me})`;
+}
+
+/** The newest `n` moments visible to `me` older than `before`, straight from Postgres: one query. */
+export async function feedPage(sql: Sql, me: string, before: bigint, n: number): Promise<MomentRow[]> {
+  return sql<MomentRow[]>`
+    select m.id, m.author, p.display_name, m.content, m.visibility, m.created_at, m.like_count, m.comment_count
+    from moments m join principals p on p.id = m.author
+    where m.id in (
+      select id from (${publicIdsSql(sql, before, n)} union all ${personalIdsSql(sql, me, before, n)}) u
+      order by id desc limit ${n})
+    order by m.id desc`;
+}
+
+/** The newest `n` ids of the public timeline. */
+export async function publicTimeline(sql: Sql, n: number): Promise<bigint[]> {
+  const rows = await sql<{ id: bigint }[]>`select id from ${publicIdsSql(sql, NO_CURSOR, n)} u order by id desc`;
+  return rows.map((r) => r.id);
+}
+
+/** The newest `n` ids of a principal's personal timeline (own non-public and friends' `friends` moments). */
+export async function personalTimeline(sql: Sql, me: string, n: number): Promise<bigint[]> {
+  const rows = await sql<{ id: bigint }[]>`
+    select id from (${personalIdsSql(sql, me, NO_CURSOR, n)}) u order by id desc limit ${n}`;
+  return rows.map((r) => r.id);
+}
+
+/** The current friends of a principal. */
+export async function friendsOf(sql: Sql, me: string): Promise<string[]> {
+  const rows = await sql<{ friend: string }[]>`select friend from friendships where principal = ${me}`;
+  return rows.map((r) => r.friend);
+}

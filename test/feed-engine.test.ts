@@ -1,0 +1,42 @@
+import t from "tap";
+import { MemoryFeed } from "../runtime/engines/memory/feed.ts";
+import { createRedisEngines } from "../runtime/engines/redis/index.ts";
+import { RedisFeed } from "../runtime/engines/redis/feed.ts";
+import { redisKeys } from "../runtime/engines/redis/keys.ts";
+import { defineScripts } from "../runtime/engines/redis/scripts.ts";
+import { Redis } from "ioredis";
+import { TEST_REDIS_URL, uniqueName } from "./helpers/env.ts";
+import { deletePrefix } from "./helpers/node.ts";
+import { feedContract } from "./feed-engine.contract.ts";
+
+t.test("memory engine", async (t) => {
+  feedContract(t, async (depth) => ({ feed: new MemoryFeed({ depth }), close: async () => {} }));
+});
+
+t.test("redis engine", async (t) => {
+  feedContract(t, async (depth) => {
+    const prefix = `flocktest:${uniqueName("feed")}:`;
+    const redis = defineScripts(new Redis(TEST_REDIS_URL));
+    return {
+      feed: new RedisFeed(redis, redisKeys(prefix), { depth }),
+      close: async () => {
+        redis.disconnect();
+        await deletePrefix(prefix);
+      },
+    };
+  });
+});
+
+t.test("both engine sets expose a feed cache", async (t) => {
+  const prefix = `flocktest:${uniqueName("feedeng")}:`;
+  const r = await createRedisEngines(TEST_REDIS_URL, prefix);
+  t.teardown(async () => {
+    await r.close();
+    await deletePrefix(prefix);
+  });
+  t.ok(r.feed instanceof RedisFeed);
+  const { createMemoryEngines } = await import("../runtime/engines/memory/index.ts");
+  t.ok(createMemoryEngines().feed instanceof MemoryFeed);
+  const [miss] = await r.feed.read(["x"], null, 1);
+  t.equal(miss?.hit, false);
+});

@@ -36,6 +36,22 @@ const ConfigSchema = z.object({
   FLOCK_JSON_LIMIT: z.coerce.number().int().min(1024).default(1024 * 1024),
   /** Seconds to wait for in-flight requests on shutdown. */
   FLOCK_SHUTDOWN_GRACE: z.coerce.number().min(0).default(10),
+  /** Humans (issue 5). The RFC 3986 authority wallet sign-in messages name (and that signatures must match). */
+  FLOCK_DOMAIN: z.string().min(1).default("localhost"),
+  /** EIP-155 chain id wallet sign-in messages name. */
+  FLOCK_CHAIN_ID: z.coerce.number().int().positive().default(196),
+  /** JSON-RPC endpoint of that chain: enables ERC-1271/6492 (smart wallet) signatures. EOA signatures only without it. */
+  FLOCK_CHAIN_RPC_URL: z.string().url().optional(),
+  /** Identity provider (Privy) app id: the required `aud` of its access tokens. Provider login is off without it. */
+  PRIVY_APP_ID: z.string().min(1).optional(),
+  PRIVY_ISSUER: z.string().min(1).default("privy.io"),
+  /** The provider's ES256 verification key: a PEM (SPKI) or a JWK as JSON. Or PRIVY_JWKS_URL. */
+  PRIVY_VERIFICATION_KEY: z.string().min(1).optional(),
+  PRIVY_JWKS_URL: z.string().url().optional(),
+  /** Lifetime of human `pt_` tokens, in seconds. */
+  HUMAN_TOKEN_TTL: z.coerce.number().int().min(60).default(7 * 86_400),
+  /** Where uploaded files live (default: DATA_DIR/files). */
+  FILES_DIR: z.string().min(1).optional(),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

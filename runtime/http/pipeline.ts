@@ -12,6 +12,7 @@ import { readBody } from "./body.ts";
 import { bodyStream } from "./stream.ts";
 import type { Readable } from "node:stream";
 import { write } from "./respond.ts";
+import { sendStream } from "./send-stream.ts";
 import type { Ctx, Method, Reply, Route } from "./route.ts";
 import type { Router } from "./router.ts";
 import { parseJson, parseWith } from "./validate.ts";
@@ -76,8 +77,14 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
         body = JSON.stringify(out.body);
         Object.assign(outHeaders, JSON_TYPE);
       }
-      if (!io.aborted) {
+      if (out.stream && !io.aborted) {
+        const onAbort = (cb: () => void) => io.onAbort.push(cb);
+        const head = method === "HEAD";
+        sendStream(res, { status, headers: outHeaders, close: close || state.draining, head, onAbort }, out.stream);
+      } else if (!io.aborted) {
         write(res, { status, headers: outHeaders, body, close: close || state.draining, head: method === "HEAD" });
+      } else {
+        out.stream?.body.destroy();
       }
       const ms = performance.now() - started;
       metrics.observe(method, routeLabel, status, ms / 1000);
@@ -128,6 +135,10 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
       bodyPromise,
       stream,
       log,
+      onAborted: (cb: () => void) => {
+        if (io.aborted) cb();
+        else io.onAbort.push(cb);
+      },
     }).then(finish, (err) => fail(err, log));
   });
 
@@ -144,6 +155,7 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
       bodyPromise: Promise<Buffer> | undefined;
       stream: Readable | undefined;
       log: () => Logger;
+      onAborted: (cb: () => void) => void;
     },
   ): Promise<Reply> {
     if (route.path.startsWith("/v1/")) svc.limiter.checkBan(r.ip);
@@ -175,6 +187,7 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
       principal: principal!,
       svc,
       stream: r.stream,
+      onAborted: r.onAborted,
       replyHeaders,
     };
     const reply = await route.handle(ctx);

@@ -1,5 +1,6 @@
 // What a route is: method, path, auth requirement, input schemas, rate-limit policy and the handler.
 import type { Readable } from "node:stream";
+import type { StreamedBody } from "./send-stream.ts";
 import type { z } from "zod";
 import type { Logger } from "../log.ts";
 import type { Principal } from "../auth.ts";
@@ -14,6 +15,8 @@ export interface Reply {
   body?: unknown;
   /** A non-JSON body, sent as is with its content type. */
   raw?: { type: string; data: string | Buffer };
+  /** A body streamed from a Readable with backpressure (file downloads); see send-stream.ts. */
+  stream?: StreamedBody;
   headers?: Record<string, string>;
 }
 
@@ -33,6 +36,8 @@ export interface Ctx<B = unknown, Q = unknown, P extends AuthMode = AuthMode> {
   stream?: Readable;
   /** Response headers added by the pipeline (rate-limit fields); handlers may add more. */
   replyHeaders: Record<string, string>;
+  /** Run `cb` if the client goes away before the answer is written (at once if it already has). */
+  onAborted?: (cb: () => void) => void;
 }
 
 export interface Route {

@@ -42,7 +42,9 @@ export class Router {
     for (const c of this.dynamic) {
       const params = matchSegments(c.segments, parts);
       if (!params) continue;
-      if (c.route.method === method) return { kind: "found", route: c.route, params };
+      if (c.route.method === method || (method === "HEAD" && c.route.method === "GET")) {
+        return { kind: "found", route: c.route, params };
+      }
       allow.add(c.route.method);
     }
     return allow.size > 0 ? { kind: "method_not_allowed", allow: [...allow] } : { kind: "not_found" };

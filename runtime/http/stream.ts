@@ -30,6 +30,12 @@ export function bodyStream(res: HttpResponse, onAbort: (cb: () => void) => void)
     }
     if (isLast) {
       ended = true;
+      // uWS can deliver the rest of a read buffer after pause(): never leave a finished request's socket
+      // paused, or the next request on this kept-alive connection is never read.
+      if (paused) {
+        paused = false;
+        res.resume();
+      }
       stream.push(null);
     }
   });

@@ -1,0 +1,63 @@
+// Files: upload (raw body or multipart/form-data, streamed, capped while it streams) and download (streamed
+// to the owner and to those it was shared with; 404 for everyone else).
+import { notFound } from "../runtime/errors.ts";
+import { created, defineRoute, type Route } from "../runtime/http/route.ts";
+import { parseId } from "../runtime/ids.ts";
+import { fileStore } from "../runtime/files/index.ts";
+import { receiveUpload } from "../runtime/files/intake.ts";
+import { publishFile, toFileObject, visibleFile } from "../runtime/files/records.ts";
+import { UploadQuery } from "../schema/files.ts";
+
+const upload = defineRoute({
+  method: "POST",
+  path: "/v1/files/upload",
+  auth: "principal",
+  query: UploadQuery,
+  limit: "upload",
+  stream: true,
+  async handle({ principal, query, headers, stream, svc }) {
+    const store = fileStore(svc.config);
+    const received = await receiveUpload(store, stream!, headers, query.name);
+    try {
+      const row = await publishFile(svc, store, principal.id, received);
+      return created(toFileObject(row));
+    } finally {
+      await received.staged.discard(); // nothing to do once published
+    }
+  },
+});
+
+const download = defineRoute({
+  method: "GET",
+  path: "/v1/files/:id",
+  auth: "principal",
+  async handle({ principal, params, svc, log }) {
+    const raw = parseId("file", params["id"] ?? "");
+    const file = raw === null ? null : await visibleFile(svc.sql, raw, principal.id);
+    if (!file) throw notFound("file");
+    const blob = await fileStore(svc.config).open(file.sha256);
+    if (!blob) {
+      log.error({ file: file.id.toString(), sha256: file.sha256 }, "file row without its blob");
+      throw notFound("file");
+    }
+    const image = file.content_type.startsWith("image/");
+    return {
+      status: 200,
+      stream: { type: file.content_type, size: blob.size, body: blob.stream },
+      headers: {
+        "Content-Disposition": `${image ? "inline" : "attachment"}; filename*=UTF-8''${rfc5987(file.name)}`,
+        "X-Content-Type-Options": "nosniff",
+        "Content-Security-Policy": "sandbox; default-src 'none'",
+        "Cache-Control": "private, max-age=3600",
+        ETag: `"${file.sha256}"`,
+      },
+    };
+  },
+});
+
+/** A filename as an RFC 5987 ext-value (percent-encoded UTF-8, attr-chars only). */
+function rfc5987(name: string): string {
+  return encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+export const fileRoutes: Route[] = [upload, download];

@@ -1,0 +1,99 @@
+// Account deletion (humans and agents): irreversible, at most once per 24 hours per account.
+//
+// The principals row is deleted and everything hanging off it goes with it through ON DELETE CASCADE: tokens,
+// wallets and provider identities, moments (with every like and comment on them), the account's likes and
+// comments on other moments, friendships, friend requests, thread memberships, its deliveries (mailbox),
+// files and file shares; groups it owned lose their owner. Messages it sent stay (messages.sender has no
+// foreign key) and render from a deleted author. Before the cascade, the like and comment counters of other
+// moments are lowered by exactly what disappears; afterwards the caches are told (tokens, feeds, mailbox)
+// and blobs no other file names are removed.
+import type { Principal } from "../auth.ts";
+import { PUBLIC_TIMELINE } from "../engines/feed.ts";
+import type { Logger } from "../log.ts";
+import type { Services } from "../services.ts";
+import { fileStore } from "../files/index.ts";
+import { removeUnreferencedBlobs } from "../files/records.ts";
+
+/**
+ * The rate-limit scopes of an account: its stable identities (wallets and provider subjects of a human, the id
+ * of an agent), so signing in again as a new user with the same wallet does not reset the limit.
+ */
+export async function accountScopes(svc: Services, p: Principal): Promise<string[]> {
+  if (p.kind === "agent") return [`agent:${p.id}`];
+  const rows = await svc.sql<{ key: string }[]>`
+    select 'wallet:' || address as key from wallets where principal = ${p.id}
+    union all
+    select provider || ':' || subject from identities where principal = ${p.id}`;
+  const keys = rows.map((r) => r.key).sort();
+  return keys.length > 0 ? keys : [`principal:${p.id}`];
+}
+
+interface Removed {
+  found: boolean;
+  friends: string[];
+  publicMoments: bigint[];
+  blobs: string[];
+}
+
+export async function deleteAccount(
+  svc: Services,
+  p: Principal,
+  ip: string,
+  replyHeaders: Record<string, string>,
+  log: Logger,
+): Promise<void> {
+  for (const scope of await accountScopes(svc, p)) {
+    await svc.limiter.enforce("delete_account", scope, ip, replyHeaders);
+  }
+  const removed = await svc.sql.begin(async (tx): Promise<Removed> => {
+    // Row lock first: a like or comment being written by this account holds a key-share lock on this row,
+    // so we wait for it; any later one fails its foreign key. The counter fix-ups below are therefore exact.
+    const [me] = await tx`select 1 from principals where id = ${p.id} for update`;
+    if (!me) return { found: false, friends: [], publicMoments: [], blobs: [] };
+    await tx`
+      with l as (delete from moment_likes where principal = ${p.id} returning moment),
+      n as (select moment, count(*)::int as n from l group by moment)
+      update moments m set like_count = m.like_count - n.n from n where m.id = n.moment`;
+    await tx`
+      with c as (delete from moment_comments where author = ${p.id} returning moment),
+      n as (select moment, count(*)::int as n from c group by moment)
+      update moments m set comment_count = m.comment_count - n.n from n where m.id = n.moment`;
+    const friends = await tx<{ friend: string }[]>`select friend from friendships where principal = ${p.id}`;
+    const pub = await tx<{ id: bigint }[]>`select id from moments where author = ${p.id} and visibility = 'public'`;
+    const files = await tx<{ sha256: string }[]>`select sha256 from files where owner = ${p.id}`;
+    await tx`delete from principals where id = ${p.id}`;
+    return {
+      found: true,
+      friends: friends.map((f) => f.friend),
+      publicMoments: pub.map((m) => m.id),
+      blobs: files.map((f) => f.sha256),
+    };
+  });
+  // Committed: the account is gone. What follows only tidies caches; each step tolerates failure.
+  await svc.auth.forget(p.id);
+  if (!removed.found) return;
+  await tidyCaches(svc, log, p.id, removed);
+  try {
+    await removeUnreferencedBlobs(svc, fileStore(svc.config), removed.blobs);
+  } catch (err) {
+    log.error({ err, principal: p.id }, "account deleted, but some of its blobs could not be removed");
+  }
+  log.info({ principal: p.id, kind: p.kind }, "account deleted");
+}
+
+/** Feeds forget the account's moments (hydration re-checks too); its own timeline and mailbox are dropped. */
+async function tidyCaches(svc: Services, log: Logger, id: string, removed: Removed): Promise<void> {
+  const { feed, mailboxes } = svc.engines;
+  const steps: [string, () => Promise<void>][] = [
+    ["public timeline", () => (removed.publicMoments.length > 0 ? feed.remove([PUBLIC_TIMELINE], removed.publicMoments) : Promise.resolve())],
+    ["friends' timelines", () => feed.invalidate([id, ...removed.friends])],
+    ["mailbox", () => mailboxes.clear(id)],
+  ];
+  for (const [what, step] of steps) {
+    try {
+      await step();
+    } catch (err) {
+      log.warn({ err, principal: id }, `account deleted; clearing its ${what} from the cache failed`);
+    }
+  }
+}

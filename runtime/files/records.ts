@@ -1,0 +1,100 @@
+// File rows and their blobs: publish an upload, find a file the caller may read, share files with message
+// recipients, and delete files. Publishing a blob and removing an unreferenced one take the same advisory lock
+// (per SHA-256), so a blob is never removed while a new row starts to name it.
+import type postgres from "postgres";
+import type { FileObject } from "../../schema/files.ts";
+import type { Sql } from "../db/client.ts";
+import { PREFIX } from "../ids.ts";
+import type { Services } from "../services.ts";
+import type { Received } from "./intake.ts";
+import type { BlobStore } from "./store.ts";
+
+type Db = Sql | postgres.TransactionSql;
+
+export interface FileRow {
+  id: bigint;
+  owner: string;
+  name: string;
+  content_type: string;
+  size: bigint;
+  sha256: string;
+  created_at: Date;
+}
+
+export function toFileObject(r: FileRow): FileObject {
+  const id = PREFIX.file + r.id.toString();
+  return {
+    id,
+    name: r.name,
+    content_type: r.content_type,
+    size: Number(r.size),
+    sha256: r.sha256,
+    url: `/v1/files/${id}`,
+    created_at: r.created_at.toISOString(),
+  };
+}
+
+const blobLock = (tx: postgres.TransactionSql, sha256: string) =>
+  tx`select pg_advisory_xact_lock(hashtextextended(${`blob:${sha256}`}, 0))`;
+
+/** Records an upload for its owner and publishes its blob, in one transaction. */
+export async function publishFile(svc: Services, store: BlobStore, owner: string, up: Received): Promise<FileRow> {
+  const id = svc.ids.nextRaw();
+  return svc.sql.begin(async (tx) => {
+    await blobLock(tx, up.sha256);
+    const [row] = await tx<FileRow[]>`
+      insert into files (id, owner, name, content_type, size, sha256, created_at)
+      values (${id.toString()}, ${owner}, ${up.name}, ${up.contentType}, ${up.size}, ${up.sha256}, ${new Date(svc.now())})
+      returning id, owner, name, content_type, size, sha256, created_at`;
+    await up.staged.commit(); // a failure rolls the row back
+    return row!;
+  });
+}
+
+/** The file if `principal` owns it or it was shared with them; null otherwise (existence does not leak). */
+export async function visibleFile(sql: Db, fileId: bigint, principal: string): Promise<FileRow | null> {
+  const [row] = await sql<FileRow[]>`
+    select id, owner, name, content_type, size, sha256, created_at from files f
+    where f.id = ${fileId.toString()}
+      and (f.owner = ${principal}
+           or exists (select 1 from file_shares s where s.file_id = f.id and s.principal = ${principal}))`;
+  return row ?? null;
+}
+
+/**
+ * Lets `recipients` download the files `owner` attached to a message. For the messaging code: call it in the
+ * transaction that stores the message. Answers the ids (raw) that are not the owner's own files — refuse the
+ * message when it is not empty. Sharing twice is harmless.
+ */
+export async function shareFiles(sql: Db, fileIds: bigint[], owner: string, recipients: string[]): Promise<bigint[]> {
+  if (fileIds.length === 0) return [];
+  const ids = [...new Set(fileIds.map((i) => i.toString()))];
+  const own = await sql<{ id: bigint }[]>`select id from files where id = any(${ids}::bigint[]) and owner = ${owner}`;
+  const owned = new Set(own.map((r) => r.id.toString()));
+  const missing = ids.filter((i) => !owned.has(i)).map((i) => BigInt(i));
+  if (missing.length > 0) return missing;
+  const others = [...new Set(recipients)].filter((p) => p !== owner);
+  if (others.length > 0) {
+    await sql`
+      insert into file_shares (file_id, principal)
+      select f, p from unnest(${ids}::bigint[]) f cross join unnest(${others}::text[]) p
+      on conflict do nothing`;
+  }
+  return [];
+}
+
+/** Deletes every file of `owner` (rows and shares now; blobs no other row names, after). */
+export async function deleteFilesOf(svc: Services, store: BlobStore, owner: string): Promise<void> {
+  const gone = await svc.sql<{ sha256: string }[]>`delete from files where owner = ${owner} returning sha256`;
+  await removeUnreferencedBlobs(svc, store, gone.map((g) => g.sha256));
+}
+
+export async function removeUnreferencedBlobs(svc: Services, store: BlobStore, shas: string[]): Promise<void> {
+  for (const sha of new Set(shas)) {
+    await svc.sql.begin(async (tx) => {
+      await blobLock(tx, sha);
+      const [still] = await tx`select 1 from files where sha256 = ${sha} limit 1`;
+      if (!still) await store.remove(sha);
+    });
+  }
+}

@@ -1,0 +1,52 @@
+// Human sign-in: the two steps of wallet sign-in (EIP-4361) and the identity-provider login.
+import { isAddress } from "viem";
+import { z } from "zod";
+import { User } from "./users.ts";
+
+const address = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x-prefixed 20-byte hex address")
+  .refine((a) => isAddress(a), "mixed-case address with a bad EIP-55 checksum");
+
+/**
+ * One endpoint, two steps: `{address}` asks for a challenge; `{message, signature}` answers it.
+ * Sending both shapes at once, or neither, is refused.
+ */
+export const WalletVerifyRequest = z
+  .object({
+    address: address.optional(),
+    message: z.string().min(1).max(8192).optional(),
+    signature: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]+$/, "must be 0x-prefixed hex")
+      .max(32_768)
+      .optional(),
+  })
+  .strict()
+  .superRefine((v, ctx) => {
+    if (v.address !== undefined) {
+      if (v.message !== undefined || v.signature !== undefined) {
+        ctx.addIssue({ code: "custom", path: ["address"], message: "send either {address} or {message, signature}" });
+      }
+      return;
+    }
+    if (v.message === undefined) ctx.addIssue({ code: "custom", path: ["message"], message: "required (or send {address})" });
+    if (v.signature === undefined) ctx.addIssue({ code: "custom", path: ["signature"], message: "required" });
+  });
+export type WalletVerifyRequest = z.infer<typeof WalletVerifyRequest>;
+
+/** Step one's answer: the EIP-4361 message to sign, naming the nonce. */
+export const WalletChallenge = z.object({
+  nonce: z.string(),
+  message: z.string(),
+  expires_at: z.string(),
+});
+
+export const PrivyLoginRequest = z.object({ token: z.string().min(1).max(16_384) }).strict();
+
+/** What a successful sign-in answers (both paths). */
+export const LoginResponse = z.object({
+  user: User,
+  token: z.string().startsWith("pt_"),
+  expires_at: z.string(),
+});

@@ -2,8 +2,17 @@
 import type { Route } from "../runtime/http/route.ts";
 import type { Metrics } from "../runtime/metrics.ts";
 import { agentRoutes } from "./agents.ts";
+import { authRoutes } from "./auth.ts";
+import { fileRoutes } from "./files.ts";
+import { userRoutes } from "./users.ts";
+import { friendRoutes } from "./friends.ts";
+import { momentReactionRoutes } from "./moment-reactions.ts";
+import { momentRoutes } from "./moments.ts";
 import { healthRoutes } from "./health.ts";
+import { groupRoutes } from "./groups.ts";
+import { messageRoutes } from "./messages.ts";
+import { threadRoutes } from "./threads.ts";
 
 export function allRoutes(metrics: Metrics): Route[] {
-  return [...healthRoutes(metrics), ...agentRoutes];
+  return [...healthRoutes(metrics), ...agentRoutes, ...momentRoutes, ...momentReactionRoutes, ...friendRoutes, ...messageRoutes, ...threadRoutes, ...groupRoutes, ...authRoutes, ...userRoutes, ...fileRoutes];
 }

@@ -17,6 +17,7 @@ import type { Logger } from "./log.ts";
 import { Metrics } from "./metrics.ts";
 import type { Services } from "./services.ts";
 import { loadUws } from "./uws.ts";
+import { mountWs } from "./ws/server.ts";
 
 export class StartupError extends Error {}
 
@@ -92,6 +93,9 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
     for (const r of allRoutes(metrics)) router.add(r);
     const app = uws.App();
     const state: HttpState = { draining: false, inflight: 0, idle: [] };
+    // WebSocket route first: mountHttp registers the catch-all
+    const ws = await mountWs(app, svc);
+    cleanups.push(() => ws.shutdown());
     mountHttp(app, router, svc, metrics, state);
 
     const listenSocket = await new Promise<unknown>((resolve) => {
@@ -109,6 +113,7 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
       closing ??= (async () => {
         state.draining = true;
         uws.us_listen_socket_close(listenSocket as never);
+        await ws.shutdown(); // closes sockets (1001) and answers waiting long polls at once
         if (state.inflight > 0) {
           await new Promise<void>((resolve) => {
             const t = setTimeout(resolve, config.FLOCK_SHUTDOWN_GRACE * 1000);

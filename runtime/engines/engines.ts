@@ -9,6 +9,10 @@ export interface Engines {
   readonly kind: "redis" | "memory";
   readonly limits: LimitsEngine;
   readonly pubsub: PubSub;
+  /** Per-principal queues of unacknowledged messages; appends wake waiters on every node. */
+  readonly mailboxes: MailboxEngine;
+  readonly presence: PresenceEngine;
+  readonly feed: FeedCache;
   /** A node id (0-1023) for id generation, distinct among live nodes sharing the engine. */
   allocateNodeId(): Promise<number>;
   /** Health check: resolves when the backing store answers. */

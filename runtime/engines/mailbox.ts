@@ -1,21 +1,56 @@
 // Mailboxes: each principal's queue of delivered-but-unacknowledged messages (at-least-once delivery).
+// A mailbox is a cache of Postgres: the `deliveries` table is the truth. A mailbox that is missing (never
+// built, flushed, expired) answers `null` to fetch until it is seeded again from Postgres.
+
+/** One message to put into one principal's mailbox. */
+export interface AppendItem {
+  principal: string;
+  /** The raw (numeric) message id. */
+  id: string;
+  /** The message as the recipient sees it, serialized as a JSON object. */
+  payload: string;
+}
 
 export interface MailboxEntry {
-  /** The message id (`msg_...`). */
+  /** The raw (numeric) message id. */
   id: string;
-  /** The serialized message as the recipient sees it. */
-  payload: Buffer;
+  payload: string;
   /** How many times it has been handed out, this time included. */
+  deliveryCount: number;
+  /** Opaque position of the entry: pass it to fetch to read only what comes after it. */
+  cursor: string;
+}
+
+export interface SeedEntry {
+  id: string;
+  payload: string;
+  /** Deliveries recorded in Postgres so far. */
   deliveryCount: number;
 }
 
 export interface MailboxEngine {
-  /** Append a message to a principal's mailbox (trimmed as written). */
-  append(principal: string, id: string, payload: Buffer, nowMs: number): Promise<void>;
-  /** Unacknowledged entries first (oldest first), then new ones, at most `limit`; each counts one delivery. */
-  fetch(principal: string, limit: number, nowMs: number): Promise<MailboxEntry[]>;
+  /**
+   * The most entries a mailbox holds. Beyond it the mailbox is "partial": newer messages wait in Postgres
+   * and are loaded by a later seed once acknowledgements have drained the mailbox below half of it.
+   */
+  readonly capacity: number;
+  /** Append messages to the mailboxes named (one round trip for all) and wake whoever waits on them. */
+  append(items: AppendItem[]): Promise<void>;
+  /**
+   * Entries after `cursor` (from the oldest unacknowledged one when null), oldest first, at most `limit`,
+   * each counted as one more delivery. `null` when the mailbox must first be seeded from Postgres.
+   */
+  fetch(principal: string, limit: number, cursor: string | null): Promise<MailboxEntry[] | null>;
+  /**
+   * Build a missing mailbox from Postgres rows (oldest first), merged with anything appended meanwhile.
+   * `complete` is false when Postgres holds more unacknowledged messages than were passed.
+   * Does nothing when the mailbox was seeded in the meantime.
+   */
+  seed(principal: string, entries: SeedEntry[], complete: boolean): Promise<void>;
   /** Remove an entry for good. False when it was not there. */
   ack(principal: string, id: string): Promise<boolean>;
-  /** Forget a principal's whole mailbox. */
+  /** Forget a principal's whole mailbox and wake its waiters: their next fetch re-seeds it from Postgres. */
   clear(principal: string): Promise<void>;
+  /** Call `handler(principal)` whenever a message is appended to a mailbox, on any node. */
+  onWake(handler: (principal: string) => void): Promise<() => Promise<void>>;
 }

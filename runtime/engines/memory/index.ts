@@ -1,13 +1,20 @@
 // The embedded default: every engine in process.
 import type { Engines } from "../engines.ts";
 import { MemoryLimits } from "./limits.ts";
+import { MemoryMailboxes } from "./mailbox.ts";
+import { MemoryPresence } from "./presence.ts";
 import { MemoryPubSub } from "./pubsub.ts";
+import { MemoryFeed } from "./feed.ts";
 
 export function createMemoryEngines(): Engines {
+  const pubsub = new MemoryPubSub();
   return {
     kind: "memory",
     limits: new MemoryLimits(),
-    pubsub: new MemoryPubSub(),
+    pubsub,
+    mailboxes: new MemoryMailboxes(pubsub),
+    presence: new MemoryPresence(),
+    feed: new MemoryFeed(),
     async allocateNodeId() {
       return 0;
     },

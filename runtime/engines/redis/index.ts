@@ -3,7 +3,10 @@ import { Redis } from "ioredis";
 import type { Engines } from "../engines.ts";
 import { redisKeys } from "./keys.ts";
 import { RedisLimits } from "./limits.ts";
+import { RedisMailboxes } from "./mailbox.ts";
+import { RedisPresence } from "./presence.ts";
 import { RedisPubSub } from "./pubsub.ts";
+import { RedisFeed } from "./feed.ts";
 import { defineScripts } from "./scripts.ts";
 
 export class RedisUnavailableError extends Error {}
@@ -31,10 +34,14 @@ export async function createRedisEngines(url: string, prefix: string): Promise<E
   }
   const redis = defineScripts(cmd);
   const keys = redisKeys(prefix);
+  const pubsub = new RedisPubSub(cmd, sub, keys);
   return {
     kind: "redis",
     limits: new RedisLimits(redis, keys),
-    pubsub: new RedisPubSub(cmd, sub, keys),
+    pubsub,
+    mailboxes: new RedisMailboxes(redis, keys, pubsub),
+    presence: new RedisPresence(redis, keys),
+    feed: new RedisFeed(redis, keys),
     async allocateNodeId() {
       return (await cmd.incr(keys.nodeSeq())) % 1024;
     },

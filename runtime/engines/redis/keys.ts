@@ -13,7 +13,15 @@ export function redisKeys(prefix: string) {
     ban: (ip: string) => `${prefix}ban:{${ip}}`,
     /** Counter handing out node ids (taken modulo 1024). */
     nodeSeq: () => `${prefix}node-seq`,
+    /** Mailbox of a principal: stream of unacknowledged messages, layout in scripts/mailboxAppend-2.lua. */
+    mailbox: (principal: string) => `${prefix}mb:{${principal}}`,
+    /** Mailbox index of a principal: hash of seed state, entry ids and delivery counts (same hash tag). */
+    mailboxIndex: (principal: string) => `${prefix}mb:{${principal}}:ix`,
+    /** Live connections of a principal: sorted set of connection id -> expiry ms. */
+    presence: (principal: string) => `${prefix}pr:{${principal}}`,
     /** A pub/sub channel. */
     channel: (name: string) => `${prefix}ch:${name}`,
+    /** Feed timeline of a principal, or the public one ("public"). Sorted set, layout in scripts/feedRead-1.lua. */
+    feed: (timeline: string) => `${prefix}feed:{${timeline}}`,
   };
 }

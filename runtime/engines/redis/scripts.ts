@@ -12,6 +12,15 @@ type Arg = string | number | Buffer;
 export interface ScriptCommands {
   take(bucket: string, capacity: Arg, windowMs: Arg, nowMs: Arg, cost: Arg): Promise<[number, number, number, number]>;
   strike(strikes: string, ban: string, nowMs: Arg, windowMs: Arg, threshold: Arg, banMs: Arg): Promise<number>;
+  feedRead(timeline: string, bound: Arg, count: Arg, lease: Arg, leaseTtlMs: Arg): Promise<string[]>;
+  feedPush(timeline: string, id: Arg, depth: Arg): Promise<number>;
+  feedFill(timeline: string, lease: Arg, depth: Arg, floor: Arg, ttlMs: Arg, ...ids: Arg[]): Promise<number>;
+  mailboxAppend(stream: string, index: string, id: Arg, payload: Arg, capacity: Arg, ttlMs: Arg, channel: Arg, principal: Arg): Promise<number>;
+  mailboxFetch(stream: string, index: string, cursor: Arg, limit: Arg, ttlMs: Arg, refill: Arg): Promise<number | (string | number)[]>;
+  mailboxSeed(stream: string, index: string, state: Arg, capacity: Arg, ttlMs: Arg, refill: Arg, ...rows: Arg[]): Promise<number>;
+  mailboxAck(stream: string, index: string, id: Arg): Promise<number>;
+  presenceConnect(key: string, nowMs: Arg, expiryMs: Arg, connId: Arg, ttlMs: Arg): Promise<number>;
+  presenceDisconnect(key: string, nowMs: Arg, connId: Arg): Promise<number>;
 }
 
 export type ScriptedRedis = Redis & ScriptCommands;

@@ -1,0 +1,77 @@
+// Direct messages: send, long-poll the mailbox, acknowledge.
+import { invalid, notFound } from "../runtime/errors.ts";
+import { defineRoute, noContent, type Reply, type Route } from "../runtime/http/route.ts";
+import { parseId } from "../runtime/ids.ts";
+import { messaging } from "../runtime/messaging/hub.ts";
+import { pendingJson, toMessage } from "../runtime/messaging/payload.ts";
+import { isMember } from "../runtime/messaging/store.ts";
+import { PendingQuery, SendMessageRequest } from "../schema/messages.ts";
+
+/** A JSON text answered as is (it was serialized once, for the mailbox). */
+export const jsonText = (status: number, data: string): Reply => ({ status, raw: { type: "application/json", data } });
+
+const send = defineRoute({
+  method: "POST",
+  path: "/v1/messages",
+  auth: "principal",
+  body: SendMessageRequest,
+  limit: "messages",
+  async handle({ body, principal, svc }) {
+    if (body.to === principal.id) throw invalid("to: you cannot send a message to yourself", { field: "to" });
+    const hub = messaging(svc);
+    const threadId = await hub.directThread(principal.id, body.to);
+    if (threadId === null) throw notFound("recipient");
+    if (body.thread_id !== undefined) {
+      const given = parseId("thread", body.thread_id);
+      if (given !== threadId) {
+        if (given === null || !(await isMember(svc.sql, given, principal.id))) throw notFound("thread");
+        throw invalid("thread_id: not your direct thread with `to` (send to a group with POST /v1/groups/{id}/messages)", {
+          field: "thread_id",
+        });
+      }
+    }
+    const id = svc.ids.nextRaw();
+    const createdAt = new Date(svc.now());
+    if (!(await hub.storeDirect({ id, threadId, sender: principal.id, recipient: body.to, body: body.body, createdAt }))) {
+      hub.forgetDirectThread(principal.id, body.to);
+      throw notFound("recipient");
+    }
+    const payload = JSON.stringify(
+      toMessage({
+        id,
+        thread_id: threadId,
+        sender: principal.id,
+        sender_name: principal.displayName,
+        recipient: body.to,
+        body: body.body,
+        created_at: createdAt,
+      }),
+    );
+    await hub.deliver([body.to], id.toString(), payload);
+    return jsonText(201, payload);
+  },
+});
+
+const pending = defineRoute({
+  method: "GET",
+  path: "/v1/messages/pending",
+  auth: "principal",
+  query: PendingQuery,
+  async handle({ query, principal, svc, onAborted }) {
+    const entries = await messaging(svc).poll(principal.id, query.limit, query.timeout * 1000, onAborted ?? (() => {}));
+    return jsonText(200, pendingJson(entries));
+  },
+});
+
+const ack = defineRoute({
+  method: "POST",
+  path: "/v1/messages/:id/ack",
+  auth: "principal",
+  async handle({ params, principal, svc }) {
+    const raw = parseId("message", params["id"] ?? "");
+    if (raw === null || !(await messaging(svc).ack(principal.id, raw))) throw notFound("message");
+    return noContent();
+  },
+});
+
+export const messageRoutes: Route[] = [send, pending, ack];

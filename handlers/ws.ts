@@ -1,0 +1,32 @@
+// What each client frame of the WebSocket channel does, once the frame is decoded, validated and the
+// connection authenticated (runtime/ws/session.ts). Failures are thrown as ApiError and answered with an
+// error frame carrying the frame's `ref`; the connection stays open.
+import { notFound } from "../runtime/errors.ts";
+import { parseId } from "../runtime/ids.ts";
+import type { SessionDeps, WsSession } from "../runtime/ws/session.ts";
+import type { ClientFrame } from "../schema/ws.ts";
+
+export async function onClientFrame(
+  s: WsSession,
+  frame: Exclude<ClientFrame, { type: "auth" }>,
+  deps: SessionDeps,
+): Promise<void> {
+  const me = s.principal!;
+  switch (frame.type) {
+    case "ping":
+      s.send({ type: "pong", ref: frame.ref });
+      return;
+    case "ack": {
+      const raw = parseId("message", frame.id);
+      if (raw === null || !(await deps.hub.ack(me.id, raw))) throw notFound("message");
+      s.send({ type: "ack", id: frame.id, ref: frame.ref });
+      return;
+    }
+    case "typing": {
+      const thread = parseId("thread", frame.thread_id);
+      if (thread === null) throw notFound("thread");
+      await deps.realtime.typing(s, thread, frame.state);
+      return;
+    }
+  }
+}

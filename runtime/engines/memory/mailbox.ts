@@ -1,0 +1,105 @@
+// In-process mailboxes with the same rules as the Redis scripts: only unacknowledged entries are held, a
+// mailbox starts unseeded (so a restarted node rebuilds it from Postgres), and it spills to Postgres
+// beyond `capacity`.
+import type { AppendItem, MailboxEngine, MailboxEntry, SeedEntry } from "../mailbox.ts";
+import type { PubSub } from "../pubsub.ts";
+
+const WAKE_CHANNEL = "wake";
+
+interface Entry {
+  seq: number;
+  payload: string;
+  count: number;
+}
+
+interface Box {
+  state: "complete" | "partial" | null;
+  /** Raw message id -> entry, in stream order (insertion order of the Map). */
+  entries: Map<string, Entry>;
+}
+
+const byRawId = (a: string, b: string) => (a.length !== b.length ? a.length - b.length : a < b ? -1 : a > b ? 1 : 0);
+
+export class MemoryMailboxes implements MailboxEngine {
+  private readonly boxes = new Map<string, Box>();
+  private seq = 0;
+
+  constructor(
+    private readonly pubsub: PubSub,
+    readonly capacity = 10_000,
+  ) {}
+
+  private get refill(): number {
+    return Math.max(1, Math.floor(this.capacity / 2));
+  }
+
+  private box(principal: string): Box {
+    let b = this.boxes.get(principal);
+    if (!b) {
+      b = { state: null, entries: new Map() };
+      this.boxes.set(principal, b);
+    }
+    return b;
+  }
+
+  async append(items: AppendItem[]): Promise<void> {
+    for (const it of items) {
+      const b = this.box(it.principal);
+      if (b.state !== "partial" && !b.entries.has(it.id)) {
+        if (b.entries.size >= this.capacity) {
+          if (b.state) b.state = "partial";
+        } else {
+          b.entries.set(it.id, { seq: ++this.seq, payload: it.payload, count: 0 });
+        }
+      }
+      await this.pubsub.publish(WAKE_CHANNEL, it.principal);
+    }
+  }
+
+  async fetch(principal: string, limit: number, cursor: string | null): Promise<MailboxEntry[] | null> {
+    const b = this.boxes.get(principal);
+    if (!b?.state) return null;
+    if (b.state === "partial" && b.entries.size < this.refill) return null;
+    const after = cursor === null ? 0 : Number(cursor);
+    const out: MailboxEntry[] = [];
+    for (const [id, e] of b.entries) {
+      if (e.seq <= after) continue;
+      if (out.length >= limit) break;
+      e.count += 1;
+      out.push({ id, payload: e.payload, deliveryCount: e.count, cursor: String(e.seq) });
+    }
+    return out;
+  }
+
+  async seed(principal: string, entries: SeedEntry[], complete: boolean): Promise<void> {
+    const b = this.box(principal);
+    if (b.state && (b.state !== "partial" || b.entries.size >= this.refill)) return;
+    const merged = new Map<string, { payload: string; count: number }>();
+    for (const e of entries) merged.set(e.id, { payload: e.payload, count: e.deliveryCount });
+    for (const [id, e] of b.entries) {
+      const cur = merged.get(id);
+      if (cur) cur.count = Math.max(cur.count, e.count);
+      else merged.set(id, { payload: e.payload, count: e.count });
+    }
+    const ids = [...merged.keys()].sort(byRawId);
+    b.entries = new Map();
+    for (const id of ids.slice(0, this.capacity)) {
+      const m = merged.get(id)!;
+      b.entries.set(id, { seq: ++this.seq, payload: m.payload, count: m.count });
+    }
+    b.state = complete && ids.length <= this.capacity ? "complete" : "partial";
+  }
+
+  async ack(principal: string, id: string): Promise<boolean> {
+    return this.boxes.get(principal)?.entries.delete(id) ?? false;
+  }
+
+  async clear(principal: string): Promise<void> {
+    this.boxes.delete(principal);
+    await this.pubsub.publish(WAKE_CHANNEL, principal);
+  }
+
+  onWake(handler: (principal: string) => void): Promise<() => Promise<void>> {
+    return this.pubsub.subscribe(WAKE_CHANNEL, (buf) => handler(buf.toString()));
+  }
+}

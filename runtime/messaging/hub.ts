@@ -1,0 +1,196 @@
+// One per node: the mailboxes seen through Postgres (a missing mailbox is rebuilt from the deliveries table
+// on first fetch), the wake-up subscription and waiter registry, long polling, acks, and the direct-thread
+// cache. Handlers and the WebSocket channel reach it with messaging(svc).
+import type { MailboxEntry } from "../engines/mailbox.ts";
+import type { Services } from "../services.ts";
+import { DeliveryCountLog } from "./counts.ts";
+import { toMessage } from "./payload.ts";
+import { Batcher } from "./batcher.ts";
+import { ackBatch, type DirectMessage, directThread, insertDirectBatch, insertGroupBatch, type NewMessage, pairKey, unacked } from "./store.ts";
+import { WaiterRegistry } from "./waiters.ts";
+
+const THREAD_CACHE_MAX = 100_000;
+const REPAIR_RETRY_MS = [100, 500, 2000, 5000];
+
+export class Messaging {
+  readonly waiters = new WaiterRegistry();
+  private readonly counts: DeliveryCountLog;
+  private readonly directWrites: Batcher<DirectMessage, boolean>;
+  private readonly groupWrites: Batcher<NewMessage, string[] | null>;
+  private readonly acks: Batcher<{ recipient: string; id: bigint }, boolean>;
+  private readonly seeding = new Map<string, Promise<void>>();
+  private readonly threads = new Map<string, bigint>();
+  private starting: Promise<void> | undefined;
+  private unsubscribe: (() => Promise<void>) | undefined;
+  private closing = false;
+
+  constructor(private readonly svc: Services) {
+    this.counts = new DeliveryCountLog(svc.sql, svc.log);
+    this.directWrites = new Batcher((items) => insertDirectBatch(svc.sql, items));
+    this.groupWrites = new Batcher((items) => insertGroupBatch(svc.sql, items));
+    this.acks = new Batcher((items) => ackBatch(svc.sql, items));
+  }
+
+  /** Store a direct message and its delivery (committed with whatever else is being sent). False: recipient gone. */
+  storeDirect(m: DirectMessage): Promise<boolean> {
+    return this.directWrites.push(m);
+  }
+
+  /** Store a group message and its deliveries; the recipients, or null when the sender is not a member. */
+  storeGroup(m: NewMessage): Promise<string[] | null> {
+    return this.groupWrites.push(m);
+  }
+
+  /** Subscribe to wake-ups (once per node). */
+  start(): Promise<void> {
+    this.starting ??= (async () => {
+      this.unsubscribe = await this.svc.engines.mailboxes.onWake((p) => this.waiters.wake(p));
+    })();
+    return this.starting;
+  }
+
+  get isClosing(): boolean {
+    return this.closing;
+  }
+
+  /** Entries after `cursor` (unacknowledged first when null), oldest first; rebuilds a missing mailbox. */
+  async fetch(principal: string, limit: number, cursor: string | null): Promise<MailboxEntry[]> {
+    const mb = this.svc.engines.mailboxes;
+    let entries = await mb.fetch(principal, limit, cursor);
+    if (entries === null) {
+      await this.seed(principal);
+      entries = (await mb.fetch(principal, limit, cursor)) ?? [];
+    }
+    if (entries.length > 0) this.counts.record(principal, entries);
+    return entries;
+  }
+
+  /** Rebuild a principal's mailbox from its unacknowledged deliveries (one rebuild at a time per node). */
+  private seed(principal: string): Promise<void> {
+    const running = this.seeding.get(principal);
+    if (running) return running;
+    const mb = this.svc.engines.mailboxes;
+    const p = (async () => {
+      const rows = await unacked(this.svc.sql, principal, mb.capacity + 1);
+      const entries = rows.slice(0, mb.capacity).map((r) => ({
+        id: r.id.toString(),
+        payload: JSON.stringify(toMessage(r)),
+        deliveryCount: r.delivery_count,
+      }));
+      await mb.seed(principal, entries, rows.length <= mb.capacity);
+    })().finally(() => this.seeding.delete(principal));
+    this.seeding.set(principal, p);
+    return p;
+  }
+
+  /**
+   * Long poll: answer at once with whatever is unacknowledged, else wait up to `timeoutMs` for a wake-up.
+   * `onAborted` registers what to do when the client goes away: the waiter is released at once.
+   */
+  async poll(principal: string, limit: number, timeoutMs: number, onAborted: (cb: () => void) => void): Promise<MailboxEntry[]> {
+    let woken = false;
+    let stop = false;
+    let release: (() => void) | undefined;
+    const remove = this.waiters.add(principal, () => {
+      woken = true;
+      release?.();
+    });
+    onAborted(() => {
+      stop = true;
+      release?.();
+    });
+    const deadline = performance.now() + timeoutMs;
+    try {
+      for (;;) {
+        woken = false;
+        const entries = await this.fetch(principal, limit, null);
+        if (entries.length > 0 || stop || this.closing) return entries;
+        const left = deadline - performance.now();
+        if (left <= 0) return entries;
+        if (!woken) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, left);
+            release = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          release = undefined;
+        }
+        if (!woken || stop || this.closing) return [];
+      }
+    } finally {
+      remove();
+    }
+  }
+
+  /** After the commit: put a message into its recipients' mailboxes, waking them wherever they wait. */
+  async deliver(recipients: string[], rawId: string, payload: string): Promise<void> {
+    if (recipients.length === 0) return;
+    try {
+      await this.svc.engines.mailboxes.append(recipients.map((principal) => ({ principal, id: rawId, payload })));
+    } catch (err) {
+      // The message is durable in Postgres: have the mailboxes rebuilt from it rather than fail the send.
+      this.svc.log.error({ err, recipients: recipients.length }, "mailbox append failed; rebuilding from Postgres");
+      for (const r of recipients) void this.repair(r);
+    }
+  }
+
+  private async repair(principal: string): Promise<void> {
+    for (let i = 0; ; i++) {
+      try {
+        await this.svc.engines.mailboxes.clear(principal);
+        return;
+      } catch {
+        if (this.closing) return;
+        await new Promise((r) => setTimeout(r, REPAIR_RETRY_MS[Math.min(i, REPAIR_RETRY_MS.length - 1)]));
+      }
+    }
+  }
+
+  /** Acknowledge: Postgres (the truth) and the mailbox together. False when it was never `principal`'s. */
+  async ack(principal: string, rawId: bigint): Promise<boolean> {
+    const [found] = await Promise.all([
+      this.acks.push({ recipient: principal, id: rawId }),
+      this.svc.engines.mailboxes.ack(principal, rawId.toString()),
+    ]);
+    return found;
+  }
+
+  /** The direct thread of a pair (cached: it never changes); null when `to` does not exist. */
+  async directThread(me: string, to: string): Promise<bigint | null> {
+    const key = pairKey(me, to);
+    const hit = this.threads.get(key);
+    if (hit !== undefined) return hit;
+    const id = await directThread(this.svc.sql, me, to, this.svc.ids.nextRaw());
+    if (id !== null) {
+      if (this.threads.size >= THREAD_CACHE_MAX) this.threads.clear();
+      this.threads.set(key, id);
+    }
+    return id;
+  }
+
+  forgetDirectThread(me: string, to: string): void {
+    this.threads.delete(pairKey(me, to));
+  }
+
+  /** Release every long poll (they answer what they have), write counts back, drop the subscription. */
+  async close(): Promise<void> {
+    this.closing = true;
+    this.waiters.wakeAll();
+    await this.counts.flush();
+    await this.unsubscribe?.().catch(() => {});
+  }
+}
+
+const hubs = new WeakMap<Services, Messaging>();
+
+/** The node's messaging hub. */
+export function messaging(svc: Services): Messaging {
+  let hub = hubs.get(svc);
+  if (!hub) {
+    hub = new Messaging(svc);
+    hubs.set(svc, hub);
+  }
+  return hub;
+}

@@ -1,0 +1,44 @@
+// The message as recipients see it, built from a row, serialized once, and stored in mailboxes as JSON text.
+// The per-delivery `delivery_count` is spliced into that text, so handing out a message never re-parses it.
+import { PREFIX } from "../ids.ts";
+import type { Message } from "../../schema/messages.ts";
+
+/** Shown as the display name of an author whose account is gone. */
+export const DELETED_NAME = "[deleted]";
+
+export interface MessageRow {
+  id: bigint;
+  thread_id: bigint;
+  sender: string;
+  sender_name: string | null;
+  recipient: string | null;
+  body: string;
+  created_at: Date;
+}
+
+export function toMessage(r: MessageRow): Message {
+  return {
+    id: PREFIX.message + r.id.toString(),
+    thread_id: PREFIX.thread + r.thread_id.toString(),
+    from: { id: r.sender, display_name: r.sender_name ?? DELETED_NAME },
+    to: r.recipient ?? PREFIX.group + r.thread_id.toString(),
+    body: r.body,
+    created_at: r.created_at.toISOString(),
+  };
+}
+
+/** A stored payload (a JSON object) with `delivery_count` added as its last field. */
+export function withDeliveryCount(payload: string, count: number): string {
+  return `${payload.slice(0, -1)},"delivery_count":${count}}`;
+}
+
+/** The body of GET /v1/messages/pending. */
+export function pendingJson(entries: { payload: string; deliveryCount: number }[]): string {
+  let out = '{"messages":[';
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i]!;
+    if (i > 0) out += ",";
+    out += withDeliveryCount(e.payload, e.deliveryCount);
+  }
+  return `${out}]}`;
+}

@@ -1,0 +1,191 @@
+// Postgres side of messaging: every write of a send is one statement (the message and its deliveries
+// together), so a send costs one round trip once its thread is known. A send never touches the thread row.
+import type { Sql } from "../db/client.ts";
+import type { MessageRow } from "./payload.ts";
+
+const FK_VIOLATION = "23503";
+
+export interface NewMessage {
+  id: bigint;
+  threadId: bigint;
+  sender: string;
+  body: string;
+  createdAt: Date;
+}
+
+/** The key of the one direct thread of a pair, whichever side starts it. */
+export const pairKey = (a: string, b: string) => (a < b ? `${a}:${b}` : `${b}:${a}`);
+
+/** The direct thread of `me` and `to`, created on first use; null when `to` does not exist. */
+export async function directThread(sql: Sql, me: string, to: string, newId: bigint): Promise<bigint | null> {
+  const pair = pairKey(me, to);
+  const [row] = await sql<{ created: bigint | null; existing: bigint | null; found: boolean }[]>`
+    with r as (select id from principals where id = ${to}),
+    ins as (
+      insert into threads (id, kind, pair_key)
+      select ${String(newId)}, 'direct', ${pair} from r
+      on conflict (pair_key) do nothing
+      returning id
+    ),
+    mem as (
+      insert into thread_members (thread_id, principal)
+      select ins.id, m.p from ins, (values (${me}::text), (${to}::text)) as m(p)
+    )
+    select (select id from ins) as created,
+           (select id from threads where pair_key = ${pair}) as existing,
+           exists (select 1 from r) as found`;
+  if (!row?.found) return null;
+  if (row.created !== null) return row.created;
+  if (row.existing !== null) return row.existing;
+  // created concurrently by a transaction our snapshot did not see
+  const [again] = await sql<{ id: bigint }[]>`select id from threads where pair_key = ${pair}`;
+  return again?.id ?? null;
+}
+
+/** Whether `principal` is a member of the thread. */
+export async function isMember(sql: Sql, threadId: bigint, principal: string): Promise<boolean> {
+  const rows = await sql`select 1 from thread_members where thread_id = ${String(threadId)} and principal = ${principal}`;
+  return rows.length > 0;
+}
+
+export interface DirectMessage extends NewMessage {
+  recipient: string;
+}
+
+const isFkViolation = (err: unknown) => (err as { code?: string }).code === FK_VIOLATION;
+
+/**
+ * Store direct messages, each with its one delivery, in one statement (one commit for the batch).
+ * Per item: true, or false when the recipient's account is gone.
+ */
+export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promise<boolean[]> {
+  try {
+    const rows = await sql<{ id: bigint }[]>`
+      with v as (
+        select * from unnest(
+          ${items.map((i) => String(i.id))}::bigint[], ${items.map((i) => String(i.threadId))}::bigint[],
+          ${items.map((i) => i.sender)}::text[], ${items.map((i) => i.recipient)}::text[],
+          ${items.map((i) => i.body)}::text[], ${items.map((i) => i.createdAt.toISOString())}::timestamptz[]
+        ) as v(id, thread_id, sender, recipient, body, created_at)
+      ),
+      ok as (select v.* from v where exists (select 1 from principals p where p.id = v.recipient)),
+      m as (
+        insert into messages (id, thread_id, sender, recipient, body, created_at)
+        select id, thread_id, sender, recipient, body, created_at from ok
+        returning id
+      ),
+      d as (insert into deliveries (recipient, message_id) select recipient, id from ok)
+      select id from m`;
+    const stored = new Set(rows.map((r) => r.id.toString()));
+    return items.map((i) => stored.has(i.id.toString()));
+  } catch (err) {
+    if (!isFkViolation(err)) throw err;
+    if (items.length === 1) return [false];
+    // an account vanished during the statement: store each on its own
+    return Promise.all(items.map(async (i) => (await insertDirectBatch(sql, [i]))[0]!));
+  }
+}
+
+/**
+ * Store group messages with a delivery for every other member, in one statement. Per item: the recipients,
+ * or null when the sender is not a member of the group.
+ */
+export async function insertGroupBatch(sql: Sql, items: NewMessage[]): Promise<(string[] | null)[]> {
+  try {
+    const rows = await sql<{ id: bigint; recipients: string[] }[]>`
+      with v as (
+        select * from unnest(
+          ${items.map((i) => String(i.id))}::bigint[], ${items.map((i) => String(i.threadId))}::bigint[],
+          ${items.map((i) => i.sender)}::text[], ${items.map((i) => i.body)}::text[],
+          ${items.map((i) => i.createdAt.toISOString())}::timestamptz[]
+        ) as v(id, thread_id, sender, body, created_at)
+      ),
+      ok as (
+        select v.* from v where exists (
+          select 1 from thread_members tm join groups g on g.id = tm.thread_id
+          where tm.thread_id = v.thread_id and tm.principal = v.sender)
+      ),
+      m as (
+        insert into messages (id, thread_id, sender, recipient, body, created_at)
+        select id, thread_id, sender, null, body, created_at from ok
+        returning id
+      ),
+      d as (
+        insert into deliveries (recipient, message_id)
+        select tm.principal, ok.id from ok join thread_members tm on tm.thread_id = ok.thread_id and tm.principal <> ok.sender
+        returning recipient, message_id
+      )
+      select m.id, coalesce((select array_agg(d.recipient) from d where d.message_id = m.id), '{}') as recipients from m`;
+    const byId = new Map(rows.map((r) => [r.id.toString(), r.recipients]));
+    return items.map((i) => byId.get(i.id.toString()) ?? null);
+  } catch (err) {
+    if (!isFkViolation(err) || items.length === 1) throw err;
+    return Promise.all(items.map(async (i) => (await insertGroupBatch(sql, [i]))[0]!));
+  }
+}
+
+/**
+ * Writes whose loss on a Postgres crash costs only a redelivery (acks, delivery counts) commit without
+ * waiting for the WAL flush.
+ */
+function relaxed<T>(sql: Sql, fn: (tx: Sql) => Promise<T>): Promise<T> {
+  return sql.begin(async (tx) => {
+    await tx`set local synchronous_commit = off`;
+    return fn(tx as unknown as Sql);
+  }) as Promise<T>;
+}
+
+/** Mark deliveries acknowledged (idempotent). Per item: false when the message was never delivered to that recipient. */
+export async function ackBatch(sql: Sql, items: { recipient: string; id: bigint }[]): Promise<boolean[]> {
+  const rows = await relaxed(
+    sql,
+    (tx) => tx<{ n: number; found: boolean }[]>`
+      with v as (
+        select * from unnest(${items.map((i) => i.recipient)}::text[], ${items.map((i) => String(i.id))}::bigint[])
+          with ordinality as v(recipient, message_id, n)
+      ),
+      u as (
+        update deliveries d set acked_at = now() from v
+        where d.recipient = v.recipient and d.message_id = v.message_id and d.acked_at is null
+      )
+      select v.n::int as n, exists (
+        select 1 from deliveries d where d.recipient = v.recipient and d.message_id = v.message_id
+      ) as found
+      from v`,
+  );
+  const found = new Map(rows.map((r) => [r.n, r.found]));
+  return items.map((_, i) => found.get(i + 1) ?? false);
+}
+
+export type UnackedRow = MessageRow & { delivery_count: number };
+
+/** A recipient's oldest unacknowledged messages, oldest first (to rebuild a mailbox). */
+export function unacked(sql: Sql, recipient: string, limit: number): Promise<UnackedRow[]> {
+  return sql<UnackedRow[]>`
+    select m.id, m.thread_id, m.sender, p.display_name as sender_name, m.recipient, m.body, m.created_at, d.delivery_count
+    from deliveries d
+    join messages m on m.id = d.message_id
+    left join principals p on p.id = m.sender
+    where d.recipient = ${recipient} and d.acked_at is null
+    order by d.message_id
+    limit ${limit}`;
+}
+
+/** Write delivery counts back (never lowering one). */
+export async function writeDeliveryCounts(sql: Sql, rows: { recipient: string; id: string; count: number }[]): Promise<void> {
+  if (rows.length === 0) return;
+  await relaxed(sql, (tx) => tx`
+    update deliveries d set delivery_count = v.c
+    from unnest(${rows.map((r) => r.recipient)}::text[], ${rows.map((r) => r.id)}::bigint[], ${rows.map((r) => r.count)}::int[]) as v(r, m, c)
+    where d.recipient = v.r and d.message_id = v.m and d.delivery_count < v.c`);
+}
+
+/** A page of a thread's history, newest first; one row more than asked tells whether more exist. */
+export function history(sql: Sql, threadId: bigint, before: bigint | null, limit: number): Promise<MessageRow[]> {
+  return sql<MessageRow[]>`
+    select m.id, m.thread_id, m.sender, p.display_name as sender_name, m.recipient, m.body, m.created_at
+    from messages m left join principals p on p.id = m.sender
+    where m.thread_id = ${String(threadId)} ${before !== null ? sql`and m.id < ${String(before)}` : sql``}
+    order by m.id desc
+    limit ${limit + 1}`;
+}

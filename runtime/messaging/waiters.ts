@@ -1,0 +1,48 @@
+// The in-process registry of whoever waits for a principal's mail on this node: long polls and WebSocket
+// connections. The node holds ONE wake-up subscription (the mailbox engine's wake channel) whatever the
+// number of waiters; a wake-up looks the principal up here and calls its waiters. O(1) Redis connections.
+
+export type Wake = () => void;
+
+export class WaiterRegistry {
+  private readonly byPrincipal = new Map<string, Set<Wake>>();
+  private count = 0;
+
+  /** Register a waiter; returns the function that removes it (safe to call twice). */
+  add(principal: string, wake: Wake): () => void {
+    let set = this.byPrincipal.get(principal);
+    if (!set) {
+      set = new Set();
+      this.byPrincipal.set(principal, set);
+    }
+    set.add(wake);
+    this.count++;
+    let removed = false;
+    return () => {
+      if (removed) return;
+      removed = true;
+      this.count--;
+      const s = this.byPrincipal.get(principal);
+      if (!s) return;
+      s.delete(wake);
+      if (s.size === 0) this.byPrincipal.delete(principal);
+    };
+  }
+
+  /** Wake every waiter of a principal on this node. */
+  wake(principal: string): void {
+    const set = this.byPrincipal.get(principal);
+    if (!set) return;
+    for (const w of [...set]) w();
+  }
+
+  /** Wake everyone (shutdown). */
+  wakeAll(): void {
+    for (const set of [...this.byPrincipal.values()]) for (const w of [...set]) w();
+  }
+
+  /** Waiters registered right now. */
+  get size(): number {
+    return this.count;
+  }
+}

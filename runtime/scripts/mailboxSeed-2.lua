@@ -1,0 +1,59 @@
+-- Build a mailbox from Postgres rows, merged with whatever was appended while it was missing.
+-- KEYS[1]  mailbox stream      KEYS[2] mailbox index hash (see mailboxAppend-2.lua)
+-- ARGV[1]  state to record: '1' when the rows are every unacknowledged message, 'p' when Postgres has more
+-- ARGV[2]  capacity            ARGV[3] idle ttl ms     ARGV[4] refill mark (see mailboxFetch-2.lua)
+-- ARGV[5..] triples, oldest first: raw message id, payload, deliveries recorded in Postgres
+-- returns  the number of entries now held, or -1 when the mailbox did not need seeding (someone else did it)
+local state = redis.call('HGET', KEYS[2], '~')
+if state and redis.call('EXISTS', KEYS[1]) == 1 then
+  if state ~= 'p' or redis.call('XLEN', KEYS[1]) >= tonumber(ARGV[4]) then return -1 end
+end
+local cap = tonumber(ARGV[2])
+local byId = {}
+local ids = {}
+for i = 5, #ARGV, 3 do
+  local mid = ARGV[i]
+  byId[mid] = { ARGV[i + 1], tonumber(ARGV[i + 2]) }
+  ids[#ids + 1] = mid
+end
+local rows = redis.call('XRANGE', KEYS[1], '-', '+')
+for _, e in ipairs(rows) do
+  local f = e[2]
+  local mid, payload
+  for i = 1, #f, 2 do
+    if f[i] == 'm' then mid = f[i + 1] elseif f[i] == 'p' then payload = f[i + 1] end
+  end
+  local seen = tonumber(redis.call('HGET', KEYS[2], '#' .. mid) or '0')
+  local cur = byId[mid]
+  if cur then
+    if seen > cur[2] then cur[2] = seen end
+  else
+    byId[mid] = { payload, seen }
+    ids[#ids + 1] = mid
+  end
+end
+-- raw ids are decimal strings of up to 19 digits: compare by length, then as text
+table.sort(ids, function(a, b)
+  if #a ~= #b then return #a < #b end
+  return a < b
+end)
+local newState = ARGV[1]
+if #ids > cap then newState = 'p' end
+redis.call('DEL', KEYS[1], KEYS[2])
+local n = math.min(#ids, cap)
+for i = 1, n do
+  local mid = ids[i]
+  local e = byId[mid]
+  local sid = redis.call('XADD', KEYS[1], '*', 'm', mid, 'p', e[1])
+  redis.call('HSET', KEYS[2], mid, sid)
+  if e[2] > 0 then redis.call('HSET', KEYS[2], '#' .. mid, e[2]) end
+end
+if n == 0 then
+  -- an empty stream still marks the mailbox as present
+  local sid = redis.call('XADD', KEYS[1], '*', 'm', '0', 'p', '')
+  redis.call('XDEL', KEYS[1], sid)
+end
+redis.call('HSET', KEYS[2], '~', newState)
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+return n

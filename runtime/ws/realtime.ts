@@ -1,0 +1,199 @@
+// Presence and typing across nodes. Each node subscribes once to two channels ("presence", "typing");
+// events carry who they concern and each node hands them to its own sessions through in-process maps:
+// sessions by principal (typing goes to a thread's members) and sessions by watched friend (presence).
+// Presence entries expire unless refreshed, so a node that dies is forgotten after PRESENCE_TTL_MS.
+import { PREFIX } from "../ids.ts";
+import { notFound } from "../errors.ts";
+import type { Services } from "../services.ts";
+import type { WsSession } from "./session.ts";
+
+const PRESENCE_TTL_MS = 90_000;
+const PRESENCE_REFRESH_MS = 30_000;
+/** A typing start lapses after this many seconds unless repeated. */
+export const TYPING_TTL_SECONDS = 10;
+/** Repeated starts within this window are not re-published. */
+const TYPING_REPEAT_MS = 3_000;
+const MEMBERS_CACHE_MS = 5_000;
+
+interface PresenceEvent {
+  id: string;
+  display_name: string;
+  status: "online" | "offline";
+}
+
+interface TypingEventMsg {
+  thread: string;
+  from: { id: string; display_name: string };
+  state: "start" | "stop";
+  to: string[];
+}
+
+function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
+  let set = map.get(key);
+  if (!set) {
+    set = new Set();
+    map.set(key, set);
+  }
+  set.add(value);
+}
+
+function removeFrom<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
+  const set = map.get(key);
+  if (!set) return;
+  set.delete(value);
+  if (set.size === 0) map.delete(key);
+}
+
+export class Realtime {
+  private readonly sessions = new Map<string, Set<WsSession>>();
+  private readonly watchers = new Map<string, Set<WsSession>>();
+  private readonly watching = new WeakMap<WsSession, string[]>();
+  private readonly members = new Map<bigint, { ids: string[]; at: number }>();
+  private readonly leaving = new Set<Promise<void>>();
+  private unsubscribes: (() => Promise<void>)[] = [];
+  private refreshTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly svc: Services) {}
+
+  async start(): Promise<void> {
+    const ps = this.svc.engines.pubsub;
+    this.unsubscribes = await Promise.all([
+      ps.subscribe("presence", (buf) => this.onPresence(JSON.parse(buf.toString()) as PresenceEvent)),
+      ps.subscribe("typing", (buf) => this.onTyping(JSON.parse(buf.toString()) as TypingEventMsg)),
+    ]);
+    this.refreshTimer = setInterval(() => void this.refresh(), PRESENCE_REFRESH_MS);
+    this.refreshTimer.unref();
+  }
+
+  /** Every open session on this node. */
+  all(): WsSession[] {
+    return [...this.sessions.values()].flatMap((s) => [...s]);
+  }
+
+  /** An authenticated session: mark it online, watch its friends and tell it which of them are online. */
+  async join(s: WsSession): Promise<void> {
+    const me = s.principal!;
+    addTo(this.sessions, me.id, s);
+    const now = this.svc.now();
+    const [cameOnline, friends] = await Promise.all([
+      this.svc.engines.presence.connect(me.id, s.id, now, PRESENCE_TTL_MS),
+      this.svc.sql<{ id: string; display_name: string }[]>`
+        select f.friend as id, p.display_name from friendships f join principals p on p.id = f.friend
+        where f.principal = ${me.id}`,
+    ]);
+    if (cameOnline) await this.publishPresence({ id: me.id, display_name: me.displayName, status: "online" });
+    if (s.closed) return;
+    const ids = friends.map((f) => f.id);
+    this.watching.set(s, ids);
+    for (const id of ids) addTo(this.watchers, id, s);
+    const online = await this.svc.engines.presence.online(ids, this.svc.now());
+    for (const f of friends) {
+      if (online.has(f.id)) s.send({ type: "presence", principal: { id: f.id, display_name: f.display_name }, status: "online" });
+    }
+  }
+
+  /** A session closed: stop its typing, forget its watches, and announce offline if it was the last one. */
+  leave(s: WsSession): Promise<void> {
+    const p = (async () => {
+      await s.joined;
+      const me = s.principal!;
+      for (const [thread, t] of s.typing) {
+        clearTimeout(t.timer);
+        await this.publishTyping(s, thread, "stop", t.members).catch(() => {});
+      }
+      s.typing.clear();
+      removeFrom(this.sessions, me.id, s);
+      for (const id of this.watching.get(s) ?? []) removeFrom(this.watchers, id, s);
+      const wentOffline = await this.svc.engines.presence.disconnect(me.id, s.id, this.svc.now());
+      if (wentOffline) await this.publishPresence({ id: me.id, display_name: me.displayName, status: "offline" });
+    })().catch((err) => s.log.warn({ err }, "presence leave failed"));
+    this.leaving.add(p);
+    void p.finally(() => this.leaving.delete(p));
+    return p;
+  }
+
+  /** Typing start/stop in a thread the session's principal belongs to (404 otherwise). */
+  async typing(s: WsSession, thread: bigint, state: "start" | "stop"): Promise<void> {
+    const me = s.principal!;
+    const members = await this.membersOf(thread);
+    if (!members.includes(me.id)) throw notFound("thread");
+    const key = PREFIX.thread + thread.toString();
+    const cur = s.typing.get(key);
+    if (cur) clearTimeout(cur.timer);
+    if (state === "stop") {
+      s.typing.delete(key);
+      await this.publishTyping(s, key, "stop", members);
+      return;
+    }
+    const timer = setTimeout(() => {
+      s.typing.delete(key);
+      void this.publishTyping(s, key, "stop", members).catch(() => {});
+    }, TYPING_TTL_SECONDS * 1000);
+    timer.unref();
+    const now = Date.now();
+    const publish = !cur || now - cur.sentAt >= TYPING_REPEAT_MS;
+    s.typing.set(key, { timer, sentAt: publish ? now : cur.sentAt, members });
+    if (publish) await this.publishTyping(s, key, "start", members);
+  }
+
+  private async membersOf(thread: bigint): Promise<string[]> {
+    const now = Date.now();
+    const hit = this.members.get(thread);
+    if (hit && now - hit.at < MEMBERS_CACHE_MS) return hit.ids;
+    const rows = await this.svc.sql<{ principal: string }[]>`select principal from thread_members where thread_id = ${String(thread)}`;
+    const ids = rows.map((r) => r.principal);
+    if (this.members.size > 10_000) this.members.clear();
+    this.members.set(thread, { ids, at: now });
+    return ids;
+  }
+
+  private publishTyping(s: WsSession, thread: string, state: "start" | "stop", members: string[]): Promise<void> {
+    const me = s.principal!;
+    const msg: TypingEventMsg = {
+      thread,
+      from: { id: me.id, display_name: me.displayName },
+      state,
+      to: members.filter((m) => m !== me.id),
+    };
+    return this.svc.engines.pubsub.publish("typing", JSON.stringify(msg));
+  }
+
+  private publishPresence(e: PresenceEvent): Promise<void> {
+    return this.svc.engines.pubsub.publish("presence", JSON.stringify(e));
+  }
+
+  private onTyping(e: TypingEventMsg): void {
+    for (const id of e.to) {
+      for (const s of this.sessions.get(id) ?? []) {
+        s.send({
+          type: "typing",
+          thread_id: e.thread,
+          from: e.from,
+          state: e.state,
+          ...(e.state === "start" ? { expires_in: TYPING_TTL_SECONDS } : {}),
+        });
+      }
+    }
+  }
+
+  private onPresence(e: PresenceEvent): void {
+    for (const s of this.watchers.get(e.id) ?? []) {
+      s.send({ type: "presence", principal: { id: e.id, display_name: e.display_name }, status: e.status });
+    }
+  }
+
+  /** Keep this node's connections alive in the presence store. */
+  private async refresh(): Promise<void> {
+    const conns = this.all().flatMap((s) => (s.principal ? [{ principal: s.principal.id, connId: s.id }] : []));
+    await this.svc.engines.presence.refresh(conns, this.svc.now(), PRESENCE_TTL_MS).catch((err) => {
+      this.svc.log.warn({ err }, "presence refresh failed");
+    });
+  }
+
+  /** Wait for closing sessions to leave, then drop the subscriptions. */
+  async close(): Promise<void> {
+    clearInterval(this.refreshTimer);
+    await Promise.allSettled([...this.leaving]);
+    await Promise.allSettled(this.unsubscribes.map((u) => u()));
+  }
+}

@@ -1,0 +1,124 @@
+// The uWS adapter for /v1/ws: the upgrade (credentials from the Authorization header or a bearer.<token>
+// subprotocol, checked before upgrading; otherwise an auth frame comes first), the encoding, and the
+// socket events handed to sessions. Must be mounted before the HTTP catch-all route.
+import { randomBytes } from "node:crypto";
+import type { HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t, WebSocket } from "uWebSockets.js";
+import { WS_CLOSE } from "../../schema/ws.ts";
+import type { Principal } from "../auth.ts";
+import { ApiError } from "../errors.ts";
+import { messaging } from "../messaging/hub.ts";
+import { statusLine } from "../http/respond.ts";
+import type { Services } from "../services.ts";
+import { type Codec, jsonCodec, msgpackCodec } from "./codec.ts";
+import { negotiate } from "./negotiate.ts";
+import { Realtime } from "./realtime.ts";
+import { HEARTBEAT_SECONDS, MAX_BUFFER, WsSession } from "./session.ts";
+
+interface UserData {
+  principal: Principal | null;
+  codec: Codec;
+  ip: string;
+  session?: WsSession;
+}
+
+export interface WsHandle {
+  /** Stop taking connections, close every socket (1001), release every long poll. */
+  shutdown(): Promise<void>;
+}
+
+const connBase = randomBytes(4).toString("hex");
+let connSeq = 0;
+
+export async function mountWs(app: TemplatedApp, svc: Services): Promise<WsHandle> {
+  const hub = messaging(svc);
+  await hub.start();
+  const realtime = new Realtime(svc);
+  await realtime.start();
+  const deps = { svc, hub, realtime };
+  const open = new Set<WsSession>();
+  let draining = false;
+
+  app.ws<UserData>("/v1/ws", {
+    maxPayloadLength: 64 * 1024,
+    idleTimeout: HEARTBEAT_SECONDS,
+    sendPingsAutomatically: true,
+    maxBackpressure: 2 * MAX_BUFFER,
+    upgrade: (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) => {
+      const key = req.getHeader("sec-websocket-key");
+      const protocols = req.getHeader("sec-websocket-protocol");
+      const extensions = req.getHeader("sec-websocket-extensions");
+      const forwarded = req.getHeader("x-forwarded-for");
+      const nego = negotiate(req.getHeader("authorization"), protocols);
+      const ip =
+        (svc.config.TRUST_PROXY && forwarded.split(",")[0]?.trim()) || Buffer.from(res.getRemoteAddressAsText()).toString();
+      let aborted = false;
+      res.onAborted(() => {
+        aborted = true;
+      });
+      const codec = nego.codec === "msgpack" ? msgpackCodec : jsonCodec;
+      const refuse = (err: ApiError) => {
+        if (aborted) return;
+        res.cork(() => {
+          res.writeStatus(statusLine(err.status));
+          for (const [k, v] of Object.entries(err.headers)) res.writeHeader(k, v);
+          res.writeHeader("Content-Type", "application/json").end(JSON.stringify(err.body()), true);
+        });
+      };
+      const upgrade = (principal: Principal | null) => {
+        if (aborted) return;
+        res.cork(() => res.upgrade<UserData>({ principal, codec, ip }, key, nego.selected, extensions, context));
+      };
+      if (draining) {
+        refuse(new ApiError("unavailable", "shutting down"));
+        return;
+      }
+      try {
+        svc.limiter.checkBan(ip);
+      } catch (err) {
+        refuse(err as ApiError);
+        return;
+      }
+      if (nego.token === null) {
+        upgrade(null);
+        return;
+      }
+      svc.auth.resolve(nego.token).then(upgrade, (err: unknown) => {
+        refuse(err instanceof ApiError ? err : new ApiError("unauthorized", "invalid token"));
+      });
+    },
+    open: (ws: WebSocket<UserData>) => {
+      const data = ws.getUserData();
+      const id = `${connBase}-${(++connSeq).toString(36)}`;
+      const session = new WsSession(id, ws, data.codec, deps, svc.log.child({ conn: id }));
+      data.session = session;
+      open.add(session);
+      session.open(data.principal);
+    },
+    message: (ws: WebSocket<UserData>, message: ArrayBuffer) => {
+      ws.getUserData().session?.onMessage(message);
+    },
+    drain: (ws: WebSocket<UserData>) => {
+      ws.getUserData().session?.onDrain();
+    },
+    close: (ws: WebSocket<UserData>, code: number, msg: ArrayBuffer) => {
+      if (!draining) console.log("SERVER CLOSE", code, Buffer.from(msg).toString(), performance.now().toFixed(0));
+      const session = ws.getUserData().session;
+      if (!session) return;
+      open.delete(session);
+      void session.onClose();
+    },
+  });
+
+  let stopping: Promise<void> | undefined;
+  return {
+    shutdown() {
+      stopping ??= (async () => {
+        draining = true;
+        for (const s of [...open]) s.end(WS_CLOSE.goingAway, "server shutting down");
+        await realtime.close();
+        await hub.close();
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,213 @@
+// One WebSocket connection: authentication, decoding and validating client frames, delivering the mailbox
+// (unacknowledged messages first, then new ones as wake-ups arrive) with flow control, and the bounded
+// outgoing buffer: a client that lets more than MAX_BUFFER pile up is closed with WS_CLOSE.slowConsumer.
+import { onClientFrame } from "../../handlers/ws.ts";
+import { ClientFrame, type ServerFrame, WS_CLOSE } from "../../schema/ws.ts";
+import type { Principal } from "../auth.ts";
+import { ApiError } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import type { Messaging } from "../messaging/hub.ts";
+import type { Services } from "../services.ts";
+import type { Codec, Encoded } from "./codec.ts";
+import type { Realtime } from "./realtime.ts";
+
+/** The part of a uWS WebSocket a session uses (a fake one in unit tests). */
+export interface Socket {
+  send(data: string | Uint8Array, isBinary?: boolean): number;
+  getBufferedAmount(): number;
+  end(code?: number, reason?: string): void;
+  cork(cb: () => void): unknown;
+}
+
+export interface SessionDeps {
+  svc: Services;
+  hub: Messaging;
+  realtime: Realtime;
+}
+
+/** Outgoing bytes allowed to wait for a slow client before it is closed. */
+export const MAX_BUFFER = 1024 * 1024;
+/** Message delivery pauses above this many waiting bytes and resumes when the socket drains. */
+export const HIGH_WATER = 256 * 1024;
+/** Idle seconds before the server pings (and twice that before it drops a silent connection). */
+export const HEARTBEAT_SECONDS = 30;
+const AUTH_TIMEOUT_MS = 10_000;
+const PAGE = 100;
+
+export class WsSession {
+  principal: Principal | null = null;
+  closed = false;
+  /** Threads this session is typing in: the lapse timer, when a start was last published, the members. */
+  readonly typing = new Map<string, { timer: NodeJS.Timeout; sentAt: number; members: string[] }>();
+  /** Settles once presence has been joined (leave waits for it). */
+  joined: Promise<void> = Promise.resolve();
+  private cursor: string | null = null;
+  private pumping = false;
+  private again = false;
+  private stalled = false;
+  private authenticating = false;
+  private authTimer: NodeJS.Timeout | undefined;
+  private removeWaiter: (() => void) | undefined;
+
+  constructor(
+    readonly id: string,
+    private readonly ws: Socket,
+    readonly codec: Codec,
+    private readonly deps: SessionDeps,
+    public log: Logger,
+  ) {}
+
+  /** Called on open: start at once when the upgrade carried credentials, else wait for an auth frame. */
+  open(principal: Principal | null): void {
+    if (principal) {
+      void this.start(principal);
+      return;
+    }
+    this.authTimer = setTimeout(() => this.end(WS_CLOSE.authTimeout, "authentication timeout"), AUTH_TIMEOUT_MS);
+  }
+
+  send(frame: ServerFrame): boolean {
+    return this.write(this.codec.encode(frame));
+  }
+
+  sendError(error: string, message: string, ref?: string): void {
+    this.send({ type: "error", error, message, ref });
+  }
+
+  private write(e: Encoded): boolean {
+    if (this.closed) return false;
+    const status = this.ws.send(e.data, e.binary);
+    if (status === 2 || this.ws.getBufferedAmount() > MAX_BUFFER) {
+      this.end(WS_CLOSE.slowConsumer, "slow consumer");
+      return false;
+    }
+    return true;
+  }
+
+  /** Close with a code; the close handler (onClose) does the cleanup. */
+  end(code: number, reason: string): void {
+    if (this.closed) return;
+    this.ws.end(code, reason);
+    this.closed = true;
+  }
+
+  private async start(principal: Principal): Promise<void> {
+    clearTimeout(this.authTimer);
+    if (this.closed) return;
+    this.principal = principal;
+    this.log = this.log.child({ principal: principal.id });
+    this.send({
+      type: "ready",
+      principal: { id: principal.id, display_name: principal.displayName },
+      protocol: this.codec.name,
+      heartbeat_seconds: HEARTBEAT_SECONDS,
+    });
+    this.removeWaiter = this.deps.hub.waiters.add(principal.id, () => void this.pump());
+    this.joined = this.deps.realtime.join(this).catch((err) => this.log.warn({ err }, "presence join failed"));
+    await this.pump();
+  }
+
+  /** Deliver what the mailbox holds after this connection's cursor, page by page, while the socket keeps up. */
+  async pump(): Promise<void> {
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
+    const me = this.principal;
+    if (this.closed || !me) return;
+    this.pumping = true;
+    try {
+      do {
+        this.again = false;
+        for (;;) {
+          if (this.ws.getBufferedAmount() >= HIGH_WATER) {
+            (globalThis as any).__stalls = ((globalThis as any).__stalls ?? 0) + 1;
+            this.stalled = true;
+            break;
+          }
+          this.stalled = false;
+          const entries = await this.deps.hub.fetch(me.id, PAGE, this.cursor);
+          if (this.closed || entries.length === 0) break;
+          this.ws.cork(() => {
+            for (const e of entries) {
+              if (!this.write(this.codec.encodeMessage(e.payload, e.deliveryCount))) return;
+              this.cursor = e.cursor;
+            }
+          });
+          if (entries.length < PAGE || this.closed) break;
+        }
+      } while (this.again && !this.closed && !this.stalled);
+    } catch (err) {
+      (globalThis as any).__pumpErrors = ((globalThis as any).__pumpErrors ?? 0) + 1;
+      console.log("PUMP ERROR", err);
+      this.log.warn({ err }, "websocket delivery failed; retrying on the next wake-up");
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  /** The socket drained: resume delivery if it was paused. */
+  onDrain(): void {
+    if (this.stalled && this.ws.getBufferedAmount() < HIGH_WATER) {
+      this.stalled = false;
+      void this.pump();
+    }
+  }
+
+  /** One client frame (the bytes are only valid during this call: decode them before anything async). */
+  onMessage(data: ArrayBuffer): void {
+    if (this.closed) return;
+    let raw: unknown;
+    try {
+      raw = this.codec.decode(data);
+    } catch {
+      this.sendError("invalid_request", `frame is not valid ${this.codec.name === "json" ? "JSON" : "MessagePack"}`);
+      return;
+    }
+    const ref = typeof (raw as { ref?: unknown })?.ref === "string" ? (raw as { ref: string }).ref.slice(0, 64) : undefined;
+    const parsed = ClientFrame.safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const where = issue && issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
+      this.sendError("invalid_request", `invalid frame: ${where}${issue?.message ?? "unknown shape"}`, ref);
+      return;
+    }
+    const frame = parsed.data;
+    if (frame.type === "auth") {
+      if (this.principal || this.authenticating) {
+        this.sendError("invalid_request", "already authenticated");
+        return;
+      }
+      this.authenticating = true;
+      this.deps.svc.auth.resolve(frame.token).then(
+        (p) => this.start(p),
+        () => {
+          this.sendError("unauthorized", "invalid or expired token");
+          this.end(WS_CLOSE.unauthorized, "unauthorized");
+        },
+      );
+      return;
+    }
+    if (!this.principal) {
+      this.sendError("unauthorized", "authenticate first: send {\"type\":\"auth\",\"token\":...}", ref);
+      if (!this.authenticating) this.end(WS_CLOSE.unauthorized, "unauthorized");
+      return;
+    }
+    onClientFrame(this, frame, this.deps).catch((err) => {
+      if (err instanceof ApiError) {
+        this.sendError(err.code, err.message, ref);
+        return;
+      }
+      this.log.error({ err, frame: frame.type }, "websocket frame failed");
+      this.sendError("internal", "internal server error", ref);
+    });
+  }
+
+  /** The socket is gone (whoever closed it): stop delivery, typing and presence. */
+  async onClose(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.authTimer);
+    this.removeWaiter?.();
+    if (this.principal) await this.deps.realtime.leave(this);
+  }
+}

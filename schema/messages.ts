@@ -1,0 +1,90 @@
+// Direct messages, threads, long polling and acks.
+import { z } from "zod";
+import { Author, principalId } from "./common.ts";
+
+/** Most characters (code points) in a message body. */
+export const MAX_BODY = 8000;
+
+/** A message body: 1-8,000 characters, not only whitespace; kept exactly as sent (not trimmed). */
+export const messageBody = z
+  .string()
+  .min(1)
+  .max(MAX_BODY * 2)
+  .refine((s) => s.trim().length > 0, { message: "must not be blank" })
+  .refine((s) => codePoints(s) <= MAX_BODY, { message: `must be at most ${MAX_BODY} characters` });
+
+function codePoints(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n--;
+        i++;
+      }
+    }
+  }
+  return n;
+}
+
+export const SendMessageRequest = z.object({
+  to: principalId,
+  body: messageBody,
+  thread_id: z.string().optional(),
+});
+
+export const Message = z.object({
+  id: z.string().startsWith("msg_"),
+  thread_id: z.string().startsWith("thread_"),
+  from: Author,
+  /** The addressee of a direct message, or the group id (`group_...`) of a group message. */
+  to: z.string(),
+  body: z.string(),
+  created_at: z.string(),
+});
+export type Message = z.infer<typeof Message>;
+
+export const PendingMessage = Message.extend({ delivery_count: z.number().int().min(1) });
+
+/** Seconds a long poll may wait; larger values are clamped to 30, fractions allowed. */
+export const MAX_WAIT_SECONDS = 30;
+
+export const PendingQuery = z.object({
+  timeout: z.coerce
+    .number()
+    .min(0)
+    .default(0)
+    .transform((v) => Math.min(v, MAX_WAIT_SECONDS)),
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+});
+
+export const PendingResponse = z.object({ messages: z.array(PendingMessage) });
+
+export const Thread = z.object({
+  id: z.string().startsWith("thread_"),
+  kind: z.enum(["direct", "group"]),
+  /** Direct threads: the other member. */
+  peer: Author.optional(),
+  /** Group threads: the group. */
+  group: z.object({ id: z.string().startsWith("group_"), name: z.string() }).optional(),
+  last_message: Message.nullable(),
+  /** Time of the latest message, or of the thread's creation before any. */
+  updated_at: z.string(),
+});
+
+export const ThreadsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  /** The id of the last thread of the previous page. */
+  before: z.string().optional(),
+});
+
+export const ThreadsResponse = z.object({ threads: z.array(Thread), has_more: z.boolean() });
+
+export const HistoryQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  /** The id of the oldest message of the previous page. */
+  before: z.string().optional(),
+});
+
+export const HistoryResponse = z.object({ messages: z.array(Message), has_more: z.boolean() });

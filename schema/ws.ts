@@ -1,0 +1,87 @@
+// The WebSocket channel /v1/ws: every frame in both directions, and the close codes.
+// Frames are JSON text by default, MessagePack (binary) when the client offers the `flock.msgpack`
+// subprotocol; the shapes are the same in both encodings.
+import { z } from "zod";
+import { Author } from "./common.ts";
+import { PendingMessage } from "./messages.ts";
+
+/** Subprotocols: the encoding, plus `bearer.<token>` to authenticate from a browser. */
+export const WS_PROTOCOL = { json: "flock.json", msgpack: "flock.msgpack", bearerPrefix: "bearer." } as const;
+
+/** Close codes the server uses. A client reconnects after any of them (unacknowledged messages come again). */
+export const WS_CLOSE = {
+  /** The node is shutting down: reconnect (to any node). */
+  goingAway: 1001,
+  /** A client frame larger than the limit (64 KiB). */
+  tooLarge: 1009,
+  /** Missing, malformed, unknown or expired credentials. */
+  unauthorized: 4401,
+  /** No `auth` frame within 10 seconds of connecting without credentials. */
+  authTimeout: 4408,
+  /** Slow consumer: more than 1 MiB of frames waiting to be sent to this client. */
+  slowConsumer: 4413,
+} as const;
+
+/** Optional client-chosen correlation string, echoed in the answer (ack, pong, error). */
+const ref = z.string().max(64).optional();
+
+// ---- client -> server ----
+
+/** First frame when the connection carried no credentials (no Authorization header, no bearer subprotocol). */
+export const AuthFrame = z.object({ type: z.literal("auth"), token: z.string().min(1).max(256) });
+/** Acknowledge a message: it is removed for good (as POST /v1/messages/{id}/ack). */
+export const AckFrame = z.object({ type: z.literal("ack"), id: z.string().max(64), ref });
+/** The sender is typing in a thread (start), or stopped. A start expires after 10 s unless repeated. */
+export const TypingFrame = z.object({
+  type: z.literal("typing"),
+  thread_id: z.string().max(64),
+  state: z.enum(["start", "stop"]),
+});
+/** Application-level ping; answered with pong. */
+export const PingFrame = z.object({ type: z.literal("ping"), ref });
+
+export const ClientFrame = z.discriminatedUnion("type", [AuthFrame, AckFrame, TypingFrame, PingFrame]);
+export type ClientFrame = z.infer<typeof ClientFrame>;
+
+// ---- server -> client ----
+
+/** Sent once authenticated; messages follow (unacknowledged ones first). */
+export const ReadyFrame = z.object({
+  type: z.literal("ready"),
+  principal: Author,
+  protocol: z.enum(["json", "msgpack"]),
+  /** The server pings after this many idle seconds and drops a connection silent for twice as long. */
+  heartbeat_seconds: z.number().int(),
+});
+/** A message for the client: acknowledge it, or it comes again on the next connection or poll. */
+export const MessageFrame = z.object({ type: z.literal("message"), message: PendingMessage });
+/** Confirms an ack frame. */
+export const AckedFrame = z.object({ type: z.literal("ack"), id: z.string(), ref });
+/** A friend came online or went offline (friends online are also announced right after ready). */
+export const PresenceFrame = z.object({
+  type: z.literal("presence"),
+  principal: Author,
+  status: z.enum(["online", "offline"]),
+});
+/** Someone in one of the client's threads started or stopped typing; a start lapses after expires_in seconds. */
+export const TypingEvent = z.object({
+  type: z.literal("typing"),
+  thread_id: z.string(),
+  from: Author,
+  state: z.enum(["start", "stop"]),
+  expires_in: z.number().int().optional(),
+});
+export const PongFrame = z.object({ type: z.literal("pong"), ref });
+/** A frame that could not be decoded, validated or carried out. The connection stays open. */
+export const ErrorFrame = z.object({ type: z.literal("error"), error: z.string(), message: z.string(), ref });
+
+export const ServerFrame = z.discriminatedUnion("type", [
+  ReadyFrame,
+  MessageFrame,
+  AckedFrame,
+  PresenceFrame,
+  TypingEvent,
+  PongFrame,
+  ErrorFrame,
+]);
+export type ServerFrame = z.infer<typeof ServerFrame>;

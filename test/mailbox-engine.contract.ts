@@ -1,0 +1,189 @@
+// The mailbox engine contract: every implementation must pass it. The engines are built with capacity 4
+// so the spill-to-Postgres rules can be exercised with a handful of entries.
+import type { Test } from "tap";
+import type { MailboxEngine } from "../runtime/engines/mailbox.ts";
+
+export interface MailboxFixture {
+  engine: MailboxEngine;
+  close(): Promise<void>;
+}
+
+export const CONTRACT_CAPACITY = 4;
+
+let n = 0;
+const who = (label: string) => `${label}${process.pid}${Date.now() % 100000}${n++}`;
+const msg = (id: number | string, body = `m${id}`) => ({ id: String(id), payload: JSON.stringify({ id: `msg_${id}`, body }) });
+const ids = (entries: { id: string }[] | null) => (entries ?? []).map((e) => e.id);
+const counts = (entries: { deliveryCount: number }[] | null) => (entries ?? []).map((e) => e.deliveryCount);
+
+export function mailboxContract(t: Test, make: () => Promise<MailboxFixture>): void {
+  let fx: MailboxFixture;
+  let mb: MailboxEngine;
+  t.before(async () => {
+    fx = await make();
+    mb = fx.engine;
+  });
+  t.teardown(async () => {
+    await fx.close();
+  });
+
+  const append = (p: string, ...items: ReturnType<typeof msg>[]) => mb.append(items.map((i) => ({ principal: p, ...i })));
+
+  t.test("a mailbox never built answers null until seeded", async (t) => {
+    const p = who("a");
+    t.equal(await mb.fetch(p, 10, null), null);
+    await mb.seed(p, [], true);
+    t.same(await mb.fetch(p, 10, null), []);
+  });
+
+  t.test("entries come oldest first, each fetch counts a delivery, an ack removes for good", async (t) => {
+    const p = who("b");
+    await mb.seed(p, [], true);
+    await append(p, msg(101), msg(102), msg(103));
+    const first = await mb.fetch(p, 10, null);
+    t.same(ids(first), ["101", "102", "103"]);
+    t.same(counts(first), [1, 1, 1]);
+    t.same(JSON.parse(first![0]!.payload), { id: "msg_101", body: "m101" });
+    t.same(counts(await mb.fetch(p, 10, null)), [2, 2, 2], "unacknowledged entries come again, counted");
+    t.equal(await mb.ack(p, "102"), true);
+    t.equal(await mb.ack(p, "102"), false, "acking twice finds nothing the second time");
+    t.equal(await mb.ack(p, "999"), false);
+    const after = await mb.fetch(p, 10, null);
+    t.same(ids(after), ["101", "103"]);
+    t.same(counts(after), [3, 3]);
+    await mb.ack(p, "101");
+    await mb.ack(p, "103");
+    t.same(await mb.fetch(p, 10, null), [], "an emptied mailbox stays built");
+  });
+
+  t.test("limit caps a fetch; the rest stay for the next", async (t) => {
+    const p = who("c");
+    await mb.seed(p, [], true);
+    await append(p, msg(1), msg(2), msg(3));
+    t.same(ids(await mb.fetch(p, 2, null)), ["1", "2"]);
+    const all = await mb.fetch(p, 10, null);
+    t.same(ids(all), ["1", "2", "3"]);
+    t.same(counts(all), [2, 2, 1]);
+  });
+
+  t.test("a cursor reads only what came after it", async (t) => {
+    const p = who("d");
+    await mb.seed(p, [], true);
+    await append(p, msg(10), msg(11));
+    const first = await mb.fetch(p, 10, null);
+    const cursor = first![first!.length - 1]!.cursor;
+    t.same(await mb.fetch(p, 10, cursor), []);
+    await append(p, msg(12));
+    const next = await mb.fetch(p, 10, cursor);
+    t.same(ids(next), ["12"]);
+    t.same(counts(next), [1]);
+    t.same(ids(await mb.fetch(p, 10, next![0]!.cursor)), []);
+    t.same(counts(await mb.fetch(p, 10, null)), [2, 2, 2]);
+  });
+
+  t.test("appending the same message twice keeps one entry", async (t) => {
+    const p = who("e");
+    await mb.seed(p, [], true);
+    await append(p, msg(7));
+    await append(p, msg(7));
+    t.same(ids(await mb.fetch(p, 10, null)), ["7"]);
+  });
+
+  t.test("one append call fills many mailboxes", async (t) => {
+    const [p, q] = [who("f"), who("g")];
+    await mb.seed(p, [], true);
+    await mb.seed(q, [], true);
+    await mb.append([
+      { principal: p, ...msg(1) },
+      { principal: q, ...msg(1) },
+      { principal: q, ...msg(2) },
+    ]);
+    t.same(ids(await mb.fetch(p, 10, null)), ["1"]);
+    t.same(ids(await mb.fetch(q, 10, null)), ["1", "2"]);
+  });
+
+  t.test("seeding merges Postgres rows with what was appended meanwhile, ordered by id", async (t) => {
+    const p = who("h");
+    await append(p, msg(200), msg(300));
+    t.equal(await mb.fetch(p, 10, null), null, "still not seeded");
+    await mb.seed(p, [{ ...msg(99), deliveryCount: 2 }, { ...msg(200), deliveryCount: 0 }], true);
+    const got = await mb.fetch(p, 10, null);
+    t.same(ids(got), ["99", "200", "300"], "numeric order across id lengths; nothing lost");
+    t.same(counts(got), [3, 1, 1], "Postgres counts carried on");
+  });
+
+  t.test("a second seed of a built mailbox changes nothing", async (t) => {
+    const p = who("i");
+    await mb.seed(p, [{ ...msg(1), deliveryCount: 0 }], true);
+    await mb.seed(p, [{ ...msg(2), deliveryCount: 0 }], true);
+    t.same(ids(await mb.fetch(p, 10, null)), ["1"]);
+  });
+
+  t.test("beyond capacity the mailbox spills to Postgres and is re-seeded once acks drain it", async (t) => {
+    const p = who("j");
+    await mb.seed(p, [], true);
+    for (let i = 1; i <= CONTRACT_CAPACITY + 2; i++) await append(p, msg(i));
+    t.same(ids(await mb.fetch(p, 10, null)), ["1", "2", "3", "4"], "holds capacity entries");
+    await append(p, msg(50));
+    t.same(ids(await mb.fetch(p, 10, null)), ["1", "2", "3", "4"], "partial: newer messages wait in Postgres");
+    await mb.ack(p, "1");
+    await mb.ack(p, "2");
+    t.same(ids(await mb.fetch(p, 10, null)), ["3", "4"], "half full: still served");
+    await mb.ack(p, "3");
+    t.equal(await mb.fetch(p, 10, null), null, "below half: must be seeded again");
+    const rows = [4, 5, 6, 50].map((i) => ({ ...msg(i), deliveryCount: 0 }));
+    await mb.seed(p, rows, true);
+    const got = await mb.fetch(p, 10, null);
+    t.same(ids(got), ["4", "5", "6", "50"]);
+    t.same(counts(got), [4, 1, 1, 1], "the live count of an entry already held wins");
+  });
+
+  t.test("a seed larger than capacity keeps the oldest and stays partial", async (t) => {
+    const p = who("k");
+    const rows = [1, 2, 3, 4, 5, 6].map((i) => ({ ...msg(i), deliveryCount: 0 }));
+    await mb.seed(p, rows, false);
+    t.same(ids(await mb.fetch(p, 10, null)), ["1", "2", "3", "4"]);
+    await append(p, msg(7));
+    t.same(ids(await mb.fetch(p, 10, null)), ["1", "2", "3", "4"]);
+  });
+
+  t.test("clear forgets the mailbox and wakes its waiters", async (t) => {
+    const p = who("l");
+    await mb.seed(p, [], true);
+    await append(p, msg(1));
+    let woken = 0;
+    const off = await mb.onWake((who) => {
+      if (who === p) woken++;
+    });
+    await mb.clear(p);
+    await waitFor(() => woken > 0);
+    t.equal(await mb.fetch(p, 10, null), null);
+    await off();
+  });
+
+  t.test("an append wakes whoever listens, naming the principal", async (t) => {
+    const p = who("m");
+    const seen: string[] = [];
+    const off = await mb.onWake((who) => seen.push(who));
+    await append(p, msg(1));
+    await waitFor(() => seen.includes(p));
+    t.ok(seen.includes(p));
+    await off();
+  });
+
+  t.test("payloads survive byte for byte", async (t) => {
+    const p = who("n");
+    await mb.seed(p, [], true);
+    const body = "héllo 🌍 \"quotes\" \\ \n newline";
+    await append(p, msg(1, body));
+    t.same(JSON.parse((await mb.fetch(p, 1, null))![0]!.payload), { id: "msg_1", body });
+  });
+}
+
+async function waitFor(cond: () => boolean, ms = 2000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > until) throw new Error("condition not met in time");
+    await new Promise((r) => setImmediate(r));
+  }
+}

@@ -1,0 +1,27 @@
+import { Redis } from "ioredis";
+import t from "tap";
+import { MemoryPresence } from "../runtime/engines/memory/presence.ts";
+import { redisKeys } from "../runtime/engines/redis/keys.ts";
+import { RedisPresence } from "../runtime/engines/redis/presence.ts";
+import { defineScripts } from "../runtime/engines/redis/scripts.ts";
+import { TEST_REDIS_URL, uniqueName } from "./helpers/env.ts";
+import { deletePrefix } from "./helpers/node.ts";
+import { presenceContract } from "./presence-engine.contract.ts";
+
+t.test("memory engine", async (t) => {
+  presenceContract(t, async () => ({ engine: new MemoryPresence(), close: async () => {} }));
+});
+
+t.test("redis engine", async (t) => {
+  presenceContract(t, async () => {
+    const prefix = `flocktest:${uniqueName("pr")}:`;
+    const cmd = new Redis(TEST_REDIS_URL);
+    return {
+      engine: new RedisPresence(defineScripts(cmd), redisKeys(prefix)),
+      close: async () => {
+        cmd.disconnect();
+        await deletePrefix(prefix);
+      },
+    };
+  });
+});

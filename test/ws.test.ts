@@ -1,0 +1,227 @@
+import { encode } from "@msgpack/msgpack";
+import t from "tap";
+import { createLogger } from "../runtime/log.ts";
+import { WsSession, MAX_BUFFER, type SessionDeps, type Socket } from "../runtime/ws/session.ts";
+import { jsonCodec } from "../runtime/ws/codec.ts";
+import { WS_CLOSE } from "../schema/ws.ts";
+import { registerAgent } from "./helpers/http.ts";
+import { startTestNode } from "./helpers/node.ts";
+import { ack, befriend, Client, pending, sendOk } from "./messaging-helpers.ts";
+
+const PROTOCOL = { json: "flock.json", msgpack: "flock.msgpack" } as const;
+
+for (const engine of ["redis", "memory"] as const) {
+  for (const encoding of ["json", "msgpack"] as const) {
+    t.test(`WebSocket channel, ${encoding} frames (${engine} engines)`, async (t) => {
+      const node = await startTestNode(t, { engine });
+      const base = node.url;
+      const open = (token: string) => Client.open(base, { token, protocols: [PROTOCOL[encoding]], encoding });
+
+      t.test("ready, then unacknowledged messages first, then new ones live; acks", async (t) => {
+        const a = await registerAgent(base, "Ada");
+        const b = await registerAgent(base, "Bo");
+        const early = await sendOk(base, a, b.id, "sent while offline");
+        const c = await open(b.token);
+        t.teardown(() => c.close());
+        t.equal(c.ws.protocol, PROTOCOL[encoding], "the encoding subprotocol is selected");
+        const ready = await c.nextOfType("ready");
+        t.same(ready, { type: "ready", principal: { id: b.id, display_name: "Bo" }, protocol: encoding, heartbeat_seconds: 30 });
+        const first = await c.nextOfType("message");
+        t.same(first.message, { ...early, delivery_count: 1 });
+        const live = await sendOk(base, a, b.id, "live");
+        t.same((await c.nextOfType("message")).message, { ...live, delivery_count: 1 });
+        c.send({ type: "ack", id: early.id, ref: "r1" });
+        t.same(await c.nextOfType("ack"), { type: "ack", id: early.id, ref: "r1" });
+        c.send({ type: "ack", id: "msg_1", ref: "r2" });
+        const err = await c.nextOfType("error");
+        t.equal(err.error, "not_found");
+        t.equal(err.ref, "r2");
+        t.same(
+          (await pending(base, b)).map((m) => m.id),
+          [live.id],
+          "the WebSocket ack is the same ack as over HTTP",
+        );
+        t.equal((await ack(base, b, live.id)).status, 204);
+      });
+
+      t.test("typing start and stop between two clients of a thread", async (t) => {
+        const a = await registerAgent(base, "Typer");
+        const b = await registerAgent(base, "Reader");
+        const x = await registerAgent(base, "Outsider");
+        const m = await sendOk(base, a, b.id, "hi");
+        const ca = await open(a.token);
+        const cb = await open(b.token);
+        const cx = await open(x.token);
+        t.teardown(() => [ca, cb, cx].forEach((c) => c.close()));
+        await Promise.all([ca.nextOfType("ready"), cb.nextOfType("ready"), cx.nextOfType("ready")]);
+        ca.send({ type: "typing", thread_id: m.thread_id, state: "start" });
+        t.same(await cb.nextOfType("typing"), {
+          type: "typing",
+          thread_id: m.thread_id,
+          from: { id: a.id, display_name: "Typer" },
+          state: "start",
+          expires_in: 10,
+        });
+        ca.send({ type: "typing", thread_id: m.thread_id, state: "stop" });
+        t.same(await cb.nextOfType("typing"), {
+          type: "typing",
+          thread_id: m.thread_id,
+          from: { id: a.id, display_name: "Typer" },
+          state: "stop",
+        });
+        cx.send({ type: "typing", thread_id: m.thread_id, state: "start" });
+        t.equal((await cx.nextOfType("error")).error, "not_found", "not a member of the thread");
+        ca.send({ type: "typing", thread_id: m.thread_id, state: "start" });
+        await cb.next((f) => f.type === "typing" && f.state === "start");
+        ca.close();
+        const stop = await cb.next((f) => f.type === "typing" && f.state === "stop");
+        t.equal(stop.from.id, a.id, "a typist who disconnects stops typing");
+        t.notOk(
+          cx.frames.some((f) => f.type === "typing"),
+          "outsiders see nothing",
+        );
+      });
+
+      t.test("presence of friends: online on connect, offline when the last connection closes", async (t) => {
+        const a = await registerAgent(base, "Friend A");
+        const b = await registerAgent(base, "Friend B");
+        const s = await registerAgent(base, "Stranger");
+        await befriend(node.svc.sql, a.id, b.id);
+        const cb = await open(b.token);
+        const cs = await open(s.token);
+        t.teardown(() => [cb, cs].forEach((c) => c.close()));
+        await Promise.all([cb.nextOfType("ready"), cs.nextOfType("ready")]);
+        const ca = await open(a.token);
+        t.same(await cb.nextOfType("presence"), {
+          type: "presence",
+          principal: { id: a.id, display_name: "Friend A" },
+          status: "online",
+        });
+        t.same(
+          await ca.nextOfType("presence"),
+          { type: "presence", principal: { id: b.id, display_name: "Friend B" }, status: "online" },
+          "friends already online are announced after ready",
+        );
+        const ca2 = await open(a.token);
+        await ca2.nextOfType("ready");
+        ca.close();
+        await ca.waitClose();
+        ca2.send({ type: "ping", ref: "still here" });
+        await ca2.nextOfType("pong");
+        t.notOk(
+          cb.frames.some((f) => f.type === "presence" && f.status === "offline"),
+          "still online through a second connection",
+        );
+        ca2.close();
+        t.same(await cb.next((f) => f.type === "presence" && f.status === "offline"), {
+          type: "presence",
+          principal: { id: a.id, display_name: "Friend A" },
+          status: "offline",
+        });
+        t.notOk(
+          cs.frames.some((f) => f.type === "presence"),
+          "strangers see no presence",
+        );
+      });
+
+      t.test("ping, and bad frames get an error frame without closing", async (t) => {
+        const a = await registerAgent(base, "a");
+        const c = await open(a.token);
+        t.teardown(() => c.close());
+        await c.nextOfType("ready");
+        c.send({ type: "ping", ref: "p1" });
+        t.same(await c.nextOfType("pong"), { type: "pong", ref: "p1" });
+        c.ws.send(encoding === "json" ? "{not json" : Buffer.from([0xc1]));
+        t.equal((await c.nextOfType("error")).error, "invalid_request");
+        c.send({ type: "dance" });
+        t.match((await c.nextOfType("error")).message, /invalid frame/);
+        c.send({ type: "ack", ref: "r9" });
+        const e = await c.nextOfType("error");
+        t.equal(e.ref, "r9");
+        t.match(e.message, /id/);
+        c.send({ type: "typing", thread_id: "nope", state: "start" });
+        t.equal((await c.nextOfType("error")).error, "not_found");
+        c.send({ type: "ping" });
+        t.same(await c.nextOfType("pong"), { type: "pong" }, "still open");
+        t.equal(c.closed, null);
+      });
+    });
+  }
+}
+
+t.test("WebSocket authentication", async (t) => {
+  const node = await startTestNode(t, { engine: "memory" });
+  const base = node.url;
+  const a = await registerAgent(base, "Auth");
+
+  t.test("first-frame auth", async (t) => {
+    const c = await Client.open(base);
+    t.teardown(() => c.close());
+    c.send({ type: "auth", token: a.token });
+    t.equal((await c.nextOfType("ready")).principal.id, a.id);
+    c.send({ type: "auth", token: a.token });
+    t.match((await c.nextOfType("error")).message, /already authenticated/);
+  });
+
+  t.test("anything but auth first closes with 4401", async (t) => {
+    const c = await Client.open(base);
+    c.send({ type: "ping" });
+    t.equal((await c.nextOfType("error")).error, "unauthorized");
+    t.equal((await c.waitClose()).code, WS_CLOSE.unauthorized);
+  });
+
+  t.test("a bad token in the auth frame closes with 4401", async (t) => {
+    const c = await Client.open(base);
+    c.send({ type: "auth", token: `am_${"x".repeat(43)}` });
+    t.equal((await c.waitClose()).code, WS_CLOSE.unauthorized);
+  });
+
+  t.test("bearer subprotocol alone is selected; beside an encoding, the encoding is", async (t) => {
+    const only = await Client.open(base, { protocols: [`bearer.${a.token}`] });
+    t.teardown(() => only.close());
+    t.equal(only.ws.protocol, `bearer.${a.token}`);
+    t.equal((await only.nextOfType("ready")).protocol, "json");
+    const both = await Client.open(base, { protocols: [`bearer.${a.token}`, "flock.msgpack"], encoding: "msgpack" });
+    t.teardown(() => both.close());
+    t.equal(both.ws.protocol, "flock.msgpack");
+    t.equal((await both.nextOfType("ready")).protocol, "msgpack");
+  });
+
+  t.test("refused at the upgrade with a bad header or bearer token", async (t) => {
+    await t.rejects(Client.open(base, { token: `am_${"y".repeat(43)}` }), /401/);
+    await t.rejects(Client.open(base, { protocols: ["bearer.nope"] }), /401/);
+  });
+
+  t.test("a msgpack client gets binary MessagePack frames", async (t) => {
+    const c = await Client.open(base, { token: a.token, protocols: ["flock.msgpack"], encoding: "msgpack" });
+    t.teardown(() => c.close());
+    await c.nextOfType("ready");
+    c.ws.send(encode({ type: "ping", ref: "bin" }));
+    t.same(await c.nextOfType("pong"), { type: "pong", ref: "bin" });
+    t.same(c.binary, [true, true]);
+  });
+});
+
+t.test("a slow consumer is closed with 4413 once its buffer crosses the bound", async (t) => {
+  let buffered = 0;
+  const ended: number[] = [];
+  const sent: unknown[] = [];
+  const socket: Socket = {
+    send: (data) => {
+      sent.push(data);
+      return buffered > 2 * MAX_BUFFER ? 2 : 1;
+    },
+    getBufferedAmount: () => buffered,
+    end: (code) => ended.push(code ?? 0),
+    cork: (cb) => cb(),
+  };
+  const s = new WsSession("c1", socket, jsonCodec, {} as SessionDeps, createLogger("silent"));
+  t.equal(s.send({ type: "pong" }), true);
+  buffered = MAX_BUFFER - 10;
+  t.equal(s.send({ type: "pong" }), true, "within the bound");
+  buffered = MAX_BUFFER + 1;
+  t.equal(s.send({ type: "pong" }), false);
+  t.same(ended, [WS_CLOSE.slowConsumer]);
+  t.equal(s.send({ type: "pong" }), false, "nothing more is sent");
+  t.equal(sent.length, 3);
+});

@@ -17,7 +17,8 @@ export function startScript(
   portPattern: RegExp,
   timeoutMs = 60_000,
 ): Promise<Proc> {
-  const child = spawn(process.execPath, ["--import", "tsx", script], {
+  const extra = script === "runtime/main.ts" ? (process.env["BENCH_NODE_ARGS"] ?? "").split(" ").filter(Boolean) : [];
+  const child = spawn(process.execPath, [...extra, "--import", "tsx", script], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],

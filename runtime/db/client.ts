@@ -1,5 +1,6 @@
 // The one Postgres client (postgres.js). Real server or the embedded PGlite: same SQL, same client.
 import postgres from "postgres";
+import { redactUrl } from "../redact.ts";
 
 export type Sql = postgres.Sql;
 
@@ -33,14 +34,4 @@ export async function connectSql(opts: SqlOptions): Promise<Sql> {
 function describe(err: unknown): string {
   if (err instanceof AggregateError) return err.errors.map(describe).join("; ");
   return err instanceof Error ? err.message || err.name : String(err);
-}
-
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = "***";
-    return u.toString();
-  } catch {
-    return "<unparsable url>";
-  }
 }

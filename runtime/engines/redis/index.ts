@@ -1,5 +1,6 @@
 // Production engines on Redis: one command connection and one subscriber connection per node.
 import { Redis } from "ioredis";
+import { redactUrl } from "../../redact.ts";
 import type { Engines } from "../engines.ts";
 import { redisKeys } from "./keys.ts";
 import { RedisLimits } from "./limits.ts";
@@ -30,7 +31,7 @@ export async function createRedisEngines(url: string, prefix: string): Promise<E
   } catch (err) {
     cmd.disconnect();
     sub.disconnect();
-    throw new RedisUnavailableError(`cannot reach Redis at ${redact(url)}: ${(err as Error).message}`);
+    throw new RedisUnavailableError(`cannot reach Redis at ${redactUrl(url)}: ${(err as Error).message}`);
   }
   const redis = defineScripts(cmd);
   const keys = redisKeys(prefix);
@@ -52,15 +53,4 @@ export async function createRedisEngines(url: string, prefix: string): Promise<E
       await Promise.allSettled([cmd.quit(), sub.quit()]);
     },
   };
-}
-
-/** A URL with any password removed, for messages and logs. */
-export function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = "***";
-    return u.toString();
-  } catch {
-    return "<unparsable url>";
-  }
 }

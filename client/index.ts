@@ -1,7 +1,7 @@
 // The Flock SDK: `import { Flock } from "flock/client"`. A method for every endpoint, SPEC section 7 retries and
 // send throttling built in, long polling (or the WebSocket) as an async iterator that acks after your handler.
 import { type MessageStreamOptions, messageStream } from "./receive.ts";
-import { Transport, type TransportOptions } from "./transport.ts";
+import { Transport, type TransportOptions, toError } from "./transport.ts";
 import type * as T from "./types.ts";
 
 export { FlockError, PaymentRequiredError } from "./errors.ts";
@@ -113,7 +113,7 @@ export class Flock {
     return this.http.request<void>("POST", `/v1/messages/${enc(messageId)}/ack`, o);
   }
   threads(q: { limit?: number; before?: string } = {}, o: Sig = {}) {
-    return this.http.request<{ threads: T.Thread[] }>("GET", "/v1/threads", { query: q, ...o });
+    return this.http.request<{ threads: T.Thread[]; has_more: boolean }>("GET", "/v1/threads", { query: q, ...o });
   }
   threadMessages(threadId: string, q: { limit?: number; before?: string } = {}, o: Sig = {}) {
     return this.http.request<{ messages: T.Message[]; has_more?: boolean }>("GET", `/v1/threads/${enc(threadId)}/messages`, { query: q, ...o });
@@ -126,8 +126,8 @@ export class Flock {
   group(id: string, o: Sig = {}) {
     return this.http.request<{ group: T.Group }>("GET", `/v1/groups/${enc(id)}`, o).then((r) => r.group);
   }
-  addGroupMember(id: string, member: string, o: Sig = {}) {
-    return this.http.request<unknown>("POST", `/v1/groups/${enc(id)}/members`, { json: { member }, ...o });
+  addGroupMembers(id: string, members: string[], o: Sig = {}) {
+    return this.http.request<{ group: T.Group }>("POST", `/v1/groups/${enc(id)}/members`, { json: { members }, ...o }).then((r) => r.group);
   }
   removeGroupMember(id: string, member: string, o: Sig = {}) {
     return this.http.request<void>("DELETE", `/v1/groups/${enc(id)}/members/${enc(member)}`, o);
@@ -137,6 +137,49 @@ export class Flock {
   }
 
   // ---- account
+  user(o: Sig = {}) {
+    return this.http.request<{ user: T.User }>("GET", "/v1/users/me", o).then((r) => r.user);
+  }
+  updateUser(input: { display_name?: string; description?: string }, o: Sig = {}) {
+    return this.http.request<{ user: T.User }>("PATCH", "/v1/users/me", { json: input, ...o }).then((r) => r.user);
+  }
+  /** Step one of wallet sign-in: a fresh EIP-4361 message to sign. */
+  walletChallenge(address: string, o: Sig = {}) {
+    return this.http.request<{ nonce: string; message: string; expires_at: string }>("POST", "/v1/auth/wallet-verify", { json: { address }, ...o });
+  }
+  /** Step two: the signed message; the client keeps the human token. */
+  async walletVerify(message: string, signature: string, o: Sig = {}): Promise<T.Login> {
+    const r = await this.http.request<T.Login>("POST", "/v1/auth/wallet-verify", { json: { message, signature }, ...o });
+    this.http.token = r.token;
+    return r;
+  }
+  /** Signs in with a viem-style account (anything with `address` and `signMessage`). */
+  async signInWithWallet(account: { address: string; signMessage(a: { message: string }): Promise<string> }, o: Sig = {}) {
+    const c = await this.walletChallenge(account.address, o);
+    return this.walletVerify(c.message, await account.signMessage({ message: c.message }), o);
+  }
+  async privyLogin(token: string, o: Sig = {}): Promise<T.Login> {
+    const r = await this.http.request<T.Login>("POST", "/v1/auth/privy-login", { json: { token }, ...o });
+    this.http.token = r.token;
+    return r;
+  }
+  /** Uploads bytes (raw body with their content type). */
+  upload(data: Blob | Uint8Array<ArrayBuffer>, opts: { name?: string; contentType?: string } & Sig = {}) {
+    const body = data instanceof Blob ? data : new Blob([data]);
+    return this.http.request<T.FileObject>("POST", "/v1/files/upload", {
+      body,
+      query: { name: opts.name },
+      headers: { "content-type": opts.contentType ?? (body.type || "application/octet-stream") },
+      signal: opts.signal,
+    });
+  }
+  /** Downloads a file as a fetch Response (stream it with `.body`). */
+  async download(id: string, o: Sig = {}): Promise<Response> {
+    const res = await this.http.raw("GET", `/v1/files/${enc(id)}`, o);
+    if (!res.ok) throw toError({ status: res.status, headers: res.headers, body: await res.json().catch(() => undefined) });
+    return res;
+  }
+
   deleteAccount(o: Sig = {}) {
     return this.http.request<void>("DELETE", "/v1/users/me", o);
   }

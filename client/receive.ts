@@ -40,7 +40,12 @@ export async function* messageStream(flock: Flock, opts: MessageStreamOptions = 
     }
     for (const msg of batch) {
       yield msg;
-      await flock.ack(msg.id, { signal: opts.signal });
+      try {
+        await flock.ack(msg.id, { signal: opts.signal });
+      } catch (err) {
+        if (opts.signal?.aborted) return; // not acknowledged: it comes again next time
+        if (!isTransient(err)) throw err;
+      }
     }
   }
 }

@@ -24,6 +24,8 @@ export interface TransportOptions {
 
 export interface RequestOptions {
   json?: unknown;
+  /** A raw body (uploads); send its content type in `headers`. */
+  body?: Blob;
   query?: Record<string, string | number | undefined>;
   signal?: AbortSignal;
   /** Wait for the send throttle first. */
@@ -80,7 +82,7 @@ export class Transport {
   private async once(method: string, path: string, opts: RequestOptions): Promise<RawResponse> {
     const headers: Record<string, string> = { accept: "application/json", ...opts.headers };
     if (this.token) headers["authorization"] = `Bearer ${this.token}`;
-    let body: string | undefined;
+    let body: string | Blob | undefined = opts.body;
     if (opts.json !== undefined) {
       body = JSON.stringify(opts.json);
       headers["content-type"] = "application/json";
@@ -97,6 +99,13 @@ export class Transport {
     }
     this.logger?.debug?.({ method, path, status: res.status }, "flock: response");
     return { status: res.status, headers: res.headers, body: parsed };
+  }
+
+  /** One request without retries, answering the fetch Response itself (downloads). */
+  raw(method: string, path: string, opts: { signal?: AbortSignal } = {}): Promise<Response> {
+    const headers: Record<string, string> = {};
+    if (this.token) headers["authorization"] = `Bearer ${this.token}`;
+    return this.fetchImpl(this.url(path), { method, headers, signal: opts.signal });
   }
 
   url(path: string, query?: Record<string, string | number | undefined>): string {

@@ -1,56 +1,26 @@
-// Shapes the SDK exchanges with the server (the server's zod schemas in schema/ define them).
-export type Visibility = "public" | "friends" | "private";
+// Shapes the SDK exchanges with the server, taken from the server's zod schemas (types only: nothing of the
+// server is loaded at run time).
+import type { z } from "zod";
+import type { Agent } from "../schema/agents.ts";
+import type { LoginResponse } from "../schema/auth.ts";
+import type { FileObject } from "../schema/files.ts";
+import type { FriendRequest } from "../schema/friends.ts";
+import type { Group } from "../schema/groups.ts";
+import type { Message as SentMessage, PendingMessage, Thread as ThreadSchema } from "../schema/messages.ts";
+import type { Comment, FeedResponse, Moment, MomentCreated, Visibility } from "../schema/moments.ts";
+import type { User } from "../schema/users.ts";
 
-export interface Author {
-  id: string;
-  display_name: string;
-}
+export type { Author } from "../schema/common.ts";
+export type { Agent, Comment, FileObject, FriendRequest, Group, Moment, MomentCreated, User, Visibility };
 
-export interface Agent {
-  id: string;
-  display_name: string;
-  description: string;
-  created_at: string;
-  [extra: string]: unknown;
-}
-
-export interface Registration {
-  agent: Agent;
-  token: string;
-}
-
-export interface MomentCreated {
-  id: string;
-  content: string;
-  visibility: Visibility;
-  created_at: string;
-}
-
-export interface Moment extends MomentCreated {
-  author: Author;
-  like_count: number;
-  comment_count: number;
-}
-
-export interface FeedPage {
-  moments: Moment[];
-  has_more: boolean;
-}
-
-export interface Comment {
-  id: string;
-  body: string;
-  author: Author;
-  created_at: string;
-}
-
-export interface FriendRequest {
-  id: string;
-  from: string | Author;
-  to: string | Author;
-  status: string;
-  created_at: string;
-}
+export type Registration = { agent: Agent; token: string };
+export type FeedPage = z.infer<typeof FeedResponse>;
+export type Thread = z.infer<typeof ThreadSchema>;
+export type Login = z.infer<typeof LoginResponse>;
+/** A message as sent (201) or listed in history. */
+export type Message = SentMessage & { delivery_count?: number; payment?: Payment };
+/** A message handed out by pending or the WebSocket, with how many times it has been delivered. */
+export type Delivered = z.infer<typeof PendingMessage>;
 
 export interface Payment {
   transaction: string;
@@ -58,31 +28,6 @@ export interface Payment {
   payer: string;
   amount: string;
   explorer_url?: string;
-}
-
-export interface Message {
-  id: string;
-  thread_id: string;
-  from: Author;
-  to?: string;
-  group_id?: string;
-  body: string;
-  created_at: string;
-  delivery_count?: number;
-  payment?: Payment;
-  [extra: string]: unknown;
-}
-
-export interface Thread {
-  id: string;
-  [extra: string]: unknown;
-}
-
-export interface Group {
-  id: string;
-  name: string;
-  members: unknown[];
-  [extra: string]: unknown;
 }
 
 export interface MarketplaceAgent {

@@ -4,7 +4,7 @@ import { Author, principalId, text } from "./common.ts";
 import { messageBody } from "./messages.ts";
 
 /** Most members of a group, its owner included. */
-export const MAX_GROUP_MEMBERS = 256;
+export const MAX_GROUP_MEMBERS = 1000;
 
 export const CreateGroupRequest = z.object({
   name: text(1, 100),

@@ -20,5 +20,4 @@ export interface Engines {
   close(): Promise<void>;
 }
 
-// Declared for the issues that implement them; not yet part of Engines.
 export type { FeedCache, MailboxEngine, PresenceEngine };

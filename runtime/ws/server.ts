@@ -92,16 +92,16 @@ export async function mountWs(app: TemplatedApp, svc: Services): Promise<WsHandl
       const session = new WsSession(id, ws, data.codec, deps, svc.log.child({ conn: id }));
       data.session = session;
       open.add(session);
-      session.open(data.principal);
+      setImmediate(() => session.open(data.principal));
     },
     message: (ws: WebSocket<UserData>, message: ArrayBuffer) => {
-      ws.getUserData().session?.onMessage(message);
+      const data = ws.getUserData();
+      data.session?.onMessage(message, data.principal);
     },
     drain: (ws: WebSocket<UserData>) => {
       ws.getUserData().session?.onDrain();
     },
-    close: (ws: WebSocket<UserData>, code: number, msg: ArrayBuffer) => {
-      if (!draining) console.log("SERVER CLOSE", code, Buffer.from(msg).toString(), performance.now().toFixed(0));
+    close: (ws: WebSocket<UserData>) => {
       const session = ws.getUserData().session;
       if (!session) return;
       open.delete(session);

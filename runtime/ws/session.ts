@@ -32,6 +32,7 @@ export const HIGH_WATER = 256 * 1024;
 /** Idle seconds before the server pings (and twice that before it drops a silent connection). */
 export const HEARTBEAT_SECONDS = 30;
 const AUTH_TIMEOUT_MS = 10_000;
+const RETRY_MS = 1000;
 const PAGE = 100;
 
 export class WsSession {
@@ -46,6 +47,7 @@ export class WsSession {
   private again = false;
   private stalled = false;
   private authenticating = false;
+  private opened = false;
   private authTimer: NodeJS.Timeout | undefined;
   private removeWaiter: (() => void) | undefined;
 
@@ -57,8 +59,15 @@ export class WsSession {
     public log: Logger,
   ) {}
 
-  /** Called on open: start at once when the upgrade carried credentials, else wait for an auth frame. */
+  /**
+   * Start at once when the upgrade carried credentials, else wait for an auth frame. Called right after
+   * the open event, not inside it: a send from inside the open handler of a socket upgraded in a cork
+   * (the asynchronous upgrade) can get the fresh socket closed by uWS (uNetworking/uWebSockets#1928).
+   */
   open(principal: Principal | null): void {
+    if (this.opened) return;
+    this.opened = true;
+    if (this.closed) return;
     if (principal) {
       void this.start(principal);
       return;
@@ -121,7 +130,6 @@ export class WsSession {
         this.again = false;
         for (;;) {
           if (this.ws.getBufferedAmount() >= HIGH_WATER) {
-            (globalThis as any).__stalls = ((globalThis as any).__stalls ?? 0) + 1;
             this.stalled = true;
             break;
           }
@@ -138,9 +146,8 @@ export class WsSession {
         }
       } while (this.again && !this.closed && !this.stalled);
     } catch (err) {
-      (globalThis as any).__pumpErrors = ((globalThis as any).__pumpErrors ?? 0) + 1;
-      console.log("PUMP ERROR", err);
-      this.log.warn({ err }, "websocket delivery failed; retrying on the next wake-up");
+      this.log.warn({ err }, "websocket delivery failed; retrying shortly");
+      setTimeout(() => void this.pump(), RETRY_MS).unref();
     } finally {
       this.pumping = false;
     }
@@ -155,8 +162,9 @@ export class WsSession {
   }
 
   /** One client frame (the bytes are only valid during this call: decode them before anything async). */
-  onMessage(data: ArrayBuffer): void {
+  onMessage(data: ArrayBuffer, upgradedAs: Principal | null): void {
     if (this.closed) return;
+    this.open(upgradedAs);
     let raw: unknown;
     try {
       raw = this.codec.decode(data);

@@ -52,8 +52,8 @@ export class MemoryMailboxes implements MailboxEngine {
           b.entries.set(it.id, { seq: ++this.seq, payload: it.payload, count: 0 });
         }
       }
-      await this.pubsub.publish(WAKE_CHANNEL, it.principal);
     }
+    if (items.length > 0) await this.pubsub.publish(WAKE_CHANNEL, [...new Set(items.map((i) => i.principal))].join(","));
   }
 
   async fetch(principal: string, limit: number, cursor: string | null): Promise<MailboxEntry[] | null> {
@@ -100,6 +100,8 @@ export class MemoryMailboxes implements MailboxEngine {
   }
 
   onWake(handler: (principal: string) => void): Promise<() => Promise<void>> {
-    return this.pubsub.subscribe(WAKE_CHANNEL, (buf) => handler(buf.toString()));
+    return this.pubsub.subscribe(WAKE_CHANNEL, (buf) => {
+      for (const p of buf.toString().split(",")) handler(p);
+    });
   }
 }

@@ -1,7 +1,8 @@
 // Redis mailboxes: one stream per principal holding only unacknowledged messages (an ack deletes the entry),
 // bounded by `capacity`, plus an index hash (seed state, entry ids, delivery counts). Every operation is one
 // script, so one round trip; appends for many recipients go out as one pipeline. The append script also
-// publishes the wake-up, on one cluster-wide channel every node subscribes to once.
+// publishes the wake-up (a comma-separated list of principals), on one cluster-wide channel every node
+// subscribes to once; a pipelined append for many recipients publishes one wake-up naming them all.
 import type { Redis } from "ioredis";
 import type { AppendItem, MailboxEngine, MailboxEntry, SeedEntry } from "../mailbox.ts";
 import type { PubSub } from "../pubsub.ts";
@@ -46,10 +47,12 @@ export class RedisMailboxes implements MailboxEngine {
       return;
     }
     if (items.length === 0) return;
+    // many mailboxes (a group send): one pipeline, and one wake-up naming every principal
     const p = this.redis.pipeline() as Pipeline;
     for (const it of items) {
-      p.mailboxAppend(this.keys.mailbox(it.principal), this.keys.mailboxIndex(it.principal), it.id, it.payload, this.capacity, this.ttl, channel, it.principal);
+      p.mailboxAppend(this.keys.mailbox(it.principal), this.keys.mailboxIndex(it.principal), it.id, it.payload, this.capacity, this.ttl, "", it.principal);
     }
+    p.publish(channel, [...new Set(items.map((i) => i.principal))].join(","));
     const results = (await p.exec()) ?? [];
     for (const [err] of results) if (err) throw err;
   }
@@ -83,6 +86,8 @@ export class RedisMailboxes implements MailboxEngine {
   }
 
   onWake(handler: (principal: string) => void): Promise<() => Promise<void>> {
-    return this.pubsub.subscribe(WAKE_CHANNEL, (buf) => handler(buf.toString()));
+    return this.pubsub.subscribe(WAKE_CHANNEL, (buf) => {
+      for (const p of buf.toString().split(",")) handler(p);
+    });
   }
 }

@@ -1,5 +1,7 @@
 // The Flock SDK: `import { Flock } from "flock/client"`. A method for every endpoint, SPEC section 7 retries and
 // send throttling built in, long polling (or the WebSocket) as an async iterator that acks after your handler.
+import { PaymentRequiredError } from "./errors.ts";
+import { Payer, type PaymentOptions, paymentRequiredOf } from "./payments.ts";
 import { type MessageStreamOptions, messageStream } from "./receive.ts";
 import { Transport, type TransportOptions, toError } from "./transport.ts";
 import type * as T from "./types.ts";
@@ -9,16 +11,24 @@ export { DEFAULT_RETRY, backoffMs, type RetryPolicy } from "./retry.ts";
 export { type Clock, realClock, Throttle } from "./throttle.ts";
 export type * from "./types.ts";
 
-export type FlockOptions = TransportOptions;
+export type { PaymentOptions } from "./payments.ts";
+
+export type FlockOptions = TransportOptions & {
+  /** Pay paid agents automatically (x402) from this wallet, under spending caps. Without it, `send` to a paid agent raises PaymentRequiredError. */
+  payments?: PaymentOptions;
+};
 
 type Sig = { signal?: AbortSignal };
 const enc = encodeURIComponent;
 
 export class Flock {
   readonly http: Transport;
+  /** Pays paid agents (when `payments` was given). */
+  readonly payer: Payer | undefined;
 
   constructor(opts: FlockOptions) {
     this.http = new Transport(opts);
+    this.payer = opts.payments ? new Payer(opts.payments) : undefined;
   }
 
   get token(): string | undefined {
@@ -37,13 +47,22 @@ export class Flock {
     return r;
   }
   me(o: Sig = {}) {
-    return this.http.request<{ agent: T.Agent }>("GET", "/v1/agents/me", o).then((r) => r.agent);
+    return this.http.request<{ agent: T.AgentProfile }>("GET", "/v1/agents/me", o).then((r) => r.agent);
   }
-  updateMe(input: Partial<Pick<T.Agent, "display_name" | "description">> & Record<string, unknown>, o: Sig = {}) {
-    return this.http.request<{ agent: T.Agent }>("PATCH", "/v1/agents/me", { json: input, ...o }).then((r) => r.agent);
+  /** Updates the profile; `x402_enabled`, `price` (dollars), `pay_to` and `network` make the agent a paid agent. */
+  updateMe(
+    input: Partial<Pick<T.Agent, "display_name" | "description">> & {
+      x402_enabled?: boolean;
+      price?: number | string | null;
+      pay_to?: string | null;
+      network?: string;
+    } & Record<string, unknown>,
+    o: Sig = {},
+  ) {
+    return this.http.request<{ agent: T.AgentProfile }>("PATCH", "/v1/agents/me", { json: input, ...o }).then((r) => r.agent);
   }
   agent(id: string, o: Sig = {}) {
-    return this.http.request<{ agent: T.Agent }>("GET", `/v1/agents/${enc(id)}`, o).then((r) => r.agent);
+    return this.http.request<{ agent: T.AgentProfile }>("GET", `/v1/agents/${enc(id)}`, o).then((r) => r.agent);
   }
   /** Rotates the token; the client switches to the new one. */
   async rotateToken(o: Sig = {}): Promise<string> {
@@ -102,9 +121,33 @@ export class Flock {
   }
 
   // ---- messages
-  /** Sends a direct message, throttled below the server's limit. */
-  send(to: string, body: string, extra: { thread_id?: string; attachments?: string[] } = {}, o: Sig = {}) {
-    return this.http.request<T.Message>("POST", "/v1/messages", { json: { to, body, ...extra }, throttled: true, ...o });
+  /**
+   * Sends a direct message, throttled below the server's limit. To a paid agent: pays through x402 with the
+   * `payments` account (the answer carries `payment`), or raises PaymentRequiredError with the requirements.
+   */
+  async send(to: string, body: string, extra: { thread_id?: string; attachments?: string[] } = {}, o: Sig = {}): Promise<T.Message> {
+    const json = { to, body, ...extra };
+    const r = await this.http.send("POST", "/v1/messages", { json, throttled: true, ...o });
+    if (r.status !== 402) {
+      if (r.status >= 400) throw toError(r);
+      return r.body as T.Message;
+    }
+    const required = paymentRequiredOf(r.headers, r.body);
+    const message = (r.body as { message?: string } | undefined)?.message ?? "payment required";
+    if (!required) throw new PaymentRequiredError(message, null, r.body);
+    if (!this.payer) throw new PaymentRequiredError(message, required, r.body);
+    const headers = await this.payer.headersFor(required, r.body);
+    const paid = await this.http.send("POST", "/v1/messages", { json, headers, throttled: true, ...o });
+    if (paid.status === 402) {
+      const m = (paid.body as { message?: string } | undefined)?.message ?? "payment refused";
+      throw new PaymentRequiredError(m, paymentRequiredOf(paid.headers, paid.body) ?? required, paid.body);
+    }
+    if (paid.status >= 400) throw toError(paid);
+    return paid.body as T.Message;
+  }
+  /** The payments this client sent or received, newest first. */
+  payments(q: { limit?: number; before?: string; direction?: "sent" | "received" } = {}, o: Sig = {}) {
+    return this.http.request<T.PaymentsPage>("GET", "/v1/payments", { query: q, ...o });
   }
   pending(q: { timeout?: number; limit?: number } = {}, o: Sig = {}) {
     return this.http.request<{ messages: T.Message[] }>("GET", "/v1/messages/pending", { query: q, ...o }).then((r) => r.messages);

@@ -1,7 +1,14 @@
 // Shapes the SDK exchanges with the server, taken from the server's zod schemas (types only: nothing of the
 // server is loaded at run time).
 import type { z } from "zod";
-import type { Agent } from "../schema/agents.ts";
+import type { Agent, AgentProfile as AgentProfileSchema } from "../schema/agents.ts";
+import type {
+  MarketplaceAgent as MarketplaceAgentSchema,
+  MarketplaceResponse,
+  Payment as PaymentSchema,
+  PaymentRecord as PaymentRecordSchema,
+  PaymentsResponse,
+} from "../schema/payments.ts";
 import type { LoginResponse } from "../schema/auth.ts";
 import type { FileObject } from "../schema/files.ts";
 import type { FriendRequest } from "../schema/friends.ts";
@@ -18,30 +25,14 @@ export type FeedPage = z.infer<typeof FeedResponse>;
 export type Thread = z.infer<typeof ThreadSchema>;
 export type Login = z.infer<typeof LoginResponse>;
 /** A message as sent (201) or listed in history. */
-export type Message = SentMessage & { delivery_count?: number; payment?: Payment };
+export type Message = SentMessage & { delivery_count?: number };
 /** A message handed out by pending or the WebSocket, with how many times it has been delivered. */
 export type Delivered = z.infer<typeof PendingMessage>;
 
-export interface Payment {
-  transaction: string;
-  network: string;
-  payer: string;
-  amount: string;
-  explorer_url?: string;
-}
-
-export interface MarketplaceAgent {
-  id: string;
-  display_name: string;
-  description: string;
-  price: number;
-  currency: string;
-  network: string;
-  asset: string;
-  asset_symbol: string;
-}
-
-export interface MarketplacePage {
-  agents: MarketplaceAgent[];
-  has_more: boolean;
-}
+export type Payment = z.infer<typeof PaymentSchema>;
+export type MarketplaceAgent = z.infer<typeof MarketplaceAgentSchema>;
+export type MarketplacePage = z.infer<typeof MarketplaceResponse>;
+export type PaymentRecord = z.infer<typeof PaymentRecordSchema>;
+export type PaymentsPage = z.infer<typeof PaymentsResponse>;
+/** An agent profile with its marketplace fields (GET /v1/agents/me, GET /v1/agents/{id}). */
+export type AgentProfile = z.infer<typeof AgentProfileSchema>;

@@ -1,11 +1,15 @@
-// Agents: register, read and update the own profile, rotate the token, read a public profile.
+// Agents: register, read and update the own profile (with the marketplace fields of paid agents), rotate the
+// token, read a public profile. GET /v1/agents/marketplace lives in marketplace.ts (a static path: it wins
+// over /v1/agents/:id in the router).
 import { z } from "zod";
 import { notFound } from "../runtime/errors.ts";
 import { created, defineRoute, ok, type Route } from "../runtime/http/route.ts";
 import { isAgentId } from "../runtime/ids.ts";
+import { paidAgents } from "../runtime/payments/terms.ts";
+import { hasSettings, marketplaceView, type PaidAgentRow, updateSettings } from "../runtime/payments/settings.ts";
 import type { Services } from "../runtime/services.ts";
 import { hashToken, newToken } from "../runtime/tokens.ts";
-import { type Agent, RegisterAgentRequest, UpdateAgentRequest } from "../schema/agents.ts";
+import { type Agent, type AgentProfile, RegisterAgentRequest, UpdateAgentRequest } from "../schema/agents.ts";
 
 interface AgentRow {
   id: string;
@@ -21,10 +25,16 @@ const toAgent = (r: AgentRow): Agent => ({
   created_at: r.created_at.toISOString(),
 });
 
-async function loadAgent(svc: Services, id: string): Promise<Agent | null> {
-  const [row] = await svc.sql<AgentRow[]>`
-    select id, display_name, description, created_at from principals where id = ${id} and kind = 'agent'`;
-  return row ? toAgent(row) : null;
+/** The profile: the agent and its marketplace fields (paid agents). */
+async function loadAgent(svc: Services, id: string): Promise<AgentProfile | null> {
+  const [row] = await svc.sql<(AgentRow & Partial<PaidAgentRow> & { has_settings: boolean })[]>`
+    select p.id, p.display_name, p.description, p.created_at,
+           pa.principal is not null as has_settings, pa.x402_enabled, pa.price_micros, pa.pay_to, pa.network
+    from principals p left join paid_agents pa on pa.principal = p.id
+    where p.id = ${id} and p.kind = 'agent'`;
+  if (!row) return null;
+  const settings = row.has_settings ? (row as PaidAgentRow) : null;
+  return { ...toAgent(row), ...marketplaceView(svc.config, settings) };
 }
 
 const register = defineRoute({
@@ -65,16 +75,23 @@ const update = defineRoute({
   auth: "agent",
   body: UpdateAgentRequest,
   async handle({ principal, body, svc }) {
-    const [row] = await svc.sql<AgentRow[]>`
-      update principals set
-        display_name = coalesce(${body.display_name ?? null}::text, display_name),
-        description = coalesce(${body.description ?? null}::text, description),
-        updated_at = now()
-      where id = ${principal.id} and kind = 'agent'
-      returning id, display_name, description, created_at`;
-    if (!row) throw notFound("agent");
+    const found = await svc.sql.begin(async (tx) => {
+      const [row] = await tx<AgentRow[]>`
+        update principals set
+          display_name = coalesce(${body.display_name ?? null}::text, display_name),
+          description = coalesce(${body.description ?? null}::text, description),
+          updated_at = now()
+        where id = ${principal.id} and kind = 'agent'
+        returning id, display_name, description, created_at`;
+      if (row && hasSettings(body)) await updateSettings(tx as unknown as typeof svc.sql, svc.config, principal.id, body);
+      return row !== undefined;
+    });
+    if (!found) throw notFound("agent");
     if (body.display_name !== undefined) await svc.auth.forget(principal.id);
-    return ok({ agent: toAgent(row) });
+    if (hasSettings(body)) await paidAgents(svc).changed(principal.id);
+    const agent = await loadAgent(svc, principal.id);
+    if (!agent) throw notFound("agent");
+    return ok({ agent });
   },
 });
 

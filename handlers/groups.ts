@@ -7,6 +7,7 @@ import { created, defineRoute, noContent, ok, type Route } from "../runtime/http
 import { PREFIX, parseId } from "../runtime/ids.ts";
 import { messaging } from "../runtime/messaging/hub.ts";
 import { toMessage } from "../runtime/messaging/payload.ts";
+import { paidMembers } from "../runtime/payments/terms.ts";
 import type { Services } from "../runtime/services.ts";
 import { AddMembersRequest, CreateGroupRequest, type Group, MAX_GROUP_MEMBERS, SendGroupMessageRequest } from "../schema/groups.ts";
 import { jsonText } from "./messages.ts";
@@ -164,6 +165,12 @@ const send = defineRoute({
   limit: "messages",
   async handle({ params, body, principal, svc }) {
     const threadId = groupId(params);
+    const paid = await paidMembers(svc, threadId, principal.id);
+    if (paid.length > 0) {
+      throw invalid(`group messages cannot be paid: ${paid.join(", ")} charge per message; message them directly with POST /v1/messages`, {
+        paid_members: paid,
+      });
+    }
     const id = svc.ids.nextRaw();
     const createdAt = new Date(svc.now());
     const hub = messaging(svc);

@@ -11,8 +11,10 @@ import { momentRoutes } from "./moments.ts";
 import { healthRoutes } from "./health.ts";
 import { groupRoutes } from "./groups.ts";
 import { messageRoutes } from "./messages.ts";
+import { marketplaceRoutes } from "./marketplace.ts";
+import { paymentRoutes } from "./payments.ts";
 import { threadRoutes } from "./threads.ts";
 
 export function allRoutes(metrics: Metrics): Route[] {
-  return [...healthRoutes(metrics), ...agentRoutes, ...momentRoutes, ...momentReactionRoutes, ...friendRoutes, ...messageRoutes, ...threadRoutes, ...groupRoutes, ...authRoutes, ...userRoutes, ...fileRoutes];
+  return [...healthRoutes(metrics), ...agentRoutes, ...momentRoutes, ...momentReactionRoutes, ...friendRoutes, ...messageRoutes, ...threadRoutes, ...groupRoutes, ...authRoutes, ...userRoutes, ...fileRoutes, ...marketplaceRoutes, ...paymentRoutes];
 }

@@ -1,10 +1,13 @@
-// Direct messages: send, long-poll the mailbox, acknowledge.
+// Direct messages: send, long-poll the mailbox, acknowledge. A send to a paid agent goes through x402
+// (runtime/payments/paid-send.ts).
 import { invalid, notFound } from "../runtime/errors.ts";
 import { defineRoute, noContent, type Reply, type Route } from "../runtime/http/route.ts";
 import { parseId } from "../runtime/ids.ts";
 import { messaging } from "../runtime/messaging/hub.ts";
 import { pendingJson, toMessage } from "../runtime/messaging/payload.ts";
 import { isMember } from "../runtime/messaging/store.ts";
+import { paidSend } from "../runtime/payments/paid-send.ts";
+import { paidAgents } from "../runtime/payments/terms.ts";
 import { PendingQuery, SendMessageRequest } from "../schema/messages.ts";
 
 /** A JSON text answered as is (it was serialized once, for the mailbox). */
@@ -16,7 +19,8 @@ const send = defineRoute({
   auth: "principal",
   body: SendMessageRequest,
   limit: "messages",
-  async handle({ body, principal, svc }) {
+  async handle(ctx) {
+    const { body, principal, svc } = ctx;
     if (body.to === principal.id) throw invalid("to: you cannot send a message to yourself", { field: "to" });
     const hub = messaging(svc);
     const threadId = await hub.directThread(principal.id, body.to);
@@ -30,6 +34,8 @@ const send = defineRoute({
         });
       }
     }
+    const terms = await paidAgents(svc).terms(body.to);
+    if (terms) return paidSend(ctx, hub, terms, { to: body.to, threadId, body: body.body });
     const id = svc.ids.nextRaw();
     const createdAt = new Date(svc.now());
     if (!(await hub.storeDirect({ id, threadId, sender: principal.id, recipient: body.to, body: body.body, createdAt }))) {

@@ -52,6 +52,13 @@ const ConfigSchema = z.object({
   HUMAN_TOKEN_TTL: z.coerce.number().int().min(60).default(7 * 86_400),
   /** Where uploaded files live (default: DATA_DIR/files). */
   FILES_DIR: z.string().min(1).optional(),
+  /** Payments (issue 6). The x402 facilitator that verifies and settles payments; paid sends answer 503 without it. */
+  FACILITATOR_URL: z.string().url().optional(),
+  /** Seconds a payment authorization may stay valid (`maxTimeoutSeconds` of the payment requirements). */
+  FLOCK_PAYMENT_TIMEOUT: z.coerce.number().int().min(10).max(86_400).default(300),
+  /** Development: the Flock USD token deployed on a local chain (npm run payments:dev); enables that network. */
+  FLOCK_LOCAL_TOKEN: z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be an EVM address").optional(),
+  FLOCK_LOCAL_CHAIN_ID: z.coerce.number().int().positive().default(31337),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

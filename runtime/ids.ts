@@ -12,6 +12,7 @@ export const PREFIX = {
   group: "group_",
   file: "file_",
   request: "freq_",
+  payment: "pay_",
   human: "P",
   agent: "",
 } as const;

@@ -1,6 +1,7 @@
 // Agents: registration, profile and token rotation.
 import { z } from "zod";
 import { text } from "./common.ts";
+import { AgentMarketplace, MarketplaceSettings } from "./payments.ts";
 
 export const RegisterAgentRequest = z.object({
   display_name: text(1, 64),
@@ -11,6 +12,7 @@ export const UpdateAgentRequest = z
   .object({
     display_name: text(1, 64).optional(),
     description: text(0, 500).optional(),
+    ...MarketplaceSettings,
   })
   .refine((v) => Object.values(v).some((x) => x !== undefined), { message: "nothing to update" });
 
@@ -22,6 +24,10 @@ export const Agent = z.object({
 });
 export type Agent = z.infer<typeof Agent>;
 
+/** An agent's profile (GET/PATCH /v1/agents/me, GET /v1/agents/{id}): the agent plus its marketplace fields. */
+export const AgentProfile = Agent.extend(AgentMarketplace.shape);
+export type AgentProfile = z.infer<typeof AgentProfile>;
+
 export const RegisterAgentResponse = z.object({ agent: Agent, token: z.string().startsWith("am_") });
-export const AgentResponse = z.object({ agent: Agent });
+export const AgentResponse = z.object({ agent: AgentProfile });
 export const TokenResponse = z.object({ token: z.string() });

@@ -1,6 +1,7 @@
 // Direct messages, threads, long polling and acks.
 import { z } from "zod";
 import { Author, principalId } from "./common.ts";
+import { Payment } from "./payments.ts";
 
 /** Most characters (code points) in a message body. */
 export const MAX_BODY = 8000;
@@ -42,6 +43,8 @@ export const Message = z.object({
   to: z.string(),
   body: z.string(),
   created_at: z.string(),
+  /** A message to a paid agent: its settled payment (SPEC section 5), for a settled badge with an explorer link. */
+  payment: Payment.optional(),
 });
 export type Message = z.infer<typeof Message>;
 

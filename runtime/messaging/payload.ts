@@ -1,5 +1,6 @@
 // The message as recipients see it, built from a row, serialized once, and stored in mailboxes as JSON text.
 // The per-delivery `delivery_count` is spliced into that text, so handing out a message never re-parses it.
+import { getAddress } from "viem";
 import { PREFIX } from "../ids.ts";
 import type { Message } from "../../schema/messages.ts";
 
@@ -14,6 +15,12 @@ export interface MessageRow {
   recipient: string | null;
   body: string;
   created_at: Date;
+  /** A paid message's settled payment (payments joined on message_id); absent or null otherwise. */
+  pay_tx?: string | null;
+  pay_network?: string | null;
+  pay_payer?: string | null;
+  pay_amount?: string | null;
+  pay_explorer?: string | null;
 }
 
 export function toMessage(r: MessageRow): Message {
@@ -24,6 +31,17 @@ export function toMessage(r: MessageRow): Message {
     to: r.recipient ?? PREFIX.group + r.thread_id.toString(),
     body: r.body,
     created_at: r.created_at.toISOString(),
+    ...(r.pay_tx
+      ? {
+          payment: {
+            transaction: r.pay_tx,
+            network: r.pay_network ?? "",
+            payer: r.pay_payer ? getAddress(r.pay_payer) : "",
+            amount: r.pay_amount ?? "",
+            explorer_url: r.pay_explorer ?? null,
+          },
+        }
+      : {}),
   };
 }
 

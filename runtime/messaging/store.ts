@@ -162,10 +162,13 @@ export type UnackedRow = MessageRow & { delivery_count: number };
 /** A recipient's oldest unacknowledged messages, oldest first (to rebuild a mailbox). */
 export function unacked(sql: Sql, recipient: string, limit: number): Promise<UnackedRow[]> {
   return sql<UnackedRow[]>`
-    select m.id, m.thread_id, m.sender, p.display_name as sender_name, m.recipient, m.body, m.created_at, d.delivery_count
+    select m.id, m.thread_id, m.sender, p.display_name as sender_name, m.recipient, m.body, m.created_at,
+           pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
+           pay.explorer_url as pay_explorer, d.delivery_count
     from deliveries d
     join messages m on m.id = d.message_id
     left join principals p on p.id = m.sender
+    left join payments pay on pay.message_id = m.id
     where d.recipient = ${recipient} and d.acked_at is null
     order by d.message_id
     limit ${limit}`;
@@ -183,8 +186,10 @@ export async function writeDeliveryCounts(sql: Sql, rows: { recipient: string; i
 /** A page of a thread's history, newest first; one row more than asked tells whether more exist. */
 export function history(sql: Sql, threadId: bigint, before: bigint | null, limit: number): Promise<MessageRow[]> {
   return sql<MessageRow[]>`
-    select m.id, m.thread_id, m.sender, p.display_name as sender_name, m.recipient, m.body, m.created_at
-    from messages m left join principals p on p.id = m.sender
+    select m.id, m.thread_id, m.sender, p.display_name as sender_name, m.recipient, m.body, m.created_at,
+           pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
+           pay.explorer_url as pay_explorer
+    from messages m left join principals p on p.id = m.sender left join payments pay on pay.message_id = m.id
     where m.thread_id = ${String(threadId)} ${before !== null ? sql`and m.id < ${String(before)}` : sql``}
     order by m.id desc
     limit ${limit + 1}`;

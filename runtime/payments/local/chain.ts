@@ -1,0 +1,89 @@
+// Flock's local development chain: Hardhat 2's node (from npm) as a child process bound to 127.0.0.1, chain
+// id 31337, automining, Hardhat's well-known test accounts. Development and tests only: the server never
+// loads this module.
+import { type ChildProcess, spawn } from "node:child_process";
+import { createRequire } from "node:module";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+
+export const LOCAL_CHAIN_ID = 31337;
+
+/** The mnemonic of Hardhat's default accounts: public knowledge, for the local chain only. */
+export const HARDHAT_MNEMONIC = "test test test test test test test test test test test junk";
+
+export interface LocalChain {
+  rpcUrl: string;
+  port: number;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+const require = createRequire(import.meta.url);
+const CONFIG = fileURLToPath(new URL("hardhat.config.cjs", import.meta.url));
+
+/** A port free on 127.0.0.1 right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts `hardhat node` on 127.0.0.1 and resolves once it answers JSON-RPC. */
+export async function startLocalChain(opts: { port?: number; timeoutMs?: number } = {}): Promise<LocalChain> {
+  const port = opts.port ?? (await freePort());
+  const cli = require.resolve("hardhat/internal/cli/cli.js");
+  const child = spawn(process.execPath, [cli, "node", "--hostname", "127.0.0.1", "--port", String(port), "--config", CONFIG], {
+    cwd: fileURLToPath(new URL(".", import.meta.url)),
+    env: {
+      PATH: process.env["PATH"] ?? "",
+      HOME: process.env["HOME"] ?? "",
+      HARDHAT_DISABLE_TELEMETRY_PROMPT: "true",
+      HARDHAT_HIDE_SOLIDITY_SURVEY_MESSAGE: "true",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const collect = (d: Buffer) => {
+    if (output.length < 64_000) output += d.toString();
+  };
+  child.stdout!.on("data", collect);
+  child.stderr!.on("data", collect);
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+    await exited;
+  };
+  const rpcUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`hardhat node exited (${child.exitCode}):\n${output}`);
+    try {
+      const res = await fetch(rpcUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }),
+      });
+      const body = (await res.json()) as { result?: string };
+      if (body.result && Number(body.result) === LOCAL_CHAIN_ID) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`hardhat node did not start in time:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  // Drain the output from here on so a chatty node never blocks on a full pipe.
+  child.stdout!.off("data", collect);
+  child.stderr!.off("data", collect);
+  child.stdout!.resume();
+  child.stderr!.resume();
+  return { rpcUrl, port, child, stop };
+}

@@ -1,0 +1,14 @@
+// Hardhat 2 configuration of Flock's local development chain (see chain.ts): chain id 31337, automining,
+// the default test mnemonic's accounts. Only the built-in `hardhat` network is used.
+module.exports = {
+  solidity: "0.8.26",
+  networks: {
+    hardhat: {
+      chainId: 31337,
+      hardfork: "cancun",
+      mining: { auto: true },
+      accounts: { count: 5 },
+      loggingEnabled: false,
+    },
+  },
+};

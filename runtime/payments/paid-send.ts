@@ -1,0 +1,140 @@
+// A direct message to a paid agent (x402 v2, SPEC section 5):
+//   no payment header        -> 402 with the requirements (PAYMENT-REQUIRED header and the error body)
+//   payment that doesn't fit -> 402 with the reason; nothing is claimed
+//   claim (network, asset, payer, nonce) in Postgres -> 409 when it is already claimed or used
+//   facilitator verify       -> 402 with the reason; the claim fails but may be retried (nothing went on chain)
+//   facilitator settle       -> 402 with the reason; the claim fails for good (it may be on chain)
+//   settled                  -> the message, its delivery and the settled payment in one statement; then the
+//                               mailbox; 201 with `payment` and the PAYMENT-RESPONSE header.
+import { encodePaymentResponseHeader } from "@x402/core/http";
+import type { SettleResponse } from "@x402/core/types";
+import { ApiError, conflict, notFound } from "../errors.ts";
+import type { Ctx, Reply } from "../http/route.ts";
+import type { Messaging } from "../messaging/hub.ts";
+import { toMessage } from "../messaging/payload.ts";
+import { dollars, explorerUrl } from "./assets.ts";
+import { facilitatorFor } from "./facilitator.ts";
+import { checkPayment, paymentHeader, paymentRequired, paymentRequiredError, requirementsFor, type Terms } from "./protocol.ts";
+import { claim, completeSettled, markFailed } from "./store.ts";
+
+export interface PaidMessage {
+  to: string;
+  threadId: bigint;
+  body: string;
+}
+
+const errMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+function resourceUrl(ctx: Ctx<unknown, unknown, "principal">): string {
+  const host = ctx.headers["host"] ?? "localhost";
+  const https = ctx.svc.config.TRUST_PROXY && ctx.headers["x-forwarded-proto"] === "https";
+  return `${https ? "https" : "http"}://${host}/v1/messages`;
+}
+
+export async function paidSend(ctx: Ctx<unknown, unknown, "principal">, hub: Messaging, terms: Terms, msg: PaidMessage): Promise<Reply> {
+  const { svc, principal } = ctx;
+  const facilitator = facilitatorFor(svc.config);
+  if (!facilitator) throw new ApiError("unavailable", "this agent is paid, and payments are not configured on this server");
+  const ours = requirementsFor(terms, svc.config.FLOCK_PAYMENT_TIMEOUT);
+  const pr = paymentRequired(ours, resourceUrl(ctx), msg.to);
+  const header = paymentHeader(ctx.headers);
+  const price = `$${dollars(terms.micros)}`;
+  if (!header) {
+    throw paymentRequiredError(
+      pr,
+      `agent ${msg.to} charges ${price} per message (${ours.amount} units of ${terms.asset.symbol} on ${ours.network}): ` +
+        "sign the requirements of the PAYMENT-REQUIRED header and send again with PAYMENT-SIGNATURE",
+    );
+  }
+  const refuse = (reason: string, message: string) => paymentRequiredError({ ...pr, error: reason }, `payment refused: ${message}`, reason);
+  const checked = checkPayment(header, ours, Math.floor(svc.now() / 1000));
+  if (!checked.ok) throw refuse(checked.reason, checked.message);
+  const { payload, auth, requirements } = checked;
+
+  const paymentId = svc.ids.nextRaw();
+  const claimed = await claim(svc.sql, {
+    id: paymentId,
+    network: ours.network,
+    asset: ours.asset,
+    payer: auth.from,
+    nonce: auth.nonce,
+    payTo: ours.payTo,
+    amount: auth.value,
+    priceMicros: terms.micros,
+    from: principal.id,
+    to: msg.to,
+  });
+  if (claimed === null) throw conflict("this payment authorization (nonce) has already been used: sign a new one");
+
+  // Verify: a failure here leaves nothing on chain, so the same authorization may be sent again.
+  try {
+    const v = await facilitator.verify(payload, requirements);
+    if (!v.isValid) {
+      const reason = v.invalidReason ?? "invalid_payment";
+      await markFailed(svc.sql, claimed, reason, true);
+      throw refuse(reason, v.invalidMessage ?? reason);
+    }
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    await markFailed(svc.sql, claimed, `verify_error: ${errMessage(err)}`, true);
+    ctx.log.warn({ err }, "facilitator verify failed");
+    throw new ApiError("unavailable", "the payment facilitator could not verify the payment; try again");
+  }
+
+  // Settle: from here on the authorization may be on chain; a failed claim is never taken over again.
+  let settled: SettleResponse;
+  try {
+    settled = await facilitator.settle(payload, requirements);
+  } catch (err) {
+    await markFailed(svc.sql, claimed, `settle_error: ${errMessage(err)}`, false);
+    ctx.log.error({ err, payment: claimed.toString() }, "facilitator settle failed; outcome unknown");
+    throw new ApiError("unavailable", "the payment facilitator did not confirm the settlement; its outcome is unknown (see GET /v1/payments)");
+  }
+  if (!settled.success || !settled.transaction) {
+    const reason = settled.errorReason ?? "settlement_failed";
+    await markFailed(svc.sql, claimed, reason, false);
+    throw refuse(reason, settled.errorMessage?.split("\n")[0] ?? reason);
+  }
+
+  const id = svc.ids.nextRaw();
+  const createdAt = new Date(svc.now());
+  const explorer = explorerUrl(terms.asset, settled.transaction);
+  const stored = await completeSettled(svc.sql, {
+    paymentId: claimed,
+    txHash: settled.transaction,
+    explorerUrl: explorer,
+    message: { id, threadId: msg.threadId, sender: principal.id, recipient: msg.to, body: msg.body, createdAt },
+  });
+  if (!stored) {
+    hub.forgetDirectThread(principal.id, msg.to);
+    throw notFound("recipient");
+  }
+  const payment = { transaction: settled.transaction, network: ours.network, payer: auth.from, amount: auth.value.toString(), explorer_url: explorer };
+  const json = JSON.stringify(
+    toMessage({
+      id,
+      thread_id: msg.threadId,
+      sender: principal.id,
+      sender_name: principal.displayName,
+      recipient: msg.to,
+      body: msg.body,
+      created_at: createdAt,
+      ...paymentColumns(payment),
+    }),
+  );
+  await hub.deliver([msg.to], id.toString(), json);
+  return {
+    status: 201,
+    raw: { type: "application/json", data: json },
+    headers: { "PAYMENT-RESPONSE": encodePaymentResponseHeader({ ...settled, payer: settled.payer ?? auth.from }) },
+  };
+}
+
+/** The payment as the message row's pay_* columns (what toMessage renders). */
+export const paymentColumns = (p: { transaction: string; network: string; payer: string; amount: string; explorer_url: string | null }) => ({
+  pay_tx: p.transaction,
+  pay_network: p.network,
+  pay_payer: p.payer,
+  pay_amount: p.amount,
+  pay_explorer: p.explorer_url,
+});

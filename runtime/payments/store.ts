@@ -1,0 +1,126 @@
+// Postgres side of payments: claiming an authorization (unique per network, asset, payer and nonce), marking
+// a claim failed, and completing a settled payment together with its message in one statement, so a message
+// is never stored without its settled payment nor a payment marked settled without its message.
+import type { Sql } from "../db/client.ts";
+
+const FK_VIOLATION = "23503";
+
+export interface Claim {
+  id: bigint;
+  network: string;
+  asset: string;
+  payer: string;
+  nonce: string;
+  payTo: string;
+  amount: bigint;
+  priceMicros: bigint;
+  from: string;
+  to: string;
+}
+
+/**
+ * Claims an authorization. True when this request now owns it: a fresh claim, or a take-over of a claim that
+ * failed verification before any settlement (retryable). False when it is claimed, settled, or failed after a
+ * settlement attempt: a reused nonce. Concurrent claims of one authorization: exactly one wins.
+ */
+export async function claim(sql: Sql, c: Claim): Promise<bigint | null> {
+  const [row] = await sql<{ id: bigint | null }[]>`
+    with ins as (
+      insert into payments (id, network, asset, payer, nonce, pay_to, amount, price_micros, from_principal, to_principal, status)
+      values (${String(c.id)}, ${c.network}, ${c.asset.toLowerCase()}, ${c.payer.toLowerCase()}, ${c.nonce.toLowerCase()},
+              ${c.payTo.toLowerCase()}, ${c.amount.toString()}, ${String(c.priceMicros)}, ${c.from}, ${c.to}, 'claimed')
+      on conflict (network, asset, payer, nonce) do nothing
+      returning id
+    ),
+    retake as (
+      update payments set status = 'claimed', retryable = false, reason = null, pay_to = ${c.payTo.toLowerCase()},
+        amount = ${c.amount.toString()}, price_micros = ${String(c.priceMicros)}, from_principal = ${c.from},
+        to_principal = ${c.to}, updated_at = now()
+      where network = ${c.network} and asset = ${c.asset.toLowerCase()} and payer = ${c.payer.toLowerCase()}
+        and nonce = ${c.nonce.toLowerCase()} and status = 'failed' and retryable and not exists (select 1 from ins)
+      returning id
+    )
+    select coalesce((select id from ins), (select id from retake)) as id`;
+  return row?.id ?? null;
+}
+
+/** Marks a claim failed; `retryable` when no settlement was attempted (the authorization may come again). */
+export async function markFailed(sql: Sql, id: bigint, reason: string, retryable: boolean): Promise<void> {
+  await sql`
+    update payments set status = 'failed', retryable = ${retryable}, reason = ${reason.slice(0, 500)}, updated_at = now()
+    where id = ${String(id)} and status = 'claimed'`;
+}
+
+export interface Settled {
+  paymentId: bigint;
+  txHash: string;
+  explorerUrl: string | null;
+  message: { id: bigint; threadId: bigint; sender: string; recipient: string; body: string; createdAt: Date };
+}
+
+/**
+ * After settlement: store the message and its delivery and mark the payment settled (with the transaction and
+ * the message) in one statement. False when the recipient's account is gone: the payment is still recorded
+ * as settled, without a message.
+ */
+export async function completeSettled(sql: Sql, s: Settled): Promise<boolean> {
+  const m = s.message;
+  try {
+    const [row] = await sql<{ stored: boolean }[]>`
+      with r as (select id from principals where id = ${m.recipient}),
+      m as (
+        insert into messages (id, thread_id, sender, recipient, body, created_at)
+        select ${String(m.id)}, ${String(m.threadId)}, ${m.sender}, ${m.recipient}, ${m.body}, ${m.createdAt.toISOString()} from r
+        returning id
+      ),
+      d as (insert into deliveries (recipient, message_id) select ${m.recipient}, id from m),
+      u as (
+        update payments set status = 'settled', tx_hash = ${s.txHash}, explorer_url = ${s.explorerUrl},
+          message_id = (select id from m), updated_at = now()
+        where id = ${String(s.paymentId)}
+      )
+      select exists (select 1 from m) as stored`;
+    return row?.stored ?? false;
+  } catch (err) {
+    if ((err as { code?: string }).code !== FK_VIOLATION) throw err;
+    await sql`
+      update payments set status = 'settled', tx_hash = ${s.txHash}, explorer_url = ${s.explorerUrl}, updated_at = now()
+      where id = ${String(s.paymentId)}`;
+    return false;
+  }
+}
+
+export interface PaymentRow {
+  id: bigint;
+  network: string;
+  asset: string;
+  payer: string;
+  pay_to: string;
+  amount: string;
+  price_micros: bigint;
+  from_principal: string;
+  to_principal: string;
+  status: "claimed" | "settled" | "failed";
+  reason: string | null;
+  tx_hash: string | null;
+  explorer_url: string | null;
+  message_id: bigint | null;
+  created_at: Date;
+}
+
+/** A page of the payments `me` sent or received, newest first (one row more than asked tells has_more). */
+export function listPayments(sql: Sql, me: string, direction: "sent" | "received" | undefined, before: bigint | null, limit: number) {
+  const who =
+    direction === "sent"
+      ? sql`from_principal = ${me}`
+      : direction === "received"
+        ? sql`to_principal = ${me}`
+        : sql`(from_principal = ${me} or to_principal = ${me})`;
+  return sql<PaymentRow[]>`
+    select id, network, asset, payer, pay_to, amount::text as amount, price_micros, from_principal, to_principal,
+           status, reason, tx_hash, explorer_url, message_id, created_at
+    from payments
+    where ${who} ${before !== null ? sql`and id < ${String(before)}` : sql``}
+    order by id desc
+    limit ${limit + 1}`;
+}

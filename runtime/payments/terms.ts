@@ -1,0 +1,76 @@
+// Which recipients must be paid. Each node caches every looked-up agent's marketplace row (a send to a free
+// agent costs no extra query); PATCH /v1/agents/me broadcasts a change on pub/sub and every node drops its copy.
+import type { Services } from "../services.ts";
+import { ApiError } from "../errors.ts";
+import { paidTerms, type PaidAgentRow } from "./settings.ts";
+import type { Terms } from "./protocol.ts";
+
+const CHANNEL = "payments.terms";
+const CACHE_MAX = 100_000;
+
+export class PaidAgents {
+  private readonly rows = new Map<string, PaidAgentRow | null>();
+  private starting: Promise<void> | undefined;
+
+  constructor(private readonly svc: Services) {}
+
+  private start(): Promise<void> {
+    this.starting ??= this.svc.engines.pubsub
+      .subscribe(CHANNEL, (buf) => {
+        this.rows.delete(buf.toString());
+      })
+      .then(() => undefined);
+    return this.starting;
+  }
+
+  /** The marketplace row of `principal` (null: none), from the cache or Postgres. */
+  async row(principal: string): Promise<PaidAgentRow | null> {
+    await this.start();
+    const hit = this.rows.get(principal);
+    if (hit !== undefined) return hit;
+    const [row] = await this.svc.sql<PaidAgentRow[]>`
+      select x402_enabled, price_micros, pay_to, network from paid_agents where principal = ${principal}`;
+    if (this.rows.size >= CACHE_MAX) this.rows.clear();
+    this.rows.set(principal, row ?? null);
+    return row ?? null;
+  }
+
+  /**
+   * The terms of a paid recipient, null for a free one. A paid agent whose network this node cannot settle on
+   * is refused (503) rather than messaged for free.
+   */
+  async terms(principal: string): Promise<Terms | null> {
+    const row = await this.row(principal);
+    if (!row?.x402_enabled || row.price_micros === null) return null;
+    const t = paidTerms(this.svc.config, row);
+    if (!t) throw new ApiError("unavailable", `this agent is paid on ${row.network}, which this server does not settle on`);
+    return t;
+  }
+
+  /** After a change of `principal`'s settings: every node forgets its copy. */
+  async changed(principal: string): Promise<void> {
+    this.rows.delete(principal);
+    await this.svc.engines.pubsub.publish(CHANNEL, principal);
+  }
+}
+
+const instances = new WeakMap<Services, PaidAgents>();
+
+export function paidAgents(svc: Services): PaidAgents {
+  let p = instances.get(svc);
+  if (!p) {
+    p = new PaidAgents(svc);
+    instances.set(svc, p);
+  }
+  return p;
+}
+
+/** Paid agents among a group's members other than the sender (group messages cannot be paid); none when the sender is no member. */
+export async function paidMembers(svc: Services, threadId: bigint, sender: string): Promise<string[]> {
+  const rows = await svc.sql<{ principal: string }[]>`
+    select tm.principal from thread_members tm join paid_agents pa on pa.principal = tm.principal
+    where tm.thread_id = ${String(threadId)} and tm.principal <> ${sender}
+      and pa.x402_enabled and pa.price_micros is not null
+      and exists (select 1 from thread_members me where me.thread_id = tm.thread_id and me.principal = ${sender})`;
+  return rows.map((r) => r.principal);
+}

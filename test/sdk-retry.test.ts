@@ -3,7 +3,7 @@ import { Flock, FlockError } from "../client/index.ts";
 import { backoffMs, DEFAULT_RETRY, parseRetryAfter, retryable } from "../client/retry.ts";
 import { Throttle } from "../client/throttle.ts";
 import { FakeClock } from "./helpers/clock.ts";
-import { randomIp } from "./helpers/http.ts";
+import { randomIp, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 
 t.test("backoff follows SPEC section 7", async (t) => {
@@ -91,6 +91,25 @@ t.test("against the real server", async (t) => {
     t.same(clock.sleeps, [1500, 2500, 4500, 8500]);
     stripRetryAfter = false;
     clock.advanceOnSleep = true;
+  });
+
+  t.test("100 sends through the throttle stay under 8 per second: the server never answers 429", async (t) => {
+    let refused = 0;
+    const counting: typeof fetch = async (url, init) => {
+      const res = await fetch(url, init);
+      if (res.status === 429) refused++;
+      return res;
+    };
+    const [x, y] = [await registerAgent(node.url, "producer"), await registerAgent(node.url, "consumer")];
+    const producer = new Flock({ baseUrl: node.url, token: x.token, fetch: counting, clock });
+    clock.advanceOnSleep = true;
+    clock.sleeps.length = 0;
+    const start = clock.now();
+    for (let i = 0; i < 100; i++) await producer.send(y.id, `burst ${i}`);
+    t.equal(refused, 0, "no 429 from a server allowing 10 per second");
+    t.ok(clock.now() - start >= 99 * 125, "100 sends took at least 12.4 s of (fake) time");
+    const received = await new Flock({ baseUrl: node.url, token: y.token }).pending({ limit: 100 });
+    t.equal(received.length, 100);
   });
 
   t.test("AbortSignal cancels a request", async (t) => {

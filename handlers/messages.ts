@@ -62,6 +62,7 @@ const pending = defineRoute({
   method: "GET",
   path: "/v1/messages/pending",
   auth: "principal",
+  noHead: true, // a fetch counts a delivery: HEAD must not
   query: PendingQuery,
   async handle({ query, principal, svc, onAborted }) {
     const entries = await messaging(svc).poll(principal.id, query.limit, query.timeout * 1000, onAborted ?? (() => {}));

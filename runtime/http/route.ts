@@ -48,6 +48,8 @@ export interface Route {
   query?: z.ZodType;
   /** Rate-limit policy applied before the handler runs (scope taken from the policy). */
   limit?: PolicyName;
+  /** A GET with side effects: HEAD must not fall back to it. */
+  noHead?: boolean;
   /** Hand the handler the raw body as `ctx.stream` (no JSON parsing, no Content-Type check, no size cap: the handler enforces its own). */
   stream?: boolean;
   /** Typed per route by defineRoute; the pipeline passes validated input. */
@@ -66,6 +68,7 @@ export function defineRoute<
   query?: Q;
   limit?: PolicyName;
   stream?: boolean;
+  noHead?: boolean;
   handle(ctx: Ctx<z.infer<B>, z.infer<Q>, A>): Promise<Reply> | Reply;
 }): Route {
   return route as unknown as Route;

@@ -34,7 +34,7 @@ export class Router {
     const normalized = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
     const byMethod = this.staticRoutes.get(normalized);
     if (byMethod) {
-      const route = byMethod.get(method) ?? (method === "HEAD" ? byMethod.get("GET") : undefined);
+      const route = byMethod.get(method) ?? (method === "HEAD" ? headable(byMethod.get("GET")) : undefined);
       if (route) return { kind: "found", route, params: {} };
     }
     const allow = new Set(byMethod ? byMethod.keys() : []);
@@ -42,13 +42,20 @@ export class Router {
     for (const c of this.dynamic) {
       const params = matchSegments(c.segments, parts);
       if (!params) continue;
-      if (c.route.method === method || (method === "HEAD" && c.route.method === "GET")) {
+      if (c.route.method === method || (method === "HEAD" && headable(c.route))) {
         return { kind: "found", route: c.route, params };
       }
       allow.add(c.route.method);
+      if (headable(c.route)) allow.add("HEAD");
     }
+    if (headable(byMethod?.get("GET"))) allow.add("HEAD");
     return allow.size > 0 ? { kind: "method_not_allowed", allow: [...allow] } : { kind: "not_found" };
   }
+}
+
+/** A GET route HEAD may fall back to: every GET without side effects (not, say, a long poll that hands out messages). */
+function headable(route: Route | undefined): Route | undefined {
+  return route && route.method === "GET" && !route.noHead ? route : undefined;
 }
 
 function matchSegments(pattern: string[], parts: string[]): Record<string, string> | null {

@@ -19,9 +19,27 @@ function fail(field: string, message: string, issues: { field: string; message: 
 
 export function parseJson(buf: Buffer): unknown {
   if (buf.length === 0) throw new ApiError("invalid_request", "request body is required");
+  const text = buf.toString("utf8");
+  let value: unknown;
   try {
-    return JSON.parse(buf.toString("utf8"));
+    value = JSON.parse(text);
   } catch {
     throw new ApiError("invalid_request", "request body is not valid JSON");
+  }
+  // Postgres text cannot hold U+0000: refuse it here rather than fail half-way through a write.
+  if (text.includes("\\u0000")) rejectNul(value, "");
+  return value;
+}
+
+function rejectNul(v: unknown, path: string): void {
+  if (typeof v === "string") {
+    if (v.includes("\u0000")) {
+      const field = path || "body";
+      throw new ApiError("invalid_request", `${field}: must not contain the NUL character`, { field, issues: [{ field, message: "must not contain the NUL character" }] });
+    }
+  } else if (Array.isArray(v)) {
+    v.forEach((x, i) => rejectNul(x, path ? `${path}.${i}` : String(i)));
+  } else if (v && typeof v === "object") {
+    for (const [k, x] of Object.entries(v)) rejectNul(x, path ? `${path}.${k}` : k);
   }
 }

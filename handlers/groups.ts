@@ -6,7 +6,7 @@ import { ApiError, invalid, notFound } from "../runtime/errors.ts";
 import { created, defineRoute, noContent, ok, type Route } from "../runtime/http/route.ts";
 import { PREFIX, parseId } from "../runtime/ids.ts";
 import { messaging } from "../runtime/messaging/hub.ts";
-import { toMessage } from "../runtime/messaging/payload.ts";
+import { freshPayload } from "../runtime/messaging/payload.ts";
 import { paidMembers } from "../runtime/payments/terms.ts";
 import type { Services } from "../runtime/services.ts";
 import { AddMembersRequest, CreateGroupRequest, type Group, MAX_GROUP_MEMBERS, SendGroupMessageRequest } from "../schema/groups.ts";
@@ -176,17 +176,7 @@ const send = defineRoute({
     const hub = messaging(svc);
     const recipients = await hub.storeGroup({ id, threadId, sender: principal.id, body: body.body, createdAt });
     if (recipients === null) throw notFound("group");
-    const payload = JSON.stringify(
-      toMessage({
-        id,
-        thread_id: threadId,
-        sender: principal.id,
-        sender_name: principal.displayName,
-        recipient: null,
-        body: body.body,
-        created_at: createdAt,
-      }),
-    );
+    const payload = freshPayload(principal, { id, threadId, recipient: null, body: body.body, createdAt });
     await hub.deliver(recipients, id.toString(), payload);
     return jsonText(201, payload);
   },

@@ -4,7 +4,7 @@ import { invalid, notFound } from "../runtime/errors.ts";
 import { defineRoute, noContent, type Reply, type Route } from "../runtime/http/route.ts";
 import { parseId } from "../runtime/ids.ts";
 import { messaging } from "../runtime/messaging/hub.ts";
-import { pendingJson, toMessage } from "../runtime/messaging/payload.ts";
+import { freshPayload, pendingJson } from "../runtime/messaging/payload.ts";
 import { isMember } from "../runtime/messaging/store.ts";
 import { paidSend } from "../runtime/payments/paid-send.ts";
 import { paidAgents } from "../runtime/payments/terms.ts";
@@ -42,17 +42,7 @@ const send = defineRoute({
       hub.forgetDirectThread(principal.id, body.to);
       throw notFound("recipient");
     }
-    const payload = JSON.stringify(
-      toMessage({
-        id,
-        thread_id: threadId,
-        sender: principal.id,
-        sender_name: principal.displayName,
-        recipient: body.to,
-        body: body.body,
-        created_at: createdAt,
-      }),
-    );
+    const payload = freshPayload(principal, { id, threadId, recipient: body.to, body: body.body, createdAt });
     await hub.deliver([body.to], id.toString(), payload);
     return jsonText(201, payload);
   },

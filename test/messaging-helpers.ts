@@ -119,3 +119,15 @@ export class Client {
     this.ws.close();
   }
 }
+
+/**
+ * Sender `a` on node `one` warms up delivery to a poller `b` and a socket client `c` (WebSocket `ws`) served by
+ * node `two`: first contact creates the threads and prepares the statements, so timing tests measure steady state.
+ */
+export async function warmUpAcross(one: string, two: string, a: Registered, b: Registered, c: Registered, ws: Client): Promise<void> {
+  await ws.nextOfType("ready");
+  const w1 = await sendOk(one, a, b.id, "warm-up");
+  const w2 = await sendOk(one, a, c.id, "warm-up");
+  await Promise.all([pending(two, b), ws.nextOfType("message")]);
+  await Promise.all([ack(two, b, w1.id), ack(two, c, w2.id)]);
+}

@@ -2,7 +2,7 @@ import t from "tap";
 import { messaging } from "../runtime/messaging/hub.ts";
 import { registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
-import { ack, Client, pending, send, sendOk, until } from "./messaging-helpers.ts";
+import { Client, pending, send, sendOk, until, warmUpAcross } from "./messaging-helpers.ts";
 
 t.test("two nodes sharing one Postgres schema and one Redis prefix", async (t) => {
   // one fixed clock for both nodes: the rate-limit test must not depend on how fast the machine is
@@ -17,12 +17,7 @@ t.test("two nodes sharing one Postgres schema and one Redis prefix", async (t) =
     const c = await registerAgent(two.url, "socket");
     const ws = await Client.open(two.url, { token: c.token });
     t.teardown(() => ws.close());
-    await ws.nextOfType("ready");
-    // warm up: first contact creates the threads and prepares the statements on both nodes
-    const w1 = await sendOk(one.url, a, b.id, "warm-up");
-    const w2 = await sendOk(one.url, a, c.id, "warm-up");
-    await Promise.all([pending(two.url, b), ws.nextOfType("message")]);
-    await Promise.all([ack(two.url, b, w1.id), ack(two.url, c, w2.id)]);
+    await warmUpAcross(one.url, two.url, a, b, c, ws);
 
     const before = hubTwo.waiters.size;
     const polling = pending(two.url, b, "timeout=10");

@@ -1,7 +1,7 @@
 // Request/response scenarios driven by autocannon over real sockets: feed, like, post, send.
 import { befriendRing, type Member, registerFleet } from "../lib/fleet.ts";
-import { load } from "../lib/load.ts";
-import type { Scenario, ScenarioContext } from "../lib/scenario.ts";
+import { type BuiltRequest, load } from "../lib/load.ts";
+import type { Scenario, ScenarioContext, ScenarioResult } from "../lib/scenario.ts";
 
 const json = (token: string) => ({ authorization: `Bearer ${token}`, "content-type": "application/json" });
 const auth = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -22,6 +22,13 @@ async function socialFleet(ctx: ScenarioContext, label: string, posts: number): 
   return fleet;
 }
 
+/** Runs autocannon over `next` for the scenario's duration and reports it against the HTTP baseline. */
+async function measure(ctx: ScenarioContext, what: string, next: () => BuiltRequest, target: string): Promise<ScenarioResult> {
+  ctx.progress(`${what} for ${ctx.duration}s`);
+  const r = await load({ url: ctx.url, connections: ctx.connections, duration: ctx.duration, next });
+  return { ...r, baseline: "http", unit: "req/s", target };
+}
+
 export const feed: Scenario = {
   name: "feed",
   description: "warm feed reads of 20 items for agents with 50 friends",
@@ -31,9 +38,7 @@ export const feed: Scenario = {
     const next = () => ({ method: "GET" as const, path: "/v1/moments/feed?limit=20", headers: auth(fleet[k++ % fleet.length]!.token) });
     ctx.progress("warming");
     await load({ url: ctx.url, connections: ctx.connections, duration: 1, next });
-    ctx.progress(`reading feeds for ${ctx.duration}s`);
-    const r = await load({ url: ctx.url, connections: ctx.connections, duration: ctx.duration, next });
-    return { ...r, baseline: "http", unit: "req/s", target: ">= 0.25x, p99 < 10 ms" };
+    return measure(ctx, "reading feeds", next, ">= 0.25x, p99 < 10 ms");
   },
 };
 
@@ -52,9 +57,7 @@ export const like: Scenario = {
       const id = ids[pair % ids.length]!;
       return { method: i % 2 === 0 ? ("POST" as const) : ("DELETE" as const), path: `/v1/moments/${id}/like`, headers: auth(who.token) };
     };
-    ctx.progress(`liking and unliking for ${ctx.duration}s`);
-    const r = await load({ url: ctx.url, connections: ctx.connections, duration: ctx.duration, next });
-    return { ...r, baseline: "http", unit: "req/s", target: ">= 0.15x" };
+    return measure(ctx, "liking and unliking", next, ">= 0.15x");
   },
 };
 
@@ -69,9 +72,7 @@ export const post: Scenario = {
       const m = fleet[i % fleet.length]!;
       return { method: "POST" as const, path: "/v1/moments", headers: json(m.token), body: JSON.stringify({ content: `load ${i}`, visibility: "friends" }) };
     };
-    ctx.progress(`posting for ${ctx.duration}s`);
-    const r = await load({ url: ctx.url, connections: ctx.connections, duration: ctx.duration, next });
-    return { ...r, baseline: "http", unit: "req/s", target: "(no target)" };
+    return measure(ctx, "posting", next, "(no target)");
   },
 };
 
@@ -89,8 +90,6 @@ export const send: Scenario = {
       const target = to.id === from.id ? fleet[(i + 1) % fleet.length]! : to;
       return { method: "POST" as const, path: "/v1/messages", headers: json(from.token), body: JSON.stringify({ to: target.id, body: `hello ${i}` }) };
     };
-    ctx.progress(`sending for ${ctx.duration}s`);
-    const r = await load({ url: ctx.url, connections: ctx.connections, duration: ctx.duration, next });
-    return { ...r, baseline: "http", unit: "req/s", target: ">= 0.08x" };
+    return measure(ctx, "sending", next, ">= 0.08x");
   },
 };

@@ -45,6 +45,26 @@ export function toMessage(r: MessageRow): Message {
   };
 }
 
+/** The JSON text of a message just stored by `sender` (the one serialization every recipient shares). */
+export function freshPayload(
+  sender: { id: string; displayName: string },
+  m: { id: bigint; threadId: bigint; recipient: string | null; body: string; createdAt: Date },
+  extra: Partial<MessageRow> = {},
+): string {
+  return JSON.stringify(
+    toMessage({
+      id: m.id,
+      thread_id: m.threadId,
+      sender: sender.id,
+      sender_name: sender.displayName,
+      recipient: m.recipient,
+      body: m.body,
+      created_at: m.createdAt,
+      ...extra,
+    }),
+  );
+}
+
 /** A stored payload (a JSON object) with `delivery_count` added as its last field. */
 export function withDeliveryCount(payload: string, count: number): string {
   return `${payload.slice(0, -1)},"delivery_count":${count}}`;

@@ -11,7 +11,7 @@ import type { SettleResponse } from "@x402/core/types";
 import { ApiError, conflict, notFound } from "../errors.ts";
 import type { Ctx, Reply } from "../http/route.ts";
 import type { Messaging } from "../messaging/hub.ts";
-import { toMessage } from "../messaging/payload.ts";
+import { freshPayload } from "../messaging/payload.ts";
 import { dollars, explorerUrl } from "./assets.ts";
 import { facilitatorFor } from "./facilitator.ts";
 import { checkPayment, paymentHeader, paymentRequired, paymentRequiredError, requirementsFor, type Terms } from "./protocol.ts";
@@ -110,18 +110,7 @@ export async function paidSend(ctx: Ctx<unknown, unknown, "principal">, hub: Mes
     throw notFound("recipient");
   }
   const payment = { transaction: settled.transaction, network: ours.network, payer: auth.from, amount: auth.value.toString(), explorer_url: explorer };
-  const json = JSON.stringify(
-    toMessage({
-      id,
-      thread_id: msg.threadId,
-      sender: principal.id,
-      sender_name: principal.displayName,
-      recipient: msg.to,
-      body: msg.body,
-      created_at: createdAt,
-      ...paymentColumns(payment),
-    }),
-  );
+  const json = freshPayload(principal, { id, threadId: msg.threadId, recipient: msg.to, body: msg.body, createdAt }, paymentColumns(payment));
   await hub.deliver([msg.to], id.toString(), json);
   return {
     status: 201,

@@ -24,6 +24,7 @@ const CACHE_MAX = 50_000;
 export class Authenticator {
   private readonly cache = new Map<string, Cached>(); // hash hex -> entry
   private readonly byPrincipal = new Map<string, Set<string>>();
+  private readonly forgetListeners: ((principalId: string) => void)[] = [];
 
   constructor(
     private readonly sql: Sql,
@@ -32,7 +33,16 @@ export class Authenticator {
   ) {}
 
   async start(): Promise<void> {
-    await this.pubsub.subscribe(CHANNEL, (buf) => this.drop(buf.toString()));
+    await this.pubsub.subscribe(CHANNEL, (buf) => {
+      const id = buf.toString();
+      this.drop(id);
+      for (const l of this.forgetListeners) l(id);
+    });
+  }
+
+  /** Be told (on every node) when a principal's tokens or profile changed: rotation, deletion, rename. */
+  onForget(listener: (principalId: string) => void): void {
+    this.forgetListeners.push(listener);
   }
 
   /** The principal behind an Authorization header value; throws 401 in every other case. */

@@ -16,6 +16,7 @@ import { HEARTBEAT_SECONDS, MAX_BUFFER, WsSession } from "./session.ts";
 
 interface UserData {
   principal: Principal | null;
+  token: string | null;
   codec: Codec;
   ip: string;
   session?: WsSession;
@@ -66,7 +67,7 @@ export async function mountWs(app: TemplatedApp, svc: Services): Promise<WsHandl
       };
       const upgrade = (principal: Principal | null) => {
         if (aborted) return;
-        res.cork(() => res.upgrade<UserData>({ principal, codec, ip }, key, nego.selected, extensions, context));
+        res.cork(() => res.upgrade<UserData>({ principal, token: nego.token, codec, ip }, key, nego.selected, extensions, context));
       };
       if (draining) {
         refuse(new ApiError("unavailable", "shutting down"));
@@ -91,6 +92,7 @@ export async function mountWs(app: TemplatedApp, svc: Services): Promise<WsHandl
       const id = `${connBase}-${(++connSeq).toString(36)}`;
       const session = new WsSession(id, ws, data.codec, deps, svc.log.child({ conn: id }));
       data.session = session;
+      session.token = data.token;
       open.add(session);
       setImmediate(() => session.open(data.principal));
     },
@@ -107,6 +109,15 @@ export async function mountWs(app: TemplatedApp, svc: Services): Promise<WsHandl
       open.delete(session);
       void session.onClose();
     },
+  });
+
+  // A rotated token or a deleted account: every node re-checks the tokens of that principal's open sockets and
+  // closes those that no longer authenticate (4401), so a retired token stops working on live sockets too.
+  svc.auth.onForget((principalId) => {
+    for (const s of open) {
+      if (s.principal?.id !== principalId || !s.token) continue;
+      svc.auth.resolve(s.token).catch(() => s.end(WS_CLOSE.unauthorized, "token no longer valid"));
+    }
   });
 
   let stopping: Promise<void> | undefined;

@@ -37,6 +37,8 @@ const PAGE = 100;
 
 export class WsSession {
   principal: Principal | null = null;
+  /** The token the session authenticated with (re-checked when its principal's tokens change). */
+  token: string | null = null;
   closed = false;
   /** Threads this session is typing in: the lapse timer, when a start was last published, the members. */
   readonly typing = new Map<string, { timer: NodeJS.Timeout; sentAt: number; members: string[] }>();
@@ -187,6 +189,7 @@ export class WsSession {
         return;
       }
       this.authenticating = true;
+      this.token = frame.token;
       this.deps.svc.auth.resolve(frame.token).then(
         (p) => this.start(p),
         () => {

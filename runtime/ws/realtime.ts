@@ -71,7 +71,7 @@ export class Realtime {
   }
 
   /** An authenticated session: mark it online, watch its friends and tell it which of them are online. */
-  async join(s: WsSession): Promise<void> {
+  async join(s: WsSession, watching: () => void = () => {}): Promise<void> {
     const me = s.principal!;
     addTo(this.sessions, me.id, s);
     const now = this.svc.now();
@@ -81,11 +81,14 @@ export class Realtime {
         select f.friend as id, p.display_name from friendships f join principals p on p.id = f.friend
         where f.principal = ${me.id}`,
     ]);
+    const ids = friends.map((f) => f.id);
+    if (!s.closed) {
+      this.watching.set(s, ids);
+      for (const id of ids) addTo(this.watchers, id, s);
+    }
+    watching(); // the session now hears every friend's change: it may tell its client it is ready
     if (cameOnline) await this.publishPresence({ id: me.id, display_name: me.displayName, status: "online" });
     if (s.closed) return;
-    const ids = friends.map((f) => f.id);
-    this.watching.set(s, ids);
-    for (const id of ids) addTo(this.watchers, id, s);
     const online = await this.svc.engines.presence.online(ids, this.svc.now());
     for (const f of friends) {
       if (online.has(f.id)) s.send({ type: "presence", principal: { id: f.id, display_name: f.display_name }, status: "online" });

@@ -107,14 +107,33 @@ export class WsSession {
     if (this.closed) return;
     this.principal = principal;
     this.log = this.log.child({ principal: principal.id });
-    this.send({
-      type: "ready",
-      principal: { id: principal.id, display_name: principal.displayName },
-      protocol: this.codec.name,
-      heartbeat_seconds: HEARTBEAT_SECONDS,
+    // `ready` goes out once this session watches its friends (so no presence change after `ready` is missed),
+    // and before any presence or message frame.
+    let readySent = false;
+    let markReady: () => void = () => {};
+    const isReady = new Promise<void>((resolve) => {
+      markReady = resolve;
     });
+    const ready = () => {
+      if (readySent) return;
+      readySent = true;
+      if (!this.closed) {
+        this.send({
+          type: "ready",
+          principal: { id: principal.id, display_name: principal.displayName },
+          protocol: this.codec.name,
+          heartbeat_seconds: HEARTBEAT_SECONDS,
+        });
+      }
+      markReady();
+    };
+    this.joined = this.deps.realtime
+      .join(this, ready)
+      .catch((err) => this.log.warn({ err }, "presence join failed"))
+      .finally(ready);
+    await isReady;
+    if (this.closed) return;
     this.removeWaiter = this.deps.hub.waiters.add(principal.id, () => void this.pump());
-    this.joined = this.deps.realtime.join(this).catch((err) => this.log.warn({ err }, "presence join failed"));
     await this.pump();
   }
 

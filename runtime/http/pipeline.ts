@@ -9,6 +9,7 @@ import type { Metrics } from "../metrics.ts";
 import { POLICIES } from "../limits/policies.ts";
 import type { Services } from "../services.ts";
 import { readBody } from "./body.ts";
+import { clientIp } from "./client-ip.ts";
 import { bodyStream } from "./stream.ts";
 import type { Readable } from "node:stream";
 import { write } from "./respond.ts";
@@ -39,7 +40,7 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
     req.forEach((k, v) => {
       headers[k] = v;
     });
-    const ip = clientIp(res, headers, svc.config.TRUST_PROXY);
+    const ip = clientIp(res, headers["x-forwarded-for"], svc.config.TRUST_PROXY);
     const incomingId = headers["x-request-id"];
     const reqId = incomingId && REQ_ID_RE.test(incomingId) ? incomingId : `${reqBase}-${(++reqSeq).toString(36)}`;
     const io = { aborted: false, onAbort: [] as (() => void)[] };
@@ -205,15 +206,4 @@ function checkBodyHeaders(headers: Record<string, string>, limit: number): ApiEr
     return new ApiError("payload_too_large", `request body exceeds ${limit} bytes`, { limit });
   }
   return undefined;
-}
-
-function clientIp(res: HttpResponse, headers: Record<string, string>, trustProxy: boolean): string {
-  if (trustProxy) {
-    const fwd = headers["x-forwarded-for"];
-    if (fwd) {
-      const first = fwd.split(",")[0]!.trim();
-      if (first) return first;
-    }
-  }
-  return Buffer.from(res.getRemoteAddressAsText()).toString();
 }

@@ -7,7 +7,8 @@ import { WS_CLOSE } from "../../schema/ws.ts";
 import type { Principal } from "../auth.ts";
 import { ApiError } from "../errors.ts";
 import { messaging } from "../messaging/hub.ts";
-import { statusLine } from "../http/respond.ts";
+import { clientIp } from "../http/client-ip.ts";
+import { write } from "../http/respond.ts";
 import type { Services } from "../services.ts";
 import { type Codec, jsonCodec, msgpackCodec } from "./codec.ts";
 import { negotiate } from "./negotiate.ts";
@@ -50,8 +51,7 @@ export async function mountWs(app: TemplatedApp, svc: Services): Promise<WsHandl
       const extensions = req.getHeader("sec-websocket-extensions");
       const forwarded = req.getHeader("x-forwarded-for");
       const nego = negotiate(req.getHeader("authorization"), protocols);
-      const ip =
-        (svc.config.TRUST_PROXY && forwarded.split(",")[0]?.trim()) || Buffer.from(res.getRemoteAddressAsText()).toString();
+      const ip = clientIp(res, forwarded, svc.config.TRUST_PROXY);
       let aborted = false;
       res.onAborted(() => {
         aborted = true;
@@ -59,10 +59,11 @@ export async function mountWs(app: TemplatedApp, svc: Services): Promise<WsHandl
       const codec = nego.codec === "msgpack" ? msgpackCodec : jsonCodec;
       const refuse = (err: ApiError) => {
         if (aborted) return;
-        res.cork(() => {
-          res.writeStatus(statusLine(err.status));
-          for (const [k, v] of Object.entries(err.headers)) res.writeHeader(k, v);
-          res.writeHeader("Content-Type", "application/json").end(JSON.stringify(err.body()), true);
+        write(res, {
+          status: err.status,
+          headers: { ...err.headers, "Content-Type": "application/json" },
+          body: JSON.stringify(err.body()),
+          close: true,
         });
       };
       const upgrade = (principal: Principal | null) => {

@@ -24,12 +24,9 @@ t.test("healthz, readyz and metrics", async (t) => {
 
 t.test("readyz answers 503 unavailable when Postgres is gone", async (t) => {
   const node = await startTestNode(t, { engine: "memory" });
-  const sql = node.svc.sql;
-  const broken = Object.assign(() => Promise.reject(new Error("connection refused")), sql);
-  (node.svc as { sql: unknown }).sql = broken;
-  t.teardown(() => {
-    (node.svc as { sql: unknown }).sql = sql;
-  });
+  t.equal((await call(node.url, "GET", "/readyz")).status, 200);
+  // The node's real Postgres client loses its connections for good (no stand-in: the check meets the real error).
+  await node.svc.sql.end({ timeout: 1 });
   const r = await call(node.url, "GET", "/readyz");
   t.equal(r.status, 503);
   t.equal(r.body.error, "unavailable");

@@ -184,6 +184,10 @@ const unfriend = defineRoute({
       const r = await tx`
         delete from friendships
         where (principal = ${me} and friend = ${other}) or (principal = ${other} and friend = ${me})`;
+      // Feed reads trust the timelines for visibility, so both are dropped before the friendship ends (a
+      // failure here fails the request with nothing changed) and again after, which revokes the lease of
+      // any rebuild that read the friendship in between.
+      if (r.count > 0) await svc.engines.feed.invalidate([me, other]);
       return r.count;
     });
     if (removed === 0) throw notFound("friend");

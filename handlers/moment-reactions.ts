@@ -1,9 +1,12 @@
 // Likes and comments on moments (SPEC 4.3-4.6). A moment the caller cannot see answers 404, exactly as a
 // missing one. Counts stay exact: each like/unlike/comment updates the moment's counter in the same
-// statement that inserts or deletes its row (ON CONFLICT DO NOTHING makes a repeated like a no-op).
+// statement that inserts or deletes its row (ON CONFLICT DO NOTHING makes a repeated like a no-op), raises
+// the moment's `rev`, and hands the new counts to the moment record cache before the answer goes out.
+import type { Sql } from "../runtime/db/client.ts";
 import { notFound } from "../runtime/errors.ts";
 import { created, defineRoute, noContent, type Route } from "../runtime/http/route.ts";
 import { idTime, parseId } from "../runtime/ids.ts";
+import { recordCounts } from "../runtime/social/feed.ts";
 import { visibleTo } from "../runtime/social/moments-sql.ts";
 import { type Comment, CommentsQuery, CreateCommentRequest } from "../schema/moments.ts";
 
@@ -12,6 +15,20 @@ const momentId = (params: Record<string, string>): bigint => {
   if (id === null) throw notFound("moment");
   return id;
 };
+
+/** One reaction statement's answer: whether the moment was visible, and its counts when they changed. */
+interface Reacted {
+  found: number;
+  id: bigint | null;
+  like_count: number;
+  comment_count: number;
+  rev: bigint;
+}
+
+/** The tail of a reaction statement whose CTE `upd` returns the changed counts. */
+const reacted = (sql: Sql) => sql`
+      select (select count(*)::int from m) as found, upd.id, upd.like_count, upd.comment_count, upd.rev
+      from (select 1) one left join upd on true`;
 
 /** A foreign-key violation means the moment was deleted while we wrote: 404 like any missing moment. */
 const gone = (err: unknown): never => {
@@ -23,17 +40,19 @@ const like = defineRoute({
   method: "POST",
   path: "/v1/moments/:id/like",
   auth: "principal",
-  async handle({ params, principal, svc }) {
+  async handle({ params, principal, svc, log }) {
     const id = momentId(params);
     const me = principal.id;
-    const [r] = await svc.sql<{ found: number }[]>`
+    const [r] = await svc.sql<Reacted[]>`
       with m as (select m.id from moments m where m.id = ${String(id)} and ${visibleTo(svc.sql, me)}),
       ins as (
         insert into moment_likes (moment, principal) select id, ${me} from m
         on conflict do nothing returning moment),
-      upd as (update moments set like_count = like_count + 1 where id in (select moment from ins))
-      select count(*)::int as found from m`.then((rows) => rows, gone);
+      upd as (update moments set like_count = like_count + 1, rev = rev + 1 where id in (select moment from ins)
+        returning id, like_count, comment_count, rev)
+      ${reacted(svc.sql)}`.then((rows) => rows, gone);
     if (!r || r.found === 0) throw notFound("moment");
+    await recordCounts(svc, log, [r]);
     return noContent();
   },
 });
@@ -42,16 +61,18 @@ const unlike = defineRoute({
   method: "DELETE",
   path: "/v1/moments/:id/like",
   auth: "principal",
-  async handle({ params, principal, svc }) {
+  async handle({ params, principal, svc, log }) {
     const id = momentId(params);
     const me = principal.id;
-    const [r] = await svc.sql<{ found: number }[]>`
+    const [r] = await svc.sql<Reacted[]>`
       with m as (select m.id from moments m where m.id = ${String(id)} and ${visibleTo(svc.sql, me)}),
       del as (
         delete from moment_likes where moment in (select id from m) and principal = ${me} returning moment),
-      upd as (update moments set like_count = like_count - 1 where id in (select moment from del))
-      select count(*)::int as found from m`;
+      upd as (update moments set like_count = like_count - 1, rev = rev + 1 where id in (select moment from del)
+        returning id, like_count, comment_count, rev)
+      ${reacted(svc.sql)}`;
     if (!r || r.found === 0) throw notFound("moment");
+    await recordCounts(svc, log, [r]);
     return noContent();
   },
 });
@@ -61,19 +82,21 @@ const comment = defineRoute({
   path: "/v1/moments/:id/comments",
   auth: "principal",
   body: CreateCommentRequest,
-  async handle({ params, body, principal, svc }) {
+  async handle({ params, body, principal, svc, log }) {
     const id = momentId(params);
     const me = principal.id;
     const cid = svc.ids.nextRaw();
     const createdAt = new Date(idTime(cid));
-    const [r] = await svc.sql<{ n: number }[]>`
+    const [r] = await svc.sql<Reacted[]>`
       with m as (select m.id from moments m where m.id = ${String(id)} and ${visibleTo(svc.sql, me)}),
       ins as (
         insert into moment_comments (id, moment, author, body, created_at)
         select ${String(cid)}::bigint, id, ${me}, ${body.body}, ${createdAt} from m returning moment),
-      upd as (update moments set comment_count = comment_count + 1 where id in (select moment from ins))
-      select count(*)::int as n from ins`.then((rows) => rows, gone);
-    if (!r || r.n === 0) throw notFound("moment");
+      upd as (update moments set comment_count = comment_count + 1, rev = rev + 1 where id in (select moment from ins)
+        returning id, like_count, comment_count, rev)
+      ${reacted(svc.sql)}`.then((rows) => rows, gone);
+    if (!r || r.id === null) throw notFound("moment");
+    await recordCounts(svc, log, [r]);
     const out: Comment = {
       id: `comment_${cid}`,
       body: body.body,

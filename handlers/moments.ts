@@ -1,7 +1,7 @@
 // Moments: publish, read the feed, read one, delete one (SPEC 4.1, 4.2). Likes and comments live in
 // moment-reactions.ts; the feed cache logic in runtime/social/feed.ts.
 import { notFound } from "../runtime/errors.ts";
-import { created, defineRoute, noContent, ok, type Route } from "../runtime/http/route.ts";
+import { created, defineRoute, noContent, ok, okJson, type Route } from "../runtime/http/route.ts";
 import { idTime, parseId } from "../runtime/ids.ts";
 import { fanOut, readFeed, timelinesFor, unFanOut } from "../runtime/social/feed.ts";
 import { lockAuthorShared } from "../runtime/social/locks.ts";
@@ -53,7 +53,8 @@ const feed = defineRoute({
   query: FeedQuery,
   async handle({ query, principal, svc, log }) {
     const page = await readFeed(svc, log, principal.id, query.before ?? null, query.limit);
-    return ok({ moments: page.rows.map(toMoment), has_more: page.hasMore });
+    // The moments arrive as JSON already (from the record cache): join them rather than parse and re-encode.
+    return okJson(`{"moments":[${page.moments}],"has_more":${page.hasMore}}`);
   },
 });
 
@@ -77,8 +78,13 @@ const remove = defineRoute({
     const id = parseId("moment", params["id"] ?? "");
     if (id === null) throw notFound("moment");
     const me = principal.id;
-    const [row] = await svc.sql<{ visibility: Visibility }[]>`
-      delete from moments where id = ${String(id)} and author = ${me} returning visibility`;
+    const row = await svc.sql.begin(async (tx) => {
+      const [r] = await tx<{ visibility: Visibility }[]>`
+        delete from moments where id = ${String(id)} and author = ${me} returning visibility`;
+      // Tombstoned before the delete commits: no cached copy can outlive it (runtime/engines/moments.ts).
+      if (r) await svc.engines.moments.forget([id]);
+      return r;
+    });
     if (!row) throw notFound("moment");
     const friends = row.visibility === "friends" ? await friendsOf(svc.sql, me) : [];
     await unFanOut(svc, log, id, timelinesFor(me, row.visibility, friends));

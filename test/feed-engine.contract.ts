@@ -1,9 +1,12 @@
 // The feed cache contract: every FeedCache implementation must pass it.
 import type { Test } from "tap";
-import type { FeedCache, TimelineRead } from "../runtime/engines/feed.ts";
+import type { FeedCache, PageRead, TimelineRead } from "../runtime/engines/feed.ts";
+import type { MomentCache } from "../runtime/engines/moments.ts";
 
 export interface FeedFixture {
   feed: FeedCache;
+  /** The record cache the feed's pages are shown from. */
+  moments: MomentCache;
   close(): Promise<void>;
 }
 
@@ -163,5 +166,75 @@ export function feedContract(t: Test, make: FeedFactory): void {
     t.same(hit(t, (await fx.feed.read([a], null, 10))[0]).ids, [big, 999_999_999_999n, 10n, 9n]);
     t.same(hit(t, (await fx.feed.read([a], big, 2))[0]).ids, [999_999_999_999n, 10n]);
     t.same(hit(t, (await fx.feed.read([a], 10n, 2))[0]).ids, [9n]);
+  });
+
+  /** A record whose JSON head names the id, so pages can be checked by eye. */
+  const rec = (id: bigint, likes = 0, rev = 0n) => ({ id, head: `{"id":"moment_${id}"`, likes, comments: 0, rev });
+  const json = (id: bigint, likes = 0) => `{"id":"moment_${id}","like_count":${likes},"comment_count":0}`;
+  const page = (t: Test, r: PageRead): { ids: bigint[]; moments: unknown } => {
+    if (r.state !== "hit") {
+      t.fail(`expected a page, got ${r.state}`);
+      return { ids: [], moments: [] };
+    }
+    return { ids: r.ids, moments: r.moments };
+  };
+
+  t.test("readPage: a lease for each timeline not filled, null for the filled ones", async (t) => {
+    const a = tl("page-miss-a");
+    const b = tl("page-miss-b");
+    const first = await fx.feed.readPage([a, b], null, 3, 2);
+    t.equal(first.state, "miss");
+    const leases = first.state === "miss" ? first.leases : [];
+    t.equal(leases.length, 2);
+    t.ok(leases.every((l) => typeof l === "string"));
+    t.equal(await fx.feed.fill(a, leases[0]!, [1n], true), true, "the lease handed out fills");
+    const second = await fx.feed.readPage([a, b], null, 3, 2);
+    t.same(second.state === "miss" ? second.leases.map((l) => l === null) : [], [true, false]);
+  });
+
+  t.test("readPage merges newest first without duplicates, with each id's record", async (t) => {
+    const a = tl("page-a");
+    const b = tl("page-b");
+    const [ra, rb] = await fx.feed.read([a, b], null, 1);
+    await fx.feed.fill(a, lease(t, ra), [1001n, 1003n, 1005n], true);
+    await fx.feed.fill(b, lease(t, rb), [1002n, 1003n, 1004n], true);
+    const cold = page(t, await fx.feed.readPage([a, b], null, 4, 3));
+    t.same(cold.ids, [1005n, 1004n, 1003n, 1002n]);
+    t.same(cold.moments, [undefined, undefined, undefined, undefined], "no records cached yet");
+    await fx.moments.store([rec(1005n, 2, 1n), rec(1004n), rec(1003n)]);
+    t.same(page(t, await fx.feed.readPage([a, b], null, 4, 3)).moments, [json(1005n, 2), json(1004n), json(1003n), undefined]);
+    await fx.moments.store([rec(1002n)]);
+    const warm = page(t, await fx.feed.readPage([a, b], null, 4, 3));
+    t.same(warm.moments, [json(1005n, 2), json(1004n), json(1003n)].join(","), "all cached: the shown ones joined");
+    t.same(page(t, await fx.feed.readPage([a, b], 1003n, 4, 3)), { ids: [1002n, 1001n], moments: [json(1002n), undefined] });
+    await fx.moments.forget([1004n]);
+    t.same(page(t, await fx.feed.readPage([a, b], null, 2, 2)).moments, [json(1005n, 2), null], "tombstoned: null");
+  });
+
+  t.test("readPage is deep when the timelines hold fewer ids than wanted above their floor", async (t) => {
+    const a = tl("page-deep");
+    const b = tl("page-deep-pub");
+    const [ra, rb] = await fx.feed.read([a, b], null, 1);
+    await fx.feed.fill(a, lease(t, ra), [2050n, 2040n, 2030n], false);
+    await fx.feed.fill(b, lease(t, rb), [2045n, 2020n], true);
+    t.same(page(t, await fx.feed.readPage([a, b], null, 3, 2)).ids, [2050n, 2045n, 2040n]);
+    t.same((await fx.feed.readPage([a, b], null, 5, 4)).state, "deep", "2020 is below a's floor: Postgres decides");
+    t.same(page(t, await fx.feed.readPage([b], null, 5, 4)).ids, [2045n, 2020n], "a complete timeline is never deep");
+  });
+
+  t.test("moment records: counts are a register by revision; tombstones stay", async (t) => {
+    const m = 3001n;
+    t.same(await fx.moments.get([m]), [undefined]);
+    await fx.moments.counts([{ id: m, likes: 9, comments: 0, rev: 7n }]);
+    t.same(await fx.moments.get([m]), [undefined], "counts alone are not a record");
+    await fx.moments.store([rec(m, 5, 5n)]);
+    t.same(await fx.moments.get([m]), [json(m, 9)], "a fill older than the counts keeps the newer counts");
+    await fx.moments.counts([{ id: m, likes: 8, comments: 0, rev: 6n }]);
+    t.same(await fx.moments.get([m]), [json(m, 9)], "older counts are ignored");
+    await fx.moments.counts([{ id: m, likes: 10, comments: 0, rev: 8n }]);
+    t.same(await fx.moments.get([m]), [json(m, 10)]);
+    await fx.moments.forget([m, 3002n]);
+    await fx.moments.store([rec(m, 11, 9n), rec(3002n)]);
+    t.same(await fx.moments.get([m, 3002n, 3003n]), [null, null, undefined], "a later fill keeps the tombstone");
   });
 }

@@ -1,5 +1,7 @@
 import t from "tap";
 import { MemoryFeed } from "../runtime/engines/memory/feed.ts";
+import { MemoryMoments } from "../runtime/engines/memory/moments.ts";
+import { RedisMoments } from "../runtime/engines/redis/moments.ts";
 import { createRedisEngines } from "../runtime/engines/redis/index.ts";
 import { RedisFeed } from "../runtime/engines/redis/feed.ts";
 import { redisKeys } from "../runtime/engines/redis/keys.ts";
@@ -10,7 +12,10 @@ import { deletePrefix } from "./helpers/node.ts";
 import { feedContract } from "./feed-engine.contract.ts";
 
 t.test("memory engine", async (t) => {
-  feedContract(t, async (depth) => ({ feed: new MemoryFeed({ depth }), close: async () => {} }));
+  feedContract(t, async (depth) => {
+    const moments = new MemoryMoments();
+    return { feed: new MemoryFeed({ depth, moments }), moments, close: async () => {} };
+  });
 });
 
 t.test("redis engine", async (t) => {
@@ -19,6 +24,7 @@ t.test("redis engine", async (t) => {
     const redis = defineScripts(new Redis(TEST_REDIS_URL));
     return {
       feed: new RedisFeed(redis, redisKeys(prefix), { depth }),
+      moments: new RedisMoments(redis, redisKeys(prefix)),
       close: async () => {
         redis.disconnect();
         await deletePrefix(prefix);

@@ -5,6 +5,7 @@
 import { Redis } from "ioredis";
 import t, { type Test } from "tap";
 import { MemoryFeed } from "../runtime/engines/memory/feed.ts";
+import { MemoryMoments } from "../runtime/engines/memory/moments.ts";
 import { RedisFeed } from "../runtime/engines/redis/feed.ts";
 import { redisKeys } from "../runtime/engines/redis/keys.ts";
 import { defineScripts } from "../runtime/engines/redis/scripts.ts";
@@ -26,19 +27,23 @@ function swapFeed(t: Test, node: TestNode, engine: EngineKind, depth: number): v
     t.teardown(() => redis.disconnect());
     feed = new RedisFeed(redis, redisKeys(node.prefix), { depth });
   } else {
-    feed = new MemoryFeed({ depth });
+    feed = new MemoryFeed({ depth, moments: node.svc.engines.moments });
   }
   (node.svc.engines as any).feed = feed;
   t.teardown(() => {
     // A memory cache missed the pushes made meanwhile: start over with an empty one.
-    (node.svc.engines as any).feed = engine === "redis" ? original : new MemoryFeed({ depth: original.depth });
+    (node.svc.engines as any).feed =
+      engine === "redis" ? original : new MemoryFeed({ depth: original.depth, moments: node.svc.engines.moments });
   });
 }
 
 /** Forget everything cached: the Redis keys of the test prefix, or a fresh in-process cache. */
 async function flush(node: TestNode, engine: EngineKind): Promise<void> {
   if (engine === "redis") await deletePrefix(node.prefix);
-  else (node.svc.engines as any).feed = new MemoryFeed({ depth: node.svc.engines.feed.depth });
+  else {
+    const moments = new MemoryMoments();
+    Object.assign(node.svc.engines, { moments, feed: new MemoryFeed({ depth: node.svc.engines.feed.depth, moments }) });
+  }
 }
 
 for (const engine of ["redis", "memory"] as EngineKind[]) {
@@ -192,6 +197,42 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
       const s1 = { ...feedStats };
       t.same((await feedPage(base, f, "?limit=5")).moments.map((x) => x.id), ids);
       t.equal(feedStats.cached - s1.cached, 1, "served from the cache again");
+    });
+
+    t.test("a warm page is served from the record cache, with new counts and without deleted moments at once", async (t) => {
+      const a = await registerAgent(base, "warmauthor");
+      const f = await registerAgent(base, "warmfriend");
+      await befriend(base, a, f);
+      await feedPage(base, f);
+      const fr = await post(base, a, "friends");
+      const pub = await post(base, a, "public");
+      const top2 = async () => (await feedPage(base, f, "?limit=2")).moments;
+      await top2(); // caches both records
+      const s0 = { ...feedStats };
+      t.equal((await call(base, "POST", `/v1/moments/${fr.id}/like`, { token: f.token })).status, 204);
+      t.equal((await call(base, "POST", `/v1/moments/${pub.id}/comments`, { token: f.token, json: { body: "hi" } })).status, 201);
+      let page = await top2();
+      t.same(
+        page.map((m) => [m.id, m.like_count, m.comment_count]),
+        [[pub.id, 0, 1], [fr.id, 1, 0]],
+        "the counts just written",
+      );
+      t.equal((await call(base, "DELETE", `/v1/moments/${fr.id}/like`, { token: f.token })).status, 204);
+      t.equal((await top2())[1]!.like_count, 0);
+      t.equal((await call(base, "DELETE", `/v1/moments/${pub.id}`, { token: a.token })).status, 204);
+      page = await top2();
+      t.notOk(page.some((m) => m.id === pub.id), "a deleted moment is gone on the next read");
+      t.equal(page[0]!.id, fr.id);
+      t.same(
+        { cached: feedStats.cached - s0.cached, miss: feedStats.miss - s0.miss, stale: feedStats.stale - s0.stale },
+        { cached: 3, miss: 0, stale: 0 },
+        "every read served from the caches",
+      );
+      // The tombstone outlives the record: even a record filled again later does not bring it back.
+      const id = BigInt(pub.id.slice(7));
+      const [row] = await node.svc.sql`select 1 from moments where id = ${String(id)}`;
+      t.equal(row, undefined);
+      t.same(await node.svc.engines.moments.get([id]), [null], "tombstoned");
     });
 
     t.test("exact counts after 50 concurrent likers and commenters", async (t) => {

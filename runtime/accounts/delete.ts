@@ -5,12 +5,14 @@
 // comments on other moments, friendships, friend requests, thread memberships, its deliveries (mailbox),
 // files and file shares; groups it owned lose their owner. Messages it sent stay (messages.sender has no
 // foreign key) and render from a deleted author. Before the cascade, the like and comment counters of other
-// moments are lowered by exactly what disappears; afterwards the caches are told (tokens, feeds, mailbox)
-// and blobs no other file names are removed.
+// moments are lowered by exactly what disappears (raising their `rev`), and the account's own moments are
+// tombstoned in the moment record cache before the delete commits; afterwards the other caches are told
+// (tokens, feeds, counts, mailbox) and blobs no other file names are removed.
 import type { Principal } from "../auth.ts";
 import { PUBLIC_TIMELINE } from "../engines/feed.ts";
 import type { Logger } from "../log.ts";
 import type { Services } from "../services.ts";
+import { recordCounts } from "../social/feed.ts";
 import { fileStore } from "../files/index.ts";
 import { removeUnreferencedBlobs } from "../files/records.ts";
 
@@ -33,6 +35,15 @@ interface Removed {
   friends: string[];
   publicMoments: bigint[];
   blobs: string[];
+  /** New counts of other accounts' moments this account had liked or commented on. */
+  counts: CountsRow[];
+}
+
+interface CountsRow {
+  id: bigint;
+  like_count: number;
+  comment_count: number;
+  rev: bigint;
 }
 
 export async function deleteAccount(
@@ -49,15 +60,20 @@ export async function deleteAccount(
     // Row lock first: a like or comment being written by this account holds a key-share lock on this row,
     // so we wait for it; any later one fails its foreign key. The counter fix-ups below are therefore exact.
     const [me] = await tx`select 1 from principals where id = ${p.id} for update`;
-    if (!me) return { found: false, friends: [], publicMoments: [], blobs: [] };
-    await tx`
+    if (!me) return { found: false, friends: [], publicMoments: [], blobs: [], counts: [] };
+    const liked = await tx<CountsRow[]>`
       with l as (delete from moment_likes where principal = ${p.id} returning moment),
       n as (select moment, count(*)::int as n from l group by moment)
-      update moments m set like_count = m.like_count - n.n from n where m.id = n.moment`;
-    await tx`
+      update moments m set like_count = m.like_count - n.n, rev = m.rev + 1 from n where m.id = n.moment
+      returning m.id, m.like_count, m.comment_count, m.rev`;
+    const commented = await tx<CountsRow[]>`
       with c as (delete from moment_comments where author = ${p.id} returning moment),
       n as (select moment, count(*)::int as n from c group by moment)
-      update moments m set comment_count = m.comment_count - n.n from n where m.id = n.moment`;
+      update moments m set comment_count = m.comment_count - n.n, rev = m.rev + 1 from n where m.id = n.moment
+      returning m.id, m.like_count, m.comment_count, m.rev`;
+    // Tombstoned before the cascade commits, so no cached copy of them can outlive it.
+    const own = await tx<{ id: bigint }[]>`select id from moments where author = ${p.id}`;
+    await svc.engines.moments.forget(own.map((m) => m.id));
     const friends = await tx<{ friend: string }[]>`select friend from friendships where principal = ${p.id}`;
     const pub = await tx<{ id: bigint }[]>`select id from moments where author = ${p.id} and visibility = 'public'`;
     const files = await tx<{ sha256: string }[]>`select sha256 from files where owner = ${p.id}`;
@@ -67,6 +83,8 @@ export async function deleteAccount(
       friends: friends.map((f) => f.friend),
       publicMoments: pub.map((m) => m.id),
       blobs: files.map((f) => f.sha256),
+      // A moment in both lists was updated twice: the later row (higher rev) wins in the cache anyway.
+      counts: [...liked, ...commented],
     };
   });
   // Committed: the account is gone. What follows only tidies caches; each step tolerates failure.
@@ -81,13 +99,17 @@ export async function deleteAccount(
   log.info({ principal: p.id, kind: p.kind }, "account deleted");
 }
 
-/** Feeds forget the account's moments (hydration re-checks too); its own timeline and mailbox are dropped. */
+/**
+ * Feeds forget the account's moments (their records are tombstoned already); its own timeline and mailbox
+ * are dropped; the counts lowered on other moments reach the record cache.
+ */
 async function tidyCaches(svc: Services, log: Logger, id: string, removed: Removed): Promise<void> {
   const { feed, mailboxes } = svc.engines;
   const steps: [string, () => Promise<void>][] = [
     ["public timeline", () => (removed.publicMoments.length > 0 ? feed.remove([PUBLIC_TIMELINE], removed.publicMoments) : Promise.resolve())],
     ["friends' timelines", () => feed.invalidate([id, ...removed.friends])],
     ["mailbox", () => mailboxes.clear(id)],
+    ["counts", () => recordCounts(svc, log, removed.counts)],
   ];
   for (const [what, step] of steps) {
     try {

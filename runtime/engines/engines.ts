@@ -2,6 +2,7 @@
 import type { FeedCache } from "./feed.ts";
 import type { LimitsEngine } from "./limits.ts";
 import type { MailboxEngine } from "./mailbox.ts";
+import type { MomentCache } from "./moments.ts";
 import type { PresenceEngine } from "./presence.ts";
 import type { PubSub } from "./pubsub.ts";
 
@@ -13,6 +14,8 @@ export interface Engines {
   readonly mailboxes: MailboxEngine;
   readonly presence: PresenceEngine;
   readonly feed: FeedCache;
+  /** Cached moment records, so warm feed reads need no Postgres. */
+  readonly moments: MomentCache;
   /** A node id (0-1023) for id generation, distinct among live nodes sharing the engine. */
   allocateNodeId(): Promise<number>;
   /** Health check: resolves when the backing store answers. */
@@ -20,4 +23,4 @@ export interface Engines {
   close(): Promise<void>;
 }
 
-export type { FeedCache, MailboxEngine, PresenceEngine };
+export type { FeedCache, MailboxEngine, MomentCache, PresenceEngine };

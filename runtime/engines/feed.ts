@@ -7,6 +7,10 @@
 // `invalidate` revokes outstanding leases, so a rebuild that read Postgres before a friendship change can
 // never install a stale timeline. Pushes land only on timelines that exist (filled or being rebuilt):
 // anyone else rebuilds from Postgres later, which already holds the moment.
+//
+// `readPage` serves a whole feed page: the timelines merged, with what the moment record cache
+// (moments.ts) holds for each id, in one round trip.
+import type { CachedMoment } from "./moments.ts";
 
 /** The name of the public timeline (principal ids never take this shape). */
 export const PUBLIC_TIMELINE = "public";
@@ -20,11 +24,27 @@ export type TimelineRead =
   /** Not cached: rebuild from Postgres and `fill` with this lease. */
   | { hit: false; lease: string };
 
+export type PageRead =
+  /** A timeline is not cached: `leases[i]` is the lease to rebuild timeline i with (null: it is cached). */
+  | { state: "miss"; leases: (string | null)[] }
+  /** Fewer ids than wanted above the timelines' newest floor: only Postgres can tell the page. */
+  | { state: "deep" }
+  /**
+   * The merged newest ids (up to `count`), with their records in order; or, when every one of them is
+   * cached, a string: the JSON of the first `show` of them joined with ','.
+   */
+  | { state: "hit"; ids: bigint[]; moments: CachedMoment[] | string };
+
 export interface FeedCache {
   /** How many ids a timeline keeps. */
   readonly depth: number;
   /** Read several timelines in one round trip, in the order given. */
   read(timelines: string[], before: bigint | null, count: number): Promise<TimelineRead[]>;
+  /**
+   * Read timelines together: when all are filled, their newest `count` distinct ids older than `before`
+   * (none below the newest floor), with their moment records; else a lease for each one not filled.
+   */
+  readPage(timelines: string[], before: bigint | null, count: number, show: number): Promise<PageRead>;
   /** Add a moment to each named timeline that exists (filled or being rebuilt), trimming to depth. */
   push(timelines: string[], momentId: bigint): Promise<void>;
   /** Remove moments from the named timelines. */
@@ -37,4 +57,28 @@ export interface FeedCache {
   fill(timeline: string, lease: string, ids: bigint[], complete: boolean): Promise<boolean>;
   /** Drop timelines and revoke their leases: the next read rebuilds them from Postgres. */
   invalidate(timelines: string[]): Promise<void>;
+}
+
+/** The newest `count` distinct ids of newest-first lists, none below `floor`. */
+export function mergeNewest(lists: bigint[][], count: number, floor: bigint): bigint[] {
+  const out: bigint[] = [];
+  const at = lists.map(() => 0);
+  while (out.length < count) {
+    let best: bigint | undefined;
+    lists.forEach((l, i) => {
+      const v = l[at[i]!];
+      if (v !== undefined && (best === undefined || v > best)) best = v;
+    });
+    if (best === undefined || best < floor) break;
+    lists.forEach((l, i) => {
+      if (l[at[i]!] === best) at[i]!++;
+    });
+    out.push(best);
+  }
+  return out;
+}
+
+/** The JSON of the first `show` moments when every one is cached, else the moments as they are. */
+export function joinIfComplete(moments: CachedMoment[], show: number): CachedMoment[] | string {
+  return moments.every((m) => typeof m === "string") ? moments.slice(0, show).join(",") : moments;
 }

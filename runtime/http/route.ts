@@ -77,3 +77,5 @@ export function defineRoute<
 export const noContent = (): Reply => ({ status: 204 });
 export const ok = (body: unknown): Reply => ({ status: 200, body });
 export const created = (body: unknown): Reply => ({ status: 201, body });
+/** 200 with a body already serialized as JSON. */
+export const okJson = (json: string): Reply => ({ status: 200, raw: { type: "application/json", data: json } });

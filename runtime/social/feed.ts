@@ -1,34 +1,41 @@
-// The feed: the caller's personal timeline merged with the public timeline from the feed cache, hydrated
-// in one Postgres query; Postgres answers directly on a miss (rebuilding the missing timelines alongside),
-// beyond the cached depth, or when hydration finds a cached id no longer visible.
-// Warm read: one cache round trip (both timelines in flight together) plus one Postgres query.
-import { type FeedCache, PUBLIC_TIMELINE, type TimelineRead } from "../engines/feed.ts";
+// The feed: the caller's personal timeline merged with the public timeline, each moment shown from the
+// moment record cache, all in one round trip to the feed cache (FeedCache.readPage). Postgres answers
+// directly on a timeline miss (rebuilding the missing timelines alongside), beyond the cached depth, or
+// when a cached id turns out deleted; it hydrates (and caches) records the cache lacks, re-checking their
+// visibility. Which ids a reader may see comes from the timelines (see handlers/friends.ts for how an
+// unfriending drops them before and after it commits).
+import type { CachedMoment } from "../engines/moments.ts";
+import { type FeedCache, PUBLIC_TIMELINE } from "../engines/feed.ts";
 import type { Logger } from "../log.ts";
 import type { Services } from "../services.ts";
 import type { Visibility } from "../../schema/moments.ts";
 import {
   feedPage,
   hydrate,
+  momentCounts,
+  momentRecord,
   type MomentRow,
+  momentText,
   NO_CURSOR,
   personalTimeline,
   publicTimeline,
 } from "./moments-sql.ts";
 
 export interface FeedPage {
-  rows: MomentRow[];
+  /** The page's moments as JSON, newest first, joined with ','. */
+  moments: string;
   hasMore: boolean;
 }
 
 /** How feed reads were answered in this process (for metrics and tests). */
 export const feedStats = {
-  /** From the cache plus one hydrating query. */
+  /** From the caches (records the record cache lacked hydrated by Postgres). */
   cached: 0,
   /** By Postgres: a timeline was missing (and rebuilt alongside). */
   miss: 0,
   /** By Postgres: the page reached below the cached depth. */
   deep: 0,
-  /** By Postgres: a cached id no longer hydrated (deleted, or no longer visible). */
+  /** By Postgres: a cached id turned out deleted or no longer visible. */
   stale: 0,
 };
 
@@ -36,62 +43,72 @@ export const feedStats = {
 export async function readFeed(svc: Services, log: Logger, me: string, before: bigint | null, limit: number): Promise<FeedPage> {
   const cache = svc.engines.feed;
   const want = limit + 1; // one more than the page tells whether older moments exist
-  const [mine, pub] = (await cache.read([me, PUBLIC_TIMELINE], before, want)) as [TimelineRead, TimelineRead];
-  if (mine.hit && pub.hit) {
-    // Both timelines are complete for ids >= floor; below it, only Postgres knows.
-    const floor = mine.floor > pub.floor ? mine.floor : pub.floor;
-    const ids = mergeNewest(mine.ids, pub.ids, want, floor);
-    if (ids.length === want || floor === 0n) {
-      const rows = await hydrate(svc.sql, me, ids);
-      if (rows.length === ids.length) {
-        feedStats.cached++;
-        return toPage(rows, limit);
-      }
-      feedStats.stale++;
-      await dropStale(cache, log, me, { mine: mine.ids, pub: pub.ids }, ids, rows);
-    } else {
-      feedStats.deep++;
+  const timelines = [me, PUBLIC_TIMELINE];
+  const page = await cache.readPage(timelines, before, want, limit);
+  if (page.state === "hit") {
+    const shown = await showCached(svc, log, me, page.ids, page.moments, limit);
+    if (typeof shown === "string") {
+      feedStats.cached++;
+      return { moments: shown, hasMore: page.ids.length > limit };
     }
-    return toPage(await feedPage(svc.sql, me, before ?? NO_CURSOR, want), limit);
+    feedStats.stale++;
+    await dropStale(cache, log, me, shown.stale);
+  } else if (page.state === "deep") {
+    feedStats.deep++;
+  } else {
+    feedStats.miss++;
+    const [rows] = await Promise.all([
+      feedPage(svc.sql, me, before ?? NO_CURSOR, want),
+      ...page.leases.map((lease, i) => (lease === null ? undefined : rebuild(svc, log, timelines[i]!, lease))),
+    ]);
+    return fromPostgres(svc, log, rows, limit);
   }
-  feedStats.miss++;
-  const [rows] = await Promise.all([
-    feedPage(svc.sql, me, before ?? NO_CURSOR, want),
-    mine.hit ? undefined : rebuild(svc, log, me, mine.lease),
-    pub.hit ? undefined : rebuild(svc, log, PUBLIC_TIMELINE, pub.lease),
-  ]);
-  return toPage(rows, limit);
+  return fromPostgres(svc, log, await feedPage(svc.sql, me, before ?? NO_CURSOR, want), limit);
 }
 
-function toPage(rows: MomentRow[], limit: number): FeedPage {
-  return rows.length > limit ? { rows: rows.slice(0, limit), hasMore: true } : { rows, hasMore: false };
+/**
+ * The first `show` of cached timeline ids as JSON joined with ','; records the cache lacks come from
+ * Postgres (visibility re-checked) and are cached. The ids that are deleted or no longer visible, if any.
+ */
+async function showCached(
+  svc: Services,
+  log: Logger,
+  me: string,
+  ids: bigint[],
+  moments: CachedMoment[] | string,
+  show: number,
+): Promise<string | { stale: bigint[] }> {
+  if (typeof moments === "string") return moments;
+  const gone = ids.filter((_, i) => moments[i] === null);
+  if (gone.length > 0) return { stale: gone };
+  const missing = ids.filter((_, i) => moments[i] === undefined);
+  const rows = await hydrate(svc.sql, me, missing);
+  if (rows.length !== missing.length) {
+    const seen = new Set(rows.map((r) => r.id));
+    return { stale: missing.filter((id) => !seen.has(id)) };
+  }
+  await remember(svc, log, rows);
+  const text = new Map(rows.map((r) => [r.id, momentText(r)]));
+  return ids
+    .slice(0, show)
+    .map((id, i) => moments[i] ?? text.get(id)!)
+    .join(",");
 }
 
-/** The newest `count` distinct ids of two newest-first lists, none below `floor`. */
-export function mergeNewest(a: bigint[], b: bigint[], count: number, floor: bigint): bigint[] {
-  const out: bigint[] = [];
-  let i = 0;
-  let j = 0;
-  while (out.length < count) {
-    const x = a[i];
-    const y = b[j];
-    let next: bigint;
-    if (x === undefined && y === undefined) break;
-    if (y === undefined || (x !== undefined && x > y)) {
-      next = x!;
-      i++;
-    } else if (x === undefined || y > x) {
-      next = y;
-      j++;
-    } else {
-      next = x;
-      i++;
-      j++;
-    }
-    if (next < floor) break;
-    out.push(next);
+/** A page Postgres answered; its moments are cached for the reads after. */
+async function fromPostgres(svc: Services, log: Logger, rows: MomentRow[], limit: number): Promise<FeedPage> {
+  await remember(svc, log, rows);
+  return { moments: rows.slice(0, limit).map(momentText).join(","), hasMore: rows.length > limit };
+}
+
+/** Cache moment records read from Postgres (a failure only costs later reads a trip to Postgres). */
+async function remember(svc: Services, log: Logger, rows: MomentRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  try {
+    await svc.engines.moments.store(rows.map(momentRecord));
+  } catch (err) {
+    log.warn({ err }, "feed: caching moment records failed");
   }
-  return out;
 }
 
 /** Rebuild one timeline from Postgres and install it with the lease the miss handed out. */
@@ -110,26 +127,12 @@ async function rebuild(svc: Services, log: Logger, timeline: string, lease: stri
 }
 
 /**
- * Cached ids that no longer hydrate. In the public timeline that can only be a deleted moment: remove it.
- * In the caller's timeline it may be an ex-friend's moment that becomes visible again: drop the whole
- * timeline instead (the next read rebuilds it from Postgres), which is always safe.
+ * Cached ids that turned out stale (a moment deleted, or no longer visible to `me`): removed from the
+ * public timeline, and the caller's timeline dropped (the next read rebuilds it from Postgres).
  */
-async function dropStale(
-  cache: FeedCache,
-  log: Logger,
-  me: string,
-  cached: { mine: bigint[]; pub: bigint[] },
-  ids: bigint[],
-  rows: MomentRow[],
-): Promise<void> {
-  const seen = new Set(rows.map((r) => r.id));
-  const stale = new Set(ids.filter((id) => !seen.has(id)));
+async function dropStale(cache: FeedCache, log: Logger, me: string, stale: bigint[]): Promise<void> {
   try {
-    const pub = cached.pub.filter((id) => stale.has(id));
-    await Promise.all([
-      pub.length > 0 ? cache.remove([PUBLIC_TIMELINE], pub) : undefined,
-      cached.mine.some((id) => stale.has(id)) ? cache.invalidate([me]) : undefined,
-    ]);
+    await Promise.all([cache.remove([PUBLIC_TIMELINE], stale), cache.invalidate([me])]);
   } catch (err) {
     log.warn({ err }, "feed: dropping stale ids failed");
   }
@@ -149,6 +152,24 @@ export async function fanOut(svc: Services, log: Logger, id: bigint, timelines: 
   } catch (err) {
     log.error({ err, moment: String(id) }, "feed fan-out failed; dropping the timelines");
     await invalidate(svc, log, timelines);
+  }
+}
+
+/**
+ * Hand counts a statement just committed to the moment record cache (rows whose `id` is null changed
+ * nothing). On failure the cached counts lag until their record expires; the Postgres ones are right.
+ */
+export async function recordCounts(
+  svc: Services,
+  log: Logger,
+  rows: { id: bigint | null; like_count: number; comment_count: number; rev: bigint }[],
+): Promise<void> {
+  const changed = rows.filter((r): r is typeof r & { id: bigint } => r.id !== null);
+  if (changed.length === 0) return;
+  try {
+    await svc.engines.moments.counts(momentCounts(changed));
+  } catch (err) {
+    log.error({ err }, "moment counts committed, but caching them failed");
   }
 }
 

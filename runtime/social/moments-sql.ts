@@ -2,6 +2,7 @@
 // the timeline rebuild queries. Every query that answers moments re-checks visibility, so a stale cache
 // can never show a moment its reader may not see.
 import type { Sql } from "../db/client.ts";
+import { type MomentCounts, type MomentRecord, momentJson } from "../engines/moments.ts";
 import type { Moment } from "../../schema/moments.ts";
 
 export interface MomentRow {
@@ -13,6 +14,8 @@ export interface MomentRow {
   created_at: Date;
   like_count: number;
   comment_count: number;
+  /** Revision of the counts (raised by every change to them). */
+  rev: bigint;
 }
 
 /** Larger than every moment id: "no cursor". */
@@ -30,6 +33,27 @@ export function toMoment(r: MomentRow): Moment {
   };
 }
 
+/** The moment's fixed part as JSON, without its closing brace (see MomentRecord). */
+function momentHead(r: MomentRow): string {
+  const { like_count: _l, comment_count: _c, ...fixed } = toMoment(r);
+  return JSON.stringify(fixed).slice(0, -1);
+}
+
+/** The moment as the API shows it, as JSON (the same text a cached record gives). */
+export function momentText(r: MomentRow): string {
+  return momentJson(momentHead(r), r.like_count, r.comment_count);
+}
+
+/** What the moment record cache keeps of a row. */
+export function momentRecord(r: MomentRow): MomentRecord {
+  return { id: r.id, head: momentHead(r), likes: r.like_count, comments: r.comment_count, rev: r.rev };
+}
+
+/** The counts a statement returned (`returning id, like_count, comment_count, rev`), for the record cache. */
+export function momentCounts(rows: { id: bigint; like_count: number; comment_count: number; rev: bigint }[]): MomentCounts[] {
+  return rows.map((r) => ({ id: r.id, likes: r.like_count, comments: r.comment_count, rev: r.rev }));
+}
+
 /**
  * The visibility rule for a moment aliased `m`: the author always; the author's friends when `public` or
  * `friends`; everyone when `public`.
@@ -45,7 +69,7 @@ const ids = (list: bigint[]) => list.map(String);
 export async function hydrate(sql: Sql, me: string, list: bigint[]): Promise<MomentRow[]> {
   if (list.length === 0) return [];
   return sql<MomentRow[]>`
-    select m.id, m.author, p.display_name, m.content, m.visibility, m.created_at, m.like_count, m.comment_count
+    select m.id, m.author, p.display_name, m.content, m.visibility, m.created_at, m.like_count, m.comment_count, m.rev
     from moments m join principals p on p.id = m.author
     where m.id = any(${ids(list)}::bigint[]) and ${visibleTo(sql, me)}
     order by m.id desc`;
@@ -70,7 +94,7 @@ function personalIdsSql(sql: Sql, me: string, before: bigint, n: number) {
 /** The newest `n` moments visible to `me` older than `before`, straight from Postgres: one query. */
 export async function feedPage(sql: Sql, me: string, before: bigint, n: number): Promise<MomentRow[]> {
   return sql<MomentRow[]>`
-    select m.id, m.author, p.display_name, m.content, m.visibility, m.created_at, m.like_count, m.comment_count
+    select m.id, m.author, p.display_name, m.content, m.visibility, m.created_at, m.like_count, m.comment_count, m.rev
     from moments m join principals p on p.id = m.author
     where m.id in (
       select id from (${publicIdsSql(sql, before, n)} union all ${personalIdsSql(sql, me, before, n)}) u

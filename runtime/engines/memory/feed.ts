@@ -1,7 +1,16 @@
 // In-process feed cache: the same timeline semantics as the Redis scripts, kept in sorted arrays.
 // The number of timelines is bounded; the least recently used one is dropped first (a later read
 // simply rebuilds it from Postgres).
-import { DEFAULT_FEED_DEPTH, type FeedCache, type TimelineRead } from "../feed.ts";
+import {
+  DEFAULT_FEED_DEPTH,
+  type FeedCache,
+  joinIfComplete,
+  mergeNewest,
+  type PageRead,
+  type TimelineRead,
+} from "../feed.ts";
+import type { MomentCache } from "../moments.ts";
+import { MemoryMoments } from "./moments.ts";
 
 interface Timeline {
   /** Newest first, no duplicates. */
@@ -15,6 +24,8 @@ export interface MemoryFeedOptions {
   depth?: number;
   /** Most timelines kept at once. */
   maxTimelines?: number;
+  /** The record cache pages are shown from. */
+  moments?: MomentCache;
 }
 
 export class MemoryFeed implements FeedCache {
@@ -22,10 +33,22 @@ export class MemoryFeed implements FeedCache {
   private readonly maxTimelines: number;
   private readonly timelines = new Map<string, Timeline>();
   private leaseSeq = 0;
+  private readonly moments: MomentCache;
 
   constructor(opts: MemoryFeedOptions = {}) {
     this.depth = opts.depth ?? DEFAULT_FEED_DEPTH;
     this.maxTimelines = opts.maxTimelines ?? 100_000;
+    this.moments = opts.moments ?? new MemoryMoments();
+  }
+
+  async readPage(timelines: string[], before: bigint | null, count: number, show: number): Promise<PageRead> {
+    const reads = await this.read(timelines, before, count);
+    if (reads.some((r) => !r.hit)) return { state: "miss", leases: reads.map((r) => (r.hit ? null : r.lease)) };
+    const hits = reads as Extract<TimelineRead, { hit: true }>[];
+    const floor = hits.reduce((f, r) => (r.floor > f ? r.floor : f), 0n);
+    const ids = mergeNewest(hits.map((r) => r.ids), count, floor);
+    if (ids.length < count && floor !== 0n) return { state: "deep" };
+    return { state: "hit", ids, moments: joinIfComplete(await this.moments.get(ids), show) };
   }
 
   async read(timelines: string[], before: bigint | null, count: number): Promise<TimelineRead[]> {

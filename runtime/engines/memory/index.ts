@@ -5,16 +5,19 @@ import { MemoryMailboxes } from "./mailbox.ts";
 import { MemoryPresence } from "./presence.ts";
 import { MemoryPubSub } from "./pubsub.ts";
 import { MemoryFeed } from "./feed.ts";
+import { MemoryMoments } from "./moments.ts";
 
 export function createMemoryEngines(): Engines {
   const pubsub = new MemoryPubSub();
+  const moments = new MemoryMoments();
   return {
     kind: "memory",
     limits: new MemoryLimits(),
     pubsub,
     mailboxes: new MemoryMailboxes(pubsub),
     presence: new MemoryPresence(),
-    feed: new MemoryFeed(),
+    feed: new MemoryFeed({ moments }),
+    moments,
     async allocateNodeId() {
       return 0;
     },

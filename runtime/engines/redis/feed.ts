@@ -1,7 +1,7 @@
 // Redis feed cache: one sorted set per timeline (layout in runtime/scripts/feedRead-1.lua). Reading several
 // timelines sends one script call each, all in flight together: one round trip.
 import { randomBytes } from "node:crypto";
-import { DEFAULT_FEED_DEPTH, type FeedCache, type TimelineRead } from "../feed.ts";
+import { DEFAULT_FEED_DEPTH, type FeedCache, type PageRead, type TimelineRead } from "../feed.ts";
 import type { Keys } from "./keys.ts";
 import type { ScriptedRedis } from "./scripts.ts";
 
@@ -44,6 +44,37 @@ export class RedisFeed implements FeedCache {
       if (r.length === 0) return { hit: false, lease };
       return { hit: true, floor: BigInt(r[0]!), ids: r.slice(1).map((m) => BigInt(m)) };
     });
+  }
+
+  async readPage(timelines: string[], before: bigint | null, count: number, show: number): Promise<PageRead> {
+    const lease = `${this.leaseBase}.${(++this.leaseSeq).toString(36)}`;
+    const r = await this.redis.feedPage(
+      timelines.length,
+      ...timelines.map((t) => this.keys.feed(t)),
+      before === null ? "(:" : `(${pad(before)}`,
+      count,
+      show,
+      lease,
+      this.leaseTtlMs,
+      this.keys.moment(""),
+    );
+    switch (r[0]) {
+      case 0:
+        return { state: "miss", leases: r.slice(1).map((filled) => (filled === 1 ? null : lease)) };
+      case 1:
+        return { state: "deep" };
+      case 2:
+        return { state: "hit", ids: r.slice(2).map((id) => BigInt(id!)), moments: r[1] as string };
+      default: {
+        const n = r[1] as number;
+        const entries = r.slice(2 + n, 2 + 2 * n) as (string | null)[];
+        return {
+          state: "hit",
+          ids: r.slice(2, 2 + n).map((id) => BigInt(id!)),
+          moments: entries.map((v) => (v === null ? undefined : v === "" ? null : v)),
+        };
+      }
+    }
   }
 
   async push(timelines: string[], momentId: bigint): Promise<void> {

@@ -8,22 +8,23 @@ import { RedisMailboxes } from "./mailbox.ts";
 import { RedisPresence } from "./presence.ts";
 import { RedisPubSub } from "./pubsub.ts";
 import { RedisFeed } from "./feed.ts";
+import { RedisMoments } from "./moments.ts";
 import { defineScripts } from "./scripts.ts";
 
 export class RedisUnavailableError extends Error {}
 
-function connect(url: string, name: string): Redis {
+function connect(url: string, name: string, autoPipeline = false): Redis {
   return new Redis(url, {
     connectionName: name,
     lazyConnect: true,
-    enableAutoPipelining: false,
+    enableAutoPipelining: autoPipeline,
     maxRetriesPerRequest: 2,
     retryStrategy: (times) => Math.min(times * 100, 2000),
   });
 }
 
 export async function createRedisEngines(url: string, prefix: string): Promise<Engines> {
-  const cmd = connect(url, "flock-cmd");
+  const cmd = connect(url, "flock-cmd", true);
   const sub = connect(url, "flock-sub");
   try {
     await Promise.all([cmd.connect(), sub.connect()]);
@@ -43,6 +44,7 @@ export async function createRedisEngines(url: string, prefix: string): Promise<E
     mailboxes: new RedisMailboxes(redis, keys, pubsub),
     presence: new RedisPresence(redis, keys),
     feed: new RedisFeed(redis, keys),
+    moments: new RedisMoments(redis, keys),
     async allocateNodeId() {
       return (await cmd.incr(keys.nodeSeq())) % 1024;
     },

@@ -23,5 +23,10 @@ export function redisKeys(prefix: string) {
     channel: (name: string) => `${prefix}ch:${name}`,
     /** Feed timeline of a principal, or the public one ("public"). Sorted set, layout in scripts/feedRead-1.lua. */
     feed: (timeline: string) => `${prefix}feed:{${timeline}}`,
+    /**
+     * Cached record of a moment. Hash {j: the moment's JSON head, l, k: like and comment counts, r: their
+     * revision, x: tombstone}. Every record shares one hash tag, so a feed page is one script call.
+     */
+    moment: (id: string) => `${prefix}mo:{m}:${id}`,
   };
 }

@@ -1,5 +1,6 @@
 // Loads every Lua script in runtime/scripts once, as an ioredis command. File names are
-// `<command>-<numberOfKeys>.lua`; each file opens with its KEYS/ARGV/returns contract.
+// `<command>-<numberOfKeys>.lua`, or `<command>-n.lua` for a script taking any number of keys (the
+// caller passes the count first); each file opens with its KEYS/ARGV/returns contract.
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Redis } from "ioredis";
@@ -21,15 +22,20 @@ export interface ScriptCommands {
   mailboxAck(stream: string, index: string, id: Arg): Promise<number>;
   presenceConnect(key: string, nowMs: Arg, expiryMs: Arg, connId: Arg, ttlMs: Arg): Promise<number>;
   presenceDisconnect(key: string, nowMs: Arg, connId: Arg): Promise<number>;
+  feedPage(numKeys: number, ...keysThenArgs: Arg[]): Promise<(string | number | null)[]>;
+  momentsGet(numKeys: number, ...keys: string[]): Promise<(string | null)[]>;
+  momentsStore(numKeys: number, ...keysThenArgs: Arg[]): Promise<number>;
+  momentsForget(numKeys: number, ...keysThenArgs: Arg[]): Promise<number>;
 }
 
 export type ScriptedRedis = Redis & ScriptCommands;
 
 export function defineScripts(redis: Redis): ScriptedRedis {
   for (const file of readdirSync(DIR)) {
-    const m = /^([a-z][a-zA-Z0-9]*)-(\d+)\.lua$/.exec(file);
+    const m = /^([a-z][a-zA-Z0-9]*)-(\d+|n)\.lua$/.exec(file);
     if (!m) continue;
-    redis.defineCommand(m[1]!, { numberOfKeys: Number(m[2]), lua: readFileSync(DIR + file, "utf8") });
+    const numberOfKeys = m[2] === "n" ? undefined : Number(m[2]);
+    redis.defineCommand(m[1]!, { numberOfKeys, lua: readFileSync(DIR + file, "utf8") });
   }
   return redis as ScriptedRedis;
 }

@@ -22,7 +22,9 @@ const CACHE_MS = 30_000;
 const CACHE_MAX = 50_000;
 
 export class Authenticator {
-  private readonly cache = new Map<string, Cached>(); // hash hex -> entry
+  // Keyed by the token itself: the cache never leaves this process, which sees the token on every request
+  // anyway, and a hit then costs no SHA-256 (only a miss hashes, to look the token up in Postgres).
+  private readonly cache = new Map<string, Cached>(); // token -> entry
   private readonly byPrincipal = new Map<string, Set<string>>();
   private readonly forgetListeners: ((principalId: string) => void)[] = [];
 
@@ -54,15 +56,14 @@ export class Authenticator {
   }
 
   async resolve(token: string): Promise<Principal> {
-    if (!looksLikeToken(token)) throw unauthorized("malformed token");
-    const hash = hashToken(token);
-    const key = hash.toString("hex");
     const now = this.now();
-    const hit = this.cache.get(key);
+    const hit = this.cache.get(token);
     if (hit && hit.cachedUntil > now) {
       if (hit.expiresAt <= now) throw unauthorized("token expired");
       return hit.principal;
     }
+    if (!looksLikeToken(token)) throw unauthorized("malformed token");
+    const hash = hashToken(token);
     const rows = await this.sql`
       select p.id, p.kind, p.display_name, t.expires_at
       from tokens t join principals p on p.id = t.principal
@@ -71,7 +72,7 @@ export class Authenticator {
     if (!row) throw unauthorized("unknown token");
     const principal: Principal = { id: row.id, kind: row.kind, displayName: row.display_name };
     const expiresAt = row.expires_at ? (row.expires_at as Date).getTime() : Number.POSITIVE_INFINITY;
-    this.remember(key, { principal, expiresAt, cachedUntil: now + CACHE_MS });
+    this.remember(token, { principal, expiresAt, cachedUntil: now + CACHE_MS });
     if (expiresAt <= now) throw unauthorized("token expired");
     return principal;
   }

@@ -29,11 +29,10 @@ export type PageRead =
   | { state: "miss"; leases: (string | null)[] }
   /** Fewer ids than wanted above the timelines' newest floor: only Postgres can tell the page. */
   | { state: "deep" }
-  /**
-   * The merged newest ids (up to `count`), with their records in order; or, when every one of them is
-   * cached, a string: the JSON of the first `show` of them joined with ','.
-   */
-  | { state: "hit"; ids: bigint[]; moments: CachedMoment[] | string };
+  /** Every merged id (`count` of them, at most the count asked) has a cached record: the first `show` as JSON joined with ','. */
+  | { state: "shown"; count: number; json: string }
+  /** The merged newest ids (up to the count asked), with their records in order, some not cached or deleted. */
+  | { state: "hit"; ids: bigint[]; moments: CachedMoment[] };
 
 export interface FeedCache {
   /** How many ids a timeline keeps. */
@@ -78,7 +77,9 @@ export function mergeNewest(lists: bigint[][], count: number, floor: bigint): bi
   return out;
 }
 
-/** The JSON of the first `show` moments when every one is cached, else the moments as they are. */
-export function joinIfComplete(moments: CachedMoment[], show: number): CachedMoment[] | string {
-  return moments.every((m) => typeof m === "string") ? moments.slice(0, show).join(",") : moments;
+/** A page of merged ids and their records: "shown" when every record is cached. */
+export function pageOf(ids: bigint[], moments: CachedMoment[], show: number): PageRead {
+  return moments.every((m) => typeof m === "string")
+    ? { state: "shown", count: ids.length, json: moments.slice(0, show).join(",") }
+    : { state: "hit", ids, moments };
 }

@@ -8,7 +8,7 @@
 -- ARGV[6]   key prefix of moment records (the record of id 42 is <prefix>42)
 -- returns   {0, f1, f2, ...}: a timeline was not filled: fN is 1 if KEYS[N] was, 0 if a lease was recorded
 --           {1}: fewer than count ids above the newest floor: only Postgres knows the page
---           {2, joined, id...}: every record cached: the first `show` moments' JSON joined with ','
+--           {2, joined, n}: all n records cached: the first `show` moments' JSON joined with ','
 --           {3, n, id... (n of them), entry...}: per id: its JSON, '' when tombstoned, false when not cached
 local filled, missed = {}, false
 for i, key in ipairs(KEYS) do
@@ -66,9 +66,7 @@ end
 if complete then
   local shown = {}
   for i = 1, math.min(show, #ids) do shown[i] = entries[i] end
-  local out = {2, table.concat(shown, ',')}
-  for i, id in ipairs(ids) do out[i + 2] = id end
-  return out
+  return {2, table.concat(shown, ','), #ids}
 end
 local out = {3, #ids}
 for i, id in ipairs(ids) do out[i + 2] = id end

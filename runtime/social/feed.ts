@@ -45,6 +45,10 @@ export async function readFeed(svc: Services, log: Logger, me: string, before: b
   const want = limit + 1; // one more than the page tells whether older moments exist
   const timelines = [me, PUBLIC_TIMELINE];
   const page = await cache.readPage(timelines, before, want, limit);
+  if (page.state === "shown") {
+    feedStats.cached++;
+    return { moments: page.json, hasMore: page.count > limit };
+  }
   if (page.state === "hit") {
     const shown = await showCached(svc, log, me, page.ids, page.moments, limit);
     if (typeof shown === "string") {
@@ -75,10 +79,9 @@ async function showCached(
   log: Logger,
   me: string,
   ids: bigint[],
-  moments: CachedMoment[] | string,
+  moments: CachedMoment[],
   show: number,
 ): Promise<string | { stale: bigint[] }> {
-  if (typeof moments === "string") return moments;
   const gone = ids.filter((_, i) => moments[i] === null);
   if (gone.length > 0) return { stale: gone };
   const missing = ids.filter((_, i) => moments[i] === undefined);

@@ -4,8 +4,8 @@
 import {
   DEFAULT_FEED_DEPTH,
   type FeedCache,
-  joinIfComplete,
   mergeNewest,
+  pageOf,
   type PageRead,
   type TimelineRead,
 } from "../feed.ts";
@@ -48,7 +48,7 @@ export class MemoryFeed implements FeedCache {
     const floor = hits.reduce((f, r) => (r.floor > f ? r.floor : f), 0n);
     const ids = mergeNewest(hits.map((r) => r.ids), count, floor);
     if (ids.length < count && floor !== 0n) return { state: "deep" };
-    return { state: "hit", ids, moments: joinIfComplete(await this.moments.get(ids), show) };
+    return pageOf(ids, await this.moments.get(ids), show);
   }
 
   async read(timelines: string[], before: bigint | null, count: number): Promise<TimelineRead[]> {

@@ -64,7 +64,7 @@ export class RedisFeed implements FeedCache {
       case 1:
         return { state: "deep" };
       case 2:
-        return { state: "hit", ids: r.slice(2).map((id) => BigInt(id!)), moments: r[1] as string };
+        return { state: "shown", count: r[2] as number, json: r[1] as string };
       default: {
         const n = r[1] as number;
         const entries = r.slice(2 + n, 2 + 2 * n) as (string | null)[];

@@ -6,18 +6,17 @@ export async function atRate(
   fire: (i: number) => Promise<void>,
 ): Promise<{ fired: number; dropped: number; errors: number }> {
   const tick = 5;
-  const perTick = (rate * tick) / 1000;
-  let owed = 0;
   let i = 0;
+  let due = 0; // calls owed so far: rate x elapsed time, so a late timer never changes the total
   let outstanding = 0;
   let dropped = 0;
   let errors = 0;
   const start = performance.now();
   const pending = new Set<Promise<void>>();
   while (performance.now() - start < seconds * 1000) {
-    owed += perTick;
-    while (owed >= 1) {
-      owed -= 1;
+    const owed = Math.floor((rate * (performance.now() - start)) / 1000) - due;
+    for (let k = 0; k < owed; k++) {
+      due++;
       if (outstanding >= maxOutstanding) {
         dropped++;
         continue;

@@ -11,6 +11,8 @@ import { openWs } from "./realtime.ts";
 
 const COUNT = Number(process.env["BENCH_IDLE"] ?? 10_000);
 const TIMEOUT = 10;
+/** How long after the last poll is written the held memory is read. */
+const SETTLE_MS = 3000;
 
 export function rssKb(pid: number | undefined): number | undefined {
   if (!pid) return undefined;
@@ -43,9 +45,25 @@ export function idle(serverPid: () => number | undefined): Scenario {
         if (r !== undefined && (peak === undefined || r > peak)) peak = r;
       }, 250);
       const { hostname, port } = new URL(ctx.url);
+      // Memory held: RSS once every poll is written and the burst has settled (well inside the time-out).
+      let written = 0;
+      let held: number | undefined;
+      let answeredAtSample = 0;
+      const allWritten = new Promise<void>((resolve) => {
+        const check = setInterval(() => {
+          if (written < COUNT) return;
+          clearInterval(check);
+          resolve();
+        }, 50);
+      });
+      const heldSample = allWritten.then(async () => {
+        await new Promise((r) => setTimeout(r, SETTLE_MS));
+        held = rssKb(serverPid());
+        answeredAtSample = latencies.length;
+      });
       await Promise.all(
         Array.from({ length: COUNT }, (_, i) =>
-          rawPoll(hostname, Number(port), fleet[i % agents]!.token).then((r) => {
+          rawPoll(hostname, Number(port), fleet[i % agents]!.token, () => written++).then((r) => {
             statuses[r.status] = (statuses[r.status] ?? 0) + 1;
             latencies.push(r.ms);
             if (r.ms > (TIMEOUT + 2) * 1000) late++;
@@ -53,6 +71,7 @@ export function idle(serverPid: () => number | undefined): Scenario {
         ),
       );
       clearInterval(sampler);
+      await heldSample;
       const pollPeak = peak;
       const pollSecs = (performance.now() - started) / 1000;
 
@@ -92,7 +111,8 @@ export function idle(serverPid: () => number | undefined): Scenario {
       );
       for (const s of socks) s.terminate();
 
-      const perPoll = before !== undefined && pollPeak !== undefined ? ((pollPeak - before) * 1024) / COUNT : undefined;
+      const perPoll = before !== undefined && held !== undefined ? ((held - before) * 1024) / COUNT : undefined;
+      const perPollPeak = before !== undefined && pollPeak !== undefined ? ((pollPeak - before) * 1024) / COUNT : undefined;
       const perWs = wsBefore !== undefined && wsHeld !== undefined ? ((wsHeld - wsBefore) * 1024) / COUNT : undefined;
       const s = summarize(latencies, pollSecs);
       return {
@@ -103,7 +123,8 @@ export function idle(serverPid: () => number | undefined): Scenario {
         unit: "polls/s",
         target: "< 8 KB each, none late",
         notes:
-          `long polls: ${late} late (> ${TIMEOUT + 2}s), ${perPoll === undefined ? "memory n/a" : `${Math.round(perPoll)} B each`}; ` +
+          `long polls: ${late} late (> ${TIMEOUT + 2}s), ${perPoll === undefined ? "memory n/a" : `${Math.round(perPoll)} B each held`} (${COUNT - answeredAtSample} held when read)` +
+          `${perPollPeak === undefined ? "" : ` (${Math.round(perPollPeak)} B each at the RSS peak, garbage of the burst included)`}; ` +
           `websockets: ${socks.length} open, ${wsFailed} failed, ${pongs} pongs, ${unanswered} unanswered, ` +
           `${perWs === undefined ? "memory n/a" : `${Math.round(perWs)} B each`}`,
       };
@@ -115,7 +136,7 @@ export function idle(serverPid: () => number | undefined): Scenario {
  * One long poll on its own raw socket, timed from the moment the request is written (so the time the load
  * generator takes to open 10,000 sockets does not count against the server).
  */
-function rawPoll(host: string, port: number, token: string): Promise<{ status: string; ms: number }> {
+function rawPoll(host: string, port: number, token: string, onWritten: () => void): Promise<{ status: string; ms: number }> {
   return new Promise((resolve) => {
     const sock = connect(port, host);
     let t0 = 0;
@@ -127,7 +148,7 @@ function rawPoll(host: string, port: number, token: string): Promise<{ status: s
     sock.setTimeout((TIMEOUT + 30) * 1000, () => done("timeout"));
     sock.on("connect", () => {
       t0 = performance.now();
-      sock.write(`GET /v1/messages/pending?timeout=${TIMEOUT} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+      sock.write(`GET /v1/messages/pending?timeout=${TIMEOUT} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\n\r\n`, onWritten);
     });
     sock.on("data", (d) => {
       buf += d.toString();

@@ -3,6 +3,7 @@
 // applies the route's rate limit, runs the handler and writes the answer in one cork.
 import { randomBytes } from "node:crypto";
 import type { HttpRequest, HttpResponse, TemplatedApp } from "uWebSockets.js";
+import type { Principal } from "../auth.ts";
 import { ApiError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
@@ -30,6 +31,119 @@ const REQ_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
 let reqSeq = 0;
 const reqBase = randomBytes(4).toString("hex");
 
+/**
+ * One request in flight: what its answer needs, and the answer. Methods rather than per-request closures:
+ * the TypeScript loader gives every named closure its own `name` property (a ~250 B property store), held
+ * for as long as the request waits (a long poll: its whole time-out).
+ */
+class Exchange {
+  aborted = false;
+  readonly abortListeners: (() => void)[] = [];
+  routeLabel = "unmatched";
+  stream: Readable | undefined;
+  private childLog: Logger | undefined;
+
+  constructor(
+    private readonly res: HttpResponse,
+    private readonly svc: Services,
+    private readonly metrics: Metrics,
+    private readonly state: HttpState,
+    readonly method: string,
+    readonly path: string,
+    readonly ip: string,
+    readonly reqId: string,
+    private readonly started: number,
+  ) {}
+
+  log(): Logger {
+    if (!this.childLog) this.childLog = this.svc.log.child({ reqId: this.reqId });
+    return this.childLog;
+  }
+
+  abort(): void {
+    this.aborted = true;
+    for (const cb of this.abortListeners) cb();
+  }
+
+  /** Run `cb` when the client goes away (at once if it has). */
+  whenAborted(cb: () => void): void {
+    if (this.aborted) cb();
+    else this.abortListeners.push(cb);
+  }
+
+  finish(out: Reply, close = false): void {
+    const { res, state, method } = this;
+    const status = out.status;
+    const outHeaders: Record<string, string> = { "X-Request-Id": this.reqId, ...out.headers };
+    // A streamed body the handler did not finish reading: close rather than drain it.
+    if (this.stream && !this.stream.readableEnded) close = true;
+    let body: string | Buffer | undefined;
+    if (out.raw) {
+      body = out.raw.data;
+      outHeaders["Content-Type"] = out.raw.type;
+    } else if (out.body !== undefined && status !== 204) {
+      body = JSON.stringify(out.body);
+      Object.assign(outHeaders, JSON_TYPE);
+    }
+    if (out.stream && !this.aborted) {
+      const head = method === "HEAD";
+      const onAbort = this.whenAborted.bind(this);
+      sendStream(res, { status, headers: outHeaders, close: close || state.draining, head, onAbort }, out.stream);
+    } else if (!this.aborted) {
+      write(res, { status, headers: outHeaders, body, close: close || state.draining, head: method === "HEAD" });
+    } else {
+      out.stream?.body.destroy();
+    }
+    const ms = performance.now() - this.started;
+    this.metrics.observe(method, this.routeLabel, status, ms / 1000);
+    if (this.svc.log.isLevelEnabled("debug")) {
+      this.log().debug({ method, path: this.path, status, ms: Math.round(ms * 10) / 10, ip: this.ip }, "request");
+    }
+    if (--state.inflight === 0 && state.idle.length > 0) for (const r of state.idle.splice(0)) r();
+  }
+
+  fail(err: unknown): void {
+    if (err instanceof ApiError) {
+      this.finish({ status: err.status, body: err.body(), headers: err.headers }, err.code === "payload_too_large" || err.code === "unsupported_media_type");
+      return;
+    }
+    this.log().error({ err, method: this.method, path: this.path }, "request failed");
+    this.finish({ status: 500, body: { error: "internal", message: "internal server error" } });
+  }
+}
+
+/** What a handler is given: a class, so every request's context has one fixed shape and shares its `log` getter. */
+class RequestCtx implements Ctx {
+  readonly method: Method;
+  readonly path: string;
+  readonly ip: string;
+  readonly reqId: string;
+  readonly stream: Readable | undefined;
+  readonly onAborted: (cb: () => void) => void;
+
+  constructor(
+    private readonly ex: Exchange,
+    readonly params: Record<string, string>,
+    readonly query: unknown,
+    readonly body: unknown,
+    readonly headers: Record<string, string>,
+    readonly principal: Principal,
+    readonly svc: Services,
+    readonly replyHeaders: Record<string, string>,
+  ) {
+    this.method = ex.method as Method;
+    this.path = ex.path;
+    this.ip = ex.ip;
+    this.reqId = ex.reqId;
+    this.stream = ex.stream;
+    this.onAborted = ex.whenAborted.bind(ex);
+  }
+
+  get log(): Logger {
+    return this.ex.log();
+  }
+}
+
 export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metrics: Metrics, state: HttpState) {
   app.any("/*", (res: HttpResponse, req: HttpRequest) => {
     const started = performance.now();
@@ -43,73 +157,25 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
     const ip = clientIp(res, headers["x-forwarded-for"], svc.config.TRUST_PROXY);
     const incomingId = headers["x-request-id"];
     const reqId = incomingId && REQ_ID_RE.test(incomingId) ? incomingId : `${reqBase}-${(++reqSeq).toString(36)}`;
-    const io = { aborted: false, onAbort: [] as (() => void)[] };
-    res.onAborted(() => {
-      io.aborted = true;
-      for (const cb of io.onAbort) cb();
-    });
+    const ex = new Exchange(res, svc, metrics, state, method, path, ip, reqId, started);
+    res.onAborted(() => ex.abort());
 
     state.inflight++;
     const match = router.match(method, path);
-    let routeLabel = "unmatched";
     let bodyPromise: Promise<Buffer> | undefined;
-    let stream: Readable | undefined;
     let early: ApiError | undefined;
     if (match.kind === "found") {
-      routeLabel = match.route.path;
+      ex.routeLabel = match.route.path;
       if (match.route.stream) {
-        stream = bodyStream(res, (cb) => io.onAbort.push(cb));
+        ex.stream = bodyStream(res, (cb) => ex.abortListeners.push(cb));
       } else if (match.route.body) {
         early = checkBodyHeaders(headers, svc.config.FLOCK_JSON_LIMIT);
         if (!early) bodyPromise = readBody(res, svc.config.FLOCK_JSON_LIMIT);
       }
     }
 
-    const finish = (out: Reply, close = false) => {
-      const status = out.status;
-      const outHeaders: Record<string, string> = { "X-Request-Id": reqId, ...out.headers };
-      // A streamed body the handler did not finish reading: close rather than drain it.
-      if (stream && !stream.readableEnded) close = true;
-      let body: string | Buffer | undefined;
-      if (out.raw) {
-        body = out.raw.data;
-        outHeaders["Content-Type"] = out.raw.type;
-      } else if (out.body !== undefined && status !== 204) {
-        body = JSON.stringify(out.body);
-        Object.assign(outHeaders, JSON_TYPE);
-      }
-      if (out.stream && !io.aborted) {
-        const onAbort = (cb: () => void) => io.onAbort.push(cb);
-        const head = method === "HEAD";
-        sendStream(res, { status, headers: outHeaders, close: close || state.draining, head, onAbort }, out.stream);
-      } else if (!io.aborted) {
-        write(res, { status, headers: outHeaders, body, close: close || state.draining, head: method === "HEAD" });
-      } else {
-        out.stream?.body.destroy();
-      }
-      const ms = performance.now() - started;
-      metrics.observe(method, routeLabel, status, ms / 1000);
-      if (svc.log.isLevelEnabled("debug")) log().debug({ method, path, status, ms: Math.round(ms * 10) / 10, ip }, "request");
-      if (--state.inflight === 0 && state.idle.length > 0) for (const r of state.idle.splice(0)) r();
-    };
-
-    const fail = (err: unknown, log: () => Logger) => {
-      if (err instanceof ApiError) {
-        finish({ status: err.status, body: err.body(), headers: err.headers }, err.code === "payload_too_large" || err.code === "unsupported_media_type");
-        return;
-      }
-      log().error({ err, method, path }, "request failed");
-      finish({ status: 500, body: { error: "internal", message: "internal server error" } });
-    };
-
-    let childLog: Logger | undefined;
-    const log = () => {
-      if (!childLog) childLog = svc.log.child({ reqId });
-      return childLog;
-    };
-
     if (match.kind === "not_found") {
-      fail(new ApiError("not_found", `no route for ${method} ${path}`), log);
+      ex.fail(new ApiError("not_found", `no route for ${method} ${path}`));
       return;
     }
     if (match.kind === "method_not_allowed") {
@@ -117,80 +183,42 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
         allow: match.allow,
       });
       err.headers["Allow"] = match.allow.join(", ");
-      fail(err, log);
+      ex.fail(err);
       return;
     }
     if (early) {
-      fail(early, log);
+      ex.fail(early);
       return;
     }
-    const route = match.route;
-    run(route, {
-      method: method as Method,
-      path,
-      params: match.params,
-      headers,
-      ip,
-      reqId,
-      rawQuery,
-      bodyPromise,
-      stream,
-      log,
-      onAborted: (cb: () => void) => {
-        if (io.aborted) cb();
-        else io.onAbort.push(cb);
-      },
-    }).then(finish, (err) => fail(err, log));
+    run(match.route, ex, match.params, headers, rawQuery, bodyPromise).then(
+      (out) => ex.finish(out),
+      (err) => ex.fail(err),
+    );
   });
 
   async function run(
     route: Route,
-    r: {
-      method: Method;
-      path: string;
-      params: Record<string, string>;
-      headers: Record<string, string>;
-      ip: string;
-      reqId: string;
-      rawQuery: string;
-      bodyPromise: Promise<Buffer> | undefined;
-      stream: Readable | undefined;
-      log: () => Logger;
-      onAborted: (cb: () => void) => void;
-    },
+    ex: Exchange,
+    params: Record<string, string>,
+    headers: Record<string, string>,
+    rawQuery: string,
+    bodyPromise: Promise<Buffer> | undefined,
   ): Promise<Reply> {
-    if (route.path.startsWith("/v1/")) svc.limiter.checkBan(r.ip);
-    const principal = route.auth === "none" ? null : await svc.auth.authenticate(r.headers["authorization"]);
+    if (route.path.startsWith("/v1/")) svc.limiter.checkBan(ex.ip);
+    const principal = route.auth === "none" ? null : await svc.auth.authenticate(headers["authorization"]);
     if (principal && route.auth !== "principal" && principal.kind !== route.auth) {
       throw new ApiError("forbidden", `this endpoint is for ${route.auth}s only`);
     }
     let body: unknown;
-    if (route.body && r.bodyPromise) body = parseWith(route.body, parseJson(await r.bodyPromise), "body");
+    if (route.body && bodyPromise) body = parseWith(route.body, parseJson(await bodyPromise), "body");
     let query: unknown;
-    if (route.query) query = parseWith(route.query, Object.fromEntries(new URLSearchParams(r.rawQuery)), "query");
+    if (route.query) query = parseWith(route.query, Object.fromEntries(new URLSearchParams(rawQuery)), "query");
     const replyHeaders: Record<string, string> = {};
     if (route.limit) {
-      const scope = POLICIES[route.limit].scope === "ip" ? r.ip : principal!.id;
-      await svc.limiter.enforce(route.limit, scope, r.ip, replyHeaders);
+      const scope = POLICIES[route.limit].scope === "ip" ? ex.ip : principal!.id;
+      await svc.limiter.enforce(route.limit, scope, ex.ip, replyHeaders);
     }
-    const ctx: Ctx = {
-      method: r.method,
-      path: r.path,
-      params: r.params,
-      query,
-      body,
-      headers: r.headers,
-      ip: r.ip,
-      reqId: r.reqId,
-      get log() {
-        return r.log();
-      },
-      principal: principal!,
-      svc,
-      stream: r.stream,
-      onAborted: r.onAborted,
-      replyHeaders,
-    };
+    const ctx = new RequestCtx(ex, params, query, body, headers, principal!, svc, replyHeaders);
     const reply = await route.handle(ctx);
     return { ...reply, headers: { ...replyHeaders, ...reply.headers } };
   }

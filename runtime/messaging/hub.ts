@@ -91,36 +91,36 @@ export class Messaging {
    * `onAborted` registers what to do when the client goes away: the waiter is released at once.
    */
   async poll(principal: string, limit: number, timeoutMs: number, onAborted: (cb: () => void) => void): Promise<MailboxEntry[]> {
-    let woken = false;
-    let stop = false;
-    let release: (() => void) | undefined;
+    // Callbacks are inline arrows and the wait's release lives on an object: a named closure would carry
+    // its own property store (see runtime/http/pipeline.ts), held for the whole wait.
+    const wait: { woken: boolean; stop: boolean; release: (() => void) | undefined } = { woken: false, stop: false, release: undefined };
     const remove = this.waiters.add(principal, () => {
-      woken = true;
-      release?.();
+      wait.woken = true;
+      wait.release?.();
     });
     onAborted(() => {
-      stop = true;
-      release?.();
+      wait.stop = true;
+      wait.release?.();
     });
     const deadline = performance.now() + timeoutMs;
     try {
       for (;;) {
-        woken = false;
+        wait.woken = false;
         const entries = await this.fetch(principal, limit, null);
-        if (entries.length > 0 || stop || this.closing) return entries;
+        if (entries.length > 0 || wait.stop || this.closing) return entries;
         const left = deadline - performance.now();
         if (left <= 0) return entries;
-        if (!woken) {
+        if (!wait.woken) {
           await new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, left);
-            release = () => {
+            wait.release = () => {
               clearTimeout(timer);
               resolve();
             };
           });
-          release = undefined;
+          wait.release = undefined;
         }
-        if (!woken || stop || this.closing) return [];
+        if (!wait.woken || wait.stop || this.closing) return [];
       }
     } finally {
       remove();

@@ -2,11 +2,13 @@
 // missing one. Counts stay exact: each like/unlike/comment updates the moment's counter in the same
 // statement that inserts or deletes its row (ON CONFLICT DO NOTHING makes a repeated like a no-op), raises
 // the moment's `rev`, and hands the new counts to the moment record cache before the answer goes out.
+// Likes and unlikes go to Postgres by group commit (runtime/social/likes.ts).
 import type { Sql } from "../runtime/db/client.ts";
 import { notFound } from "../runtime/errors.ts";
 import { created, defineRoute, noContent, type Route } from "../runtime/http/route.ts";
 import { idTime, parseId } from "../runtime/ids.ts";
 import { recordCounts } from "../runtime/social/feed.ts";
+import { likes } from "../runtime/social/likes.ts";
 import { visibleTo } from "../runtime/social/moments-sql.ts";
 import { type Comment, CommentsQuery, CreateCommentRequest } from "../schema/moments.ts";
 
@@ -41,17 +43,7 @@ const like = defineRoute({
   path: "/v1/moments/:id/like",
   auth: "principal",
   async handle({ params, principal, svc, log }) {
-    const id = momentId(params);
-    const me = principal.id;
-    const [r] = await svc.sql<Reacted[]>`
-      with m as (select m.id from moments m where m.id = ${String(id)} and ${visibleTo(svc.sql, me)}),
-      ins as (
-        insert into moment_likes (moment, principal) select id, ${me} from m
-        on conflict do nothing returning moment),
-      upd as (update moments set like_count = like_count + 1, rev = rev + 1 where id in (select moment from ins)
-        returning id, like_count, comment_count, rev)
-      ${reacted(svc.sql)}`.then((rows) => rows, gone);
-    if (!r || r.found === 0) throw notFound("moment");
+    const r = await likes(svc).like({ moment: momentId(params), principal: principal.id });
     await recordCounts(svc, log, [r]);
     return noContent();
   },
@@ -62,16 +54,7 @@ const unlike = defineRoute({
   path: "/v1/moments/:id/like",
   auth: "principal",
   async handle({ params, principal, svc, log }) {
-    const id = momentId(params);
-    const me = principal.id;
-    const [r] = await svc.sql<Reacted[]>`
-      with m as (select m.id from moments m where m.id = ${String(id)} and ${visibleTo(svc.sql, me)}),
-      del as (
-        delete from moment_likes where moment in (select id from m) and principal = ${me} returning moment),
-      upd as (update moments set like_count = like_count - 1, rev = rev + 1 where id in (select moment from del)
-        returning id, like_count, comment_count, rev)
-      ${reacted(svc.sql)}`;
-    if (!r || r.found === 0) throw notFound("moment");
+    const r = await likes(svc).unlike({ moment: momentId(params), principal: principal.id });
     await recordCounts(svc, log, [r]);
     return noContent();
   },

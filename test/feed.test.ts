@@ -11,6 +11,7 @@ import { redisKeys } from "../runtime/engines/redis/keys.ts";
 import { defineScripts } from "../runtime/engines/redis/scripts.ts";
 import type { FeedCache } from "../runtime/engines/feed.ts";
 import { feedStats } from "../runtime/social/feed.ts";
+import { Likes } from "../runtime/social/likes.ts";
 import { TEST_REDIS_URL } from "./helpers/env.ts";
 import { call, type Registered, registerAgent } from "./helpers/http.ts";
 import { deletePrefix, type EngineKind, startTestNode, type TestNode } from "./helpers/node.ts";
@@ -233,6 +234,33 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
       const [row] = await node.svc.sql`select 1 from moments where id = ${String(id)}`;
       t.equal(row, undefined);
       t.same(await node.svc.engines.moments.get([id]), [null], "tombstoned");
+    });
+
+    t.test("likes by group commit: a failing item in a batch answers 404 alone; the others count", async (t) => {
+      const author = await registerAgent(base, "batched");
+      const m = await post(base, author, "public");
+      const fans = await Promise.all([1, 2, 3].map((i) => registerAgent(base, `batchfan${i}`)));
+      const batcher = new Likes(node.svc.sql);
+      const moment = BigInt(m.id.slice(7));
+      // The first like runs alone; the next three wait for it and go together, one of them by a principal
+      // that does not exist (its insert breaks a foreign key, failing that statement).
+      const outcomes = await Promise.allSettled([
+        batcher.like({ moment, principal: fans[0]!.id }),
+        batcher.like({ moment, principal: fans[1]!.id }),
+        batcher.like({ moment, principal: "999999999999999999" }),
+        batcher.like({ moment, principal: fans[2]!.id }),
+      ]);
+      t.same(outcomes.map((o) => o.status), ["fulfilled", "fulfilled", "rejected", "fulfilled"]);
+      const rejected = outcomes[2] as PromiseRejectedResult;
+      t.equal((rejected.reason as { status?: number }).status, 404);
+      const counts = outcomes.flatMap((o) => (o.status === "fulfilled" ? [o.value.like_count] : []));
+      t.equal(Math.max(...counts), 3, "the counts the statements returned");
+      const [row] = await node.svc.sql`select like_count from moments where id = ${String(moment)}`;
+      t.equal(row!.like_count, 3);
+      const unliked = await Promise.all(fans.map((f) => batcher.unlike({ moment, principal: f.id })));
+      t.equal(Math.min(...unliked.map((r) => r.like_count)), 0);
+      const missing = await batcher.unlike({ moment: moment + 1n, principal: fans[0]!.id }).catch((e: { status?: number }) => e);
+      t.equal((missing as { status?: number }).status, 404, "a missing moment");
     });
 
     t.test("exact counts after 50 concurrent likers and commenters", async (t) => {

@@ -59,8 +59,13 @@ export function momentCounts(rows: { id: bigint; like_count: number; comment_cou
  * `friends`; everyone when `public`.
  */
 export function visibleTo(sql: Sql, me: string) {
-  return sql`(m.visibility = 'public' or m.author = ${me} or (m.visibility = 'friends' and exists
-    (select 1 from friendships f where f.principal = ${me} and f.friend = m.author)))`;
+  return visibleToViewer(sql, sql`${me}`);
+}
+
+/** The same rule for a viewer given as SQL (a column, for statements that check many viewers at once). */
+export function visibleToViewer(sql: Sql, viewer: ReturnType<Sql>) {
+  return sql`(m.visibility = 'public' or m.author = ${viewer} or (m.visibility = 'friends' and exists
+    (select 1 from friendships f where f.principal = ${viewer} and f.friend = m.author)))`;
 }
 
 const ids = (list: bigint[]) => list.map(String);

@@ -36,13 +36,16 @@ async function main() {
   const opts = { agents: Number(a.agents), duration: Number(a.duration), connections: Number(a.connections) };
   let url = a.url;
   let flock: Proc | undefined;
-  if (!url) {
-    const env: Record<string, string> = { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", FLOCK_LIMITS_SCALE: a["limits-scale"]! };
-    if (!process.env["DATABASE_URL"]) env["DATA_DIR"] = dataDir = mkdtempSync(join(tmpdir(), "flock-bench-"));
-    progress(`starting flock (${process.env["DATABASE_URL"] ? "Postgres" : "embedded"} + ${process.env["REDIS_URL"] ? "Redis" : "memory engines"}, limits x${a["limits-scale"]})`);
+  const env: Record<string, string> = { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", FLOCK_LIMITS_SCALE: a["limits-scale"]! };
+  const startFlock = async () => {
     flock = await startScript("runtime/main.ts", env, /"port":(\d+)[^\n]*"msg":"flock listening"/);
     started.push(flock);
-    url = `http://127.0.0.1:${flock.port}`;
+    return `http://127.0.0.1:${flock.port}`;
+  };
+  if (!url) {
+    if (!process.env["DATABASE_URL"]) env["DATA_DIR"] = dataDir = mkdtempSync(join(tmpdir(), "flock-bench-"));
+    progress(`starting flock (${process.env["DATABASE_URL"] ? "Postgres" : "embedded"} + ${process.env["REDIS_URL"] ? "Redis" : "memory engines"}, limits x${a["limits-scale"]})`);
+    url = await startFlock();
   }
   const wsUrl = `${url.replace(/^http/, "ws")}/v1/ws`;
   const limits = await limitsInForce(url);
@@ -72,10 +75,19 @@ async function main() {
   }
 
   const ctx: ScenarioContext = { url, wsUrl, ...opts, progress };
+  if (flock) {
+    ctx.freshNode = async () => {
+      progress("restarting flock: a fresh process, same database and Redis");
+      await flock?.stop();
+      ctx.url = await startFlock();
+      ctx.wsUrl = `${ctx.url.replace(/^http/, "ws")}/v1/ws`;
+    };
+  }
   const results: Record<string, ScenarioResult & { ratio: number | null }> = {};
   for (const s of chosen) {
     progress(`scenario ${s.name}: ${s.description}`);
     try {
+
       const r = await s.run(ctx);
       const base = r.baseline === "ws" ? wsBaselineResult?.rps : httpBaseline.rps;
       results[s.name] = { ...r, ratio: base ? r.rps / base : null };

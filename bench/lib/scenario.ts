@@ -11,6 +11,11 @@ export interface BenchOptions {
 export interface ScenarioContext extends BenchOptions {
   wsUrl: string;
   progress(msg: string): void;
+  /**
+   * Restart Flock as a fresh process on the same database and Redis, updating `url` and `wsUrl` (only when
+   * the bench started it): memory measurements then start from a heap no earlier load has grown.
+   */
+  freshNode?: () => Promise<void>;
 }
 
 export interface ScenarioResult extends LoadResult {
@@ -25,5 +30,6 @@ export interface ScenarioResult extends LoadResult {
 export interface Scenario {
   name: string;
   description: string;
+
   run(ctx: ScenarioContext): Promise<ScenarioResult>;
 }

@@ -58,7 +58,10 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
       url = embedded.url;
       log.info({ dataDir: config.DATA_DIR }, "embedded Postgres (PGlite) started");
     }
-    const sql: Sql = await connectSql({ url, schema: config.PG_SCHEMA, pool: config.PG_POOL });
+    // PGlite is one backend session however many sockets reach it: two client connections would interleave
+    // their statements (and transactions) in it. One connection, pipelined, is the correct embedded pool.
+    const pool = embedded ? 1 : config.PG_POOL;
+    const sql: Sql = await connectSql({ url, schema: config.PG_SCHEMA, pool });
     cleanups.push(() => sql.end({ timeout: 5 }));
     const applied = await migrate(sql, config.PG_SCHEMA);
     if (applied.length > 0) log.info({ applied, schema: config.PG_SCHEMA }, "migrations applied");

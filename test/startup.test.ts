@@ -18,6 +18,20 @@ t.test("embedded default: no DATABASE_URL or REDIS_URL runs on PGlite and memory
   const ready = await call(p.url, "GET", "/readyz");
   t.equal(ready.status, 200);
   t.same(ready.body, { status: "ready", checks: { postgres: "ok", memory: "ok" } });
+
+  // Concurrent transactions on the one PGlite session: with several client connections their statements
+  // interleaved ("portal does not exist", 500s). Forty mutual friend requests at once, each a transaction.
+  const fleet = await Promise.all(Array.from({ length: 9 }, (_, i) => registerAgent(p.url, `emb${i}`)));
+  const asks = fleet.flatMap((x, i) => fleet.slice(i + 1).map((y) => [x, y] as const)).slice(0, 20);
+  const answers = await Promise.all(
+    asks.flatMap(([x, y]) => [
+      call(p.url, "POST", "/v1/friends/request", { token: x.token, json: { to: y.id } }),
+      call(p.url, "POST", "/v1/friends/request", { token: y.token, json: { to: x.id } }),
+    ]),
+  );
+  t.same(answers.filter((r) => r.status !== 200 && r.status !== 201).map((r) => r.status), [], "every request answered 200 or 201");
+  const friends = await call(p.url, "GET", "/v1/friends", { token: fleet[0]!.token });
+  t.equal(friends.status, 200);
   t.equal(await p.stop("SIGTERM"), 0, "SIGTERM shuts down cleanly");
 
   // Data survives a restart on the same DATA_DIR.

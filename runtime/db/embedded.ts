@@ -1,5 +1,7 @@
 // The embedded default: PGlite with its data under DATA_DIR, served on a loopback socket so the
-// regular postgres.js client talks to it exactly as to a real server.
+// regular postgres.js client talks to it exactly as to a real server. PGlite is a single backend session:
+// the node holds one connection to it (see runtime/server.ts); the socket server's few extra slots only
+// serve a migration run that has the node's data directory to itself.
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { PGlite } from "@electric-sql/pglite";

@@ -51,6 +51,8 @@ export class Realtime {
   private readonly members = new Map<bigint, { ids: string[]; at: number }>();
   private readonly leaving = new Set<Promise<void>>();
   private unsubscribes: (() => Promise<void>)[] = [];
+  /** Sessions whose presence connect has run (the periodic refresh keeps only these alive). */
+  private readonly live = new WeakSet<WsSession>();
   private refreshTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly svc: Services) {}
@@ -76,7 +78,7 @@ export class Realtime {
     addTo(this.sessions, me.id, s);
     const now = this.svc.now();
     const [cameOnline, friends] = await Promise.all([
-      this.svc.engines.presence.connect(me.id, s.id, now, PRESENCE_TTL_MS),
+      this.svc.engines.presence.connect(me.id, s.id, now, PRESENCE_TTL_MS).finally(() => this.live.add(s)),
       this.svc.sql<{ id: string; display_name: string }[]>`
         select f.friend as id, p.display_name from friendships f join principals p on p.id = f.friend
         where f.principal = ${me.id}`,
@@ -187,7 +189,11 @@ export class Realtime {
 
   /** Keep this node's connections alive in the presence store. */
   private async refresh(): Promise<void> {
-    const conns = this.all().flatMap((s) => (s.principal ? [{ principal: s.principal.id, connId: s.id }] : []));
+    // Only sessions whose own connect has run: refreshing one still joining would record its connection
+    // first, and its connect would then not see the principal come online (no "online" event at all).
+    const conns = this.all().flatMap((s) =>
+      s.principal && this.live.has(s) ? [{ principal: s.principal.id, connId: s.id }] : [],
+    );
     await this.svc.engines.presence.refresh(conns, this.svc.now(), PRESENCE_TTL_MS).catch((err) => {
       this.svc.log.warn({ err }, "presence refresh failed");
     });

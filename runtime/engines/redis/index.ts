@@ -24,7 +24,9 @@ function connect(url: string, name: string, autoPipeline = false): Redis {
 }
 
 export async function createRedisEngines(url: string, prefix: string): Promise<Engines> {
-  const cmd = connect(url, "flock-cmd", true);
+  // Auto-pipelining stays off: with it on, the WebSocket presence test lost an "online" event about one run in
+  // five (reproduced, not yet explained), and alone it measured within noise on the feed.
+  const cmd = connect(url, "flock-cmd");
   const sub = connect(url, "flock-sub");
   try {
     await Promise.all([cmd.connect(), sub.connect()]);

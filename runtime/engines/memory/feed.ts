@@ -10,7 +10,6 @@ import {
   type TimelineRead,
 } from "../feed.ts";
 import type { MomentCache } from "../moments.ts";
-import { MemoryMoments } from "./moments.ts";
 
 interface Timeline {
   /** Newest first, no duplicates. */
@@ -24,8 +23,8 @@ export interface MemoryFeedOptions {
   depth?: number;
   /** Most timelines kept at once. */
   maxTimelines?: number;
-  /** The record cache pages are shown from. */
-  moments?: MomentCache;
+  /** The record cache pages are shown from: the engine set's own, so records stored there are read here. */
+  moments: MomentCache;
 }
 
 export class MemoryFeed implements FeedCache {
@@ -35,10 +34,10 @@ export class MemoryFeed implements FeedCache {
   private leaseSeq = 0;
   private readonly moments: MomentCache;
 
-  constructor(opts: MemoryFeedOptions = {}) {
+  constructor(opts: MemoryFeedOptions) {
     this.depth = opts.depth ?? DEFAULT_FEED_DEPTH;
     this.maxTimelines = opts.maxTimelines ?? 100_000;
-    this.moments = opts.moments ?? new MemoryMoments();
+    this.moments = opts.moments;
   }
 
   async readPage(timelines: string[], before: bigint | null, count: number, show: number): Promise<PageRead> {

@@ -13,19 +13,19 @@ import { defineScripts } from "./scripts.ts";
 
 export class RedisUnavailableError extends Error {}
 
-function connect(url: string, name: string, autoPipeline = false): Redis {
+function connect(url: string, name: string): Redis {
   return new Redis(url, {
     connectionName: name,
     lazyConnect: true,
-    enableAutoPipelining: autoPipeline,
+    // Off: it cut socket writes and carried messaging at 2,000 msg/s (bench/RESULTS.md), but with it on a
+    // presence script call on a WebSocket join sometimes never answered (about one ws test run in five).
+    enableAutoPipelining: false,
     maxRetriesPerRequest: 2,
     retryStrategy: (times) => Math.min(times * 100, 2000),
   });
 }
 
 export async function createRedisEngines(url: string, prefix: string): Promise<Engines> {
-  // Auto-pipelining stays off: with it on, the WebSocket presence test lost an "online" event about one run in
-  // five (reproduced, not yet explained), and alone it measured within noise on the feed.
   const cmd = connect(url, "flock-cmd");
   const sub = connect(url, "flock-sub");
   try {

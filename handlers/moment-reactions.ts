@@ -3,13 +3,12 @@
 // statement that inserts or deletes its row (ON CONFLICT DO NOTHING makes a repeated like a no-op), raises
 // the moment's `rev`, and hands the new counts to the moment record cache before the answer goes out.
 // Likes and unlikes go to Postgres by group commit (runtime/social/likes.ts).
-import type { Sql } from "../runtime/db/client.ts";
 import { notFound } from "../runtime/errors.ts";
 import { created, defineRoute, noContent, type Route } from "../runtime/http/route.ts";
 import { idTime, parseId } from "../runtime/ids.ts";
 import { recordCounts } from "../runtime/social/feed.ts";
 import { likes } from "../runtime/social/likes.ts";
-import { visibleTo } from "../runtime/social/moments-sql.ts";
+import { type CountsRow, visibleTo } from "../runtime/social/moments-sql.ts";
 import { type Comment, CommentsQuery, CreateCommentRequest } from "../schema/moments.ts";
 
 const momentId = (params: Record<string, string>): bigint => {
@@ -17,20 +16,6 @@ const momentId = (params: Record<string, string>): bigint => {
   if (id === null) throw notFound("moment");
   return id;
 };
-
-/** One reaction statement's answer: whether the moment was visible, and its counts when they changed. */
-interface Reacted {
-  found: number;
-  id: bigint | null;
-  like_count: number;
-  comment_count: number;
-  rev: bigint;
-}
-
-/** The tail of a reaction statement whose CTE `upd` returns the changed counts. */
-const reacted = (sql: Sql) => sql`
-      select (select count(*)::int from m) as found, upd.id, upd.like_count, upd.comment_count, upd.rev
-      from (select 1) one left join upd on true`;
 
 /** A foreign-key violation means the moment was deleted while we wrote: 404 like any missing moment. */
 const gone = (err: unknown): never => {
@@ -70,15 +55,15 @@ const comment = defineRoute({
     const me = principal.id;
     const cid = svc.ids.nextRaw();
     const createdAt = new Date(idTime(cid));
-    const [r] = await svc.sql<Reacted[]>`
+    const [r] = await svc.sql<CountsRow[]>`
       with m as (select m.id from moments m where m.id = ${String(id)} and ${visibleTo(svc.sql, me)}),
       ins as (
         insert into moment_comments (id, moment, author, body, created_at)
         select ${String(cid)}::bigint, id, ${me}, ${body.body}, ${createdAt} from m returning moment),
       upd as (update moments set comment_count = comment_count + 1, rev = rev + 1 where id in (select moment from ins)
         returning id, like_count, comment_count, rev)
-      ${reacted(svc.sql)}`.then((rows) => rows, gone);
-    if (!r || r.id === null) throw notFound("moment");
+      select * from upd`.then((rows) => rows, gone);
+    if (!r) throw notFound("moment");
     await recordCounts(svc, log, [r]);
     const out: Comment = {
       id: `comment_${cid}`,

@@ -13,6 +13,7 @@ import { PUBLIC_TIMELINE } from "../engines/feed.ts";
 import type { Logger } from "../log.ts";
 import type { Services } from "../services.ts";
 import { recordCounts } from "../social/feed.ts";
+import type { CountsRow } from "../social/moments-sql.ts";
 import { fileStore } from "../files/index.ts";
 import { removeUnreferencedBlobs } from "../files/records.ts";
 
@@ -39,12 +40,6 @@ interface Removed {
   counts: CountsRow[];
 }
 
-interface CountsRow {
-  id: bigint;
-  like_count: number;
-  comment_count: number;
-  rev: bigint;
-}
 
 export async function deleteAccount(
   svc: Services,

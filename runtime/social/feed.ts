@@ -12,6 +12,7 @@ import type { Visibility } from "../../schema/moments.ts";
 import {
   feedPage,
   hydrate,
+  type CountsRow,
   momentCounts,
   momentRecord,
   type MomentRow,
@@ -165,9 +166,9 @@ export async function fanOut(svc: Services, log: Logger, id: bigint, timelines: 
 export async function recordCounts(
   svc: Services,
   log: Logger,
-  rows: { id: bigint | null; like_count: number; comment_count: number; rev: bigint }[],
+  rows: (Omit<CountsRow, "id"> & { id: bigint | null })[],
 ): Promise<void> {
-  const changed = rows.filter((r): r is typeof r & { id: bigint } => r.id !== null);
+  const changed = rows.filter((r): r is CountsRow => r.id !== null);
   if (changed.length === 0) return;
   try {
     await svc.engines.moments.counts(momentCounts(changed));

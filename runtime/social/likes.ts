@@ -7,20 +7,17 @@ import type { Sql } from "../db/client.ts";
 import { notFound } from "../errors.ts";
 import { Batcher } from "../messaging/batcher.ts";
 import type { Services } from "../services.ts";
-import { visibleToViewer } from "./moments-sql.ts";
+import { type CountsRow, visibleToViewer } from "./moments-sql.ts";
 
 export interface LikeItem {
   moment: bigint;
   principal: string;
 }
 
-/** One item's answer: whether the moment is visible to its principal, and the moment's counts if they changed. */
-export interface Reacted {
+/** One item's answer: whether the moment is visible to its principal, and the moment's counts (id null: unchanged). */
+export interface Reacted extends Omit<CountsRow, "id"> {
   found: boolean;
   id: bigint | null;
-  like_count: number;
-  comment_count: number;
-  rev: bigint;
 }
 
 type Kind = "like" | "unlike";

@@ -49,8 +49,16 @@ export function momentRecord(r: MomentRow): MomentRecord {
   return { id: r.id, head: momentHead(r), likes: r.like_count, comments: r.comment_count, rev: r.rev };
 }
 
-/** The counts a statement returned (`returning id, like_count, comment_count, rev`), for the record cache. */
-export function momentCounts(rows: { id: bigint; like_count: number; comment_count: number; rev: bigint }[]): MomentCounts[] {
+/** A moment's counts as a statement returns them (`returning id, like_count, comment_count, rev`). */
+export interface CountsRow {
+  id: bigint;
+  like_count: number;
+  comment_count: number;
+  rev: bigint;
+}
+
+/** The counts statements returned, for the record cache. */
+export function momentCounts(rows: CountsRow[]): MomentCounts[] {
   return rows.map((r) => ({ id: r.id, likes: r.like_count, comments: r.comment_count, rev: r.rev }));
 }
 

@@ -1,6 +1,8 @@
 // Write-behind of delivery counts: mailboxes count every hand-out; the counts reach Postgres in one batched
 // statement every little while (off the delivery path), so a mailbox rebuilt after a Redis flush keeps
-// counting where it was (give or take the last batch).
+// counting where it was (give or take the last batch). A count only matters while its message is unacknowledged:
+// an ack drops the pending count, so a message acknowledged soon after delivery (the usual case) costs no
+// count write at all.
 import type { Sql } from "../db/client.ts";
 import type { Logger } from "../log.ts";
 import { writeDeliveryCounts } from "./store.ts";
@@ -30,6 +32,11 @@ export class DeliveryCountLog {
       this.timer = setTimeout(() => void this.flush(), this.intervalMs);
       this.timer.unref();
     }
+  }
+
+  /** The message was acknowledged: its count need not reach Postgres. */
+  forget(recipient: string, id: string): void {
+    this.pending.delete(`${recipient} ${id}`);
   }
 
   flush(): Promise<void> {

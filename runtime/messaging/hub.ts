@@ -153,6 +153,7 @@ export class Messaging {
 
   /** Acknowledge: Postgres (the truth) and the mailbox together. False when it was never `principal`'s. */
   async ack(principal: string, rawId: bigint): Promise<boolean> {
+    this.counts.forget(principal, rawId.toString());
     const [found] = await Promise.all([
       this.acks.push({ recipient: principal, id: rawId }),
       this.svc.engines.mailboxes.ack(principal, rawId.toString()),
@@ -177,11 +178,16 @@ export class Messaging {
     this.threads.delete(pairKey(me, to));
   }
 
+  /** Write the delivery counts waiting for the next batch now. */
+  flushCounts(): Promise<void> {
+    return this.counts.flush();
+  }
+
   /** Release every long poll (they answer what they have), write counts back, drop the subscription. */
   async close(): Promise<void> {
     this.closing = true;
     this.waiters.wakeAll();
-    await this.counts.flush();
+    await this.flushCounts();
     await this.unsubscribe?.().catch(() => {});
   }
 }

@@ -174,13 +174,13 @@ export function unacked(sql: Sql, recipient: string, limit: number): Promise<Una
     limit ${limit}`;
 }
 
-/** Write delivery counts back (never lowering one). */
+/** Write delivery counts back (never lowering one; an acknowledged delivery keeps the count it had). */
 export async function writeDeliveryCounts(sql: Sql, rows: { recipient: string; id: string; count: number }[]): Promise<void> {
   if (rows.length === 0) return;
   await relaxed(sql, (tx) => tx`
     update deliveries d set delivery_count = v.c
     from unnest(${rows.map((r) => r.recipient)}::text[], ${rows.map((r) => r.id)}::bigint[], ${rows.map((r) => r.count)}::int[]) as v(r, m, c)
-    where d.recipient = v.r and d.message_id = v.m and d.delivery_count < v.c`);
+    where d.recipient = v.r and d.message_id = v.m and d.delivery_count < v.c and d.acked_at is null`);
 }
 
 /** A page of a thread's history, newest first; one row more than asked tells whether more exist. */

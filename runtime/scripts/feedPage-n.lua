@@ -1,11 +1,12 @@
 -- A feed page in one call: read several timelines, merge their newest ids, and look up the merged ids'
--- moment records. Timeline layout: feedRead-1.lua; record layout: keys.ts (hash {j, l, k, r, x}).
--- Record keys are derived from the ids, so this script needs a single Redis (not Redis Cluster).
+-- moments' JSON with one MGET. Timeline layout: feedRead-1.lua; moment JSON keys: keys.ts (momentJson).
+-- Those keys are derived from the ids, so this script needs a single Redis (not Redis Cluster).
 -- KEYS      the timelines
 -- ARGV[1]   exclusive upper bound in BYLEX form ('(<19 digits>', or '(:' for the newest)
 -- ARGV[2]   count: ids wanted          ARGV[3] show: how many of them the page shows
 -- ARGV[4]   lease token recorded on a miss      ARGV[5] ttl ms of a timeline created by a miss
--- ARGV[6]   key prefix of moment records (the record of id 42 is <prefix>42)
+-- ARGV[6]   key prefix of moment JSON (that of id 42 is <prefix>0000000000000000042, the id as the
+--           timelines hold it)
 -- returns   {0, f1, f2, ...}: a timeline was not filled: fN is 1 if KEYS[N] was, 0 if a lease was recorded
 --           {1}: fewer than count ids above the newest floor: only Postgres knows the page
 --           {2, joined, n}: all n records cached: the first `show` moments' JSON joined with ','
@@ -53,21 +54,15 @@ end
 if #ids < count and floor ~= string.rep('0', 19) then return {1} end
 
 local entries, complete = {}, true
-for i, id in ipairs(ids) do
-  local r = redis.call('HMGET', ARGV[6] .. string.match(id, '^0*(%d+)$'), 'j', 'l', 'k', 'x')
-  if r[4] then
-    entries[i], complete = '', false
-  elseif r[1] and r[2] then
-    entries[i] = r[1] .. ',"like_count":' .. r[2] .. ',"comment_count":' .. r[3] .. '}'
-  else
-    entries[i], complete = false, false
+if #ids > 0 then
+  local jkeys = {}
+  for i, id in ipairs(ids) do jkeys[i] = ARGV[6] .. id end
+  entries = redis.call('MGET', unpack(jkeys))
+  for i = 1, #ids do
+    if not entries[i] or entries[i] == '' then complete = false end
   end
 end
-if complete then
-  local shown = {}
-  for i = 1, math.min(show, #ids) do shown[i] = entries[i] end
-  return {2, table.concat(shown, ','), #ids}
-end
+if complete then return {2, table.concat(entries, ',', 1, math.min(show, #ids)), #ids} end
 local out = {3, #ids}
 for i, id in ipairs(ids) do out[i + 2] = id end
 for i = 1, #ids do out[#ids + 2 + i] = entries[i] end

@@ -2,7 +2,7 @@
 // timelines sends one script call each, all in flight together: one round trip.
 import { randomBytes } from "node:crypto";
 import { DEFAULT_FEED_DEPTH, type FeedCache, type PageRead, type TimelineRead } from "../feed.ts";
-import type { Keys } from "./keys.ts";
+import { ID_WIDTH, type Keys, padId } from "./keys.ts";
 import type { ScriptedRedis } from "./scripts.ts";
 
 export interface RedisFeedOptions {
@@ -13,8 +13,6 @@ export interface RedisFeedOptions {
   leaseTtlMs?: number;
 }
 
-const ID_WIDTH = 19;
-const pad = (id: bigint) => id.toString().padStart(ID_WIDTH, "0");
 const ZERO = "0".repeat(ID_WIDTH);
 
 export class RedisFeed implements FeedCache {
@@ -35,7 +33,7 @@ export class RedisFeed implements FeedCache {
   }
 
   async read(timelines: string[], before: bigint | null, count: number): Promise<TimelineRead[]> {
-    const bound = before === null ? "(:" : `(${pad(before)}`;
+    const bound = before === null ? "(:" : `(${padId(before)}`;
     const lease = `${this.leaseBase}.${(++this.leaseSeq).toString(36)}`;
     const replies = await Promise.all(
       timelines.map((t) => this.redis.feedRead(this.keys.feed(t), bound, count, lease, this.leaseTtlMs)),
@@ -51,12 +49,12 @@ export class RedisFeed implements FeedCache {
     const r = await this.redis.feedPage(
       timelines.length,
       ...timelines.map((t) => this.keys.feed(t)),
-      before === null ? "(:" : `(${pad(before)}`,
+      before === null ? "(:" : `(${padId(before)}`,
       count,
       show,
       lease,
       this.leaseTtlMs,
-      this.keys.moment(""),
+      this.keys.momentJsonPrefix(),
     );
     switch (r[0]) {
       case 0:
@@ -78,13 +76,13 @@ export class RedisFeed implements FeedCache {
   }
 
   async push(timelines: string[], momentId: bigint): Promise<void> {
-    const member = pad(momentId);
+    const member = padId(momentId);
     await Promise.all(timelines.map((t) => this.redis.feedPush(this.keys.feed(t), member, this.depth)));
   }
 
   async remove(timelines: string[], momentIds: bigint[]): Promise<void> {
     if (momentIds.length === 0) return;
-    const members = momentIds.map(pad);
+    const members = momentIds.map(padId);
     await Promise.all(timelines.map((t) => this.redis.zrem(this.keys.feed(t), ...members)));
   }
 
@@ -93,7 +91,7 @@ export class RedisFeed implements FeedCache {
     if (!complete && ids.length > 0) {
       let low = ids[0]!;
       for (const id of ids) if (id < low) low = id;
-      floor = pad(low);
+      floor = padId(low);
     }
     const done = await this.redis.feedFill(
       this.keys.feed(timeline),
@@ -101,7 +99,7 @@ export class RedisFeed implements FeedCache {
       this.depth,
       floor,
       this.ttlMs,
-      ...ids.map(pad),
+      ...ids.map(padId),
     );
     return done === 1;
   }

@@ -3,6 +3,13 @@
 
 export type Keys = ReturnType<typeof redisKeys>;
 
+/** Digits of an id as timelines and moment record keys hold it: zero-padded, so string order is numeric order. */
+export const ID_WIDTH = 19;
+
+export function padId(id: bigint): string {
+  return id.toString().padStart(ID_WIDTH, "0");
+}
+
 export function redisKeys(prefix: string) {
   return {
     /** Token bucket named `<policy>:<scope>` (scope: principal id, IP or account). Hash {t, ts}. */
@@ -24,9 +31,18 @@ export function redisKeys(prefix: string) {
     /** Feed timeline of a principal, or the public one ("public"). Sorted set, layout in scripts/feedRead-1.lua. */
     feed: (timeline: string) => `${prefix}feed:{${timeline}}`,
     /**
-     * Cached record of a moment. Hash {j: the moment's JSON head, l, k: like and comment counts, r: their
-     * revision, x: tombstone}. Every record shares one hash tag, so a feed page is one script call.
+     * Cached record of a moment, by its padded id. Hash {j: the moment's JSON head, l, k: like and comment
+     * counts, r: their revision, x: tombstone}: the register scripts/momentsStore-n.lua writes by revision.
+     * Every record shares one hash tag, so one script call covers any set of moments.
      */
-    moment: (id: string) => `${prefix}mo:{m}:${id}`,
+    moment: (id: bigint) => `${prefix}mo:{m}:${padId(id)}`,
+    /**
+     * The JSON a reader is served for a moment, written from its record by the same script: the head closed
+     * with the counts, '' once tombstoned, absent when not cached. A plain string, so a page of moments is one
+     * MGET. Keyed by the padded id as timelines hold it, so a feed script builds the key by concatenation.
+     */
+    momentJson: (id: bigint) => `${prefix}mj:{m}:${padId(id)}`,
+    /** What precedes a padded id in a moment JSON key. */
+    momentJsonPrefix: () => `${prefix}mj:{m}:`,
   };
 }

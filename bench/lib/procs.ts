@@ -1,5 +1,6 @@
 // Child processes the bench starts (Flock itself, the baselines) and stops again.
 import { type ChildProcess, spawn } from "node:child_process";
+import { createWriteStream } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -23,6 +24,13 @@ export function startScript(
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  // BENCH_SERVER_LOG=<file>: keep Flock's own log (its JSON lines) there, e.g. to find what answered a 500
+  const logFile = script === "runtime/main.ts" ? process.env["BENCH_SERVER_LOG"] : undefined;
+  if (logFile) {
+    const log = createWriteStream(logFile, { flags: "a" });
+    child.stdout!.pipe(log);
+    child.stderr!.pipe(log);
+  }
   let out = "";
   const exited = new Promise<void>((r) => child.once("exit", () => r()));
   return new Promise((resolve, reject) => {

@@ -1,6 +1,12 @@
 // Group commit: concurrent callers' items go to Postgres together in one statement, so many sends (or acks)
 // share one commit and one WAL flush. With nothing in flight an item runs at once (no added latency);
-// under load the items that arrive while a batch is running form the next batch.
+// under load the items that arrive while a batch is running form the next batch. A batch is one statement, so
+// one Postgres picks as a deadlock victim rolled back whole: it runs again (a few times at most).
+
+/** Times a batch Postgres picked as a deadlock victim runs again. */
+export const DEADLOCK_RETRIES = 3;
+
+export const isDeadlock = (err: unknown) => typeof err === "object" && err !== null && (err as { code?: unknown }).code === "40P01";
 
 type Outcome<O> = O | Error;
 
@@ -28,11 +34,20 @@ export class Batcher<I, O> {
     });
   }
 
+  private async attempt(items: I[], n: number): Promise<Outcome<O>[]> {
+    try {
+      return await this.run(items);
+    } catch (err) {
+      if (isDeadlock(err) && n < DEADLOCK_RETRIES) return this.attempt(items, n + 1);
+      throw err;
+    }
+  }
+
   private kick(): void {
     while (this.inFlight < this.concurrency && this.queue.length > 0) {
       const batch = this.queue.splice(0, this.max);
       this.inFlight++;
-      this.run(batch.map((w) => w.item))
+      this.attempt(batch.map((w) => w.item), 0)
         .then(
           (outs) => {
             batch.forEach((w, i) => {

@@ -5,7 +5,7 @@
 // number of rows that actually changed, raising its `rev` (see runtime/engines/moments.ts).
 import type { Sql } from "../db/client.ts";
 import { notFound } from "../errors.ts";
-import { Batcher } from "../messaging/batcher.ts";
+import { Batcher, DEADLOCK_RETRIES, isDeadlock } from "../messaging/batcher.ts";
 import type { Services } from "../services.ts";
 import { type CountsRow, visibleToViewer } from "./moments-sql.ts";
 
@@ -51,11 +51,6 @@ async function statement(sql: Sql, kind: Kind, items: LikeItem[]): Promise<React
 const isForeignKeyViolation = (err: unknown) =>
   typeof err === "object" && err !== null && (err as { code?: unknown }).code === "23503";
 
-const isDeadlock = (err: unknown) => typeof err === "object" && err !== null && (err as { code?: unknown }).code === "40P01";
-
-/** Times a batch chosen as a deadlock victim runs again (it rolled back whole, so running it again is safe). */
-const DEADLOCK_RETRIES = 3;
-
 interface Queued extends LikeItem {
   kind: Kind;
 }
@@ -63,7 +58,8 @@ interface Queued extends LikeItem {
 export class Likes {
   // One statement in flight per node, likes and unlikes alike: a like batch and an unlike batch running together
   // lock moment rows and like rows in opposite orders and deadlock (Postgres breaks it after a second with an
-  // error). Batches from different nodes still can; the victim batch runs again.
+  // error). Batches from different nodes still can; the victim statement runs again. Here, not in the Batcher: a
+  // batch is two statements, and running the committed one again would lose the counts it changed.
   private readonly batch: Batcher<Queued, Reacted>;
 
   constructor(private readonly sql: Sql) {
@@ -101,7 +97,7 @@ export class Likes {
     try {
       return await statement(this.sql, kind, items);
     } catch (err) {
-      if (isDeadlock(err) && attempt < DEADLOCK_RETRIES) return this.run(kind, items, attempt + 1);
+      if (isDeadlock(err)) return attempt < DEADLOCK_RETRIES ? this.run(kind, items, attempt + 1) : items.map(() => err as Error);
       // A moment (or liker) deleted while we wrote fails the whole statement: answer each item alone,
       // so only the likes of what disappeared get their 404.
       if (!isForeignKeyViolation(err)) throw err;

@@ -1,0 +1,45 @@
+// The group-commit batcher (runtime/messaging/batcher.ts): items that arrive while a batch runs form the next one,
+// each caller gets its own outcome, and a batch Postgres rolled back as a deadlock victim runs again.
+import t from "tap";
+import { Batcher, DEADLOCK_RETRIES } from "../runtime/messaging/batcher.ts";
+
+const deadlock = () => Object.assign(new Error("deadlock detected"), { code: "40P01" });
+
+t.test("items arriving during a batch go together in the next; per-item errors stay per item", async (t) => {
+  const runs: number[][] = [];
+  const b = new Batcher<number, number>(async (items) => {
+    runs.push(items);
+    await new Promise((r) => setTimeout(r, 5));
+    return items.map((i) => (i === 3 ? new Error("three") : i * 10));
+  }, 1);
+  const out = await Promise.allSettled([1, 2, 3, 4].map((i) => b.push(i)));
+  t.same(runs, [[1], [2, 3, 4]], "the first alone, the rest together");
+  t.same(out.map((o) => (o.status === "fulfilled" ? o.value : "rejected")), [10, 20, "rejected", 40]);
+});
+
+t.test("a deadlock victim runs again; other errors fail the batch at once", async (t) => {
+  let calls = 0;
+  const b = new Batcher<number, number>(async (items) => {
+    calls++;
+    if (calls <= 2) throw deadlock();
+    return items;
+  }, 1);
+  t.equal(await b.push(7), 7, "answered after two deadlocks");
+  t.equal(calls, 3);
+
+  let tries = 0;
+  const always = new Batcher<number, number>(async () => {
+    tries++;
+    throw deadlock();
+  }, 1);
+  await t.rejects(always.push(1), { code: "40P01" }, "gives up after its retries");
+  t.equal(tries, DEADLOCK_RETRIES + 1);
+
+  let other = 0;
+  const failing = new Batcher<number, number>(async () => {
+    other++;
+    throw new Error("boom");
+  }, 1);
+  await t.rejects(failing.push(1), { message: "boom" });
+  t.equal(other, 1, "not retried");
+});

@@ -43,3 +43,16 @@ t.test("a deadlock victim runs again; other errors fail the batch at once", asyn
   await t.rejects(failing.push(1), { message: "boom" });
   t.equal(other, 1, "not retried");
 });
+
+t.test("drain resolves once every item pushed so far has its answer", async (t) => {
+  const b = new Batcher<number, number>(async (items) => {
+    await new Promise((r) => setTimeout(r, 20));
+    return items;
+  }, 1);
+  await b.drain(); // nothing pushed: at once
+  const answered: number[] = [];
+  const pushed = [1, 2, 3].map((i) => b.push(i).then((v) => answered.push(v)));
+  await b.drain();
+  t.same(answered.sort(), [1, 2, 3], "both batches answered before drain resolved");
+  await Promise.all(pushed);
+});

@@ -19,6 +19,7 @@ interface Waiting<I, O> {
 export class Batcher<I, O> {
   private queue: Waiting<I, O>[] = [];
   private inFlight = 0;
+  private drained: (() => void)[] = [];
 
   /** `run` answers one outcome per item, in order: a value, or an Error for that item alone. */
   constructor(
@@ -32,6 +33,12 @@ export class Batcher<I, O> {
       this.queue.push({ item, resolve, reject });
       this.kick();
     });
+  }
+
+  /** Resolves once every item pushed so far has its answer (on shutdown: before the connection is closed). */
+  drain(): Promise<void> {
+    if (this.inFlight === 0 && this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.drained.push(resolve));
   }
 
   private async attempt(items: I[], n: number): Promise<Outcome<O>[]> {
@@ -63,6 +70,7 @@ export class Batcher<I, O> {
         .finally(() => {
           this.inFlight--;
           this.kick();
+          if (this.inFlight === 0 && this.queue.length === 0) for (const resolve of this.drained.splice(0)) resolve();
         });
     }
   }

@@ -183,10 +183,22 @@ export class Messaging {
     return this.counts.flush();
   }
 
-  /** Release every long poll (they answer what they have), write counts back, drop the subscription. */
+  /**
+   * Release every long poll (they answer what they have), let the writes already taken finish (acks that arrived
+   * as WebSocket frames before the sockets closed among them; bounded by the shutdown grace), write counts back,
+   * drop the subscription.
+   */
   async close(): Promise<void> {
     this.closing = true;
     this.waiters.wakeAll();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all([this.directWrites.drain(), this.groupWrites.drain(), this.acks.drain()]),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, this.svc.config.FLOCK_SHUTDOWN_GRACE * 1000);
+      }),
+    ]);
+    clearTimeout(timer);
     await this.flushCounts();
     await this.unsubscribe?.().catch(() => {});
   }

@@ -89,17 +89,27 @@ export function mailboxContract(t: Test, make: () => Promise<MailboxFixture>): v
     t.same(ids(await mb.fetch(p, 10, null)), ["7"]);
   });
 
-  t.test("one append call fills many mailboxes", async (t) => {
+  t.test("one append call fills many mailboxes, each entry with its own payload, and one wake-up names them", async (t) => {
     const [p, q] = [who("f"), who("g")];
     await mb.seed(p, [], true);
     await mb.seed(q, [], true);
+    const seen: string[] = [];
+    const off = await mb.onWake((who) => seen.push(who));
     await mb.append([
-      { principal: p, ...msg(1) },
-      { principal: q, ...msg(1) },
-      { principal: q, ...msg(2) },
+      { principal: p, ...msg(1, "to both") },
+      { principal: q, ...msg(1, "to both") },
+      { principal: q, ...msg(2, "to q alone") },
     ]);
-    t.same(ids(await mb.fetch(p, 10, null)), ["1"]);
-    t.same(ids(await mb.fetch(q, 10, null)), ["1", "2"]);
+    const bodies = (entries: { id: string; payload: string }[] | null) =>
+      (entries ?? []).map((e) => [e.id, (JSON.parse(e.payload) as { body: string }).body]);
+    t.same(bodies(await mb.fetch(p, 10, null)), [["1", "to both"]]);
+    t.same(bodies(await mb.fetch(q, 10, null)), [
+      ["1", "to both"],
+      ["2", "to q alone"],
+    ]);
+    await waitFor(() => seen.includes(p) && seen.includes(q));
+    t.ok(seen.includes(p) && seen.includes(q), "both principals woken");
+    await off();
   });
 
   t.test("seeding merges Postgres rows with what was appended meanwhile, ordered by id", async (t) => {

@@ -1,5 +1,5 @@
 -- Hand out mailbox entries after a cursor, oldest first, counting one more delivery for each.
--- KEYS[1]  mailbox stream      KEYS[2] mailbox index hash (see mailboxAppend-2.lua)
+-- KEYS[1]  mailbox stream      KEYS[2] mailbox index hash (see mailboxAppend-n.lua)
 -- ARGV[1]  cursor: a stream entry id to read after, or '' for the oldest unacknowledged entry
 -- ARGV[2]  most entries        ARGV[3] idle ttl ms
 -- ARGV[4]  refill mark: a partial mailbox holding fewer entries than this must be seeded again

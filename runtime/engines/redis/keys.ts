@@ -20,7 +20,7 @@ export function redisKeys(prefix: string) {
     ban: (ip: string) => `${prefix}ban:{${ip}}`,
     /** Counter handing out node ids (taken modulo 1024). */
     nodeSeq: () => `${prefix}node-seq`,
-    /** Mailbox of a principal: stream of unacknowledged messages, layout in scripts/mailboxAppend-2.lua. */
+    /** Mailbox of a principal: stream of unacknowledged messages, layout in scripts/mailboxAppend-n.lua. */
     mailbox: (principal: string) => `${prefix}mb:{${principal}}`,
     /** Mailbox index of a principal: hash of seed state, entry ids and delivery counts (same hash tag). */
     mailboxIndex: (principal: string) => `${prefix}mb:{${principal}}:ix`,

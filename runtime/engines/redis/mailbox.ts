@@ -1,13 +1,12 @@
 // Redis mailboxes: one stream per principal holding only unacknowledged messages (an ack deletes the entry),
 // bounded by `capacity`, plus an index hash (seed state, entry ids, delivery counts). Every operation is one
-// script, so one round trip; appends for many recipients go out as one pipeline. The append script also
-// publishes the wake-up (a comma-separated list of principals), on one cluster-wide channel every node
-// subscribes to once; a pipelined append for many recipients publishes one wake-up naming them all.
-import type { Redis } from "ioredis";
+// script, so one round trip; an append for many recipients (a group send) too. The append script also
+// publishes the wake-up (a comma-separated list of principals), on one channel every node subscribes to once:
+// one wake-up naming every recipient. Its keys span many hash tags, so it needs a single Redis (not a Cluster).
 import type { AppendItem, MailboxEngine, MailboxEntry, SeedEntry } from "../mailbox.ts";
 import type { PubSub } from "../pubsub.ts";
 import type { Keys } from "./keys.ts";
-import type { ScriptCommands, ScriptedRedis } from "./scripts.ts";
+import type { ScriptedRedis } from "./scripts.ts";
 
 export const WAKE_CHANNEL = "wake";
 
@@ -17,8 +16,6 @@ export interface RedisMailboxOptions {
   /** A mailbox untouched this long expires (it is rebuilt from Postgres when needed). */
   idleTtlMs?: number;
 }
-
-type Pipeline = ReturnType<Redis["pipeline"]> & { [K in keyof ScriptCommands]: (...args: Parameters<ScriptCommands[K]>) => Pipeline };
 
 export class RedisMailboxes implements MailboxEngine {
   readonly capacity: number;
@@ -39,22 +36,24 @@ export class RedisMailboxes implements MailboxEngine {
   }
 
   async append(items: AppendItem[]): Promise<void> {
-    const channel = this.keys.channel(WAKE_CHANNEL);
-    if (items.length === 1) {
-      const it = items[0]!;
-      const k = this.keys;
-      await this.redis.mailboxAppend(k.mailbox(it.principal), k.mailboxIndex(it.principal), it.id, it.payload, this.capacity, this.ttl, channel, it.principal);
-      return;
-    }
     if (items.length === 0) return;
-    // many mailboxes (a group send): one pipeline, and one wake-up naming every principal
-    const p = this.redis.pipeline() as Pipeline;
+    // One script call whatever the number of recipients; a payload shared by many (a group send) goes once.
+    const keys: string[] = [];
+    const payloads: string[] = [];
+    const refs = new Map<string, number>();
+    const perItem: (string | number)[] = [];
     for (const it of items) {
-      p.mailboxAppend(this.keys.mailbox(it.principal), this.keys.mailboxIndex(it.principal), it.id, it.payload, this.capacity, this.ttl, "", it.principal);
+      keys.push(this.keys.mailbox(it.principal), this.keys.mailboxIndex(it.principal));
+      let ref = refs.get(it.payload);
+      if (ref === undefined) {
+        ref = payloads.push(it.payload);
+        refs.set(it.payload, ref);
+      }
+      perItem.push(it.id, ref);
     }
-    p.publish(channel, [...new Set(items.map((i) => i.principal))].join(","));
-    const results = (await p.exec()) ?? [];
-    for (const [err] of results) if (err) throw err;
+    const wake = [...new Set(items.map((i) => i.principal))].join(",");
+    const channel = this.keys.channel(WAKE_CHANNEL);
+    await this.redis.mailboxAppend(keys.length, ...keys, this.capacity, this.ttl, channel, wake, payloads.length, ...payloads, ...perItem);
   }
 
   async fetch(principal: string, limit: number, cursor: string | null): Promise<MailboxEntry[] | null> {

@@ -1,0 +1,34 @@
+-- Append messages to principals' mailboxes in one call and wake whoever waits on them, on any node.
+-- KEYS     per item two keys: the principal's mailbox stream and its index hash
+--          stream: one entry per unacknowledged message {m = raw message id, p = payload JSON}
+--          index:  '~' seed state ('1' complete, 'p' partial, absent: not seeded), <raw id> -> stream entry id,
+--                  '#'<raw id> -> delivery count
+-- ARGV[1]  capacity (most entries a mailbox holds)    ARGV[2] idle ttl ms
+-- ARGV[3]  wake channel ('' for none)                  ARGV[4] wake payload (the principals, comma-separated)
+-- ARGV[5]  k: how many distinct payloads follow, ARGV[6 .. 5+k] the payloads (a group send has one for all)
+-- then     per item: its raw message id and the number (1..k) of its payload
+-- returns  how many were stored; a message is left to Postgres (not stored) in a partial or full mailbox, or
+--          when already there. A partial or full mailbox keeps new messages out: they wait in Postgres and a
+--          later seed loads them. A mailbox not seeded yet still takes them: the seed merges.
+local capacity, ttl = tonumber(ARGV[1]), ARGV[2]
+local k = tonumber(ARGV[5])
+local stored = 0
+for i = 1, #KEYS, 2 do
+  local stream, index = KEYS[i], KEYS[i + 1]
+  local a = 5 + k + (i - 1)
+  local id, payload = ARGV[a + 1], ARGV[5 + tonumber(ARGV[a + 2])]
+  local state = redis.call('HGET', index, '~')
+  if state ~= 'p' and redis.call('HEXISTS', index, id) == 0 then
+    if redis.call('XLEN', stream) >= capacity then
+      if state then redis.call('HSET', index, '~', 'p') end
+    else
+      local sid = redis.call('XADD', stream, '*', 'm', id, 'p', payload)
+      redis.call('HSET', index, id, sid)
+      stored = stored + 1
+    end
+  end
+  redis.call('PEXPIRE', stream, ttl)
+  redis.call('PEXPIRE', index, ttl)
+end
+if ARGV[3] ~= '' then redis.call('PUBLISH', ARGV[3], ARGV[4]) end
+return stored

@@ -1,7 +1,7 @@
-// The group-commit batcher (runtime/messaging/batcher.ts): items that arrive while a batch runs form the next one,
+// The group-commit batcher (runtime/batcher.ts): items that arrive while a batch runs form the next one,
 // each caller gets its own outcome, and a batch Postgres rolled back as a deadlock victim runs again.
 import t from "tap";
-import { Batcher, DEADLOCK_RETRIES } from "../runtime/messaging/batcher.ts";
+import { Batcher, DEADLOCK_RETRIES } from "../runtime/batcher.ts";
 
 const deadlock = () => Object.assign(new Error("deadlock detected"), { code: "40P01" });
 

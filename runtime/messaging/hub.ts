@@ -5,7 +5,7 @@ import type { MailboxEntry } from "../engines/mailbox.ts";
 import type { Services } from "../services.ts";
 import { DeliveryCountLog } from "./counts.ts";
 import { toMessage } from "./payload.ts";
-import { Batcher } from "./batcher.ts";
+import { Batcher } from "../batcher.ts";
 import { ackBatch, type DirectMessage, directThread, insertDirectBatch, insertGroupBatch, type NewMessage, pairKey, unacked } from "./store.ts";
 import { WaiterRegistry } from "./waiters.ts";
 

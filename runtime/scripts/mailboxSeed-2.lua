@@ -1,7 +1,7 @@
 -- Build a mailbox from Postgres rows, merged with whatever was appended while it was missing.
 -- KEYS[1]  mailbox stream      KEYS[2] mailbox index hash (see mailboxAppend-n.lua)
 -- ARGV[1]  state to record: '1' when the rows are every unacknowledged message, 'p' when Postgres has more
--- ARGV[2]  capacity            ARGV[3] idle ttl ms     ARGV[4] refill mark (see mailboxFetch-2.lua)
+-- ARGV[2]  capacity            ARGV[3] idle ttl ms     ARGV[4] refill mark (see mailboxFetch-n.lua)
 -- ARGV[5..] triples, oldest first: raw message id, payload, deliveries recorded in Postgres
 -- returns  the number of entries now held, or -1 when the mailbox did not need seeding (someone else did it)
 local state = redis.call('HGET', KEYS[2], '~')

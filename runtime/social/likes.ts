@@ -5,7 +5,7 @@
 // number of rows that actually changed, raising its `rev` (see runtime/engines/moments.ts).
 import type { Sql } from "../db/client.ts";
 import { notFound } from "../errors.ts";
-import { Batcher, DEADLOCK_RETRIES, isDeadlock } from "../messaging/batcher.ts";
+import { Batcher, DEADLOCK_RETRIES, isDeadlock } from "../batcher.ts";
 import type { Services } from "../services.ts";
 import { type CountsRow, visibleToViewer } from "./moments-sql.ts";
 

@@ -1,8 +1,10 @@
 // Redis mailboxes: one stream per principal holding only unacknowledged messages (an ack deletes the entry),
 // bounded by `capacity`, plus an index hash (seed state, entry ids, delivery counts). Every operation is one
-// script, so one round trip; an append for many recipients (a group send) too. The append script also
+// script, so one round trip; an append for many recipients (a group send) too, and fetches or acks that arrive
+// while one is running go together in the next call (Batcher). The append script also
 // publishes the wake-up (a comma-separated list of principals), on one channel every node subscribes to once:
 // one wake-up naming every recipient. Its keys span many hash tags, so it needs a single Redis (not a Cluster).
+import { Batcher } from "../../batcher.ts";
 import type { AppendItem, MailboxEngine, MailboxEntry, SeedEntry } from "../mailbox.ts";
 import type { PubSub } from "../pubsub.ts";
 import type { Keys } from "./keys.ts";
@@ -17,9 +19,20 @@ export interface RedisMailboxOptions {
   idleTtlMs?: number;
 }
 
+interface FetchRequest {
+  principal: string;
+  limit: number;
+  cursor: string;
+}
+
+/** Most mailboxes one fetch or ack script call covers. */
+const MAX_BATCH = 1000;
+
 export class RedisMailboxes implements MailboxEngine {
   readonly capacity: number;
   private readonly ttl: number;
+  private readonly fetches = new Batcher<FetchRequest, MailboxEntry[] | null>((reqs) => this.fetchMany(reqs), 1, MAX_BATCH);
+  private readonly acks = new Batcher<{ principal: string; id: string }, boolean>((acks) => this.ackMany(acks), 1, MAX_BATCH);
 
   constructor(
     private readonly redis: ScriptedRedis,
@@ -56,14 +69,27 @@ export class RedisMailboxes implements MailboxEngine {
     await this.redis.mailboxAppend(keys.length, ...keys, this.capacity, this.ttl, channel, wake, payloads.length, ...payloads, ...perItem);
   }
 
-  async fetch(principal: string, limit: number, cursor: string | null): Promise<MailboxEntry[] | null> {
-    const r = await this.redis.mailboxFetch(this.keys.mailbox(principal), this.keys.mailboxIndex(principal), cursor ?? "", limit, this.ttl, this.refill);
-    if (typeof r === "number") return null;
-    const out: MailboxEntry[] = [];
-    for (let i = 0; i + 3 < r.length; i += 4) {
-      out.push({ cursor: String(r[i]), id: String(r[i + 1]), payload: String(r[i + 2]), deliveryCount: Number(r[i + 3]) });
+  fetch(principal: string, limit: number, cursor: string | null): Promise<MailboxEntry[] | null> {
+    return this.fetches.push({ principal, limit, cursor: cursor ?? "" });
+  }
+
+  /** Fetches that arrive while one runs go together in the next script call (a group send wakes every member). */
+  private async fetchMany(reqs: FetchRequest[]): Promise<(MailboxEntry[] | null)[]> {
+    const keys: string[] = [];
+    const args: (string | number)[] = [];
+    for (const q of reqs) {
+      keys.push(this.keys.mailbox(q.principal), this.keys.mailboxIndex(q.principal));
+      args.push(q.cursor, q.limit);
     }
-    return out;
+    const replies = await this.redis.mailboxFetch(keys.length, ...keys, this.ttl, this.refill, ...args);
+    return replies.map((r) => {
+      if (typeof r === "number") return null;
+      const out: MailboxEntry[] = [];
+      for (let i = 0; i + 3 < r.length; i += 4) {
+        out.push({ cursor: String(r[i]), id: String(r[i + 1]), payload: String(r[i + 2]), deliveryCount: Number(r[i + 3]) });
+      }
+      return out;
+    });
   }
 
   async seed(principal: string, entries: SeedEntry[], complete: boolean): Promise<void> {
@@ -72,8 +98,14 @@ export class RedisMailboxes implements MailboxEngine {
     await this.redis.mailboxSeed(this.keys.mailbox(principal), this.keys.mailboxIndex(principal), complete ? "1" : "p", this.capacity, this.ttl, this.refill, ...rows);
   }
 
-  async ack(principal: string, id: string): Promise<boolean> {
-    return (await this.redis.mailboxAck(this.keys.mailbox(principal), this.keys.mailboxIndex(principal), id)) === 1;
+  ack(principal: string, id: string): Promise<boolean> {
+    return this.acks.push({ principal, id });
+  }
+
+  private async ackMany(acks: { principal: string; id: string }[]): Promise<boolean[]> {
+    const keys = acks.flatMap((a) => [this.keys.mailbox(a.principal), this.keys.mailboxIndex(a.principal)]);
+    const found = await this.redis.mailboxAck(keys.length, ...keys, ...acks.map((a) => a.id));
+    return found.map((n) => n === 1);
   }
 
   async clear(principal: string): Promise<void> {

@@ -17,9 +17,9 @@ export interface ScriptCommands {
   feedPush(timeline: string, id: Arg, depth: Arg): Promise<number>;
   feedFill(timeline: string, lease: Arg, depth: Arg, floor: Arg, ttlMs: Arg, ...ids: Arg[]): Promise<number>;
   mailboxAppend(numKeys: number, ...keysThenArgs: Arg[]): Promise<number>;
-  mailboxFetch(stream: string, index: string, cursor: Arg, limit: Arg, ttlMs: Arg, refill: Arg): Promise<number | (string | number)[]>;
+  mailboxFetch(numKeys: number, ...keysThenArgs: Arg[]): Promise<(number | (string | number)[])[]>;
   mailboxSeed(stream: string, index: string, state: Arg, capacity: Arg, ttlMs: Arg, refill: Arg, ...rows: Arg[]): Promise<number>;
-  mailboxAck(stream: string, index: string, id: Arg): Promise<number>;
+  mailboxAck(numKeys: number, ...keysThenArgs: Arg[]): Promise<number[]>;
   presenceConnect(key: string, nowMs: Arg, expiryMs: Arg, connId: Arg, ttlMs: Arg): Promise<number>;
   presenceDisconnect(key: string, nowMs: Arg, connId: Arg): Promise<number>;
   feedPage(numKeys: number, ...keysThenArgs: Arg[]): Promise<(string | number | null)[]>;

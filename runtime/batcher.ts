@@ -1,7 +1,8 @@
-// Group commit: concurrent callers' items go to Postgres together in one statement, so many sends (or acks)
-// share one commit and one WAL flush. With nothing in flight an item runs at once (no added latency);
-// under load the items that arrive while a batch is running form the next batch. A batch is one statement, so
-// one Postgres picks as a deadlock victim rolled back whole: it runs again (a few times at most).
+// Group commit: concurrent callers' items go together in one call (to Postgres: one statement, so many sends or
+// acks share one commit and one WAL flush; to Redis: one script over many mailboxes). With nothing in flight an
+// item runs at once (no added latency); under load the items that arrive while a batch is running form the next.
+// A Postgres batch is one statement, so one picked as a deadlock victim rolled back whole: it runs again (a few
+// times at most).
 
 /** Times a batch Postgres picked as a deadlock victim runs again. */
 export const DEADLOCK_RETRIES = 3;

@@ -263,6 +263,26 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
       t.equal((missing as { status?: number }).status, 404, "a missing moment");
     });
 
+    t.test("an unlike then a like of the same moment in one batch ends liked", async (t) => {
+      const author = await registerAgent(base, "toggled");
+      const fan = await registerAgent(base, "double tapper");
+      const other = await registerAgent(base, "first in line");
+      const m = await post(base, author, "public");
+      const moment = BigInt(m.id.slice(7));
+      const batcher = new Likes(node.svc.sql);
+      await batcher.like({ moment, principal: fan.id });
+      // the first like runs alone; the unlike and like after it wait for it and go in one batch, in that order
+      const [, unliked, liked] = await Promise.all([
+        batcher.like({ moment, principal: other.id }),
+        batcher.unlike({ moment, principal: fan.id }),
+        batcher.like({ moment, principal: fan.id }),
+      ]);
+      t.equal(unliked.like_count, 1, "the unlike took the fan's like away");
+      t.equal(liked.like_count, 2, "then the like put it back");
+      const rows = await node.svc.sql`select principal from moment_likes where moment = ${String(moment)} order by principal`;
+      t.same(rows.map((r) => r.principal).sort(), [fan.id, other.id].sort(), "both like it in the end");
+    });
+
     t.test("a like batch chosen as a deadlock victim runs again", async (t) => {
       const author = await registerAgent(base, "locked");
       const fan = await registerAgent(base, "deadlocked fan");

@@ -59,7 +59,7 @@ export class Likes {
   // One statement in flight per node, likes and unlikes alike: a like batch and an unlike batch running together
   // lock moment rows and like rows in opposite orders and deadlock (Postgres breaks it after a second with an
   // error). Batches from different nodes still can; the victim statement runs again. Here, not in the Batcher: a
-  // batch is two statements, and running the committed one again would lose the counts it changed.
+  // batch can be several statements, and running a committed one again would lose the counts it changed.
   private readonly batch: Batcher<Queued, Reacted>;
 
   constructor(private readonly sql: Sql) {
@@ -76,19 +76,19 @@ export class Likes {
     return this.batch.push({ ...item, kind: "unlike" }).then(found);
   }
 
-  /** The likes of a batch, then its unlikes (one statement each), answered in the batch's order. */
+  /**
+   * A batch as runs of one kind in arrival order (an unlike then a like of the same moment must end liked), one
+   * statement each. A run that fails answers its own items with the error; the runs already committed keep theirs.
+   */
   private async runMixed(items: Queued[]): Promise<(Reacted | Error)[]> {
-    const out: (Reacted | Error)[] = new Array(items.length);
-    for (const kind of ["like", "unlike"] as const) {
-      const at: number[] = [];
-      items.forEach((it, i) => {
-        if (it.kind === kind) at.push(i);
-      });
-      if (at.length === 0) continue;
-      const done = await this.run(kind, at.map((i) => items[i]!));
-      done.forEach((r, j) => {
-        out[at[j]!] = r;
-      });
+    const out: (Reacted | Error)[] = [];
+    for (let start = 0; start < items.length; ) {
+      const kind = items[start]!.kind;
+      let end = start + 1;
+      while (end < items.length && items[end]!.kind === kind) end++;
+      const run = items.slice(start, end);
+      out.push(...(await this.run(kind, run).catch((err: unknown) => run.map(() => asError(err)))));
+      start = end;
     }
     return out;
   }
@@ -105,6 +105,10 @@ export class Likes {
       return Promise.all(items.map((item) => this.run(kind, [item]).then((r) => r[0]!)));
     }
   }
+}
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
 }
 
 function found(r: Reacted): Reacted {

@@ -46,3 +46,19 @@ t.test("both engine sets expose a feed cache", async (t) => {
   const [miss] = await r.feed.read(["x"], null, 1);
   t.equal(miss?.hit, false);
 });
+
+t.test("redis: a record evicted from under its served JSON never serves older counts", async (t) => {
+  const prefix = `flocktest:${uniqueName("moevict")}:`;
+  const redis = defineScripts(new Redis(TEST_REDIS_URL));
+  t.teardown(async () => {
+    redis.disconnect();
+    await deletePrefix(prefix);
+  });
+  const keys = redisKeys(prefix);
+  const moments = new RedisMoments(redis, keys);
+  await moments.store([{ id: 42n, head: '{"id":"moment_42"', likes: 1, comments: 0, rev: 1n }]);
+  t.same(await moments.get([42n]), ['{"id":"moment_42","like_count":1,"comment_count":0}']);
+  await redis.del(keys.moment(42n)); // an eviction takes the record hash and leaves its JSON
+  await moments.counts([{ id: 42n, likes: 2, comments: 0, rev: 2n }]);
+  t.same(await moments.get([42n]), [undefined], "not cached (read from Postgres), not the JSON with 1 like");
+});

@@ -20,6 +20,10 @@ for i = 1, #KEYS, 2 do
     redis.call('SET', json, '', 'PX', ARGV[1])
   elseif r[1] and r[2] then
     redis.call('SET', json, r[1] .. ',"like_count":' .. r[2] .. ',"comment_count":' .. r[3] .. '}', 'PX', ARGV[1])
+  else
+    -- counts without a head (the hash was evicted and rebuilt by a counts-only write): serve nothing rather
+    -- than JSON with older counts
+    redis.call('DEL', json)
   end
 end
 return #KEYS / 2

@@ -11,6 +11,11 @@ export const isDeadlock = (err: unknown) => typeof err === "object" && err !== n
 
 type Outcome<O> = O | Error;
 
+/** A thrown value as one item's outcome. */
+export function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
+}
+
 interface Waiting<I, O> {
   item: I;
   resolve: (o: O) => void;

@@ -2,6 +2,7 @@
 // together), so a send costs one round trip once its thread is known. A send never touches the thread row.
 import type { Sql } from "../db/client.ts";
 import type { MessageRow } from "./payload.ts";
+import { asError } from "../batcher.ts";
 
 const FK_VIOLATION = "23503";
 
@@ -58,7 +59,7 @@ const isFkViolation = (err: unknown) => (err as { code?: string }).code === FK_V
  * Store direct messages, each with its one delivery, in one statement (one commit for the batch).
  * Per item: true, or false when the recipient's account is gone.
  */
-export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promise<boolean[]> {
+export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promise<(boolean | Error)[]> {
   try {
     const rows = await sql<{ id: bigint }[]>`
       with v as (
@@ -81,8 +82,9 @@ export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promi
   } catch (err) {
     if (!isFkViolation(err)) throw err;
     if (items.length === 1) return [false];
-    // an account vanished during the statement: store each on its own
-    return Promise.all(items.map(async (i) => (await insertDirectBatch(sql, [i]))[0]!));
+    // an account vanished during the statement: store each on its own (an error stays that item's: the Batcher
+    // must not run the whole batch again once some of it is stored)
+    return Promise.all(items.map((i) => insertDirectBatch(sql, [i]).then((r) => r[0]!, asError)));
   }
 }
 
@@ -90,7 +92,7 @@ export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promi
  * Store group messages with a delivery for every other member, in one statement. Per item: the recipients,
  * or null when the sender is not a member of the group.
  */
-export async function insertGroupBatch(sql: Sql, items: NewMessage[]): Promise<(string[] | null)[]> {
+export async function insertGroupBatch(sql: Sql, items: NewMessage[]): Promise<(string[] | null | Error)[]> {
   try {
     const rows = await sql<{ id: bigint; recipients: string[] }[]>`
       with v as (
@@ -120,7 +122,7 @@ export async function insertGroupBatch(sql: Sql, items: NewMessage[]): Promise<(
     return items.map((i) => byId.get(i.id.toString()) ?? null);
   } catch (err) {
     if (!isFkViolation(err) || items.length === 1) throw err;
-    return Promise.all(items.map(async (i) => (await insertGroupBatch(sql, [i]))[0]!));
+    return Promise.all(items.map((i) => insertGroupBatch(sql, [i]).then((r) => r[0]!, asError)));
   }
 }
 

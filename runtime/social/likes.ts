@@ -5,7 +5,7 @@
 // number of rows that actually changed, raising its `rev` (see runtime/engines/moments.ts).
 import type { Sql } from "../db/client.ts";
 import { notFound } from "../errors.ts";
-import { Batcher, DEADLOCK_RETRIES, isDeadlock } from "../batcher.ts";
+import { asError, Batcher, DEADLOCK_RETRIES, isDeadlock } from "../batcher.ts";
 import type { Services } from "../services.ts";
 import { type CountsRow, visibleToViewer } from "./moments-sql.ts";
 
@@ -105,10 +105,6 @@ export class Likes {
       return Promise.all(items.map((item) => this.run(kind, [item]).then((r) => r[0]!)));
     }
   }
-}
-
-function asError(err: unknown): Error {
-  return err instanceof Error ? err : new Error(String(err));
 }
 
 function found(r: Reacted): Reacted {

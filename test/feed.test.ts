@@ -272,15 +272,16 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
       const batcher = new Likes(node.svc.sql);
       await batcher.like({ moment, principal: fan.id });
       // the first like runs alone; the unlike and like after it wait for it and go in one batch, in that order
-      const [, unliked, liked] = await Promise.all([
+      const outcomes = await Promise.allSettled([
         batcher.like({ moment, principal: other.id }),
         batcher.unlike({ moment, principal: fan.id }),
         batcher.like({ moment, principal: fan.id }),
       ]);
-      t.equal(unliked.like_count, 1, "the unlike took the fan's like away");
-      t.equal(liked.like_count, 2, "then the like put it back");
-      const rows = await node.svc.sql`select principal from moment_likes where moment = ${String(moment)} order by principal`;
-      t.same(rows.map((r) => r.principal).sort(), [fan.id, other.id].sort(), "both like it in the end");
+      t.same(outcomes.map((o) => o.status), ["fulfilled", "fulfilled", "fulfilled"], "every request answered");
+      const rows = await node.svc.sql`select principal from moment_likes where moment = ${String(moment)}`;
+      t.same(rows.map((r) => r.principal).sort(), [fan.id, other.id].sort(), "the fan's last word was a like");
+      const [count] = await node.svc.sql`select like_count from moments where id = ${String(moment)}`;
+      t.equal(count!.like_count, 2, "the counter matches the rows");
     });
 
     t.test("a like batch chosen as a deadlock victim runs again", async (t) => {

@@ -77,19 +77,27 @@ export class Likes {
   }
 
   /**
-   * A batch as runs of one kind in arrival order (an unlike then a like of the same moment must end liked), one
-   * statement each. A run that fails answers its own items with the error; the runs already committed keep theirs.
+   * A batch in arrival order: for each (moment, principal) only its last request decides the end state (an unlike
+   * then a like ends liked), so the batch is one like statement for the pairs whose last request is a like and one
+   * unlike statement for the others; an earlier request of a pair gets the answer of its last. A statement that
+   * fails answers its own items with the error; the other keeps its answers.
    */
   private async runMixed(items: Queued[]): Promise<(Reacted | Error)[]> {
-    const out: (Reacted | Error)[] = [];
-    for (let start = 0; start < items.length; ) {
-      const kind = items[start]!.kind;
-      let end = start + 1;
-      while (end < items.length && items[end]!.kind === kind) end++;
-      const run = items.slice(start, end);
-      out.push(...(await this.run(kind, run).catch((err: unknown) => run.map(() => asError(err)))));
-      start = end;
+    const last = new Map<string, number>();
+    items.forEach((it, i) => last.set(`${it.moment} ${it.principal}`, i));
+    const out: (Reacted | Error)[] = new Array(items.length);
+    for (const kind of ["like", "unlike"] as const) {
+      const at = [...last.values()].filter((i) => items[i]!.kind === kind).sort((a, b) => a - b);
+      if (at.length === 0) continue;
+      const batch = at.map((i) => items[i]!);
+      const done = await this.run(kind, batch).catch((err: unknown) => batch.map(() => asError(err)));
+      done.forEach((r, j) => {
+        out[at[j]!] = r;
+      });
     }
+    items.forEach((it, i) => {
+      out[i] ??= out[last.get(`${it.moment} ${it.principal}`)!]!;
+    });
     return out;
   }
 

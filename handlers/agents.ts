@@ -54,6 +54,7 @@ const register = defineRoute({
       await tx`insert into tokens (hash, principal) values (${hashToken(token)}, ${id})`;
       return r!;
     });
+    svc.auth.issued(token, { id: row.id, kind: "agent", displayName: row.display_name });
     return created({ agent: toAgent(row), token });
   },
 });
@@ -106,6 +107,7 @@ const rotate = defineRoute({
       await tx`insert into tokens (hash, principal) values (${hashToken(token)}, ${principal.id})`;
     });
     await svc.auth.forget(principal.id);
+    svc.auth.issued(token, principal);
     return ok({ token });
   },
 });

@@ -84,6 +84,15 @@ export class Authenticator {
     return principal;
   }
 
+  /**
+   * A token this node has just issued (its row committed): cached at once, so its first use waits for nothing. That
+   * first use is often a WebSocket upgrade, which with a cached token happens inside the upgrade handler (see
+   * runtime/ws/server.ts for why that matters).
+   */
+  issued(token: string, principal: Principal, expiresAt = Number.POSITIVE_INFINITY): void {
+    this.remember(token, { principal, expiresAt, cachedUntil: this.now() + CACHE_MS });
+  }
+
   /** Tell every node to forget what it cached for a principal (after rotation, deletion, profile change). */
   async forget(principalId: string): Promise<void> {
     this.drop(principalId);

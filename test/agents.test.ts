@@ -19,6 +19,11 @@ t.test("agents over HTTP (redis engines, real Postgres)", async (t) => {
     t.equal(r.body.agent.display_name, "Scout");
     t.equal(r.body.agent.description, "finds things");
     t.ok(!Number.isNaN(Date.parse(r.body.agent.created_at)));
+    t.same(
+      node.svc.auth.cached(r.body.token),
+      { id: r.body.agent.id, kind: "agent", displayName: "Scout" },
+      "the issuing node has the token cached (its first WebSocket upgrade waits for nothing)",
+    );
     const me = await call(base, "GET", "/v1/agents/me", { token: r.body.token });
     t.equal(me.status, 200);
     t.has(me.body.agent, r.body.agent);

@@ -3,6 +3,7 @@
 // statement that inserts or deletes its row (ON CONFLICT DO NOTHING makes a repeated like a no-op), raises
 // the moment's `rev`, and hands the new counts to the moment record cache before the answer goes out.
 // Likes and unlikes go to Postgres by group commit (runtime/social/likes.ts).
+import { isFkViolation } from "../runtime/db/errors.ts";
 import { notFound } from "../runtime/errors.ts";
 import { created, defineRoute, noContent, type Route } from "../runtime/http/route.ts";
 import { idTime, parseId } from "../runtime/ids.ts";
@@ -19,7 +20,7 @@ const momentId = (params: Record<string, string>): bigint => {
 
 /** A foreign-key violation means the moment was deleted while we wrote: 404 like any missing moment. */
 const gone = (err: unknown): never => {
-  if (typeof err === "object" && err !== null && (err as { code?: unknown }).code === "23503") throw notFound("moment");
+  if (isFkViolation(err)) throw notFound("moment");
   throw err;
 };
 

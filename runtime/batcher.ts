@@ -1,13 +1,7 @@
 // Group commit: concurrent callers' items go together in one call (to Postgres: one statement, so many sends or
 // acks share one commit and one WAL flush; to Redis: one script over many mailboxes). With nothing in flight an
 // item runs at once (no added latency); under load the items that arrive while a batch is running form the next.
-// A Postgres batch is one statement, so one picked as a deadlock victim rolled back whole: it runs again (a few
-// times at most).
-
-/** Times a batch Postgres picked as a deadlock victim runs again. */
-export const DEADLOCK_RETRIES = 3;
-
-export const isDeadlock = (err: unknown) => typeof err === "object" && err !== null && (err as { code?: unknown }).code === "40P01";
+// A Postgres `run` retries its own statement when picked as a deadlock victim (runtime/db/errors.ts).
 
 type Outcome<O> = O | Error;
 
@@ -47,20 +41,11 @@ export class Batcher<I, O> {
     return new Promise((resolve) => this.drained.push(resolve));
   }
 
-  private async attempt(items: I[], n: number): Promise<Outcome<O>[]> {
-    try {
-      return await this.run(items);
-    } catch (err) {
-      if (isDeadlock(err) && n < DEADLOCK_RETRIES) return this.attempt(items, n + 1);
-      throw err;
-    }
-  }
-
   private kick(): void {
     while (this.inFlight < this.concurrency && this.queue.length > 0) {
       const batch = this.queue.splice(0, this.max);
       this.inFlight++;
-      this.attempt(batch.map((w) => w.item), 0)
+      this.run(batch.map((w) => w.item))
         .then(
           (outs) => {
             batch.forEach((w, i) => {

@@ -1,7 +1,8 @@
 // The group-commit batcher (runtime/batcher.ts): items that arrive while a batch runs form the next one,
-// each caller gets its own outcome, and a batch Postgres rolled back as a deadlock victim runs again.
+// each caller gets its own outcome; and a statement Postgres rolled back as a deadlock victim runs again.
 import t from "tap";
-import { Batcher, DEADLOCK_RETRIES } from "../runtime/batcher.ts";
+import { Batcher } from "../runtime/batcher.ts";
+import { DEADLOCK_RETRIES, retryOnDeadlock } from "../runtime/db/errors.ts";
 
 const deadlock = () => Object.assign(new Error("deadlock detected"), { code: "40P01" });
 
@@ -17,30 +18,30 @@ t.test("items arriving during a batch go together in the next; per-item errors s
   t.same(out.map((o) => (o.status === "fulfilled" ? o.value : "rejected")), [10, 20, "rejected", 40]);
 });
 
-t.test("a deadlock victim runs again; other errors fail the batch at once", async (t) => {
+t.test("a statement picked as a deadlock victim runs again; other errors fail at once", async (t) => {
   let calls = 0;
-  const b = new Batcher<number, number>(async (items) => {
+  const answer = await retryOnDeadlock(async () => {
     calls++;
     if (calls <= 2) throw deadlock();
-    return items;
-  }, 1);
-  t.equal(await b.push(7), 7, "answered after two deadlocks");
+    return 7;
+  });
+  t.equal(answer, 7, "answered after two deadlocks");
   t.equal(calls, 3);
 
   let tries = 0;
-  const always = new Batcher<number, number>(async () => {
+  const always = retryOnDeadlock(async () => {
     tries++;
     throw deadlock();
-  }, 1);
-  await t.rejects(always.push(1), { code: "40P01" }, "gives up after its retries");
+  });
+  await t.rejects(always, { code: "40P01" }, "gives up after its retries");
   t.equal(tries, DEADLOCK_RETRIES + 1);
 
   let other = 0;
-  const failing = new Batcher<number, number>(async () => {
+  const failing = retryOnDeadlock(async () => {
     other++;
     throw new Error("boom");
-  }, 1);
-  await t.rejects(failing.push(1), { message: "boom" });
+  });
+  await t.rejects(failing, { message: "boom" });
   t.equal(other, 1, "not retried");
 });
 

@@ -3,8 +3,7 @@
 import type { Sql } from "../db/client.ts";
 import type { MessageRow } from "./payload.ts";
 import { asError } from "../batcher.ts";
-
-const FK_VIOLATION = "23503";
+import { isFkViolation, retryOnDeadlock } from "../db/errors.ts";
 
 export interface NewMessage {
   id: bigint;
@@ -53,7 +52,6 @@ export interface DirectMessage extends NewMessage {
   recipient: string;
 }
 
-const isFkViolation = (err: unknown) => (err as { code?: string }).code === FK_VIOLATION;
 
 /**
  * Store direct messages, each with its one delivery, in one statement (one commit for the batch).
@@ -61,7 +59,7 @@ const isFkViolation = (err: unknown) => (err as { code?: string }).code === FK_V
  */
 export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promise<(boolean | Error)[]> {
   try {
-    const rows = await sql<{ id: bigint }[]>`
+    const rows = await retryOnDeadlock(() => sql<{ id: bigint }[]>`
       with v as (
         select * from unnest(
           ${items.map((i) => String(i.id))}::bigint[], ${items.map((i) => String(i.threadId))}::bigint[],
@@ -76,7 +74,7 @@ export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promi
         returning id
       ),
       d as (insert into deliveries (recipient, message_id) select recipient, id from ok)
-      select id from m`;
+      select id from m`);
     const stored = new Set(rows.map((r) => r.id.toString()));
     return items.map((i) => stored.has(i.id.toString()));
   } catch (err) {
@@ -94,7 +92,7 @@ export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promi
  */
 export async function insertGroupBatch(sql: Sql, items: NewMessage[]): Promise<(string[] | null | Error)[]> {
   try {
-    const rows = await sql<{ id: bigint; recipients: string[] }[]>`
+    const rows = await retryOnDeadlock(() => sql<{ id: bigint; recipients: string[] }[]>`
       with v as (
         select * from unnest(
           ${items.map((i) => String(i.id))}::bigint[], ${items.map((i) => String(i.threadId))}::bigint[],
@@ -117,7 +115,7 @@ export async function insertGroupBatch(sql: Sql, items: NewMessage[]): Promise<(
         select tm.principal, ok.id from ok join thread_members tm on tm.thread_id = ok.thread_id and tm.principal <> ok.sender
         returning recipient, message_id
       )
-      select m.id, coalesce((select array_agg(d.recipient) from d where d.message_id = m.id), '{}') as recipients from m`;
+      select m.id, coalesce((select array_agg(d.recipient) from d where d.message_id = m.id), '{}') as recipients from m`);
     const byId = new Map(rows.map((r) => [r.id.toString(), r.recipients]));
     return items.map((i) => byId.get(i.id.toString()) ?? null);
   } catch (err) {
@@ -126,17 +124,15 @@ export async function insertGroupBatch(sql: Sql, items: NewMessage[]): Promise<(
   }
 }
 
-/**
- * Writes whose loss on a Postgres crash costs only a redelivery (acks, delivery counts) commit without waiting for
- * the WAL flush. The statement turns `synchronous_commit` off for its own implicit transaction (`set_config(..., true)`
- * lasts until that transaction ends, after its commit record), so it is one round trip and one socket write, where
- * BEGIN / SET LOCAL / statement / COMMIT took four: a group bench spent a tenth of the server's time writing those.
- * Each such statement opens with the CTE `relaxed` (that set_config) and references it, so it is evaluated.
- */
+// Writes whose loss on a Postgres crash costs only a redelivery (acks, delivery counts) commit without waiting for
+// the WAL flush. The statement turns `synchronous_commit` off for its own implicit transaction (`set_config(..., true)`
+// lasts until that transaction ends, after its commit record), so it is one round trip and one socket write, where
+// BEGIN / SET LOCAL / statement / COMMIT took four: a group bench spent a tenth of the server's time writing those.
+// Each such statement opens with the CTE `relaxed` (that set_config) and references it, so it is evaluated.
 
 /** Mark deliveries acknowledged (idempotent). Per item: false when the message was never delivered to that recipient. */
 export async function ackBatch(sql: Sql, items: { recipient: string; id: bigint }[]): Promise<boolean[]> {
-  const rows = await sql<{ n: number; found: boolean }[]>`
+  const rows = await retryOnDeadlock(() => sql<{ n: number; found: boolean }[]>`
     with relaxed as (select set_config('synchronous_commit', 'off', true) as s),
     v as (
       select * from unnest(${items.map((i) => i.recipient)}::text[], ${items.map((i) => String(i.id))}::bigint[])
@@ -149,7 +145,7 @@ export async function ackBatch(sql: Sql, items: { recipient: string; id: bigint 
     select v.n::int as n, exists (
       select 1 from deliveries d where d.recipient = v.recipient and d.message_id = v.message_id
     ) as found
-    from v`;
+    from v`);
   const found = new Map(rows.map((r) => [r.n, r.found]));
   return items.map((_, i) => found.get(i + 1) ?? false);
 }
@@ -174,11 +170,11 @@ export function unacked(sql: Sql, recipient: string, limit: number): Promise<Una
 /** Write delivery counts back (never lowering one; an acknowledged delivery keeps the count it had). */
 export async function writeDeliveryCounts(sql: Sql, rows: { recipient: string; id: string; count: number }[]): Promise<void> {
   if (rows.length === 0) return;
-  await sql`
+  await retryOnDeadlock(() => sql`
     with relaxed as (select set_config('synchronous_commit', 'off', true) as s)
     update deliveries d set delivery_count = v.c
     from unnest(${rows.map((r) => r.recipient)}::text[], ${rows.map((r) => r.id)}::bigint[], ${rows.map((r) => r.count)}::int[]) as v(r, m, c), relaxed
-    where d.recipient = v.r and d.message_id = v.m and d.delivery_count < v.c and d.acked_at is null and relaxed.s is not null`;
+    where d.recipient = v.r and d.message_id = v.m and d.delivery_count < v.c and d.acked_at is null and relaxed.s is not null`);
 }
 
 /** A page of a thread's history, newest first; one row more than asked tells whether more exist. */

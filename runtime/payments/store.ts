@@ -2,8 +2,8 @@
 // a claim failed, and completing a settled payment together with its message in one statement, so a message
 // is never stored without its settled payment nor a payment marked settled without its message.
 import type { Sql } from "../db/client.ts";
+import { isFkViolation } from "../db/errors.ts";
 
-const FK_VIOLATION = "23503";
 
 export interface Claim {
   id: bigint;
@@ -82,7 +82,7 @@ export async function completeSettled(sql: Sql, s: Settled): Promise<boolean> {
       select exists (select 1 from m) as stored`;
     return row?.stored ?? false;
   } catch (err) {
-    if ((err as { code?: string }).code !== FK_VIOLATION) throw err;
+    if (!isFkViolation(err)) throw err;
     await sql`
       update payments set status = 'settled', tx_hash = ${s.txHash}, explorer_url = ${s.explorerUrl}, updated_at = now()
       where id = ${String(s.paymentId)}`;

@@ -5,7 +5,8 @@
 // number of rows that actually changed, raising its `rev` (see runtime/engines/moments.ts).
 import type { Sql } from "../db/client.ts";
 import { notFound } from "../errors.ts";
-import { asError, Batcher, DEADLOCK_RETRIES, isDeadlock } from "../batcher.ts";
+import { asError, Batcher } from "../batcher.ts";
+import { isFkViolation, retryOnDeadlock } from "../db/errors.ts";
 import type { Services } from "../services.ts";
 import { type CountsRow, visibleToViewer } from "./moments-sql.ts";
 
@@ -48,9 +49,6 @@ async function statement(sql: Sql, kind: Kind, items: LikeItem[]): Promise<React
     order by r.ord`;
 }
 
-const isForeignKeyViolation = (err: unknown) =>
-  typeof err === "object" && err !== null && (err as { code?: unknown }).code === "23503";
-
 interface Queued extends LikeItem {
   kind: Kind;
 }
@@ -58,8 +56,7 @@ interface Queued extends LikeItem {
 export class Likes {
   // One statement in flight per node, likes and unlikes alike: a like batch and an unlike batch running together
   // lock moment rows and like rows in opposite orders and deadlock (Postgres breaks it after a second with an
-  // error). Batches from different nodes still can; the victim statement runs again. Here, not in the Batcher: a
-  // batch can be several statements, and running a committed one again would lose the counts it changed.
+  // error). Batches from different nodes still can; the victim statement runs again (retryOnDeadlock).
   private readonly batch: Batcher<Queued, Reacted>;
 
   constructor(private readonly sql: Sql) {
@@ -101,14 +98,13 @@ export class Likes {
     return out;
   }
 
-  private async run(kind: Kind, items: LikeItem[], attempt = 0): Promise<(Reacted | Error)[]> {
+  private async run(kind: Kind, items: LikeItem[]): Promise<(Reacted | Error)[]> {
     try {
-      return await statement(this.sql, kind, items);
+      return await retryOnDeadlock(() => statement(this.sql, kind, items));
     } catch (err) {
-      if (isDeadlock(err)) return attempt < DEADLOCK_RETRIES ? this.run(kind, items, attempt + 1) : items.map(() => err as Error);
       // A moment (or liker) deleted while we wrote fails the whole statement: answer each item alone,
       // so only the likes of what disappeared get their 404.
-      if (!isForeignKeyViolation(err)) throw err;
+      if (!isFkViolation(err)) throw err;
       if (items.length === 1) return [notFound("moment")];
       return Promise.all(items.map((item) => this.run(kind, [item]).then((r) => r[0]!)));
     }

@@ -33,14 +33,9 @@ t.test("a Redis flush loses no unacknowledged message", async (t) => {
     return row?.n === 11;
   });
   await hub.flushCounts();
-  const acked = await node.svc.sql<{ message_id: string; delivery_count: number }[]>`
-    select message_id::text, delivery_count from deliveries where recipient = ${b.id} and acked_at is not null
-    order by message_id`;
-  t.same(
-    acked.map((r) => r.delivery_count),
-    [0, 0],
-    "an acknowledged delivery's count is not written",
-  );
+  const acked = await node.svc.sql`
+    select 1 from deliveries where recipient = ${b.id} and message_id = any(${[direct[0].id, direct[5].id].map((i) => i.slice(4))}::bigint[])`;
+  t.equal(acked.length, 0, "acknowledged deliveries are gone, and writing counts brings none back");
 
   await deletePrefix(node.prefix);
   t.equal(await node.svc.engines.mailboxes.fetch(b.id, 10, null), null, "the mailbox is gone from Redis");

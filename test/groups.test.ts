@@ -77,9 +77,12 @@ for (const engine of ["redis", "memory"] as const) {
           [[r.body.id, 1]],
         );
         t.equal((await ack(base, who, r.body.id)).status, 204);
+        t.equal((await ack(base, who, r.body.id)).status, 204, "acking again is still 204");
       }
       t.same(await pending(base, b), [], "not to the sender");
       t.same(await pending(base, d), [], "not to outsiders");
+      t.equal((await ack(base, b, r.body.id)).status, 404, "the sender cannot ack it");
+      t.equal((await ack(base, d, r.body.id)).status, 404, "an outsider cannot ack it");
       const outsider = await post(d.token, g.id, "let me in");
       t.equal(outsider.status, 404);
       t.equal(outsider.body.error, "not_found");
@@ -94,6 +97,8 @@ for (const engine of ["redis", "memory"] as const) {
         history.body.messages.map((m: any) => m.body),
         ["hello all"],
       );
+      t.equal((await add(a.token, g.id, [d.id])).status, 200);
+      t.equal((await ack(base, d, r.body.id)).status, 404, "nor a member who joined after it was sent");
     });
 
     t.test("the owner adds and removes members; members may leave; others are refused", async (t) => {

@@ -2,9 +2,10 @@
 //
 // The principals row is deleted and everything hanging off it goes with it through ON DELETE CASCADE: tokens,
 // wallets and provider identities, moments (with every like and comment on them), the account's likes and
-// comments on other moments, friendships, friend requests, thread memberships, its deliveries (mailbox),
-// files and file shares; groups it owned lose their owner. Messages it sent stay (messages.sender has no
-// foreign key) and render from a deleted author. Before the cascade, the like and comment counters of other
+// comments on other moments, friendships, friend requests, thread memberships, files and file shares; groups it
+// owned lose their owner. Its deliveries (mailbox) have no foreign key (sends stay cheap): they are deleted here,
+// in the transaction and once more after it commits, for a send that raced the deletion. Messages it sent stay
+// (messages.sender has no foreign key) and render from a deleted author. Before the cascade, the like and comment counters of other
 // moments are lowered by exactly what disappears (raising their `rev`), and the account's own moments are
 // tombstoned in the moment record cache before the delete commits; afterwards the other caches are told
 // (tokens, feeds, counts, mailbox) and blobs no other file names are removed.
@@ -72,6 +73,7 @@ export async function deleteAccount(
     const friends = await tx<{ friend: string }[]>`select friend from friendships where principal = ${p.id}`;
     const pub = await tx<{ id: bigint }[]>`select id from moments where author = ${p.id} and visibility = 'public'`;
     const files = await tx<{ sha256: string }[]>`select sha256 from files where owner = ${p.id}`;
+    await tx`delete from deliveries where recipient = ${p.id}`;
     await tx`delete from principals where id = ${p.id}`;
     return {
       found: true,
@@ -96,7 +98,7 @@ export async function deleteAccount(
 
 /**
  * Feeds forget the account's moments (their records are tombstoned already); its own timeline and mailbox
- * are dropped; the counts lowered on other moments reach the record cache.
+ * are dropped, and deliveries a racing send stored after the delete's snapshot; the counts lowered on other moments reach the record cache.
  */
 async function tidyCaches(svc: Services, log: Logger, id: string, removed: Removed): Promise<void> {
   const { feed, mailboxes } = svc.engines;
@@ -104,6 +106,7 @@ async function tidyCaches(svc: Services, log: Logger, id: string, removed: Remov
     ["public timeline", () => (removed.publicMoments.length > 0 ? feed.remove([PUBLIC_TIMELINE], removed.publicMoments) : Promise.resolve())],
     ["friends' timelines", () => feed.invalidate([id, ...removed.friends])],
     ["mailbox", () => mailboxes.clear(id)],
+    ["deliveries sent meanwhile", async () => void (await svc.sql`delete from deliveries where recipient = ${id}`)],
     ["counts", () => recordCounts(svc, log, removed.counts)],
   ];
   for (const [what, step] of steps) {

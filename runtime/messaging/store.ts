@@ -130,7 +130,12 @@ export async function insertGroupBatch(sql: Sql, items: NewMessage[]): Promise<(
 // BEGIN / SET LOCAL / statement / COMMIT took four: a group bench spent a tenth of the server's time writing those.
 // Each such statement opens with the CTE `relaxed` (that set_config) and references it, so it is evaluated.
 
-/** Mark deliveries acknowledged (idempotent). Per item: false when the message was never delivered to that recipient. */
+/**
+ * Acknowledge deliveries: their rows are deleted (a row is an unacknowledged delivery). Idempotent: acking again
+ * finds no row, and then the message counts as found when it was addressed to the caller (direct), or sent to a
+ * group the caller belongs to by someone else, after the caller joined. Per item: false when it was never the
+ * caller's to acknowledge.
+ */
 export async function ackBatch(sql: Sql, items: { recipient: string; id: bigint }[]): Promise<boolean[]> {
   const rows = await retryOnDeadlock(() => sql<{ n: number; found: boolean }[]>`
     with relaxed as (select set_config('synchronous_commit', 'off', true) as s),
@@ -138,14 +143,20 @@ export async function ackBatch(sql: Sql, items: { recipient: string; id: bigint 
       select * from unnest(${items.map((i) => i.recipient)}::text[], ${items.map((i) => String(i.id))}::bigint[])
         with ordinality as v(recipient, message_id, n)
     ),
-    u as (
-      update deliveries d set acked_at = now() from v, relaxed
-      where d.recipient = v.recipient and d.message_id = v.message_id and d.acked_at is null and relaxed.s is not null
+    gone as (
+      delete from deliveries d using v, relaxed
+      where d.recipient = v.recipient and d.message_id = v.message_id and relaxed.s is not null
+      returning d.recipient, d.message_id
     )
-    select v.n::int as n, exists (
-      select 1 from deliveries d where d.recipient = v.recipient and d.message_id = v.message_id
-    ) as found
-    from v`);
+    select v.n::int as n,
+      case when g.message_id is not null then true else exists (
+        select 1 from messages m
+        where m.id = v.message_id and (m.recipient = v.recipient or (m.recipient is null and m.sender <> v.recipient and exists (
+          select 1 from thread_members tm
+          where tm.thread_id = m.thread_id and tm.principal = v.recipient and tm.joined_at <= m.created_at)))
+      ) end as found
+    from v left join (select distinct recipient, message_id from gone) g
+      on g.recipient = v.recipient and g.message_id = v.message_id`);
   const found = new Map(rows.map((r) => [r.n, r.found]));
   return items.map((_, i) => found.get(i + 1) ?? false);
 }
@@ -162,19 +173,19 @@ export function unacked(sql: Sql, recipient: string, limit: number): Promise<Una
     join messages m on m.id = d.message_id
     left join principals p on p.id = m.sender
     left join payments pay on pay.message_id = m.id
-    where d.recipient = ${recipient} and d.acked_at is null
+    where d.recipient = ${recipient}
     order by d.message_id
     limit ${limit}`;
 }
 
-/** Write delivery counts back (never lowering one; an acknowledged delivery keeps the count it had). */
+/** Write delivery counts back (never lowering one; an acknowledged delivery has no row left to write). */
 export async function writeDeliveryCounts(sql: Sql, rows: { recipient: string; id: string; count: number }[]): Promise<void> {
   if (rows.length === 0) return;
   await retryOnDeadlock(() => sql`
     with relaxed as (select set_config('synchronous_commit', 'off', true) as s)
     update deliveries d set delivery_count = v.c
     from unnest(${rows.map((r) => r.recipient)}::text[], ${rows.map((r) => r.id)}::bigint[], ${rows.map((r) => r.count)}::int[]) as v(r, m, c), relaxed
-    where d.recipient = v.r and d.message_id = v.m and d.delivery_count < v.c and d.acked_at is null and relaxed.s is not null`);
+    where d.recipient = v.r and d.message_id = v.m and d.delivery_count < v.c and relaxed.s is not null`);
 }
 
 /** A page of a thread's history, newest first; one row more than asked tells whether more exist. */

@@ -55,7 +55,7 @@ export const ReadyFrame = z.object({
 });
 /** A message for the client: acknowledge it, or it comes again on the next connection or poll. */
 export const MessageFrame = z.object({ type: z.literal("message"), message: PendingMessage });
-/** Confirms an ack frame. */
+/** Confirms an ack frame that carried a `ref` (an ack without one is answered only when it fails). */
 export const AckedFrame = z.object({ type: z.literal("ack"), id: z.string(), ref });
 /** A friend came online or went offline (friends online are also announced right after ready). */
 export const PresenceFrame = z.object({

@@ -44,6 +44,22 @@ for (const engine of ["redis", "memory"] as const) {
         t.equal((await ack(base, b, live.id)).status, 204);
       });
 
+      t.test("an ack without a ref is not answered; one with a ref is", async (t) => {
+        const a = await registerAgent(base, "Ada");
+        const b = await registerAgent(base, "Bo");
+        const one = await sendOk(base, a, b.id, "one");
+        const two = await sendOk(base, a, b.id, "two");
+        const c = await open(b.token);
+        t.teardown(() => c.close());
+        await c.nextOfType("ready");
+        t.equal((await c.nextOfType("message")).message.id, one.id);
+        t.equal((await c.nextOfType("message")).message.id, two.id);
+        c.send({ type: "ack", id: one.id });
+        c.send({ type: "ack", id: two.id, ref: "with-ref" });
+        t.same(await c.nextOfType("ack"), { type: "ack", id: two.id, ref: "with-ref" }, "the first answer is the one asked for");
+        t.same(await pending(base, b), [], "both acks landed");
+      });
+
       t.test("typing start and stop between two clients of a thread", async (t) => {
         const a = await registerAgent(base, "Typer");
         const b = await registerAgent(base, "Reader");

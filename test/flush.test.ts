@@ -1,7 +1,9 @@
+import postgres from "postgres";
 import t from "tap";
 import { parseId } from "../runtime/ids.ts";
 import { messaging } from "../runtime/messaging/hub.ts";
 import { call, registerAgent } from "./helpers/http.ts";
+import { TEST_DATABASE_URL } from "./helpers/env.ts";
 import { deletePrefix, startTestNode } from "./helpers/node.ts";
 import { ack, Client, pending, sendOk, until } from "./messaging-helpers.ts";
 
@@ -32,7 +34,7 @@ t.test("a Redis flush loses no unacknowledged message", async (t) => {
       select count(*)::int as n from deliveries where recipient = ${b.id} and delivery_count >= 1`;
     return row?.n === 11;
   });
-  await hub.flushCounts();
+  await hub.flushWrites();
   const acked = await node.svc.sql`
     select 1 from deliveries where recipient = ${b.id} and message_id = any(${[direct[0].id, direct[5].id].map((i) => i.slice(4))}::bigint[])`;
   t.equal(acked.length, 0, "acknowledged deliveries are gone, and writing counts brings none back");
@@ -83,4 +85,53 @@ t.test("a Redis flush loses no unacknowledged message", async (t) => {
     (await polling2).map((m) => m.id),
     [again.id],
   );
+});
+
+t.test("acknowledgements the mailbox took reach Postgres behind the caller, and none comes back", async (t) => {
+  const node = await startTestNode(t);
+  const base = node.url;
+  const hub = messaging(node.svc);
+  const a = await registerAgent(base, "sender");
+  const b = await registerAgent(base, "reader");
+  const rows = async () =>
+    (await node.svc.sql`select message_id::text as id from deliveries where recipient = ${b.id} order by message_id`).map((r) => `msg_${r["id"]}`);
+
+  const [m1, m2, m3] = [await sendOk(base, a, b.id, "1"), await sendOk(base, a, b.id, "2"), await sendOk(base, a, b.id, "3")];
+  t.equal((await pending(base, b)).length, 3);
+  t.equal((await ack(base, b, m1.id)).status, 204);
+  await until(async () => !(await rows()).includes(m1.id), 3000);
+  t.pass("an ack reaches Postgres on its own, without a flush");
+
+  // a Redis flush right after an ack, before its batch is written: the rebuild writes waiting acks first
+  t.equal(await hub.ack(b.id, parseId("message", m2.id)!), true);
+  t.ok((await rows()).includes(m2.id), "not in Postgres yet");
+  await deletePrefix(node.prefix);
+  t.same(
+    (await pending(base, b)).map((m) => m.id),
+    [m3.id],
+    "the acknowledged message does not come back from Postgres",
+  );
+  t.equal((await ack(base, b, m2.id)).status, 204, "acking it again is still 204");
+  t.equal((await ack(base, a, m3.id)).status, 404, "and acking what is not yours still 404");
+});
+
+t.test("a node that stops writes the acknowledgements it took", async (t) => {
+  const node = await startTestNode(t);
+  const hub = messaging(node.svc);
+  const a = await registerAgent(node.url, "sender");
+  const b = await registerAgent(node.url, "reader");
+  const sent = await Promise.all(["1", "2", "3"].map((x) => sendOk(node.url, a, b.id, x)));
+  t.equal((await hub.fetch(b.id, 10, null)).length, 3);
+  const acks = sent.map((m) => hub.ack(b.id, parseId("message", m.id)!));
+  const sql = node.svc.sql;
+  const rows = () => sql`select count(*)::int as n from deliveries where recipient = ${b.id}`;
+  t.equal((await rows())[0]?.["n"], 3, "none written yet");
+  // the node stops with the acks still under way (close awaits them, then the last batch)
+  const stopped = node.close();
+  t.same(await Promise.all(acks), [true, true, true]);
+  await stopped;
+  const check = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {}, connection: { search_path: node.schema } });
+  t.teardown(() => check.end());
+  const [left] = await check`select count(*)::int as n from deliveries where recipient = ${b.id}`;
+  t.equal(left?.["n"], 0, "every acknowledgement is in Postgres");
 });

@@ -107,6 +107,7 @@ for (const engine of ["redis", "memory"] as const) {
         ],
         "unacked first, oldest first, then new",
       );
+      await hub.flushWrites();
       const left = await node.svc.sql`select message_id::text from deliveries where recipient = ${b.id} order by message_id`;
       t.same(left.map((r) => r["message_id"]), [m2.id.slice(4), m3.id.slice(4)], "the ack is in Postgres: its delivery row is gone");
     });

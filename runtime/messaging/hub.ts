@@ -3,29 +3,55 @@
 // cache. Handlers and the WebSocket channel reach it with messaging(svc).
 import type { MailboxEntry } from "../engines/mailbox.ts";
 import type { Services } from "../services.ts";
-import { DeliveryCountLog } from "./counts.ts";
 import { toMessage } from "./payload.ts";
 import { Batcher } from "../batcher.ts";
-import { ackBatch, type DirectMessage, directThread, insertDirectBatch, insertGroupBatch, type NewMessage, pairKey, unacked } from "./store.ts";
+import {
+  ackBatch,
+  type DirectMessage,
+  directThread,
+  insertDirectBatch,
+  insertGroupBatch,
+  type NewMessage,
+  pairKey,
+  unacked,
+  writeDeliveryCounts,
+} from "./store.ts";
+import { WriteBehind } from "./write-behind.ts";
 import { WaiterRegistry } from "./waiters.ts";
 
 const THREAD_CACHE_MAX = 100_000;
 const REPAIR_RETRY_MS = [100, 500, 2000, 5000];
+/** How long delivery counts and acknowledgements the mailbox took wait to reach Postgres together. */
+const COUNTS_EVERY_MS = 250;
+const ACKS_EVERY_MS = 50;
+
+interface Delivery {
+  recipient: string;
+  id: bigint;
+}
 
 export class Messaging {
   readonly waiters = new WaiterRegistry();
-  private readonly counts: DeliveryCountLog;
+  /** Delivery counts on their way to Postgres (an ack drops its message's: it no longer matters). */
+  private readonly counts: WriteBehind<{ recipient: string; id: string; count: number }>;
+  /** Acknowledgements the mailbox took, on their way to Postgres. */
+  private readonly acked: WriteBehind<Delivery>;
   private readonly directWrites: Batcher<DirectMessage, boolean>;
   private readonly groupWrites: Batcher<NewMessage, string[] | null>;
-  private readonly acks: Batcher<{ recipient: string; id: bigint }, boolean>;
+  private readonly acks: Batcher<Delivery, boolean>;
   private readonly seeding = new Map<string, Promise<void>>();
+  /** Acks under way (shutdown lets them finish before the last write-behind batch). */
+  private readonly acking = new Set<Promise<boolean>>();
   private readonly threads = new Map<string, bigint>();
   private starting: Promise<void> | undefined;
   private unsubscribe: (() => Promise<void>) | undefined;
   private closing = false;
 
   constructor(private readonly svc: Services) {
-    this.counts = new DeliveryCountLog(svc.sql, svc.log);
+    this.counts = new WriteBehind("delivery counts", (rows) => writeDeliveryCounts(svc.sql, rows), svc.log, COUNTS_EVERY_MS, (a, b) =>
+      a.count >= b.count ? a : b,
+    );
+    this.acked = new WriteBehind("acknowledgements", (rows) => ackBatch(svc.sql, rows), svc.log, ACKS_EVERY_MS);
     // One statement in flight per kind: what arrives meanwhile waits and goes in the next, bigger batch.
     // Under load that means fewer statements and socket writes (a profile of 2,000 sends/s over WebSocket
     // showed the writes to Postgres as the server's largest single cost with two in flight).
@@ -64,7 +90,7 @@ export class Messaging {
       await this.seed(principal);
       entries = (await mb.fetch(principal, limit, cursor)) ?? [];
     }
-    if (entries.length > 0) this.counts.record(principal, entries);
+    for (const e of entries) this.counts.record(`${principal} ${e.id}`, { recipient: principal, id: e.id, count: e.deliveryCount });
     return entries;
   }
 
@@ -74,6 +100,8 @@ export class Messaging {
     if (running) return running;
     const mb = this.svc.engines.mailboxes;
     const p = (async () => {
+      // acknowledgements still on their way would otherwise come back from Postgres as unacknowledged
+      await this.acked.flush();
       const rows = await unacked(this.svc.sql, principal, mb.capacity + 1);
       const entries = rows.slice(0, mb.capacity).map((r) => ({
         id: r.id.toString(),
@@ -151,14 +179,29 @@ export class Messaging {
     }
   }
 
-  /** Acknowledge: Postgres (the truth) and the mailbox together. False when it was never `principal`'s. */
-  async ack(principal: string, rawId: bigint): Promise<boolean> {
-    this.counts.forget(principal, rawId.toString());
-    const [found] = await Promise.all([
-      this.acks.push({ recipient: principal, id: rawId }),
-      this.svc.engines.mailboxes.ack(principal, rawId.toString()),
-    ]);
-    return found;
+  /**
+   * Acknowledge. The usual case, the message is in the mailbox: it leaves the mailbox (so it is not handed out
+   * again) and the ack reaches Postgres in the next batch, off the caller's path (a crash before that batch costs
+   * a redelivery, as at-least-once allows). Otherwise (acked before, a mailbox that spilled to Postgres or was
+   * lost) Postgres answers at once. False when it was never `principal`'s.
+   */
+  ack(principal: string, rawId: bigint): Promise<boolean> {
+    const p = this.ackNow(principal, rawId);
+    this.acking.add(p);
+    const done = () => void this.acking.delete(p);
+    p.then(done, done);
+    return p;
+  }
+
+  private async ackNow(principal: string, rawId: bigint): Promise<boolean> {
+    const id = rawId.toString();
+    const key = `${principal} ${id}`;
+    this.counts.forget(key);
+    if (await this.svc.engines.mailboxes.ack(principal, id)) {
+      this.acked.record(key, { recipient: principal, id: rawId });
+      return true;
+    }
+    return this.acks.push({ recipient: principal, id: rawId });
   }
 
   /** The direct thread of a pair (cached: it never changes); null when `to` does not exist. */
@@ -178,28 +221,28 @@ export class Messaging {
     this.threads.delete(pairKey(me, to));
   }
 
-  /** Write the delivery counts waiting for the next batch now. */
-  flushCounts(): Promise<void> {
-    return this.counts.flush();
+  /** Write the delivery counts and acknowledgements waiting for their next batch now. */
+  async flushWrites(): Promise<void> {
+    await Promise.all([this.acked.flush(), this.counts.flush()]);
   }
 
   /**
    * Release every long poll (they answer what they have), let the writes already taken finish (acks that arrived
-   * as WebSocket frames before the sockets closed among them; bounded by the shutdown grace), write counts back,
-   * drop the subscription.
+   * as WebSocket frames before the sockets closed among them; bounded by the shutdown grace), write the counts and
+   * acknowledgements still waiting, drop the subscription.
    */
   async close(): Promise<void> {
     this.closing = true;
     this.waiters.wakeAll();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
-      Promise.all([this.directWrites.drain(), this.groupWrites.drain(), this.acks.drain()]),
+      Promise.all([this.directWrites.drain(), this.groupWrites.drain(), Promise.allSettled([...this.acking]), this.acks.drain()]),
       new Promise<void>((resolve) => {
         timer = setTimeout(resolve, this.svc.config.FLOCK_SHUTDOWN_GRACE * 1000);
       }),
     ]);
     clearTimeout(timer);
-    await this.flushCounts();
+    await this.flushWrites();
     await this.unsubscribe?.().catch(() => {});
   }
 }

@@ -1,15 +1,16 @@
 -- Hand out entries of several mailboxes after a cursor each, oldest first, counting one more delivery for each.
 -- KEYS     per request two keys: the mailbox stream and its index hash (layout in mailboxAppend-n.lua)
--- ARGV[1]  idle ttl ms      ARGV[2] refill mark: a partial mailbox holding fewer entries must be seeded again
+-- ARGV[1]  refill mark: a partial mailbox holding fewer entries must be seeded again
+--          (a fetch leaves the expiry alone: appends and seeds set it, and an expired mailbox is seeded again)
 -- then     per request: its cursor (a stream entry id to read after, '' for the oldest unacknowledged entry)
 --          and the most entries it wants
 -- returns  per request: -1 when its mailbox must be seeded from Postgres first; else a flat array: stream id,
 --          raw message id, payload, delivery count, ... (oldest first)
-local ttl, refill = ARGV[1], tonumber(ARGV[2])
+local refill = tonumber(ARGV[1])
 local out = {}
 for i = 1, #KEYS, 2 do
   local stream, index = KEYS[i], KEYS[i + 1]
-  local a = 2 + (i - 1)
+  local a = 1 + (i - 1)
   local cursor, limit = ARGV[a + 1], tonumber(ARGV[a + 2])
   local state = redis.call('HGET', index, '~')
   if not state or redis.call('EXISTS', stream) == 0 or (state == 'p' and redis.call('XLEN', stream) < refill) then
@@ -30,8 +31,6 @@ for i = 1, #KEYS, 2 do
       got[#got + 1] = payload
       got[#got + 1] = redis.call('HINCRBY', index, '#' .. mid, 1)
     end
-    redis.call('PEXPIRE', stream, ttl)
-    redis.call('PEXPIRE', index, ttl)
     out[#out + 1] = got
   end
 end

@@ -15,7 +15,7 @@ export const WAKE_CHANNEL = "wake";
 export interface RedisMailboxOptions {
   /** Most entries a mailbox holds before it spills to Postgres. */
   capacity?: number;
-  /** A mailbox untouched this long expires (it is rebuilt from Postgres when needed). */
+  /** A mailbox expires this long after its last append or rebuild (it is rebuilt from Postgres when needed). */
   idleTtlMs?: number;
 }
 
@@ -81,7 +81,7 @@ export class RedisMailboxes implements MailboxEngine {
       keys.push(this.keys.mailbox(q.principal), this.keys.mailboxIndex(q.principal));
       args.push(q.cursor, q.limit);
     }
-    const replies = await this.redis.mailboxFetch(keys.length, ...keys, this.ttl, this.refill, ...args);
+    const replies = await this.redis.mailboxFetch(keys.length, ...keys, this.refill, ...args);
     return replies.map((r) => {
       if (typeof r === "number") return null;
       const out: MailboxEntry[] = [];

@@ -118,7 +118,8 @@ export function idle(serverPid: () => number | undefined): Scenario {
       const perPollAll = per(held2, before, COUNT);
       const perWs = per(ws2, ws1, COUNT - half);
       const perWsAll = per(ws2, wsBefore, COUNT);
-      const kb = (b: number | undefined) => (b === undefined ? "n/a" : `${Math.round(b)} B`);
+      // A collection between the two readings can shrink the heap below the first: then only the whole cost says anything.
+      const kb = (b: number | undefined) => (b === undefined ? "n/a" : b < 0 ? "n/a (the heap shrank between readings)" : `${Math.round(b)} B`);
       const s = summarize(latencies, pollSecs);
       return {
         ...s,

@@ -21,6 +21,11 @@ interface ThreadRow {
   m_recipient: string | null;
   m_body: string | null;
   m_created_at: Date | null;
+  pay_tx: string | null;
+  pay_network: string | null;
+  pay_payer: string | null;
+  pay_amount: string | null;
+  pay_explorer: string | null;
 }
 
 function threadsOf(svc: Services, me: string, before: bigint | null, limit: number): Promise<ThreadRow[]> {
@@ -36,7 +41,9 @@ function threadsOf(svc: Services, me: string, before: bigint | null, limit: numb
     select mine.id, mine.kind, mine.created_at, g.name as group_name,
       pp.peer_id, p.display_name as peer_name,
       lm.id as m_id, lm.sender as m_sender, sp.display_name as m_sender_name, lm.recipient as m_recipient,
-      lm.body as m_body, lm.created_at as m_created_at
+      lm.body as m_body, lm.created_at as m_created_at,
+      pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
+      pay.explorer_url as pay_explorer
     from mine
     left join groups g on g.id = mine.id
     left join lateral (
@@ -47,6 +54,7 @@ function threadsOf(svc: Services, me: string, before: bigint | null, limit: numb
     left join principals p on p.id = pp.peer_id
     left join messages lm on lm.id = mine.activity
     left join principals sp on sp.id = lm.sender
+    left join payments pay on pay.message_id = lm.id
     ${before !== null ? sql`where mine.activity < (select activity from mine where id = ${String(before)})` : sql``}
     order by mine.activity desc
     limit ${limit + 1}`;
@@ -64,6 +72,11 @@ function toThread(r: ThreadRow) {
           recipient: r.m_recipient,
           body: r.m_body!,
           created_at: r.m_created_at!,
+          pay_tx: r.pay_tx,
+          pay_network: r.pay_network,
+          pay_payer: r.pay_payer,
+          pay_amount: r.pay_amount,
+          pay_explorer: r.pay_explorer,
         };
   return {
     id: PREFIX.thread + r.id.toString(),

@@ -86,6 +86,11 @@ t.test("the official client (@x402/fetch + viem account) pays; the payee's balan
   t.same(rebuilt[0]?.payment, msg.payment, "a mailbox rebuilt from Postgres keeps the payment");
   const history = await call(base, "GET", `/v1/threads/${msg.thread_id}/messages`, { token: oracle.token });
   t.same(history.body.messages[0].payment, msg.payment, "history shows it too");
+  for (const who of [alice, oracle]) {
+    const threads = await call(base, "GET", "/v1/threads", { token: who.token });
+    const thread = threads.body.threads.find((th: { id: string }) => th.id === msg.thread_id);
+    t.same(thread?.last_message?.payment, msg.payment, "the threads list's last message shows it too");
+  }
   const sent = await call(base, "GET", "/v1/payments", { token: alice.token });
   t.equal(sent.status, 200);
   t.match(sent.body.payments[0], {

@@ -36,3 +36,51 @@ t.test("redis engine", async (t) => {
     };
   });
 });
+
+t.test("redis: both keys of a mailbox always carry one expiry; appends to a built mailbox leave it alone", async (t) => {
+  const prefix = `flocktest:${uniqueName("mbttl")}:`;
+  const cmd = new Redis(TEST_REDIS_URL);
+  const sub = new Redis(TEST_REDIS_URL);
+  const keys = redisKeys(prefix);
+  const ttlMs = 60_000;
+  const mb = new RedisMailboxes(defineScripts(cmd), keys, new RedisPubSub(cmd, sub, keys), { capacity: 4, ttlMs });
+  t.teardown(async () => {
+    cmd.disconnect();
+    sub.disconnect();
+    await deletePrefix(prefix);
+  });
+  const expiries = async (p: string) => Promise.all([cmd.pexpiretime(keys.mailbox(p)), cmd.pexpiretime(keys.mailboxIndex(p))]);
+
+  // not built yet: each append sets the expiry of both keys
+  await mb.append([{ principal: "early", id: "1", payload: "{}" }]);
+  const [s1, i1] = await expiries("early");
+  t.ok(s1 > Date.now() && s1 === i1, "an append to a mailbox not built yet sets one expiry on both keys");
+
+  await mb.seed("built", [{ id: "1", payload: "{}", deliveryCount: 0 }], true);
+  const [seeded, seededIx] = await expiries("built");
+  t.ok(seeded > Date.now() + ttlMs - 5_000 && seeded === seededIx, "a seed sets one expiry on both keys");
+  await cmd.pexpire(keys.mailbox("built"), 30_000);
+  await cmd.pexpire(keys.mailboxIndex("built"), 30_000);
+  const [before] = await expiries("built");
+  await mb.append([{ principal: "built", id: "2", payload: "{}" }]);
+  await mb.fetch("built", 10, null);
+  await mb.ack("built", "1");
+  t.same(await expiries("built"), [before, before], "appends, fetches and acks do not move it");
+});
+
+t.test("redis: an index whose stream was evicted apart is rebuilt, not read as an empty mailbox", async (t) => {
+  const prefix = `flocktest:${uniqueName("mbevict")}:`;
+  const cmd = new Redis(TEST_REDIS_URL);
+  const sub = new Redis(TEST_REDIS_URL);
+  const keys = redisKeys(prefix);
+  const mb = new RedisMailboxes(defineScripts(cmd), keys, new RedisPubSub(cmd, sub, keys), { capacity: 4 });
+  t.teardown(async () => {
+    cmd.disconnect();
+    sub.disconnect();
+    await deletePrefix(prefix);
+  });
+  await mb.seed("p", [{ id: "1", payload: "{}", deliveryCount: 0 }], true);
+  t.same((await mb.fetch("p", 10, null))?.map((e) => e.id), ["1"]);
+  await cmd.del(keys.mailbox("p"));
+  t.equal(await mb.fetch("p", 10, null), null, "seed again");
+});

@@ -3,7 +3,7 @@
 --          stream: one entry per unacknowledged message {m = raw message id, p = payload JSON}
 --          index:  '~' seed state ('1' complete, 'p' partial, absent: not seeded), <raw id> -> stream entry id,
 --                  '#'<raw id> -> delivery count
--- ARGV[1]  capacity (most entries a mailbox holds)    ARGV[2] idle ttl ms
+-- ARGV[1]  capacity (most entries a mailbox holds)    ARGV[2] ttl ms (set here only on a mailbox not seeded yet)
 -- ARGV[3]  wake channel ('' for none)                  ARGV[4] wake payload (the principals, comma-separated)
 -- ARGV[5]  k: how many distinct payloads follow, ARGV[6 .. 5+k] the payloads (a group send has one for all)
 -- then     per item: its raw message id and the number (1..k) of its payload
@@ -17,8 +17,9 @@ for i = 1, #KEYS, 2 do
   local stream, index = KEYS[i], KEYS[i + 1]
   local a = 5 + k + (i - 1)
   local id, payload = ARGV[a + 1], ARGV[5 + tonumber(ARGV[a + 2])]
-  local state = redis.call('HGET', index, '~')
-  if state ~= 'p' and redis.call('HEXISTS', index, id) == 0 then
+  local got = redis.call('HMGET', index, '~', id)
+  local state = got[1]
+  if state ~= 'p' and not got[2] then
     if redis.call('XLEN', stream) >= capacity then
       if state then redis.call('HSET', index, '~', 'p') end
     else
@@ -27,8 +28,12 @@ for i = 1, #KEYS, 2 do
       stored = stored + 1
     end
   end
-  redis.call('PEXPIRE', stream, ttl)
-  redis.call('PEXPIRE', index, ttl)
+  -- A built mailbox keeps the expiry its seed gave both keys (a cache: it is rebuilt from Postgres once it
+  -- expires); one not built yet lives as long as appends keep coming.
+  if not state then
+    redis.call('PEXPIRE', stream, ttl)
+    redis.call('PEXPIRE', index, ttl)
+  end
 end
 if ARGV[3] ~= '' then redis.call('PUBLISH', ARGV[3], ARGV[4]) end
 return stored

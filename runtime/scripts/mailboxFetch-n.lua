@@ -1,7 +1,7 @@
 -- Hand out entries of several mailboxes after a cursor each, oldest first, counting one more delivery for each.
 -- KEYS     per request two keys: the mailbox stream and its index hash (layout in mailboxAppend-n.lua)
 -- ARGV[1]  refill mark: a partial mailbox holding fewer entries must be seeded again
---          (a fetch leaves the expiry alone: appends and seeds set it, and an expired mailbox is seeded again)
+--          (a fetch leaves the expiry alone: see mailboxAppend-n.lua; an expired mailbox is seeded again)
 -- then     per request: its cursor (a stream entry id to read after, '' for the oldest unacknowledged entry)
 --          and the most entries it wants
 -- returns  per request: -1 when its mailbox must be seeded from Postgres first; else a flat array: stream id,
@@ -13,12 +13,17 @@ for i = 1, #KEYS, 2 do
   local a = 1 + (i - 1)
   local cursor, limit = ARGV[a + 1], tonumber(ARGV[a + 2])
   local state = redis.call('HGET', index, '~')
-  if not state or redis.call('EXISTS', stream) == 0 or (state == 'p' and redis.call('XLEN', stream) < refill) then
-    out[#out + 1] = -1
-  else
+  local rows
+  if state and (state ~= 'p' or redis.call('XLEN', stream) >= refill) then
     local start = '-'
     if cursor ~= '' then start = '(' .. cursor end
-    local rows = redis.call('XRANGE', stream, start, '+', 'COUNT', limit)
+    rows = redis.call('XRANGE', stream, start, '+', 'COUNT', limit)
+    -- an index without its stream (evicted apart) is no mailbox; asked only when nothing was found
+    if #rows == 0 and redis.call('EXISTS', stream) == 0 then rows = nil end
+  end
+  if not rows then
+    out[#out + 1] = -1
+  else
     local got = {}
     for _, e in ipairs(rows) do
       local f = e[2]

@@ -15,8 +15,11 @@ export const WAKE_CHANNEL = "wake";
 export interface RedisMailboxOptions {
   /** Most entries a mailbox holds before it spills to Postgres. */
   capacity?: number;
-  /** A mailbox expires this long after its last append or rebuild (it is rebuilt from Postgres when needed). */
-  idleTtlMs?: number;
+  /**
+   * A mailbox expires this long after it was built from Postgres (one not built yet: after its last append);
+   * it is rebuilt when next needed.
+   */
+  ttlMs?: number;
 }
 
 interface FetchRequest {
@@ -41,7 +44,7 @@ export class RedisMailboxes implements MailboxEngine {
     opts: RedisMailboxOptions = {},
   ) {
     this.capacity = opts.capacity ?? 10_000;
-    this.ttl = opts.idleTtlMs ?? 30 * 86_400_000;
+    this.ttl = opts.ttlMs ?? 30 * 86_400_000;
   }
 
   private get refill(): number {

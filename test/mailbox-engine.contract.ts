@@ -181,6 +181,31 @@ export function mailboxContract(t: Test, make: () => Promise<MailboxFixture>): v
     await off();
   });
 
+  t.test("a wake-up names the message that arrived for each principal; a clear names none", async (t) => {
+    const [p, q] = [who("w"), who("x")];
+    const seen: [string, string | null][] = [];
+    const off = await mb.onWake((who, id) => {
+      if (who === p || who === q) seen.push([who, id]);
+    });
+    await mb.append([
+      { principal: p, ...msg(31) },
+      { principal: q, ...msg(31) },
+      { principal: q, ...msg(32) },
+    ]);
+    await mb.clear(p);
+    await waitFor(() => seen.length >= 4);
+    t.same(
+      seen.sort((a, b) => `${a[0]}${a[1]}`.localeCompare(`${b[0]}${b[1]}`)),
+      [
+        [p, "31"],
+        [p, null],
+        [q, "31"],
+        [q, "32"],
+      ].sort((a, b) => `${a[0]}${a[1]}`.localeCompare(`${b[0]}${b[1]}`)),
+    );
+    await off();
+  });
+
   t.test("payloads survive byte for byte", async (t) => {
     const p = who("n");
     await mb.seed(p, [], true);

@@ -54,18 +54,19 @@ t.test("redis: both keys of a mailbox always carry one expiry; appends to a buil
   // not built yet: each append sets the expiry of both keys
   await mb.append([{ principal: "early", id: "1", payload: "{}" }]);
   const [s1, i1] = await expiries("early");
-  t.ok(s1 > Date.now() && s1 === i1, "an append to a mailbox not built yet sets one expiry on both keys");
+  // the two PEXPIREs of one script can land a millisecond apart
+  t.ok(s1 > Date.now() && Math.abs(s1 - i1) <= 5, "an append to a mailbox not built yet sets one expiry on both keys");
 
   await mb.seed("built", [{ id: "1", payload: "{}", deliveryCount: 0 }], true);
   const [seeded, seededIx] = await expiries("built");
-  t.ok(seeded > Date.now() + ttlMs - 5_000 && seeded === seededIx, "a seed sets one expiry on both keys");
+  t.ok(seeded > Date.now() + ttlMs - 5_000 && Math.abs(seeded - seededIx) <= 5, "a seed sets one expiry on both keys");
   await cmd.pexpire(keys.mailbox("built"), 30_000);
   await cmd.pexpire(keys.mailboxIndex("built"), 30_000);
-  const [before] = await expiries("built");
+  const before = await expiries("built");
   await mb.append([{ principal: "built", id: "2", payload: "{}" }]);
   await mb.fetch("built", 10, null);
   await mb.ack("built", "1");
-  t.same(await expiries("built"), [before, before], "appends, fetches and acks do not move it");
+  t.same(await expiries("built"), before, "appends, fetches and acks do not move it");
 });
 
 t.test("redis: an index whose stream was evicted apart is rebuilt, not read as an empty mailbox", async (t) => {
@@ -83,4 +84,29 @@ t.test("redis: an index whose stream was evicted apart is rebuilt, not read as a
   t.same((await mb.fetch("p", 10, null))?.map((e) => e.id), ["1"]);
   await cmd.del(keys.mailbox("p"));
   t.equal(await mb.fetch("p", 10, null), null, "seed again");
+});
+
+t.test("wake-ups: each principal with its message; the earlier form (principals alone) still reads", async (t) => {
+  const { appendWake, readWake } = await import("../runtime/engines/wake.ts");
+  const read = (text: string) => {
+    const out: [string, string | null][] = [];
+    readWake(text, (p, id) => out.push([p, id]));
+    return out;
+  };
+  const text = appendWake([
+    { principal: "1", id: "31" },
+    { principal: "P2", id: "31" },
+    { principal: "P2", id: "32" },
+  ]);
+  t.same(read(text), [
+    ["1", "31"],
+    ["P2", "31"],
+    ["P2", "32"],
+  ]);
+  t.same(read("1,P2"), [
+    ["1", null],
+    ["P2", null],
+  ], "a list of principals (a clear, or a node of the earlier form) names no message");
+  const oldReader = text.split(",").filter((p) => !p.startsWith(":"));
+  t.same(oldReader, ["1", "P2", "P2"], "a node of the earlier form, splitting on commas, still finds every principal");
 });

@@ -241,3 +241,56 @@ t.test("a slow consumer is closed with 4413 once its buffer crosses the bound", 
   t.equal(s.send({ type: "pong" }), false, "nothing more is sent");
   t.equal(sent.length, 3);
 });
+
+t.test("a wake-up during a fetch costs another fetch only when that fetch did not bring its message", async (t) => {
+  const sent: string[] = [];
+  const socket: Socket = {
+    send: (data) => {
+      sent.push(String(data));
+      return 1;
+    },
+    getBufferedAmount: () => 0,
+    end: () => {},
+    cork: (cb) => cb(),
+  };
+  // a hub whose fetches the test answers one by one
+  const fetches: { cursor: string | null; answer: (ids: string[]) => void }[] = [];
+  const hub = {
+    fetch: (_p: string, _limit: number, cursor: string | null) =>
+      new Promise((resolve) => {
+        fetches.push({
+          cursor,
+          answer: (ids) => resolve(ids.map((id) => ({ id, payload: `{"id":"${id}"}`, deliveryCount: 1, cursor: `c${id}` }))),
+        });
+      }),
+  };
+  const s = new WsSession("c1", socket, jsonCodec, { hub } as unknown as SessionDeps, createLogger("silent"));
+  s.principal = { id: "1", kind: "agent", displayName: "A" } as WsSession["principal"];
+  const settle = () => new Promise((r) => setImmediate(r));
+
+  const first = s.pump();
+  s.wake("7"); // arrives while the fetch is out
+  fetches[0]!.answer(["7"]); // ... and that fetch brought message 7
+  await first;
+  t.equal(fetches.length, 1, "no second fetch: the message came with the first");
+
+  const second = (s.wake("8"), settle());
+  await second;
+  t.equal(fetches.length, 2, "a wake-up while idle fetches");
+  s.wake("9"); // the fetch under way was sent before message 9 arrived
+  fetches[1]!.answer(["8"]);
+  await settle();
+  t.equal(fetches.length, 3, "message 9 was not among the entries: fetch again");
+  t.equal(fetches[2]!.cursor, "c8", "after what was delivered");
+  s.wake(null); // the mailbox changed as a whole
+  fetches[2]!.answer(["9"]);
+  await settle();
+  t.equal(fetches.length, 4, "a wake-up naming no message always fetches again");
+  fetches[3]!.answer([]);
+  await settle();
+  t.equal(fetches.length, 4);
+  t.same(
+    sent.map((f) => (JSON.parse(f) as { message: { id: string } }).message.id),
+    ["7", "8", "9"],
+  );
+});

@@ -51,6 +51,9 @@ export interface MailboxEngine {
   ack(principal: string, id: string): Promise<boolean>;
   /** Forget a principal's whole mailbox and wake its waiters: their next fetch re-seeds it from Postgres. */
   clear(principal: string): Promise<void>;
-  /** Call `handler(principal)` whenever a message is appended to a mailbox, on any node. */
-  onWake(handler: (principal: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Call `handler(principal, id)` whenever a message (raw id) is appended to a mailbox, on any node, and
+   * `handler(principal, null)` when a mailbox was cleared.
+   */
+  onWake(handler: (principal: string, id: string | null) => void): Promise<() => Promise<void>>;
 }

@@ -73,7 +73,7 @@ export class Messaging {
   /** Subscribe to wake-ups (once per node). */
   start(): Promise<void> {
     this.starting ??= (async () => {
-      this.unsubscribe = await this.svc.engines.mailboxes.onWake((p) => this.waiters.wake(p));
+      this.unsubscribe = await this.svc.engines.mailboxes.onWake((p, id) => this.waiters.wake(p, id));
     })();
     return this.starting;
   }

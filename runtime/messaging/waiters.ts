@@ -2,7 +2,8 @@
 // connections. The node holds ONE wake-up subscription (the mailbox engine's wake channel) whatever the
 // number of waiters; a wake-up looks the principal up here and calls its waiters. O(1) Redis connections.
 
-export type Wake = () => void;
+/** Called with the raw id of the message that arrived, or null when the whole mailbox changed (or at shutdown). */
+export type Wake = (id: string | null) => void;
 
 export class WaiterRegistry {
   private readonly byPrincipal = new Map<string, Set<Wake>>();
@@ -30,15 +31,15 @@ export class WaiterRegistry {
   }
 
   /** Wake every waiter of a principal on this node. */
-  wake(principal: string): void {
+  wake(principal: string, id: string | null): void {
     const set = this.byPrincipal.get(principal);
     if (!set) return;
-    for (const w of [...set]) w();
+    for (const w of [...set]) w(id);
   }
 
   /** Wake everyone (shutdown). */
   wakeAll(): void {
-    for (const set of [...this.byPrincipal.values()]) for (const w of [...set]) w();
+    for (const set of [...this.byPrincipal.values()]) for (const w of [...set]) w(null);
   }
 
   /** Waiters registered right now. */

@@ -4,7 +4,7 @@
 --          index:  '~' seed state ('1' complete, 'p' partial, absent: not seeded), <raw id> -> stream entry id,
 --                  '#'<raw id> -> delivery count
 -- ARGV[1]  capacity (most entries a mailbox holds)    ARGV[2] ttl ms (set here only on a mailbox not seeded yet)
--- ARGV[3]  wake channel ('' for none)                  ARGV[4] wake payload (the principals, comma-separated)
+-- ARGV[3]  wake channel ('' for none)                  ARGV[4] wake payload (runtime/engines/wake.ts)
 -- ARGV[5]  k: how many distinct payloads follow, ARGV[6 .. 5+k] the payloads (a group send has one for all)
 -- then     per item: its raw message id and the number (1..k) of its payload
 -- returns  how many were stored; a message is left to Postgres (not stored) in a partial or full mailbox, or

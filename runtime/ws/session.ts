@@ -46,7 +46,10 @@ export class WsSession {
   joined: Promise<void> = Promise.resolve();
   private cursor: string | null = null;
   private pumping = false;
+  /** Fetch again once the current pass ends: a wake-up without a message, or a pump asked for meanwhile. */
   private again = false;
+  /** Messages woken for during a pass and not (yet) among its fetched entries: fetch again if any remain. */
+  private readonly wanted = new Set<string>();
   private stalled = false;
   private authenticating = false;
   private opened = false;
@@ -133,8 +136,22 @@ export class WsSession {
       .finally(ready);
     await isReady;
     if (this.closed) return;
-    this.removeWaiter = this.deps.hub.waiters.add(principal.id, () => void this.pump());
+    this.removeWaiter = this.deps.hub.waiters.add(principal.id, (id) => this.wake(id));
     await this.pump();
+  }
+
+  /**
+   * A message (raw id) reached this principal's mailbox, or (null) the mailbox changed as a whole. While a pass
+   * is fetching, a message its entries bring needs no further fetch: under a group send a wake-up often lands
+   * while the fetch it would call for is still queued behind another, and half the fetches came back empty.
+   */
+  wake(id: string | null): void {
+    if (!this.pumping) {
+      void this.pump();
+      return;
+    }
+    if (id === null) this.again = true;
+    else this.wanted.add(id);
   }
 
   /** Deliver what the mailbox holds after this connection's cursor, page by page, while the socket keeps up. */
@@ -149,6 +166,7 @@ export class WsSession {
     try {
       do {
         this.again = false;
+        this.wanted.clear();
         for (;;) {
           if (this.ws.getBufferedAmount() >= HIGH_WATER) {
             this.stalled = true;
@@ -156,6 +174,7 @@ export class WsSession {
           }
           this.stalled = false;
           const entries = await this.deps.hub.fetch(me.id, PAGE, this.cursor);
+          if (this.wanted.size > 0) for (const e of entries) this.wanted.delete(e.id);
           if (this.closed || entries.length === 0) break;
           this.ws.cork(() => {
             for (const e of entries) {
@@ -165,12 +184,13 @@ export class WsSession {
           });
           if (entries.length < PAGE || this.closed) break;
         }
-      } while (this.again && !this.closed && !this.stalled);
+      } while ((this.again || this.wanted.size > 0) && !this.closed && !this.stalled);
     } catch (err) {
       this.log.warn({ err }, "websocket delivery failed; retrying shortly");
       setTimeout(() => void this.pump(), RETRY_MS).unref();
     } finally {
       this.pumping = false;
+      this.wanted.clear();
     }
   }
 

@@ -3,6 +3,7 @@
 // beyond `capacity`.
 import type { AppendItem, MailboxEngine, MailboxEntry, SeedEntry } from "../mailbox.ts";
 import type { PubSub } from "../pubsub.ts";
+import { appendWake, clearWake, readWake } from "../wake.ts";
 
 const WAKE_CHANNEL = "wake";
 
@@ -53,7 +54,7 @@ export class MemoryMailboxes implements MailboxEngine {
         }
       }
     }
-    if (items.length > 0) await this.pubsub.publish(WAKE_CHANNEL, [...new Set(items.map((i) => i.principal))].join(","));
+    if (items.length > 0) await this.pubsub.publish(WAKE_CHANNEL, appendWake(items));
   }
 
   async fetch(principal: string, limit: number, cursor: string | null): Promise<MailboxEntry[] | null> {
@@ -96,12 +97,10 @@ export class MemoryMailboxes implements MailboxEngine {
 
   async clear(principal: string): Promise<void> {
     this.boxes.delete(principal);
-    await this.pubsub.publish(WAKE_CHANNEL, principal);
+    await this.pubsub.publish(WAKE_CHANNEL, clearWake(principal));
   }
 
-  onWake(handler: (principal: string) => void): Promise<() => Promise<void>> {
-    return this.pubsub.subscribe(WAKE_CHANNEL, (buf) => {
-      for (const p of buf.toString().split(",")) handler(p);
-    });
+  onWake(handler: (principal: string, id: string | null) => void): Promise<() => Promise<void>> {
+    return this.pubsub.subscribe(WAKE_CHANNEL, (buf) => readWake(buf.toString(), handler));
   }
 }

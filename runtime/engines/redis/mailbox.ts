@@ -1,11 +1,12 @@
 // Redis mailboxes: one stream per principal holding only unacknowledged messages (an ack deletes the entry),
 // bounded by `capacity`, plus an index hash (seed state, entry ids, delivery counts). Every operation is one
 // script, so one round trip; an append for many recipients (a group send) too, and fetches or acks that arrive
-// while one is running go together in the next call (Batcher). The append script also
-// publishes the wake-up (a comma-separated list of principals), on one channel every node subscribes to once:
-// one wake-up naming every recipient. Its keys span many hash tags, so it needs a single Redis (not a Cluster).
+// while one is running go together in the next call (Batcher). The append script also publishes the wake-up
+// (runtime/engines/wake.ts: the recipients and the message), on one channel every node subscribes to once: one
+// wake-up naming every recipient. Its keys span many hash tags, so it needs a single Redis (not a Cluster).
 import { Batcher } from "../../batcher.ts";
 import type { AppendItem, MailboxEngine, MailboxEntry, SeedEntry } from "../mailbox.ts";
+import { appendWake, clearWake, readWake } from "../wake.ts";
 import type { PubSub } from "../pubsub.ts";
 import type { Keys } from "./keys.ts";
 import type { ScriptedRedis } from "./scripts.ts";
@@ -67,7 +68,7 @@ export class RedisMailboxes implements MailboxEngine {
       }
       perItem.push(it.id, ref);
     }
-    const wake = [...new Set(items.map((i) => i.principal))].join(",");
+    const wake = appendWake(items);
     const channel = this.keys.channel(WAKE_CHANNEL);
     await this.redis.mailboxAppend(keys.length, ...keys, this.capacity, this.ttl, channel, wake, payloads.length, ...payloads, ...perItem);
   }
@@ -115,13 +116,11 @@ export class RedisMailboxes implements MailboxEngine {
     await this.redis
       .multi()
       .del(this.keys.mailbox(principal), this.keys.mailboxIndex(principal))
-      .publish(this.keys.channel(WAKE_CHANNEL), principal)
+      .publish(this.keys.channel(WAKE_CHANNEL), clearWake(principal))
       .exec();
   }
 
-  onWake(handler: (principal: string) => void): Promise<() => Promise<void>> {
-    return this.pubsub.subscribe(WAKE_CHANNEL, (buf) => {
-      for (const p of buf.toString().split(",")) handler(p);
-    });
+  onWake(handler: (principal: string, id: string | null) => void): Promise<() => Promise<void>> {
+    return this.pubsub.subscribe(WAKE_CHANNEL, (buf) => readWake(buf.toString(), handler));
   }
 }

@@ -15,8 +15,7 @@ interface Sent {
   latencies: number[];
 }
 
-async function sendStamped(http: RawHttp, from: Member, to: Member, i: number, sent: Sent, statuses: Record<string, number>) {
-  const key = `${i}`;
+async function sendStamped(http: RawHttp, from: Member, to: Member, key: string, sent: Sent, statuses: Record<string, number>) {
   sent.at.set(key, performance.now());
   const r = await http.request("POST", "/v1/messages", from.token, { to: to.id, body: key });
   statuses[r.status] = (statuses[r.status] ?? 0) + 1;
@@ -64,11 +63,13 @@ async function deliverRun(ctx: ScenarioContext, mode: "poll" | "ws"): Promise<Sc
       closers.push(() => ws.terminate());
     });
   }
-  const fire = (i: number) => sendStamped(http, senders[i % n]!, receivers[(i * 31 + 7) % n]!, i, sent, statuses);
-  // Warm up at the same rate (first sends seed mailboxes and compile the hot paths), let the backlog
-  // drain, then measure from a clean start.
+  const pairOf = (i: number) => [senders[i % n]!, receivers[(i * 31 + 7) % n]!] as const;
+  const fire = (i: number) => sendStamped(http, ...pairOf(i), `${i}`, sent, statuses);
+  // Warm up at the same rate over the same pairs (the first sends create the threads, build the mailboxes
+  // and compile the hot paths), let the backlog drain, then measure from a clean start.
   ctx.progress(`warming up: ${RATE}/s for ${WARMUP_S}s`);
-  await atRate(RATE, WARMUP_S, 512, (i) => fire(-1 - i));
+  const warm = await atRate(RATE, WARMUP_S, 512, (i) => sendStamped(http, ...pairOf(i), `w${i}`, sent, statuses));
+  if (warm.errors > 0 || (statuses["201"] ?? 0) === 0) throw new Error(`warm-up failed: ${warm.errors} errors, statuses ${JSON.stringify(statuses)}`);
   for (let waited = 0; sent.at.size > 0 && waited < 5000; waited += 50) await new Promise((res) => setTimeout(res, 50));
   sent.at.clear();
   sent.latencies.length = 0;

@@ -15,6 +15,7 @@ import { IdGenerator } from "./ids.ts";
 import { Limiter } from "./limits/limiter.ts";
 import type { Logger } from "./log.ts";
 import { Metrics } from "./metrics.ts";
+import { startClaimSweeper } from "./payments/sweep.ts";
 import type { Services } from "./services.ts";
 import { loadUws } from "./uws.ts";
 import { mountWs } from "./ws/server.ts";
@@ -90,6 +91,7 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
     );
     await limiter.start();
     const svc: Services = { config, log, sql, engines, ids: new IdGenerator(nodeId), auth, limiter, now };
+    cleanups.push(startClaimSweeper(svc));
 
     const metrics = new Metrics();
     const router = new Router();

@@ -21,7 +21,7 @@ CREATE INDEX paid_agents_listed_idx ON paid_agents ((principal::bigint) DESC)
 -- payments: every payment authorization the server has accepted for processing (claimed), keyed by the
 -- authorization itself: (network, asset, payer, nonce) is unique, so a nonce is claimed once, even by two
 -- concurrent requests. The claim is written before the facilitator is asked to verify.
---   claimed  -> being verified / settled (a row left here by a crash is resolved by looking the nonce up on chain)
+--   claimed  -> being verified / settled (a row a stopped node left here is marked failed: 0008, payments/sweep.ts)
 --   settled  -> on chain (`tx_hash`); the message (`message_id`) was stored in the same transaction
 --   failed   -> refused; `retryable` = verification failed before any settlement was attempted, so the same
 --               authorization may be submitted again (the claim is taken over); after a settlement attempt

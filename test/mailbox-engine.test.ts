@@ -84,6 +84,17 @@ t.test("redis: an index whose stream was evicted apart is rebuilt, not read as a
   t.same((await mb.fetch("p", 10, null))?.map((e) => e.id), ["1"]);
   await cmd.del(keys.mailbox("p"));
   t.equal(await mb.fetch("p", 10, null), null, "seed again");
+
+  // the same eviction followed by an append: the new stream gets an expiry, and the mailbox is rebuilt, not read
+  // as holding only what came after the eviction
+  await mb.seed("q", [{ id: "1", payload: "{}", deliveryCount: 0 }], true);
+  await cmd.del(keys.mailbox("q"));
+  await mb.append([{ principal: "q", id: "2", payload: "{}" }]);
+  t.ok((await cmd.pexpiretime(keys.mailbox("q"))) > Date.now(), "the stream the append made expires");
+  t.ok((await cmd.pexpiretime(keys.mailboxIndex("q"))) > Date.now(), "so does its index");
+  t.equal(await mb.fetch("q", 10, null), null, "seed again (Postgres has message 1)");
+  await mb.seed("q", [{ id: "1", payload: "{}", deliveryCount: 0 }], true);
+  t.same((await mb.fetch("q", 10, null))?.map((e) => e.id), ["1", "2"], "the rebuild merges what was appended meanwhile");
 });
 
 t.test("wake-ups: each principal with its message; the earlier form (principals alone) still reads", async (t) => {

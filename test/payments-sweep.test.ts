@@ -1,7 +1,8 @@
 // Claims a stopped node left behind (a claim is written before the facilitator is asked) are marked failed,
 // not retryable, once they are older than any request can take; live claims and finished payments stay.
 import t from "tap";
-import { claim } from "../runtime/payments/store.ts";
+import { messaging } from "../runtime/messaging/hub.ts";
+import { claim, completeSettled } from "../runtime/payments/store.ts";
 import { ABANDONED_REASON, CLAIM_ABANDONED_MS, sweepAbandonedClaims } from "../runtime/payments/sweep.ts";
 import { call, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
@@ -56,6 +57,20 @@ t.test("an abandoned claim is marked failed for good; a live claim and finished 
     { status: "failed", reason: ABANDONED_REASON, transaction: null },
     "the payer sees why",
   );
+});
+
+t.test("a settlement that completes after the sweep still records itself as settled, without the sweep's reason", async (t) => {
+  const late = await payment("claimed", CLAIM_ABANDONED_MS + 60_000);
+  t.equal(await sweepAbandonedClaims(sql), 1);
+  const threadId = (await messaging(node.svc).directThread(alice.id, oracle.id))!;
+  const stored = await completeSettled(sql, {
+    paymentId: late.id,
+    txHash: hex(9, 64),
+    explorerUrl: null,
+    message: { id: node.svc.ids.nextRaw(), threadId, sender: alice.id, recipient: oracle.id, body: "late", createdAt: new Date() },
+  });
+  t.equal(stored, true);
+  t.same(await statusOf(late.id), { status: "settled", retryable: false, reason: null });
 });
 
 t.test("a node sweeps when it starts", async (t) => {

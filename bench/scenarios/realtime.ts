@@ -69,7 +69,9 @@ async function deliverRun(ctx: ScenarioContext, mode: "poll" | "ws"): Promise<Sc
   // and compile the hot paths), let the backlog drain, then measure from a clean start.
   ctx.progress(`warming up: ${RATE}/s for ${WARMUP_S}s`);
   const warm = await atRate(RATE, WARMUP_S, 512, (i) => sendStamped(http, ...pairOf(i), `w${i}`, sent, statuses));
-  if (warm.errors > 0 || (statuses["201"] ?? 0) === 0) throw new Error(`warm-up failed: ${warm.errors} errors, statuses ${JSON.stringify(statuses)}`);
+  if (warm.errors > 0 || (statuses["201"] ?? 0) < warm.fired * 0.99) {
+    throw new Error(`warm-up failed: ${warm.fired} fired, ${warm.errors} errors, statuses ${JSON.stringify(statuses)}`);
+  }
   for (let waited = 0; sent.at.size > 0 && waited < 5000; waited += 50) await new Promise((res) => setTimeout(res, 50));
   sent.at.clear();
   sent.latencies.length = 0;

@@ -75,7 +75,7 @@ export async function completeSettled(sql: Sql, s: Settled): Promise<boolean> {
       ),
       d as (insert into deliveries (recipient, message_id) select ${m.recipient}, id from m),
       u as (
-        update payments set status = 'settled', tx_hash = ${s.txHash}, explorer_url = ${s.explorerUrl},
+        update payments set status = 'settled', tx_hash = ${s.txHash}, explorer_url = ${s.explorerUrl}, reason = null, retryable = false,
           message_id = (select id from m), updated_at = now()
         where id = ${String(s.paymentId)}
       )
@@ -84,7 +84,7 @@ export async function completeSettled(sql: Sql, s: Settled): Promise<boolean> {
   } catch (err) {
     if (!isFkViolation(err)) throw err;
     await sql`
-      update payments set status = 'settled', tx_hash = ${s.txHash}, explorer_url = ${s.explorerUrl}, updated_at = now()
+      update payments set status = 'settled', tx_hash = ${s.txHash}, explorer_url = ${s.explorerUrl}, reason = null, retryable = false, updated_at = now()
       where id = ${String(s.paymentId)}`;
     return false;
   }

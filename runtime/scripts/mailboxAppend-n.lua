@@ -19,8 +19,15 @@ for i = 1, #KEYS, 2 do
   local id, payload = ARGV[a + 1], ARGV[5 + tonumber(ARGV[a + 2])]
   local got = redis.call('HMGET', index, '~', id)
   local state = got[1]
+  local len = redis.call('XLEN', stream)
+  if state and len == 0 and redis.call('EXISTS', stream) == 0 then
+    -- an index whose stream was evicted apart: no longer a built mailbox (the next fetch rebuilds it, merging
+    -- what is appended now), and the keys made here get an expiry below
+    redis.call('HDEL', index, '~')
+    state = nil
+  end
   if state ~= 'p' and not got[2] then
-    if redis.call('XLEN', stream) >= capacity then
+    if len >= capacity then
       if state then redis.call('HSET', index, '~', 'p') end
     else
       local sid = redis.call('XADD', stream, '*', 'm', id, 'p', payload)

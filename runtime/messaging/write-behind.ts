@@ -10,43 +10,90 @@ const MAX_PENDING = 20_000;
 /** A failed batch is tried again this many times (merged into the next), then dropped with a warning. */
 const RETRIES = 3;
 
+export interface WriteBehindOptions<V> {
+  /** How often waiting writes go out. */
+  everyMs: number;
+  /** Which of two waiting writes of one key to keep (the newer by default). */
+  merge?: (older: V, newer: V) => V;
+  /**
+   * Write nothing younger than one interval (it goes in the batch after next): a write that is usually made moot
+   * soon after it is recorded (a delivery count, by the ack that follows it) is then mostly forgotten before it
+   * costs a statement.
+   */
+  settle?: boolean;
+}
+
 export class WriteBehind<V> {
+  /** Recorded since the last batch. */
   private pending = new Map<string, V>();
+  /** With `settle`: recorded before the last batch, so at least one interval old at the next. */
+  private settled = new Map<string, V>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
+  private readonly merge: (older: V, newer: V) => V;
 
   constructor(
     private readonly what: string,
     private readonly write: (rows: V[]) => Promise<unknown>,
     private readonly log: Logger,
-    private readonly intervalMs: number,
-    /** Which of two waiting writes of one key to keep (the newer by default). */
-    private readonly merge: (older: V, newer: V) => V = (_, newer) => newer,
-  ) {}
+    private readonly opts: WriteBehindOptions<V>,
+  ) {
+    this.merge = opts.merge ?? ((_, newer) => newer);
+  }
 
   record(key: string, value: V): void {
+    const old = this.settled.get(key);
+    if (old !== undefined) {
+      this.settled.set(key, this.merge(old, value));
+      return;
+    }
     const cur = this.pending.get(key);
     this.pending.set(key, cur === undefined ? value : this.merge(cur, value));
     if (this.pending.size >= MAX_PENDING) {
       void this.flush();
-    } else if (!this.timer) {
-      this.timer = setTimeout(() => void this.flush(), this.intervalMs);
-      this.timer.unref();
+    } else {
+      this.arm();
     }
   }
 
   /** Drop a waiting write (it need not happen any more). */
   forget(key: string): void {
     this.pending.delete(key);
+    this.settled.delete(key);
   }
 
-  /** Write what waits now; resolves once it (and every earlier batch) is written or given up. */
+  /** Write everything that waits now, however young; resolves once it (and every earlier batch) is written or given up. */
   flush(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    if (this.pending.size === 0) return this.flushing;
-    const batch = this.pending;
+    const batch = this.settled;
+    for (const [k, v] of this.pending) batch.set(k, v);
     this.pending = new Map();
+    this.settled = new Map();
+    return this.writeOut(batch);
+  }
+
+  private arm(): void {
+    this.timer ??= setTimeout(() => this.tick(), this.opts.everyMs).unref();
+  }
+
+  private tick(): void {
+    this.timer = undefined;
+    if (!this.opts.settle) {
+      void this.flush();
+      return;
+    }
+    const batch = this.settled;
+    this.settled = this.pending;
+    this.pending = new Map();
+    if (this.settled.size > 0) this.arm();
+    void this.writeOut(batch);
+  }
+
+  private writeOut(batch: Map<string, V>): Promise<void> {
+    if (this.timer && this.pending.size === 0 && this.settled.size === 0) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    if (batch.size === 0) return this.flushing;
     this.flushing = this.flushing.then(() => this.writeWithRetries(batch));
     return this.flushing;
   }

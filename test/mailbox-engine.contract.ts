@@ -206,6 +206,45 @@ export function mailboxContract(t: Test, make: () => Promise<MailboxFixture>): v
     await off();
   });
 
+  t.test("an append hands its entry to a reader who has everything up to its cursor, counted once", async (t) => {
+    const p = who("h");
+    await mb.seed(p, [], true);
+    await append(p, msg(1));
+    const [first] = (await mb.fetch(p, 10, null))!;
+    const at = (id: number, after: string) => mb.append([{ principal: p, ...msg(id), after }]);
+    const [handed] = await at(2, first!.cursor);
+    t.type(handed, "string", "handed out: nothing after the reader's cursor");
+    t.same(await mb.fetch(p, 10, handed!), [], "the handed entry's cursor is past it");
+    const again = await mb.fetch(p, 10, first!.cursor);
+    t.same(ids(again), ["2"], "still unacknowledged: a reader from further back gets it");
+    t.same(counts(again), [2], "the hand-out counted as a delivery");
+    t.equal(await mb.ack(p, "2"), true, "and it acks like any entry");
+
+    const [h3] = await at(3, first!.cursor);
+    t.type(h3, "string", "entries acknowledged since the cursor do not count against it");
+    t.same(await at(3, h3!), [null], "a message already there is neither stored nor handed out again");
+    t.same(ids(await mb.fetch(p, 10, null)), ["1", "3"]);
+  });
+
+  t.test("no hand-out while a later entry waits, nor from a mailbox not built or partial", async (t) => {
+    const p = who("i");
+    await mb.seed(p, [], true);
+    await append(p, msg(1));
+    const [e1] = (await mb.fetch(p, 10, null))!;
+    await append(p, msg(2));
+    t.same(await mb.append([{ principal: p, ...msg(3), after: e1!.cursor }]), [null], "entry 2 lies after the cursor");
+    t.same(counts(await mb.fetch(p, 10, e1!.cursor)), [1, 1], "2 and 3 each handed out once, by the fetch");
+
+    const q = who("j");
+    await append(q, msg(1));
+    t.same(await mb.append([{ principal: q, ...msg(2), after: e1!.cursor }]), [null], "not built: its reader must seed first");
+    const r = who("k");
+    await mb.seed(r, [1, 2, 3, 4, 5].map((i) => ({ ...msg(i), deliveryCount: 0 })), false);
+    const got = (await mb.fetch(r, 10, null))!;
+    t.same(await mb.append([{ principal: r, ...msg(6), after: got[got.length - 1]!.cursor }]), [null], "partial: Postgres holds more");
+    t.same(await append(r, msg(7)), [null], "no cursor, no hand-out");
+  });
+
   t.test("payloads survive byte for byte", async (t) => {
     const p = who("n");
     await mb.seed(p, [], true);

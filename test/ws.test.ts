@@ -4,7 +4,7 @@ import { createLogger } from "../runtime/log.ts";
 import { WsSession, MAX_BUFFER, type SessionDeps, type Socket } from "../runtime/ws/session.ts";
 import { jsonCodec } from "../runtime/ws/codec.ts";
 import { WS_CLOSE } from "../schema/ws.ts";
-import { registerAgent } from "./helpers/http.ts";
+import { call, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { ack, befriend, Client, pending, sendOk } from "./messaging-helpers.ts";
 
@@ -42,6 +42,57 @@ for (const engine of ["redis", "memory"] as const) {
           "the WebSocket ack is the same ack as over HTTP",
         );
         t.equal((await ack(base, b, live.id)).status, 204);
+      });
+
+      t.test("a connection that has delivered everything takes new messages from the send itself, without a fetch", async (t) => {
+        const a = await registerAgent(base, "Ada");
+        const b = await registerAgent(base, "Bo");
+        const d = await registerAgent(base, "Di");
+        const first = await sendOk(base, a, b.id, "first");
+        const c = await open(b.token);
+        t.teardown(() => c.close());
+        await c.nextOfType("ready");
+        t.equal((await c.nextOfType("message")).message.id, first.id);
+        const mb = node.svc.engines.mailboxes;
+        const fetch = mb.fetch.bind(mb);
+        let fetches = 0;
+        mb.fetch = (principal, limit, cursor) => {
+          if (principal === b.id || principal === d.id) fetches++;
+          return fetch(principal, limit, cursor);
+        };
+        t.teardown(() => {
+          mb.fetch = fetch;
+        });
+        const live = [];
+        for (let i = 0; i < 4; i++) {
+          const m = await sendOk(base, a, b.id, `live ${i}`);
+          live.push(m.id);
+          t.same((await c.nextOfType("message")).message, { ...m, delivery_count: 1 });
+        }
+        const g = await call(base, "POST", "/v1/groups", { token: a.token, json: { name: "g", members: [b.id, d.id] } });
+        const sent = await call(base, "POST", `/v1/groups/${g.body.group.id}/messages`, { token: a.token, json: { body: "all" } });
+        t.equal(sent.status, 201);
+        const inGroup = (await c.nextOfType("message")).message;
+        t.same([inGroup.id, inGroup.delivery_count], [sent.body.id, 1], "a group send hands out too");
+        await new Promise((r) => setTimeout(r, 100)); // the wake-ups arrive meanwhile, and cost nothing
+        t.equal(fetches, 0, "no fetch for any of them");
+        t.same(
+          (await pending(base, b)).map((m) => [m.id, m.delivery_count]),
+          [first.id, ...live, sent.body.id].map((id) => [id, 2]),
+          "each is in the mailbox, unacknowledged, counted once by the hand-out",
+        );
+        t.ok(fetches > 0, "(the long poll fetched)");
+
+        // a second connection of the same principal: both are served through wake-ups
+        fetches = 0;
+        const c2 = await open(b.token);
+        t.teardown(() => c2.close());
+        await c2.nextOfType("ready");
+        for (let i = 0; i < 6; i++) await c2.nextOfType("message");
+        const both = await sendOk(base, a, b.id, "to both");
+        t.equal((await c.nextOfType("message")).message.id, both.id);
+        t.equal((await c2.nextOfType("message")).message.id, both.id);
+        t.ok(fetches >= 2, "two connections: fetched by each");
       });
 
       t.test("an ack without a ref is not answered; one with a ref is", async (t) => {
@@ -293,4 +344,82 @@ t.test("a wake-up during a fetch costs another fetch only when that fetch did no
     sent.map((f) => (JSON.parse(f) as { message: { id: string } }).message.id),
     ["7", "8", "9"],
   );
+});
+
+t.test("a hand-out is taken only when no pass started since its offer; otherwise a fetch brings it, once", async (t) => {
+  const sent: string[] = [];
+  const socket: Socket = {
+    send: (data) => {
+      sent.push(String(data));
+      return 1;
+    },
+    getBufferedAmount: () => 0,
+    end: () => {},
+    cork: (cb) => cb(),
+  };
+  const fetches: { cursor: string | null; answer: (ids: string[]) => void }[] = [];
+  const hub = {
+    fetch: (_p: string, _limit: number, cursor: string | null) =>
+      new Promise((resolve) => {
+        fetches.push({
+          cursor,
+          answer: (ids) => resolve(ids.map((id) => ({ id, payload: `{"id":"${id}"}`, deliveryCount: 1, cursor: `c${id}` }))),
+        });
+      }),
+  };
+  const s = new WsSession("c1", socket, jsonCodec, { hub } as unknown as SessionDeps, createLogger("silent"));
+  s.principal = { id: "1", kind: "agent", displayName: "A" } as WsSession["principal"];
+  const settle = () => new Promise((r) => setImmediate(r));
+  const entry = (id: string) => ({ id, payload: `{"id":"${id}"}`, deliveryCount: 1, cursor: `c${id}` });
+  const delivered = () => sent.map((f) => (JSON.parse(f) as { message: { id: string } }).message.id);
+
+  t.equal(s.offer("1"), null, "nothing delivered yet: no cursor to hand out after");
+  const first = s.pump();
+  fetches[0]!.answer(["1"]);
+  await first;
+  t.equal(s.offer("2"), "c1", "caught up: offered after its cursor");
+  t.equal(s.offer("3"), null, "one offer at a time");
+  s.wake("2"); // the wake-up of the message offered comes before the append's answer
+  s.settle("2", entry("2"));
+  s.wake("3"); // message 3 was not offered: fetched as before
+  await settle();
+  t.equal(fetches.length, 2, "only message 3 was fetched");
+  t.equal(fetches[1]!.cursor, "c2", "after the handed-out entry");
+  fetches[1]!.answer(["3"]);
+  await settle();
+
+  t.equal(s.offer("4"), "c3");
+  s.settle("4", entry("4")); // answered before its wake-up ...
+  s.wake("4"); // ... which then costs nothing
+  await settle();
+  t.equal(fetches.length, 2, "no fetch for 4");
+
+  t.equal(s.offer("5"), "c4");
+  s.wake("9"); // another message starts a pass while 5 is out: its fetch goes after 5's append
+  s.settle("5", entry("5")); // so the hand-out is not taken ...
+  fetches[2]!.answer(["5", "9"]); // ... the pass brings it
+  await settle();
+  t.equal(fetches.length, 3, "and no further fetch");
+
+  t.equal(s.offer("6"), "c9");
+  s.settle("6", null); // not handed out: fetched
+  await settle();
+  t.equal(fetches.length, 4);
+  fetches[3]!.answer(["6"]);
+  await settle();
+  s.wake("6");
+  await settle();
+  t.equal(fetches.length, 4, "its late wake-up is ignored");
+
+  t.equal(s.offer("7"), "c6");
+  const pass = s.pump(); // a pass whose fetch ran before 7's append (a reordered script retry)
+  fetches[4]!.answer([]);
+  await pass;
+  s.settle("7", entry("7")); // handed out, but the cursor it was checked against is no longer this session's
+  await settle();
+  t.equal(fetches.length, 6, "fetched instead of taken");
+  t.equal(fetches[5]?.cursor, "c6");
+  fetches[5]!.answer(["7"]);
+  await settle();
+  t.same(delivered(), ["1", "2", "3", "4", "5", "9", "6", "7"], "each message once, in order");
 });

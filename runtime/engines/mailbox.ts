@@ -9,6 +9,12 @@ export interface AppendItem {
   id: string;
   /** The message as the recipient sees it, serialized as a JSON object. */
   payload: string;
+  /**
+   * Hand the new entry straight to a reader whose last entry was at this cursor: when the mailbox is built and
+   * complete, stores the message, and holds nothing after `after`, the entry counts as delivered once and its
+   * cursor is returned, so that reader need not fetch it.
+   */
+  after?: string;
 }
 
 export interface MailboxEntry {
@@ -34,8 +40,11 @@ export interface MailboxEngine {
    * and are loaded by a later seed once acknowledgements have drained the mailbox below half of it.
    */
   readonly capacity: number;
-  /** Append messages to the mailboxes named (one round trip for all) and wake whoever waits on them. */
-  append(items: AppendItem[]): Promise<void>;
+  /**
+   * Append messages to the mailboxes named (one round trip for all) and wake whoever waits on them. Per item:
+   * the entry's cursor when it was handed out (see `AppendItem.after`), else null.
+   */
+  append(items: AppendItem[]): Promise<(string | null)[]>;
   /**
    * Entries after `cursor` (from the oldest unacknowledged one when null), oldest first, at most `limit`,
    * each counted as one more delivery. `null` when the mailbox must first be seeded from Postgres.

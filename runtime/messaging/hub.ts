@@ -18,6 +18,7 @@ import {
 } from "./store.ts";
 import { WriteBehind } from "./write-behind.ts";
 import { WaiterRegistry } from "./waiters.ts";
+import { type HandOutTarget, HandOuts } from "./handout.ts";
 
 const THREAD_CACHE_MAX = 100_000;
 const REPAIR_RETRY_MS = [100, 500, 2000, 5000];
@@ -36,6 +37,8 @@ interface Delivery {
 
 export class Messaging {
   readonly waiters = new WaiterRegistry();
+  /** WebSocket connections on this node that can take new entries straight from a send (runtime/messaging/handout.ts). */
+  readonly handOuts = new HandOuts();
   /** Delivery counts on their way to Postgres (an ack drops its message's: it no longer matters). */
   private readonly counts: WriteBehind<{ recipient: string; id: string; count: number }>;
   /** Acknowledgements the mailbox took, on their way to Postgres. */
@@ -161,15 +164,37 @@ export class Messaging {
     }
   }
 
-  /** After the commit: put a message into its recipients' mailboxes, waking them wherever they wait. */
+  /**
+   * After the commit: put a message into its recipients' mailboxes, waking them wherever they wait, and hand it
+   * straight to the recipients' connections on this node that have delivered everything before it.
+   */
   async deliver(recipients: string[], rawId: string, payload: string): Promise<void> {
     if (recipients.length === 0) return;
+    const offered: [number, HandOutTarget][] = [];
+    const items = recipients.map((principal, i) => {
+      const target = this.handOuts.only(principal);
+      const after = target?.offer(rawId) ?? null;
+      if (after === null) return { principal, id: rawId, payload };
+      offered.push([i, target!]);
+      return { principal, id: rawId, payload, after };
+    });
+    let handed: (string | null)[] = [];
     try {
-      await this.svc.engines.mailboxes.append(recipients.map((principal) => ({ principal, id: rawId, payload })));
+      handed = await this.svc.engines.mailboxes.append(items);
     } catch (err) {
       // The message is durable in Postgres: have the mailboxes rebuilt from it rather than fail the send.
       this.svc.log.error({ err, recipients: recipients.length }, "mailbox append failed; rebuilding from Postgres");
       for (const r of recipients) void this.repair(r);
+    }
+    for (const [i, target] of offered) {
+      const cursor = handed[i] ?? null;
+      if (cursor === null) {
+        target.settle(rawId, null);
+        continue;
+      }
+      const principal = recipients[i]!;
+      this.counts.record(`${principal} ${rawId}`, { recipient: principal, id: rawId, count: 1 });
+      target.settle(rawId, { id: rawId, payload, deliveryCount: 1, cursor });
     }
   }
 

@@ -6,6 +6,8 @@ import { ClientFrame, type ServerFrame, WS_CLOSE } from "../../schema/ws.ts";
 import type { Principal } from "../auth.ts";
 import { ApiError } from "../errors.ts";
 import type { Logger } from "../log.ts";
+import type { MailboxEntry } from "../engines/mailbox.ts";
+import type { HandOutTarget } from "../messaging/handout.ts";
 import type { Messaging } from "../messaging/hub.ts";
 import type { Services } from "../services.ts";
 import type { Codec, Encoded } from "./codec.ts";
@@ -34,8 +36,10 @@ export const HEARTBEAT_SECONDS = 30;
 const AUTH_TIMEOUT_MS = 10_000;
 const RETRY_MS = 1000;
 const PAGE = 100;
+/** Handed-out messages whose wake-up is still to come (to be ignored) kept at most; past it, one costs a fetch. */
+const HANDED_MAX = 1024;
 
-export class WsSession {
+export class WsSession implements HandOutTarget {
   principal: Principal | null = null;
   /** The token the session authenticated with (re-checked when its principal's tokens change). */
   token: string | null = null;
@@ -51,10 +55,17 @@ export class WsSession {
   /** Messages woken for during a pass and not (yet) among its fetched entries: fetch again if any remain. */
   private readonly wanted = new Set<string>();
   private stalled = false;
+  /** Passes started (a hand-out offered before a pass started is no longer this session's to take). */
+  private passes = 0;
+  /** The message offered for hand-out whose append has not answered yet (one at a time). */
+  private expecting: { id: string; passes: number; woken: boolean; delivered: boolean } | null = null;
+  /** Messages handed out before their wake-up came: the wake-up is then ignored. */
+  private readonly handedOut = new Set<string>();
   private authenticating = false;
   private opened = false;
   private authTimer: NodeJS.Timeout | undefined;
   private removeWaiter: (() => void) | undefined;
+  private removeHandOut: (() => void) | undefined;
 
   constructor(
     readonly id: string,
@@ -137,6 +148,7 @@ export class WsSession {
     await isReady;
     if (this.closed) return;
     this.removeWaiter = this.deps.hub.waiters.add(principal.id, (id) => this.wake(id));
+    this.removeHandOut = this.deps.hub.handOuts.add(principal.id, this);
     await this.pump();
   }
 
@@ -146,12 +158,58 @@ export class WsSession {
    * while the fetch it would call for is still queued behind another, and half the fetches came back empty.
    */
   wake(id: string | null): void {
+    if (id !== null) {
+      // handed out (or about to be answered for): no fetch needed
+      if (this.expecting?.id === id) {
+        this.expecting.woken = true;
+        return;
+      }
+      if (this.handedOut.delete(id)) return;
+    }
+    this.fetchFor(id);
+  }
+
+  private fetchFor(id: string | null): void {
     if (!this.pumping) {
       void this.pump();
       return;
     }
     if (id === null) this.again = true;
     else this.wanted.add(id);
+  }
+
+  /**
+   * A send on this node is about to append message `id`: take it straight from the append when this connection
+   * has delivered everything so far and nothing is under way (runtime/messaging/handout.ts).
+   */
+  offer(id: string): string | null {
+    if (this.closed || this.pumping || this.stalled || this.expecting || this.cursor === null) return null;
+    if (this.ws.getBufferedAmount() >= HIGH_WATER) return null;
+    this.expecting = { id, passes: this.passes, woken: false, delivered: false };
+    return this.cursor;
+  }
+
+  /**
+   * The append answered for the offered message. Taken as handed out when no pass started since the offer (the
+   * cursor is then the one the append checked); a pass that started since fetched after the append, so it brings
+   * the message or did. Otherwise (not handed out, or that pass missed it) it is fetched as after a wake-up.
+   */
+  settle(id: string, entry: MailboxEntry | null): void {
+    const exp = this.expecting;
+    if (exp?.id !== id) return;
+    this.expecting = null;
+    if (!exp.woken) {
+      if (this.handedOut.size >= HANDED_MAX) this.handedOut.clear();
+      this.handedOut.add(id);
+    }
+    if (this.closed || exp.delivered) return;
+    if (entry && !this.pumping && this.passes === exp.passes) {
+      this.ws.cork(() => {
+        if (this.write(this.codec.encodeMessage(entry.payload, entry.deliveryCount))) this.cursor = entry.cursor;
+      });
+      return;
+    }
+    this.fetchFor(id);
   }
 
   /** Deliver what the mailbox holds after this connection's cursor, page by page, while the socket keeps up. */
@@ -163,6 +221,7 @@ export class WsSession {
     const me = this.principal;
     if (this.closed || !me) return;
     this.pumping = true;
+    this.passes++;
     try {
       do {
         this.again = false;
@@ -180,6 +239,7 @@ export class WsSession {
             for (const e of entries) {
               if (!this.write(this.codec.encodeMessage(e.payload, e.deliveryCount))) return;
               this.cursor = e.cursor;
+              if (this.expecting?.id === e.id) this.expecting.delivered = true;
             }
           });
           if (entries.length < PAGE || this.closed) break;
@@ -258,6 +318,7 @@ export class WsSession {
     this.closed = true;
     clearTimeout(this.authTimer);
     this.removeWaiter?.();
+    this.removeHandOut?.();
     if (this.principal) await this.deps.realtime.leave(this);
   }
 }

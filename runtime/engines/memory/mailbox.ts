@@ -17,6 +17,8 @@ interface Box {
   state: "complete" | "partial" | null;
   /** Raw message id -> entry, in stream order (insertion order of the Map). */
   entries: Map<string, Entry>;
+  /** The seq of the last entry added (it may be gone since). */
+  last: number;
 }
 
 const byRawId = (a: string, b: string) => (a.length !== b.length ? a.length - b.length : a < b ? -1 : a > b ? 1 : 0);
@@ -37,24 +39,38 @@ export class MemoryMailboxes implements MailboxEngine {
   private box(principal: string): Box {
     let b = this.boxes.get(principal);
     if (!b) {
-      b = { state: null, entries: new Map() };
+      b = { state: null, entries: new Map(), last: 0 };
       this.boxes.set(principal, b);
     }
     return b;
   }
 
-  async append(items: AppendItem[]): Promise<void> {
+  async append(items: AppendItem[]): Promise<(string | null)[]> {
+    const handed: (string | null)[] = [];
     for (const it of items) {
       const b = this.box(it.principal);
+      let out: string | null = null;
       if (b.state !== "partial" && !b.entries.has(it.id)) {
         if (b.entries.size >= this.capacity) {
           if (b.state) b.state = "partial";
         } else {
-          b.entries.set(it.id, { seq: ++this.seq, payload: it.payload, count: 0 });
+          const caughtUp = it.after !== undefined && b.state === "complete" && !this.holdsAfter(b, Number(it.after));
+          b.last = ++this.seq;
+          b.entries.set(it.id, { seq: b.last, payload: it.payload, count: caughtUp ? 1 : 0 });
+          if (caughtUp) out = String(b.last);
         }
       }
+      handed.push(out);
     }
     if (items.length > 0) await this.pubsub.publish(WAKE_CHANNEL, appendWake(items));
+    return handed;
+  }
+
+  /** Whether the mailbox holds an entry after `seq` (the last one added is usually at or before it). */
+  private holdsAfter(b: Box, seq: number): boolean {
+    if (b.last <= seq) return false;
+    for (const e of b.entries.values()) if (e.seq > seq) return true;
+    return false;
   }
 
   async fetch(principal: string, limit: number, cursor: string | null): Promise<MailboxEntry[] | null> {
@@ -87,6 +103,7 @@ export class MemoryMailboxes implements MailboxEngine {
     for (const id of ids.slice(0, this.capacity)) {
       const m = merged.get(id)!;
       b.entries.set(id, { seq: ++this.seq, payload: m.payload, count: m.count });
+      b.last = this.seq;
     }
     b.state = complete && ids.length <= this.capacity ? "complete" : "partial";
   }

@@ -52,8 +52,8 @@ export class RedisMailboxes implements MailboxEngine {
     return Math.max(1, Math.floor(this.capacity / 2));
   }
 
-  async append(items: AppendItem[]): Promise<void> {
-    if (items.length === 0) return;
+  async append(items: AppendItem[]): Promise<(string | null)[]> {
+    if (items.length === 0) return [];
     // One script call whatever the number of recipients; a payload shared by many (a group send) goes once.
     const keys: string[] = [];
     const payloads: string[] = [];
@@ -66,11 +66,12 @@ export class RedisMailboxes implements MailboxEngine {
         ref = payloads.push(it.payload);
         refs.set(it.payload, ref);
       }
-      perItem.push(it.id, ref);
+      perItem.push(it.id, ref, it.after ?? "");
     }
     const wake = appendWake(items);
     const channel = this.keys.channel(WAKE_CHANNEL);
-    await this.redis.mailboxAppend(keys.length, ...keys, this.capacity, this.ttl, channel, wake, payloads.length, ...payloads, ...perItem);
+    const handed = await this.redis.mailboxAppend(keys.length, ...keys, this.capacity, this.ttl, channel, wake, payloads.length, ...payloads, ...perItem);
+    return handed.map((h) => (h === 0 ? null : String(h)));
   }
 
   fetch(principal: string, limit: number, cursor: string | null): Promise<MailboxEntry[] | null> {

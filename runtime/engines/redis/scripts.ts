@@ -16,7 +16,7 @@ export interface ScriptCommands {
   feedRead(timeline: string, bound: Arg, count: Arg, lease: Arg, leaseTtlMs: Arg): Promise<string[]>;
   feedPush(timeline: string, id: Arg, depth: Arg): Promise<number>;
   feedFill(timeline: string, lease: Arg, depth: Arg, floor: Arg, ttlMs: Arg, ...ids: Arg[]): Promise<number>;
-  mailboxAppend(numKeys: number, ...keysThenArgs: Arg[]): Promise<number>;
+  mailboxAppend(numKeys: number, ...keysThenArgs: Arg[]): Promise<(string | number)[]>;
   mailboxFetch(numKeys: number, ...keysThenArgs: Arg[]): Promise<(number | (string | number)[])[]>;
   mailboxSeed(stream: string, index: string, state: Arg, capacity: Arg, ttlMs: Arg, refill: Arg, ...rows: Arg[]): Promise<number>;
   mailboxAck(numKeys: number, ...keysThenArgs: Arg[]): Promise<number[]>;

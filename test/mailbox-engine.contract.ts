@@ -226,6 +226,28 @@ export function mailboxContract(t: Test, make: () => Promise<MailboxFixture>): v
     t.same(ids(await mb.fetch(p, 10, null)), ["1", "3"]);
   });
 
+  t.test("one append call hands out to each reader by its own cursor", async (t) => {
+    const [p, q, r] = [who("o"), who("q"), who("r")];
+    for (const x of [p, q, r]) {
+      await mb.seed(x, [], true);
+      await append(x, msg(1));
+    }
+    const cursor = async (x: string) => (await mb.fetch(x, 10, null))![0]!.cursor;
+    const [cp, cq, cr] = [await cursor(p), await cursor(q), await cursor(r)];
+    await append(q, msg(2)); // q's reader is now behind
+    const handed = await mb.append([
+      { principal: p, ...msg(3) },
+      { principal: q, ...msg(3), after: cq },
+      { principal: r, ...msg(3), after: cr },
+    ]);
+    t.equal(handed[0], null, "no cursor given");
+    t.equal(handed[1], null, "q holds entry 2 after its cursor");
+    t.type(handed[2], "string", "r's reader is caught up");
+    t.same(await mb.fetch(r, 10, handed[2]!), []);
+    t.same(counts(await mb.fetch(q, 10, cq)), [1, 1]);
+    t.same(counts(await mb.fetch(p, 10, cp)), [1]);
+  });
+
   t.test("no hand-out while a later entry waits, nor from a mailbox not built or partial", async (t) => {
     const p = who("i");
     await mb.seed(p, [], true);

@@ -186,15 +186,16 @@ export class Messaging {
       this.svc.log.error({ err, recipients: recipients.length }, "mailbox append failed; rebuilding from Postgres");
       for (const r of recipients) void this.repair(r);
     }
+    // every offer is answered, whatever one of them does: an offer left open holds its connection's delivery back
     for (const [i, target] of offered) {
       const cursor = handed[i] ?? null;
-      if (cursor === null) {
-        target.settle(rawId, null);
-        continue;
-      }
       const principal = recipients[i]!;
-      this.counts.record(`${principal} ${rawId}`, { recipient: principal, id: rawId, count: 1 });
-      target.settle(rawId, { id: rawId, payload, deliveryCount: 1, cursor });
+      if (cursor !== null) this.counts.record(`${principal} ${rawId}`, { recipient: principal, id: rawId, count: 1 });
+      try {
+        target.settle(rawId, cursor === null ? null : { id: rawId, payload, deliveryCount: 1, cursor });
+      } catch (err) {
+        this.svc.log.warn({ err, principal }, "hand-out failed");
+      }
     }
   }
 

@@ -18,7 +18,8 @@ export interface WriteBehindOptions<V> {
   /**
    * Write nothing younger than one interval (it goes in the batch after next): a write that is usually made moot
    * soon after it is recorded (a delivery count, by the ack that follows it) is then mostly forgotten before it
-   * costs a statement.
+   * costs a statement. A key already waiting that long keeps its place: a newer value recorded for it goes out with
+   * the next batch. Past MAX_PENDING new writes, the next batch goes at once (the new ones still wait one more).
    */
   settle?: boolean;
 }
@@ -50,7 +51,7 @@ export class WriteBehind<V> {
     const cur = this.pending.get(key);
     this.pending.set(key, cur === undefined ? value : this.merge(cur, value));
     if (this.pending.size >= MAX_PENDING) {
-      void this.flush();
+      this.tick();
     } else {
       this.arm();
     }
@@ -76,6 +77,7 @@ export class WriteBehind<V> {
   }
 
   private tick(): void {
+    clearTimeout(this.timer);
     this.timer = undefined;
     if (!this.opts.settle) {
       void this.flush();

@@ -55,10 +55,12 @@ export class WsSession implements HandOutTarget {
   /** Messages woken for during a pass and not (yet) among its fetched entries: fetch again if any remain. */
   private readonly wanted = new Set<string>();
   private stalled = false;
-  /** Passes started (a hand-out offered before a pass started is no longer this session's to take). */
-  private passes = 0;
-  /** The message offered for hand-out whose append has not answered yet (one at a time). */
-  private expecting: { id: string; passes: number; woken: boolean; delivered: boolean } | null = null;
+  /**
+   * The message offered for hand-out whose append has not answered yet (one at a time). No pass starts meanwhile
+   * (`deferred` holds it back until the answer), so the cursor the append checks stays this session's.
+   */
+  private expecting: { id: string; woken: boolean } | null = null;
+  private deferred = false;
   /** Messages handed out before their wake-up came: the wake-up is then ignored. */
   private readonly handedOut = new Set<string>();
   private authenticating = false;
@@ -166,10 +168,6 @@ export class WsSession implements HandOutTarget {
       }
       if (this.handedOut.delete(id)) return;
     }
-    this.fetchFor(id);
-  }
-
-  private fetchFor(id: string | null): void {
     if (!this.pumping) {
       void this.pump();
       return;
@@ -185,14 +183,14 @@ export class WsSession implements HandOutTarget {
   offer(id: string): string | null {
     if (this.closed || this.pumping || this.stalled || this.expecting || this.cursor === null) return null;
     if (this.ws.getBufferedAmount() >= HIGH_WATER) return null;
-    this.expecting = { id, passes: this.passes, woken: false, delivered: false };
+    this.expecting = { id, woken: false };
     return this.cursor;
   }
 
   /**
-   * The append answered for the offered message. Taken as handed out when no pass started since the offer (the
-   * cursor is then the one the append checked); a pass that started since fetched after the append, so it brings
-   * the message or did. Otherwise (not handed out, or that pass missed it) it is fetched as after a wake-up.
+   * The append answered for the offered message: written at once when it was handed out (no pass ran since the
+   * offer, so the cursor is the one the append checked), else fetched as after a wake-up; a pass held back
+   * meanwhile runs now.
    */
   settle(id: string, entry: MailboxEntry | null): void {
     const exp = this.expecting;
@@ -202,14 +200,16 @@ export class WsSession implements HandOutTarget {
       if (this.handedOut.size >= HANDED_MAX) this.handedOut.clear();
       this.handedOut.add(id);
     }
-    if (this.closed || exp.delivered) return;
-    if (entry && !this.pumping && this.passes === exp.passes) {
+    if (this.closed) return;
+    if (entry) {
       this.ws.cork(() => {
         if (this.write(this.codec.encodeMessage(entry.payload, entry.deliveryCount))) this.cursor = entry.cursor;
       });
-      return;
     }
-    this.fetchFor(id);
+    if (!entry || this.deferred) {
+      this.deferred = false;
+      void this.pump();
+    }
   }
 
   /** Deliver what the mailbox holds after this connection's cursor, page by page, while the socket keeps up. */
@@ -218,10 +218,13 @@ export class WsSession implements HandOutTarget {
       this.again = true;
       return;
     }
+    if (this.expecting) {
+      this.deferred = true;
+      return;
+    }
     const me = this.principal;
     if (this.closed || !me) return;
     this.pumping = true;
-    this.passes++;
     try {
       do {
         this.again = false;
@@ -239,7 +242,6 @@ export class WsSession implements HandOutTarget {
             for (const e of entries) {
               if (!this.write(this.codec.encodeMessage(e.payload, e.deliveryCount))) return;
               this.cursor = e.cursor;
-              if (this.expecting?.id === e.id) this.expecting.delivered = true;
             }
           });
           if (entries.length < PAGE || this.closed) break;

@@ -1,8 +1,14 @@
 // Shapes shared by several resources.
 import { z } from "zod";
 
-/** Free text with surrounding whitespace trimmed, then bounded. */
-export const text = (min: number, max: number) => z.string().trim().min(min).max(max);
+/**
+ * Lone UTF-16 surrogates (which JSON escapes can carry) replaced by U+FFFD, as storing the text as UTF-8 would: what
+ * a create echoes, what is delivered live and what is read back later are then the same text.
+ */
+export const wellFormed = (s: string): string => (s as string & { toWellFormed(): string }).toWellFormed();
+
+/** Free text with lone surrogates replaced and surrounding whitespace trimmed, then bounded. */
+export const text = (min: number, max: number) => z.string().overwrite(wellFormed).trim().min(min).max(max);
 
 /** An agent (digits) or human (`P` + digits) identifier. */
 export const principalId = z.string().regex(/^P?[0-9]{1,19}$/, "must be an agent or human id");

@@ -1,14 +1,18 @@
 // Direct messages, threads, long polling and acks.
 import { z } from "zod";
-import { Author, principalId } from "./common.ts";
+import { Author, principalId, wellFormed } from "./common.ts";
 import { Payment } from "./payments.ts";
 
 /** Most characters (code points) in a message body. */
 export const MAX_BODY = 8000;
 
-/** A message body: 1-8,000 characters, not only whitespace; kept exactly as sent (not trimmed). */
+/**
+ * A message body: 1-8,000 characters, not only whitespace; kept exactly as sent (not trimmed), except that a lone
+ * surrogate becomes U+FFFD (see wellFormed).
+ */
 export const messageBody = z
   .string()
+  .overwrite(wellFormed)
   .min(1)
   .max(MAX_BODY * 2)
   .refine((s) => s.trim().length > 0, { message: "must not be blank" })

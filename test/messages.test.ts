@@ -27,6 +27,18 @@ for (const engine of ["redis", "memory"] as const) {
       t.equal(rows[0]?.body, "hi Bob", "durable in Postgres once answered");
     });
 
+    t.test("a lone surrogate becomes U+FFFD: the answer, the delivery and Postgres agree", async (t) => {
+      const a = await registerAgent(base, "a");
+      const b = await registerAgent(base, "b");
+      const r = await send(base, a, b.id, "x\ud800y \udc00");
+      t.equal(r.status, 201);
+      t.equal(r.body.body, "x\ufffdy \ufffd", "answered");
+      t.equal((await pending(base, b))[0]?.body, "x\ufffdy \ufffd", "delivered");
+      const [row] = await node.svc.sql`select body from messages where id = ${r.body.id.slice(4)}`;
+      t.equal(row?.body, "x\ufffdy \ufffd", "stored");
+      t.equal((await send(base, a, b.id, "\ud83d\ude00")).body.body, "\u{1f600}", "a paired surrogate is one character, kept");
+    });
+
     t.test("one direct thread per pair, whichever side starts", async (t) => {
       const a = await registerAgent(base, "a");
       const b = await registerAgent(base, "b");

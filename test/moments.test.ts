@@ -12,6 +12,18 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
     const node = await startTestNode(t, { engine });
     const base = node.url;
 
+    t.test("a lone surrogate in content or a comment becomes U+FFFD, in the answer as in Postgres", async (t) => {
+      const a = await registerAgent(base, "poster");
+      const r = await call(base, "POST", "/v1/moments", { token: a.token, json: { content: "a\udc00b", visibility: "public" } });
+      t.equal(r.status, 201);
+      t.equal(r.body.content, "a\ufffdb");
+      const [row] = await node.svc.sql`select content from moments where id = ${r.body.id.slice(7)}`;
+      t.equal(row?.content, "a\ufffdb");
+      const c = await call(base, "POST", `/v1/moments/${r.body.id}/comments`, { token: a.token, json: { body: "\ud800!" } });
+      t.equal(c.status, 201);
+      t.equal(c.body.body, "\ufffd!");
+    });
+
     t.test("create answers 201 with exactly id, content, visibility, created_at", async (t) => {
       const a = await registerAgent(base, "poster");
       const r = await call(base, "POST", "/v1/moments", {

@@ -1,9 +1,13 @@
 // Friends: send, list, accept and decline requests; list and remove friends. A friendship made or ended
-// drops both principals' cached feed timelines, so the very next feed read reflects it.
+// drops both principals' cached feed timelines, so the very next feed read reflects it, and tells both sides'
+// WebSocket connections, which start or stop watching the other's presence.
 import { conflict, invalid, notFound } from "../runtime/errors.ts";
 import { defineRoute, noContent, ok, type Route } from "../runtime/http/route.ts";
 import { idTime, parseId } from "../runtime/ids.ts";
+import type { Logger } from "../runtime/log.ts";
+import type { Services } from "../runtime/services.ts";
 import { invalidate } from "../runtime/social/feed.ts";
+import { announceFriendship, type FriendshipEvent } from "../runtime/ws/realtime.ts";
 import { lockPair } from "../runtime/social/locks.ts";
 import type { Author } from "../schema/common.ts";
 import { principalId } from "../schema/common.ts";
@@ -31,8 +35,14 @@ const requestId = (params: Record<string, string>): bigint => {
   return id;
 };
 
+/** After the commit; a failure (Redis down) costs live presence until the next connect, not the request. */
+function announce(svc: Services, log: Logger, e: FriendshipEvent): Promise<void> {
+  return announceFriendship(svc, e).catch((err) => log.warn({ err }, "friendship change not announced"));
+}
+
 interface PairState {
   known: boolean;
+  to_name: string | null;
   friends: boolean;
   reverse: bigint | null;
   existing: bigint | null;
@@ -53,10 +63,12 @@ const sendRequest = defineRoute({
     const me = principal.id;
     const to = body.to;
     if (to === me) throw invalid("to: you cannot send a friend request to yourself", { field: "to" });
+    let toName = "";
     const out = await svc.sql.begin(async (tx) => {
       await lockPair(tx, me, to);
       const [s] = await tx<PairState[]>`select
         exists (select 1 from principals where id = ${to}) as known,
+        (select display_name from principals where id = ${to}) as to_name,
         exists (select 1 from friendships where principal = ${me} and friend = ${to}) as friends,
         (select id from friend_requests where from_id = ${to} and to_id = ${me} and status = 'pending') as reverse,
         (select id from friend_requests where from_id = ${me} and to_id = ${to} and status = 'pending') as existing,
@@ -75,6 +87,7 @@ const sendRequest = defineRoute({
         return { status: 201, row };
       }
       row.status = "accepted";
+      toName = s.to_name ?? "";
       await tx`
         with rev as (
           update friend_requests set status = 'accepted', responded_at = now() where id = ${String(s.reverse)}),
@@ -84,7 +97,10 @@ const sendRequest = defineRoute({
         insert into friendships (principal, friend) values (${me}, ${to}), (${to}, ${me}) on conflict do nothing`;
       return { status: 201, row };
     });
-    if (out.row.status === "accepted") await invalidate(svc, log, [me, to]);
+    if (out.row.status === "accepted") {
+      await invalidate(svc, log, [me, to]);
+      await announce(svc, log, { a: { id: me, display_name: principal.displayName }, b: { id: to, display_name: toName }, status: "added" });
+    }
     return { status: out.status, body: { request: toRequest(out.row) } };
   },
 });
@@ -138,6 +154,7 @@ const accept = defineRoute({
       return { id: p.id, display_name: p.display_name };
     });
     await invalidate(svc, log, [me, friend.id]);
+    await announce(svc, log, { a: { id: me, display_name: principal.displayName }, b: friend, status: "added" });
     return ok({ friend });
   },
 });
@@ -192,6 +209,7 @@ const unfriend = defineRoute({
     });
     if (removed === 0) throw notFound("friend");
     await invalidate(svc, log, [me, other]);
+    await announce(svc, log, { a: { id: me, display_name: principal.displayName }, b: { id: other, display_name: "" }, status: "removed" });
     return noContent();
   },
 });

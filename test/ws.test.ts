@@ -192,6 +192,51 @@ for (const engine of ["redis", "memory"] as const) {
         );
       });
 
+      t.test("a friendship made while connected is watched at once; one ended is no longer", async (t) => {
+        const a = await registerAgent(base, "New A");
+        const b = await registerAgent(base, "New B");
+        const ca = await open(a.token);
+        const cb = await open(b.token);
+        t.teardown(() => [ca, cb].forEach((c) => c.close()));
+        await Promise.all([ca.nextOfType("ready"), cb.nextOfType("ready")]);
+        const req = await call(base, "POST", "/v1/friends/request", { token: b.token, json: { to: a.id } });
+        t.equal(req.status, 201);
+        t.equal((await call(base, "POST", `/v1/friends/requests/${req.body.request.id}/accept`, { token: a.token })).status, 200);
+        t.same(
+          await ca.nextOfType("presence"),
+          { type: "presence", principal: { id: b.id, display_name: "New B" }, status: "online" },
+          "the new friend, already online, is announced",
+        );
+        t.same(await cb.nextOfType("presence"), { type: "presence", principal: { id: a.id, display_name: "New A" }, status: "online" });
+        cb.close();
+        t.same(
+          await ca.next((f) => f.type === "presence" && f.status === "offline"),
+          { type: "presence", principal: { id: b.id, display_name: "New B" }, status: "offline" },
+          "and watched from then on",
+        );
+
+        t.equal((await call(base, "DELETE", `/v1/friends/${b.id}`, { token: a.token })).status, 204);
+        await new Promise((r) => setTimeout(r, 100)); // the change reaches the connection
+        const cb2 = await open(b.token);
+        t.teardown(() => cb2.close());
+        await cb2.nextOfType("ready");
+        ca.send({ type: "ping", ref: "after" });
+        await ca.nextOfType("pong");
+        await new Promise((r) => setTimeout(r, 100));
+        t.equal(ca.frames.filter((f) => f.type === "presence").length, 2, "an ex-friend coming online is not announced");
+
+        // a request answered by the other side asking too (both become friends at once) is announced as well
+        const back = await call(base, "POST", "/v1/friends/request", { token: a.token, json: { to: b.id } });
+        t.equal(back.status, 201);
+        const both = await call(base, "POST", "/v1/friends/request", { token: b.token, json: { to: a.id } });
+        t.equal(both.body.request.status, "accepted");
+        t.same(await ca.next((f) => f.type === "presence" && f.status === "online"), {
+          type: "presence",
+          principal: { id: b.id, display_name: "New B" },
+          status: "online",
+        });
+      });
+
       t.test("ping, and bad frames get an error frame without closing", async (t) => {
         const a = await registerAgent(base, "a");
         const c = await open(a.token);

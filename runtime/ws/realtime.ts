@@ -1,6 +1,7 @@
-// Presence and typing across nodes. Each node subscribes once to two channels ("presence", "typing");
-// events carry who they concern and each node hands them to its own sessions through in-process maps:
-// sessions by principal (typing goes to a thread's members) and sessions by watched friend (presence).
+// Presence and typing across nodes. Each node subscribes once to three channels ("presence", "typing",
+// "friendship"); events carry who they concern and each node hands them to its own sessions through in-process
+// maps: sessions by principal (typing goes to a thread's members) and sessions by watched friend (presence). A
+// friendship made or ended while connected changes what the connections of both sides watch.
 // Presence entries expire unless refreshed, so a node that dies is forgotten after PRESENCE_TTL_MS.
 import { PREFIX } from "../ids.ts";
 import { notFound } from "../errors.ts";
@@ -19,6 +20,18 @@ interface PresenceEvent {
   id: string;
   display_name: string;
   status: "online" | "offline";
+}
+
+/** Two principals became friends ("added") or stopped being friends ("removed"); published after the commit. */
+export interface FriendshipEvent {
+  a: { id: string; display_name: string };
+  b: { id: string; display_name: string };
+  status: "added" | "removed";
+}
+
+/** Tell every node's connections of both sides about a friendship that was made or ended. */
+export function announceFriendship(svc: Services, e: FriendshipEvent): Promise<void> {
+  return svc.engines.pubsub.publish("friendship", JSON.stringify(e));
 }
 
 interface TypingEventMsg {
@@ -62,6 +75,7 @@ export class Realtime {
     this.unsubscribes = await Promise.all([
       ps.subscribe("presence", (buf) => this.onPresence(JSON.parse(buf.toString()) as PresenceEvent)),
       ps.subscribe("typing", (buf) => this.onTyping(JSON.parse(buf.toString()) as TypingEventMsg)),
+      ps.subscribe("friendship", (buf) => this.onFriendship(JSON.parse(buf.toString()) as FriendshipEvent)),
     ]);
     this.refreshTimer = setInterval(() => void this.refresh(), PRESENCE_REFRESH_MS);
     this.refreshTimer.unref();
@@ -184,6 +198,37 @@ export class Realtime {
   private onPresence(e: PresenceEvent): void {
     for (const s of this.watchers.get(e.id) ?? []) {
       s.send({ type: "presence", principal: { id: e.id, display_name: e.display_name }, status: e.status });
+    }
+  }
+
+  private onFriendship(e: FriendshipEvent): void {
+    for (const [me, friend] of [
+      [e.a, e.b],
+      [e.b, e.a],
+    ] as const) {
+      // a session still joining gets the change once its own friends query has set what it watches
+      for (const s of this.sessions.get(me.id) ?? []) void s.joined.then(() => this.rewatch(s, friend, e.status === "added"));
+    }
+  }
+
+  /** Start or stop watching `friend` for a connected session; a new friend already online is announced. */
+  private async rewatch(s: WsSession, friend: { id: string; display_name: string }, add: boolean): Promise<void> {
+    const list = this.watching.get(s);
+    if (s.closed || !list) return;
+    const at = list.indexOf(friend.id);
+    if (!add) {
+      if (at >= 0) list.splice(at, 1);
+      removeFrom(this.watchers, friend.id, s);
+      return;
+    }
+    if (at >= 0) return;
+    list.push(friend.id);
+    addTo(this.watchers, friend.id, s);
+    try {
+      const online = await this.svc.engines.presence.online([friend.id], this.svc.now());
+      if (online.has(friend.id) && !s.closed) s.send({ type: "presence", principal: friend, status: "online" });
+    } catch (err) {
+      s.log.warn({ err }, "presence of a new friend not read");
     }
   }
 

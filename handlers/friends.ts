@@ -99,7 +99,7 @@ const sendRequest = defineRoute({
     });
     if (out.row.status === "accepted") {
       await invalidate(svc, log, [me, to]);
-      await announce(svc, log, { a: { id: me, display_name: principal.displayName }, b: { id: to, display_name: toName }, status: "added" });
+      await announce(svc, log, { a: { id: me, display_name: principal.displayName }, b: { id: to, display_name: toName } });
     }
     return { status: out.status, body: { request: toRequest(out.row) } };
   },
@@ -154,7 +154,7 @@ const accept = defineRoute({
       return { id: p.id, display_name: p.display_name };
     });
     await invalidate(svc, log, [me, friend.id]);
-    await announce(svc, log, { a: { id: me, display_name: principal.displayName }, b: friend, status: "added" });
+    await announce(svc, log, { a: { id: me, display_name: principal.displayName }, b: friend });
     return ok({ friend });
   },
 });
@@ -205,11 +205,12 @@ const unfriend = defineRoute({
       // failure here fails the request with nothing changed) and again after, which revokes the lease of
       // any rebuild that read the friendship in between.
       if (r.count > 0) await svc.engines.feed.invalidate([me, other]);
-      return r.count;
+      const [p] = await tx<{ display_name: string }[]>`select display_name from principals where id = ${other}`;
+      return { count: r.count, name: p?.display_name ?? "" };
     });
-    if (removed === 0) throw notFound("friend");
+    if (removed.count === 0) throw notFound("friend");
     await invalidate(svc, log, [me, other]);
-    await announce(svc, log, { a: { id: me, display_name: principal.displayName }, b: { id: other, display_name: "" }, status: "removed" });
+    await announce(svc, log, { a: { id: me, display_name: principal.displayName }, b: { id: other, display_name: removed.name } });
     return noContent();
   },
 });

@@ -7,6 +7,7 @@ import { WS_CLOSE } from "../schema/ws.ts";
 import { call, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { ack, befriend, Client, pending, sendOk } from "./messaging-helpers.ts";
+import type { Registered } from "./helpers/http.ts";
 
 const PROTOCOL = { json: "flock.json", msgpack: "flock.msgpack" } as const;
 
@@ -192,49 +193,51 @@ for (const engine of ["redis", "memory"] as const) {
         );
       });
 
-      t.test("a friendship made while connected is watched at once; one ended is no longer", async (t) => {
+      t.test("a friendship made while connected is watched at once; one ended is announced offline and no longer", async (t) => {
         const a = await registerAgent(base, "New A");
         const b = await registerAgent(base, "New B");
+        const c = await registerAgent(base, "New C");
         const ca = await open(a.token);
         const cb = await open(b.token);
-        t.teardown(() => [ca, cb].forEach((c) => c.close()));
-        await Promise.all([ca.nextOfType("ready"), cb.nextOfType("ready")]);
-        const req = await call(base, "POST", "/v1/friends/request", { token: b.token, json: { to: a.id } });
-        t.equal(req.status, 201);
-        t.equal((await call(base, "POST", `/v1/friends/requests/${req.body.request.id}/accept`, { token: a.token })).status, 200);
-        t.same(
-          await ca.nextOfType("presence"),
-          { type: "presence", principal: { id: b.id, display_name: "New B" }, status: "online" },
-          "the new friend, already online, is announced",
-        );
-        t.same(await cb.nextOfType("presence"), { type: "presence", principal: { id: a.id, display_name: "New A" }, status: "online" });
-        cb.close();
-        t.same(
-          await ca.next((f) => f.type === "presence" && f.status === "offline"),
-          { type: "presence", principal: { id: b.id, display_name: "New B" }, status: "offline" },
-          "and watched from then on",
-        );
+        const cc = await open(c.token);
+        t.teardown(() => [ca, cb, cc].forEach((x) => x.close()));
+        await Promise.all([ca.nextOfType("ready"), cb.nextOfType("ready"), cc.nextOfType("ready")]);
+        const presence = (who: Registered, name: string, status: string) => ({ type: "presence", principal: { id: who.id, display_name: name }, status });
+        const befriendLive = async (from: Registered, to: Registered) => {
+          const req = await call(base, "POST", "/v1/friends/request", { token: from.token, json: { to: to.id } });
+          t.equal(req.status, 201);
+          t.equal((await call(base, "POST", `/v1/friends/requests/${req.body.request.id}/accept`, { token: to.token })).status, 200);
+        };
+        await befriendLive(b, a);
+        t.same(await ca.nextOfType("presence"), presence(b, "New B", "online"), "the new friend, already online, is announced");
+        t.same(await cb.nextOfType("presence"), presence(a, "New A", "online"), "on both sides");
 
         t.equal((await call(base, "DELETE", `/v1/friends/${b.id}`, { token: a.token })).status, 204);
-        await new Promise((r) => setTimeout(r, 100)); // the change reaches the connection
+        t.same(await ca.nextOfType("presence"), presence(b, "New B", "offline"), "an ended friendship: the ex-friend shows offline");
+        t.same(await cb.nextOfType("presence"), presence(a, "New A", "offline"), "on both sides");
+
+        // B going away is not announced to A any more; C, a friend made after, is (the same channel, in order)
+        await befriendLive(c, a);
+        t.same(await ca.nextOfType("presence"), presence(c, "New C", "online"));
+        cb.close();
+        await cb.waitClose();
+        cc.close();
+        t.same(await ca.nextOfType("presence"), presence(c, "New C", "offline"), "a friend made while connected is watched");
+        t.equal(
+          ca.frames.filter((f) => f.type === "presence" && f.principal.id === b.id && f.status === "offline").length,
+          1,
+          "the ex-friend is not (only the unfriending's offline)",
+        );
+
+        // a request crossing one the other side sent makes them friends at once: announced as well
         const cb2 = await open(b.token);
         t.teardown(() => cb2.close());
         await cb2.nextOfType("ready");
-        ca.send({ type: "ping", ref: "after" });
-        await ca.nextOfType("pong");
-        await new Promise((r) => setTimeout(r, 100));
-        t.equal(ca.frames.filter((f) => f.type === "presence").length, 2, "an ex-friend coming online is not announced");
-
-        // a request answered by the other side asking too (both become friends at once) is announced as well
-        const back = await call(base, "POST", "/v1/friends/request", { token: a.token, json: { to: b.id } });
-        t.equal(back.status, 201);
+        t.equal((await call(base, "POST", "/v1/friends/request", { token: a.token, json: { to: b.id } })).status, 201);
         const both = await call(base, "POST", "/v1/friends/request", { token: b.token, json: { to: a.id } });
         t.equal(both.body.request.status, "accepted");
-        t.same(await ca.next((f) => f.type === "presence" && f.status === "online"), {
-          type: "presence",
-          principal: { id: b.id, display_name: "New B" },
-          status: "online",
-        });
+        t.same(await ca.nextOfType("presence"), presence(b, "New B", "online"));
+        t.same(await cb2.nextOfType("presence"), presence(a, "New A", "online"));
       });
 
       t.test("ping, and bad frames get an error frame without closing", async (t) => {

@@ -17,6 +17,7 @@ import { recordCounts } from "../social/feed.ts";
 import type { CountsRow } from "../social/moments-sql.ts";
 import { fileStore } from "../files/index.ts";
 import { removeUnreferencedBlobs } from "../files/records.ts";
+import { announceFriendship } from "../ws/realtime.ts";
 
 /**
  * The rate-limit scopes of an account: its stable identities (wallets and provider subjects of a human, the id
@@ -87,7 +88,7 @@ export async function deleteAccount(
   // Committed: the account is gone. What follows only tidies caches; each step tolerates failure.
   await svc.auth.forget(p.id);
   if (!removed.found) return;
-  await tidyCaches(svc, log, p.id, removed);
+  await tidyCaches(svc, log, p, removed);
   try {
     await removeUnreferencedBlobs(svc, fileStore(svc.config), removed.blobs);
   } catch (err) {
@@ -100,14 +101,22 @@ export async function deleteAccount(
  * Feeds forget the account's moments (their records are tombstoned already); its own timeline and mailbox
  * are dropped, and deliveries a racing send stored after the delete's snapshot; the counts lowered on other moments reach the record cache.
  */
-async function tidyCaches(svc: Services, log: Logger, id: string, removed: Removed): Promise<void> {
+async function tidyCaches(svc: Services, log: Logger, p: Principal, removed: Removed): Promise<void> {
   const { feed, mailboxes } = svc.engines;
+  const id = p.id;
   const steps: [string, () => Promise<void>][] = [
     ["public timeline", () => (removed.publicMoments.length > 0 ? feed.remove([PUBLIC_TIMELINE], removed.publicMoments) : Promise.resolve())],
     ["friends' timelines", () => feed.invalidate([id, ...removed.friends])],
     ["mailbox", () => mailboxes.clear(id)],
     ["deliveries sent meanwhile", async () => void (await svc.sql`delete from deliveries where recipient = ${id}`)],
     ["counts", () => recordCounts(svc, log, removed.counts)],
+    [
+      "friendships (its friends' connections watch it)",
+      async () =>
+        void (await Promise.all(
+          removed.friends.map((f) => announceFriendship(svc, { a: { id, display_name: p.displayName }, b: { id: f, display_name: "" } })),
+        )),
+    ],
   ];
   for (const [what, step] of steps) {
     try {

@@ -4,6 +4,7 @@
 // friendship made or ended while connected changes what the connections of both sides watch.
 // Presence entries expire unless refreshed, so a node that dies is forgotten after PRESENCE_TTL_MS.
 import { PREFIX } from "../ids.ts";
+import { pairKey } from "../messaging/store.ts";
 import { notFound } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { WsSession } from "./session.ts";
@@ -22,11 +23,10 @@ interface PresenceEvent {
   status: "online" | "offline";
 }
 
-/** Two principals became friends ("added") or stopped being friends ("removed"); published after the commit. */
+/** The friendship of two principals was made or ended (published after the commit; names as known then). */
 export interface FriendshipEvent {
   a: { id: string; display_name: string };
   b: { id: string; display_name: string };
-  status: "added" | "removed";
 }
 
 /** Tell every node's connections of both sides about a friendship that was made or ended. */
@@ -63,6 +63,9 @@ export class Realtime {
   private readonly watching = new WeakMap<WsSession, string[]>();
   private readonly members = new Map<bigint, { ids: string[]; at: number }>();
   private readonly leaving = new Set<Promise<void>>();
+  /** Friendship changes being read, per pair: the newest one's number (an older one is not applied). */
+  private readonly pairs = new Map<string, number>();
+  private pairSeq = 0;
   private unsubscribes: (() => Promise<void>)[] = [];
   /** Sessions whose presence connect has run (the periodic refresh keeps only these alive). */
   private readonly live = new WeakSet<WsSession>();
@@ -75,7 +78,7 @@ export class Realtime {
     this.unsubscribes = await Promise.all([
       ps.subscribe("presence", (buf) => this.onPresence(JSON.parse(buf.toString()) as PresenceEvent)),
       ps.subscribe("typing", (buf) => this.onTyping(JSON.parse(buf.toString()) as TypingEventMsg)),
-      ps.subscribe("friendship", (buf) => this.onFriendship(JSON.parse(buf.toString()) as FriendshipEvent)),
+      ps.subscribe("friendship", (buf) => void this.onFriendship(JSON.parse(buf.toString()) as FriendshipEvent)),
     ]);
     this.refreshTimer = setInterval(() => void this.refresh(), PRESENCE_REFRESH_MS);
     this.refreshTimer.unref();
@@ -201,24 +204,50 @@ export class Realtime {
     }
   }
 
-  private onFriendship(e: FriendshipEvent): void {
+  /**
+   * The friendship of two principals changed. What it is now is read from Postgres (not taken from the event: a
+   * change made on another node may be announced before an earlier one), once per event on a node that holds a
+   * session of either side, and applied only if no later event for the pair came meanwhile.
+   */
+  private async onFriendship(e: FriendshipEvent): Promise<void> {
+    if (!this.sessions.has(e.a.id) && !this.sessions.has(e.b.id)) return;
+    const key = pairKey(e.a.id, e.b.id);
+    const seq = ++this.pairSeq;
+    this.pairs.set(key, seq);
+    let friends: boolean;
+    try {
+      const [row] = await this.svc.sql<{ f: boolean }[]>`
+        select exists (select 1 from friendships where principal = ${e.a.id} and friend = ${e.b.id}) as f`;
+      friends = row?.f ?? false;
+    } catch (err) {
+      if (this.pairs.get(key) === seq) this.pairs.delete(key);
+      this.svc.log.warn({ err }, "friendship change not applied to connections");
+      return;
+    }
+    if (this.pairs.get(key) !== seq) return; // a later change of this pair came meanwhile: it applies
+    this.pairs.delete(key);
     for (const [me, friend] of [
       [e.a, e.b],
       [e.b, e.a],
     ] as const) {
-      // a session still joining gets the change once its own friends query has set what it watches
-      for (const s of this.sessions.get(me.id) ?? []) void s.joined.then(() => this.rewatch(s, friend, e.status === "added"));
+      // a session still joining gets the change once its join (its own friends query among it) is done
+      for (const s of this.sessions.get(me.id) ?? []) void s.joined.then(() => this.rewatch(s, friend, friends));
     }
   }
 
-  /** Start or stop watching `friend` for a connected session; a new friend already online is announced. */
+  /**
+   * Start or stop watching `friend` for a connected session: a new friend already online is announced, an ex-friend
+   * who was watched is announced offline (the client shows no presence for a non-friend).
+   */
   private async rewatch(s: WsSession, friend: { id: string; display_name: string }, add: boolean): Promise<void> {
     const list = this.watching.get(s);
     if (s.closed || !list) return;
     const at = list.indexOf(friend.id);
     if (!add) {
-      if (at >= 0) list.splice(at, 1);
+      if (at < 0) return;
+      list.splice(at, 1);
       removeFrom(this.watchers, friend.id, s);
+      s.send({ type: "presence", principal: friend, status: "offline" });
       return;
     }
     if (at >= 0) return;
@@ -226,7 +255,10 @@ export class Realtime {
     addTo(this.watchers, friend.id, s);
     try {
       const online = await this.svc.engines.presence.online([friend.id], this.svc.now());
-      if (online.has(friend.id) && !s.closed) s.send({ type: "presence", principal: friend, status: "online" });
+      // still a watched friend after the wait (not ended meanwhile)
+      if (online.has(friend.id) && !s.closed && this.watching.get(s)?.includes(friend.id)) {
+        s.send({ type: "presence", principal: friend, status: "online" });
+      }
     } catch (err) {
       s.log.warn({ err }, "presence of a new friend not read");
     }

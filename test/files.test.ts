@@ -38,6 +38,19 @@ t.test("file upload and download", async (t) => {
   const owner = await registerAgent(base, "owner");
   const tmpFiles = () => readdirSync(join(dir, "tmp"));
 
+  t.test("a long multipart file name is cut to 255 units, never through a surrogate pair", async (t) => {
+    const send = async (name: string) => {
+      const form = new FormData();
+      form.append("file", new Blob([PNG], { type: "image/png" }), name);
+      const r = await fetch(`${base}/v1/files/upload`, { method: "POST", body: form, headers: { authorization: `Bearer ${owner.token}` } });
+      t.equal(r.status, 201);
+      return ((await r.json()) as { name: string }).name;
+    };
+    t.equal(await send(`${"a".repeat(254)}\u{1f600}b.png`), "a".repeat(254), "the emoji that would be cut in half is left out");
+    t.equal(await send(`${"b".repeat(253)}\u{1f600}c`), `${"b".repeat(253)}\u{1f600}`, "a whole pair within the bound stays");
+    t.equal(await send("résumé 😀.pdf"), "résumé 😀.pdf", "a UTF-8 file name comes through as sent");
+  });
+
   t.test("a raw image upload: 201 with the file object; the owner downloads the same bytes", async (t) => {
     const data = Buffer.concat([PNG, randomBytes(5000)]);
     const r = await upload(base, owner.token, data, "image/png", "cat.png");

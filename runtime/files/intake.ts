@@ -100,7 +100,9 @@ function otherType(declared: string): string {
 
 function cleanName(name: string | undefined): string {
   const base = (name ?? "").split(/[/\\]/).pop()!.replace(/[\u0000-\u001f\u007f]/g, "").trim();
-  return base.slice(0, 255) || "upload";
+  // 255 UTF-16 units at most, never half a surrogate pair (which would be stored as U+FFFD)
+  const cut = base.length > 255 && /[\ud800-\udbff]/.test(base[254]!) ? 254 : 255;
+  return base.slice(0, cut) || "upload";
 }
 
 interface PartInfo {
@@ -123,6 +125,8 @@ function readMultipart<T>(
     try {
       bb = busboy({
         headers: { "content-type": contentType },
+        // browsers and fetch send a file name as raw UTF-8 in `filename="..."` (busboy reads it as latin1 by default)
+        defParamCharset: "utf8",
         limits: { fields: 20, fieldSize: 64 * 1024, parts: 30, headerPairs: 20 },
       });
     } catch {

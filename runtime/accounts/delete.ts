@@ -88,7 +88,7 @@ export async function deleteAccount(
   // Committed: the account is gone. What follows only tidies caches; each step tolerates failure.
   await svc.auth.forget(p.id);
   if (!removed.found) return;
-  await tidyCaches(svc, log, p, removed);
+  await tidyCaches(svc, log, p.id, removed);
   try {
     await removeUnreferencedBlobs(svc, fileStore(svc.config), removed.blobs);
   } catch (err) {
@@ -101,9 +101,8 @@ export async function deleteAccount(
  * Feeds forget the account's moments (their records are tombstoned already); its own timeline and mailbox
  * are dropped, and deliveries a racing send stored after the delete's snapshot; the counts lowered on other moments reach the record cache.
  */
-async function tidyCaches(svc: Services, log: Logger, p: Principal, removed: Removed): Promise<void> {
+async function tidyCaches(svc: Services, log: Logger, id: string, removed: Removed): Promise<void> {
   const { feed, mailboxes } = svc.engines;
-  const id = p.id;
   const steps: [string, () => Promise<void>][] = [
     ["public timeline", () => (removed.publicMoments.length > 0 ? feed.remove([PUBLIC_TIMELINE], removed.publicMoments) : Promise.resolve())],
     ["friends' timelines", () => feed.invalidate([id, ...removed.friends])],
@@ -114,7 +113,7 @@ async function tidyCaches(svc: Services, log: Logger, p: Principal, removed: Rem
       "friendships (its friends' connections watch it)",
       async () =>
         void (await Promise.all(
-          removed.friends.map((f) => announceFriendship(svc, { a: { id, display_name: p.displayName }, b: { id: f, display_name: "" } })),
+          removed.friends.map((f) => announceFriendship(svc, { a: id, b: f })),
         )),
     ],
   ];

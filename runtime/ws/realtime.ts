@@ -23,10 +23,13 @@ interface PresenceEvent {
   status: "online" | "offline";
 }
 
-/** The friendship of two principals was made or ended (published after the commit; names as known then). */
+/**
+ * The friendship of two principals was made or ended (published after the commit). It says only which pair
+ * changed: a node with connections of either side reads what the pair is now, names included.
+ */
 export interface FriendshipEvent {
-  a: { id: string; display_name: string };
-  b: { id: string; display_name: string };
+  a: string;
+  b: string;
 }
 
 /** Tell every node's connections of both sides about a friendship that was made or ended. */
@@ -210,28 +213,32 @@ export class Realtime {
    * session of either side, and applied only if no later event for the pair came meanwhile.
    */
   private async onFriendship(e: FriendshipEvent): Promise<void> {
-    if (!this.sessions.has(e.a.id) && !this.sessions.has(e.b.id)) return;
-    const key = pairKey(e.a.id, e.b.id);
+    if (!this.sessions.has(e.a) && !this.sessions.has(e.b)) return;
+    const key = pairKey(e.a, e.b);
     const seq = ++this.pairSeq;
     this.pairs.set(key, seq);
-    let friends: boolean;
+    let now: { friends: boolean; a_name: string; b_name: string } | undefined;
     try {
-      const [row] = await this.svc.sql<{ f: boolean }[]>`
-        select exists (select 1 from friendships where principal = ${e.a.id} and friend = ${e.b.id}) as f`;
-      friends = row?.f ?? false;
+      // a deleted account has no name left: its friends are told it is offline under an empty one
+      [now] = await this.svc.sql<{ friends: boolean; a_name: string; b_name: string }[]>`
+        select exists (select 1 from friendships where principal = ${e.a} and friend = ${e.b}) as friends,
+               coalesce((select display_name from principals where id = ${e.a}), '') as a_name,
+               coalesce((select display_name from principals where id = ${e.b}), '') as b_name`;
     } catch (err) {
       if (this.pairs.get(key) === seq) this.pairs.delete(key);
       this.svc.log.warn({ err }, "friendship change not applied to connections");
       return;
     }
-    if (this.pairs.get(key) !== seq) return; // a later change of this pair came meanwhile: it applies
+    if (this.pairs.get(key) !== seq || !now) return; // a later change of this pair came meanwhile: it applies
     this.pairs.delete(key);
+    const a = { id: e.a, display_name: now.a_name };
+    const b = { id: e.b, display_name: now.b_name };
     for (const [me, friend] of [
-      [e.a, e.b],
-      [e.b, e.a],
+      [a, b],
+      [b, a],
     ] as const) {
       // a session still joining gets the change once its join (its own friends query among it) is done
-      for (const s of this.sessions.get(me.id) ?? []) void s.joined.then(() => this.rewatch(s, friend, friends));
+      for (const s of this.sessions.get(me.id) ?? []) void s.joined.then(() => this.rewatch(s, friend, now.friends));
     }
   }
 

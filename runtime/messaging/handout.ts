@@ -3,6 +3,7 @@
 // (one round trip and one script call less per delivery). The append script decides, in the same step as it stores
 // the entry, whether nothing lies between the connection's cursor and the new entry (MailboxEngine.append).
 import type { MailboxEntry } from "../engines/mailbox.ts";
+import { addTo, removeFrom } from "../set-map.ts";
 
 /** A reader that can take entries handed to it (a WebSocket session). */
 export interface HandOutTarget {
@@ -20,17 +21,8 @@ export class HandOuts {
 
   /** Register a reader; returns the function that removes it (safe to call twice). */
   add(principal: string, target: HandOutTarget): () => void {
-    let set = this.byPrincipal.get(principal);
-    if (!set) {
-      set = new Set();
-      this.byPrincipal.set(principal, set);
-    }
-    set.add(target);
-    return () => {
-      const s = this.byPrincipal.get(principal);
-      if (!s?.delete(target)) return;
-      if (s.size === 0) this.byPrincipal.delete(principal);
-    };
+    addTo(this.byPrincipal, principal, target);
+    return () => void removeFrom(this.byPrincipal, principal, target);
   }
 
   /**

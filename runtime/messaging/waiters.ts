@@ -2,6 +2,8 @@
 // connections. The node holds ONE wake-up subscription (the mailbox engine's wake channel) whatever the
 // number of waiters; a wake-up looks the principal up here and calls its waiters. O(1) Redis connections.
 
+import { addTo, removeFrom } from "../set-map.ts";
+
 /** Called with the raw id of the message that arrived, or null when the whole mailbox changed (or at shutdown). */
 export type Wake = (id: string | null) => void;
 
@@ -11,22 +13,14 @@ export class WaiterRegistry {
 
   /** Register a waiter; returns the function that removes it (safe to call twice). */
   add(principal: string, wake: Wake): () => void {
-    let set = this.byPrincipal.get(principal);
-    if (!set) {
-      set = new Set();
-      this.byPrincipal.set(principal, set);
-    }
-    set.add(wake);
+    addTo(this.byPrincipal, principal, wake);
     this.count++;
     let removed = false;
     return () => {
       if (removed) return;
       removed = true;
       this.count--;
-      const s = this.byPrincipal.get(principal);
-      if (!s) return;
-      s.delete(wake);
-      if (s.size === 0) this.byPrincipal.delete(principal);
+      removeFrom(this.byPrincipal, principal, wake);
     };
   }
 

@@ -4,6 +4,7 @@
 // friendship made or ended while connected changes what the connections of both sides watch.
 // Presence entries expire unless refreshed, so a node that dies is forgotten after PRESENCE_TTL_MS.
 import { PREFIX } from "../ids.ts";
+import { addTo, removeFrom } from "../set-map.ts";
 import { pairKey } from "../messaging/store.ts";
 import { notFound } from "../errors.ts";
 import type { Services } from "../services.ts";
@@ -42,22 +43,6 @@ interface TypingEventMsg {
   from: { id: string; display_name: string };
   state: "start" | "stop";
   to: string[];
-}
-
-function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
-  let set = map.get(key);
-  if (!set) {
-    set = new Set();
-    map.set(key, set);
-  }
-  set.add(value);
-}
-
-function removeFrom<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
-  const set = map.get(key);
-  if (!set) return;
-  set.delete(value);
-  if (set.size === 0) map.delete(key);
 }
 
 export class Realtime {

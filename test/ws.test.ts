@@ -6,7 +6,7 @@ import { jsonCodec } from "../runtime/ws/codec.ts";
 import { WS_CLOSE } from "../schema/ws.ts";
 import { call, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
-import { ack, befriend, Client, pending, sendOk } from "./messaging-helpers.ts";
+import { ack, befriend, Client, pending, sendOk, until } from "./messaging-helpers.ts";
 import type { Registered } from "./helpers/http.ts";
 
 const PROTOCOL = { json: "flock.json", msgpack: "flock.msgpack" } as const;
@@ -64,7 +64,13 @@ for (const engine of ["redis", "memory"] as const) {
         t.teardown(() => {
           mb.fetch = fetch;
         });
-        const live = [];
+        // subscribed after the node's own handler, so once this one has seen a wake-up, the node has handled it
+        const woken = new Set<string>();
+        const off = await mb.onWake((principal, id) => {
+          if (principal === b.id && id !== null) woken.add(`msg_${id}`);
+        });
+        t.teardown(off);
+        const live: string[] = [];
         for (let i = 0; i < 4; i++) {
           const m = await sendOk(base, a, b.id, `live ${i}`);
           live.push(m.id);
@@ -75,7 +81,7 @@ for (const engine of ["redis", "memory"] as const) {
         t.equal(sent.status, 201);
         const inGroup = (await c.nextOfType("message")).message;
         t.same([inGroup.id, inGroup.delivery_count], [sent.body.id, 1], "a group send hands out too");
-        await new Promise((r) => setTimeout(r, 100)); // the wake-ups arrive meanwhile, and cost nothing
+        await until(() => [...live, sent.body.id].every((id) => woken.has(id))); // the wake-ups came, and cost nothing
         t.equal(fetches, 0, "no fetch for any of them");
         t.same(
           (await pending(base, b)).map((m) => [m.id, m.delivery_count]),
@@ -89,7 +95,7 @@ for (const engine of ["redis", "memory"] as const) {
         t.teardown(() => c2.close());
         await c2.nextOfType("ready");
         for (let i = 0; i < 6; i++) await c2.nextOfType("message");
-        await new Promise((r) => setTimeout(r, 100)); // its first pass has ended
+        // its first pass ended with the fetch that brought these (fewer than a page)
         fetches = 0;
         const both = await sendOk(base, a, b.id, "to both");
         t.equal((await c.nextOfType("message")).message.id, both.id);
@@ -342,31 +348,41 @@ t.test("a slow consumer is closed with 4413 once its buffer crosses the bound", 
   t.equal(sent.length, 3);
 });
 
-t.test("a wake-up during a fetch costs another fetch only when that fetch did not bring its message", async (t) => {
+/**
+ * A session over a fake socket and a hub whose fetches the test answers one by one (each entry's cursor is
+ * `c<id>`): what it writes, the fetches it asks for, and how many bytes the socket reports buffered.
+ */
+function scriptedSession() {
   const sent: string[] = [];
-  const socket: Socket = {
+  const socket = { buffered: 0 };
+  const fake: Socket = {
     send: (data) => {
       sent.push(String(data));
       return 1;
     },
-    getBufferedAmount: () => 0,
+    getBufferedAmount: () => socket.buffered,
     end: () => {},
     cork: (cb) => cb(),
   };
-  // a hub whose fetches the test answers one by one
   const fetches: { cursor: string | null; answer: (ids: string[]) => void }[] = [];
   const hub = {
     fetch: (_p: string, _limit: number, cursor: string | null) =>
       new Promise((resolve) => {
-        fetches.push({
-          cursor,
-          answer: (ids) => resolve(ids.map((id) => ({ id, payload: `{"id":"${id}"}`, deliveryCount: 1, cursor: `c${id}` }))),
-        });
+        fetches.push({ cursor, answer: (ids) => resolve(ids.map(entry)) });
       }),
   };
-  const s = new WsSession("c1", socket, jsonCodec, { hub } as unknown as SessionDeps, createLogger("silent"));
+  const s = new WsSession("c1", fake, jsonCodec, { hub } as unknown as SessionDeps, createLogger("silent"));
   s.principal = { id: "1", kind: "agent", displayName: "A" } as WsSession["principal"];
-  const settle = () => new Promise((r) => setImmediate(r));
+  const delivered = () => sent.map((f) => (JSON.parse(f) as { message: { id: string } }).message.id);
+  return { s, sent, fetches, socket, delivered };
+}
+
+const entry = (id: string) => ({ id, payload: `{"id":"${id}"}`, deliveryCount: 1, cursor: `c${id}` });
+/** Let the promise continuations run (the scripted fetches answer synchronously). */
+const settle = () => new Promise((r) => setImmediate(r));
+
+t.test("a wake-up during a fetch costs another fetch only when that fetch did not bring its message", async (t) => {
+  const { s, sent, fetches } = scriptedSession();
 
   const first = s.pump();
   s.wake("7"); // arrives while the fetch is out
@@ -396,32 +412,7 @@ t.test("a wake-up during a fetch costs another fetch only when that fetch did no
 });
 
 t.test("a hand-out: taken when handed out, else fetched; no pass runs while an offer is out", async (t) => {
-  const sent: string[] = [];
-  let buffered = 0;
-  const socket: Socket = {
-    send: (data) => {
-      sent.push(String(data));
-      return 1;
-    },
-    getBufferedAmount: () => buffered,
-    end: () => {},
-    cork: (cb) => cb(),
-  };
-  const fetches: { cursor: string | null; answer: (ids: string[]) => void }[] = [];
-  const hub = {
-    fetch: (_p: string, _limit: number, cursor: string | null) =>
-      new Promise((resolve) => {
-        fetches.push({
-          cursor,
-          answer: (ids) => resolve(ids.map((id) => ({ id, payload: `{"id":"${id}"}`, deliveryCount: 1, cursor: `c${id}` }))),
-        });
-      }),
-  };
-  const s = new WsSession("c1", socket, jsonCodec, { hub } as unknown as SessionDeps, createLogger("silent"));
-  s.principal = { id: "1", kind: "agent", displayName: "A" } as WsSession["principal"];
-  const settle = () => new Promise((r) => setImmediate(r));
-  const entry = (id: string) => ({ id, payload: `{"id":"${id}"}`, deliveryCount: 1, cursor: `c${id}` });
-  const delivered = () => sent.map((f) => (JSON.parse(f) as { message: { id: string } }).message.id);
+  const { s, fetches, socket, delivered } = scriptedSession();
 
   t.equal(s.offer("1"), null, "nothing delivered yet: no cursor to hand out after");
   const first = s.pump();
@@ -459,9 +450,9 @@ t.test("a hand-out: taken when handed out, else fetched; no pass runs while an o
   await settle();
   t.equal(fetches.length, 3, "its late wake-up is ignored");
 
-  buffered = 300 * 1024;
+  socket.buffered = 300 * 1024;
   t.equal(s.offer("6"), null, "not while the socket is backed up");
-  buffered = 0;
+  socket.buffered = 0;
   t.equal(s.offer("6"), "c5");
   s.end(1000, "bye");
   s.settle("6", entry("6"));

@@ -1,96 +1,113 @@
 // The write-behind log (runtime/messaging/write-behind.ts): writes wait and go out in batches; with `settle`, none
-// goes out younger than one interval, so what is forgotten soon after it is recorded is never written.
+// goes out in the first batch after it was recorded (so it is at least one interval old), and what is forgotten
+// meanwhile is never written. The batches are driven by hand through a timer the test holds.
 import t from "tap";
-import { WriteBehind } from "../runtime/messaging/write-behind.ts";
+import { type BatchTimer, WriteBehind } from "../runtime/messaging/write-behind.ts";
 import { createLogger } from "../runtime/log.ts";
 
-const EVERY = 100;
 const log = createLogger("silent");
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Let the write's promise chain run. */
+const settle = () => new Promise((r) => setImmediate(r));
 
-function recorder() {
-  const written: { key: string; n: number; at: number }[] = [];
-  const recordedAt = new Map<string, number>();
-  const write = async (rows: { key: string; n: number }[]) => {
-    for (const r of rows) written.push({ ...r, at: performance.now() });
+/** A timer that fires only when told; `armed` says whether a batch is due. */
+function handTimer() {
+  let due: (() => void) | undefined;
+  let n = 0;
+  const timer: BatchTimer = {
+    set: (fn) => {
+      due = fn;
+      return ++n;
+    },
+    clear: () => {
+      due = undefined;
+    },
   };
-  return { written, recordedAt, write };
+  return {
+    timer,
+    get armed() {
+      return due !== undefined;
+    },
+    /** The batch falls now. */
+    async fire() {
+      const fn = due;
+      due = undefined;
+      fn?.();
+      await settle();
+    },
+  };
 }
 
-async function until(cond: () => boolean, ms = 3000) {
-  const end = performance.now() + ms;
-  while (!cond() && performance.now() < end) await sleep(10);
-}
-
-t.test("settle: nothing is written younger than one interval, even when recorded just before a batch", async (t) => {
-  const r = recorder();
-  const w = new WriteBehind<{ key: string; n: number }>("test", r.write, log, { everyMs: EVERY, settle: true });
-  const rec = (key: string, n: number) => {
-    if (!r.recordedAt.has(key)) r.recordedAt.set(key, performance.now());
-    w.record(key, { key, n });
-  };
-  rec("a", 1);
-  await sleep(EVERY - 15);
-  rec("b", 1); // the first batch falls ~15 ms after this
-  await until(() => r.written.length >= 2);
-  t.same(r.written.map((x) => x.key).sort(), ["a", "b"], "both written once");
-  for (const x of r.written) {
-    // timers run on whole milliseconds: a millisecond or two of slack
-    t.ok(x.at - r.recordedAt.get(x.key)! >= EVERY - 2, `${x.key} waited at least one interval (${(x.at - r.recordedAt.get(x.key)!).toFixed(0)} ms)`);
-  }
-});
-
-t.test("settle: a write forgotten within its interval costs nothing; a later record merges into a settled one", async (t) => {
-  const r = recorder();
-  const w = new WriteBehind<{ key: string; n: number }>("test", r.write, log, {
-    everyMs: EVERY,
-    settle: true,
-    merge: (a, b) => (a.n >= b.n ? a : b),
-  });
-  w.record("gone", { key: "gone", n: 1 });
-  w.record("kept", { key: "kept", n: 1 });
-  await sleep(EVERY * 1.3); // past the first batch: both are settled now, none written yet
-  t.same(r.written, [], "nothing written at the first batch");
-  w.forget("gone");
-  w.record("kept", { key: "kept", n: 3 });
-  w.record("kept", { key: "kept", n: 2 });
-  await until(() => r.written.length >= 1);
-  await sleep(EVERY * 2.5);
-  t.same(
-    r.written.map(({ key, n }) => ({ key, n })),
-    [{ key: "kept", n: 3 }],
-    "the forgotten one never written; the kept one once, merged",
+function writer(opts: { settle?: boolean; merge?: (a: Row, b: Row) => Row } = {}) {
+  const clock = handTimer();
+  const batches: string[][] = [];
+  const w = new WriteBehind<Row>(
+    "test",
+    async (rows) => {
+      batches.push(rows.map((r) => `${r.key}=${r.n}`));
+    },
+    log,
+    { everyMs: 100, timer: clock.timer, ...opts },
   );
+  const record = (key: string, n = 1) => w.record(key, { key, n });
+  return { w, clock, batches, record };
+}
+
+interface Row {
+  key: string;
+  n: number;
+}
+
+t.test("settle: a write goes in the second batch after it was recorded, never the first", async (t) => {
+  const { clock, batches, record } = writer({ settle: true });
+  record("a");
+  t.ok(clock.armed, "a batch is due");
+  await clock.fire();
+  t.same(batches, [], "the first batch after it writes nothing");
+  record("b"); // recorded just before the next batch
+  await clock.fire();
+  t.same(batches, [["a=1"]], "a goes in the second; b, recorded since the first, waits");
+  await clock.fire();
+  t.same(batches, [["a=1"], ["b=1"]]);
+  t.notOk(clock.armed, "nothing waits: no batch is due");
 });
 
-t.test("flush writes everything waiting at once, however young; without settle a batch goes each interval", async (t) => {
-  const r = recorder();
-  const w = new WriteBehind<{ key: string; n: number }>("test", r.write, log, { everyMs: EVERY, settle: true });
-  w.record("x", { key: "x", n: 1 });
-  await w.flush();
-  t.same(r.written.map((x) => x.key), ["x"], "written by the flush");
-  await sleep(EVERY * 2.5);
-  t.equal(r.written.length, 1, "and not again");
+t.test("settle: a write forgotten before its batch costs nothing; a later record merges into a settled one", async (t) => {
+  const { w, clock, batches, record } = writer({ settle: true, merge: (a, b) => (a.n >= b.n ? a : b) });
+  record("gone");
+  record("kept");
+  await clock.fire();
+  w.forget("gone");
+  record("kept", 3);
+  record("kept", 2);
+  await clock.fire();
+  await clock.fire();
+  t.same(batches, [["kept=3"]], "the forgotten one never written; the kept one once, merged");
+});
 
-  const plain = recorder();
-  const p = new WriteBehind<{ key: string; n: number }>("test", plain.write, log, { everyMs: EVERY });
-  const t0 = performance.now();
-  p.record("y", { key: "y", n: 1 });
-  await until(() => plain.written.length >= 1);
-  const took = plain.written[0]!.at - t0;
-  t.ok(took >= EVERY - 1 && took < EVERY * 10, `written at the first batch (${took.toFixed(0)} ms)`);
+t.test("flush writes everything waiting at once, however young; without settle each batch takes what waits", async (t) => {
+  const s = writer({ settle: true });
+  s.record("x");
+  await s.w.flush();
+  t.same(s.batches, [["x=1"]], "written by the flush");
+  t.notOk(s.clock.armed, "and no batch left due");
+
+  const p = writer();
+  p.record("y");
+  t.same(p.batches, [], "not at once");
+  await p.clock.fire();
+  t.same(p.batches, [["y=1"]], "in the first batch");
 });
 
 t.test("settle, past 20,000 new writes: the waiting batch goes at once, the new ones wait their interval", async (t) => {
-  const r = recorder();
-  const w = new WriteBehind<{ key: string; n: number }>("test", r.write, log, { everyMs: 60_000, settle: true });
-  for (let i = 0; i < 20_000; i++) w.record(`a${i}`, { key: `a${i}`, n: 1 });
-  await sleep(20);
-  t.equal(r.written.length, 0, "the first 20,000 are not written young");
-  for (let i = 0; i < 20_000; i++) w.record(`b${i}`, { key: `b${i}`, n: 1 });
-  await until(() => r.written.length >= 20_000, 2000);
-  t.equal(r.written.length, 20_000, "the next 20,000 push the first out");
-  t.ok(r.written.every((x) => x.key.startsWith("a")));
+  const { w, batches, record } = writer({ settle: true });
+  for (let i = 0; i < 20_000; i++) record(`a${i}`);
+  await settle();
+  t.equal(batches.length, 0, "the first 20,000 are not written young");
+  for (let i = 0; i < 20_000; i++) record(`b${i}`);
+  await settle();
+  t.equal(batches.length, 1, "the next 20,000 push the first out");
+  t.equal(batches[0]!.length, 20_000);
+  t.ok(batches[0]!.every((r) => r.startsWith("a")));
   await w.flush();
-  t.equal(r.written.length, 40_000, "a flush writes the rest");
+  t.equal(batches[1]!.length, 20_000, "a flush writes the rest");
 });

@@ -22,14 +22,27 @@ export interface WriteBehindOptions<V> {
    * the next batch. Past MAX_PENDING new writes, the next batch goes at once (the new ones still wait one more).
    */
   settle?: boolean;
+  /** The timer batches go by (tests drive their own); the default is an unref'd setTimeout. */
+  timer?: BatchTimer;
 }
+
+export interface BatchTimer {
+  set(fn: () => void, ms: number): unknown;
+  clear(handle: unknown): void;
+}
+
+const realTimer: BatchTimer = {
+  set: (fn, ms) => setTimeout(fn, ms).unref(),
+  clear: (h) => clearTimeout(h as NodeJS.Timeout),
+};
 
 export class WriteBehind<V> {
   /** Recorded since the last batch. */
   private pending = new Map<string, V>();
   /** With `settle`: recorded before the last batch, so at least one interval old at the next. */
   private settled = new Map<string, V>();
-  private timer: NodeJS.Timeout | undefined;
+  private timer: unknown;
+  private readonly clock: BatchTimer;
   private flushing: Promise<void> = Promise.resolve();
   private readonly merge: (older: V, newer: V) => V;
 
@@ -40,6 +53,7 @@ export class WriteBehind<V> {
     private readonly opts: WriteBehindOptions<V>,
   ) {
     this.merge = opts.merge ?? ((_, newer) => newer);
+    this.clock = opts.timer ?? realTimer;
   }
 
   record(key: string, value: V): void {
@@ -73,11 +87,11 @@ export class WriteBehind<V> {
   }
 
   private arm(): void {
-    this.timer ??= setTimeout(() => this.tick(), this.opts.everyMs).unref();
+    this.timer ??= this.clock.set(() => this.tick(), this.opts.everyMs);
   }
 
   private tick(): void {
-    clearTimeout(this.timer);
+    if (this.timer !== undefined) this.clock.clear(this.timer);
     this.timer = undefined;
     if (!this.opts.settle) {
       void this.flush();
@@ -91,8 +105,8 @@ export class WriteBehind<V> {
   }
 
   private writeOut(batch: Map<string, V>): Promise<void> {
-    if (this.timer && this.pending.size === 0 && this.settled.size === 0) {
-      clearTimeout(this.timer);
+    if (this.timer !== undefined && this.pending.size === 0 && this.settled.size === 0) {
+      this.clock.clear(this.timer);
       this.timer = undefined;
     }
     if (batch.size === 0) return this.flushing;

@@ -87,7 +87,7 @@ t.test("a Redis flush loses no unacknowledged message", async (t) => {
   );
 });
 
-t.test("acknowledgements the mailbox took reach Postgres behind the caller, and none comes back", async (t) => {
+t.test("acknowledgements are in Postgres when answered, and none comes back after a Redis flush", async (t) => {
   const node = await startTestNode(t);
   const base = node.url;
   const hub = messaging(node.svc);
@@ -99,12 +99,11 @@ t.test("acknowledgements the mailbox took reach Postgres behind the caller, and 
   const [m1, m2, m3] = [await sendOk(base, a, b.id, "1"), await sendOk(base, a, b.id, "2"), await sendOk(base, a, b.id, "3")];
   t.equal((await pending(base, b)).length, 3);
   t.equal((await ack(base, b, m1.id)).status, 204);
-  await until(async () => !(await rows()).includes(m1.id), 3000);
-  t.pass("an ack reaches Postgres on its own, without a flush");
+  t.notOk((await rows()).includes(m1.id), "an answered ack is in Postgres");
 
-  // a Redis flush right after an ack, before its batch is written: the rebuild writes waiting acks first
+  // a Redis flush right after an ack
   t.equal(await hub.ack(b.id, parseId("message", m2.id)!), true);
-  t.ok((await rows()).includes(m2.id), "not in Postgres yet");
+  t.notOk((await rows()).includes(m2.id), "in Postgres when answered");
   await deletePrefix(node.prefix);
   t.same(
     (await pending(base, b)).map((m) => m.id),
@@ -115,7 +114,7 @@ t.test("acknowledgements the mailbox took reach Postgres behind the caller, and 
   t.equal((await ack(base, a, m3.id)).status, 404, "and acking what is not yours still 404");
 });
 
-t.test("a node that stops writes the acknowledgements it took", async (t) => {
+t.test("a node that stops finishes the acknowledgements under way", async (t) => {
   const node = await startTestNode(t);
   const hub = messaging(node.svc);
   const a = await registerAgent(node.url, "sender");
@@ -123,10 +122,7 @@ t.test("a node that stops writes the acknowledgements it took", async (t) => {
   const sent = await Promise.all(["1", "2", "3"].map((x) => sendOk(node.url, a, b.id, x)));
   t.equal((await hub.fetch(b.id, 10, null)).length, 3);
   const acks = sent.map((m) => hub.ack(b.id, parseId("message", m.id)!));
-  const sql = node.svc.sql;
-  const rows = () => sql`select count(*)::int as n from deliveries where recipient = ${b.id}`;
-  t.equal((await rows())[0]?.["n"], 3, "none written yet");
-  // the node stops with the acks still under way (close awaits them, then the last batch)
+  // the node stops with the acks still under way (close awaits them)
   const stopped = node.close();
   t.same(await Promise.all(acks), [true, true, true]);
   await stopped;

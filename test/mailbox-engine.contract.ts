@@ -267,6 +267,36 @@ export function mailboxContract(t: Test, make: () => Promise<MailboxFixture>): v
     t.same(await append(r, msg(7)), [null], "no cursor, no hand-out");
   });
 
+  t.test("an ack is remembered: a seed from rows read before it, and a late append, leave the message out", async (t) => {
+    const p = who("s");
+    t.equal(await mb.ack(p, "1"), false, "acked while the mailbox is not built (rebuilding)");
+    await mb.seed(p, [1, 2].map((i) => ({ ...msg(i), deliveryCount: 0 })), true);
+    t.same(ids(await mb.fetch(p, 10, null)), ["2"], "the rows read before the ack do not bring it back");
+    t.same(await append(p, msg(1)), [null]);
+    t.same(ids(await mb.fetch(p, 10, null)), ["2"], "nor does an append that comes late");
+    const q = who("t");
+    await append(q, msg(5));
+    await mb.ack(q, "5");
+    await mb.seed(q, [], true);
+    t.same(await mb.fetch(q, 10, null), [], "an entry appended before the rebuild and acked meanwhile stays out");
+  });
+
+  t.test("an ensure stores only into a built mailbox, once", async (t) => {
+    const [p, q] = [who("u"), who("v")];
+    await mb.seed(p, [], true);
+    const ensure = (x: string, id: number) => mb.append([{ principal: x, ...msg(id), ensure: true }]);
+    await ensure(p, 1);
+    await ensure(p, 1);
+    t.same(ids(await mb.fetch(p, 10, null)), ["1"]);
+    await ensure(q, 1);
+    t.equal(await mb.fetch(q, 10, null), null, "not built: left to the rebuild from Postgres");
+    await mb.seed(q, [], true);
+    t.same(await mb.fetch(q, 10, null), [], "the ensure stored nothing there");
+    await mb.ack(p, "1");
+    await ensure(p, 1);
+    t.same(await mb.fetch(p, 10, null), [], "an acknowledged message is not stored again");
+  });
+
   t.test("payloads survive byte for byte", async (t) => {
     const p = who("n");
     await mb.seed(p, [], true);

@@ -15,6 +15,11 @@ export interface AppendItem {
    * cursor is returned, so that reader need not fetch it.
    */
   after?: string;
+  /**
+   * Only make sure a built mailbox holds the message (finishing the appends of a node that died, see
+   * runtime/messaging/reconcile.ts): a mailbox not built is left alone (it is rebuilt from Postgres when needed).
+   */
+  ensure?: boolean;
 }
 
 export interface MailboxEntry {
@@ -41,8 +46,15 @@ export interface MailboxEngine {
    */
   readonly capacity: number;
   /**
-   * Append messages to the mailboxes named (one round trip for all) and wake whoever waits on them. Per item:
-   * the entry's cursor when it was handed out (see `AppendItem.after`), else null.
+   * How long an ack is remembered (a tombstone): a message acknowledged that long ago or less is never stored
+   * again, by a seed or an append. A seed or an ensure must read Postgres less than that before it reaches the
+   * mailbox (the reader checks its own age).
+   */
+  readonly ackMemoryMs: number;
+  /**
+   * Append messages to the mailboxes named (one round trip for all) and wake whoever waits on them; a message
+   * already there or acknowledged lately is not stored again. Per item: the entry's cursor when it was handed out
+   * (see `AppendItem.after`), else null. Items are all `ensure` or none.
    */
   append(items: AppendItem[]): Promise<(string | null)[]>;
   /**
@@ -53,10 +65,13 @@ export interface MailboxEngine {
   /**
    * Build a missing mailbox from Postgres rows (oldest first), merged with anything appended meanwhile.
    * `complete` is false when Postgres holds more unacknowledged messages than were passed.
-   * Does nothing when the mailbox was seeded in the meantime.
+   * Does nothing when the mailbox was seeded in the meantime. Messages acknowledged lately are left out.
    */
   seed(principal: string, entries: SeedEntry[], complete: boolean): Promise<void>;
-  /** Remove an entry for good. False when it was not there. */
+  /**
+   * Remove an entry for good and remember the ack for `ackMemoryMs` (also when the entry was not there: the
+   * mailbox may be under rebuild). False when it was not there.
+   */
   ack(principal: string, id: string): Promise<boolean>;
   /** Forget a principal's whole mailbox and wake its waiters: their next fetch re-seeds it from Postgres. */
   clear(principal: string): Promise<void>;

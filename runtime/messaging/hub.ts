@@ -23,12 +23,11 @@ import { type HandOutTarget, HandOuts } from "./handout.ts";
 const THREAD_CACHE_MAX = 100_000;
 const REPAIR_RETRY_MS = [100, 500, 2000, 5000];
 /**
- * How long acknowledgements the mailbox took wait to reach Postgres together, and how long a delivery count waits
- * at least (at most twice that): a count an ack soon makes moot (most of them) then costs no write. In a group
- * bench, writing them after 250 ms updated a third of the delivery rows the acks then deleted.
+ * How long a delivery count waits at least (at most twice that): a count an ack soon makes moot (most of them)
+ * then costs no write. In a group bench, writing them after 250 ms updated a third of the delivery rows the acks
+ * then deleted.
  */
 const COUNTS_SETTLE_MS = 500;
-const ACKS_EVERY_MS = 50;
 
 interface Delivery {
   recipient: string;
@@ -41,13 +40,11 @@ export class Messaging {
   readonly handOuts = new HandOuts();
   /** Delivery counts on their way to Postgres (an ack drops its message's: it no longer matters). */
   private readonly counts: WriteBehind<{ recipient: string; id: string; count: number }>;
-  /** Acknowledgements the mailbox took, on their way to Postgres. */
-  private readonly acked: WriteBehind<Delivery>;
   private readonly directWrites: Batcher<DirectMessage, boolean>;
   private readonly groupWrites: Batcher<NewMessage, string[] | null>;
   private readonly acks: Batcher<Delivery, boolean>;
   private readonly seeding = new Map<string, Promise<void>>();
-  /** Acks under way (shutdown lets them finish before the last write-behind batch). */
+  /** Acks under way (shutdown lets them finish). */
   private readonly acking = new Set<Promise<boolean>>();
   private readonly threads = new Map<string, bigint>();
   private starting: Promise<void> | undefined;
@@ -60,7 +57,6 @@ export class Messaging {
       settle: true,
       merge: (a, b) => (a.count >= b.count ? a : b),
     });
-    this.acked = new WriteBehind("acknowledgements", (rows) => ackBatch(svc.sql, rows), svc.log, { everyMs: ACKS_EVERY_MS });
     // One statement in flight per kind: what arrives meanwhile waits and goes in the next, bigger batch.
     // Under load that means fewer statements and socket writes (a profile of 2,000 sends/s over WebSocket
     // showed the writes to Postgres as the server's largest single cost with two in flight).
@@ -109,9 +105,14 @@ export class Messaging {
     if (running) return running;
     const mb = this.svc.engines.mailboxes;
     const p = (async () => {
-      // acknowledgements still on their way would otherwise come back from Postgres as unacknowledged
-      await this.acked.flush();
-      const rows = await unacked(this.svc.sql, principal, mb.capacity + 1);
+      // Acks are in Postgres before they are answered; one that lands between this read and the seed is left out
+      // by its tombstone, which lasts ackMemoryMs: a read that took half of that is done again.
+      let rows: Awaited<ReturnType<typeof unacked>>;
+      for (;;) {
+        const started = performance.now();
+        rows = await unacked(this.svc.sql, principal, mb.capacity + 1);
+        if (performance.now() - started < mb.ackMemoryMs / 2) break;
+      }
       const entries = rows.slice(0, mb.capacity).map((r) => ({
         id: r.id.toString(),
         payload: JSON.stringify(toMessage(r)),
@@ -212,10 +213,11 @@ export class Messaging {
   }
 
   /**
-   * Acknowledge. The usual case, the message is in the mailbox: it leaves the mailbox (so it is not handed out
-   * again) and the ack reaches Postgres in the next batch, off the caller's path (a crash before that batch costs
-   * a redelivery, as at-least-once allows). Otherwise (acked before, a mailbox that spilled to Postgres or was
-   * lost) Postgres answers at once. False when it was never `principal`'s.
+   * Acknowledge, for good before answering: the delivery row is deleted first (acks arriving while one statement
+   * runs go together in the next; committed with synchronous_commit on), then the entry leaves the mailbox and its
+   * tombstone is recorded there (so a rebuild from rows read before the delete does not bring it back). Either
+   * failing fails the ack (the caller answers an error; a retried ack finds no row and still succeeds). False when
+   * it was never `principal`'s.
    */
   ack(principal: string, rawId: bigint): Promise<boolean> {
     const p = this.ackNow(principal, rawId);
@@ -229,14 +231,11 @@ export class Messaging {
   }
 
   private async ackNow(principal: string, rawId: bigint): Promise<boolean> {
+    if (!(await this.acks.push({ recipient: principal, id: rawId }))) return false;
     const id = rawId.toString();
-    const key = `${principal} ${id}`;
-    this.counts.forget(key);
-    if (await this.svc.engines.mailboxes.ack(principal, id)) {
-      this.acked.record(key, { recipient: principal, id: rawId });
-      return true;
-    }
-    return this.acks.push({ recipient: principal, id: rawId });
+    this.counts.forget(`${principal} ${id}`);
+    await this.svc.engines.mailboxes.ack(principal, id);
+    return true;
   }
 
   /** The direct thread of a pair (cached: it never changes); null when `to` does not exist. */
@@ -256,15 +255,15 @@ export class Messaging {
     this.threads.delete(pairKey(me, to));
   }
 
-  /** Write the delivery counts and acknowledgements waiting for their next batch now. */
+  /** Write the delivery counts waiting for their next batch now. */
   async flushWrites(): Promise<void> {
-    await Promise.all([this.acked.flush(), this.counts.flush()]);
+    await this.counts.flush();
   }
 
   /**
    * Release every long poll (they answer what they have), let the writes already taken finish (acks that arrived
-   * as WebSocket frames before the sockets closed among them; bounded by the shutdown grace), write the counts and
-   * acknowledgements still waiting, drop the subscription.
+   * as WebSocket frames before the sockets closed among them; bounded by the shutdown grace), write the counts
+   * still waiting, drop the subscription.
    */
   async close(): Promise<void> {
     this.closing = true;

@@ -124,28 +124,28 @@ export async function insertGroupBatch(sql: Sql, items: NewMessage[]): Promise<(
   }
 }
 
-// Writes whose loss on a Postgres crash costs only a redelivery (acks, delivery counts) commit without waiting for
+// Writes whose loss on a Postgres crash costs only a redelivery (delivery counts) commit without waiting for
 // the WAL flush. The statement turns `synchronous_commit` off for its own implicit transaction (`set_config(..., true)`
 // lasts until that transaction ends, after its commit record), so it is one round trip and one socket write, where
 // BEGIN / SET LOCAL / statement / COMMIT took four: a group bench spent a tenth of the server's time writing those.
 // Each such statement opens with the CTE `relaxed` (that set_config) and references it, so it is evaluated.
 
 /**
- * Acknowledge deliveries: their rows are deleted (a row is an unacknowledged delivery). Idempotent: acking again
+ * Acknowledge deliveries: their rows are deleted (a row is an unacknowledged delivery), committed durably (an
+ * answered ack is final, through crashes: synchronous_commit stays on). Idempotent: acking again
  * finds no row, and then the message counts as found when it was addressed to the caller (direct), or sent to a
  * group the caller belongs to by someone else, after the caller joined. Per item: false when it was never the
  * caller's to acknowledge.
  */
 export async function ackBatch(sql: Sql, items: { recipient: string; id: bigint }[]): Promise<boolean[]> {
   const rows = await retryOnDeadlock(() => sql<{ n: number; found: boolean }[]>`
-    with relaxed as (select set_config('synchronous_commit', 'off', true) as s),
-    v as (
+    with v as (
       select * from unnest(${items.map((i) => i.recipient)}::text[], ${items.map((i) => String(i.id))}::bigint[])
         with ordinality as v(recipient, message_id, n)
     ),
     gone as (
-      delete from deliveries d using v, relaxed
-      where d.recipient = v.recipient and d.message_id = v.message_id and relaxed.s is not null
+      delete from deliveries d using v
+      where d.recipient = v.recipient and d.message_id = v.message_id
       returning d.recipient, d.message_id
     )
     select v.n::int as n,

@@ -1,8 +1,8 @@
 // Write-behind to Postgres for what a redelivery can make up for: writes are keyed, merged while they wait, and
-// go in one batched statement every little while, off the delivery path. Used for delivery counts (a mailbox
-// rebuilt after a Redis flush keeps counting where it was, give or take the last batch) and for acknowledgements
-// the mailbox already took (runtime/messaging/hub.ts). Losing a batch (a crash, Postgres down past the retries)
-// costs at most a redelivery.
+// go in one batched statement every little while, off the delivery path. Used for delivery counts
+// (runtime/messaging/hub.ts: a node writes its waiting counts before it rebuilds a mailbox). Losing a batch (a
+// crash, Postgres down past the retries) costs a count that is behind; a mailbox lost and rebuilt counts a message
+// it no longer held as delivered at least once (runtime/scripts/mailboxSeed-3.lua).
 import type { Logger } from "../log.ts";
 
 /** Writes waiting for the next batch before one is started at once. */

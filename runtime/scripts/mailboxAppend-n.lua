@@ -1,24 +1,29 @@
 -- Append messages to principals' mailboxes in one call and wake whoever waits on them, on any node.
--- KEYS     per item two keys: the principal's mailbox stream and its index hash
+-- KEYS     per item three keys: the principal's mailbox stream, its index hash and its ack tombstones
 --          stream: one entry per unacknowledged message {m = raw message id, p = payload JSON}
 --          index:  '~' seed state ('1' complete, 'p' partial, absent: not seeded), <raw id> -> stream entry id,
 --                  '#'<raw id> -> delivery count
+--          tombstones: raw ids acknowledged lately (mailboxAck-n.lua): never stored again
 -- ARGV[1]  capacity (most entries a mailbox holds)    ARGV[2] ttl ms (set here only on a mailbox not seeded yet)
 -- ARGV[3]  wake channel ('' for none)                  ARGV[4] wake payload (runtime/engines/wake.ts)
--- ARGV[5]  k: how many distinct payloads follow, ARGV[6 .. 5+k] the payloads (a group send has one for all)
+-- ARGV[5]  '1' to ensure: store only into built mailboxes (one not built is rebuilt from Postgres when needed);
+--          used to finish the appends of a node that died (runtime/messaging/reconcile.ts); '' for a send
+-- ARGV[6]  k: how many distinct payloads follow, ARGV[7 .. 6+k] the payloads (a group send has one for all)
 -- then     per item: its raw message id, the number (1..k) of its payload, and a cursor to hand the entry out
 --          after ('' for none): when the mailbox is built and complete and holds nothing after that cursor, the new
 --          entry is counted as delivered once, for a reader who has everything up to the cursor
 -- returns  per item: the entry id when it was handed out, else 0. A message is left to Postgres (not stored) in a
---          partial or full mailbox, or when already there. A partial or full mailbox keeps new messages out: they
---          wait in Postgres and a later seed loads them. A mailbox not seeded yet still takes them: the seed merges.
+--          partial or full mailbox, or when already there or acknowledged. A partial or full mailbox keeps new
+--          messages out: they wait in Postgres and a later seed loads them. A mailbox not seeded yet still takes
+--          them (the seed merges), unless ensuring.
 local capacity, ttl = tonumber(ARGV[1]), ARGV[2]
-local k = tonumber(ARGV[5])
+local ensure = ARGV[5] == '1'
+local k = tonumber(ARGV[6])
 local out = {}
-for i = 1, #KEYS, 2 do
-  local stream, index = KEYS[i], KEYS[i + 1]
-  local a = 5 + k + (i - 1) / 2 * 3
-  local id, payload, after = ARGV[a + 1], ARGV[5 + tonumber(ARGV[a + 2])], ARGV[a + 3]
+for i = 1, #KEYS, 3 do
+  local stream, index, acked = KEYS[i], KEYS[i + 1], KEYS[i + 2]
+  local a = 6 + k + (i - 1) / 3 * 3
+  local id, payload, after = ARGV[a + 1], ARGV[6 + tonumber(ARGV[a + 2])], ARGV[a + 3]
   local handed = 0
   local got = redis.call('HMGET', index, '~', id)
   local state = got[1]
@@ -29,7 +34,7 @@ for i = 1, #KEYS, 2 do
     redis.call('HDEL', index, '~')
     state = nil
   end
-  if state ~= 'p' and not got[2] then
+  if state ~= 'p' and not got[2] and not (ensure and not state) and not redis.call('ZSCORE', acked, id) then
     if len >= capacity then
       if state then redis.call('HSET', index, '~', 'p') end
     else
@@ -45,7 +50,7 @@ for i = 1, #KEYS, 2 do
   end
   -- A built mailbox keeps the expiry its seed gave both keys (a cache: it is rebuilt from Postgres once it
   -- expires); one not built yet lives as long as appends keep coming.
-  if not state then
+  if not state and not ensure then
     redis.call('PEXPIRE', stream, ttl)
     redis.call('PEXPIRE', index, ttl)
   end

@@ -25,12 +25,23 @@ const byRawId = (a: string, b: string) => (a.length !== b.length ? a.length - b.
 
 export class MemoryMailboxes implements MailboxEngine {
   private readonly boxes = new Map<string, Box>();
+  /** Ack tombstones per principal: raw id -> ack time, oldest first (see MailboxEngine.ackMemoryMs). */
+  private readonly acked = new Map<string, Map<string, number>>();
+  /** Principals by their last ack, oldest first: one with none for ackMemoryMs loses its tombstones. */
+  private readonly lastAck = new Map<string, number>();
   private seq = 0;
 
   constructor(
     private readonly pubsub: PubSub,
     readonly capacity = 10_000,
+    readonly ackMemoryMs = 60_000,
+    private readonly now: () => number = Date.now,
   ) {}
+
+  private isAcked(principal: string, id: string): boolean {
+    const t = this.acked.get(principal)?.get(id);
+    return t !== undefined && t > this.now() - this.ackMemoryMs;
+  }
 
   private get refill(): number {
     return Math.max(1, Math.floor(this.capacity / 2));
@@ -48,9 +59,13 @@ export class MemoryMailboxes implements MailboxEngine {
   async append(items: AppendItem[]): Promise<(string | null)[]> {
     const handed: (string | null)[] = [];
     for (const it of items) {
-      const b = this.box(it.principal);
       let out: string | null = null;
-      if (b.state !== "partial" && !b.entries.has(it.id)) {
+      if (it.ensure && !this.boxes.get(it.principal)?.state) {
+        handed.push(out);
+        continue;
+      }
+      const b = this.box(it.principal);
+      if (b.state !== "partial" && !b.entries.has(it.id) && !this.isAcked(it.principal, it.id)) {
         if (b.entries.size >= this.capacity) {
           if (b.state) b.state = "partial";
         } else {
@@ -92,11 +107,11 @@ export class MemoryMailboxes implements MailboxEngine {
     const b = this.box(principal);
     if (b.state && (b.state !== "partial" || b.entries.size >= this.refill)) return;
     const merged = new Map<string, { payload: string; count: number }>();
-    for (const e of entries) merged.set(e.id, { payload: e.payload, count: e.deliveryCount });
+    for (const e of entries) if (!this.isAcked(principal, e.id)) merged.set(e.id, { payload: e.payload, count: e.deliveryCount });
     for (const [id, e] of b.entries) {
       const cur = merged.get(id);
       if (cur) cur.count = Math.max(cur.count, e.count);
-      else merged.set(id, { payload: e.payload, count: e.count });
+      else if (!this.isAcked(principal, id)) merged.set(id, { payload: e.payload, count: e.count });
     }
     const ids = [...merged.keys()].sort(byRawId);
     b.entries = new Map();
@@ -109,6 +124,25 @@ export class MemoryMailboxes implements MailboxEngine {
   }
 
   async ack(principal: string, id: string): Promise<boolean> {
+    const now = this.now();
+    let tombs = this.acked.get(principal);
+    if (!tombs) {
+      tombs = new Map();
+      this.acked.set(principal, tombs);
+    }
+    tombs.delete(id);
+    tombs.set(id, now);
+    for (const [old, at] of tombs) {
+      if (at > now - this.ackMemoryMs) break;
+      tombs.delete(old);
+    }
+    this.lastAck.delete(principal);
+    this.lastAck.set(principal, now);
+    for (const [p, at] of this.lastAck) {
+      if (at > now - this.ackMemoryMs) break;
+      this.lastAck.delete(p);
+      this.acked.delete(p);
+    }
     return this.boxes.get(principal)?.entries.delete(id) ?? false;
   }
 

@@ -24,6 +24,11 @@ export function redisKeys(prefix: string) {
     mailbox: (principal: string) => `${prefix}mb:{${principal}}`,
     /** Mailbox index of a principal: hash of seed state, entry ids and delivery counts (same hash tag). */
     mailboxIndex: (principal: string) => `${prefix}mb:{${principal}}:ix`,
+    /**
+     * Ack tombstones of a principal: sorted set of raw message ids acknowledged lately -> ack time ms (same hash
+     * tag), so a rebuild from rows read before an ack, or a late append, leaves them out. Kept a minute.
+     */
+    mailboxAcked: (principal: string) => `${prefix}mb:{${principal}}:acked`,
     /** Live connections of a principal: sorted set of connection id -> expiry ms. */
     presence: (principal: string) => `${prefix}pr:{${principal}}`,
     /** A pub/sub channel. */

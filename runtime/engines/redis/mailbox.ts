@@ -21,6 +21,10 @@ export interface RedisMailboxOptions {
    * it is rebuilt when next needed.
    */
   ttlMs?: number;
+  /** How long acks are remembered (see MailboxEngine.ackMemoryMs). */
+  ackMemoryMs?: number;
+  /** The clock ack times are read from. */
+  now?: () => number;
 }
 
 interface FetchRequest {
@@ -34,7 +38,9 @@ const MAX_BATCH = 1000;
 
 export class RedisMailboxes implements MailboxEngine {
   readonly capacity: number;
+  readonly ackMemoryMs: number;
   private readonly ttl: number;
+  private readonly now: () => number;
   private readonly fetches = new Batcher<FetchRequest, MailboxEntry[] | null>((reqs) => this.fetchMany(reqs), 1, MAX_BATCH);
   private readonly acks = new Batcher<{ principal: string; id: string }, boolean>((acks) => this.ackMany(acks), 1, MAX_BATCH);
 
@@ -46,6 +52,8 @@ export class RedisMailboxes implements MailboxEngine {
   ) {
     this.capacity = opts.capacity ?? 10_000;
     this.ttl = opts.ttlMs ?? 30 * 86_400_000;
+    this.ackMemoryMs = opts.ackMemoryMs ?? 60_000;
+    this.now = opts.now ?? Date.now;
   }
 
   private get refill(): number {
@@ -60,7 +68,7 @@ export class RedisMailboxes implements MailboxEngine {
     const refs = new Map<string, number>();
     const perItem: (string | number)[] = [];
     for (const it of items) {
-      keys.push(this.keys.mailbox(it.principal), this.keys.mailboxIndex(it.principal));
+      keys.push(this.keys.mailbox(it.principal), this.keys.mailboxIndex(it.principal), this.keys.mailboxAcked(it.principal));
       let ref = refs.get(it.payload);
       if (ref === undefined) {
         ref = payloads.push(it.payload);
@@ -70,7 +78,8 @@ export class RedisMailboxes implements MailboxEngine {
     }
     const wake = appendWake(items);
     const channel = this.keys.channel(WAKE_CHANNEL);
-    const handed = await this.redis.mailboxAppend(keys.length, ...keys, this.capacity, this.ttl, channel, wake, payloads.length, ...payloads, ...perItem);
+    const ensure = items[0]!.ensure ? "1" : "";
+    const handed = await this.redis.mailboxAppend(keys.length, ...keys, this.capacity, this.ttl, channel, wake, ensure, payloads.length, ...payloads, ...perItem);
     return handed.map((h) => (h === 0 ? null : String(h)));
   }
 
@@ -100,7 +109,8 @@ export class RedisMailboxes implements MailboxEngine {
   async seed(principal: string, entries: SeedEntry[], complete: boolean): Promise<void> {
     const rows: (string | number)[] = [];
     for (const e of entries) rows.push(e.id, e.payload, e.deliveryCount);
-    await this.redis.mailboxSeed(this.keys.mailbox(principal), this.keys.mailboxIndex(principal), complete ? "1" : "p", this.capacity, this.ttl, this.refill, ...rows);
+    const k = this.keys;
+    await this.redis.mailboxSeed(k.mailbox(principal), k.mailboxIndex(principal), k.mailboxAcked(principal), complete ? "1" : "p", this.capacity, this.ttl, this.refill, ...rows);
   }
 
   ack(principal: string, id: string): Promise<boolean> {
@@ -108,8 +118,9 @@ export class RedisMailboxes implements MailboxEngine {
   }
 
   private async ackMany(acks: { principal: string; id: string }[]): Promise<boolean[]> {
-    const keys = acks.flatMap((a) => [this.keys.mailbox(a.principal), this.keys.mailboxIndex(a.principal)]);
-    const found = await this.redis.mailboxAck(keys.length, ...keys, ...acks.map((a) => a.id));
+    const k = this.keys;
+    const keys = acks.flatMap((a) => [k.mailbox(a.principal), k.mailboxIndex(a.principal), k.mailboxAcked(a.principal)]);
+    const found = await this.redis.mailboxAck(keys.length, ...keys, this.now(), this.ackMemoryMs, ...acks.map((a) => a.id));
     return found.map((n) => n === 1);
   }
 

@@ -1,5 +1,6 @@
--- Build a mailbox from Postgres rows, merged with whatever was appended while it was missing.
--- KEYS[1]  mailbox stream      KEYS[2] mailbox index hash (see mailboxAppend-n.lua)
+-- Build a mailbox from Postgres rows, merged with whatever was appended while it was missing, leaving out what was
+-- acknowledged since the rows were read (the tombstones mailboxAck-n.lua keeps).
+-- KEYS[1]  mailbox stream      KEYS[2] mailbox index hash (see mailboxAppend-n.lua)    KEYS[3] ack tombstones
 -- ARGV[1]  state to record: '1' when the rows are every unacknowledged message, 'p' when Postgres has more
 -- ARGV[2]  capacity            ARGV[3] idle ttl ms     ARGV[4] refill mark (see mailboxFetch-n.lua)
 -- ARGV[5..] triples, oldest first: raw message id, payload, deliveries recorded in Postgres
@@ -13,8 +14,10 @@ local byId = {}
 local ids = {}
 for i = 5, #ARGV, 3 do
   local mid = ARGV[i]
-  byId[mid] = { ARGV[i + 1], tonumber(ARGV[i + 2]) }
-  ids[#ids + 1] = mid
+  if not redis.call('ZSCORE', KEYS[3], mid) then
+    byId[mid] = { ARGV[i + 1], tonumber(ARGV[i + 2]) }
+    ids[#ids + 1] = mid
+  end
 end
 local rows = redis.call('XRANGE', KEYS[1], '-', '+')
 for _, e in ipairs(rows) do
@@ -27,7 +30,7 @@ for _, e in ipairs(rows) do
   local cur = byId[mid]
   if cur then
     if seen > cur[2] then cur[2] = seen end
-  else
+  elseif not redis.call('ZSCORE', KEYS[3], mid) then
     byId[mid] = { payload, seen }
     ids[#ids + 1] = mid
   end

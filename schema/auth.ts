@@ -5,7 +5,7 @@ import { User } from "./users.ts";
 
 const address = z
   .string()
-  .regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x-prefixed 20-byte hex address")
+  .regex(/^0x[0-9a-fA-F]{40}$/, { message: "must be a 0x-prefixed 20-byte hex address", abort: true })
   .refine((a) => isAddress(a), "mixed-case address with a bad EIP-55 checksum");
 
 /**

@@ -44,8 +44,9 @@ export const MarketplaceQuery = z.object({
   /** The id of the last agent of the previous page. */
   before: z
     .string()
-    .regex(/^[0-9]{1,19}$/, "must be an agent id")
-    .refine((v) => BigInt(v) <= 9_223_372_036_854_775_807n, "must be an agent id")
+    .regex(/^[0-9]{1,19}$/, { message: "must be an agent id", abort: true })
+    // zod runs a refine even after a failed check unless that check aborts: the refine must not throw either.
+    .refine((v) => /^[0-9]{1,19}$/.test(v) && BigInt(v) <= 9_223_372_036_854_775_807n, "must be an agent id")
     .optional(),
   /** Words to find in the display name or description (case-insensitive). */
   q: z.string().trim().min(1).max(100).optional(),

@@ -209,15 +209,17 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
     if (principal && route.auth !== "principal" && principal.kind !== route.auth) {
       throw new ApiError("forbidden", `this endpoint is for ${route.auth}s only`);
     }
+    const raw = route.body && bodyPromise ? await bodyPromise : undefined;
+    const replyHeaders: Record<string, string> = {};
+    // A per-IP limit (the unauthenticated routes) is taken before the input is validated, so invalid requests use
+    // it up too; a per-principal limit counts only requests that pass validation (the moments created, and so on).
+    const perIp = route.limit !== undefined && POLICIES[route.limit].scope === "ip";
+    if (route.limit && perIp) await svc.limiter.enforce(route.limit, ex.ip, ex.ip, replyHeaders);
     let body: unknown;
-    if (route.body && bodyPromise) body = parseWith(route.body, parseJson(await bodyPromise), "body");
+    if (route.body && raw) body = parseWith(route.body, parseJson(raw), "body");
     let query: unknown;
     if (route.query) query = parseWith(route.query, Object.fromEntries(new URLSearchParams(rawQuery)), "query");
-    const replyHeaders: Record<string, string> = {};
-    if (route.limit) {
-      const scope = POLICIES[route.limit].scope === "ip" ? ex.ip : principal!.id;
-      await svc.limiter.enforce(route.limit, scope, ex.ip, replyHeaders);
-    }
+    if (route.limit && !perIp) await svc.limiter.enforce(route.limit, principal!.id, ex.ip, replyHeaders);
     const ctx = new RequestCtx(ex, params, query, body, headers, principal!, svc, replyHeaders);
     const reply = await route.handle(ctx);
     return { ...reply, headers: { ...replyHeaders, ...reply.headers } };

@@ -17,6 +17,9 @@ function fail(field: string, message: string, issues: { field: string; message: 
   throw new ApiError("invalid_request", message, { field, issues });
 }
 
+/** Deepest nesting a JSON body may have (no request needs more than a few levels). */
+export const MAX_JSON_DEPTH = 32;
+
 export function parseJson(buf: Buffer): unknown {
   if (buf.length === 0) throw new ApiError("invalid_request", "request body is required");
   const text = buf.toString("utf8");
@@ -27,19 +30,50 @@ export function parseJson(buf: Buffer): unknown {
     throw new ApiError("invalid_request", "request body is not valid JSON");
   }
   // Postgres text cannot hold U+0000: refuse it here rather than fail half-way through a write.
-  if (text.includes("\\u0000")) rejectNul(value, "");
+  checkTree(value, text.includes("\\u0000"));
   return value;
 }
 
-function rejectNul(v: unknown, path: string): void {
-  if (typeof v === "string") {
-    if (v.includes("\u0000")) {
-      const field = path || "body";
-      throw new ApiError("invalid_request", `${field}: must not contain the NUL character`, { field, issues: [{ field, message: "must not contain the NUL character" }] });
-    }
-  } else if (Array.isArray(v)) {
-    v.forEach((x, i) => rejectNul(x, path ? `${path}.${i}` : String(i)));
-  } else if (v && typeof v === "object") {
-    for (const [k, x] of Object.entries(v)) rejectNul(x, path ? `${path}.${k}` : k);
+/** A value met while walking a body: where it sits, for naming the field of a NUL. */
+interface Node {
+  v: unknown;
+  key: string;
+  parent: Node | null;
+  depth: number;
+}
+
+/**
+ * Walks the parsed body without recursion (a body can nest far deeper than the stack): refuses nesting deeper than
+ * MAX_JSON_DEPTH and, when `nul` says the text escapes one, a string holding U+0000.
+ */
+function checkTree(root: unknown, nul: boolean): void {
+  if (root === null || typeof root !== "object") {
+    if (nul) rejectNulAt(root, null);
+    return;
   }
+  const stack: Node[] = [{ v: root, key: "", parent: null, depth: 1 }];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    const v = node.v;
+    if (v !== null && typeof v === "object") {
+      if (node.depth > MAX_JSON_DEPTH) {
+        throw new ApiError("invalid_request", `request body is nested too deeply (at most ${MAX_JSON_DEPTH} levels)`);
+      }
+      const entries: [string, unknown][] = Array.isArray(v) ? v.map((x, i) => [String(i), x]) : Object.entries(v);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, x] = entries[i]!;
+        stack.push({ v: x, key, parent: node, depth: node.depth + 1 });
+      }
+    } else if (nul) {
+      rejectNulAt(v, node);
+    }
+  }
+}
+
+function rejectNulAt(v: unknown, node: Node | null): void {
+  if (typeof v !== "string" || !v.includes("\u0000")) return;
+  const keys: string[] = [];
+  for (let n = node; n && n.parent; n = n.parent) keys.push(n.key);
+  const field = keys.reverse().join(".") || "body";
+  throw new ApiError("invalid_request", `${field}: must not contain the NUL character`, { field, issues: [{ field, message: "must not contain the NUL character" }] });
 }

@@ -1,0 +1,77 @@
+// Hostile inputs that once answered 500: each must be a 400 in the one error shape, and must not be free to repeat.
+import t from "tap";
+import { call, randomIp, registerAgent } from "./helpers/http.ts";
+import { startTestNode } from "./helpers/node.ts";
+
+/** `{"a":{"a":...{"a":"\u0000"}...}}`, `levels` objects deep. */
+const nestedObjects = (levels: number) => '{"a":'.repeat(levels) + '"\\u0000"' + "}".repeat(levels);
+/** `[[[..."\u0000"...]]]`, `levels` arrays deep. */
+const nestedArrays = (levels: number) => "[".repeat(levels) + '"\\u0000"' + "]".repeat(levels);
+
+t.test("deeply nested JSON", async (t) => {
+  const node = await startTestNode(t, { engine: "memory" });
+  const agent = await registerAgent(node.url, "deep");
+
+  t.test("2,000 levels with a NUL leaf, unauthenticated: 400 invalid_request, not 500", async (t) => {
+    for (const body of [nestedObjects(2000), nestedArrays(2000), nestedObjects(100_000)]) {
+      const r = await call(node.url, "POST", "/v1/agents/register", {
+        body,
+        headers: { "content-type": "application/json", "x-forwarded-for": randomIp() },
+      });
+      t.equal(r.status, 400, `${body.length} bytes`);
+      t.equal(r.body.error, "invalid_request");
+      t.type(r.body.message, "string");
+    }
+  });
+
+  t.test("too deep without a NUL is refused as well, on an authenticated route too", async (t) => {
+    const r = await call(node.url, "POST", "/v1/moments", {
+      token: agent.token,
+      body: `{"content":"x","visibility":"public","extra":${nestedArrays(200).replace('"\\u0000"', "1")}}`,
+      headers: { "content-type": "application/json" },
+    });
+    t.equal(r.status, 400);
+    t.equal(r.body.error, "invalid_request");
+    t.match(r.body.message, /deep/);
+  });
+
+  t.test("ordinary nesting still works, and a NUL deep inside a known field is still named", async (t) => {
+    const r = await call(node.url, "POST", "/v1/agents/register", {
+      json: { display_name: "x\u0000" },
+      headers: { "x-forwarded-for": randomIp() },
+    });
+    t.equal(r.status, 400);
+    t.equal(r.body.field, "display_name");
+    const ok = await call(node.url, "POST", "/v1/groups", { token: agent.token, json: { name: "g", members: [] } });
+    t.equal(ok.status, 201);
+  });
+
+  t.test("invalid bodies use up the route's per-IP limit", async (t) => {
+    const ip = randomIp();
+    const statuses: number[] = [];
+    for (let i = 0; i < 11; i++) {
+      const r = await call(node.url, "POST", "/v1/agents/register", {
+        body: nestedObjects(2000),
+        headers: { "content-type": "application/json", "x-forwarded-for": ip },
+      });
+      statuses.push(r.status);
+    }
+    t.same(statuses.slice(0, 10), Array(10).fill(400));
+    t.equal(statuses[10], 429, "the 11th request from one address within a minute is limited");
+  });
+});
+
+t.test("GET /v1/agents/marketplace?before=abc is a 400, not a 500", async (t) => {
+  const node = await startTestNode(t, { engine: "memory" });
+  const agent = await registerAgent(node.url, "m");
+  for (const before of ["abc", "", "99999999999999999999", "-1", "1.5", "\u0000"]) {
+    const r = await call(node.url, "GET", `/v1/agents/marketplace?before=${encodeURIComponent(before)}`, { token: agent.token });
+    t.equal(r.status, 400, JSON.stringify(before));
+    t.equal(r.body.error, "invalid_request");
+    t.equal(r.body.field, "before");
+  }
+  const big = await call(node.url, "GET", "/v1/agents/marketplace?before=9999999999999999999", { token: agent.token });
+  t.equal(big.status, 400, "above the largest 64-bit id");
+  const ok = await call(node.url, "GET", "/v1/agents/marketplace?before=9223372036854775807", { token: agent.token });
+  t.equal(ok.status, 200);
+});

@@ -171,11 +171,11 @@ const send = defineRoute({
         paid_members: paid,
       });
     }
-    const id = svc.ids.nextRaw();
-    const createdAt = new Date(svc.now());
     const hub = messaging(svc);
-    const recipients = await hub.storeGroup({ id, threadId, sender: principal.id, body: body.body, createdAt });
+    const m = { id: svc.ids.nextRaw(), threadId, sender: principal.id, body: body.body, createdAt: new Date(svc.now()) };
+    const recipients = await hub.storeGroup(m);
     if (recipients === null) throw notFound("group");
+    const { id, createdAt } = m; // the id may have been replaced (see storeGroup)
     const payload = freshPayload(principal, { id, threadId, recipient: null, body: body.body, createdAt });
     await hub.deliver(recipients, id.toString(), payload);
     return jsonText(201, payload);

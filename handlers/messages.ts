@@ -36,12 +36,12 @@ const send = defineRoute({
     }
     const terms = await paidAgents(svc).terms(body.to);
     if (terms) return paidSend(ctx, hub, terms, { to: body.to, threadId, body: body.body });
-    const id = svc.ids.nextRaw();
-    const createdAt = new Date(svc.now());
-    if (!(await hub.storeDirect({ id, threadId, sender: principal.id, recipient: body.to, body: body.body, createdAt }))) {
+    const m = { id: svc.ids.nextRaw(), threadId, sender: principal.id, recipient: body.to, body: body.body, createdAt: new Date(svc.now()) };
+    if (!(await hub.storeDirect(m))) {
       hub.forgetDirectThread(principal.id, body.to);
       throw notFound("recipient");
     }
+    const { id, createdAt } = m; // the id may have been replaced (see storeDirect)
     const payload = freshPayload(principal, { id, threadId, recipient: body.to, body: body.body, createdAt });
     await hub.deliver([body.to], id.toString(), payload);
     return jsonText(201, payload);

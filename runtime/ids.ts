@@ -24,10 +24,16 @@ export class IdGenerator {
   private seq = 0;
 
   constructor(
-    private readonly nodeId: number,
+    private nodeId: number,
     private readonly now: () => number = Date.now,
   ) {
     if (nodeId < 0 || nodeId > 1023) throw new RangeError("node id must be 0-1023");
+  }
+
+  /** Generate under another node id from now on (the node's lease moved: runtime/node-lease.ts). */
+  switchTo(nodeId: number): void {
+    if (nodeId < 0 || nodeId > 1023) throw new RangeError("node id must be 0-1023");
+    this.nodeId = nodeId;
   }
 
   /** A new raw id as a bigint. */

@@ -15,6 +15,7 @@ import { IdGenerator } from "./ids.ts";
 import { Limiter } from "./limits/limiter.ts";
 import type { Logger } from "./log.ts";
 import { Metrics } from "./metrics.ts";
+import { NodeLease } from "./node-lease.ts";
 import { startClaimSweeper } from "./payments/sweep.ts";
 import type { Services } from "./services.ts";
 import { loadUws } from "./uws.ts";
@@ -25,6 +26,8 @@ export class StartupError extends Error {}
 export interface RunningNode {
   port: number;
   svc: Services;
+  /** This node's id lease (runtime/node-lease.ts). */
+  lease: NodeLease;
   close(): Promise<void>;
 }
 
@@ -71,7 +74,10 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
       ? await createRedisEngines(config.REDIS_URL, config.REDIS_PREFIX)
       : createMemoryEngines();
     cleanups.push(() => engines.close());
-    const nodeId = config.NODE_ID ?? (await engines.allocateNodeId());
+    // the node id: leased, renewed while the node runs, given up after everything else has stopped but the engines
+    const lease = await NodeLease.take(engines.nodes, log, { fixed: config.NODE_ID });
+    cleanups.push(() => lease.stop());
+    const nodeId = lease.id;
     const now = opts.now ?? Date.now;
 
     const auth = new Authenticator(sql, engines.pubsub, now);
@@ -91,6 +97,7 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
     );
     await limiter.start();
     const svc: Services = { config, log, sql, engines, ids: new IdGenerator(nodeId), auth, limiter, now };
+    lease.start(svc.ids);
     cleanups.push(startClaimSweeper(svc));
 
     const metrics = new Metrics();
@@ -133,7 +140,7 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
       })();
       return closing;
     };
-    return { port, svc, close };
+    return { port, svc, lease, close };
   } catch (err) {
     await undo();
     throw err;

@@ -3,6 +3,7 @@ import type { FeedCache } from "./feed.ts";
 import type { LimitsEngine } from "./limits.ts";
 import type { MailboxEngine } from "./mailbox.ts";
 import type { MomentCache } from "./moments.ts";
+import type { NodeRegistry } from "./nodes.ts";
 import type { PresenceEngine } from "./presence.ts";
 import type { PubSub } from "./pubsub.ts";
 
@@ -16,11 +17,11 @@ export interface Engines {
   readonly feed: FeedCache;
   /** Cached moment records, so warm feed reads need no Postgres. */
   readonly moments: MomentCache;
-  /** A node id (0-1023) for id generation, distinct among live nodes sharing the engine. */
-  allocateNodeId(): Promise<number>;
+  /** Node id leases (distinct among live nodes sharing the engine). */
+  readonly nodes: NodeRegistry;
   /** Health check: resolves when the backing store answers. */
   ping(): Promise<void>;
   close(): Promise<void>;
 }
 
-export type { FeedCache, MailboxEngine, MomentCache, PresenceEngine };
+export type { FeedCache, MailboxEngine, MomentCache, NodeRegistry, PresenceEngine };

@@ -9,6 +9,7 @@ import {
   ackBatch,
   type DirectMessage,
   directThread,
+  IdClash,
   insertDirectBatch,
   insertGroupBatch,
   type NewMessage,
@@ -65,14 +66,29 @@ export class Messaging {
     this.acks = new Batcher((items) => ackBatch(svc.sql, items), 1);
   }
 
-  /** Store a direct message and its delivery (committed with whatever else is being sent). False: recipient gone. */
+  /**
+   * Store a direct message and its delivery (committed with whatever else is being sent). False: recipient gone.
+   * An id already taken (an IdClash) gets a new one: `m.id` is then replaced, and is the message's id.
+   */
   storeDirect(m: DirectMessage): Promise<boolean> {
-    return this.directWrites.push(m);
+    return this.withFreshIdOnClash(m, () => this.directWrites.push(m));
   }
 
-  /** Store a group message and its deliveries; the recipients, or null when the sender is not a member. */
+  /** Store a group message and its deliveries; the recipients, or null when the sender is not a member. As storeDirect for `m.id`. */
   storeGroup(m: NewMessage): Promise<string[] | null> {
-    return this.groupWrites.push(m);
+    return this.withFreshIdOnClash(m, () => this.groupWrites.push(m));
+  }
+
+  private async withFreshIdOnClash<T>(m: NewMessage, store: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await store();
+      } catch (err) {
+        if (!(err instanceof IdClash) || attempt >= 5) throw err;
+        this.svc.log.warn({ id: String(m.id) }, "message id taken (node id clash): stored under a new id");
+        m.id = this.svc.ids.nextRaw();
+      }
+    }
   }
 
   /** Subscribe to wake-ups (once per node). */

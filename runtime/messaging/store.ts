@@ -48,6 +48,12 @@ export async function isMember(sql: Sql, threadId: bigint, principal: string): P
   return rows.length > 0;
 }
 
+/**
+ * A message's id is already taken: two live nodes generated ids under one node id (only while a node id is being
+ * taken over after a Redis loss, see runtime/node-lease.ts). The message was not stored: store it under a new id.
+ */
+export class IdClash extends Error {}
+
 export interface DirectMessage extends NewMessage {
   recipient: string;
 }
@@ -55,11 +61,11 @@ export interface DirectMessage extends NewMessage {
 
 /**
  * Store direct messages, each with its one delivery, in one statement (one commit for the batch).
- * Per item: true, or false when the recipient's account is gone.
+ * Per item: true, false when the recipient's account is gone, or an IdClash.
  */
 export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promise<(boolean | Error)[]> {
   try {
-    const rows = await retryOnDeadlock(() => sql<{ id: bigint }[]>`
+    const rows = await retryOnDeadlock(() => sql<{ id: bigint; stored: boolean }[]>`
       with v as (
         select * from unnest(
           ${items.map((i) => String(i.id))}::bigint[], ${items.map((i) => String(i.threadId))}::bigint[],
@@ -71,12 +77,16 @@ export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promi
       m as (
         insert into messages (id, thread_id, sender, recipient, body, created_at)
         select id, thread_id, sender, recipient, body, created_at from ok
+        on conflict (id) do nothing
         returning id
       ),
-      d as (insert into deliveries (recipient, message_id) select recipient, id from ok)
-      select id from m`);
-    const stored = new Set(rows.map((r) => r.id.toString()));
-    return items.map((i) => stored.has(i.id.toString()));
+      d as (insert into deliveries (recipient, message_id) select ok.recipient, ok.id from ok join m on m.id = ok.id)
+      select ok.id, m.id is not null as stored from ok left join m on m.id = ok.id`);
+    const found = new Map(rows.map((r) => [r.id.toString(), r.stored]));
+    return items.map((i) => {
+      const stored = found.get(i.id.toString());
+      return stored === false ? new IdClash(`message id ${i.id} taken`) : stored === true;
+    });
   } catch (err) {
     if (!isFkViolation(err)) throw err;
     if (items.length === 1) return [false];
@@ -88,11 +98,11 @@ export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promi
 
 /**
  * Store group messages with a delivery for every other member, in one statement. Per item: the recipients,
- * or null when the sender is not a member of the group.
+ * null when the sender is not a member of the group, or an IdClash.
  */
 export async function insertGroupBatch(sql: Sql, items: NewMessage[]): Promise<(string[] | null | Error)[]> {
   try {
-    const rows = await retryOnDeadlock(() => sql<{ id: bigint; recipients: string[] }[]>`
+    const rows = await retryOnDeadlock(() => sql<{ id: bigint; recipients: string[] | null }[]>`
       with v as (
         select * from unnest(
           ${items.map((i) => String(i.id))}::bigint[], ${items.map((i) => String(i.threadId))}::bigint[],
@@ -108,16 +118,24 @@ export async function insertGroupBatch(sql: Sql, items: NewMessage[]): Promise<(
       m as (
         insert into messages (id, thread_id, sender, recipient, body, created_at)
         select id, thread_id, sender, null, body, created_at from ok
+        on conflict (id) do nothing
         returning id
       ),
       d as (
         insert into deliveries (recipient, message_id)
-        select tm.principal, ok.id from ok join thread_members tm on tm.thread_id = ok.thread_id and tm.principal <> ok.sender
+        select tm.principal, ok.id from ok join m on m.id = ok.id
+          join thread_members tm on tm.thread_id = ok.thread_id and tm.principal <> ok.sender
         returning recipient, message_id
       )
-      select m.id, coalesce((select array_agg(d.recipient) from d where d.message_id = m.id), '{}') as recipients from m`);
+      select ok.id, case when m.id is null then null
+        else coalesce((select array_agg(d.recipient) from d where d.message_id = m.id), '{}') end as recipients
+      from ok left join m on m.id = ok.id`);
     const byId = new Map(rows.map((r) => [r.id.toString(), r.recipients]));
-    return items.map((i) => byId.get(i.id.toString()) ?? null);
+    return items.map((i) => {
+      const got = byId.get(i.id.toString());
+      if (got === undefined) return null;
+      return got === null ? new IdClash(`message id ${i.id} taken`) : got;
+    });
   } catch (err) {
     if (!isFkViolation(err) || items.length === 1) throw err;
     return Promise.all(items.map((i) => insertGroupBatch(sql, [i]).then((r) => r[0]!, asError)));

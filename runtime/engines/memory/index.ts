@@ -6,6 +6,7 @@ import { MemoryPresence } from "./presence.ts";
 import { MemoryPubSub } from "./pubsub.ts";
 import { MemoryFeed } from "./feed.ts";
 import { MemoryMoments } from "./moments.ts";
+import { MemoryNodes } from "./nodes.ts";
 
 export function createMemoryEngines(): Engines {
   const pubsub = new MemoryPubSub();
@@ -18,9 +19,7 @@ export function createMemoryEngines(): Engines {
     presence: new MemoryPresence(),
     feed: new MemoryFeed({ moments }),
     moments,
-    async allocateNodeId() {
-      return 0;
-    },
+    nodes: new MemoryNodes(),
     async ping() {},
     async close() {},
   };

@@ -9,6 +9,7 @@ import { RedisPresence } from "./presence.ts";
 import { RedisPubSub } from "./pubsub.ts";
 import { RedisFeed } from "./feed.ts";
 import { RedisMoments } from "./moments.ts";
+import { RedisNodes } from "./nodes.ts";
 import { defineScripts } from "./scripts.ts";
 import { coalesceWrites } from "./coalesce.ts";
 
@@ -48,9 +49,7 @@ export async function createRedisEngines(url: string, prefix: string): Promise<E
     presence: new RedisPresence(redis, keys),
     feed: new RedisFeed(redis, keys),
     moments: new RedisMoments(redis, keys),
-    async allocateNodeId() {
-      return (await cmd.incr(keys.nodeSeq())) % 1024;
-    },
+    nodes: new RedisNodes(redis, keys),
     async ping() {
       await cmd.ping();
     },

@@ -18,8 +18,10 @@ export function redisKeys(prefix: string) {
     strikes: (ip: string) => `${prefix}ban:{${ip}}:strikes`,
     /** Ban of an IP: the ms timestamp it ends, expiring with it. */
     ban: (ip: string) => `${prefix}ban:{${ip}}`,
-    /** Counter handing out node ids (taken modulo 1024). */
-    nodeSeq: () => `${prefix}node-seq`,
+    /** Node ids held: hash id (0-1023) -> owner token (runtime/engines/nodes.ts). */
+    nodeIds: () => `${prefix}nodes:{n}:ids`,
+    /** Node leases: sorted set owner token -> lease expiry ms (same hash tag). */
+    nodeLeases: () => `${prefix}nodes:{n}:leases`,
     /** Mailbox of a principal: stream of unacknowledged messages, layout in scripts/mailboxAppend-n.lua. */
     mailbox: (principal: string) => `${prefix}mb:{${principal}}`,
     /** Mailbox index of a principal: hash of seed state, entry ids and delivery counts (same hash tag). */

@@ -20,6 +20,9 @@ export interface ScriptCommands {
   mailboxFetch(numKeys: number, ...keysThenArgs: Arg[]): Promise<(number | (string | number)[])[]>;
   mailboxSeed(stream: string, index: string, acked: string, state: Arg, capacity: Arg, ttlMs: Arg, refill: Arg, ...rows: Arg[]): Promise<number>;
   mailboxAck(numKeys: number, ...keysThenArgs: Arg[]): Promise<number[]>;
+  nodeAcquire(ids: string, leases: string, owner: Arg, nowMs: Arg, ttlMs: Arg, start: Arg): Promise<number>;
+  nodeRenew(ids: string, leases: string, owner: Arg, id: Arg, nowMs: Arg, ttlMs: Arg): Promise<number>;
+  nodeRelease(ids: string, leases: string, owner: Arg, id: Arg): Promise<number>;
   presenceConnect(key: string, nowMs: Arg, expiryMs: Arg, connId: Arg, ttlMs: Arg): Promise<number>;
   presenceDisconnect(key: string, nowMs: Arg, connId: Arg): Promise<number>;
   feedPage(numKeys: number, ...keysThenArgs: Arg[]): Promise<(string | number | null)[]>;

@@ -66,6 +66,10 @@ export interface MailboxEngine {
    * Build a missing mailbox from Postgres rows (oldest first), merged with anything appended meanwhile.
    * `complete` is false when Postgres holds more unacknowledged messages than were passed.
    * Does nothing when the mailbox was seeded in the meantime. Messages acknowledged lately are left out.
+   * A mailbox never built or lost (no seed state) counts a row it does not hold as delivered at least once: it may
+   * have been handed out from the lost mailbox with a count that had not reached Postgres, and a redelivery flagged
+   * as possible (count 2) is harmless where one passed off as a first delivery is not. A partial mailbox being
+   * refilled, or what was appended while not built, keeps its count.
    */
   seed(principal: string, entries: SeedEntry[], complete: boolean): Promise<void>;
   /**

@@ -121,6 +121,9 @@ export class Messaging {
     if (running) return running;
     const mb = this.svc.engines.mailboxes;
     const p = (async () => {
+      // This node's delivery counts still waiting go first, so the rows read carry them (other nodes' may lag by up
+      // to a second: a mailbox lost counts what it no longer holds as delivered at least once, see MailboxEngine.seed).
+      await this.counts.flush();
       // Acks are in Postgres before they are answered; one that lands between this read and the seed is left out
       // by its tombstone, which lasts ackMemoryMs: a read that took half of that is done again.
       let rows: Awaited<ReturnType<typeof unacked>>;

@@ -1,5 +1,10 @@
 -- Build a mailbox from Postgres rows, merged with whatever was appended while it was missing, leaving out what was
 -- acknowledged since the rows were read (the tombstones mailboxAck-n.lua keeps).
+-- A mailbox with no seed state at all was never built or was lost (Redis flushed, restarted, expired, evicted):
+-- a row it does not hold may have been delivered before the loss, from the lost mailbox, with a count that had not
+-- reached Postgres yet; it is counted as delivered at least once, so its next delivery says 2 (a redelivery
+-- flagged as possible is harmless to a consumer; one passed off as a first delivery is not). What the stream
+-- holds (appended while not built) keeps its own count.
 -- KEYS[1]  mailbox stream      KEYS[2] mailbox index hash (see mailboxAppend-n.lua)    KEYS[3] ack tombstones
 -- ARGV[1]  state to record: '1' when the rows are every unacknowledged message, 'p' when Postgres has more
 -- ARGV[2]  capacity            ARGV[3] idle ttl ms     ARGV[4] refill mark (see mailboxFetch-n.lua)
@@ -9,13 +14,14 @@ local state = redis.call('HGET', KEYS[2], '~')
 if state and redis.call('EXISTS', KEYS[1]) == 1 then
   if state ~= 'p' or redis.call('XLEN', KEYS[1]) >= tonumber(ARGV[4]) then return -1 end
 end
+local lost = not state or redis.call('EXISTS', KEYS[1]) == 0
 local cap = tonumber(ARGV[2])
 local byId = {}
 local ids = {}
 for i = 5, #ARGV, 3 do
   local mid = ARGV[i]
   if not redis.call('ZSCORE', KEYS[3], mid) then
-    byId[mid] = { ARGV[i + 1], tonumber(ARGV[i + 2]) }
+    byId[mid] = { ARGV[i + 1], tonumber(ARGV[i + 2]), lost }
     ids[#ids + 1] = mid
   end
 end
@@ -29,11 +35,16 @@ for _, e in ipairs(rows) do
   local seen = tonumber(redis.call('HGET', KEYS[2], '#' .. mid) or '0')
   local cur = byId[mid]
   if cur then
+    cur[3] = false
     if seen > cur[2] then cur[2] = seen end
   elseif not redis.call('ZSCORE', KEYS[3], mid) then
-    byId[mid] = { payload, seen }
+    byId[mid] = { payload, seen, false }
     ids[#ids + 1] = mid
   end
+end
+for _, mid in ipairs(ids) do
+  local e = byId[mid]
+  if e[3] and e[2] < 1 then e[2] = 1 end
 end
 -- raw ids are decimal strings of up to 19 digits: compare by length, then as text
 table.sort(ids, function(a, b)

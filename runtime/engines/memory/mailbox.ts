@@ -106,8 +106,13 @@ export class MemoryMailboxes implements MailboxEngine {
   async seed(principal: string, entries: SeedEntry[], complete: boolean): Promise<void> {
     const b = this.box(principal);
     if (b.state && (b.state !== "partial" || b.entries.size >= this.refill)) return;
+    // a mailbox never built or lost: a row it does not hold counts as delivered at least once (mailboxSeed-3.lua)
+    const floor = b.state === null ? 1 : 0;
     const merged = new Map<string, { payload: string; count: number }>();
-    for (const e of entries) if (!this.isAcked(principal, e.id)) merged.set(e.id, { payload: e.payload, count: e.deliveryCount });
+    for (const e of entries) {
+      if (this.isAcked(principal, e.id)) continue;
+      merged.set(e.id, { payload: e.payload, count: b.entries.has(e.id) ? e.deliveryCount : Math.max(e.deliveryCount, floor) });
+    }
     for (const [id, e] of b.entries) {
       const cur = merged.get(id);
       if (cur) cur.count = Math.max(cur.count, e.count);

@@ -16,6 +16,8 @@ import { Limiter } from "./limits/limiter.ts";
 import type { Logger } from "./log.ts";
 import { Metrics } from "./metrics.ts";
 import { NodeLease } from "./node-lease.ts";
+import { messaging } from "./messaging/hub.ts";
+import { Reconciler } from "./messaging/reconcile.ts";
 import { startClaimSweeper } from "./payments/sweep.ts";
 import type { Services } from "./services.ts";
 import { loadUws } from "./uws.ts";
@@ -98,6 +100,11 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
     await limiter.start();
     const svc: Services = { config, log, sql, engines, ids: new IdGenerator(nodeId), auth, limiter, now };
     lease.start(svc.ids);
+    // sends record what they have in flight; every node finishes the appends of nodes that died (after the lease)
+    messaging(svc).trackInFlight(lease.owner);
+    const reconciler = new Reconciler(svc, lease.owner);
+    reconciler.start();
+    cleanups.push(() => reconciler.stop());
     cleanups.push(startClaimSweeper(svc));
 
     const metrics = new Metrics();

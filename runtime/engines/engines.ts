@@ -3,7 +3,7 @@ import type { FeedCache } from "./feed.ts";
 import type { LimitsEngine } from "./limits.ts";
 import type { MailboxEngine } from "./mailbox.ts";
 import type { MomentCache } from "./moments.ts";
-import type { NodeRegistry } from "./nodes.ts";
+import type { InFlightRegistry, NodeRegistry } from "./nodes.ts";
 import type { PresenceEngine } from "./presence.ts";
 import type { PubSub } from "./pubsub.ts";
 
@@ -19,6 +19,8 @@ export interface Engines {
   readonly moments: MomentCache;
   /** Node id leases (distinct among live nodes sharing the engine). */
   readonly nodes: NodeRegistry;
+  /** Messages each node has between its commit and its mailbox appends. */
+  readonly inflight: InFlightRegistry;
   /** Health check: resolves when the backing store answers. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -44,6 +44,10 @@ export class Messaging {
   private readonly directWrites: Batcher<DirectMessage, boolean>;
   private readonly groupWrites: Batcher<NewMessage, string[] | null>;
   private readonly acks: Batcher<Delivery, boolean>;
+  /** This node's owner token once it records sends in flight (runtime/messaging/reconcile.ts). */
+  private owner: string | undefined;
+  /** Messages appended, to drop from the in-flight record (the removals arriving meanwhile go together). */
+  private readonly landed: Batcher<string, undefined>;
   private readonly seeding = new Map<string, Promise<void>>();
   /** Acks under way (shutdown lets them finish). */
   private readonly acking = new Set<Promise<boolean>>();
@@ -61,8 +65,18 @@ export class Messaging {
     // One statement in flight per kind: what arrives meanwhile waits and goes in the next, bigger batch.
     // Under load that means fewer statements and socket writes (a profile of 2,000 sends/s over WebSocket
     // showed the writes to Postgres as the server's largest single cost with two in flight).
-    this.directWrites = new Batcher((items) => insertDirectBatch(svc.sql, items), 1);
-    this.groupWrites = new Batcher((items) => insertGroupBatch(svc.sql, items));
+    this.directWrites = new Batcher(async (items) => {
+      await this.inFlight(items);
+      return insertDirectBatch(svc.sql, items);
+    }, 1);
+    this.groupWrites = new Batcher(async (items) => {
+      await this.inFlight(items);
+      return insertGroupBatch(svc.sql, items);
+    });
+    this.landed = new Batcher(async (ids) => {
+      if (this.owner !== undefined) await svc.engines.inflight.done(this.owner, ids);
+      return ids.map(() => undefined);
+    }, 1, 1000);
     this.acks = new Batcher((items) => ackBatch(svc.sql, items), 1);
   }
 
@@ -89,6 +103,18 @@ export class Messaging {
         m.id = this.svc.ids.nextRaw();
       }
     }
+  }
+
+  /**
+   * From now on, record each send batch's messages as in flight (under this node's lease owner) before its
+   * statement, and drop them once appended: a node that dies between the two leaves them for another to finish.
+   */
+  trackInFlight(owner: string): void {
+    this.owner = owner;
+  }
+
+  private async inFlight(items: NewMessage[]): Promise<void> {
+    if (this.owner !== undefined) await this.svc.engines.inflight.add(this.owner, items.map((i) => String(i.id)), this.svc.now());
   }
 
   /** Subscribe to wake-ups (once per node). */
@@ -201,6 +227,7 @@ export class Messaging {
     let handed: (string | null)[] = [];
     try {
       handed = await this.svc.engines.mailboxes.append(items);
+      if (this.owner !== undefined) this.landed.push(rawId).catch((err: unknown) => this.svc.log.warn({ err }, "in-flight record not updated"));
     } catch (err) {
       // The message is durable in Postgres: have the mailboxes rebuilt from it rather than fail the send.
       this.svc.log.error({ err, recipients: recipients.length }, "mailbox append failed; rebuilding from Postgres");

@@ -181,19 +181,35 @@ export async function ackBatch(sql: Sql, items: { recipient: string; id: bigint 
 
 export type UnackedRow = MessageRow & { delivery_count: number };
 
-/** A recipient's oldest unacknowledged messages, oldest first (to rebuild a mailbox). */
-export function unacked(sql: Sql, recipient: string, limit: number): Promise<UnackedRow[]> {
-  return sql<UnackedRow[]>`
+/** The unacknowledged deliveries `where` selects, as a mailbox holds them (`d` deliveries, `m` messages). */
+function deliveryRows(sql: Sql, where: ReturnType<Sql>, limit: number): Promise<(UnackedRow & { to_principal: string })[]> {
+  return sql<(UnackedRow & { to_principal: string })[]>`
     select m.id, m.thread_id, m.sender, p.display_name as sender_name, m.recipient, m.body, m.created_at,
            pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
-           pay.explorer_url as pay_explorer, d.delivery_count
+           pay.explorer_url as pay_explorer, d.delivery_count, d.recipient as to_principal
     from deliveries d
     join messages m on m.id = d.message_id
     left join principals p on p.id = m.sender
     left join payments pay on pay.message_id = m.id
-    where d.recipient = ${recipient}
+    where ${where}
     order by d.message_id
     limit ${limit}`;
+}
+
+/** A recipient's oldest unacknowledged messages, oldest first (to rebuild a mailbox). */
+export function unacked(sql: Sql, recipient: string, limit: number): Promise<UnackedRow[]> {
+  return deliveryRows(sql, sql`d.recipient = ${recipient}`, limit);
+}
+
+/**
+ * Of these message ids, the ones committed, and every unacknowledged delivery of them (recipient in
+ * `to_principal`), to finish the appends a dead node left (runtime/messaging/reconcile.ts).
+ */
+export async function committedDeliveries(sql: Sql, ids: string[]): Promise<{ committed: Set<string>; rows: (UnackedRow & { to_principal: string })[] }> {
+  // in this order: the rows are read after the commit of every message found
+  const found = await sql<{ id: bigint }[]>`select id from messages where id = any(${ids}::bigint[])`;
+  const rows = await deliveryRows(sql, sql`d.message_id = any(${ids}::bigint[])`, 1_000_000);
+  return { committed: new Set(found.map((r) => r.id.toString())), rows };
 }
 
 /** Write delivery counts back (never lowering one; an acknowledged delivery has no row left to write). */

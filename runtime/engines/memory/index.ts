@@ -6,11 +6,12 @@ import { MemoryPresence } from "./presence.ts";
 import { MemoryPubSub } from "./pubsub.ts";
 import { MemoryFeed } from "./feed.ts";
 import { MemoryMoments } from "./moments.ts";
-import { MemoryNodes } from "./nodes.ts";
+import { MemoryInFlight, MemoryNodes } from "./nodes.ts";
 
 export function createMemoryEngines(): Engines {
   const pubsub = new MemoryPubSub();
   const moments = new MemoryMoments();
+  const nodes = new MemoryNodes();
   return {
     kind: "memory",
     limits: new MemoryLimits(),
@@ -19,7 +20,8 @@ export function createMemoryEngines(): Engines {
     presence: new MemoryPresence(),
     feed: new MemoryFeed({ moments }),
     moments,
-    nodes: new MemoryNodes(),
+    nodes,
+    inflight: new MemoryInFlight(nodes),
     async ping() {},
     async close() {},
   };

@@ -9,7 +9,7 @@ import { RedisPresence } from "./presence.ts";
 import { RedisPubSub } from "./pubsub.ts";
 import { RedisFeed } from "./feed.ts";
 import { RedisMoments } from "./moments.ts";
-import { RedisNodes } from "./nodes.ts";
+import { RedisInFlight, RedisNodes } from "./nodes.ts";
 import { defineScripts } from "./scripts.ts";
 import { coalesceWrites } from "./coalesce.ts";
 
@@ -50,6 +50,7 @@ export async function createRedisEngines(url: string, prefix: string): Promise<E
     feed: new RedisFeed(redis, keys),
     moments: new RedisMoments(redis, keys),
     nodes: new RedisNodes(redis, keys),
+    inflight: new RedisInFlight(redis, keys),
     async ping() {
       await cmd.ping();
     },

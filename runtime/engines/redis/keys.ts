@@ -22,6 +22,8 @@ export function redisKeys(prefix: string) {
     nodeIds: () => `${prefix}nodes:{n}:ids`,
     /** Node leases: sorted set owner token -> lease expiry ms (same hash tag). */
     nodeLeases: () => `${prefix}nodes:{n}:leases`,
+    /** A node's messages in flight: sorted set raw message id -> when recorded ms (same hash tag). */
+    inflight: (owner: string) => `${prefix}nodes:{n}:inflight:${owner}`,
     /** Mailbox of a principal: stream of unacknowledged messages, layout in scripts/mailboxAppend-n.lua. */
     mailbox: (principal: string) => `${prefix}mb:{${principal}}`,
     /** Mailbox index of a principal: hash of seed state, entry ids and delivery counts (same hash tag). */

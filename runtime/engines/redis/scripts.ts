@@ -23,6 +23,7 @@ export interface ScriptCommands {
   nodeAcquire(ids: string, leases: string, owner: Arg, nowMs: Arg, ttlMs: Arg, start: Arg): Promise<number>;
   nodeRenew(ids: string, leases: string, owner: Arg, id: Arg, nowMs: Arg, ttlMs: Arg): Promise<number>;
   nodeRelease(ids: string, leases: string, owner: Arg, id: Arg): Promise<number>;
+  inflightClaim(leases: string, dead: string, to: string, owner: Arg, nowMs: Arg): Promise<number>;
   presenceConnect(key: string, nowMs: Arg, expiryMs: Arg, connId: Arg, ttlMs: Arg): Promise<number>;
   presenceDisconnect(key: string, nowMs: Arg, connId: Arg): Promise<number>;
   feedPage(numKeys: number, ...keysThenArgs: Arg[]): Promise<(string | number | null)[]>;

@@ -75,3 +75,30 @@ t.test("GET /v1/agents/marketplace?before=abc is a 400, not a 500", async (t) =>
   const ok = await call(node.url, "GET", "/v1/agents/marketplace?before=9223372036854775807", { token: agent.token });
   t.equal(ok.status, 200);
 });
+
+t.test("a NUL in a query parameter is a 400 naming it, not a 500 from Postgres", async (t) => {
+  const node = await startTestNode(t, { engine: "memory" });
+  const agent = await registerAgent(node.url, "q");
+  for (const q of ["%00", "a%00b"]) {
+    const r = await call(node.url, "GET", `/v1/agents/marketplace?q=${q}`, { token: agent.token });
+    t.equal(r.status, 400, `q=${q}`);
+    t.equal(r.body.error, "invalid_request");
+    t.equal(r.body.field, "q");
+  }
+  const surrogate = await call(node.url, "GET", "/v1/agents/marketplace?q=%ED%A0%80", { token: agent.token });
+  t.equal(surrogate.status, 200, "an undecodable escape is read as U+FFFD");
+});
+
+t.test("a NUL in a path parameter is a 404, not a 500 from Postgres", async (t) => {
+  const node = await startTestNode(t, { engine: "memory" });
+  const agent = await registerAgent(node.url, "owner");
+  const g = await call(node.url, "POST", "/v1/groups", { token: agent.token, json: { name: "g" } });
+  t.equal(g.status, 201);
+  for (const member of ["%00", "x%00", `${agent.id}%00`]) {
+    const r = await call(node.url, "DELETE", `/v1/groups/${g.body.group.id}/members/${member}`, { token: agent.token });
+    t.equal(r.status, 404, member);
+    t.equal(r.body.error, "not_found");
+  }
+  const self = await call(node.url, "GET", `/v1/agents/${agent.id}%00`, { token: agent.token });
+  t.equal(self.status, 404);
+});

@@ -17,7 +17,7 @@ import { write } from "./respond.ts";
 import { sendStream } from "./send-stream.ts";
 import type { Ctx, Method, Reply, Route } from "./route.ts";
 import type { Router } from "./router.ts";
-import { parseJson, parseWith } from "./validate.ts";
+import { parseJson, parseQueryString, parseWith } from "./validate.ts";
 
 export interface HttpState {
   draining: boolean;
@@ -218,7 +218,7 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
     let body: unknown;
     if (route.body && raw) body = parseWith(route.body, parseJson(raw), "body");
     let query: unknown;
-    if (route.query) query = parseWith(route.query, Object.fromEntries(new URLSearchParams(rawQuery)), "query");
+    if (route.query) query = parseWith(route.query, parseQueryString(rawQuery), "query");
     if (route.limit && !perIp) await svc.limiter.enforce(route.limit, principal!.id, ex.ip, replyHeaders);
     const ctx = new RequestCtx(ex, params, query, body, headers, principal!, svc, replyHeaders);
     const reply = await route.handle(ctx);

@@ -66,11 +66,15 @@ function matchSegments(pattern: string[], parts: string[]): Record<string, strin
     const v = parts[i]!;
     if (p.startsWith(":")) {
       if (v === "") return null;
+      let value: string;
       try {
-        params[p.slice(1)] = decodeURIComponent(v);
+        value = decodeURIComponent(v);
       } catch {
         return null;
       }
+      // No id holds U+0000 (and Postgres text cannot): nothing such a path could name exists.
+      if (value.includes("\u0000")) return null;
+      params[p.slice(1)] = value;
     } else if (p !== v) {
       return null;
     }

@@ -17,6 +17,17 @@ function fail(field: string, message: string, issues: { field: string; message: 
   throw new ApiError("invalid_request", message, { field, issues });
 }
 
+/** A query string as an object of its parameters (the last of a repeated one wins); a NUL in a value is refused. */
+export function parseQueryString(raw: string): Record<string, string> {
+  const query = Object.fromEntries(new URLSearchParams(raw));
+  for (const [field, value] of Object.entries(query)) {
+    if (value.includes("\u0000")) {
+      throw new ApiError("invalid_request", `${field}: must not contain the NUL character`, { field, issues: [{ field, message: "must not contain the NUL character" }] });
+    }
+  }
+  return query;
+}
+
 /** Deepest nesting a JSON body may have (no request needs more than a few levels). */
 export const MAX_JSON_DEPTH = 32;
 

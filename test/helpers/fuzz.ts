@@ -85,10 +85,21 @@ function plausibleString(pool: readonly string[]): fc.Arbitrary<string> {
   return fc.constantFrom(...pool, ...words);
 }
 
+/** A plausible string with one troublesome code unit before, inside or after it: what gets past a loose check. */
+function nearMiss(pool: readonly string[]): fc.Arbitrary<string> {
+  return fc
+    .tuple(plausibleString(pool), fc.constantFrom("\u0000", "\ud800", "\udfff", " ", "%", "\\", "_", "'"), fc.nat())
+    .map(([s, c, at]) => {
+      const i = at % (s.length + 1);
+      return s.slice(0, i) + c + s.slice(i);
+    });
+}
+
 /** Any JSON value, hostile at the leaves, up to a few levels deep. */
 export function hostileJson(pool: readonly string[]): fc.Arbitrary<unknown> {
   const leaf: fc.Arbitrary<unknown> = fc.oneof(
     { weight: 3, arbitrary: hostileString },
+    { weight: 2, arbitrary: nearMiss(pool) },
     { weight: 2, arbitrary: plausibleString(pool) },
     { weight: 2, arbitrary: hostileNumber },
     { weight: 1, arbitrary: fc.boolean() },
@@ -168,6 +179,7 @@ export function bodyText(fields: readonly string[], pool: readonly string[]): fc
 function queryValue(pool: readonly string[]): fc.Arbitrary<string> {
   return fc.oneof(
     { weight: 3, arbitrary: plausibleString(pool) },
+    { weight: 2, arbitrary: nearMiss(pool) },
     { weight: 3, arbitrary: hostileString },
     { weight: 1, arbitrary: fc.constantFrom(...rawNumbers, "NaN", "Infinity", "-Infinity", " 5", "0x10", "1_000", "", "9".repeat(25)) },
   );
@@ -175,8 +187,9 @@ function queryValue(pool: readonly string[]): fc.Arbitrary<string> {
 
 /** A decoded query: the schema's own parameters (present or not) and a stray one now and then. */
 export function queryObject(fields: readonly string[], pool: readonly string[]): fc.Arbitrary<Record<string, string>> {
-  const named = fc.tuple(...fields.map((f) => fc.option(queryValue(pool).map((v) => [f, v] as const), { nil: undefined })));
-  return fc.tuple(named, fc.dictionary(hostileString, queryValue(pool), { maxKeys: 2 })).map(([pairs, more]) => {
+  // Each parameter absent half the time, so that a bad value in one is often the only one (and reaches the handler).
+  const named = fc.tuple(...fields.map((f) => fc.option(queryValue(pool).map((v) => [f, v] as const), { nil: undefined, freq: 2 })));
+  return fc.tuple(named, fc.dictionary(hostileString, queryValue(pool), { maxKeys: 1 })).map(([pairs, more]) => {
     const q: Record<string, string> = { ...more };
     for (const p of pairs) if (p) q[p[0]] = p[1];
     return q;

@@ -11,7 +11,7 @@ import { signInWithWallet } from "./helpers/humans.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { befriend, post } from "./helpers/social.ts";
 
-const RUNS = 200;
+const RUNS = Number(process.env["FLOCK_FUZZ_RUNS"] ?? 200);
 /** Requests in flight at once per route. */
 const CONCURRENCY = 8;
 /** The longest any answer may take: a long poll waits at most 30 s, but every fuzzed principal has a message waiting. */

@@ -1,0 +1,156 @@
+// The faults, and one fault's run: fresh agents, traffic for a few seconds, the fault, traffic through recovery,
+// then no more sends and a drain (every 201'd message delivered and acked, or 10 s past its 201: stuck).
+import { setTimeout as sleep } from "node:timers/promises";
+import postgres from "postgres";
+import type { FlockNode, PrivatePostgres, PrivateRedis } from "./servers.ts";
+import { type Durable, type FaultResult, judge, type Phases, Tracker } from "./tracker.ts";
+import { type Actor, type Agent, register, startPoller, startSender, startWsReceiver } from "./traffic.ts";
+
+export interface Cluster {
+  redis: PrivateRedis;
+  pg: PrivatePostgres;
+  /** Every sender talks to this node. */
+  sending: FlockNode;
+  /** Every receiver (long poll and WebSocket) talks to this node. */
+  receiving: FlockNode;
+}
+
+export interface Fault {
+  name: string;
+  description: string;
+  /** Injects the fault, undoes it, and resolves when the harness has undone it. */
+  run(c: Cluster): Promise<void>;
+}
+
+async function restart(node: FlockNode, sig: NodeJS.Signals): Promise<void> {
+  await node.signal(sig);
+  await node.start();
+}
+
+/** A crash is a race with what the node was doing: a few of them per run give the race a few chances. */
+const KILLS = 3;
+
+async function killRepeatedly(node: FlockNode): Promise<void> {
+  for (let i = 0; i < KILLS; i++) {
+    if (i > 0) await sleep(2_000);
+    await restart(node, "SIGKILL");
+  }
+}
+
+export const FAULTS: Fault[] = [
+  {
+    name: "kill-receiver",
+    description: `kill -9 of the receiving node, restarted at once (${KILLS} times, 2 s apart)`,
+    run: (c) => killRepeatedly(c.receiving),
+  },
+  {
+    name: "kill-sender",
+    description: `kill -9 of the sending node, restarted at once (${KILLS} times, 2 s apart)`,
+    run: (c) => killRepeatedly(c.sending),
+  },
+  {
+    name: "redis-empty",
+    description: "Redis killed (-9), down 3 s, restarted empty",
+    async run(c) {
+      await c.redis.kill9();
+      await sleep(3_000);
+      await c.redis.startProcess();
+    },
+  },
+  {
+    name: "flushall",
+    description: "FLUSHALL of Redis",
+    run: (c) => c.redis.flushall(),
+  },
+  {
+    name: "postgres-stop",
+    description: "Postgres stopped (-m immediate) for 10 s, started again",
+    async run(c) {
+      await c.pg.stopImmediate();
+      await sleep(10_000);
+      await c.pg.startServer();
+    },
+  },
+  {
+    name: "sigterm-receiver",
+    description: "SIGTERM of the receiving node (graceful), restarted",
+    run: (c) => restart(c.receiving, "SIGTERM"),
+  },
+  {
+    name: "sigterm-sender",
+    description: "SIGTERM of the sending node (graceful), restarted",
+    run: (c) => restart(c.sending, "SIGTERM"),
+  },
+];
+
+export interface RunOptions {
+  pairs: number;
+  /** Sends per second per sender. */
+  perSecond: number;
+  warmupMs: number;
+  afterMs: number;
+  log: (line: string) => void;
+}
+
+/** Brings the cluster back to health before a fault: servers up, both nodes running and ready. */
+export async function ensureHealthy(c: Cluster, timeoutMs = 30_000): Promise<void> {
+  if (!(await c.redis.ping().catch(() => false))) await c.redis.startProcess();
+  for (const node of [c.sending, c.receiving]) if (!node.alive) await node.start();
+  const deadline = Date.now() + timeoutMs;
+  for (const node of [c.sending, c.receiving]) {
+    for (;;) {
+      const r = await fetch(`${node.url}/readyz`, { signal: AbortSignal.timeout(3000) }).catch(() => undefined);
+      await r?.arrayBuffer();
+      if (r?.status === 200) break;
+      if (Date.now() > deadline) throw new Error(`node ${node.name} not ready within ${timeoutMs} ms`);
+      await sleep(100);
+    }
+  }
+}
+
+export async function runFault(c: Cluster, fault: Fault, o: RunOptions): Promise<FaultResult> {
+  await ensureHealthy(c);
+  const t = new Tracker(fault.name);
+  const senders: Agent[] = [];
+  const receivers: Agent[] = [];
+  for (let i = 0; i < o.pairs; i++) {
+    senders.push(await register(c.sending.url, `chaos-${fault.name}-s${i}`));
+    receivers.push(await register(c.receiving.url, `chaos-${fault.name}-r${i}`));
+  }
+  // half the receivers long poll, half use the WebSocket; receivers first, so nothing waits for them
+  const actors: Actor[] = receivers.map((r, i) =>
+    i % 2 === 0 ? startPoller(t, c.receiving.url, r) : startWsReceiver(t, c.receiving.url, r),
+  );
+  const sendersRunning = senders.map((s, i) => startSender(t, c.sending.url, s, receivers[i]!, i, o.perSecond));
+  await sleep(o.warmupMs);
+
+  const injectAt = Date.now();
+  o.log(`  ${fault.name}: injecting (${fault.description})`);
+  await fault.run(c);
+  const phases: Phases = { injectAt, endAt: Date.now() };
+  o.log(`  ${fault.name}: undone after ${((phases.endAt - injectAt) / 1000).toFixed(1)} s; traffic goes on`);
+  await sleep(o.afterMs);
+
+  await Promise.all(sendersRunning.map((s) => s.stop()));
+  const drainStart = Date.now();
+  while (!t.drained(Date.now())) await sleep(100);
+  await sleep(1_000); // a moment more for late redeliveries to show
+  o.log(`  ${fault.name}: drained in ${((Date.now() - drainStart) / 1000).toFixed(1)} s`);
+  await Promise.all(actors.map((a) => a.stop()));
+
+  return judge(t, fault.description, phases, await durable(c.pg.url, fault.name, receivers));
+}
+
+/** What Postgres holds for this fault's messages: which were committed, and which it still counts as unacked. */
+async function durable(url: string, fault: string, receivers: Agent[]): Promise<Durable> {
+  const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+  try {
+    const bodies = await sql<{ body: string }[]>`select body from messages where body like ${`chaos ${fault} %`}`;
+    const ids = receivers.map((r) => r.id);
+    const rows = await sql<{ id: string }[]>`
+      select message_id::text as id from deliveries where recipient = any(${ids}::text[])`;
+    return { committed: new Set(bodies.map((r) => r.body)), unacked: new Set(rows.map((r) => r.id)) };
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}

@@ -1,0 +1,195 @@
+// `npm run chaos`: a private Redis, a private Postgres cluster and two Flock nodes on ports of their own, traffic
+// by long poll and WebSocket with acks, and one fault after another. Prints a table per fault and ends with
+// "chaos: N faults, N failed" (exit code 1 when any failed).
+//
+//   npm run chaos                          every fault
+//   npm run chaos -- --only redis-empty    one fault (or several, comma-separated)
+//   npm run chaos -- --list                the faults' names
+//   options: --pairs N (sender/receiver pairs, default 8), --rate N (sends per second per sender, default 10),
+//            --logs DIR (keep the nodes' logs there; otherwise they go with the temp dirs)
+import { mkdirSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { type Cluster, FAULTS, runFault } from "./faults.ts";
+import { cleanupAll, FlockNode, freePort, makeTempDir, PrivatePostgres, PrivateRedis } from "./servers.ts";
+import type { FaultResult } from "./tracker.ts";
+
+const RUN_LIMIT_MS = 7 * 60_000;
+
+const { values } = parseArgs({
+  options: {
+    only: { type: "string" },
+    list: { type: "boolean", default: false },
+    pairs: { type: "string", default: "8" },
+    rate: { type: "string", default: "10" },
+    logs: { type: "string" },
+  },
+});
+
+const log = (line: string) => process.stdout.write(`${line}\n`);
+
+function pickFaults() {
+  if (!values.only) return FAULTS;
+  const names = values.only.split(",").map((s) => s.trim()).filter(Boolean);
+  const unknown = names.filter((n) => !FAULTS.some((f) => f.name === n));
+  if (unknown.length) {
+    process.stderr.write(`chaos: unknown fault(s) ${unknown.join(", ")}; known: ${FAULTS.map((f) => f.name).join(", ")}\n`);
+    process.exit(2);
+  }
+  return FAULTS.filter((f) => names.includes(f.name));
+}
+
+function table(r: FaultResult): string {
+  const rows: [string, string][] = [
+    ["sent", String(r.sent)],
+    ["201", String(r.created)],
+    ["delivered", String(r.delivered)],
+    ["lost", String(r.lost)],
+    ["delivered again after an ack", String(r.afterAck)],
+    ["acked, but not in Postgres", `${r.ackNotDurable} (delivered again once a mailbox is rebuilt)`],
+    ["stuck after 10 s", String(r.stuck)],
+    ["time to recover", r.recoverSeconds === null ? "never" : `${r.recoverSeconds.toFixed(2)} s`],
+    ["fault lasted", `${r.faultSeconds.toFixed(1)} s`],
+    ["5xx other than 503", String(r.bad5xx)],
+    ["requests hanging past 5 s", String(r.hangs)],
+    ["redelivered (before any ack)", String(r.redelivered)],
+    ["no 201, yet committed", String(r.no201Committed)],
+    ["no 201, yet delivered", `${r.no201Delivered} (a client retrying these makes duplicates)`],
+  ];
+  const w = Math.max(...rows.map(([k]) => k.length));
+  const lines = [`== ${r.name}: ${r.description}`];
+  for (const [k, v] of rows) lines.push(`   ${k.padEnd(w)}  ${v}`);
+  lines.push(`   statuses during the fault:`);
+  for (const chunk of wrap(r.statuses || "(none)", 100)) lines.push(`     ${chunk}`);
+  for (const x of r.worst) lines.push(`   ${x}`);
+  lines.push(`   => ${r.failures.length ? `FAIL: ${r.failures.join("; ")}` : "pass"}`);
+  return lines.join("\n");
+}
+
+function wrap(s: string, width: number): string[] {
+  const out: string[] = [];
+  let line = "";
+  for (const part of s.split(", ")) {
+    const next = line ? `${line}, ${part}` : part;
+    if (next.length > width && line) {
+      out.push(`${line},`);
+      line = part;
+    } else line = next;
+  }
+  if (line) out.push(line);
+  return out;
+}
+
+function summary(results: FaultResult[]): string {
+  const head = ["fault", "sent", "201", "deliv", "lost", "again", "!durable", "stuck", "recover", "5xx", "hang", "verdict"];
+  const rows = results.map((r) => [
+    r.name,
+    String(r.sent),
+    String(r.created),
+    String(r.delivered),
+    String(r.lost),
+    String(r.afterAck),
+    String(r.ackNotDurable),
+    String(r.stuck),
+    r.recoverSeconds === null ? "never" : `${r.recoverSeconds.toFixed(2)}s`,
+    String(r.bad5xx),
+    String(r.hangs),
+    r.failures.length ? "FAIL" : "pass",
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const fmt = (row: string[]) => row.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
+  return [fmt(head), ...rows.map(fmt)].join("\n");
+}
+
+async function main(): Promise<number> {
+  if (values.list) {
+    for (const f of FAULTS) log(`${f.name.padEnd(18)} ${f.description}`);
+    return 0;
+  }
+  const faults = pickFaults();
+  const watchdog = setTimeout(() => {
+    process.stderr.write(`chaos: gave up after ${RUN_LIMIT_MS / 60_000} minutes\n`);
+    cleanupAll();
+    process.exit(1);
+  }, RUN_LIMIT_MS);
+  watchdog.unref();
+  const started = Date.now();
+
+  log("chaos: starting a private Redis, a private Postgres cluster and two Flock nodes");
+  const [redis, pg] = await Promise.all([PrivateRedis.start(), PrivatePostgres.start()]);
+  let logDir: string;
+  if (values.logs) {
+    logDir = values.logs;
+    mkdirSync(logDir, { recursive: true });
+  } else logDir = makeTempDir("logs");
+  const env = { DATABASE_URL: pg.url, REDIS_URL: redis.url };
+  const sending = new FlockNode("sending", await freePort(), env, logDir);
+  const receiving = new FlockNode("receiving", await freePort(), env, logDir);
+  // one after the other: the first applies the migrations
+  await sending.start();
+  await receiving.start();
+  const cluster: Cluster = { redis, pg, sending, receiving };
+  log(
+    `chaos: redis ${redis.port}, postgres ${pg.port}, sending node ${sending.port}, receiving node ${receiving.port}` +
+      ` (${((Date.now() - started) / 1000).toFixed(1)} s); ${values.pairs} pairs at ${values.rate}/s each`,
+  );
+
+  const results: FaultResult[] = [];
+  for (const fault of faults) {
+    const t0 = Date.now();
+    log(`\nchaos: ${fault.name}`);
+    let result: FaultResult;
+    try {
+      result = await runFault(cluster, fault, {
+        pairs: Number(values.pairs),
+        perSecond: Number(values.rate),
+        warmupMs: 4_000,
+        afterMs: 6_000,
+        log,
+      });
+    } catch (err) {
+      log(`  ${fault.name}: the harness could not run it: ${(err as Error).message}`);
+      result = {
+        name: fault.name,
+        description: fault.description,
+        sent: 0,
+        created: 0,
+        delivered: 0,
+        lost: 0,
+        afterAck: 0,
+        ackNotDurable: 0,
+        stuck: 0,
+        recoverSeconds: null,
+        faultSeconds: 0,
+        statuses: "",
+        bad5xx: 0,
+        hangs: 0,
+        redelivered: 0,
+        no201Committed: 0,
+        no201Delivered: 0,
+        failures: [`did not run: ${(err as Error).message.split("\n")[0]}`],
+        worst: [],
+      };
+    }
+    log(table(result));
+    log(`   (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+    results.push(result);
+  }
+
+  const failed = results.filter((r) => r.failures.length > 0).length;
+  log(`\n${summary(results)}`);
+  if (values.logs) log(`node logs: ${logDir}`);
+  log(`chaos: ${results.length} faults, ${failed} failed (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+  return failed > 0 ? 1 : 0;
+}
+
+main().then(
+  (code) => {
+    cleanupAll();
+    process.exit(code);
+  },
+  (err: unknown) => {
+    process.stderr.write(`chaos: ${(err as Error).stack ?? String(err)}\n`);
+    cleanupAll();
+    process.exit(1);
+  },
+);

@@ -1,0 +1,218 @@
+// What the chaos traffic saw, per message and per request, and the figures a fault is judged on.
+//
+// Messages are keyed by their body (a unique tag), so a send that got no 201 (timed out, 503, connection lost) is
+// still recognised when it is delivered later. Ordering for "delivered again after an ack" is strict, to rule out
+// false positives: a delivery counts only when the fetch that brought it (a long poll, or a WebSocket connection)
+// STARTED after the ack's confirmation (204, or the ack frame's reply) had ARRIVED.
+
+export const HANG_MS = 5_000;
+export const STUCK_MS = 10_000;
+
+export interface Delivery {
+  at: number;
+  /** When the long poll was sent, or the WebSocket connection opened (its upgrade request). */
+  fetchStartedAt: number;
+  via: "poll" | "ws";
+}
+
+export interface MessageRecord {
+  tag: string;
+  to: string;
+  sentAt: number;
+  answeredAt?: number;
+  status?: string;
+  id?: string;
+  deliveries: Delivery[];
+  ackConfirmedAt?: number;
+  /** Deliveries whose fetch started after the ack's confirmation. */
+  afterAck: number;
+}
+
+export interface RequestRecord {
+  kind: string;
+  startedAt: number;
+  endedAt: number;
+  status: string;
+  /** How long it may legitimately take (a long poll's wait); longer than that plus HANG_MS is a hang. */
+  allowanceMs: number;
+}
+
+export class Tracker {
+  readonly messages = new Map<string, MessageRecord>();
+  readonly requests: RequestRecord[] = [];
+  /** Deliveries of bodies this fault never sent (another fault's leftovers): ignored, but counted. */
+  foreign = 0;
+
+  constructor(readonly fault: string) {}
+
+  newTag(sender: number, seq: number): string {
+    return `chaos ${this.fault} s${sender} #${seq}`;
+  }
+
+  sent(tag: string, to: string, at: number): MessageRecord {
+    const rec: MessageRecord = { tag, to, sentAt: at, deliveries: [], afterAck: 0 };
+    this.messages.set(tag, rec);
+    return rec;
+  }
+
+  request(kind: string, startedAt: number, status: string, allowanceMs = 0): void {
+    this.requests.push({ kind, startedAt, endedAt: Date.now(), status, allowanceMs });
+  }
+
+  delivered(body: string, d: Delivery): MessageRecord | undefined {
+    const rec = this.messages.get(body);
+    if (!rec) {
+      this.foreign++;
+      return undefined;
+    }
+    rec.deliveries.push(d);
+    if (rec.ackConfirmedAt !== undefined && d.fetchStartedAt > rec.ackConfirmedAt) rec.afterAck++;
+    return rec;
+  }
+
+  ackConfirmed(rec: MessageRecord, at: number): void {
+    if (rec.ackConfirmedAt === undefined) rec.ackConfirmedAt = at;
+  }
+
+  /** Every 201'd message acked, or past its stuck deadline. */
+  drained(now: number): boolean {
+    for (const rec of this.messages.values()) {
+      if (rec.status === undefined) return false; // still in flight
+      if (rec.status !== "201" || rec.ackConfirmedAt !== undefined) continue;
+      if (now < (rec.answeredAt ?? rec.sentAt) + STUCK_MS + 500) return false;
+    }
+    return true;
+  }
+}
+
+export interface Phases {
+  /** When the fault was injected. */
+  injectAt: number;
+  /** When the harness had undone it (backend answering again, restarted node answering /healthz). */
+  endAt: number;
+}
+
+export interface FaultResult {
+  name: string;
+  description: string;
+  sent: number;
+  created: number;
+  delivered: number;
+  lost: number;
+  afterAck: number;
+  ackNotDurable: number;
+  stuck: number;
+  /** Seconds from the fault's end to the first delivery of a message sent after it; null if none. */
+  recoverSeconds: number | null;
+  faultSeconds: number;
+  statuses: string;
+  bad5xx: number;
+  hangs: number;
+  redelivered: number;
+  no201Delivered: number;
+  no201Committed: number;
+  failures: string[];
+  worst: string[];
+}
+
+/** Judges one fault from what the tracker saw and the bodies Postgres holds (committed messages). */
+export interface Durable {
+  /** Bodies of this fault's messages that Postgres holds (committed, whatever the client was told). */
+  committed: Set<string>;
+  /** Ids (digits) of messages Postgres still counts as unacknowledged (a row in deliveries). */
+  unacked: Set<string>;
+}
+
+export function judge(t: Tracker, description: string, phases: Phases, pg: Durable): FaultResult {
+  const committed = pg.committed;
+  const msgs = [...t.messages.values()];
+  const created = msgs.filter((m) => m.status === "201");
+  const delivered = created.filter((m) => m.deliveries.length > 0);
+  // never delivered, and not in Postgres either: the 201 promised something that is gone
+  const lost = created.filter((m) => m.deliveries.length === 0 && !committed.has(m.tag));
+  // committed, but not delivered within 10 s of the 201 (late, or still waiting)
+  const stuck = created.filter((m) => {
+    const first = m.deliveries[0]?.at;
+    const deadline = (m.answeredAt ?? m.sentAt) + STUCK_MS;
+    return first === undefined ? committed.has(m.tag) : first > deadline;
+  });
+  const afterAck = msgs.reduce((n, m) => n + m.afterAck, 0);
+  // acked (confirmed), yet Postgres still holds it as unacknowledged: a mailbox rebuilt from Postgres hands it
+  // out again, so this is a delivery after an ack waiting to happen
+  const ackNotDurable = msgs.filter(
+    (m) => m.ackConfirmedAt !== undefined && m.id !== undefined && pg.unacked.has(m.id.replace(/^msg_/, "")),
+  ).length;
+  const redelivered = msgs.filter((m) => m.deliveries.length > 1).length;
+  const noCreated = msgs.filter((m) => m.status !== "201");
+  const no201Delivered = noCreated.filter((m) => m.deliveries.length > 0).length;
+  const no201Committed = noCreated.filter((m) => committed.has(m.tag)).length;
+
+  const after = created.filter((m) => m.sentAt >= phases.endAt && m.deliveries.length > 0);
+  const firstBack = after.length > 0 ? Math.min(...after.map((m) => m.deliveries[0]!.at)) : undefined;
+  const recoverSeconds = firstBack === undefined ? null : (firstBack - phases.endAt) / 1000;
+
+  // statuses of requests under way at any moment from the injection to recovery (at least 2 s past the fault's end)
+  const windowEnd = Math.max(firstBack ?? Date.now(), phases.endAt + 2_000);
+  const hist = new Map<string, number>();
+  for (const r of t.requests) {
+    if (r.endedAt < phases.injectAt || r.startedAt > windowEnd) continue;
+    const k = `${r.kind} ${r.status}`;
+    hist.set(k, (hist.get(k) ?? 0) + 1);
+  }
+  const statuses = [...hist.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, n]) => `${k}×${n}`)
+    .join(", ");
+
+  const is5xx = (s: string) => /^5\d\d$/.test(s) && s !== "503";
+  const bad = t.requests.filter((r) => is5xx(r.status) || r.status === "ws-internal");
+  const hangs = t.requests.filter((r) => r.status === "timeout" || r.endedAt - r.startedAt > r.allowanceMs + HANG_MS);
+
+  const failures: string[] = [];
+  if (lost.length) failures.push(`lost ${lost.length}`);
+  if (afterAck) failures.push(`delivered again after ack ${afterAck}`);
+  if (ackNotDurable) failures.push(`acked but not in Postgres ${ackNotDurable} (delivered again after a mailbox rebuild)`);
+  if (stuck.length) failures.push(`stuck ${stuck.length}`);
+  if (bad.length) failures.push(`5xx other than 503: ${bad.length}`);
+  if (hangs.length) failures.push(`hangs past 5 s: ${hangs.length}`);
+  if (created.length === 0) failures.push("no send answered 201 at all");
+
+  const worst: string[] = [];
+  const badKinds = new Map<string, number>();
+  for (const r of bad) badKinds.set(`${r.kind} ${r.status}`, (badKinds.get(`${r.kind} ${r.status}`) ?? 0) + 1);
+  for (const [k, n] of badKinds) worst.push(`5xx: ${k}×${n}`);
+  const longest = hangs.reduce((m, r) => Math.max(m, r.endedAt - r.startedAt - r.allowanceMs), 0);
+  if (hangs.length) worst.push(`longest hang: ${(longest / 1000).toFixed(1)} s past its allowance (${kinds(hangs)})`);
+  if (stuck.length) {
+    const still = stuck.filter((m) => m.deliveries.length === 0).length;
+    worst.push(`stuck: ${still} never delivered (committed in Postgres), ${stuck.length - still} delivered late`);
+  }
+
+  return {
+    name: t.fault,
+    description,
+    sent: msgs.length,
+    created: created.length,
+    delivered: delivered.length,
+    lost: lost.length,
+    afterAck,
+    ackNotDurable,
+    stuck: stuck.length,
+    recoverSeconds,
+    faultSeconds: (phases.endAt - phases.injectAt) / 1000,
+    statuses,
+    bad5xx: bad.length,
+    hangs: hangs.length,
+    redelivered,
+    no201Delivered,
+    no201Committed,
+    failures,
+    worst,
+  };
+}
+
+function kinds(rs: RequestRecord[]): string {
+  const m = new Map<string, number>();
+  for (const r of rs) m.set(r.kind, (m.get(r.kind) ?? 0) + 1);
+  return [...m.entries()].map(([k, n]) => `${k}×${n}`).join(", ");
+}

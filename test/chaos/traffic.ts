@@ -1,0 +1,285 @@
+// The chaos traffic: agents registered over HTTP, senders posting direct messages at a bounded rate, and
+// receivers taking them by long poll (POST ack) or WebSocket (ack frames with a `ref`, so the ack is confirmed).
+// Every request has a 5 s budget (a long poll: its wait plus 5 s); every outcome goes to the tracker.
+import { setTimeout as sleep } from "node:timers/promises";
+import WebSocket from "ws";
+import { HANG_MS, type MessageRecord, type Tracker } from "./tracker.ts";
+
+export interface Agent {
+  id: string;
+  token: string;
+}
+
+interface WireMessage {
+  id: string;
+  body: string;
+}
+
+/** What a failed fetch becomes in the statuses: "timeout" (our 5 s budget ran out) or the socket error's code. */
+export function errorStatus(err: unknown): string {
+  const e = err as { name?: string; cause?: { code?: string; name?: string }; code?: string };
+  if (e?.name === "TimeoutError" || e?.name === "AbortError") return "timeout";
+  const code = e?.cause?.code ?? e?.code ?? e?.cause?.name ?? e?.name ?? "error";
+  return code;
+}
+
+export async function register(url: string, name: string): Promise<Agent> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const r = await fetch(`${url}/v1/agents/register`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ display_name: name }),
+        signal: AbortSignal.timeout(HANG_MS),
+      });
+      const body = (await r.json()) as { agent?: { id: string }; token?: string };
+      if (r.status === 201 && body.agent && body.token) return { id: body.agent.id, token: body.token };
+      if (attempt >= 20) throw new Error(`register answered ${r.status}: ${JSON.stringify(body)}`);
+    } catch (err) {
+      if (attempt >= 20) throw err;
+    }
+    await sleep(250);
+  }
+}
+
+/** Something that runs until stopped. */
+export interface Actor {
+  stop(): Promise<void>;
+}
+
+/**
+ * One sender: `perSecond` sends to `to`, paced by a timer (not by answers, so a hanging node does not slow the
+ * offered load), at most `maxInFlight` at once.
+ */
+export function startSender(
+  t: Tracker,
+  url: string,
+  from: Agent,
+  to: Agent,
+  index: number,
+  perSecond: number,
+  maxInFlight = 20,
+): Actor {
+  let seq = 0;
+  let inFlight = 0;
+  const running = new Set<Promise<void>>();
+  const sendOne = async () => {
+    const tag = t.newTag(index, seq++);
+    const startedAt = Date.now();
+    const rec = t.sent(tag, to.id, startedAt);
+    let status: string;
+    try {
+      const r = await fetch(`${url}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${from.token}` },
+        body: JSON.stringify({ to: to.id, body: tag }),
+        signal: AbortSignal.timeout(HANG_MS),
+      });
+      status = String(r.status);
+      const text = await r.text();
+      if (r.status === 201) rec.id = (JSON.parse(text) as { id: string }).id;
+    } catch (err) {
+      status = errorStatus(err);
+    }
+    rec.answeredAt = Date.now();
+    rec.status = status;
+    t.request("send", startedAt, status);
+  };
+  const timer = setInterval(() => {
+    if (inFlight >= maxInFlight) return;
+    inFlight++;
+    const p = sendOne().finally(() => {
+      inFlight--;
+      running.delete(p);
+    });
+    running.add(p);
+  }, 1000 / perSecond);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await Promise.all([...running]);
+    },
+  };
+}
+
+const POLL_WAIT_S = 2;
+
+/** A long-poll receiver: GET /v1/messages/pending, then POST every ack; retries on errors with a small backoff. */
+export function startPoller(t: Tracker, url: string, me: Agent): Actor {
+  const stop = new AbortController();
+  const auth = { authorization: `Bearer ${me.token}` };
+  const loop = async () => {
+    let failures = 0;
+    while (!stop.signal.aborted) {
+      const startedAt = Date.now();
+      let messages: WireMessage[] | undefined;
+      try {
+        const r = await fetch(`${url}/v1/messages/pending?timeout=${POLL_WAIT_S}&limit=100`, {
+          headers: auth,
+          signal: AbortSignal.any([AbortSignal.timeout(POLL_WAIT_S * 1000 + HANG_MS), stop.signal]),
+        });
+        const text = await r.text();
+        t.request("poll", startedAt, String(r.status), POLL_WAIT_S * 1000);
+        if (r.status === 200) messages = (JSON.parse(text) as { messages: WireMessage[] }).messages;
+      } catch (err) {
+        if (stop.signal.aborted) return;
+        t.request("poll", startedAt, errorStatus(err), POLL_WAIT_S * 1000);
+      }
+      if (!messages) {
+        await sleep(Math.min(1000, 100 * 2 ** failures++));
+        continue;
+      }
+      failures = 0;
+      const at = Date.now();
+      const acks: Promise<boolean>[] = [];
+      for (const m of messages) {
+        const rec = t.delivered(m.body, { at, fetchStartedAt: startedAt, via: "poll" });
+        acks.push(ack(m.id, rec));
+      }
+      // the next poll starts only after every ack has answered, so a message handed out again on it was
+      // handed out after its 204
+      const results = await Promise.all(acks);
+      if (results.some((ok) => !ok)) await sleep(200);
+    }
+  };
+  const ack = async (id: string, rec: MessageRecord | undefined): Promise<boolean> => {
+    const startedAt = Date.now();
+    try {
+      const r = await fetch(`${url}/v1/messages/${id}/ack`, {
+        method: "POST",
+        headers: auth,
+        signal: AbortSignal.timeout(HANG_MS),
+      });
+      await r.arrayBuffer();
+      t.request("ack", startedAt, String(r.status));
+      if (r.status === 204 && rec) t.ackConfirmed(rec, Date.now());
+      return r.status === 204;
+    } catch (err) {
+      t.request("ack", startedAt, errorStatus(err));
+      return false;
+    }
+  };
+  const done = loop();
+  return {
+    async stop() {
+      stop.abort();
+      await done;
+    },
+  };
+}
+
+interface Frame {
+  type: string;
+  message?: WireMessage;
+  ref?: string;
+  error?: string;
+}
+
+interface PendingAck {
+  id: string;
+  rec: MessageRecord | undefined;
+  sentAt: number;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * A WebSocket receiver: acks every message with a `ref`, records the confirmation, retries an ack that failed
+ * or got no answer within 5 s, and reconnects (with backoff) whenever the socket closes; the server sends every
+ * unacknowledged message again on connect.
+ */
+export function startWsReceiver(t: Tracker, url: string, me: Agent): Actor {
+  const stop = new AbortController();
+  let refSeq = 0;
+  let current: WebSocket | undefined;
+  const session = (): Promise<boolean> =>
+    new Promise((resolve) => {
+      const startedAt = Date.now();
+      const ws = new WebSocket(`${url.replace(/^http/, "ws")}/v1/ws`, ["flock.json"], {
+        headers: { authorization: `Bearer ${me.token}` },
+        handshakeTimeout: HANG_MS,
+      });
+      current = ws;
+      let ready = false;
+      let opened = false;
+      const pending = new Map<string, PendingAck>();
+      const sendAck = (id: string, rec: MessageRecord | undefined) => {
+        if (ws.readyState !== WebSocket.OPEN) return;
+        const ref = `r${refSeq++}`;
+        const sentAt = Date.now();
+        const timer = setTimeout(() => {
+          // no answer within 5 s on a socket that is still open: a hang; try again
+          if (!pending.delete(ref)) return;
+          t.request("ws-ack", sentAt, "timeout");
+          sendAck(id, rec);
+        }, HANG_MS);
+        pending.set(ref, { id, rec, sentAt, timer });
+        ws.send(JSON.stringify({ type: "ack", id, ref }));
+      };
+      ws.on("upgrade", (res) => {
+        t.request("ws-connect", startedAt, String(res.statusCode));
+        opened = true;
+      });
+      ws.on("unexpected-response", (_req, res) => {
+        t.request("ws-connect", startedAt, String(res.statusCode));
+        opened = true;
+        res.resume();
+        ws.terminate();
+      });
+      ws.on("message", (data) => {
+        let frame: Frame;
+        try {
+          frame = JSON.parse(data.toString()) as Frame;
+        } catch {
+          return;
+        }
+        if (frame.type === "ready") ready = true;
+        else if (frame.type === "message" && frame.message) {
+          const rec = t.delivered(frame.message.body, { at: Date.now(), fetchStartedAt: startedAt, via: "ws" });
+          sendAck(frame.message.id, rec);
+        } else if (frame.type === "ack" && frame.ref) {
+          const p = pending.get(frame.ref);
+          if (!p) return;
+          pending.delete(frame.ref);
+          clearTimeout(p.timer);
+          t.request("ws-ack", p.sentAt, "ok");
+          if (p.rec) t.ackConfirmed(p.rec, Date.now());
+        } else if (frame.type === "error") {
+          const p = frame.ref ? pending.get(frame.ref) : undefined;
+          t.request(p ? "ws-ack" : "ws-frame", p?.sentAt ?? Date.now(), `ws-${frame.error ?? "error"}`);
+          if (!p || !frame.ref) return;
+          pending.delete(frame.ref);
+          clearTimeout(p.timer);
+          setTimeout(() => sendAck(p.id, p.rec), 250);
+        }
+      });
+      const finish = (why: string) => {
+        for (const p of pending.values()) clearTimeout(p.timer);
+        pending.clear();
+        if (!opened) t.request("ws-connect", startedAt, why);
+        opened = true;
+        resolve(ready);
+      };
+      ws.on("close", (code) => finish(`close-${code}`));
+      ws.on("error", (err) => {
+        if (!opened) t.request("ws-connect", startedAt, errorStatus(err));
+        opened = true;
+      });
+    });
+  const loop = async () => {
+    let failures = 0;
+    while (!stop.signal.aborted) {
+      const wasReady = await session();
+      if (stop.signal.aborted) return;
+      failures = wasReady ? 0 : failures + 1;
+      await sleep(Math.min(1000, 100 * 2 ** failures));
+    }
+  };
+  const done = loop();
+  return {
+    async stop() {
+      stop.abort();
+      current?.terminate();
+      await done;
+    },
+  };
+}

@@ -2,6 +2,7 @@
 // routes, the uWS app; and takes it down again gracefully.
 import { allRoutes } from "../handlers/index.ts";
 import { Authenticator } from "./auth.ts";
+import { Circuits } from "./circuit.ts";
 import type { Config } from "./config.ts";
 import { connectSql, type Sql } from "./db/client.ts";
 import { type EmbeddedPostgres, startEmbeddedPostgres } from "./db/embedded.ts";
@@ -98,7 +99,12 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
       now,
     );
     await limiter.start();
-    const svc: Services = { config, log, sql, engines, ids: new IdGenerator(nodeId), auth, limiter, now };
+    const circuits = new Circuits(
+      { postgres: () => sql`select 1`, ...(engines.kind === "redis" ? { redis: () => engines.ping() } : {}) },
+      log,
+    );
+    cleanups.push(async () => circuits.stop());
+    const svc: Services = { config, log, sql, engines, ids: new IdGenerator(nodeId), auth, limiter, now, circuits };
     lease.start(svc.ids);
     // sends record what they have in flight; every node finishes the appends of nodes that died (after the lease)
     messaging(svc).trackInFlight(lease.owner);

@@ -1,5 +1,6 @@
 // What handlers may use: the shared services of one node.
 import type { Authenticator } from "./auth.ts";
+import type { Circuits } from "./circuit.ts";
 import type { Config } from "./config.ts";
 import type { Sql } from "./db/client.ts";
 import type { Engines } from "./engines/engines.ts";
@@ -15,6 +16,8 @@ export interface Services {
   ids: IdGenerator;
   auth: Authenticator;
   limiter: Limiter;
+  /** One per backing server: open while it is out of reach (runtime/circuit.ts). */
+  circuits: Circuits;
   /** The clock every time-dependent decision reads (tests may replace it). */
   now: () => number;
 }

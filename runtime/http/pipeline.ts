@@ -7,7 +7,7 @@ import type { Principal } from "../auth.ts";
 import { ApiError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
-import { POLICIES } from "../limits/policies.ts";
+import { POLICIES, type PolicyName } from "../limits/policies.ts";
 import type { Services } from "../services.ts";
 import { readBody } from "./body.ts";
 import { clientIp } from "./client-ip.ts";
@@ -103,6 +103,12 @@ class Exchange {
   }
 
   fail(err: unknown): void {
+    // a backend out of reach answers 503 unavailable + Retry-After, never 500 (runtime/circuit.ts)
+    const outage = this.svc.circuits.trip(err);
+    if (outage) {
+      this.log().warn({ err: (err as Error).message, method: this.method, path: this.path }, "backend unavailable");
+      err = outage;
+    }
     if (err instanceof ApiError) {
       this.finish({ status: err.status, body: err.body(), headers: err.headers }, err.code === "payload_too_large" || err.code === "unsupported_media_type");
       return;
@@ -219,10 +225,23 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
     if (route.body && raw) body = parseWith(route.body, parseJson(raw), "body");
     let query: unknown;
     if (route.query) query = parseWith(route.query, parseQueryString(rawQuery), "query");
-    if (route.limit && !perIp) await svc.limiter.enforce(route.limit, principal!.id, ex.ip, replyHeaders);
+    if (route.limit && !perIp) await enforceOpen(route.limit, principal!.id, ex.ip, replyHeaders);
     const ctx = new RequestCtx(ex, params, query, body, headers, principal!, svc, replyHeaders);
     const reply = await route.handle(ctx);
     return { ...reply, headers: { ...replyHeaders, ...reply.headers } };
+  }
+
+  /**
+   * A per-principal limit fails open while Redis is out (the request goes on unlimited, so what needs only Postgres
+   * keeps working); a per-IP limit (unauthenticated routes) fails closed with the 503. See docs/ARCHITECTURE.md.
+   */
+  async function enforceOpen(limit: PolicyName, scope: string, ip: string, headers: Record<string, string>): Promise<void> {
+    if (svc.circuits.redis?.isOpen) return;
+    try {
+      await svc.limiter.enforce(limit, scope, ip, headers);
+    } catch (err) {
+      if (svc.circuits.trip(err) === undefined) throw err;
+    }
   }
 }
 

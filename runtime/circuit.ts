@@ -1,0 +1,143 @@
+// One circuit per backing server (Postgres, Redis). A connection-class failure (the server is down, refusing,
+// restarting, or too slow to answer in time) opens its circuit: requests that need that server answer 503
+// `unavailable` with Retry-After at once instead of waiting on it, and /readyz says so. While open, a probe
+// (`select 1` / PING) runs every PROBE_MS and closes the circuit at its first answer, so service and readiness
+// come back within about PROBE_MS of the server's return.
+import { ApiError } from "./errors.ts";
+import type { Logger } from "./log.ts";
+
+export type Backend = "postgres" | "redis";
+
+/** Seconds a client is told to wait before retrying during an outage. */
+export const RETRY_AFTER_S = 1;
+const PROBE_MS = 250;
+/** A probe not answered within this is a failed probe. */
+const PROBE_TIMEOUT_MS = 1000;
+
+const NAMES: Record<Backend, string> = { postgres: "Postgres", redis: "Redis" };
+
+/** The 503 a request gets while `backend` is out. */
+export function unavailable(backend: Backend): ApiError {
+  return new ApiError(
+    "unavailable",
+    `${NAMES[backend]} is unavailable; retry shortly`,
+    { retry_after: RETRY_AFTER_S },
+    { "Retry-After": String(RETRY_AFTER_S) },
+  );
+}
+
+const PG_CONNECTION_CODES = new Set([
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "CONNECT_TIMEOUT",
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "57014", // statement timeout (or cancelled): the statement did not commit
+  "57P01", // admin shutdown
+  "57P02", // crash shutdown
+  "57P03", // cannot connect now (starting up, shutting down)
+]);
+const REDIS_MESSAGES = /^(Connection is closed\.|Stream isn't writeable|Command timed out|Reached the max retries per request)/;
+
+/**
+ * Which backend an error says is out of reach, or undefined for any other error. ioredis reports an outage to a
+ * command only by these messages (a refused or reset socket reaches its 'error' event, never a command); a socket
+ * error on a command (ECONNREFUSED ...) is therefore postgres.js's, as are its CONNECTION_* codes and the SQLSTATEs
+ * of a server going away or not yet accepting (57014 statement timeout, 57P01-57P03, class 08).
+ */
+export function outageOf(err: unknown): Backend | undefined {
+  if (!(err instanceof Error)) return undefined;
+  if (err.name === "MaxRetriesPerRequestError" || REDIS_MESSAGES.test(err.message)) return "redis";
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === "string" && (PG_CONNECTION_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return "postgres";
+  return undefined;
+}
+
+export class Circuit {
+  private openedAt: number | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    readonly backend: Backend,
+    private readonly probe: () => Promise<unknown>,
+    private readonly log: Logger,
+  ) {}
+
+  get isOpen(): boolean {
+    return this.openedAt !== undefined;
+  }
+
+  /** Throws the 503 while open. */
+  check(): void {
+    if (this.openedAt !== undefined) throw unavailable(this.backend);
+  }
+
+  /** A connection-class failure was seen: open (once) and probe until the server answers. */
+  open(err: unknown): void {
+    if (this.openedAt !== undefined || this.stopped) return;
+    this.openedAt = performance.now();
+    this.log.warn({ backend: this.backend, err: err instanceof Error ? err.message : String(err) }, "circuit open: backend unavailable");
+    this.schedule();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => void this.tryClose(), PROBE_MS);
+    this.timer.unref();
+  }
+
+  private async tryClose(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        this.probe(),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error("probe timed out")), PROBE_TIMEOUT_MS);
+        }),
+      ]);
+    } catch {
+      this.schedule();
+      return;
+    } finally {
+      clearTimeout(timer);
+    }
+    const ms = Math.round(performance.now() - (this.openedAt ?? 0));
+    this.openedAt = undefined;
+    this.log.info({ backend: this.backend, ms }, "circuit closed: backend answers again");
+  }
+}
+
+/** The node's circuits. A memory engine has no Redis and no Redis circuit. */
+export class Circuits {
+  readonly postgres: Circuit;
+  readonly redis: Circuit | undefined;
+
+  constructor(probes: { postgres: () => Promise<unknown>; redis?: () => Promise<unknown> }, log: Logger) {
+    this.postgres = new Circuit("postgres", probes.postgres, log);
+    this.redis = probes.redis ? new Circuit("redis", probes.redis, log) : undefined;
+  }
+
+  /** If `err` is a connection-class failure: open its backend's circuit and answer the 503 to give instead. */
+  trip(err: unknown): ApiError | undefined {
+    const backend = outageOf(err);
+    if (backend === undefined) return undefined;
+    (backend === "postgres" ? this.postgres : this.redis)?.open(err);
+    return unavailable(backend);
+  }
+
+  stop(): void {
+    this.postgres.stop();
+    this.redis?.stop();
+  }
+}

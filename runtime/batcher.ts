@@ -5,6 +5,8 @@
 
 type Outcome<O> = O | Error;
 
+const monotonic = () => performance.now();
+
 /** A thrown value as one item's outcome. */
 export function asError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));
@@ -14,6 +16,18 @@ interface Waiting<I, O> {
   item: I;
   resolve: (o: O) => void;
   reject: (e: unknown) => void;
+  /** When it was pushed (performance.now()), for `maxWait`. */
+  at: number;
+}
+
+/**
+ * An item that waited longer than `ms` for its batch (behind a stuck one) is not run: it fails with `error()`, so a
+ * caller who already gave up is never committed for later.
+ */
+export interface MaxWait {
+  ms: number;
+  error: () => Error;
+  now?: () => number;
 }
 
 export class Batcher<I, O> {
@@ -26,11 +40,13 @@ export class Batcher<I, O> {
     private readonly run: (items: I[]) => Promise<Outcome<O>[]>,
     private readonly concurrency = 2,
     private readonly max = 256,
+    private readonly maxWait?: MaxWait,
   ) {}
 
   push(item: I): Promise<O> {
+    const at = this.maxWait ? (this.maxWait.now ?? monotonic)() : 0;
     return new Promise<O>((resolve, reject) => {
-      this.queue.push({ item, resolve, reject });
+      this.queue.push({ item, resolve, reject, at });
       this.kick();
     });
   }
@@ -43,7 +59,8 @@ export class Batcher<I, O> {
 
   private kick(): void {
     while (this.inFlight < this.concurrency && this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.max);
+      const batch = this.fresh(this.queue.splice(0, this.max));
+      if (batch.length === 0) continue;
       this.inFlight++;
       this.run(batch.map((w) => w.item))
         .then(
@@ -61,8 +78,25 @@ export class Batcher<I, O> {
         .finally(() => {
           this.inFlight--;
           this.kick();
-          if (this.inFlight === 0 && this.queue.length === 0) for (const resolve of this.drained.splice(0)) resolve();
+          this.checkDrained();
         });
     }
+    this.checkDrained();
+  }
+
+  private checkDrained(): void {
+    if (this.inFlight === 0 && this.queue.length === 0) for (const resolve of this.drained.splice(0)) resolve();
+  }
+
+  /** The items still worth running; those that waited past maxWait fail. */
+  private fresh(batch: Waiting<I, O>[]): Waiting<I, O>[] {
+    if (!this.maxWait) return batch;
+    const { ms, error, now = monotonic } = this.maxWait;
+    const oldest = now() - ms;
+    return batch.filter((w) => {
+      if (w.at >= oldest) return true;
+      w.reject(error());
+      return false;
+    });
   }
 }

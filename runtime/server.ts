@@ -26,6 +26,9 @@ import { mountWs } from "./ws/server.ts";
 
 export class StartupError extends Error {}
 
+/** A request's statement ends within this (a send then answers before a 5 s client timeout; see runtime/messaging/hub.ts). */
+const STATEMENT_TIMEOUT_MS = 2500;
+
 export interface RunningNode {
   port: number;
   svc: Services;
@@ -68,7 +71,7 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
     // PGlite is one backend session however many sockets reach it: two client connections would interleave
     // their statements (and transactions) in it. One connection, pipelined, is the correct embedded pool.
     const pool = embedded ? 1 : config.PG_POOL;
-    const sql: Sql = await connectSql({ url, schema: config.PG_SCHEMA, pool });
+    const sql: Sql = await connectSql({ url, schema: config.PG_SCHEMA, pool, statementTimeoutMs: embedded ? undefined : STATEMENT_TIMEOUT_MS });
     cleanups.push(() => sql.end({ timeout: 5 }));
     const applied = await migrate(sql, config.PG_SCHEMA);
     if (applied.length > 0) log.info({ applied, schema: config.PG_SCHEMA }, "migrations applied");

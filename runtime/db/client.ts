@@ -10,14 +10,28 @@ export interface SqlOptions {
   url: string;
   schema: string;
   pool: number;
+  /**
+   * A real server's statement_timeout (ms): a statement that cannot finish in time is cancelled and commits nothing,
+   * so a send answers (201 or 503) before a client's timeout. Not for PGlite (one session; no timers to speak of).
+   */
+  statementTimeoutMs?: number;
 }
+
+/** Seconds a connection attempt may take, and the constant pause between attempts (postgres.js backs off up to 20 s). */
+const CONNECT_TIMEOUT_S = 1;
+const RECONNECT_S = 0.1;
 
 export async function connectSql(opts: SqlOptions): Promise<Sql> {
   const sql = postgres(opts.url, {
     max: opts.pool,
-    connection: { search_path: opts.schema, application_name: "flock" },
+    connection: {
+      search_path: opts.schema,
+      application_name: "flock",
+      ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs, idle_in_transaction_session_timeout: 2 * opts.statementTimeoutMs } : {}),
+    },
     onnotice: () => {},
-    connect_timeout: 5,
+    connect_timeout: CONNECT_TIMEOUT_S,
+    backoff: () => RECONNECT_S,
     idle_timeout: 0,
     prepare: true,
     types: { bigint: postgres.BigInt },

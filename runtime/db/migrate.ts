@@ -26,6 +26,7 @@ export async function migrate(sql: Sql, schema: string, migrations = readMigrati
     await tx`select pg_advisory_xact_lock(${LOCK_ID})`;
     await tx.unsafe(`create schema if not exists "${schema}"`);
     await tx.unsafe(`set local search_path to "${schema}"`);
+    await tx.unsafe("set local statement_timeout = 0"); // a migration may take long; requests' statements may not
     await tx`create table if not exists flock_migrations (name text primary key, applied_at timestamptz not null default now())`;
     const done = new Set((await tx`select name from flock_migrations`).map((r) => r.name as string));
     for (const m of migrations) {

@@ -5,6 +5,7 @@ import type { MailboxEntry } from "../engines/mailbox.ts";
 import type { Services } from "../services.ts";
 import { toMessage } from "./payload.ts";
 import { Batcher } from "../batcher.ts";
+import { unavailable } from "../circuit.ts";
 import {
   ackBatch,
   type DirectMessage,
@@ -22,6 +23,8 @@ import { WaiterRegistry } from "./waiters.ts";
 import { type HandOutTarget, HandOuts } from "./handout.ts";
 
 const THREAD_CACHE_MAX = 100_000;
+/** A send waiting longer than this for its batch to start answers 503 uncommitted (the client may retry it). */
+const SEND_MAX_WAIT_MS = 1000;
 const REPAIR_RETRY_MS = [100, 500, 2000, 5000];
 /**
  * How long a delivery count waits at least (at most twice that): a count an ack soon makes moot (most of them)
@@ -65,14 +68,20 @@ export class Messaging {
     // One statement in flight per kind: what arrives meanwhile waits and goes in the next, bigger batch.
     // Under load that means fewer statements and socket writes (a profile of 2,000 sends/s over WebSocket
     // showed the writes to Postgres as the server's largest single cost with two in flight).
+    // A send commits in time to be answered or not at all: a batch is not started while Postgres's circuit is open,
+    // an item that waited past SEND_MAX_WAIT_MS (behind a stuck batch) fails without being sent, and the statement
+    // itself ends within the statement_timeout (runtime/server.ts): at most ~1 + 2.5 s before a 201 or a 503.
+    const maxWait = { ms: SEND_MAX_WAIT_MS, error: () => unavailable("postgres") };
     this.directWrites = new Batcher(async (items) => {
+      svc.circuits.postgres.check();
       await this.inFlight(items);
       return insertDirectBatch(svc.sql, items);
-    }, 1);
+    }, 1, 256, maxWait);
     this.groupWrites = new Batcher(async (items) => {
+      svc.circuits.postgres.check();
       await this.inFlight(items);
       return insertGroupBatch(svc.sql, items);
-    });
+    }, 2, 256, maxWait);
     this.landed = new Batcher(async (ids) => {
       if (this.owner !== undefined) await svc.engines.inflight.done(this.owner, ids);
       return ids.map(() => undefined);

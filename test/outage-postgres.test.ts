@@ -1,0 +1,100 @@
+// Postgres stopped (-m immediate) under a running node: what needs Postgres answers 503 unavailable with
+// Retry-After within 2 s and commits nothing; what needs only Redis (a built mailbox, a cached token) keeps working;
+// service and /readyz are back within a second of Postgres.
+import t from "tap";
+import postgres from "postgres";
+import { call, registerAgent } from "./helpers/http.ts";
+import { TEST_DATABASE_URL, uniqueName } from "./helpers/env.ts";
+import { startTestNode } from "./helpers/node.ts";
+import { PrivatePostgres } from "./helpers/private-servers.ts";
+import { send } from "./messaging-helpers.ts";
+
+async function timed<T>(f: () => Promise<T>): Promise<[T, number]> {
+  const started = performance.now();
+  const r = await f();
+  return [r, performance.now() - started];
+}
+
+async function within(what: string, ms: number, ok: () => Promise<boolean>): Promise<number> {
+  const started = performance.now();
+  while (!(await ok())) {
+    if (performance.now() - started > ms) throw new Error(`${what}: not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return performance.now() - started;
+}
+
+t.test("Postgres down: 503 + Retry-After within 2 s, nothing committed; back within a second", async (t) => {
+  const pg = await PrivatePostgres.start(t);
+  const schema = uniqueName("pgout");
+  const node = await startTestNode(t, { env: { DATABASE_URL: pg.url, PG_SCHEMA: schema }, schema });
+  const a = await registerAgent(node.url, "a");
+  const b = await registerAgent(node.url, "b");
+  t.equal((await send(node.url, a, b.id, "before")).status, 201);
+  const first = await call(node.url, "GET", "/v1/messages/pending?timeout=0", { token: b.token });
+  t.equal(first.body.messages.length, 1);
+
+  pg.stop();
+  // 4 s of outage with requests coming: long enough for a client's reconnect back-off to grow
+  const outageStarted = performance.now();
+  for (let i = 0; performance.now() - outageStarted < 4000; i++) {
+    const [s, ms] = await timed(() => send(node.url, a, b.id, `during ${i}`));
+    t.equal(s.status, 503, `send ${i}: ${s.text}`);
+    t.equal(s.body.error, "unavailable");
+    t.ok(Number(s.headers.get("retry-after")) >= 1, "Retry-After");
+    t.ok(ms < 2000, `send answered in ${Math.round(ms)} ms`);
+    await new Promise((r) => setTimeout(r, 200)); // a paced client, within its rate limit
+  }
+  // a built mailbox and a cached token need only Redis
+  const [p, pms] = await timed(() => call(node.url, "GET", "/v1/messages/pending?timeout=0", { token: b.token }));
+  t.equal(p.status, 200, `pending: ${p.text}`);
+  t.same(p.body.messages.map((m: { body: string }) => m.body), ["before"]);
+  t.ok(pms < 2000);
+  // an ack is durable in Postgres before it is answered: not now
+  const [ack, ams] = await timed(() => call(node.url, "POST", `/v1/messages/${first.body.messages[0].id}/ack`, { token: b.token }));
+  t.equal(ack.status, 503, `ack: ${ack.text}`);
+  t.ok(ams < 2000);
+  const ready = await call(node.url, "GET", "/readyz");
+  t.equal(ready.status, 503);
+  t.equal(ready.body.checks.postgres, "error");
+
+  await pg.restart();
+  const sendsIn = await within("sends back", 5000, async () => (await send(node.url, a, b.id, "after")).status === 201);
+  t.ok(sendsIn < 1000, `sends back ${Math.round(sendsIn)} ms after Postgres`);
+  const readyIn = await within("ready", 5000, async () => (await call(node.url, "GET", "/readyz")).status === 200);
+  t.ok(sendsIn + readyIn < 1000, `ready ${Math.round(sendsIn + readyIn)} ms after Postgres`);
+
+  // what answered 503 was not committed (a retrying client makes no duplicate)
+  const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+  t.teardown(() => sql.end({ timeout: 1 }));
+  const rows = await sql.unsafe(`select body from "${schema}".messages order by id`);
+  t.same(rows.map((r) => r["body"]).filter((body) => body !== "after"), ["before"]);
+});
+
+t.test("a send stuck behind a held lock answers in time, and what answered 503 is not committed", async (t) => {
+  const node = await startTestNode(t);
+  const a = await registerAgent(node.url, "a");
+  const b = await registerAgent(node.url, "b");
+  t.equal((await send(node.url, a, b.id, "warm")).status, 201);
+  const locker = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {} });
+  t.teardown(() => locker.end({ timeout: 1 }));
+  const held = await locker.reserve();
+  await held`begin`;
+  await held.unsafe(`lock table "${node.schema}".messages in access exclusive mode`);
+  // the first send's statement waits on the lock; the next two queue behind it for the following batch
+  const sends = [0, 1, 2].map(async (i) => {
+    const [r, ms] = await timed(() => send(node.url, a, b.id, `stuck ${i}`));
+    return { i, status: r.status, ms, retry: r.headers.get("retry-after") };
+  });
+  const answers = await Promise.all(sends);
+  await held`rollback`;
+  held.release();
+  for (const r of answers) {
+    t.ok(r.ms < 4000, `send ${r.i} answered ${r.status} in ${Math.round(r.ms)} ms (a 5 s client is still waiting)`);
+    t.ok(r.status === 201 || (r.status === 503 && r.retry !== null), `send ${r.i}: ${r.status}`);
+  }
+  // wait until Postgres answers again, then: exactly the 201s are stored
+  await within("unlocked", 5000, async () => (await send(node.url, a, b.id, "after")).status === 201);
+  const rows = await locker.unsafe(`select body from "${node.schema}".messages where body like 'stuck %' order by body`);
+  t.same(rows.map((r) => r["body"]), answers.filter((r) => r.status === 201).map((r) => `stuck ${r.i}`));
+});

@@ -120,7 +120,7 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
     const router = new Router();
     for (const r of allRoutes(metrics)) router.add(r);
     const app = uws.App();
-    const state: HttpState = { draining: false, inflight: 0, idle: [] };
+    const state: HttpState = { draining: false, closed: false, inflight: 0, idle: [] };
     // WebSocket route first: mountHttp registers the catch-all
     const ws = await mountWs(app, svc);
     cleanups.push(() => ws.shutdown());
@@ -151,6 +151,8 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
             });
           });
         }
+        // from here on the backends go: what still arrives on a kept-alive connection answers 503 (and closes)
+        state.closed = true;
         await undo();
         log.info("flock stopped");
       })();

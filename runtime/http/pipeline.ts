@@ -20,7 +20,10 @@ import type { Router } from "./router.ts";
 import { parseJson, parseQueryString, parseWith } from "./validate.ts";
 
 export interface HttpState {
+  /** Shutting down: every answer closes its connection. */
   draining: boolean;
+  /** The backends are being closed: a request still arriving on a kept-alive connection answers 503 at once. */
+  closed: boolean;
   inflight: number;
   /** Resolvers waiting for inflight to reach 0. */
   idle: (() => void)[];
@@ -167,6 +170,10 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
     res.onAborted(() => ex.abort());
 
     state.inflight++;
+    if (state.closed) {
+      ex.fail(new ApiError("unavailable", "this node is shutting down; retry", { retry_after: 1 }, { "Retry-After": "1" }));
+      return;
+    }
     const match = router.match(method, path);
     let bodyPromise: Promise<Buffer> | undefined;
     let early: ApiError | undefined;

@@ -3,6 +3,7 @@
 import { allRoutes } from "../handlers/index.ts";
 import { Authenticator } from "./auth.ts";
 import { Circuits } from "./circuit.ts";
+import { CacheRepair } from "./social/cache-repair.ts";
 import type { Config } from "./config.ts";
 import { connectSql, type Sql } from "./db/client.ts";
 import { type EmbeddedPostgres, startEmbeddedPostgres } from "./db/embedded.ts";
@@ -107,7 +108,10 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
       log,
     );
     cleanups.push(async () => circuits.stop());
-    const svc: Services = { config, log, sql, engines, ids: new IdGenerator(nodeId), auth, limiter, now, circuits };
+    const cacheRepair = new CacheRepair({ sql, engines }, log);
+    cacheRepair.start();
+    cleanups.push(() => cacheRepair.stop());
+    const svc: Services = { config, log, sql, engines, ids: new IdGenerator(nodeId), auth, limiter, now, circuits, cacheRepair };
     lease.start(svc.ids);
     // sends record what they have in flight; every node finishes the appends of nodes that died (after the lease)
     messaging(svc).trackInFlight(lease.owner);

@@ -161,7 +161,7 @@ export async function fanOut(svc: Services, log: Logger, id: bigint, timelines: 
 
 /**
  * Hand counts a statement just committed to the moment record cache (rows whose `id` is null changed
- * nothing). On failure the cached counts lag until their record expires; the Postgres ones are right.
+ * nothing). On failure the moments are repaired once Redis answers (runtime/social/cache-repair.ts).
  */
 export async function recordCounts(
   svc: Services,
@@ -173,7 +173,8 @@ export async function recordCounts(
   try {
     await svc.engines.moments.counts(momentCounts(changed));
   } catch (err) {
-    log.error({ err }, "moment counts committed, but caching them failed");
+    log.error({ err }, "moment counts committed, but caching them failed; repaired when Redis answers");
+    svc.cacheRepair.counts(changed.map((r) => r.id));
   }
 }
 
@@ -191,6 +192,7 @@ export async function invalidate(svc: Services, log: Logger, timelines: string[]
   try {
     await svc.engines.feed.invalidate(timelines);
   } catch (err) {
-    log.error({ err, timelines }, "feed invalidation failed");
+    log.error({ err, timelines }, "feed invalidation failed; repaired when Redis answers");
+    svc.cacheRepair.invalidate(timelines);
   }
 }

@@ -88,6 +88,12 @@ export async function hydrate(sql: Sql, me: string, list: bigint[]): Promise<Mom
     order by m.id desc`;
 }
 
+/** The counts Postgres holds now for the moments among `list` that still exist (to set a cache right again). */
+export async function countsOf(sql: Sql, list: bigint[]): Promise<CountsRow[]> {
+  if (list.length === 0) return [];
+  return sql<CountsRow[]>`select id, like_count, comment_count, rev from moments where id = any(${ids(list)}::bigint[])`;
+}
+
 /** Ids of public moments older than `before`, newest first. */
 function publicIdsSql(sql: Sql, before: bigint, n: number) {
   return sql`(select id from moments where visibility = 'public' and id < ${String(before)} order by id desc limit ${n})`;

@@ -17,7 +17,8 @@ export class RedisMoments implements MomentCache {
     private readonly keys: Keys,
     opts: RedisMomentsOptions = {},
   ) {
-    this.ttlMs = opts.ttlMs ?? 3600_000;
+    // the backstop for a count update lost with its node (runtime/social/cache-repair.ts): 10 minutes
+    this.ttlMs = opts.ttlMs ?? 600_000;
   }
 
   /** Per moment its record key, then its JSON key (the order the write scripts take them in). */

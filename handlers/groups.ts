@@ -1,7 +1,7 @@
 // Groups: create, read, add and remove members, send to every other member. A group is a thread of kind
 // 'group' (same number, `group_` and `thread_` prefixes); non-members get 404 as for a missing group.
 // The owner adds and removes members; anyone may leave; an owner who leaves hands the group to the
-// longest-standing member.
+// longest-standing member. Who may be added: runtime/social/group-consent.ts (a person only by a friend).
 import { ApiError, invalid, notFound } from "../runtime/errors.ts";
 import { created, defineRoute, noContent, ok, type Route } from "../runtime/http/route.ts";
 import { PREFIX, parseId } from "../runtime/ids.ts";
@@ -9,6 +9,7 @@ import { messaging } from "../runtime/messaging/hub.ts";
 import { freshPayload } from "../runtime/messaging/payload.ts";
 import { paidMembers } from "../runtime/payments/terms.ts";
 import type { Services } from "../runtime/services.ts";
+import { refusedMembers } from "../runtime/social/group-consent.ts";
 import { AddMembersRequest, CreateGroupRequest, type Group, MAX_GROUP_MEMBERS, SendGroupMessageRequest } from "../schema/groups.ts";
 import { jsonText } from "./messages.ts";
 
@@ -61,13 +62,14 @@ function requireManager(g: GroupRow, me: string): void {
   if (g.owner !== null && g.owner !== me) throw new ApiError("forbidden", "only the group's owner can change its members");
 }
 
-/** 404 naming the ids that are not principals. */
-async function requireExisting(svc: Services, ids: string[]): Promise<void> {
-  if (ids.length === 0) return;
-  const rows = await svc.sql<{ id: string }[]>`select id from principals where id = any(${ids}::text[])`;
-  const found = new Set(rows.map((r) => r.id));
-  const missing = ids.filter((id) => !found.has(id));
-  if (missing.length > 0) throw new ApiError("not_found", `no such member: ${missing.join(", ")}`, { missing });
+/**
+ * 404 naming the ids the caller may not add: those that do not exist and people who are not the caller's friends,
+ * in one wording, so a refusal does not reveal that a hidden person exists.
+ */
+function refused(missing: string[]): ApiError {
+  return new ApiError("not_found", `no such member, or not one you may add (a person must be your friend): ${missing.join(", ")}`, {
+    missing,
+  });
 }
 
 const create = defineRoute({
@@ -75,14 +77,16 @@ const create = defineRoute({
   path: "/v1/groups",
   auth: "principal",
   body: CreateGroupRequest,
+  limit: "groups",
   async handle({ body, principal, svc }) {
     const members = [...new Set([principal.id, ...body.members])];
     if (members.length > MAX_GROUP_MEMBERS) {
       throw invalid(`members: a group holds at most ${MAX_GROUP_MEMBERS} members`, { field: "members" });
     }
-    await requireExisting(svc, members);
     const id = svc.ids.nextRaw();
     await svc.sql.begin(async (tx) => {
+      const missing = await refusedMembers(tx, principal.id, members, null);
+      if (missing.length > 0) throw refused(missing);
       await tx`insert into threads (id, kind) values (${String(id)}, 'group')`;
       await tx`insert into groups (id, name, owner) values (${String(id)}, ${body.name}, ${principal.id})`;
       // joined_at preserves the order given, the creator first
@@ -110,13 +114,15 @@ const addMembers = defineRoute({
   path: "/v1/groups/:id/members",
   auth: "principal",
   body: AddMembersRequest,
+  limit: "groups",
   async handle({ params, body, principal, svc }) {
     const g = await requireMember(svc, params, principal.id);
     requireManager(g, principal.id);
     const wanted = [...new Set(body.members)];
-    await requireExisting(svc, wanted);
     await svc.sql.begin(async (tx) => {
       await tx`select 1 from threads where id = ${String(g.id)} for update`;
+      const missing = await refusedMembers(tx, principal.id, wanted, g.id);
+      if (missing.length > 0) throw refused(missing);
       const [n] = await tx<{ count: bigint }[]>`select count(*) as count from thread_members where thread_id = ${String(g.id)}`;
       const [fresh] = await tx<{ count: bigint }[]>`
         select count(*) as count from unnest(${wanted}::text[]) as w(p)

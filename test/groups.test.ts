@@ -1,6 +1,9 @@
 import t from "tap";
-import { call, type Registered, registerAgent } from "./helpers/http.ts";
+import { call, type Registered, registerAgent, type Res } from "./helpers/http.ts";
+import { signInWithWallet } from "./helpers/humans.ts";
 import { startTestNode } from "./helpers/node.ts";
+import { befriend, unfriend } from "./helpers/social.ts";
+import { POLICIES } from "../runtime/limits/policies.ts";
 import { ack, pending } from "./messaging-helpers.ts";
 
 type Four = [Registered, Registered, Registered, Registered];
@@ -142,5 +145,84 @@ for (const engine of ["redis", "memory"] as const) {
       t.equal((await remove(b.token, g.id, b.id)).status, 204, "the last member leaves");
       t.equal((await get(b.token, g.id)).status, 404);
     });
+
+    t.test("a person is added only by a friend; a refusal reads as for an id that does not exist", async (t) => {
+      const a = await registerAgent(base, "owner");
+      const b = await registerAgent(base, "bot");
+      const h = await signInWithWallet(base); // a person the owner does not know
+      const f = await signInWithWallet(base); // a person who made the owner a friend
+      await befriend(base, a, f);
+      const nobody = "P987654321";
+      t.equal((await call(base, "GET", `/v1/agents/${h.id}`, { token: a.token })).status, 404, "a person has no public profile");
+
+      // What a refusal shows, with the id itself taken out: it must not tell a hidden person from no one.
+      const shape = (r: Res<any>, id: string) => ({
+        status: r.status,
+        keys: Object.keys(r.body).sort(),
+        error: r.body.error,
+        message: String(r.body.message).split(id).join("<id>"),
+        missing: (r.body.missing as string[]).map((x) => (x === id ? "<id>" : x)),
+      });
+      const hidden = await create(a.token, { name: "x", members: [b.id, h.id] });
+      const unknown = await create(a.token, { name: "x", members: [b.id, nobody] });
+      t.equal(hidden.status, 404);
+      t.equal(hidden.body.error, "not_found");
+      t.same(hidden.body.missing, [h.id], "only the person is refused; an agent may be added by anyone");
+      t.same(shape(hidden, h.id), shape(unknown, nobody), "create: a person who is not a friend reads as no one");
+      const byPerson = await create(f.token, { name: "x", members: [h.id] });
+      t.same(shape(byPerson, h.id), shape(unknown, nobody), "a person adding a stranger is refused the same way");
+
+      const g = (await create(a.token, { name: "club", members: [f.id, b.id] })).body.group;
+      t.same(
+        g.members.map((m: any) => m.id),
+        [a.id, f.id, b.id],
+        "a friend and an agent are added",
+      );
+      const hiddenAdd = await add(a.token, g.id, [h.id]);
+      const unknownAdd = await add(a.token, g.id, [nobody]);
+      t.equal(hiddenAdd.status, 404);
+      t.same(shape(hiddenAdd, h.id), shape(unknownAdd, nobody), "member add: the same answer");
+      t.same(shape(hiddenAdd, h.id), shape(unknown, nobody), "and the same as on create");
+      t.same(
+        (await get(a.token, g.id)).body.group.members.map((m: any) => m.id),
+        [a.id, f.id, b.id],
+        "nobody was added by the refused requests",
+      );
+      t.equal((await get(h.token, g.id)).status, 404, "the stranger is not in it");
+
+      await befriend(base, h, a);
+      const added = await add(a.token, g.id, [h.id]);
+      t.equal(added.status, 200, "once friends, the person can be added");
+      await unfriend(base, a, h);
+      t.equal((await add(a.token, g.id, [h.id, b.id])).status, 200, "adding someone already in the group changes nothing");
+      t.equal((await create(a.token, { name: "y", members: [h.id] })).status, 404, "an ex-friend is refused again");
+    });
   });
 }
+
+t.test("group creation and member adds share one limit per principal", async (t) => {
+  const clock = Date.now();
+  const node = await startTestNode(t, { engine: "memory", now: () => clock }); // time stands still: no refill
+  const base = node.url;
+  const a = await registerAgent(base, "a");
+  const b = await registerAgent(base, "b");
+  const limit = POLICIES.groups.limit;
+  const g = await call(base, "POST", "/v1/groups", { token: a.token, json: { name: "g" } });
+  t.equal(g.status, 201);
+  t.equal(g.headers.get("ratelimit-policy"), `"groups";q=${limit};w=${POLICIES.groups.window}`);
+  const statuses: number[] = [];
+  for (let i = 1; i < limit; i++) {
+    const path = i % 2 === 0 ? "/v1/groups" : `/v1/groups/${g.body.group.id}/members`;
+    statuses.push((await call(base, "POST", path, { token: a.token, json: i % 2 === 0 ? { name: `g${i}` } : { members: ["987654321"] } })).status);
+  }
+  t.ok(
+    statuses.every((s) => s === 201 || s === 404),
+    "within the limit (refused adds count too)",
+  );
+  const over = await call(base, "POST", "/v1/groups", { token: a.token, json: { name: "one more" } });
+  t.equal(over.status, 429);
+  t.equal(over.body.error, "rate_limited");
+  const add = await call(base, "POST", `/v1/groups/${g.body.group.id}/members`, { token: a.token, json: { members: [b.id] } });
+  t.equal(add.status, 429, "member adds share the bucket");
+  t.equal((await call(base, "POST", "/v1/groups", { token: b.token, json: { name: "b's" } })).status, 201, "another principal is not affected");
+});

@@ -21,6 +21,7 @@ export const POLICIES = {
   friend_request: { limit: 30, window: 60, scope: "principal", covers: ["POST /v1/friends/request"] },
   moments: { limit: 5, window: 60, scope: "principal", covers: ["POST /v1/moments"] },
   upload: { limit: 30, window: 60, scope: "principal", covers: ["POST /v1/files/upload"] },
+  groups: { limit: 20, window: 60, scope: "principal", covers: ["POST /v1/groups", "POST /v1/groups/{id}/members"] },
 } as const satisfies Record<string, Policy>;
 
 export type PolicyName = keyof typeof POLICIES;

@@ -1,5 +1,6 @@
 // Configuration: read once from the environment, validated with zod.
 import { z } from "zod";
+import { type CorsPolicy, parseCorsOrigins } from "./http/cors.ts";
 
 const bool = z
   .enum(["0", "1", "true", "false", ""])
@@ -32,6 +33,18 @@ const ConfigSchema = z.object({
   FLOCK_BAN_WINDOW: z.coerce.number().int().min(1).default(10),
   /** How long a ban lasts, in seconds. */
   FLOCK_BAN_SECONDS: z.coerce.number().int().min(1).default(300),
+  /** Origins whose pages may call /v1 and open /v1/ws: `*` (default; tokens are bearer headers, never cookies) or a comma-separated list. */
+  FLOCK_CORS_ORIGINS: z
+    .string()
+    .default("*")
+    .transform((v, ctx): CorsPolicy => {
+      try {
+        return parseCorsOrigins(v);
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: (err as Error).message });
+        return z.NEVER;
+      }
+    }),
   /** Largest JSON body accepted, in bytes. */
   FLOCK_JSON_LIMIT: z.coerce.number().int().min(1024).default(1024 * 1024),
   /** Seconds to wait for in-flight requests on shutdown. */

@@ -11,6 +11,7 @@ import { POLICIES, type PolicyName } from "../limits/policies.ts";
 import type { Services } from "../services.ts";
 import { readBody } from "./body.ts";
 import { clientIp } from "./client-ip.ts";
+import { corsHeaders, preflightHeaders } from "./cors.ts";
 import { bodyStream } from "./stream.ts";
 import type { Readable } from "node:stream";
 import { write } from "./respond.ts";
@@ -44,6 +45,8 @@ class Exchange {
   readonly abortListeners: (() => void)[] = [];
   routeLabel = "unmatched";
   stream: Readable | undefined;
+  /** CORS headers every answer carries (a /v1 path). */
+  cors: Readonly<Record<string, string>> | undefined;
   private childLog: Logger | undefined;
 
   constructor(
@@ -77,7 +80,7 @@ class Exchange {
   finish(out: Reply, close = false): void {
     const { res, state, method } = this;
     const status = out.status;
-    const outHeaders: Record<string, string> = { "X-Request-Id": this.reqId, ...out.headers };
+    const outHeaders: Record<string, string> = { "X-Request-Id": this.reqId, ...this.cors, ...out.headers };
     // A streamed body the handler did not finish reading: close rather than drain it.
     if (this.stream && !this.stream.readableEnded) close = true;
     let body: string | Buffer | undefined;
@@ -168,6 +171,15 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
     const reqId = incomingId && REQ_ID_RE.test(incomingId) ? incomingId : `${reqBase}-${(++reqSeq).toString(36)}`;
     const ex = new Exchange(res, svc, metrics, state, method, path, ip, reqId, started);
     res.onAborted(() => ex.abort());
+    if (path.startsWith("/v1/")) {
+      if (method === "OPTIONS") {
+        state.inflight++;
+        ex.routeLabel = "/v1/* preflight";
+        ex.finish({ status: 204, headers: preflightHeaders(svc.config.FLOCK_CORS_ORIGINS, headers["origin"]) });
+        return;
+      }
+      ex.cors = corsHeaders(svc.config.FLOCK_CORS_ORIGINS, headers["origin"]);
+    }
 
     state.inflight++;
     if (state.closed) {

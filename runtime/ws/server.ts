@@ -8,6 +8,7 @@ import type { Principal } from "../auth.ts";
 import { ApiError } from "../errors.ts";
 import { messaging } from "../messaging/hub.ts";
 import { clientIp } from "../http/client-ip.ts";
+import { originAllowed } from "../http/cors.ts";
 import { write } from "../http/respond.ts";
 import type { Services } from "../services.ts";
 import { type Codec, jsonCodec, msgpackCodec } from "./codec.ts";
@@ -50,6 +51,7 @@ export async function mountWs(app: TemplatedApp, svc: Services): Promise<WsHandl
       const protocols = req.getHeader("sec-websocket-protocol");
       const extensions = req.getHeader("sec-websocket-extensions");
       const forwarded = req.getHeader("x-forwarded-for");
+      const origin = req.getHeader("origin");
       const nego = negotiate(req.getHeader("authorization"), protocols);
       const ip = clientIp(res, forwarded, svc.config.TRUST_PROXY);
       let aborted = false;
@@ -77,6 +79,11 @@ export async function mountWs(app: TemplatedApp, svc: Services): Promise<WsHandl
       };
       if (draining) {
         refuse(new ApiError("unavailable", "shutting down"));
+        return;
+      }
+      // A browser page from an origin not on FLOCK_CORS_ORIGINS (clients outside browsers send no Origin).
+      if (!originAllowed(svc.config.FLOCK_CORS_ORIGINS, origin === "" ? undefined : origin)) {
+        refuse(new ApiError("forbidden", "this origin may not open a WebSocket here (FLOCK_CORS_ORIGINS)"));
         return;
       }
       try {

@@ -14,6 +14,8 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   internal: 500,
   unavailable: 503,
+  /** Payments cannot be settled here now (no facilitator configured, or it did not answer); nothing was charged. */
+  payments_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

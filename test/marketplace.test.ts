@@ -102,14 +102,15 @@ t.test("marketplace settings, profiles and listing", async (t) => {
     t.equal((await call(b, "GET", `/v1/agents/${paid[0]}`, { token: viewer.token })).status, 200, "GET /v1/agents/:id still works");
   });
 
-  t.test("a paid agent's 402 names its price; without a facilitator nothing is charged", async (t) => {
+  t.test("a paid agent's 402 names its price, with or without a facilitator", async (t) => {
     const node3 = await startTestNode(t, { engine: "memory" });
     const seller = await registerAgent(node3.url, "Seller");
     await call(node3.url, "PATCH", "/v1/agents/me", { token: seller.token, json: { x402_enabled: true, price: 0.05, pay_to: PAY_TO } });
     const buyer = await registerAgent(node3.url, "Buyer");
     const r = await call(node3.url, "POST", "/v1/messages", { token: buyer.token, json: { to: seller.id, body: "hi" } });
-    t.equal(r.status, 503, "no FACILITATOR_URL: paid sends are unavailable, never free");
-    t.equal(r.body.error, "unavailable");
+    t.equal(r.status, 402, "no FACILITATOR_URL: still asked to pay, never free (test/payments-no-facilitator.test.ts: the paid retry)");
+    t.equal(r.body.error, "payment_required");
+    t.match(r.body.message, /\$0\.05 per message/);
   });
 });
 

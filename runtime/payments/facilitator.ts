@@ -4,7 +4,7 @@ import type { Config } from "../config.ts";
 
 const clients = new WeakMap<Config, HTTPFacilitatorClient>();
 
-/** Null when no facilitator is configured (paid sends then answer 503). */
+/** Null when no facilitator is configured (a paid send still gets its 402; a payment then answers 503 payments_unavailable). */
 export function facilitatorFor(config: Config): HTTPFacilitatorClient | null {
   if (!config.FACILITATOR_URL) return null;
   let c = clients.get(config);

@@ -1,8 +1,12 @@
 // A direct message to a paid agent (x402 v2, SPEC section 5):
 //   no payment header        -> 402 with the requirements (PAYMENT-REQUIRED header and the error body)
 //   payment that doesn't fit -> 402 with the reason; nothing is claimed
+//   no facilitator configured -> 503 payments_unavailable; nothing is claimed (the 402 above does not need one:
+//                               the requirements follow from the agent's terms alone, so what the marketplace
+//                               lists always answers 402)
 //   claim (network, asset, payer, nonce) in Postgres -> 409 when it is already claimed or used
-//   facilitator verify       -> 402 with the reason; the claim fails but may be retried (nothing went on chain)
+//   facilitator verify       -> 402 with the reason; the claim fails but may be retried (nothing went on chain);
+//                               a facilitator that does not answer: 503 payments_unavailable, also retryable
 //   facilitator settle       -> 402 with the reason; the claim fails for good (it may be on chain)
 //   settled                  -> the message, its delivery and the settled payment in one statement; then the
 //                               mailbox; 201 with `payment` and the PAYMENT-RESPONSE header.
@@ -33,8 +37,6 @@ function resourceUrl(ctx: Ctx<unknown, unknown, "principal">): string {
 
 export async function paidSend(ctx: Ctx<unknown, unknown, "principal">, hub: Messaging, terms: Terms, msg: PaidMessage): Promise<Reply> {
   const { svc, principal } = ctx;
-  const facilitator = facilitatorFor(svc.config);
-  if (!facilitator) throw new ApiError("unavailable", "this agent is paid, and payments are not configured on this server");
   const ours = requirementsFor(terms, svc.config.FLOCK_PAYMENT_TIMEOUT);
   const pr = paymentRequired(ours, resourceUrl(ctx), msg.to);
   const header = paymentHeader(ctx.headers);
@@ -50,6 +52,10 @@ export async function paidSend(ctx: Ctx<unknown, unknown, "principal">, hub: Mes
   const checked = checkPayment(header, ours, Math.floor(svc.now() / 1000));
   if (!checked.ok) throw refuse(checked.reason, checked.message);
   const { payload, auth, requirements } = checked;
+  const facilitator = facilitatorFor(svc.config);
+  if (!facilitator) {
+    throw new ApiError("payments_unavailable", "payments are not configured on this server (no facilitator): nothing was charged; the authorization was not used");
+  }
 
   const paymentId = svc.ids.nextRaw();
   const claimed = await claim(svc.sql, {
@@ -78,7 +84,7 @@ export async function paidSend(ctx: Ctx<unknown, unknown, "principal">, hub: Mes
     if (err instanceof ApiError) throw err;
     await markFailed(svc.sql, claimed, `verify_error: ${errMessage(err)}`, true);
     ctx.log.warn({ err }, "facilitator verify failed");
-    throw new ApiError("unavailable", "the payment facilitator could not verify the payment; try again");
+    throw new ApiError("payments_unavailable", "the payment facilitator could not verify the payment: nothing was charged; try again");
   }
 
   // Settle: from here on the authorization may be on chain; a failed claim is never taken over again.

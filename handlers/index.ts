@@ -14,7 +14,9 @@ import { messageRoutes } from "./messages.ts";
 import { marketplaceRoutes } from "./marketplace.ts";
 import { paymentRoutes } from "./payments.ts";
 import { threadRoutes } from "./threads.ts";
+import { docRoutes } from "./docs.ts";
 
 export function allRoutes(metrics: Metrics): Route[] {
-  return [...healthRoutes(metrics), ...agentRoutes, ...momentRoutes, ...momentReactionRoutes, ...friendRoutes, ...messageRoutes, ...threadRoutes, ...groupRoutes, ...authRoutes, ...userRoutes, ...fileRoutes, ...marketplaceRoutes, ...paymentRoutes];
+  const routes = [...healthRoutes(metrics), ...agentRoutes, ...momentRoutes, ...momentReactionRoutes, ...friendRoutes, ...messageRoutes, ...threadRoutes, ...groupRoutes, ...authRoutes, ...userRoutes, ...fileRoutes, ...marketplaceRoutes, ...paymentRoutes];
+  return [...routes, ...docRoutes(routes)];
 }

@@ -50,3 +50,6 @@ export const LoginResponse = z.object({
   token: z.string().startsWith("pt_"),
   expires_at: z.string(),
 });
+
+/** POST /v1/auth/wallet-verify answers step one with a challenge and step two with the sign-in. */
+export const WalletVerifyResponse = z.union([WalletChallenge, LoginResponse]);

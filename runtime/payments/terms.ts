@@ -1,5 +1,7 @@
 // Which recipients must be paid. Each node caches every looked-up agent's marketplace row (a send to a free
 // agent costs no extra query); PATCH /v1/agents/me broadcasts a change on pub/sub and every node drops its copy.
+// A copy also expires TERMS_TTL_MS after it was read (on the node's clock), so a change whose broadcast was lost
+// (published while Redis was down) is seen within that bound.
 import type { Services } from "../services.ts";
 import { ApiError } from "../errors.ts";
 import { paidTerms, type PaidAgentRow } from "./settings.ts";
@@ -7,9 +9,16 @@ import type { Terms } from "./protocol.ts";
 
 const CHANNEL = "payments.terms";
 const CACHE_MAX = 100_000;
+/** How long a cached row is trusted without an invalidation. */
+export const TERMS_TTL_MS = 30_000;
+
+interface Cached {
+  row: PaidAgentRow | null;
+  expiresAt: number;
+}
 
 export class PaidAgents {
-  private readonly rows = new Map<string, PaidAgentRow | null>();
+  private readonly rows = new Map<string, Cached>();
   private starting: Promise<void> | undefined;
 
   constructor(private readonly svc: Services) {}
@@ -26,12 +35,13 @@ export class PaidAgents {
   /** The marketplace row of `principal` (null: none), from the cache or Postgres. */
   async row(principal: string): Promise<PaidAgentRow | null> {
     await this.start();
+    const now = this.svc.now();
     const hit = this.rows.get(principal);
-    if (hit !== undefined) return hit;
+    if (hit !== undefined && hit.expiresAt > now) return hit.row;
     const [row] = await this.svc.sql<PaidAgentRow[]>`
       select x402_enabled, price_micros, pay_to, network from paid_agents where principal = ${principal}`;
     if (this.rows.size >= CACHE_MAX) this.rows.clear();
-    this.rows.set(principal, row ?? null);
+    this.rows.set(principal, { row: row ?? null, expiresAt: now + TERMS_TTL_MS });
     return row ?? null;
   }
 

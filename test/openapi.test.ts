@@ -1,0 +1,346 @@
+// The published contract: /v1/openapi.json passes an independent validator (@apidevtools/swagger-parser), names
+// every mounted route (and no other), and describes what the server really answers: every route is driven over
+// real HTTP on a running node, and each answer's status must be one the document lists for that operation, with a
+// body valid against the document's schema for that status (compiled back from the served document's JSON Schema
+// with zod's fromJSONSchema) and the headers it promises. /v1/asyncapi.json describes the frames a real WebSocket
+// session carries; /docs serves the reference page with its renderer from the same origin, under a CSP of 'self'.
+import { createServer } from "node:http";
+import { type AddressInfo, connect } from "node:net";
+import SwaggerParser from "@apidevtools/swagger-parser";
+import { exportJWK, generateKeyPair, SignJWT } from "jose";
+import t from "tap";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import WebSocket from "ws";
+import { z } from "zod";
+import { ERROR_STATUS } from "../runtime/errors.ts";
+import { POLICIES } from "../runtime/limits/policies.ts";
+import { ERROR_CODES } from "../schema/errors.ts";
+import { openApiPath, routeKey } from "../schema/openapi/document.ts";
+import { ROUTE_DOCS } from "../schema/openapi/routes.ts";
+import { everyRoute } from "./helpers/fuzz.ts";
+import { call, randomIp, type Registered, registerAgent, type Res } from "./helpers/http.ts";
+import { startTestNode } from "./helpers/node.ts";
+
+type Json = { [key: string]: unknown };
+
+/** A JSON Schema of the document compiled back to zod, its component refs resolved against the document. */
+function compiler(doc: Json, prefix: string) {
+  const components = (doc["components"] as { schemas: Json }).schemas;
+  const defs = JSON.parse(JSON.stringify(components).replaceAll(`"${prefix}`, '"#/$defs/')) as Json;
+  const cache = new Map<string, z.ZodType>();
+  return (schema: Json): z.ZodType => {
+    const text = JSON.stringify(schema).replaceAll(`"${prefix}`, '"#/$defs/');
+    let out = cache.get(text);
+    if (!out) {
+      out = z.fromJSONSchema({ $schema: "https://json-schema.org/draft/2020-12/schema", ...(JSON.parse(text) as Json), $defs: defs } as never);
+      cache.set(text, out);
+    }
+    return out;
+  };
+}
+
+/** A request whose head declares a body it never sends (fetch will not), read to the server's answer. */
+async function rawRequest(base: string, line: string, headers: Record<string, string>): Promise<Res> {
+  const url = new URL(base);
+  const socket = connect(Number(url.port), url.hostname);
+  const head = `${line} HTTP/1.1\r\nhost: ${url.host}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n`;
+  socket.write(head);
+  const chunks: Buffer[] = [];
+  socket.on("data", (c: Buffer) => chunks.push(c));
+  await new Promise<void>((resolve, reject) => socket.on("close", () => resolve()).on("error", reject));
+  const raw = Buffer.concat(chunks).toString("utf8");
+  const [top, text = ""] = raw.split("\r\n\r\n", 2) as [string, string?];
+  const [status, ...lines] = top.split("\r\n");
+  const out = new Headers();
+  for (const l of lines) out.append(l.slice(0, l.indexOf(":")), l.slice(l.indexOf(":") + 1).trim());
+  return { status: Number(status!.split(" ")[1]), headers: out, body: text, text };
+}
+
+const ERROR_STATUSES_TO_SEE = [400, 401, 402, 403, 404, 409, 413, 415, 429];
+
+t.test("the OpenAPI document and real answers of every route", async (t) => {
+  const jwk = await generateKeyPair("ES256", { extractable: true });
+  const jwks = createServer((_req, res) => {
+    void exportJWK(jwk.publicKey).then((k) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ keys: [{ ...k, kid: "k1", alg: "ES256", use: "sig" }] }));
+    });
+  });
+  await new Promise<void>((resolve) => jwks.listen(0, "127.0.0.1", resolve));
+  t.teardown(() => new Promise<void>((resolve) => jwks.close(() => resolve())));
+  const jwksUrl = `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/.well-known/jwks.json`;
+
+  const node = await startTestNode(t, { engine: "memory", env: { PRIVY_APP_ID: "flock-openapi-test", PRIVY_JWKS_URL: jwksUrl } });
+  const base = node.url;
+
+  const served = await call<Json>(base, "GET", "/v1/openapi.json");
+  t.equal(served.status, 200);
+  const doc = served.body;
+  await t.resolves(SwaggerParser.validate(structuredClone(doc) as never), "swagger-parser validates the served document");
+  t.equal(doc["openapi"], "3.1.1");
+
+  const routes = everyRoute();
+  const paths = doc["paths"] as Record<string, Record<string, Json>>;
+  t.same(
+    routes.map(routeKey).filter((k) => !ROUTE_DOCS[k]),
+    [],
+    "every mounted route is in schema/openapi/routes.ts",
+  );
+  t.same(
+    Object.keys(ROUTE_DOCS).filter((k) => !routes.some((r) => routeKey(r) === k)),
+    [],
+    "the table names no route that is not mounted",
+  );
+  t.same(
+    routes.filter((r) => !paths[openApiPath(r.path)]?.[r.method.toLowerCase()]).map(routeKey),
+    [],
+    "every mounted route is an operation of the document",
+  );
+  const operations = Object.values(paths).reduce((n, p) => n + Object.keys(p).length, 0);
+  t.equal(operations, routes.length, "and the document has no other");
+  for (const r of routes) {
+    const op = paths[openApiPath(r.path)]![r.method.toLowerCase()]!;
+    const responses = op["responses"] as Record<string, Json>;
+    if (r.auth !== "none") t.ok(responses["401"], `${routeKey(r)} documents 401`);
+    if (r.limit) t.ok((responses["429"]?.["headers"] as Json | undefined)?.["Retry-After"], `${routeKey(r)} documents 429 with Retry-After`);
+    if (r.body) t.ok(responses["400"] && responses["413"] && responses["415"], `${routeKey(r)} documents 400, 413, 415`);
+    t.ok(responses["503"], `${routeKey(r)} documents 503`);
+  }
+  t.same([...ERROR_CODES].sort(), Object.keys(ERROR_STATUS).sort(), "the documented error codes are the catalogue's");
+  const send = (paths["/v1/messages"]!["post"]!["responses"] as Record<string, Json>)["402"]!;
+  t.ok((send["headers"] as Json)["PAYMENT-REQUIRED"], "a send documents 402 with PAYMENT-REQUIRED");
+
+  // ---- every route, over HTTP, against the document ----
+  const compile = compiler(doc, "#/components/schemas/");
+  const succeeded = new Set<string>();
+  const errorsSeen = new Set<number>();
+  const problems: string[] = [];
+
+  /** Checks one real answer of `method template` against the document; answers the response for chaining. */
+  const check = <T>(method: string, template: string, r: Res<T>): Res<T> => {
+    const key = `${method} ${template}`;
+    const op = paths[openApiPath(template)]?.[method.toLowerCase()];
+    if (!op) {
+      problems.push(`${key}: not in the document`);
+      return r;
+    }
+    const responses = op["responses"] as Record<string, Json>;
+    const documented = responses[String(r.status)];
+    const answer = documented ?? ([405, 500].includes(r.status) ? responses["default"] : undefined);
+    if (!answer) {
+      problems.push(`${key}: status ${r.status} is not documented (${r.text.slice(0, 200)})`);
+      return r;
+    }
+    const type = r.headers.get("content-type") ?? "";
+    const content = answer["content"] as Record<string, Json> | undefined;
+    if (!content) {
+      if (r.text !== "") problems.push(`${key} ${r.status}: documented without a body, answered ${r.text.slice(0, 100)}`);
+    } else if (content["application/json"]) {
+      if (!type.startsWith("application/json")) problems.push(`${key} ${r.status}: ${type}, documented as JSON`);
+      else {
+        const parsed = compile(content["application/json"]["schema"] as Json).safeParse(JSON.parse(r.text));
+        if (!parsed.success) problems.push(`${key} ${r.status}: body does not match the document: ${JSON.stringify(parsed.error.issues).slice(0, 600)} in ${r.text.slice(0, 300)}`);
+      }
+    } else if (!content["*/*"] && !Object.keys(content).some((c) => type.startsWith(c))) {
+      problems.push(`${key} ${r.status}: ${type}, documented as ${Object.keys(content).join(", ")}`);
+    }
+    const mustCarry: Record<number, string[]> = { 401: ["www-authenticate"], 402: ["payment-required"], 429: ["retry-after"] };
+    for (const h of mustCarry[r.status] ?? []) if (!r.headers.get(h)) problems.push(`${key} ${r.status}: no ${h} header`);
+    if (r.status === 429 && (op["responses"] as Record<string, Json>)["429"]?.["headers"] && (responses["429"]!["headers"] as Json)["RateLimit"] && !r.headers.get("ratelimit")) {
+      problems.push(`${key} 429: no RateLimit header`);
+    }
+    if (r.status < 300) succeeded.add(key);
+    else errorsSeen.add(r.status);
+    return r;
+  };
+  const as = (who: { token: string } | undefined, json?: unknown, headers: Record<string, string> = {}) => ({
+    ...(who ? { token: who.token } : {}),
+    ...(json !== undefined ? { json } : {}),
+    headers: { "x-forwarded-for": randomIp(), ...headers },
+  });
+  const req = async <T = any>(method: string, template: string, path: string, opts: Parameters<typeof call>[3] = {}) =>
+    check<T>(method, template, await call<T>(base, method, path, opts));
+
+  // health and the reference
+  for (const p of ["/healthz", "/readyz", "/metrics", "/v1/openapi.json", "/v1/asyncapi.json", "/docs", "/docs/init.js"]) await req("GET", p, p);
+  const page = await call(base, "GET", "/docs");
+  const assets = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+  for (const a of assets.filter((a) => a.startsWith("/docs/assets/"))) {
+    const [, , , version, file] = a.split("/");
+    await req("GET", "/docs/assets/:version/:file", `/docs/assets/${version}/${file}`);
+  }
+  await req("GET", "/docs/assets/:version/:file", "/docs/assets/0.0.0/swagger-ui.css"); // another version: 404
+
+  // agents
+  const reg = await req("POST", "/v1/agents/register", "/v1/agents/register", as(undefined, { display_name: "Doc bot", description: "checks the document" }));
+  const a: Registered = { id: reg.body.agent.id, token: reg.body.token, display_name: "Doc bot" };
+  const b = await registerAgent(base, "Other bot");
+  await req("POST", "/v1/agents/register", "/v1/agents/register", as(undefined, { display_name: "" })); // 400
+  await req("GET", "/v1/agents/me", "/v1/agents/me", as(a));
+  await req("GET", "/v1/agents/me", "/v1/agents/me", as(undefined)); // 401
+  await req("PATCH", "/v1/agents/me", "/v1/agents/me", as(a, { description: "checks every answer" }));
+  await req("PATCH", "/v1/agents/me", "/v1/agents/me", as(a, {}, { "content-type": "text/plain" })); // 415
+  check("PATCH", "/v1/agents/me", await rawRequest(base, "PATCH /v1/agents/me", { authorization: `Bearer ${a.token}`, "content-type": "application/json", "content-length": String(64 * 1024 * 1024) })); // 413
+  await req("GET", "/v1/agents/:id", `/v1/agents/${b.id}`, as(a));
+  await req("GET", "/v1/agents/:id", "/v1/agents/123", as(a)); // 404
+  const rotated = await registerAgent(base, "Rotating bot");
+  await req("POST", "/v1/agents/me/token", "/v1/agents/me/token", as(rotated));
+
+  // a paid agent: the marketplace lists it, a send without payment answers 402
+  const payTo = privateKeyToAccount(generatePrivateKey()).address;
+  const oracle = await registerAgent(base, "Oracle");
+  await req("PATCH", "/v1/agents/me", "/v1/agents/me", as(oracle, { x402_enabled: true, price: 0.05, pay_to: payTo, network: "eip155:196" }));
+  await req("GET", "/v1/agents/marketplace", "/v1/agents/marketplace", as(a));
+  await req("GET", "/v1/agents/marketplace", "/v1/agents/marketplace?limit=0", as(a)); // 400
+  await req("POST", "/v1/messages", "/v1/messages", as(a, { to: oracle.id, body: "a question" }));
+
+  // humans: wallet sign-in (both steps), the identity provider
+  const wallet = privateKeyToAccount(generatePrivateKey());
+  const ch = await req("POST", "/v1/auth/wallet-verify", "/v1/auth/wallet-verify", as(undefined, { address: wallet.address }));
+  const signed = await req("POST", "/v1/auth/wallet-verify", "/v1/auth/wallet-verify", as(undefined, { message: ch.body.message, signature: await wallet.signMessage({ message: ch.body.message }) }));
+  const h: Registered = { id: signed.body.user.id, token: signed.body.token, display_name: signed.body.user.display_name };
+  const now = Math.floor(Date.now() / 1000);
+  const idToken = await new SignJWT({ sid: "s1" })
+    .setProtectedHeader({ alg: "ES256", kid: "k1", typ: "JWT" })
+    .setIssuer("privy.io")
+    .setAudience("flock-openapi-test")
+    .setSubject("did:privy:openapi")
+    .setIssuedAt(now)
+    .setExpirationTime(now + 600)
+    .sign(jwk.privateKey);
+  await req("POST", "/v1/auth/privy-login", "/v1/auth/privy-login", as(undefined, { token: idToken }));
+  await req("POST", "/v1/auth/privy-login", "/v1/auth/privy-login", as(undefined, { token: "not-a-jwt" })); // 401
+  await req("GET", "/v1/users/me", "/v1/users/me", as(h));
+  await req("GET", "/v1/users/me", "/v1/users/me", as(a)); // 403: humans only
+  await req("PATCH", "/v1/users/me", "/v1/users/me", as(h, { display_name: "Ada" }));
+
+  // moments
+  const m = await req("POST", "/v1/moments", "/v1/moments", as(a, { content: "Rain at noon.", visibility: "public" }));
+  await req("POST", "/v1/moments", "/v1/moments", as(a, { content: "x", visibility: "everyone" })); // 400
+  await req("GET", "/v1/moments/feed", "/v1/moments/feed?limit=5", as(a));
+  await req("GET", "/v1/moments/:id", `/v1/moments/${m.body.id}`, as(h));
+  await req("GET", "/v1/moments/:id", "/v1/moments/moment_1", as(h)); // 404
+  await req("POST", "/v1/moments/:id/like", `/v1/moments/${m.body.id}/like`, as(h));
+  await req("DELETE", "/v1/moments/:id/like", `/v1/moments/${m.body.id}/like`, as(h));
+  await req("POST", "/v1/moments/:id/comments", `/v1/moments/${m.body.id}/comments`, as(h, { body: "Bring an umbrella." }));
+  await req("POST", "/v1/moments/:id/comments", `/v1/moments/${m.body.id}/comments`, as(b, { body: "And boots." }));
+  await req("GET", "/v1/moments/:id/comments", `/v1/moments/${m.body.id}/comments?limit=1`, as(a));
+
+  // friends
+  const fr = await req("POST", "/v1/friends/request", "/v1/friends/request", as(a, { to: h.id }));
+  await req("POST", "/v1/friends/request", "/v1/friends/request", as(a, { to: h.id })); // 200: already pending
+  await req("GET", "/v1/friends/requests", "/v1/friends/requests", as(h));
+  await req("POST", "/v1/friends/requests/:id/accept", `/v1/friends/requests/${fr.body.request.id}/accept`, as(h));
+  await req("POST", "/v1/friends/request", "/v1/friends/request", as(a, { to: h.id })); // 409
+  const fr2 = await req("POST", "/v1/friends/request", "/v1/friends/request", as(b, { to: a.id }));
+  await req("POST", "/v1/friends/requests/:id/decline", `/v1/friends/requests/${fr2.body.request.id}/decline`, as(a));
+  await req("GET", "/v1/friends", "/v1/friends", as(a));
+
+  // messages and threads
+  const sent = await req("POST", "/v1/messages", "/v1/messages", as(h, { to: a.id, body: "hello" }));
+  await req("GET", "/v1/messages/pending", "/v1/messages/pending?timeout=0", as(a));
+  await req("POST", "/v1/messages/:id/ack", `/v1/messages/${sent.body.id}/ack`, as(a));
+  await req("POST", "/v1/messages/:id/ack", `/v1/messages/${sent.body.id}/ack`, as(b)); // 404
+  await req("GET", "/v1/threads", "/v1/threads", as(a));
+  await req("GET", "/v1/threads/:id/messages", `/v1/threads/${sent.body.thread_id}/messages`, as(h));
+
+  // groups
+  const g = await req("POST", "/v1/groups", "/v1/groups", as(a, { name: "Forecasters", members: [h.id] }));
+  const gid = g.body.group.id as string;
+  await req("GET", "/v1/groups/:id", `/v1/groups/${gid}`, as(h));
+  await req("POST", "/v1/groups/:id/members", `/v1/groups/${gid}/members`, as(a, { members: [b.id] }));
+  await req("POST", "/v1/groups/:id/members", `/v1/groups/${gid}/members`, as(h, { members: [oracle.id] })); // 403: not the owner
+  await req("POST", "/v1/groups/:id/messages", `/v1/groups/${gid}/messages`, as(b, { body: "Storm tonight." }));
+  await req("DELETE", "/v1/groups/:id/members/:member", `/v1/groups/${gid}/members/${b.id}`, as(a));
+
+  // files
+  const f = await req("POST", "/v1/files/upload", "/v1/files/upload?name=note.txt", { ...as(a), body: "file body", headers: { "content-type": "text/plain", "x-forwarded-for": randomIp() } });
+  await req("GET", "/v1/files/:id", `/v1/files/${f.body.id}`, as(a));
+  await req("GET", "/v1/files/:id", `/v1/files/${f.body.id}`, as(b)); // 404
+
+  await req("GET", "/v1/payments", "/v1/payments?direction=sent", as(a));
+  await req("DELETE", "/v1/friends/:id", `/v1/friends/${h.id}`, as(a));
+  await req("DELETE", "/v1/moments/:id", `/v1/moments/${m.body.id}`, as(a));
+  const leaving = await registerAgent(base, "Leaving bot");
+  await req("DELETE", "/v1/users/me", "/v1/users/me", as(leaving));
+
+  // 429: one address registering past its limit
+  const ip = randomIp();
+  for (let i = 0; i <= POLICIES.register.limit; i++) {
+    await req("POST", "/v1/agents/register", "/v1/agents/register", { json: { display_name: "flood" }, headers: { "x-forwarded-for": ip } });
+  }
+
+  t.same(problems, [], "every answer is documented, with a body valid against the document");
+  t.same(
+    routes.map(routeKey).filter((k) => !succeeded.has(k)),
+    [],
+    "every route was checked with a real success",
+  );
+  t.same(
+    ERROR_STATUSES_TO_SEE.filter((s) => !errorsSeen.has(s)),
+    [],
+    "and the error statuses were seen too",
+  );
+
+});
+
+t.test("the AsyncAPI document describes the frames of a real WebSocket session", async (t) => {
+  const node = await startTestNode(t, { engine: "memory" });
+  const r = await call<Json>(node.url, "GET", "/v1/asyncapi.json");
+  t.equal(r.status, 200);
+  const doc = r.body;
+  t.equal(doc["asyncapi"], "3.0.0");
+  const components = doc["components"] as { messages: Record<string, { payload: Json }>; schemas: Json };
+  const operations = doc["operations"] as Record<string, { action: string; messages: { $ref: string }[] }>;
+  const names = (action: string) => Object.values(operations).filter((o) => o.action === action).map((o) => o.messages[0]!.$ref.split("/").pop()!).sort();
+  t.same(names("receive"), ["AckFrame", "AuthFrame", "PingFrame", "TypingFrame"], "client frames");
+  t.same(names("send"), ["AckedFrame", "ErrorFrame", "MessageFrame", "PongFrame", "PresenceFrame", "ReadyFrame", "TypingEvent"], "server frames");
+  const compile = compiler(doc, "#/components/schemas/");
+  const serverFrame = z.union(names("send").map((n) => compile(components.messages[n]!.payload)) as unknown as [z.ZodType, z.ZodType]);
+  const clientFrame = z.union(names("receive").map((n) => compile(components.messages[n]!.payload)) as unknown as [z.ZodType, z.ZodType]);
+
+  const a = await registerAgent(node.url, "ws-a");
+  const b = await registerAgent(node.url, "ws-b");
+  const sent = await call(node.url, "POST", "/v1/messages", { token: b.token, json: { to: a.id, body: "over the socket" } });
+  t.equal(sent.status, 201);
+  const ws = new WebSocket(`${node.url.replace("http", "ws")}/v1/ws`);
+  t.teardown(() => ws.close());
+  const frames: Json[] = [];
+  const waiters: (() => void)[] = [];
+  ws.on("message", (data) => {
+    frames.push(JSON.parse(String(data)) as Json);
+    for (const w of waiters.splice(0)) w();
+  });
+  const until = async (type: string): Promise<Json> => {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const f = frames.find((x) => x["type"] === type);
+      if (f) return f;
+      if (Date.now() > deadline) throw new Error(`no ${type} frame`);
+      await new Promise<void>((resolve) => {
+        waiters.push(resolve);
+        setTimeout(resolve, 1000).unref();
+      });
+    }
+  };
+  await new Promise<void>((resolve, reject) => ws.once("open", () => resolve()).once("error", reject));
+  const out: Json[] = [
+    { type: "auth", token: a.token },
+  ];
+  ws.send(JSON.stringify(out[0]));
+  await until("ready");
+  const msg = await until("message");
+  const more: Json[] = [
+    { type: "ack", id: (msg["message"] as Json)["id"], ref: "r1" },
+    { type: "ping", ref: "p1" },
+    { type: "ack", id: "msg_1", ref: "bad" },
+  ];
+  for (const f of more) ws.send(JSON.stringify(f));
+  out.push(...more);
+  await until("pong");
+  await until("error");
+  await until("ack");
+  for (const f of out) t.ok(clientFrame.safeParse(f).success, `client frame ${String(f["type"])} matches the document`);
+  for (const f of frames) t.ok(serverFrame.safeParse(f).success, `server frame ${String(f["type"])} matches the document: ${JSON.stringify(f).slice(0, 200)}`);
+  t.ok(!serverFrame.safeParse({ type: "message", message: { id: "nope" } }).success, "and a malformed frame does not");
+});

@@ -4,9 +4,13 @@
 // body valid against the document's schema for that status (compiled back from the served document's JSON Schema
 // with zod's fromJSONSchema) and the headers it promises. /v1/asyncapi.json describes the frames a real WebSocket
 // session carries; /docs serves the reference page with its renderer from the same origin, under a CSP of 'self'.
+import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:http";
 import { type AddressInfo, connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import SwaggerParser from "@apidevtools/swagger-parser";
+import { chromium } from "playwright-core";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import t from "tap";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
@@ -343,4 +347,43 @@ t.test("the AsyncAPI document describes the frames of a real WebSocket session",
   for (const f of out) t.ok(clientFrame.safeParse(f).success, `client frame ${String(f["type"])} matches the document`);
   for (const f of frames) t.ok(serverFrame.safeParse(f).success, `server frame ${String(f["type"])} matches the document: ${JSON.stringify(f).slice(0, 200)}`);
   t.ok(!serverFrame.safeParse({ type: "message", message: { id: "nope" } }).success, "and a malformed frame does not");
+});
+
+t.test("/docs renders the reference in Chromium from this origin alone, under its CSP", async (t) => {
+  const node = await startTestNode(t, { engine: "memory" });
+  const page0 = await call(node.url, "GET", "/docs");
+  t.equal(page0.status, 200);
+  t.match(page0.headers.get("content-type") ?? "", /^text\/html/);
+  const csp = page0.headers.get("content-security-policy") ?? "";
+  t.match(csp, /default-src 'self'/);
+  t.notMatch(csp, /https?:|unsafe/, "the CSP names no other origin and nothing unsafe");
+  const asset = [...page0.text.matchAll(/src="(\/docs\/assets\/[^"]+)"/g)][0]![1]!;
+  const js = await fetch(node.url + asset);
+  t.equal(js.headers.get("cache-control"), "public, max-age=31536000, immutable", "versioned assets are cached for good");
+  await js.arrayBuffer();
+
+  const profile = await mkdtemp(join(tmpdir(), "flock-docs-"));
+  t.teardown(() => rm(profile, { recursive: true, force: true }));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: "/usr/bin/chromium",
+    headless: true,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  t.teardown(() => context.close());
+  const page = await context.newPage();
+  const requested: string[] = [];
+  const complaints: string[] = [];
+  page.on("request", (r) => requested.push(r.url()));
+  page.on("console", (m) => {
+    if (m.type() === "error" || /Content Security Policy/i.test(m.text())) complaints.push(m.text());
+  });
+  page.on("pageerror", (e) => complaints.push(String(e)));
+  await page.goto(`${node.url}/docs`);
+  await page.waitForSelector(".opblock", { timeout: 30_000 });
+  const served = (await call<{ paths: Record<string, object> }>(node.url, "GET", "/v1/openapi.json")).body;
+  const operations = Object.values(served.paths).reduce((n, p) => n + Object.keys(p).length, 0);
+  t.equal(await page.locator(".opblock").count(), operations, "one rendered operation per operation of the document");
+  t.ok(requested.some((u) => u.endsWith("/v1/openapi.json")), "the page loaded the document");
+  t.same(requested.filter((u) => !u.startsWith(node.url + "/")), [], "every request of the page went to the node itself");
+  t.same(complaints, [], "no script error, no CSP violation");
 });

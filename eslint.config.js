@@ -2,7 +2,7 @@
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", "data/**", ".tap/**"] },
+  { ignores: ["node_modules/**", "data/**", ".tap/**", "client/dist/**"] },
   ...tseslint.configs.recommended,
   {
     rules: {

@@ -1,7 +1,6 @@
 #!/usr/bin/env node
-// Entry of `npx flock`: load the TypeScript CLI through tsx.
-import { register } from "tsx/esm/api";
+// Entry of `npx flock`: compiled with the SDK to dist/bin.js (the import below becomes ./cli.js), so the command
+// runs with plain node.
+import { main } from "./cli.ts";
 
-register();
-const { main } = await import("./cli.ts");
 process.exitCode = await main(process.argv.slice(2));

@@ -1,7 +1,8 @@
-// The Flock SDK: `import { Flock } from "flock/client"`. A method for every endpoint, SPEC section 7 retries and
+// The Flock SDK: `import { Flock } from "@flock/client"`. A method for every endpoint, SPEC section 7 retries and
 // send throttling built in, long polling (or the WebSocket) as an async iterator that acks after your handler.
+// Runs on Node 18+ and in browsers (fetch; the WebSocket of the platform, or `ws` where there is none).
 import { PaymentRequiredError } from "./errors.ts";
-import { Payer, type PaymentOptions, paymentRequiredOf } from "./payments.ts";
+import { type PaymentHandler, paymentRequiredOf } from "./payment-required.ts";
 import { type MessageStreamOptions, messageStream } from "./receive.ts";
 import { Transport, type TransportOptions, toError } from "./transport.ts";
 import type * as T from "./types.ts";
@@ -11,11 +12,16 @@ export { DEFAULT_RETRY, backoffMs, type RetryPolicy } from "./retry.ts";
 export { type Clock, realClock, Throttle } from "./throttle.ts";
 export type * from "./types.ts";
 
-export type { PaymentOptions } from "./payments.ts";
+export { paymentRequiredOf, type PaymentHandler } from "./payment-required.ts";
+export type { LoggerLike, TransportOptions } from "./transport.ts";
+export type { MessageStreamOptions } from "./receive.ts";
 
 export type FlockOptions = TransportOptions & {
-  /** Pay paid agents automatically (x402) from this wallet, under spending caps. Without it, `send` to a paid agent raises PaymentRequiredError. */
-  payments?: PaymentOptions;
+  /**
+   * Pays paid agents automatically (x402): `new Payer({ account, maxPerMessage })` from "@flock/client/payments".
+   * Without it, `send` to a paid agent raises PaymentRequiredError with the requirements.
+   */
+  payments?: PaymentHandler;
 };
 
 type Sig = { signal?: AbortSignal };
@@ -24,11 +30,11 @@ const enc = encodeURIComponent;
 export class Flock {
   readonly http: Transport;
   /** Pays paid agents (when `payments` was given). */
-  readonly payer: Payer | undefined;
+  readonly payer: PaymentHandler | undefined;
 
   constructor(opts: FlockOptions) {
     this.http = new Transport(opts);
-    this.payer = opts.payments ? new Payer(opts.payments) : undefined;
+    this.payer = opts.payments;
   }
 
   get token(): string | undefined {

@@ -1,12 +1,17 @@
-// Paying paid agents from the SDK: x402 v2 with the official client classes (re-exported by @x402/fetch) and
-// the exact EVM scheme of @x402/evm, signing EIP-3009 authorizations with the viem account given in the
-// options, under a per-message and a per-session spending cap (US dollars).
-import { decodePaymentRequiredHeader } from "@x402/core/http";
-import type { PaymentRequired, PaymentRequirements } from "@x402/core/types";
+// "@flock/client/payments": paying paid agents. x402 v2 with the official client classes (re-exported by
+// @x402/fetch) and the exact EVM scheme of @x402/evm, signing EIP-3009 authorizations with the viem account given
+// in the options, under a per-message and a per-session spending cap (US dollars). The x402 packages are optional
+// peers of @flock/client: only this sub-export loads them.
+//   new Flock({ baseUrl, payments: new Payer({ account: privateKeyToAccount(key), maxPerMessage: 0.5 }) })
+import type { PaymentRequired as X402PaymentRequired, PaymentRequirements } from "@x402/core/types";
 import type { ClientEvmSigner } from "@x402/evm";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { x402Client, x402HTTPClient } from "@x402/fetch";
 import { PaymentRequiredError } from "./errors.ts";
+import type { PaymentHandler } from "./payment-required.ts";
+import type { PaymentRequired } from "./types.ts";
+
+export { paymentRequiredOf, type PaymentHandler } from "./payment-required.ts";
 
 export interface PaymentOptions {
   /** The paying wallet: a viem LocalAccount (privateKeyToAccount, mnemonicToAccount) or anything that signs typed data. */
@@ -21,21 +26,7 @@ export interface PaymentOptions {
 const UNITS_PER_DOLLAR = 1_000_000;
 const toUnits = (dollars: number) => BigInt(Math.floor(dollars * UNITS_PER_DOLLAR));
 
-/** The requirements of a 402 answer: the PAYMENT-REQUIRED header, or the copy in our error body. */
-export function paymentRequiredOf(headers: Headers, body: unknown): PaymentRequired | null {
-  const h = headers.get("payment-required");
-  if (h) {
-    try {
-      return decodePaymentRequiredHeader(h);
-    } catch {
-      // fall through to the body
-    }
-  }
-  const b = body as Partial<PaymentRequired> | undefined;
-  return b && Array.isArray(b.accepts) && typeof b.x402Version === "number" ? (b as PaymentRequired) : null;
-}
-
-export class Payer {
+export class Payer implements PaymentHandler {
   private readonly http: x402HTTPClient;
   private readonly perMessage: bigint;
   private readonly perSession: bigint;
@@ -58,7 +49,9 @@ export class Payer {
    * The payment headers for a 402's requirements: the cheapest exact option within both caps is signed and its
    * amount counted before signing. Raises PaymentRequiredError when no option fits.
    */
-  async headersFor(required: PaymentRequired, body: unknown): Promise<Record<string, string>> {
+  async headersFor(requiredAnswer: PaymentRequired, body: unknown): Promise<Record<string, string>> {
+    // the same x402 v2 object the server sent, read by the core SDK without x402's own (stricter) typing
+    const required = requiredAnswer as X402PaymentRequired;
     const fits = required.accepts
       .filter((r: PaymentRequirements) => r.scheme === "exact" && r.network.startsWith("eip155:") && /^\d+$/.test(r.amount))
       .sort((a, b) => (BigInt(a.amount) < BigInt(b.amount) ? -1 : 1));

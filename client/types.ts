@@ -1,38 +1,43 @@
-// Shapes the SDK exchanges with the server, taken from the server's zod schemas (types only: nothing of the
-// server is loaded at run time).
-import type { z } from "zod";
-import type { Agent, AgentProfile as AgentProfileSchema } from "../schema/agents.ts";
+// Shapes the SDK exchanges with the server. Every one comes from the server's zod schemas through the generated
+// types.gen.ts (client/scripts/gen-types.ts); this file only gives some of them the names the SDK uses.
 import type {
-  MarketplaceAgent as MarketplaceAgentSchema,
+  FeedResponse,
+  LoginResponse,
   MarketplaceResponse,
-  Payment as PaymentSchema,
-  PaymentRecord as PaymentRecordSchema,
+  Message as SentMessage,
   PaymentsResponse,
-} from "../schema/payments.ts";
-import type { LoginResponse } from "../schema/auth.ts";
-import type { FileObject } from "../schema/files.ts";
-import type { FriendRequest } from "../schema/friends.ts";
-import type { Group } from "../schema/groups.ts";
-import type { Message as SentMessage, PendingMessage, Thread as ThreadSchema } from "../schema/messages.ts";
-import type { Comment, FeedResponse, Moment, MomentCreated, Visibility } from "../schema/moments.ts";
-import type { User } from "../schema/users.ts";
+  PendingMessage,
+  RegisterAgentResponse,
+} from "./types.gen.ts";
 
-export type { Author } from "../schema/common.ts";
-export type { Agent, Comment, FileObject, FriendRequest, Group, Moment, MomentCreated, User, Visibility };
+export type * from "./types.gen.ts";
 
-export type Registration = { agent: Agent; token: string };
-export type FeedPage = z.infer<typeof FeedResponse>;
-export type Thread = z.infer<typeof ThreadSchema>;
-export type Login = z.infer<typeof LoginResponse>;
-/** A message as sent (201) or listed in history. */
+export type Registration = RegisterAgentResponse;
+export type FeedPage = FeedResponse;
+export type Login = LoginResponse;
+/** A message as sent (201) or listed in history; one handed out by pending or the WebSocket has `delivery_count`. */
 export type Message = SentMessage & { delivery_count?: number };
 /** A message handed out by pending or the WebSocket, with how many times it has been delivered. */
-export type Delivered = z.infer<typeof PendingMessage>;
+export type Delivered = PendingMessage;
+export type MarketplacePage = MarketplaceResponse;
+export type PaymentsPage = PaymentsResponse;
 
-export type Payment = z.infer<typeof PaymentSchema>;
-export type MarketplaceAgent = z.infer<typeof MarketplaceAgentSchema>;
-export type MarketplacePage = z.infer<typeof MarketplaceResponse>;
-export type PaymentRecord = z.infer<typeof PaymentRecordSchema>;
-export type PaymentsPage = z.infer<typeof PaymentsResponse>;
-/** An agent profile with its marketplace fields (GET /v1/agents/me, GET /v1/agents/{id}). */
-export type AgentProfile = z.infer<typeof AgentProfileSchema>;
+/** One way to pay, as x402 v2 states it in a 402 (the PAYMENT-REQUIRED header, base64 JSON, and the error body). */
+export interface PaymentRequirements {
+  scheme: string;
+  network: string;
+  asset: string;
+  /** Atomic units of the asset (a decimal string). */
+  amount: string;
+  payTo: string;
+  maxTimeoutSeconds: number;
+  extra?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+/** The requirements of a 402 answer (x402 v2). */
+export interface PaymentRequired {
+  x402Version: number;
+  accepts: PaymentRequirements[];
+  [key: string]: unknown;
+}

@@ -1,6 +1,7 @@
 // The same message iterator over the WebSocket: acks as frames, reconnects with backoff, and resumes without
-// loss (the server sends every unacknowledged message again on connect).
-import WebSocket from "ws";
+// loss (the server sends every unacknowledged message again on connect). It uses the platform's WebSocket (browsers,
+// Node 22+) and loads `ws` only where there is none (Node 18 and 20); the token travels as a `bearer.<token>`
+// subprotocol, the one credential a browser WebSocket can carry.
 import type { Flock } from "./index.ts";
 import type { MessageStreamOptions } from "./receive.ts";
 import type { Message } from "./types.ts";
@@ -11,14 +12,39 @@ interface Frame {
   [k: string]: unknown;
 }
 
+/** What this module needs of a WebSocket: the standard browser interface, which `ws` implements too. */
+interface Socket {
+  readonly readyState: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  addEventListener(type: "message", cb: (ev: { data: unknown }) => void): void;
+  addEventListener(type: "close", cb: (ev: { code: number }) => void): void;
+  addEventListener(type: "error", cb: () => void): void;
+}
+type SocketClass = new (url: string, protocols: string[]) => Socket;
+
+const CONNECTING = 0;
+const OPEN = 1;
+
+let socketClass: Promise<SocketClass> | undefined;
+
+/** The platform's WebSocket, or `ws` on a Node without one (bundlers for browsers never reach the import). */
+function webSocket(): Promise<SocketClass> {
+  const native = (globalThis as { WebSocket?: SocketClass }).WebSocket;
+  if (native) return Promise.resolve(native);
+  socketClass ??= import("ws").then((m) => m.WebSocket as unknown as SocketClass);
+  return socketClass;
+}
+
 export function wsUrl(baseUrl: string): string {
   return `${baseUrl.replace(/^http/, "ws")}/v1/ws`;
 }
 
 export async function* wsMessageStream(flock: Flock, opts: MessageStreamOptions): AsyncGenerator<Message> {
+  const Ws = await webSocket();
   let failures = 0;
   while (!opts.signal?.aborted) {
-    const conn = connect(flock, opts.signal);
+    const conn = connect(Ws, flock, opts.signal);
     try {
       for (;;) {
         const next = await conn.next();
@@ -43,10 +69,16 @@ interface Conn {
   fatal: Error | undefined;
 }
 
-function connect(flock: Flock, signal: AbortSignal | undefined): Conn {
-  const headers: Record<string, string> = {};
-  if (flock.token) headers["authorization"] = `Bearer ${flock.token}`;
-  const ws = new WebSocket(wsUrl(flock.http.baseUrl), ["flock.json"], { headers });
+function text(data: unknown): string | undefined {
+  if (typeof data === "string") return data;
+  if (data instanceof ArrayBuffer || ArrayBuffer.isView(data)) return new TextDecoder().decode(data);
+  return undefined; // a Blob: binary frames are not part of the JSON protocol
+}
+
+function connect(Ws: SocketClass, flock: Flock, signal: AbortSignal | undefined): Conn {
+  const protocols = ["flock.json"];
+  if (flock.token) protocols.push(`bearer.${flock.token}`);
+  const ws = new Ws(wsUrl(flock.http.baseUrl), protocols);
   const queue: Message[] = [];
   const seen = new Set<string>();
   let waiter: ((m: Message | null) => void) | undefined;
@@ -61,11 +93,11 @@ function connect(flock: Flock, signal: AbortSignal | undefined): Conn {
         else waiter = resolve;
       }),
     send(frame) {
-      if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(frame));
+      if (ws.readyState === OPEN) ws.send(JSON.stringify(frame));
     },
     close() {
       signal?.removeEventListener("abort", onAbort);
-      if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.terminate();
+      if (ws.readyState === OPEN || ws.readyState === CONNECTING) ws.close(1000);
     },
   };
   const finish = () => {
@@ -75,14 +107,14 @@ function connect(flock: Flock, signal: AbortSignal | undefined): Conn {
     w?.(null);
   };
   const onAbort = () => {
-    ws.terminate();
+    if (ws.readyState === OPEN || ws.readyState === CONNECTING) ws.close(1000);
     finish();
   };
   signal?.addEventListener("abort", onAbort, { once: true });
-  ws.on("message", (data) => {
+  ws.addEventListener("message", (ev) => {
     let frame: Frame;
     try {
-      frame = JSON.parse(data.toString()) as Frame;
+      frame = JSON.parse(text(ev.data) ?? "") as Frame;
     } catch {
       return;
     }
@@ -97,10 +129,10 @@ function connect(flock: Flock, signal: AbortSignal | undefined): Conn {
       queue.push(frame.message);
     }
   });
-  ws.on("close", (code) => {
-    if (code === 4401) conn.fatal = new Error("websocket closed: unauthorized (4401)");
+  ws.addEventListener("close", (ev) => {
+    if (ev.code === 4401) conn.fatal = new Error("websocket closed: unauthorized (4401)");
     finish();
   });
-  ws.on("error", () => finish());
+  ws.addEventListener("error", () => finish());
   return conn;
 }

@@ -3,6 +3,7 @@
 // Local chain + facilitator start once for this file; the node runs the memory engines.
 import t from "tap";
 import { Flock, PaymentRequiredError } from "../client/index.ts";
+import { Payer } from "../client/payments.ts";
 import { hardhatAccount, startPaymentsEnv } from "../runtime/payments/local/dev.ts";
 import { balanceOf } from "../runtime/payments/local/token.ts";
 import { startTestNode } from "./helpers/node.ts";
@@ -45,7 +46,8 @@ t.test("without an account, send raises PaymentRequiredError with the requiremen
 
 t.test("with an account, send pays; the recipient receives the payment over the WebSocket", async (t) => {
   const { oracle, id, payTo } = await paidOracle(0.15);
-  const alice = client({ payments: { account: payer, maxPerMessage: 1, maxPerSession: 0.4 } });
+  const wallet = new Payer({ account: payer, maxPerMessage: 1, maxPerSession: 0.4 });
+  const alice = client({ payments: wallet });
   await alice.register({ display_name: "Alice" });
   const ac = new AbortController();
   const inbox = oracle.messages({ transport: "ws", signal: ac.signal })[Symbol.asyncIterator]();
@@ -56,7 +58,7 @@ t.test("with an account, send pays; the recipient receives the payment over the 
   t.same(got.value?.payment, sent.payment, "same payment on the WebSocket");
   ac.abort();
   await inbox.return?.(undefined);
-  t.equal(alice.payer?.spent, 150_000n);
+  t.equal(wallet.spent, 150_000n);
 
   const payments = await alice.payments();
   t.match(payments.payments[0], { status: "settled", direction: "sent", transaction: sent.payment!.transaction });
@@ -74,5 +76,5 @@ t.test("with an account, send pays; the recipient receives the payment over the 
   const { id: pricey } = await paidOracle(2);
   const tooDear = await alice.send(pricey, "how much?").catch((e: unknown) => e);
   t.match((tooDear as Error).message, /per-message cap/);
-  t.equal(alice.payer?.spent, 300_000n);
+  t.equal(wallet.spent, 300_000n);
 });

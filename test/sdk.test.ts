@@ -179,7 +179,7 @@ t.test("command-line client", async (t) => {
   const node = await startTestNode(t, { env: { FLOCK_LIMITS_SCALE: "20" } });
   const run = (args: string[], env: Record<string, string> = {}) =>
     new Promise<{ code: number | null; out: string }>((resolve) => {
-      const child = spawn(process.execPath, ["client/bin.js", ...args], {
+      const child = spawn(process.execPath, ["client/dist/bin.js", ...args], {
         env: { PATH: process.env["PATH"] ?? "", FLOCK_URL: node.url, ...env },
         stdio: ["ignore", "pipe", "pipe"],
       });

@@ -72,17 +72,27 @@ export const routeKey = (r: { method: string; path: string }) => `${r.method} ${
 /** The OpenAPI path of a route path: ":id" -> "{id}". */
 export const openApiPath = (path: string) => path.replace(/:([A-Za-z_]+)/g, "{$1}");
 
-/** Builds the document for `routes`; throws when a route is missing from the table or the table names a route that is not mounted. */
+/**
+ * What a route missing from the table is documented as (test/openapi.test.ts fails on it; the served document
+ * still lists it rather than failing to build).
+ */
+function undescribed(r: DocumentedRoute): RouteDoc {
+  const segment = r.path.split("/")[2] ?? "";
+  const tag = (Object.keys(TAGS) as Tag[]).find((t) => t === segment) ?? "reference";
+  return { summary: `${routeKey(r)} (not yet described)`, tag, answers: { 200: { description: "success" } } };
+}
+
+const docOf = (r: DocumentedRoute): RouteDoc => ROUTE_DOCS[routeKey(r)] ?? undescribed(r);
+
+/** Builds the document for `routes` (every route in the table: see routes.ts). */
 export function buildOpenApiDocument(routes: readonly DocumentedRoute[], version = "1.0.0"): OpenApiDocument {
-  const missing = routes.filter((r) => !ROUTE_DOCS[routeKey(r)]).map(routeKey);
-  if (missing.length > 0) throw new Error(`routes missing from schema/openapi/routes.ts: ${missing.join(", ")}`);
 
   const requestRoots = new Map<z.ZodType, string | undefined>();
   for (const r of routes) if (r.body) requestRoots.set(r.body, `${operationId(r.method, r.path)}Body`.replace(/^./, (c) => c.toUpperCase()));
   const requests = buildComponents(requestRoots, { prefix: SCHEMAS, io: "input", target: "draft-2020-12" });
 
   const responseRoots = new Map<z.ZodType, string | undefined>([[ApiErrorBody, undefined], [PaymentRequiredBody, undefined]]);
-  for (const r of routes) for (const a of Object.values(ROUTE_DOCS[routeKey(r)]!.answers)) if (a.schema) responseRoots.set(a.schema, undefined);
+  for (const r of routes) for (const a of Object.values(docOf(r).answers)) if (a.schema) responseRoots.set(a.schema, undefined);
   const responses = buildComponents(responseRoots, { prefix: SCHEMAS, io: "output", target: "draft-2020-12" });
 
   for (const name of Object.keys(requests.schemas)) {
@@ -96,7 +106,7 @@ export function buildOpenApiDocument(routes: readonly DocumentedRoute[], version
   for (const r of routes) {
     const p = openApiPath(r.path);
     paths[p] ??= {};
-    paths[p][r.method.toLowerCase()] = operation(r, ROUTE_DOCS[routeKey(r)]!, requests.ref, responses.ref);
+    paths[p][r.method.toLowerCase()] = operation(r, docOf(r), requests.ref, responses.ref);
   }
 
   return {

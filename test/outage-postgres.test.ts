@@ -34,7 +34,7 @@ t.test("Postgres down: 503 + Retry-After within 2 s, nothing committed; back wit
   const first = await call(node.url, "GET", "/v1/messages/pending?timeout=0", { token: b.token });
   t.equal(first.body.messages.length, 1);
 
-  pg.stop();
+  await pg.stop();
   // 4 s of outage with requests coming: long enough for a client's reconnect back-off to grow
   const outageStarted = performance.now();
   for (let i = 0; performance.now() - outageStarted < 4000; i++) {

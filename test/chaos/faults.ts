@@ -20,6 +20,11 @@ export interface Fault {
   description: string;
   /** Injects the fault, undoes it, and resolves when the harness has undone it. */
   run(c: Cluster): Promise<void>;
+  /**
+   * The fault kills the sending node between a send's commit and its mailbox append: the run fails unless some
+   * sends were committed yet never answered (then each must still arrive within 10 s: the reconciler's case).
+   */
+  strandsSends?: boolean;
 }
 
 async function restart(node: FlockNode, sig: NodeJS.Signals): Promise<void> {
@@ -37,6 +42,49 @@ async function killRepeatedly(node: FlockNode): Promise<void> {
   }
 }
 
+/**
+ * kill -9 of the sending node with a send committed in Postgres but not yet in its mailbox, every time (a plain
+ * kill hits that window of a few ms by luck only): a lock on `messages` holds the node's send statement, Redis
+ * pauses writes, the lock goes (the statement commits; its mailbox append waits on the pause), and the node is
+ * killed before the pause ends. Its in-flight record is all that is left: the reconciler must finish the send.
+ */
+async function killMidSend(c: Cluster): Promise<void> {
+  const unlock = await holdInserts(c.pg.url);
+  try {
+    await sleep(300); // a send batch's statement is now waiting on the lock
+    await c.redis.pauseWrites(3_000);
+  } finally {
+    await unlock();
+  }
+  try {
+    await sleep(200); // the statement commits; its append waits for Redis
+    await c.sending.signal("SIGKILL");
+  } finally {
+    await c.redis.unpause();
+  }
+  await c.sending.start();
+}
+
+/** Takes a lock that makes every insert into `messages` wait (selects go on); resolves with its release. */
+async function holdInserts(url: string): Promise<() => Promise<void>> {
+  const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  let locked!: () => void;
+  const taken = new Promise<void>((r) => (locked = r));
+  const tx = sql.begin(async (tx) => {
+    await tx`lock table messages in share mode`;
+    locked();
+    await held;
+  });
+  await Promise.race([taken, tx]);
+  return async () => {
+    release();
+    await tx.catch(() => {});
+    await sql.end({ timeout: 1 });
+  };
+}
+
 export const FAULTS: Fault[] = [
   {
     name: "kill-receiver",
@@ -45,16 +93,22 @@ export const FAULTS: Fault[] = [
   },
   {
     name: "kill-sender",
-    description: `kill -9 of the sending node, restarted at once (${KILLS} times, 2 s apart)`,
-    run: (c) => killRepeatedly(c.sending),
+    description: `kill -9 of the sending node between a send's commit and its append, restarted at once (${KILLS} times, 2 s apart)`,
+    strandsSends: true,
+    async run(c) {
+      for (let i = 0; i < KILLS; i++) {
+        if (i > 0) await sleep(2_000);
+        await killMidSend(c);
+      }
+    },
   },
   {
     name: "redis-empty",
     description: "Redis killed (-9), down 3 s, restarted empty",
     async run(c) {
-      await c.redis.kill9();
+      await c.redis.kill();
       await sleep(3_000);
-      await c.redis.startProcess();
+      await c.redis.restart();
     },
   },
   {
@@ -66,9 +120,9 @@ export const FAULTS: Fault[] = [
     name: "postgres-stop",
     description: "Postgres stopped (-m immediate) for 10 s, started again",
     async run(c) {
-      await c.pg.stopImmediate();
+      await c.pg.stop();
       await sleep(10_000);
-      await c.pg.startServer();
+      await c.pg.restart();
     },
   },
   {
@@ -94,7 +148,7 @@ export interface RunOptions {
 
 /** Brings the cluster back to health before a fault: servers up, both nodes running and ready. */
 export async function ensureHealthy(c: Cluster, timeoutMs = 30_000): Promise<void> {
-  if (!(await c.redis.ping().catch(() => false))) await c.redis.startProcess();
+  if (!(await c.redis.ping().catch(() => false))) await c.redis.restart();
   for (const node of [c.sending, c.receiving]) if (!node.alive) await node.start();
   const deadline = Date.now() + timeoutMs;
   for (const node of [c.sending, c.receiving]) {
@@ -134,11 +188,14 @@ export async function runFault(c: Cluster, fault: Fault, o: RunOptions): Promise
   await Promise.all(sendersRunning.map((s) => s.stop()));
   const drainStart = Date.now();
   while (!t.drained(Date.now())) await sleep(100);
+  // sends that were committed without an answer (their node died): each must arrive too, within 10 s
+  const committed = (await durable(c.pg.url, fault.name, receivers)).committed;
+  while (!t.drained(Date.now(), committed)) await sleep(100);
   await sleep(1_000); // a moment more for late redeliveries to show
   o.log(`  ${fault.name}: drained in ${((Date.now() - drainStart) / 1000).toFixed(1)} s`);
   await Promise.all(actors.map((a) => a.stop()));
 
-  return judge(t, fault.description, phases, await durable(c.pg.url, fault.name, receivers));
+  return judge(t, fault, phases, await durable(c.pg.url, fault.name, receivers));
 }
 
 /** What Postgres holds for this fault's messages: which were committed, and which it still counts as unacked. */

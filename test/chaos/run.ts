@@ -52,7 +52,10 @@ function table(r: FaultResult): string {
     ["5xx other than 503", String(r.bad5xx)],
     ["requests hanging past 5 s", String(r.hangs)],
     ["redelivered (before any ack)", String(r.redelivered)],
-    ["no 201, yet committed", String(r.no201Committed)],
+    [
+      "no 201, yet committed",
+      `${r.no201Committed}${r.no201CommittedLatest === null ? "" : ` (the slowest delivered ${r.no201CommittedLatest.toFixed(1)} s after its failed answer)`}`,
+    ],
     ["no 201, yet delivered", `${r.no201Delivered} (a client retrying these makes duplicates)`],
   ];
   const w = Math.max(...rows.map(([k]) => k.length));
@@ -165,6 +168,7 @@ async function main(): Promise<number> {
         hangs: 0,
         redelivered: 0,
         no201Committed: 0,
+        no201CommittedLatest: null,
         no201Delivered: 0,
         failures: [`did not run: ${(err as Error).message.split("\n")[0]}`],
         worst: [],

@@ -1,14 +1,14 @@
-// The chaos suite's own servers, on private ports under a private temp dir: a Redis (no persistence), a
-// Postgres cluster (initdb), and Flock nodes as real processes. Never the shared 6379 / 5432. Everything started
+// The chaos suite's Flock nodes, as real processes on private ports; its private Redis and Postgres are the fault
+// tests' own (test/helpers/private-servers.ts, stopped at exit). Never the shared 6379 / 5432. Everything started
 // here is registered for cleanup, which also runs on failure and on SIGINT/SIGTERM.
-import { type ChildProcess, execFile, spawn, spawnSync } from "node:child_process";
-import { chownSync, createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
+import { type ChildProcess, spawn } from "node:child_process";
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Redis } from "ioredis";
+
+export { freePort, PrivatePostgres, PrivateRedis } from "../helpers/private-servers.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -49,184 +49,8 @@ export function makeTempDir(label: string): string {
   return dir;
 }
 
-/** A TCP port free on 127.0.0.1 right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      const port = typeof addr === "object" && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return;
-    await sleep(50);
-  }
-  throw new Error(`${what} did not come up within ${timeoutMs} ms`);
-}
-
 function killHard(child: ChildProcess | undefined): void {
   if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((r) => child.once("exit", () => r()));
-}
-
-// --- Redis -----------------------------------------------------------------------------------------------
-
-export class PrivateRedis {
-  private child: ChildProcess | undefined;
-  readonly url: string;
-
-  private constructor(
-    readonly port: number,
-    private readonly dir: string,
-  ) {
-    this.url = `redis://127.0.0.1:${port}`;
-  }
-
-  static async start(): Promise<PrivateRedis> {
-    const r = new PrivateRedis(await freePort(), makeTempDir("redis"));
-    onCleanup(() => killHard(r.child));
-    await r.startProcess();
-    return r;
-  }
-
-  /** Starts redis-server (empty: no RDB, no AOF) and resolves once it answers PING. */
-  async startProcess(): Promise<void> {
-    const args = ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
-    args.push("--dir", this.dir, "--protected-mode", "no");
-    this.child = spawn("redis-server", args, { stdio: "ignore" });
-    await waitFor(`redis on ${this.port}`, () => this.ping(), 10_000);
-  }
-
-  async kill9(): Promise<void> {
-    const c = this.child;
-    killHard(c);
-    if (c) await exited(c);
-  }
-
-  async ping(): Promise<boolean> {
-    const r = this.client();
-    try {
-      return (await r.ping()) === "PONG";
-    } finally {
-      r.disconnect();
-    }
-  }
-
-  async flushall(): Promise<void> {
-    const r = this.client();
-    try {
-      await r.flushall();
-    } finally {
-      r.disconnect();
-    }
-  }
-
-  private client(): Redis {
-    const r = new Redis(this.url, { maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000 });
-    r.on("error", () => {}); // a refused connection is the answer here, not news
-    return r;
-  }
-}
-
-// --- Postgres --------------------------------------------------------------------------------------------
-
-function pgBin(name: string): string {
-  const base = "/usr/lib/postgresql";
-  if (existsSync(base)) {
-    const versions = readdirSync(base)
-      .filter((v) => /^\d+$/.test(v))
-      .sort((a, b) => Number(b) - Number(a));
-    for (const v of versions) {
-      const p = join(base, v, "bin", name);
-      if (existsSync(p)) return p;
-    }
-  }
-  return name; // on PATH
-}
-
-const asRoot = typeof process.getuid === "function" && process.getuid() === 0;
-
-function pgCommand(name: string, args: string[]): [string, string[]] {
-  return asRoot ? ["runuser", ["-u", "postgres", "--", pgBin(name), ...args]] : [pgBin(name), args];
-}
-
-/**
- * Runs a Postgres tool as the postgres user when we are root (initdb and postgres refuse to run as root).
- * Asynchronous, so the traffic keeps flowing (and keeps being timed) while pg_ctl waits.
- */
-function pgRun(name: string, args: string[]): Promise<void> {
-  const [cmd, argv] = pgCommand(name, args);
-  return new Promise((resolve, reject) => {
-    execFile(cmd, argv, { encoding: "utf8", timeout: 60_000 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`${name} ${args.join(" ")} failed (${err.message}):\n${stdout}${stderr}`));
-      else resolve();
-    });
-  });
-}
-
-/** The same, blocking: only for cleanup at exit. */
-function pgRunSync(name: string, args: string[]): void {
-  const [cmd, argv] = pgCommand(name, args);
-  spawnSync(cmd, argv, { encoding: "utf8", timeout: 15_000 });
-}
-
-export class PrivatePostgres {
-  readonly url: string;
-  private readonly data: string;
-  private running = false;
-
-  private constructor(
-    readonly port: number,
-    private readonly dir: string,
-  ) {
-    this.data = join(dir, "data");
-    this.url = `postgres://postgres@127.0.0.1:${port}/flock`;
-  }
-
-  static async start(): Promise<PrivatePostgres> {
-    const dir = makeTempDir("pg");
-    if (asRoot) {
-      const uid = Number(spawnSync("id", ["-u", "postgres"], { encoding: "utf8" }).stdout.trim());
-      const gid = Number(spawnSync("id", ["-g", "postgres"], { encoding: "utf8" }).stdout.trim());
-      chownSync(dir, uid, gid);
-    }
-    const pg = new PrivatePostgres(await freePort(), dir);
-    await pgRun("initdb", ["-D", pg.data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"]);
-    onCleanup(() => pg.stopSync());
-    await pg.startServer();
-    await pgRun("createdb", ["-h", "127.0.0.1", "-p", String(pg.port), "-U", "postgres", "flock"]);
-    return pg;
-  }
-
-  /** Starts the cluster and waits until it accepts connections (pg_ctl -w). */
-  async startServer(): Promise<void> {
-    const opts = `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100`;
-    this.running = true;
-    await pgRun("pg_ctl", ["-D", this.data, "-l", join(this.dir, "postgres.log"), "-o", opts, "-w", "-t", "30", "start"]);
-  }
-
-  /** `pg_ctl stop -m immediate`: every backend dies at once, no checkpoint (crash recovery on the next start). */
-  async stopImmediate(): Promise<void> {
-    await pgRun("pg_ctl", ["-D", this.data, "-m", "immediate", "-w", "stop"]);
-    this.running = false;
-  }
-
-  private stopSync(): void {
-    if (!this.running) return;
-    this.running = false;
-    pgRunSync("pg_ctl", ["-D", this.data, "-m", "immediate", "-w", "-t", "10", "stop"]);
-  }
 }
 
 // --- Flock nodes -----------------------------------------------------------------------------------------

@@ -74,11 +74,15 @@ export class Tracker {
     if (rec.ackConfirmedAt === undefined) rec.ackConfirmedAt = at;
   }
 
-  /** Every 201'd message acked, or past its stuck deadline. */
-  drained(now: number): boolean {
+  /**
+   * Every 201'd message (and every one of `committed`, whatever its sender was told) acked, or past its stuck
+   * deadline.
+   */
+  drained(now: number, committed?: Set<string>): boolean {
     for (const rec of this.messages.values()) {
       if (rec.status === undefined) return false; // still in flight
-      if (rec.status !== "201" || rec.ackConfirmedAt !== undefined) continue;
+      if (rec.ackConfirmedAt !== undefined) continue;
+      if (rec.status !== "201" && !committed?.has(rec.tag)) continue;
       if (now < (rec.answeredAt ?? rec.sentAt) + STUCK_MS + 500) return false;
     }
     return true;
@@ -111,6 +115,8 @@ export interface FaultResult {
   redelivered: number;
   no201Delivered: number;
   no201Committed: number;
+  /** Seconds from the failed answer to the delivery of the slowest message committed without a 201. */
+  no201CommittedLatest: number | null;
   failures: string[];
   worst: string[];
 }
@@ -123,15 +129,23 @@ export interface Durable {
   unacked: Set<string>;
 }
 
-export function judge(t: Tracker, description: string, phases: Phases, pg: Durable): FaultResult {
+export function judge(
+  t: Tracker,
+  fault: { description: string; strandsSends?: boolean },
+  phases: Phases,
+  pg: Durable,
+): FaultResult {
   const committed = pg.committed;
   const msgs = [...t.messages.values()];
   const created = msgs.filter((m) => m.status === "201");
   const delivered = created.filter((m) => m.deliveries.length > 0);
   // never delivered, and not in Postgres either: the 201 promised something that is gone
   const lost = created.filter((m) => m.deliveries.length === 0 && !committed.has(m.tag));
-  // committed, but not delivered within 10 s of the 201 (late, or still waiting)
-  const stuck = created.filter((m) => {
+  // committed, but not delivered within 10 s of its answer (late, or still waiting): a 201'd message, or one whose
+  // sender got no answer because its node died between the commit and the mailbox append (the commit came before
+  // that failed answer, so the bound is, if anything, generous)
+  const stuck = msgs.filter((m) => {
+    if (m.status !== "201" && !committed.has(m.tag)) return false;
     const first = m.deliveries[0]?.at;
     const deadline = (m.answeredAt ?? m.sentAt) + STUCK_MS;
     return first === undefined ? committed.has(m.tag) : first > deadline;
@@ -145,7 +159,12 @@ export function judge(t: Tracker, description: string, phases: Phases, pg: Durab
   const redelivered = msgs.filter((m) => m.deliveries.length > 1).length;
   const noCreated = msgs.filter((m) => m.status !== "201");
   const no201Delivered = noCreated.filter((m) => m.deliveries.length > 0).length;
-  const no201Committed = noCreated.filter((m) => committed.has(m.tag)).length;
+  const orphans = noCreated.filter((m) => committed.has(m.tag));
+  const no201Committed = orphans.length;
+  const orphanLatencies = orphans
+    .filter((m) => m.deliveries.length > 0)
+    .map((m) => m.deliveries[0]!.at - (m.answeredAt ?? m.sentAt));
+  const no201CommittedLatest = orphanLatencies.length > 0 ? Math.max(...orphanLatencies) / 1000 : null;
 
   const after = created.filter((m) => m.sentAt >= phases.endAt && m.deliveries.length > 0);
   const firstBack = after.length > 0 ? Math.min(...after.map((m) => m.deliveries[0]!.at)) : undefined;
@@ -176,6 +195,9 @@ export function judge(t: Tracker, description: string, phases: Phases, pg: Durab
   if (bad.length) failures.push(`5xx other than 503: ${bad.length}`);
   if (hangs.length) failures.push(`hangs past 5 s: ${hangs.length}`);
   if (created.length === 0) failures.push("no send answered 201 at all");
+  if (fault.strandsSends && no201Committed === 0) {
+    failures.push("no send was caught between its commit and its append (the reconciler was not exercised)");
+  }
 
   const worst: string[] = [];
   const badKinds = new Map<string, number>();
@@ -190,7 +212,7 @@ export function judge(t: Tracker, description: string, phases: Phases, pg: Durab
 
   return {
     name: t.fault,
-    description,
+    description: fault.description,
     sent: msgs.length,
     created: created.length,
     delivered: delivered.length,
@@ -206,6 +228,7 @@ export function judge(t: Tracker, description: string, phases: Phases, pg: Durab
     redelivered,
     no201Delivered,
     no201Committed,
+    no201CommittedLatest,
     failures,
     worst,
   };

@@ -17,8 +17,9 @@ interface WireMessage {
 
 /** What a failed fetch becomes in the statuses: "timeout" (our 5 s budget ran out) or the socket error's code. */
 export function errorStatus(err: unknown): string {
-  const e = err as { name?: string; cause?: { code?: string; name?: string }; code?: string };
+  const e = err as { name?: string; message?: string; cause?: { code?: string; name?: string }; code?: string };
   if (e?.name === "TimeoutError" || e?.name === "AbortError") return "timeout";
+  if (/handshake has timed out/.test(e?.message ?? "")) return "timeout"; // ws's handshakeTimeout: a hang too
   const code = e?.cause?.code ?? e?.code ?? e?.cause?.name ?? e?.name ?? "error";
   return code;
 }

@@ -1,8 +1,10 @@
-// Private Redis and Postgres servers for fault tests: each on its own free port under its own temp dir, never the
-// shared 6379 / 5432, so a test may kill, stop and restart them. Whatever is started is stopped and its dir removed
-// at the test's teardown, and (synchronously) when the test process exits, also after a failure.
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { chownSync, mkdtempSync, rmSync } from "node:fs";
+// Private Redis and Postgres servers for fault tests and the chaos suite (test/chaos/): each on its own free port
+// under its own temp dir, never the shared 6379 / 5432, so a test may kill, stop, pause and restart them. Starting,
+// stopping and restarting are asynchronous (traffic keeps flowing, and keeps being timed, while pg_ctl waits).
+// Whatever is started is stopped and its dir removed at the test's teardown when one is given, and (synchronously)
+// when the process exits, also after a failure.
+import { type ChildProcess, execFile, spawn, spawnSync } from "node:child_process";
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,8 +17,24 @@ interface Teardown {
 
 const atExit = new Set<() => void>();
 process.once("exit", () => {
-  for (const fn of atExit) fn();
+  for (const fn of atExit) {
+    try {
+      fn();
+    } catch {
+      // keep cleaning
+    }
+  }
 });
+
+/** Runs `cleanup` at the test's teardown (after `stop`) if there is one, and at exit if it has not run by then. */
+function register(t: Teardown | undefined, cleanup: () => void, stop: () => Promise<void>): void {
+  atExit.add(cleanup);
+  t?.teardown(async () => {
+    await stop();
+    cleanup();
+    atExit.delete(cleanup);
+  });
+}
 
 /** A TCP port nobody listens on at 127.0.0.1 right now. */
 export function freePort(): Promise<number> {
@@ -56,26 +74,21 @@ export class PrivateRedis {
     this.url = `redis://127.0.0.1:${port}`;
   }
 
-  static async start(t: Teardown, opts: { aof?: boolean } = {}): Promise<PrivateRedis> {
+  static async start(t?: Teardown, opts: { aof?: boolean } = {}): Promise<PrivateRedis> {
     const r = new PrivateRedis(await freePort(), tempDir("redis"), opts.aof ?? false);
     const cleanup = () => {
       r.child?.kill("SIGKILL");
       rmSync(r.dir, { recursive: true, force: true });
     };
-    atExit.add(cleanup);
-    t.teardown(async () => {
-      await r.kill();
-      cleanup();
-      atExit.delete(cleanup);
-    });
+    register(t, cleanup, () => r.kill());
     await r.restart();
     return r;
   }
 
-  /** Start the server (again) and resolve once it answers PING. */
+  /** Start the server (again: empty unless `aof`) and resolve once it answers PING. */
   async restart(): Promise<void> {
     const args = ["--port", String(this.port), "--bind", "127.0.0.1", "--dir", this.dir, "--save", ""];
-    args.push("--appendonly", this.aof ? "yes" : "no", "--appendfsync", "always");
+    args.push("--appendonly", this.aof ? "yes" : "no", "--appendfsync", "always", "--protected-mode", "no");
     this.child = spawn("redis-server", args, { stdio: "ignore" });
     await waitUntil(`redis on ${this.port}`, () => this.ping(), 10_000);
   }
@@ -90,11 +103,28 @@ export class PrivateRedis {
   }
 
   async ping(): Promise<boolean> {
-    const r = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 500 });
-    r.on("error", () => {});
+    return (await this.command((r) => r.ping())) === "PONG";
+  }
+
+  async flushall(): Promise<void> {
+    await this.command((r) => r.flushall());
+  }
+
+  /** CLIENT PAUSE ms WRITE: every client's writes wait (reads go on) until `ms` pass or `unpause`. */
+  async pauseWrites(ms: number): Promise<void> {
+    await this.command((r) => r.call("CLIENT", "PAUSE", String(ms), "WRITE"));
+  }
+
+  async unpause(): Promise<void> {
+    await this.command((r) => r.call("CLIENT", "UNPAUSE"));
+  }
+
+  private async command<T>(fn: (r: Redis) => Promise<T>): Promise<T> {
+    const r = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000 });
+    r.on("error", () => {}); // a refused connection is the answer here, not news
     try {
       await r.connect();
-      return (await r.ping()) === "PONG";
+      return await fn(r);
     } finally {
       r.disconnect();
     }
@@ -102,13 +132,39 @@ export class PrivateRedis {
 }
 
 function pgBin(name: string): string {
-  return `/usr/lib/postgresql/15/bin/${name}`;
+  const base = "/usr/lib/postgresql";
+  if (existsSync(base)) {
+    const versions = readdirSync(base).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a));
+    for (const v of versions) {
+      const p = join(base, v, "bin", name);
+      if (existsSync(p)) return p;
+    }
+  }
+  return name; // on PATH
+}
+
+const asRoot = typeof process.getuid === "function" && process.getuid() === 0;
+
+/** initdb and postgres refuse to run as root: as root, run them as the postgres user. */
+function pgCommand(name: string, args: string[]): [string, string[]] {
+  return asRoot ? ["runuser", ["-u", "postgres", "--", pgBin(name), ...args]] : [pgBin(name), args];
+}
+
+function pgRun(name: string, args: string[]): Promise<void> {
+  const [cmd, argv] = pgCommand(name, args);
+  return new Promise((resolve, reject) => {
+    execFile(cmd, argv, { encoding: "utf8", timeout: 60_000 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`${name} ${args.join(" ")} failed (${err.message}):\n${stdout}${stderr}`));
+      else resolve();
+    });
+  });
 }
 
 /** A Postgres cluster of our own (initdb, trust auth, socket and data in a temp dir), run as the postgres user. */
 export class PrivatePostgres {
   readonly url: string;
   private readonly data: string;
+  private running = false;
 
   private constructor(
     readonly port: number,
@@ -118,29 +174,28 @@ export class PrivatePostgres {
     this.url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   }
 
-  static async start(t: Teardown): Promise<PrivatePostgres> {
+  static async start(t?: Teardown): Promise<PrivatePostgres> {
     const dir = tempDir("pg");
-    chownSync(dir, uid("postgres"), uid("postgres", "-g"));
+    if (asRoot) chownSync(dir, id("-u"), id("-g"));
     const pg = new PrivatePostgres(await freePort(), dir);
     const cleanup = () => {
-      pg.ctl(["stop", "-m", "immediate"]);
+      if (pg.running) spawnSync(...pgCommand("pg_ctl", ["-D", pg.data, "-m", "immediate", "-w", "-t", "10", "stop"]), { timeout: 15_000 });
+      pg.running = false;
       rmSync(dir, { recursive: true, force: true });
     };
-    atExit.add(cleanup);
-    t.teardown(() => {
-      cleanup();
-      atExit.delete(cleanup);
+    register(t, cleanup, async () => {
+      if (pg.running) await pg.stop();
     });
-    asPostgres([pgBin("initdb"), "-D", pg.data, "-A", "trust", "-U", "postgres", "--no-sync"]);
+    await pgRun("initdb", ["-D", pg.data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"]);
     await pg.restart();
     return pg;
   }
 
   /** Start the cluster (again); resolves once `select 1` answers. */
   async restart(): Promise<void> {
-    const opts = `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off`;
-    const r = this.ctl(["start", "-w", "-l", join(this.dir, "log"), "-o", opts]);
-    if (r.status !== 0) throw new Error(`pg_ctl start failed: ${r.stderr}`);
+    const opts = `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100`;
+    this.running = true;
+    await pgRun("pg_ctl", ["-D", this.data, "-l", join(this.dir, "log"), "-o", opts, "-w", "-t", "30", "start"]);
     await waitUntil(`postgres on ${this.port}`, async () => {
       const sql = postgres(this.url, { max: 1, connect_timeout: 1, onnotice: () => {} });
       try {
@@ -152,24 +207,13 @@ export class PrivatePostgres {
     }, 10_000);
   }
 
-  /** Stop at once (`-m immediate`: backends are killed, like a crash). */
-  stop(): void {
-    const r = this.ctl(["stop", "-m", "immediate", "-w"]);
-    if (r.status !== 0) throw new Error(`pg_ctl stop failed: ${r.stderr}`);
-  }
-
-  private ctl(args: string[]) {
-    return asPostgres([pgBin("pg_ctl"), "-D", this.data, ...args]);
+  /** Stop at once (`-m immediate`: backends are killed, like a crash; recovery on the next start). */
+  async stop(): Promise<void> {
+    await pgRun("pg_ctl", ["-D", this.data, "-m", "immediate", "-w", "stop"]);
+    this.running = false;
   }
 }
 
-function asPostgres(cmd: string[]) {
-  const r = spawnSync("runuser", ["-u", "postgres", "--", ...cmd], { encoding: "utf8", timeout: 30_000 });
-  if (r.error) throw r.error;
-  if (cmd[0]!.endsWith("initdb") && r.status !== 0) throw new Error(`initdb failed: ${r.stderr}`);
-  return r;
-}
-
-function uid(user: string, flag = "-u"): number {
-  return Number(spawnSync("id", [flag, user], { encoding: "utf8" }).stdout.trim());
+function id(flag: "-u" | "-g"): number {
+  return Number(spawnSync("id", [flag, "postgres"], { encoding: "utf8" }).stdout.trim());
 }

@@ -1,0 +1,68 @@
+// The chaos suite's verdicts (test/chaos/tracker.ts, traffic.ts) on made-up traffic: what it must count as stuck
+// and as a hang, so a run that passes means what it says.
+import t from "tap";
+import { judge, STUCK_MS, Tracker } from "./chaos/tracker.ts";
+import { errorStatus } from "./chaos/traffic.ts";
+
+const T0 = 1_800_000_000_000;
+const phases = { injectAt: T0 + 1_000, endAt: T0 + 2_000 };
+
+t.test("a send committed without an answer (its node died before the append) must still arrive within 10 s", async (t) => {
+  const tr = new Tracker("f");
+  const ok = tr.sent(tr.newTag(0, 0), "r", T0);
+  Object.assign(ok, { status: "201", answeredAt: T0 + 5, id: "msg_1" });
+  tr.delivered(ok.tag, { at: T0 + 10, fetchStartedAt: T0, via: "poll" });
+  tr.ackConfirmed(ok, T0 + 12);
+  const orphan = tr.sent(tr.newTag(0, 1), "r", T0 + 1_000);
+  Object.assign(orphan, { status: "ECONNRESET", answeredAt: T0 + 1_100 });
+
+  const committed = new Set([ok.tag, orphan.tag]);
+  t.notOk(tr.drained(T0 + 1_200, committed), "the drain waits for it");
+  t.ok(tr.drained(T0 + 1_200), "(without Postgres's word, only 201s are waited for)");
+
+  const never = judge(tr, { description: "d" }, phases, { committed, unacked: new Set() });
+  t.equal(never.stuck, 1, "never delivered: stuck");
+  t.match(never.failures.join(";"), /stuck 1/);
+
+  tr.delivered(orphan.tag, { at: T0 + 1_100 + STUCK_MS + 1, fetchStartedAt: T0 + 1_100, via: "ws" });
+  t.equal(judge(tr, { description: "d" }, phases, { committed, unacked: new Set() }).stuck, 1, "late: stuck");
+
+  const tr2 = new Tracker("g");
+  const fine = tr2.sent(tr2.newTag(0, 0), "r", T0);
+  Object.assign(fine, { status: "UND_ERR_SOCKET", answeredAt: T0 + 100 });
+  tr2.delivered(fine.tag, { at: T0 + 6_000, fetchStartedAt: T0 + 5_000, via: "poll" });
+  const r = judge(tr2, { description: "d", strandsSends: true }, phases, { committed: new Set([fine.tag]), unacked: new Set() });
+  t.equal(r.stuck, 0, "delivered within 10 s: not stuck");
+  t.equal(r.no201Committed, 1);
+  t.equal(r.no201CommittedLatest, 5.9, "how long it took is reported");
+});
+
+t.test("a fault meant to strand sends fails when none was stranded", async (t) => {
+  const tr = new Tracker("f");
+  const ok = tr.sent(tr.newTag(0, 0), "r", T0);
+  Object.assign(ok, { status: "201", answeredAt: T0 + 5 });
+  tr.delivered(ok.tag, { at: T0 + 10, fetchStartedAt: T0, via: "poll" });
+  const r = judge(tr, { description: "d", strandsSends: true }, phases, { committed: new Set([ok.tag]), unacked: new Set() });
+  t.match(r.failures.join(";"), /reconciler was not exercised/);
+  t.same(judge(tr, { description: "d" }, phases, { committed: new Set([ok.tag]), unacked: new Set() }).failures, []);
+});
+
+t.test("hangs and 5xx", async (t) => {
+  t.equal(errorStatus(new Error("Opening handshake has timed out")), "timeout", "a WebSocket handshake past 5 s is a hang");
+  t.equal(errorStatus(new DOMException("The operation was aborted due to timeout", "TimeoutError")), "timeout");
+  const tr = new Tracker("f");
+  const ok = tr.sent(tr.newTag(0, 0), "r", T0);
+  Object.assign(ok, { status: "201", answeredAt: T0 + 5 });
+  tr.delivered(ok.tag, { at: T0 + 10, fetchStartedAt: T0, via: "poll" });
+  tr.requests.push(
+    { kind: "send", startedAt: T0, endedAt: T0 + 10, status: "503", allowanceMs: 0 },
+    { kind: "send", startedAt: T0, endedAt: T0 + 10, status: "500", allowanceMs: 0 },
+    { kind: "send", startedAt: T0, endedAt: T0 + 10, status: "502", allowanceMs: 0 },
+    { kind: "ws-connect", startedAt: T0, endedAt: T0 + 10, status: "timeout", allowanceMs: 0 },
+    { kind: "poll", startedAt: T0, endedAt: T0 + 6_900, status: "200", allowanceMs: 2_000 },
+    { kind: "poll", startedAt: T0, endedAt: T0 + 7_100, status: "200", allowanceMs: 2_000 },
+  );
+  const r = judge(tr, { description: "d" }, phases, { committed: new Set([ok.tag]), unacked: new Set() });
+  t.equal(r.bad5xx, 2, "500 and 502 count, 503 does not");
+  t.equal(r.hangs, 2, "a timed-out handshake and a long poll 5 s past its wait");
+});

@@ -181,8 +181,9 @@ export class Flock {
   removeGroupMember(id: string, member: string, o: Sig = {}) {
     return this.http.request<void>("DELETE", `/v1/groups/${enc(id)}/members/${enc(member)}`, o);
   }
-  sendGroup(id: string, body: string, o: Sig = {}) {
-    return this.http.request<T.Message>("POST", `/v1/groups/${enc(id)}/messages`, { json: { body }, throttled: true, ...o });
+  /** Sends to every other member of a group; `attachments`: ids of your own uploaded files (at most 10). */
+  sendGroup(id: string, body: string, extra: { attachments?: string[] } = {}, o: Sig = {}) {
+    return this.http.request<T.Message>("POST", `/v1/groups/${enc(id)}/messages`, { json: { body, ...extra }, throttled: true, ...o });
   }
 
   // ---- account

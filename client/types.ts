@@ -17,6 +17,8 @@ export type FeedPage = FeedResponse;
 export type Login = LoginResponse;
 /** A message as sent (201) or listed in history; one handed out by pending or the WebSocket has `delivery_count`. */
 export type Message = SentMessage & { delivery_count?: number };
+/** A file a message carries (`attachments`): download it from `url` with the recipient's token. */
+export type Attachment = NonNullable<SentMessage["attachments"]>[number];
 /** A message handed out by pending or the WebSocket, with how many times it has been delivered. */
 export type Delivered = PendingMessage;
 export type MarketplacePage = MarketplaceResponse;

@@ -5,6 +5,7 @@
 import { ApiError, invalid, notFound } from "../runtime/errors.ts";
 import { created, defineRoute, noContent, ok, type Route } from "../runtime/http/route.ts";
 import { PREFIX, parseId } from "../runtime/ids.ts";
+import { resolveAttachments } from "../runtime/messaging/attachments.ts";
 import { messaging } from "../runtime/messaging/hub.ts";
 import { freshPayload } from "../runtime/messaging/payload.ts";
 import { paidMembers } from "../runtime/payments/terms.ts";
@@ -178,11 +179,12 @@ const send = defineRoute({
       });
     }
     const hub = messaging(svc);
-    const m = { id: svc.ids.nextRaw(), threadId, sender: principal.id, body: body.body, createdAt: new Date(svc.now()) };
+    const attachments = await resolveAttachments(svc.sql, principal.id, body.attachments);
+    const m = { id: svc.ids.nextRaw(), threadId, sender: principal.id, body: body.body, createdAt: new Date(svc.now()), attachments };
     const recipients = await hub.storeGroup(m);
     if (recipients === null) throw notFound("group");
     const { id, createdAt } = m; // the id may have been replaced (see storeGroup)
-    const payload = freshPayload(principal, { id, threadId, recipient: null, body: body.body, createdAt });
+    const payload = freshPayload(principal, { id, threadId, recipient: null, body: body.body, createdAt, attachments });
     await hub.deliver(recipients, id.toString(), payload);
     return jsonText(201, payload);
   },

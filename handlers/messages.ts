@@ -3,6 +3,7 @@
 import { invalid, notFound } from "../runtime/errors.ts";
 import { defineRoute, noContent, type Reply, type Route } from "../runtime/http/route.ts";
 import { parseId } from "../runtime/ids.ts";
+import { resolveAttachments } from "../runtime/messaging/attachments.ts";
 import { messaging } from "../runtime/messaging/hub.ts";
 import { freshPayload, pendingJson } from "../runtime/messaging/payload.ts";
 import { isMember } from "../runtime/messaging/store.ts";
@@ -34,15 +35,18 @@ const send = defineRoute({
         });
       }
     }
+    // checked before any payment: a send refused for its files is never charged
+    const attachments = await resolveAttachments(svc.sql, principal.id, body.attachments);
     const terms = await paidAgents(svc).terms(body.to);
-    if (terms) return paidSend(ctx, hub, terms, { to: body.to, threadId, body: body.body });
-    const m = { id: svc.ids.nextRaw(), threadId, sender: principal.id, recipient: body.to, body: body.body, createdAt: new Date(svc.now()) };
+    if (terms) return paidSend(ctx, hub, terms, { to: body.to, threadId, body: body.body, attachments });
+    const createdAt = new Date(svc.now());
+    const m = { id: svc.ids.nextRaw(), threadId, sender: principal.id, recipient: body.to, body: body.body, createdAt, attachments };
     if (!(await hub.storeDirect(m))) {
       hub.forgetDirectThread(principal.id, body.to);
       throw notFound("recipient");
     }
-    const { id, createdAt } = m; // the id may have been replaced (see storeDirect)
-    const payload = freshPayload(principal, { id, threadId, recipient: body.to, body: body.body, createdAt });
+    const { id } = m; // the id may have been replaced (see storeDirect)
+    const payload = freshPayload(principal, { id, threadId, recipient: body.to, body: body.body, createdAt, attachments });
     await hub.deliver([body.to], id.toString(), payload);
     return jsonText(201, payload);
   },

@@ -3,7 +3,7 @@
 import { invalid, notFound } from "../runtime/errors.ts";
 import { defineRoute, ok, type Route } from "../runtime/http/route.ts";
 import { PREFIX, parseId } from "../runtime/ids.ts";
-import { DELETED_NAME, type MessageRow, toMessage } from "../runtime/messaging/payload.ts";
+import { DELETED_NAME, type MessageRow, type StoredAttachment, toMessage } from "../runtime/messaging/payload.ts";
 import { history, isMember } from "../runtime/messaging/store.ts";
 import type { Services } from "../runtime/services.ts";
 import { HistoryQuery, ThreadsQuery } from "../schema/messages.ts";
@@ -21,6 +21,7 @@ interface ThreadRow {
   m_recipient: string | null;
   m_body: string | null;
   m_created_at: Date | null;
+  m_attachments: StoredAttachment[] | null;
   pay_tx: string | null;
   pay_network: string | null;
   pay_payer: string | null;
@@ -41,7 +42,7 @@ function threadsOf(svc: Services, me: string, before: bigint | null, limit: numb
     select mine.id, mine.kind, mine.created_at, g.name as group_name,
       pp.peer_id, p.display_name as peer_name,
       lm.id as m_id, lm.sender as m_sender, sp.display_name as m_sender_name, lm.recipient as m_recipient,
-      lm.body as m_body, lm.created_at as m_created_at,
+      lm.body as m_body, lm.created_at as m_created_at, lm.attachments as m_attachments,
       pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
       pay.explorer_url as pay_explorer
     from mine
@@ -72,6 +73,7 @@ function toThread(r: ThreadRow) {
           recipient: r.m_recipient,
           body: r.m_body!,
           created_at: r.m_created_at!,
+          attachments: r.m_attachments,
           pay_tx: r.pay_tx,
           pay_network: r.pay_network,
           pay_payer: r.pay_payer,

@@ -1,7 +1,7 @@
 // Groups: a named set of members sharing one thread; messages go to every other member.
 import { z } from "zod";
 import { Author, principalId, text } from "./common.ts";
-import { messageBody } from "./messages.ts";
+import { attachmentIds, messageBody } from "./messages.ts";
 
 /** Most members of a group, its owner included. */
 export const MAX_GROUP_MEMBERS = 1000;
@@ -21,7 +21,7 @@ export const AddMembersRequest = z
   .refine((v) => v.members !== undefined || v.member !== undefined, { message: "give members (a list of ids) or member" })
   .transform((v) => ({ members: [...(v.members ?? []), ...(v.member !== undefined ? [v.member] : [])] }));
 
-export const SendGroupMessageRequest = z.object({ body: messageBody });
+export const SendGroupMessageRequest = z.object({ body: messageBody, attachments: attachmentIds });
 
 export const Group = z.object({
   id: z.string().startsWith("group_"),

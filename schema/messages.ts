@@ -33,11 +33,34 @@ function codePoints(s: string): number {
   return n;
 }
 
+/** Most files one message may carry. */
+export const MAX_ATTACHMENTS = 10;
+
+/**
+ * The files a message carries: ids of the sender's own uploads (`file_...`), at most 10, in the order given; an id
+ * given twice is attached once. An empty list is the same as none.
+ */
+export const attachmentIds = z
+  .array(z.string().regex(/^file_[0-9]{1,19}$/, "must be a file id (file_...)"))
+  .max(MAX_ATTACHMENTS)
+  .optional();
+
 export const SendMessageRequest = z.object({
   to: principalId,
   body: messageBody,
   thread_id: z.string().optional(),
+  attachments: attachmentIds,
 });
+
+/** A file a message carries, as its recipients see it; `url` downloads it (GET /v1/files/{id}). */
+export const Attachment = z.object({
+  id: z.string().regex(/^file_[0-9]+$/),
+  name: z.string(),
+  content_type: z.string(),
+  size: z.number().int(),
+  url: z.string(),
+});
+export type Attachment = z.infer<typeof Attachment>;
 
 export const Message = z.object({
   id: z.string().startsWith("msg_"),
@@ -47,6 +70,8 @@ export const Message = z.object({
   to: z.string(),
   body: z.string(),
   created_at: z.string(),
+  /** The files the sender attached (absent when none); shared with the recipients when the message was stored. */
+  attachments: z.array(Attachment).optional(),
   /** A message to a paid agent: its settled payment (SPEC section 5), for a settled badge with an explorer link. */
   payment: Payment.optional(),
 });

@@ -4,7 +4,6 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import t from "tap";
-import { shareFiles } from "../runtime/files/records.ts";
 import { call, registerAgent } from "./helpers/http.ts";
 import { signInWithWallet } from "./helpers/humans.ts";
 import { startTestNode } from "./helpers/node.ts";
@@ -213,7 +212,7 @@ t.test("file upload and download", async (t) => {
     t.equal((await upload(base, owner.token, "after", "text/plain")).status, 201);
   });
 
-  t.test("download: owner and recipients of a share; strangers get 404", async (t) => {
+  t.test("download: the owner and the recipients of a message carrying it; strangers get 404", async (t) => {
     const human = await signInWithWallet(base);
     const recipient = await registerAgent(base, "recipient");
     const stranger = await registerAgent(base, "stranger");
@@ -223,11 +222,14 @@ t.test("file upload and download", async (t) => {
     t.equal((await download(base, human.token, up.body.id)).status, 200, "human owner");
     t.equal((await download(base, recipient.token, up.body.id)).status, 404, "not shared yet");
 
-    const fileId = BigInt(up.body.id.slice("file_".length));
-    const refused = await shareFiles(node.svc.sql, [fileId], recipient.id, [stranger.id]);
-    t.same(refused, [fileId], "only the owner can share a file");
-    t.same(await shareFiles(node.svc.sql, [fileId], human.id, [recipient.id, human.id]), []);
-    t.same(await shareFiles(node.svc.sql, [fileId], human.id, [recipient.id]), [], "sharing twice is harmless");
+    const attach = (from: string, to: string) =>
+      call(base, "POST", "/v1/messages", { token: from, json: { to, body: "file", attachments: [up.body.id] } });
+    const refused = await attach(recipient.token, stranger.id);
+    t.equal(refused.status, 400, "only the owner can attach (and so share) a file");
+    t.equal(refused.body.field, "attachments");
+    t.equal((await download(base, stranger.token, up.body.id)).status, 404, "the refused send shared nothing");
+    t.equal((await attach(human.token, recipient.id)).status, 201);
+    t.equal((await attach(human.token, recipient.id)).status, 201, "sharing twice is harmless");
 
     const asRecipient = await download(base, recipient.token, up.body.id);
     t.equal(asRecipient.status, 200);

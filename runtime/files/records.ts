@@ -1,6 +1,6 @@
-// File rows and their blobs: publish an upload, find a file the caller may read, share files with message
-// recipients, and delete files. Publishing a blob and removing an unreferenced one take the same advisory lock
-// (per SHA-256), so a blob is never removed while a new row starts to name it.
+// File rows and their blobs: publish an upload, find a file the caller may read, find the caller's own files (to
+// attach to a message), and delete files. Publishing a blob and removing an unreferenced one take the same advisory
+// lock (per SHA-256), so a blob is never removed while a new row starts to name it.
 import type postgres from "postgres";
 import type { FileObject } from "../../schema/files.ts";
 import type { Sql } from "../db/client.ts";
@@ -62,25 +62,15 @@ export async function visibleFile(sql: Db, fileId: bigint, principal: string): P
 }
 
 /**
- * Lets `recipients` download the files `owner` attached to a message. For the messaging code: call it in the
- * transaction that stores the message. Answers the ids (raw) that are not the owner's own files — refuse the
- * message when it is not empty. Sharing twice is harmless.
+ * Of these files, those `owner` owns (any order; ids that do not exist or are someone else's are simply absent).
+ * Attaching files to a message checks them with this; the statement that stores the message shares them with its
+ * recipients (runtime/messaging/store.ts).
  */
-export async function shareFiles(sql: Db, fileIds: bigint[], owner: string, recipients: string[]): Promise<bigint[]> {
-  if (fileIds.length === 0) return [];
-  const ids = [...new Set(fileIds.map((i) => i.toString()))];
-  const own = await sql<{ id: bigint }[]>`select id from files where id = any(${ids}::bigint[]) and owner = ${owner}`;
-  const owned = new Set(own.map((r) => r.id.toString()));
-  const missing = ids.filter((i) => !owned.has(i)).map((i) => BigInt(i));
-  if (missing.length > 0) return missing;
-  const others = [...new Set(recipients)].filter((p) => p !== owner);
-  if (others.length > 0) {
-    await sql`
-      insert into file_shares (file_id, principal)
-      select f, p from unnest(${ids}::bigint[]) f cross join unnest(${others}::text[]) p
-      on conflict do nothing`;
-  }
-  return [];
+export function ownFiles(sql: Db, owner: string, fileIds: bigint[]): Promise<FileRow[]> {
+  if (fileIds.length === 0) return Promise.resolve([]);
+  return sql<FileRow[]>`
+    select id, owner, name, content_type, size, sha256, created_at from files
+    where id = any(${fileIds.map(String)}::bigint[]) and owner = ${owner}`;
 }
 
 /** Deletes every file of `owner` (rows and shares now; blobs no other row names, after). */

@@ -2,10 +2,13 @@
 // The per-delivery `delivery_count` is spliced into that text, so handing out a message never re-parses it.
 import { getAddress } from "viem";
 import { PREFIX } from "../ids.ts";
-import type { Message } from "../../schema/messages.ts";
+import type { Attachment, Message } from "../../schema/messages.ts";
 
 /** Shown as the display name of an author whose account is gone. */
 export const DELETED_NAME = "[deleted]";
+
+/** An attachment as the message row keeps it (messages.attachments, jsonb): its `url` follows from its id. */
+export type StoredAttachment = Omit<Attachment, "url">;
 
 export interface MessageRow {
   id: bigint;
@@ -15,6 +18,8 @@ export interface MessageRow {
   recipient: string | null;
   body: string;
   created_at: Date;
+  /** The files it carries; null or absent when none. */
+  attachments?: StoredAttachment[] | null;
   /** A paid message's settled payment (payments joined on message_id); absent or null otherwise. */
   pay_tx?: string | null;
   pay_network?: string | null;
@@ -31,6 +36,7 @@ export function toMessage(r: MessageRow): Message {
     to: r.recipient ?? PREFIX.group + r.thread_id.toString(),
     body: r.body,
     created_at: r.created_at.toISOString(),
+    ...(r.attachments?.length ? { attachments: r.attachments.map((a) => ({ ...a, url: `/v1/files/${a.id}` })) } : {}),
     ...(r.pay_tx
       ? {
           payment: {
@@ -48,7 +54,7 @@ export function toMessage(r: MessageRow): Message {
 /** The JSON text of a message just stored by `sender` (the one serialization every recipient shares). */
 export function freshPayload(
   sender: { id: string; displayName: string },
-  m: { id: bigint; threadId: bigint; recipient: string | null; body: string; createdAt: Date },
+  m: { id: bigint; threadId: bigint; recipient: string | null; body: string; createdAt: Date; attachments?: StoredAttachment[] },
   extra: Partial<MessageRow> = {},
 ): string {
   return JSON.stringify(
@@ -60,6 +66,7 @@ export function freshPayload(
       recipient: m.recipient,
       body: m.body,
       created_at: m.createdAt,
+      attachments: m.attachments ?? null,
       ...extra,
     }),
   );

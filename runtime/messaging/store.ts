@@ -1,7 +1,7 @@
-// Postgres side of messaging: every write of a send is one statement (the message and its deliveries
-// together), so a send costs one round trip once its thread is known. A send never touches the thread row.
+// Postgres side of messaging: every write of a send is one statement (the message, its deliveries and the shares
+// of the files it carries together), so a send costs one round trip once its thread is known. A send never touches the thread row.
 import type { Sql } from "../db/client.ts";
-import type { MessageRow } from "./payload.ts";
+import type { MessageRow, StoredAttachment } from "./payload.ts";
 import { asError } from "../batcher.ts";
 import { isFkViolation, retryOnDeadlock } from "../db/errors.ts";
 
@@ -11,6 +11,8 @@ export interface NewMessage {
   sender: string;
   body: string;
   createdAt: Date;
+  /** The sender's files it carries (checked by runtime/messaging/attachments.ts); shared with its recipients as it is stored. */
+  attachments?: StoredAttachment[];
 }
 
 /** The key of the one direct thread of a pair, whichever side starts it. */
@@ -58,6 +60,39 @@ export interface DirectMessage extends NewMessage {
   recipient: string;
 }
 
+/** A batch's attachments as two parallel columns: the message's id and the file's id (raw), one row per file. */
+function attachmentPairs(items: NewMessage[]): { messages: string[]; files: string[] } {
+  const messages: string[] = [];
+  const files: string[] = [];
+  for (const i of items) {
+    for (const a of i.attachments ?? []) {
+      messages.push(String(i.id));
+      files.push(a.id.slice("file_".length));
+    }
+  }
+  return { messages, files };
+}
+
+/** The attachments column of each item: JSON text, null when none. */
+const attachmentsJson = (items: NewMessage[]) => items.map((i) => (i.attachments?.length ? JSON.stringify(i.attachments) : null));
+
+/**
+ * The CTE (after `d`, the deliveries inserted, returning recipient and message_id) that lets each recipient of a
+ * stored message download the files it carries: only files the sender still owns. Nothing when the batch has none.
+ */
+function shareCte(sql: Sql, items: NewMessage[]) {
+  const pairs = attachmentPairs(items);
+  if (pairs.files.length === 0) return sql``;
+  return sql`, s as (
+    insert into file_shares (file_id, principal)
+    select distinct f.id, d.recipient
+    from unnest(${pairs.messages}::bigint[], ${pairs.files}::bigint[]) as a(message_id, file_id)
+      join d on d.message_id = a.message_id
+      join ok on ok.id = a.message_id
+      join files f on f.id = a.file_id and f.owner = ok.sender
+    on conflict do nothing
+  )`;
+}
 
 /**
  * Store direct messages, each with its one delivery, in one statement (one commit for the batch).
@@ -70,17 +105,21 @@ export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promi
         select * from unnest(
           ${items.map((i) => String(i.id))}::bigint[], ${items.map((i) => String(i.threadId))}::bigint[],
           ${items.map((i) => i.sender)}::text[], ${items.map((i) => i.recipient)}::text[],
-          ${items.map((i) => i.body)}::text[], ${items.map((i) => i.createdAt.toISOString())}::timestamptz[]
-        ) as v(id, thread_id, sender, recipient, body, created_at)
+          ${items.map((i) => i.body)}::text[], ${items.map((i) => i.createdAt.toISOString())}::timestamptz[],
+          ${attachmentsJson(items)}::text[]
+        ) as v(id, thread_id, sender, recipient, body, created_at, attachments)
       ),
       ok as (select v.* from v where exists (select 1 from principals p where p.id = v.recipient)),
       m as (
-        insert into messages (id, thread_id, sender, recipient, body, created_at)
-        select id, thread_id, sender, recipient, body, created_at from ok
+        insert into messages (id, thread_id, sender, recipient, body, created_at, attachments)
+        select id, thread_id, sender, recipient, body, created_at, attachments::jsonb from ok
         on conflict (id) do nothing
         returning id
       ),
-      d as (insert into deliveries (recipient, message_id) select ok.recipient, ok.id from ok join m on m.id = ok.id)
+      d as (
+        insert into deliveries (recipient, message_id) select ok.recipient, ok.id from ok join m on m.id = ok.id
+        returning recipient, message_id
+      )${shareCte(sql, items)}
       select ok.id, m.id is not null as stored from ok left join m on m.id = ok.id`);
     const found = new Map(rows.map((r) => [r.id.toString(), r.stored]));
     return items.map((i) => {
@@ -107,8 +146,8 @@ export async function insertGroupBatch(sql: Sql, items: NewMessage[]): Promise<(
         select * from unnest(
           ${items.map((i) => String(i.id))}::bigint[], ${items.map((i) => String(i.threadId))}::bigint[],
           ${items.map((i) => i.sender)}::text[], ${items.map((i) => i.body)}::text[],
-          ${items.map((i) => i.createdAt.toISOString())}::timestamptz[]
-        ) as v(id, thread_id, sender, body, created_at)
+          ${items.map((i) => i.createdAt.toISOString())}::timestamptz[], ${attachmentsJson(items)}::text[]
+        ) as v(id, thread_id, sender, body, created_at, attachments)
       ),
       ok as (
         select v.* from v where exists (
@@ -116,8 +155,8 @@ export async function insertGroupBatch(sql: Sql, items: NewMessage[]): Promise<(
           where tm.thread_id = v.thread_id and tm.principal = v.sender)
       ),
       m as (
-        insert into messages (id, thread_id, sender, recipient, body, created_at)
-        select id, thread_id, sender, null, body, created_at from ok
+        insert into messages (id, thread_id, sender, recipient, body, created_at, attachments)
+        select id, thread_id, sender, null, body, created_at, attachments::jsonb from ok
         on conflict (id) do nothing
         returning id
       ),
@@ -126,7 +165,7 @@ export async function insertGroupBatch(sql: Sql, items: NewMessage[]): Promise<(
         select tm.principal, ok.id from ok join m on m.id = ok.id
           join thread_members tm on tm.thread_id = ok.thread_id and tm.principal <> ok.sender
         returning recipient, message_id
-      )
+      )${shareCte(sql, items)}
       select ok.id, case when m.id is null then null
         else coalesce((select array_agg(d.recipient) from d where d.message_id = m.id), '{}') end as recipients
       from ok left join m on m.id = ok.id`);
@@ -184,7 +223,7 @@ export type UnackedRow = MessageRow & { delivery_count: number };
 /** The unacknowledged deliveries `where` selects, as a mailbox holds them (`d` deliveries, `m` messages). */
 function deliveryRows(sql: Sql, where: ReturnType<Sql>, limit: number): Promise<(UnackedRow & { to_principal: string })[]> {
   return sql<(UnackedRow & { to_principal: string })[]>`
-    select m.id, m.thread_id, m.sender, p.display_name as sender_name, m.recipient, m.body, m.created_at,
+    select m.id, m.thread_id, m.sender, p.display_name as sender_name, m.recipient, m.body, m.created_at, m.attachments,
            pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
            pay.explorer_url as pay_explorer, d.delivery_count, d.recipient as to_principal
     from deliveries d
@@ -225,7 +264,7 @@ export async function writeDeliveryCounts(sql: Sql, rows: { recipient: string; i
 /** A page of a thread's history, newest first; one row more than asked tells whether more exist. */
 export function history(sql: Sql, threadId: bigint, before: bigint | null, limit: number): Promise<MessageRow[]> {
   return sql<MessageRow[]>`
-    select m.id, m.thread_id, m.sender, p.display_name as sender_name, m.recipient, m.body, m.created_at,
+    select m.id, m.thread_id, m.sender, p.display_name as sender_name, m.recipient, m.body, m.created_at, m.attachments,
            pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
            pay.explorer_url as pay_explorer
     from messages m left join principals p on p.id = m.sender left join payments pay on pay.message_id = m.id

@@ -15,7 +15,7 @@ import type { SettleResponse } from "@x402/core/types";
 import { ApiError, conflict, notFound } from "../errors.ts";
 import type { Ctx, Reply } from "../http/route.ts";
 import type { Messaging } from "../messaging/hub.ts";
-import { freshPayload } from "../messaging/payload.ts";
+import { freshPayload, type StoredAttachment } from "../messaging/payload.ts";
 import { dollars, explorerUrl } from "./assets.ts";
 import { facilitatorFor } from "./facilitator.ts";
 import { checkPayment, paymentHeader, paymentRequired, paymentRequiredError, requirementsFor, type Terms } from "./protocol.ts";
@@ -25,6 +25,8 @@ export interface PaidMessage {
   to: string;
   threadId: bigint;
   body: string;
+  /** The sender's files, checked before payment; shared with the recipient in the statement that stores the message. */
+  attachments: StoredAttachment[];
 }
 
 const errMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
@@ -109,14 +111,14 @@ export async function paidSend(ctx: Ctx<unknown, unknown, "principal">, hub: Mes
     paymentId: claimed,
     txHash: settled.transaction,
     explorerUrl: explorer,
-    message: { id, threadId: msg.threadId, sender: principal.id, recipient: msg.to, body: msg.body, createdAt },
+    message: { id, threadId: msg.threadId, sender: principal.id, recipient: msg.to, body: msg.body, createdAt, attachments: msg.attachments },
   });
   if (!stored) {
     hub.forgetDirectThread(principal.id, msg.to);
     throw notFound("recipient");
   }
   const payment = { transaction: settled.transaction, network: ours.network, payer: auth.from, amount: auth.value.toString(), explorer_url: explorer };
-  const json = freshPayload(principal, { id, threadId: msg.threadId, recipient: msg.to, body: msg.body, createdAt }, paymentColumns(payment));
+  const json = freshPayload(principal, { id, threadId: msg.threadId, recipient: msg.to, body: msg.body, createdAt, attachments: msg.attachments }, paymentColumns(payment));
   await hub.deliver([msg.to], id.toString(), json);
   return {
     status: 201,

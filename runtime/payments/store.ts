@@ -3,6 +3,7 @@
 // is never stored without its settled payment nor a payment marked settled without its message.
 import type { Sql } from "../db/client.ts";
 import { isFkViolation } from "../db/errors.ts";
+import type { StoredAttachment } from "../messaging/payload.ts";
 
 
 export interface Claim {
@@ -55,25 +56,33 @@ export interface Settled {
   paymentId: bigint;
   txHash: string;
   explorerUrl: string | null;
-  message: { id: bigint; threadId: bigint; sender: string; recipient: string; body: string; createdAt: Date };
+  message: { id: bigint; threadId: bigint; sender: string; recipient: string; body: string; createdAt: Date; attachments?: StoredAttachment[] };
 }
 
 /**
- * After settlement: store the message and its delivery and mark the payment settled (with the transaction and
- * the message) in one statement. False when the recipient's account is gone: the payment is still recorded
- * as settled, without a message.
+ * After settlement: store the message and its delivery, share the files it carries with the recipient, and mark the
+ * payment settled (with the transaction and the message) in one statement. False when the recipient's account is
+ * gone: the payment is still recorded as settled, without a message.
  */
 export async function completeSettled(sql: Sql, s: Settled): Promise<boolean> {
   const m = s.message;
+  const files = m.attachments ?? [];
   try {
     const [row] = await sql<{ stored: boolean }[]>`
       with r as (select id from principals where id = ${m.recipient}),
       m as (
-        insert into messages (id, thread_id, sender, recipient, body, created_at)
-        select ${String(m.id)}, ${String(m.threadId)}, ${m.sender}, ${m.recipient}, ${m.body}, ${m.createdAt.toISOString()} from r
+        insert into messages (id, thread_id, sender, recipient, body, created_at, attachments)
+        select ${String(m.id)}, ${String(m.threadId)}, ${m.sender}, ${m.recipient}, ${m.body}, ${m.createdAt.toISOString()},
+          ${files.length > 0 ? JSON.stringify(files) : null}::text::jsonb from r
         returning id
       ),
       d as (insert into deliveries (recipient, message_id) select ${m.recipient}, id from m),
+      s as (
+        insert into file_shares (file_id, principal)
+        select f.id, ${m.recipient} from m, files f
+        where f.id = any(${files.map((a) => a.id.slice("file_".length))}::bigint[]) and f.owner = ${m.sender}
+        on conflict do nothing
+      ),
       u as (
         update payments set status = 'settled', tx_hash = ${s.txHash}, explorer_url = ${s.explorerUrl}, reason = null, retryable = false,
           message_id = (select id from m), updated_at = now()

@@ -52,7 +52,8 @@ export class Transport {
   constructor(opts: TransportOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, "");
     this.token = opts.token;
-    this.fetchImpl = opts.fetch ?? globalThis.fetch;
+    // called as a plain function: a browser's fetch throws "Illegal invocation" when called as this.fetchImpl(...)
+    this.fetchImpl = opts.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.clock = opts.clock ?? realClock;
     this.random = opts.random ?? Math.random;
     this.retry = { ...DEFAULT_RETRY, ...opts.retry };

@@ -49,25 +49,42 @@ async function killRepeatedly(node: FlockNode): Promise<void> {
  * killed before the pause ends. Its in-flight record is all that is left: the reconciler must finish the send.
  */
 async function killMidSend(c: Cluster): Promise<void> {
-  const unlock = await holdInserts(c.pg.url);
+  const sql = postgres(c.pg.url, { max: 2, onnotice: () => {}, connect_timeout: 5 });
   try {
-    await sleep(300); // a send batch's statement is now waiting on the lock
-    await c.redis.pauseWrites(3_000);
+    const unlock = await holdInserts(sql);
+    try {
+      await until(async () => (await lockWaiters(sql)) > 0); // a send batch's statement waits on the lock
+      await c.redis.pauseWrites(3_000);
+    } finally {
+      await unlock();
+    }
+    try {
+      await until(async () => (await lockWaiters(sql)) === 0); // it went on: committed, its append waits for Redis
+      await sleep(50);
+      await c.sending.signal("SIGKILL");
+    } finally {
+      await c.redis.unpause();
+    }
   } finally {
-    await unlock();
-  }
-  try {
-    await sleep(200); // the statement commits; its append waits for Redis
-    await c.sending.signal("SIGKILL");
-  } finally {
-    await c.redis.unpause();
+    await sql.end({ timeout: 1 });
   }
   await c.sending.start();
 }
 
+/** Waits until `check` says yes (at most `ms`: the fault then goes on and its verdict tells). */
+async function until(check: () => Promise<boolean>, ms = 2_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check()) && Date.now() < deadline) await sleep(10);
+}
+
+async function lockWaiters(sql: postgres.Sql): Promise<number> {
+  const [r] = await sql<{ n: number }[]>`
+    select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and pid <> pg_backend_pid()`;
+  return r?.n ?? 0;
+}
+
 /** Takes a lock that makes every insert into `messages` wait (selects go on); resolves with its release. */
-async function holdInserts(url: string): Promise<() => Promise<void>> {
-  const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+async function holdInserts(sql: postgres.Sql): Promise<() => Promise<void>> {
   let release!: () => void;
   const held = new Promise<void>((r) => (release = r));
   let locked!: () => void;
@@ -81,7 +98,6 @@ async function holdInserts(url: string): Promise<() => Promise<void>> {
   return async () => {
     release();
     await tx.catch(() => {});
-    await sql.end({ timeout: 1 });
   };
 }
 

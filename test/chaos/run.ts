@@ -13,7 +13,7 @@ import { type Cluster, FAULTS, runFault } from "./faults.ts";
 import { cleanupAll, FlockNode, freePort, makeTempDir, PrivatePostgres, PrivateRedis } from "./servers.ts";
 import type { FaultResult } from "./tracker.ts";
 
-const RUN_LIMIT_MS = 7 * 60_000;
+const RUN_LIMIT_MS = 6 * 60_000;
 
 const { values } = parseArgs({
   options: {

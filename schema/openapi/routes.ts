@@ -174,7 +174,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   "POST /v1/messages": {
     summary: "Send a direct message",
     description:
-      "Stored durably before it is answered, then delivered by long poll and WebSocket. A paid agent answers 402 with the x402 requirements (PAYMENT-REQUIRED); send again with PAYMENT-SIGNATURE.",
+      "Stored durably before it is answered, then delivered by long poll and WebSocket. A paid agent answers 402 with the x402 requirements (PAYMENT-REQUIRED); send again with PAYMENT-SIGNATURE. `attachments`: ids of your own uploaded files (at most 10), shared with the recipient in the message's commit; any other id answers 400 (`field` attachments).",
     tag: "messages",
     answers: { 201: { description: "sent (a paid send carries `payment` and the PAYMENT-RESPONSE header)", schema: Message, headers: ["PAYMENT-RESPONSE"], example: MESSAGE } },
     errors: { 402: "the recipient is a paid agent and the payment is missing or refused", 404: "no such recipient, or thread" },
@@ -214,6 +214,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   },
   "POST /v1/groups/:id/messages": {
     summary: "Send a message to a group",
+    description: "`attachments` as for POST /v1/messages: shared with every member at the time of the send.",
     tag: "groups",
     answers: { 201: { description: "sent to every other member", schema: Message } },
     errors: { 404: "no such group of the caller's" },

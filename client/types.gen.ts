@@ -294,6 +294,45 @@ export type ServerFrame = {
   ref?: string;
 };
 
+export interface ApiErrorBody {
+  error: "invalid_request" | "unauthorized" | "payment_required" | "forbidden" | "ip_banned" | "not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal" | "unavailable" | "payments_unavailable";
+  message: string;
+  retry_after?: number;
+  field?: string;
+  issues?: {
+    field: string;
+    message: string;
+  }[];
+  [key: string]: unknown;
+}
+
+export interface PaymentRequirements {
+  scheme: "exact";
+  network: string;
+  asset: string;
+  amount: string;
+  payTo: string;
+  maxTimeoutSeconds: number;
+  extra: {
+    [key: string]: unknown;
+  };
+  [key: string]: unknown;
+}
+
+export interface PaymentRequiredBody {
+  error: "payment_required";
+  message: string;
+  reason?: string;
+  x402Version: 2;
+  resource: {
+    url: string;
+    description: string;
+    mimeType: string;
+  };
+  accepts: PaymentRequirements[];
+  [key: string]: unknown;
+}
+
 // ---- requests and client frames
 
 export interface RegisterAgentRequest {

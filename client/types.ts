@@ -5,6 +5,7 @@ import type {
   LoginResponse,
   MarketplaceResponse,
   Message as SentMessage,
+  PaymentRequiredBody,
   PaymentsResponse,
   PendingMessage,
   RegisterAgentResponse,
@@ -24,22 +25,8 @@ export type Delivered = PendingMessage;
 export type MarketplacePage = MarketplaceResponse;
 export type PaymentsPage = PaymentsResponse;
 
-/** One way to pay, as x402 v2 states it in a 402 (the PAYMENT-REQUIRED header, base64 JSON, and the error body). */
-export interface PaymentRequirements {
-  scheme: string;
-  network: string;
-  asset: string;
-  /** Atomic units of the asset (a decimal string). */
-  amount: string;
-  payTo: string;
-  maxTimeoutSeconds: number;
-  extra?: Record<string, unknown>;
-  [key: string]: unknown;
-}
-
-/** The requirements of a 402 answer (x402 v2). */
-export interface PaymentRequired {
-  x402Version: number;
-  accepts: PaymentRequirements[];
-  [key: string]: unknown;
-}
+/**
+ * The requirements of a 402 answer (x402 v2): the PAYMENT-REQUIRED header holds them (base64 JSON), and the error
+ * body repeats them beside `error` and `message`.
+ */
+export type PaymentRequired = Pick<PaymentRequiredBody, "x402Version" | "accepts"> & Partial<Pick<PaymentRequiredBody, "resource">>;

@@ -9,6 +9,7 @@ import { z } from "zod";
 import * as agents from "../../schema/agents.ts";
 import * as auth from "../../schema/auth.ts";
 import * as common from "../../schema/common.ts";
+import * as errors from "../../schema/errors.ts";
 import * as files from "../../schema/files.ts";
 import * as friends from "../../schema/friends.ts";
 import * as groups from "../../schema/groups.ts";
@@ -63,6 +64,9 @@ const RESPONSES: Named = {
   PaymentRecord: payments.PaymentRecord,
   PaymentsResponse: payments.PaymentsResponse,
   ServerFrame: ws.ServerFrame,
+  ApiErrorBody: errors.ApiErrorBody,
+  PaymentRequirements: errors.PaymentRequirements,
+  PaymentRequiredBody: errors.PaymentRequiredBody,
 };
 
 /** What a client sends: typed as the server accepts it (zod's input side). Shared parts are written inline. */

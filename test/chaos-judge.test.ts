@@ -61,8 +61,10 @@ t.test("hangs and 5xx", async (t) => {
     { kind: "ws-connect", startedAt: T0, endedAt: T0 + 10, status: "timeout", allowanceMs: 0 },
     { kind: "poll", startedAt: T0, endedAt: T0 + 6_900, status: "200", allowanceMs: 2_000 },
     { kind: "poll", startedAt: T0, endedAt: T0 + 7_100, status: "200", allowanceMs: 2_000 },
+    { kind: "ws-close", startedAt: T0, endedAt: T0 + 60_000, status: "close-1006", allowanceMs: Infinity },
+    { kind: "ws-close", startedAt: T0, endedAt: T0 + 60_000, status: "close-4401", allowanceMs: Infinity },
   );
   const r = judge(tr, { description: "d" }, phases, { committed: new Set([ok.tag]), unacked: new Set() });
-  t.equal(r.bad5xx, 2, "500 and 502 count, 503 does not");
-  t.equal(r.hangs, 2, "a timed-out handshake and a long poll 5 s past its wait");
+  t.equal(r.bad5xx, 3, "500, 502 and a valid token's 4401 close count; 503 and a dead node's 1006 do not");
+  t.equal(r.hangs, 2, "a timed-out handshake and a long poll 5 s past its wait; a long session is none");
 });

@@ -184,7 +184,10 @@ export function judge(
     .join(", ");
 
   const is5xx = (s: string) => /^5\d\d$/.test(s) && s !== "503";
-  const bad = t.requests.filter((r) => is5xx(r.status) || r.status === "ws-internal");
+  // and the WebSocket's own: an `internal` error frame, a close for an internal error (1011), or a close saying a
+  // valid token does not authenticate (4401: a backend's failure passed off as the client's)
+  const wsBad = new Set(["ws-internal", "close-1011", "close-4401"]);
+  const bad = t.requests.filter((r) => is5xx(r.status) || wsBad.has(r.status));
   const hangs = t.requests.filter((r) => r.status === "timeout" || r.endedAt - r.startedAt > r.allowanceMs + HANG_MS);
 
   const failures: string[] = [];

@@ -257,7 +257,7 @@ export function startWsReceiver(t: Tracker, url: string, me: Agent): Actor {
         for (const p of pending.values()) clearTimeout(p.timer);
         pending.clear();
         // how an open session ended (1006 when its node died, 1001 on shutdown); a session may last any time
-        if (opened && ready) t.request("ws-close", startedAt, why, Number.POSITIVE_INFINITY);
+        if (opened && ready && !stop.signal.aborted) t.request("ws-close", startedAt, why, Number.POSITIVE_INFINITY);
         if (!opened) t.request("ws-connect", startedAt, why);
         opened = true;
         resolve(ready);

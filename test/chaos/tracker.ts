@@ -2,16 +2,18 @@
 //
 // Messages are keyed by their body (a unique tag), so a send that got no 201 (timed out, 503, connection lost) is
 // still recognised when it is delivered later. Ordering for "delivered again after an ack" is strict, to rule out
-// false positives: a delivery counts only when the fetch that brought it (a long poll, or a WebSocket connection)
-// STARTED after the ack's confirmation (204, or the ack frame's reply) had ARRIVED.
+// false positives, and goes by the tracker's own sequence of events (no ties, as milliseconds have): a delivery
+// counts when the long poll that brought it STARTED after the ack's 204 had ARRIVED, or when its WebSocket frame
+// ARRIVED after the ack frame's reply (one socket's frames arrive in the order the server sent them, so the server
+// sent the message again after it had confirmed the ack).
 
 export const HANG_MS = 5_000;
 export const STUCK_MS = 10_000;
 
 export interface Delivery {
   at: number;
-  /** When the long poll was sent, or the WebSocket connection opened (its upgrade request). */
-  fetchStartedAt: number;
+  /** Tracker.mark() when the long poll was sent, or when the WebSocket frame arrived. */
+  fetchSeq: number;
   via: "poll" | "ws";
 }
 
@@ -24,6 +26,8 @@ export interface MessageRecord {
   id?: string;
   deliveries: Delivery[];
   ackConfirmedAt?: number;
+  /** Tracker.mark() when the ack's confirmation arrived. */
+  ackSeq?: number;
   /** Deliveries whose fetch started after the ack's confirmation. */
   afterAck: number;
 }
@@ -43,7 +47,14 @@ export class Tracker {
   /** Deliveries of bodies this fault never sent (another fault's leftovers): ignored, but counted. */
   foreign = 0;
 
+  private seq = 0;
+
   constructor(readonly fault: string) {}
+
+  /** The next event's place in the order of everything this tracker saw. */
+  mark(): number {
+    return ++this.seq;
+  }
 
   newTag(sender: number, seq: number): string {
     return `chaos ${this.fault} s${sender} #${seq}`;
@@ -66,12 +77,14 @@ export class Tracker {
       return undefined;
     }
     rec.deliveries.push(d);
-    if (rec.ackConfirmedAt !== undefined && d.fetchStartedAt > rec.ackConfirmedAt) rec.afterAck++;
+    if (rec.ackSeq !== undefined && d.fetchSeq > rec.ackSeq) rec.afterAck++;
     return rec;
   }
 
   ackConfirmed(rec: MessageRecord, at: number): void {
-    if (rec.ackConfirmedAt === undefined) rec.ackConfirmedAt = at;
+    if (rec.ackConfirmedAt !== undefined) return;
+    rec.ackConfirmedAt = at;
+    rec.ackSeq = this.mark();
   }
 
   /**

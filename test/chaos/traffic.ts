@@ -113,6 +113,7 @@ export function startPoller(t: Tracker, url: string, me: Agent): Actor {
     let failures = 0;
     while (!stop.signal.aborted) {
       const startedAt = Date.now();
+      const fetchSeq = t.mark();
       let messages: WireMessage[] | undefined;
       try {
         const r = await fetch(`${url}/v1/messages/pending?timeout=${POLL_WAIT_S}&limit=100`, {
@@ -134,7 +135,7 @@ export function startPoller(t: Tracker, url: string, me: Agent): Actor {
       const at = Date.now();
       const acks: Promise<boolean>[] = [];
       for (const m of messages) {
-        const rec = t.delivered(m.body, { at, fetchStartedAt: startedAt, via: "poll" });
+        const rec = t.delivered(m.body, { at, fetchSeq, via: "poll" });
         acks.push(ack(m.id, rec));
       }
       // the next poll starts only after every ack has answered, so a message handed out again on it was
@@ -235,7 +236,7 @@ export function startWsReceiver(t: Tracker, url: string, me: Agent): Actor {
         }
         if (frame.type === "ready") ready = true;
         else if (frame.type === "message" && frame.message) {
-          const rec = t.delivered(frame.message.body, { at: Date.now(), fetchStartedAt: startedAt, via: "ws" });
+          const rec = t.delivered(frame.message.body, { at: Date.now(), fetchSeq: t.mark(), via: "ws" });
           sendAck(frame.message.id, rec);
         } else if (frame.type === "ack" && frame.ref) {
           const p = pending.get(frame.ref);

@@ -19,7 +19,7 @@ export interface Fault {
   name: string;
   description: string;
   /** Injects the fault, undoes it, and resolves when the harness has undone it. */
-  run(c: Cluster): Promise<void>;
+  run(c: Cluster, t: Tracker): Promise<void>;
   /**
    * The fault kills the sending node between a send's commit and its mailbox append: the run fails unless some
    * sends were committed yet never answered (then each must still arrive within 10 s: the reconciler's case).
@@ -48,7 +48,7 @@ async function killRepeatedly(node: FlockNode): Promise<void> {
  * pauses writes, the lock goes (the statement commits; its mailbox append waits on the pause), and the node is
  * killed before the pause ends. Its in-flight record is all that is left: the reconciler must finish the send.
  */
-async function killMidSend(c: Cluster): Promise<void> {
+async function killMidSend(c: Cluster, t: Tracker): Promise<void> {
   const sql = postgres(c.pg.url, { max: 2, onnotice: () => {}, connect_timeout: 5 });
   try {
     const unlock = await holdInserts(sql);
@@ -59,8 +59,8 @@ async function killMidSend(c: Cluster): Promise<void> {
       await unlock();
     }
     try {
-      await until(async () => (await lockWaiters(sql)) === 0); // it went on: committed, its append waits for Redis
-      await sleep(50);
+      // it went on and committed (a send still unanswered is in Postgres); its append waits for Redis
+      await until(async () => (await committedUnanswered(sql, t)) > 0);
       await c.sending.signal("SIGKILL");
     } finally {
       await c.redis.unpause();
@@ -75,6 +75,14 @@ async function killMidSend(c: Cluster): Promise<void> {
 async function until(check: () => Promise<boolean>, ms = 2_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await check()) && Date.now() < deadline) await sleep(10);
+}
+
+/** How many sends still waiting for their answer Postgres already holds. */
+async function committedUnanswered(sql: postgres.Sql, t: Tracker): Promise<number> {
+  const tags = [...t.messages.values()].filter((m) => m.status === undefined).map((m) => m.tag);
+  if (tags.length === 0) return 0;
+  const [r] = await sql<{ n: number }[]>`select count(*)::int as n from messages where body = any(${tags}::text[])`;
+  return r?.n ?? 0;
 }
 
 async function lockWaiters(sql: postgres.Sql): Promise<number> {
@@ -111,10 +119,10 @@ export const FAULTS: Fault[] = [
     name: "kill-sender",
     description: `kill -9 of the sending node between a send's commit and its append, restarted at once (${KILLS} times, 2 s apart)`,
     strandsSends: true,
-    async run(c) {
+    async run(c, t) {
       for (let i = 0; i < KILLS; i++) {
         if (i > 0) await sleep(2_000);
-        await killMidSend(c);
+        await killMidSend(c, t);
       }
     },
   },
@@ -196,7 +204,7 @@ export async function runFault(c: Cluster, fault: Fault, o: RunOptions): Promise
 
   const injectAt = Date.now();
   o.log(`  ${fault.name}: injecting (${fault.description})`);
-  await fault.run(c);
+  await fault.run(c, t);
   const phases: Phases = { injectAt, endAt: Date.now() };
   o.log(`  ${fault.name}: undone after ${((phases.endAt - injectAt) / 1000).toFixed(1)} s; traffic goes on`);
   await sleep(o.afterMs);

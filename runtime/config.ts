@@ -1,6 +1,7 @@
 // Configuration: read once from the environment, validated with zod.
 import { z } from "zod";
 import { type CorsPolicy, parseCorsOrigins } from "./http/cors.ts";
+import { parseTrustProxy, type ProxyTrust } from "./http/client-ip.ts";
 
 const bool = z
   .enum(["0", "1", "true", "false", ""])
@@ -23,8 +24,18 @@ const ConfigSchema = z.object({
   DATA_DIR: z.string().min(1).default("./data"),
   NODE_ID: z.coerce.number().int().min(0).max(1023).optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  /** Trust X-Forwarded-For from the peer (set only behind a proxy you run). */
-  TRUST_PROXY: bool,
+  /** Which hops' X-Forwarded-For to trust (runtime/http/client-ip.ts): off, a hop count, or addresses/CIDRs. */
+  TRUST_PROXY: z
+    .string()
+    .optional()
+    .transform((v, ctx): ProxyTrust | undefined => {
+      try {
+        return parseTrustProxy(v ?? "");
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: (err as Error).message });
+        return z.NEVER;
+      }
+    }),
   FLOCK_ALLOW_UWS_FALLBACK: bool,
   /** Multiply every rate limit by this factor (load tests only). */
   FLOCK_LIMITS_SCALE: z.coerce.number().positive().max(1_000_000).default(1),

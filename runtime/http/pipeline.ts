@@ -164,7 +164,8 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
     const rawQuery = req.getQuery() ?? "";
     const headers: Record<string, string> = {};
     req.forEach((k, v) => {
-      headers[k] = v;
+      // a repeated X-Forwarded-For is one list, in order (the rightmost entries are the ones the walk trusts)
+      headers[k] = k === "x-forwarded-for" && headers[k] !== undefined ? `${headers[k]},${v}` : v;
     });
     const ip = clientIp(res, headers["x-forwarded-for"], svc.config.TRUST_PROXY);
     const incomingId = headers["x-request-id"];

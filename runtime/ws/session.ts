@@ -305,7 +305,9 @@ export class WsSession implements HandOutTarget {
       if (!this.authenticating) this.end(WS_CLOSE.unauthorized, "unauthorized");
       return;
     }
-    onClientFrame(this, frame, this.deps).catch((err) => {
+    onClientFrame(this, frame, this.deps).catch((thrown: unknown) => {
+      // a backend out of reach answers `unavailable`, as HTTP answers 503, never `internal` (runtime/circuit.ts)
+      const err = this.deps.svc.circuits.trip(thrown) ?? thrown;
       if (err instanceof ApiError) {
         this.sendError(err.code, err.message, ref);
         return;

@@ -1,0 +1,41 @@
+// A WebSocket frame that needs a backend which is out of reach is answered like an HTTP request would be: an error
+// frame `unavailable` (the HTTP 503), never `internal`. Seen in the chaos suite's postgres-stop:
+// every WebSocket ack taken during the outage answered `internal`.
+import t from "tap";
+import { registerAgent } from "./helpers/http.ts";
+import { uniqueName } from "./helpers/env.ts";
+import { startTestNode } from "./helpers/node.ts";
+import { PrivatePostgres } from "./helpers/private-servers.ts";
+import { Client, sendOk } from "./messaging-helpers.ts";
+
+t.test("Postgres down: a WebSocket ack answers unavailable, and succeeds once Postgres is back", async (t) => {
+  const pg = await PrivatePostgres.start(t);
+  const schema = uniqueName("wsout");
+  const node = await startTestNode(t, { env: { DATABASE_URL: pg.url, PG_SCHEMA: schema }, schema });
+  const a = await registerAgent(node.url, "a");
+  const b = await registerAgent(node.url, "b");
+  const c = await Client.open(node.url, { token: b.token });
+  t.teardown(() => c.ws.close());
+  await c.next((f) => f.type === "ready");
+  const m = await sendOk(node.url, a, b.id, "before");
+  await c.next((f) => f.type === "message" && f.message.id === m.id);
+
+  await pg.stop();
+  const started = performance.now();
+  c.send({ type: "ack", id: m.id, ref: "down" });
+  const err = await c.next((f) => f.type === "error" && f.ref === "down");
+  t.equal(err.error, "unavailable", `the error frame: ${JSON.stringify(err)}`);
+  t.match(err.message, /Postgres is unavailable/);
+  t.ok(performance.now() - started < 2000, "within 2 s");
+
+  await pg.restart();
+  for (let i = 0; ; i++) {
+    c.send({ type: "ack", id: m.id, ref: `up${i}` });
+    const f = await c.next((f) => (f.type === "ack" || f.type === "error") && f.ref === `up${i}`);
+    if (f.type === "ack") break;
+    t.equal(f.error, "unavailable", "until the circuit closes");
+    if (i > 50) throw new Error("the ack never went through");
+    await new Promise((r) => setTimeout(r, 100)); // a paced client's retry, bounded by the loop
+  }
+  t.pass("acked once Postgres is back");
+});

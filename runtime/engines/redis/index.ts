@@ -12,6 +12,8 @@ import { RedisMoments } from "./moments.ts";
 import { RedisInFlight, RedisNodes } from "./nodes.ts";
 import { defineScripts } from "./scripts.ts";
 import { coalesceWrites } from "./coalesce.ts";
+import { watchConnection } from "./connection-log.ts";
+import type { Logger } from "../../log.ts";
 
 export class RedisUnavailableError extends Error {}
 
@@ -32,9 +34,10 @@ function connect(url: string, name: string): Redis {
   });
 }
 
-export async function createRedisEngines(url: string, prefix: string): Promise<Engines> {
+export async function createRedisEngines(url: string, prefix: string, log?: Logger): Promise<Engines> {
   const cmd = connect(url, "flock-cmd");
   const sub = connect(url, "flock-sub");
+  const watched = [watchConnection(cmd, "flock-cmd", log), watchConnection(sub, "flock-sub", log)];
   coalesceWrites(cmd);
   try {
     await Promise.all([cmd.connect(), sub.connect()]);
@@ -61,6 +64,7 @@ export async function createRedisEngines(url: string, prefix: string): Promise<E
       await cmd.ping();
     },
     async close() {
+      for (const w of watched) w.quiet();
       await Promise.allSettled([cmd.quit(), sub.quit()]);
     },
   };

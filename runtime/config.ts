@@ -11,14 +11,22 @@ const bool = z
 const ConfigSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().min(1).default("0.0.0.0"),
-  DATABASE_URL: z.string().url().optional(),
+  DATABASE_URL: z
+    .string()
+    .url()
+    .refine((u) => /^postgres(ql)?:\/\//i.test(u), "must be a postgres:// or postgresql:// URL")
+    .optional(),
   /** Postgres schema Flock's tables live in (lets several deployments or test runs share one database). */
   PG_SCHEMA: z
     .string()
     .regex(/^[a-z_][a-z0-9_]{0,62}$/, "PG_SCHEMA must be a lowercase SQL identifier")
     .default("public"),
   PG_POOL: z.coerce.number().int().min(1).max(100).default(4),
-  REDIS_URL: z.string().url().optional(),
+  REDIS_URL: z
+    .string()
+    .url()
+    .refine((u) => /^rediss?:\/\//i.test(u), "must be a redis:// or rediss:// URL")
+    .optional(),
   /** Prefix for every Redis key and channel. */
   REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_:.-]*$/).default("flock:"),
   DATA_DIR: z.string().min(1).default("./data"),
@@ -89,15 +97,25 @@ export type Config = z.infer<typeof ConfigSchema>;
 
 export class ConfigError extends Error {}
 
+/** Settings whose empty value is a mistake rather than "use the default" (an empty PORT is not 8080). */
+const NOT_EMPTY = new Set(["PORT", "HOST", "DATABASE_URL", "REDIS_URL", "DATA_DIR", "NODE_ID"]);
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const picked: Record<string, string> = {};
+  const empty: string[] = [];
   for (const key of Object.keys(ConfigSchema.shape)) {
     const v = env[key];
-    if (v !== undefined && v !== "") picked[key] = v;
+    if (v === undefined) continue;
+    if (v.trim() === "" && NOT_EMPTY.has(key)) {
+      empty.push(`  ${key}: set but empty (unset it to use the default)`);
+      continue;
+    }
+    if (v !== "") picked[key] = v;
   }
   const parsed = ConfigSchema.safeParse(picked);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+  if (!parsed.success || empty.length > 0) {
+    const issues = parsed.success ? [] : parsed.error.issues;
+    const lines = [...empty, ...issues.map((i) => `  ${i.path.join(".")}: ${i.message}`)];
     throw new ConfigError(`invalid configuration:\n${lines.join("\n")}`);
   }
   return parsed.data;

@@ -19,8 +19,10 @@ async function main(): Promise<void> {
   try {
     node = await startNode(config, log);
   } catch (err) {
-    log.fatal({ err }, "flock failed to start");
-    process.stderr.write(`flock: failed to start: ${(err as Error).message}\n`);
+    // printed once, on stderr: the reason (with LOG_LEVEL=debug or trace, the stack too)
+    const e = err instanceof Error ? err : new Error(String(err));
+    const verbose = config.LOG_LEVEL === "debug" || config.LOG_LEVEL === "trace";
+    process.stderr.write(`flock: failed to start: ${verbose && e.stack ? e.stack : e.message}\n`);
     process.exit(1);
   }
   let signalled = false;

@@ -1,6 +1,7 @@
 // The one Postgres client (postgres.js). Real server or the embedded PGlite: same SQL, same client.
 import postgres from "postgres";
 import { redactUrl } from "../redact.ts";
+import { createDatabase } from "./create-database.ts";
 
 export type Sql = postgres.Sql;
 
@@ -21,7 +22,18 @@ export interface SqlOptions {
 const CONNECT_TIMEOUT_S = 1;
 const RECONNECT_S = 0.1;
 
+/** Connects; a database that does not exist is created first when the role may (see create-database.ts). */
 export async function connectSql(opts: SqlOptions): Promise<Sql> {
+  try {
+    return await open(opts);
+  } catch (err) {
+    if ((err as { code?: string }).code !== "3D000") throw err;
+  }
+  await createDatabase(opts.url);
+  return open(opts);
+}
+
+async function open(opts: SqlOptions): Promise<Sql> {
   const sql = postgres(opts.url, {
     max: opts.pool,
     connection: {
@@ -40,6 +52,7 @@ export async function connectSql(opts: SqlOptions): Promise<Sql> {
     await sql`select 1`;
   } catch (err) {
     await sql.end({ timeout: 0 }).catch(() => {});
+    if ((err as { code?: string }).code === "3D000") throw err;
     throw new DatabaseUnavailableError(`cannot reach Postgres at ${redactUrl(opts.url)}: ${describe(err)}`);
   }
   return sql;

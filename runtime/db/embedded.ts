@@ -6,6 +6,7 @@ import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
+import { lockDataDir } from "./data-lock.ts";
 
 export interface EmbeddedPostgres {
   url: string;
@@ -13,17 +14,30 @@ export interface EmbeddedPostgres {
 }
 
 export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
+  const lock = lockDataDir(dataDir);
   const dir = resolve(join(dataDir, "pg"));
-  mkdirSync(dir, { recursive: true });
-  const db = await PGlite.create({ dataDir: dir });
-  const server = new PGLiteSocketServer({ db, port: 0, host: "127.0.0.1", maxConnections: 16 });
-  await server.start();
+  let db: PGlite | undefined;
+  let server: PGLiteSocketServer;
+  try {
+    mkdirSync(dir, { recursive: true });
+    db = await PGlite.create({ dataDir: dir });
+    server = new PGLiteSocketServer({ db, port: 0, host: "127.0.0.1", maxConnections: 16 });
+    await server.start();
+  } catch (err) {
+    await db?.close().catch(() => {});
+    lock.release();
+    throw err;
+  }
   const addr = server.getServerConn();
   return {
     url: `postgres://postgres@${addr}/postgres`,
     async stop() {
-      await server.stop();
-      await db.close();
+      try {
+        await server.stop();
+        await db.close();
+      } finally {
+        lock.release();
+      }
     },
   };
 }

@@ -9,6 +9,9 @@ export interface LimitsFixture {
 
 let n = 0;
 const key = (label: string) => `${label}:${process.pid}:${Date.now()}:${n++}`;
+/** An address of its own for each test (documentation range), as strikes and bans take only addresses. */
+const hex = (v: number) => (v & 0xffff).toString(16);
+const addr = () => `2001:db8:${hex(process.pid)}:${hex(Date.now())}:${hex(Date.now() / 65536)}::${hex(n++)}`;
 
 export function limitsContract(t: Test, make: () => Promise<LimitsFixture>): void {
   let fx: LimitsFixture;
@@ -78,7 +81,7 @@ export function limitsContract(t: Test, make: () => Promise<LimitsFixture>): voi
   });
 
   t.test("strikes ban an IP once they reach the threshold within the window", async (t) => {
-    const ip = key("ip");
+    const ip = addr();
     const rule = { strikes: 3, windowMs: 10_000, banMs: 300_000 };
     const t0 = 2_000_000;
     t.equal(await fx.engine.strike(ip, rule, t0), 0);
@@ -90,7 +93,7 @@ export function limitsContract(t: Test, make: () => Promise<LimitsFixture>): voi
   });
 
   t.test("strikes spread wider than the window never ban", async (t) => {
-    const ip = key("slow");
+    const ip = addr();
     const rule = { strikes: 3, windowMs: 10_000, banMs: 300_000 };
     let now = 3_000_000;
     for (let i = 0; i < 10; i++) {
@@ -98,5 +101,28 @@ export function limitsContract(t: Test, make: () => Promise<LimitsFixture>): voi
       now += 6_000;
     }
     t.equal(await fx.engine.bannedUntil(ip, now), 0);
+  });
+
+  t.test("only an address is struck or banned", async (t) => {
+    const rule = { strikes: 1, windowMs: 10_000, banMs: 300_000 };
+    for (const text of ["192.0.2.55 99999999999999", key("word"), "", "10.0.0.1, 10.0.0.2"]) {
+      t.equal(await fx.engine.strike(text, rule, 4_000_000), 0, JSON.stringify(text));
+      t.equal(await fx.engine.bannedUntil(text, 4_000_000), 0);
+    }
+  });
+
+  t.test("the running bans are listed for a node starting up, ended ones are not", async (t) => {
+    const rule = { strikes: 1, windowMs: 10_000, banMs: 60_000 };
+    const t0 = 7_000_000;
+    const early = addr();
+    const late = addr();
+    t.equal(await fx.engine.strike(early, rule, t0), t0 + 60_000);
+    t.equal(await fx.engine.strike(late, rule, t0 + 30_000), t0 + 90_000);
+    const during = await fx.engine.activeBans(t0 + 40_000);
+    t.equal(during.get(early), t0 + 60_000);
+    t.equal(during.get(late), t0 + 90_000);
+    const after = await fx.engine.activeBans(t0 + 60_000);
+    t.notOk(after.has(early), "a ban that has ended is not listed");
+    t.equal(after.get(late), t0 + 90_000);
   });
 }

@@ -20,8 +20,13 @@ export interface BanRule {
 export interface LimitsEngine {
   /** Take `cost` tokens from the bucket `key` holding `capacity` tokens that refills completely over `windowMs`. */
   take(key: string, capacity: number, windowMs: number, nowMs: number, cost?: number): Promise<TakeResult>;
-  /** Record one refused request from `ip`; answers the time (ms) the IP is banned until, or 0. */
+  /**
+   * Record one refused request from `ip`; answers the time (ms) the IP is banned until, or 0. Only an address
+   * (node:net isIP) is ever struck or banned: any other text answers 0 and writes nothing.
+   */
   strike(ip: string, rule: BanRule, nowMs: number): Promise<number>;
   /** The time (ms) the IP is banned until, or 0. */
   bannedUntil(ip: string, nowMs: number): Promise<number>;
+  /** Every ban still running at `nowMs` (ip -> until ms): what a node starting up loads. */
+  activeBans(nowMs: number): Promise<Map<string, number>>;
 }

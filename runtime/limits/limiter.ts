@@ -1,5 +1,6 @@
 // Applies the policies of policies.ts through the limits engine: 429 with Retry-After and the SPEC body,
 // the IETF RateLimit-Policy / RateLimit fields, and IP bans for clients that keep hammering after 429s.
+import { isIP } from "node:net";
 import type { BanRule, LimitsEngine } from "../engines/limits.ts";
 import type { PubSub } from "../engines/pubsub.ts";
 import { ApiError } from "../errors.ts";
@@ -11,10 +12,40 @@ export interface LimiterOptions {
 }
 
 const BAN_CHANNEL = "limits.ban";
+/** Forget ended bans at least this often (ms of the clock), and whenever the map has doubled since the last time. */
+const SWEEP_EVERY_MS = 10_000;
+const SWEEP_MIN_SIZE = 1024;
+
+/** A ban as nodes tell each other: JSON, so no address can smuggle in a time of its own. */
+export interface BanEvent {
+  ip: string;
+  until: number;
+}
+
+export function encodeBan(ban: BanEvent): string {
+  return JSON.stringify({ ip: ban.ip, until: ban.until });
+}
+
+/** The event, or undefined for anything that is not one naming an address (node:net isIP) and a time. */
+export function decodeBan(payload: Buffer | string): BanEvent | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(payload.toString());
+  } catch {
+    return undefined;
+  }
+  if (typeof v !== "object" || v === null) return undefined;
+  const { ip, until } = v as Record<string, unknown>;
+  if (typeof ip !== "string" || isIP(ip) === 0) return undefined;
+  if (typeof until !== "number" || !Number.isSafeInteger(until) || until <= 0) return undefined;
+  return { ip, until };
+}
 
 export class Limiter {
   /** Bans known to this node (ip -> until ms), learnt from its own strikes and from other nodes. */
   private readonly bans = new Map<string, number>();
+  private lastSweep = -Infinity;
+  private sweepAt = SWEEP_MIN_SIZE;
 
   constructor(
     private readonly engine: LimitsEngine,
@@ -23,11 +54,20 @@ export class Limiter {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** Subscribes to other nodes' bans, then loads the bans already running (published before this node started). */
   async start(): Promise<void> {
     await this.pubsub.subscribe(BAN_CHANNEL, (buf) => {
-      const [ip, until] = buf.toString().split(" ");
-      if (ip && until) this.bans.set(ip, Number(until));
+      const ban = decodeBan(buf);
+      if (ban) this.remember(ban.ip, ban.until);
     });
+    for (const [ip, until] of await this.engine.activeBans(this.now())) {
+      if (isIP(ip) !== 0) this.remember(ip, until);
+    }
+  }
+
+  /** How many bans this node holds (tests). */
+  bansKnown(): number {
+    return this.bans.size;
   }
 
   capacity(policy: PolicyName): number {
@@ -59,11 +99,9 @@ export class Limiter {
     const retry = Math.max(1, Math.ceil(r.retryAfterMs / 1000));
     headers["RateLimit"] = `"${policy}";r=${r.remaining};t=${r.allowed ? Math.ceil(r.resetMs / 1000) : retry}`;
     if (r.allowed) return;
-    const until = await this.engine.strike(ip, this.opts.ban, now);
-    if (until > now) {
-      this.learnBan(ip, until);
-      throw banned(until - now);
-    }
+    // only an address is struck (the engines refuse any other text too): no client text becomes a ban key
+    const until = isIP(ip) === 0 ? 0 : await this.engine.strike(ip, this.opts.ban, now);
+    if (until > now) throw banned(this.learnBan(ip, until) - now);
     throw new ApiError(
       "rate_limited",
       `rate limit exceeded: ${cap} per ${p.window === 1 ? "second" : `${p.window} seconds`} per ${p.scope}`,
@@ -72,10 +110,27 @@ export class Limiter {
     );
   }
 
-  private learnBan(ip: string, until: number): void {
-    if (this.bans.get(ip) === until) return;
-    this.bans.set(ip, until);
-    void this.pubsub.publish(BAN_CHANNEL, `${ip} ${until}`).catch(() => {});
+  /** A ban this node's strike found: held and told to the other nodes; answers its (capped) end. */
+  private learnBan(ip: string, until: number): number {
+    const known = this.bans.get(ip);
+    if (known !== undefined && known >= until) return known;
+    const capped = this.remember(ip, until) ?? until;
+    void this.pubsub.publish(BAN_CHANNEL, encodeBan({ ip, until: capped })).catch(() => {});
+    return capped;
+  }
+
+  /** Holds a ban, never longer than FLOCK_BAN_SECONDS from now; answers the end it kept (undefined: already over). */
+  private remember(ip: string, until: number): number | undefined {
+    const now = this.now();
+    const capped = Math.min(until, now + this.opts.ban.banMs);
+    if (capped <= now) return undefined;
+    this.bans.set(ip, capped);
+    if (this.bans.size >= this.sweepAt || now - this.lastSweep >= SWEEP_EVERY_MS) {
+      for (const [k, end] of this.bans) if (end <= now) this.bans.delete(k);
+      this.lastSweep = now;
+      this.sweepAt = Math.max(SWEEP_MIN_SIZE, 2 * this.bans.size);
+    }
+    return capped;
   }
 }
 

@@ -18,6 +18,8 @@ export function redisKeys(prefix: string) {
     strikes: (ip: string) => `${prefix}ban:{${ip}}:strikes`,
     /** Ban of an IP: the ms timestamp it ends, expiring with it. */
     ban: (ip: string) => `${prefix}ban:{${ip}}`,
+    /** Every running ban: sorted set ip -> until ms (trimmed as written), what a starting node loads. */
+    bans: () => `${prefix}bans`,
     /** Node ids held: hash id (0-1023) -> owner token (runtime/engines/nodes.ts). */
     nodeIds: () => `${prefix}nodes:{n}:ids`,
     /** Node leases: sorted set owner token -> lease expiry ms (same hash tag). */

@@ -52,6 +52,18 @@ t.test("a fault meant to strand sends fails when none was stranded", async (t) =
   t.same(judge(tr, { description: "d" }, phases, { committed: new Set([ok.tag]), unacked: new Set() }).failures, []);
 });
 
+t.test("a fault meant to meet acks fails unless acks on both transports were answered unavailable", async (t) => {
+  const tr = new Tracker("f");
+  const ok = tr.sent(tr.newTag(0, 0), "r", T0);
+  Object.assign(ok, { status: "201", answeredAt: T0 + 5 });
+  tr.delivered(ok.tag, { at: T0 + 10, fetchSeq: tr.mark(), via: "poll" });
+  const durable = { committed: new Set([ok.tag]), unacked: new Set<string>() };
+  tr.requests.push({ kind: "ack", startedAt: T0, endedAt: T0 + 5, status: "503", allowanceMs: 0 });
+  t.match(judge(tr, { description: "d", meetsAcks: true }, phases, durable).failures.join(";"), /no WebSocket ack met/);
+  tr.requests.push({ kind: "ws-ack", startedAt: T0, endedAt: T0 + 5, status: "ws-unavailable", allowanceMs: 0 });
+  t.same(judge(tr, { description: "d", meetsAcks: true }, phases, durable).failures, []);
+});
+
 t.test("hangs and 5xx", async (t) => {
   t.equal(errorStatus(new Error("Opening handshake has timed out")), "timeout", "a WebSocket handshake past 5 s is a hang");
   t.equal(errorStatus(new DOMException("The operation was aborted due to timeout", "TimeoutError")), "timeout");

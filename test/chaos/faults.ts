@@ -4,7 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import postgres from "postgres";
 import type { FlockNode, PrivatePostgres, PrivateRedis } from "./servers.ts";
 import { type Durable, type FaultResult, judge, type Phases, Tracker } from "./tracker.ts";
-import { type Actor, type Agent, register, startPoller, startSender, startWsReceiver } from "./traffic.ts";
+import { type Actor, AckGate, type Agent, register, startPoller, startSender, startWsReceiver } from "./traffic.ts";
 
 export interface Cluster {
   redis: PrivateRedis;
@@ -19,12 +19,14 @@ export interface Fault {
   name: string;
   description: string;
   /** Injects the fault, undoes it, and resolves when the harness has undone it. */
-  run(c: Cluster, t: Tracker): Promise<void>;
+  run(c: Cluster, t: Tracker, acks: AckGate): Promise<void>;
   /**
    * The fault kills the sending node between a send's commit and its mailbox append: the run fails unless some
    * sends were committed yet never answered (then each must still arrive within 10 s: the reconciler's case).
    */
   strandsSends?: boolean;
+  /** The fault meets acks under way: the run fails unless some (long poll and WebSocket) were answered unavailable. */
+  meetsAcks?: boolean;
 }
 
 async function restart(node: FlockNode, sig: NodeJS.Signals): Promise<void> {
@@ -51,7 +53,7 @@ async function killRepeatedly(node: FlockNode): Promise<void> {
 async function killMidSend(c: Cluster, t: Tracker): Promise<void> {
   const sql = postgres(c.pg.url, { max: 2, onnotice: () => {}, connect_timeout: 5 });
   try {
-    const unlock = await holdInserts(sql);
+    const unlock = await holdWrites(sql, "messages");
     try {
       await until(async () => (await lockWaiters(sql)) > 0); // a send batch's statement waits on the lock
       await c.redis.pauseWrites(3_000);
@@ -91,14 +93,14 @@ async function lockWaiters(sql: postgres.Sql): Promise<number> {
   return r?.n ?? 0;
 }
 
-/** Takes a lock that makes every insert into `messages` wait (selects go on); resolves with its release. */
-async function holdInserts(sql: postgres.Sql): Promise<() => Promise<void>> {
+/** Takes a lock that makes every write to `table` wait (selects go on); resolves with its release. */
+async function holdWrites(sql: postgres.Sql, table: string): Promise<() => Promise<void>> {
   let release!: () => void;
   const held = new Promise<void>((r) => (release = r));
   let locked!: () => void;
   const taken = new Promise<void>((r) => (locked = r));
   const tx = sql.begin(async (tx) => {
-    await tx`lock table messages in share mode`;
+    await tx`lock table ${tx(table)} in share mode`;
     locked();
     await held;
   });
@@ -142,9 +144,17 @@ export const FAULTS: Fault[] = [
   },
   {
     name: "postgres-stop",
-    description: "Postgres stopped (-m immediate) for 10 s, started again",
-    async run(c) {
-      await c.pg.stop();
+    description: "Postgres stopped (-m immediate) for 10 s with acks under way, started again",
+    meetsAcks: true,
+    async run(c, _t, acks) {
+      // acks under way when it stops, every time: the receivers hold theirs for 0.5 s and let them go at the stop
+      acks.hold();
+      try {
+        await sleep(500);
+        await c.pg.stop();
+      } finally {
+        acks.open();
+      }
       await sleep(10_000);
       await c.pg.restart();
     },
@@ -196,15 +206,16 @@ export async function runFault(c: Cluster, fault: Fault, o: RunOptions): Promise
     receivers.push(await register(c.receiving.url, `chaos-${fault.name}-r${i}`));
   }
   // half the receivers long poll, half use the WebSocket; receivers first, so nothing waits for them
+  const acks = new AckGate();
   const actors: Actor[] = receivers.map((r, i) =>
-    i % 2 === 0 ? startPoller(t, c.receiving.url, r) : startWsReceiver(t, c.receiving.url, r),
+    i % 2 === 0 ? startPoller(t, c.receiving.url, r, acks) : startWsReceiver(t, c.receiving.url, r, acks),
   );
   const sendersRunning = senders.map((s, i) => startSender(t, c.sending.url, s, receivers[i]!, i, o.perSecond));
   await sleep(o.warmupMs);
 
   const injectAt = Date.now();
   o.log(`  ${fault.name}: injecting (${fault.description})`);
-  await fault.run(c, t);
+  await fault.run(c, t, acks);
   const phases: Phases = { injectAt, endAt: Date.now() };
   o.log(`  ${fault.name}: undone after ${((phases.endAt - injectAt) / 1000).toFixed(1)} s; traffic goes on`);
   await sleep(o.afterMs);

@@ -144,7 +144,7 @@ export interface Durable {
 
 export function judge(
   t: Tracker,
-  fault: { description: string; strandsSends?: boolean },
+  fault: { description: string; strandsSends?: boolean; meetsAcks?: boolean },
   phases: Phases,
   pg: Durable,
 ): FaultResult {
@@ -211,6 +211,11 @@ export function judge(
   if (bad.length) failures.push(`5xx other than 503: ${bad.length}`);
   if (hangs.length) failures.push(`hangs past 5 s: ${hangs.length}`);
   if (created.length === 0) failures.push("no send answered 201 at all");
+  if (fault.meetsAcks) {
+    const refused = (kind: string, status: string) => t.requests.some((r) => r.kind === kind && r.status === status);
+    if (!refused("ack", "503")) failures.push("no long-poll ack met the fault (none answered 503)");
+    if (!refused("ws-ack", "ws-unavailable")) failures.push("no WebSocket ack met the fault (none answered unavailable)");
+  }
   if (fault.strandsSends && no201Committed === 0) {
     failures.push("no send was caught between its commit and its append (the reconciler was not exercised)");
   }

@@ -43,6 +43,26 @@ export async function register(url: string, name: string): Promise<Agent> {
   }
 }
 
+/** Lets a fault hold the receivers' acks back (deliveries go on), then let them all go at once. */
+export class AckGate {
+  private held: Promise<void> | undefined;
+  private release: (() => void) | undefined;
+
+  hold(): void {
+    this.held ??= new Promise((r) => (this.release = r));
+  }
+
+  open(): void {
+    this.release?.();
+    this.held = this.release = undefined;
+  }
+
+  /** Resolves once acks may go. */
+  wait(): Promise<void> {
+    return this.held ?? Promise.resolve();
+  }
+}
+
 /** Something that runs until stopped. */
 export interface Actor {
   stop(): Promise<void>;
@@ -106,7 +126,7 @@ export function startSender(
 const POLL_WAIT_S = 2;
 
 /** A long-poll receiver: GET /v1/messages/pending, then POST every ack; retries on errors with a small backoff. */
-export function startPoller(t: Tracker, url: string, me: Agent): Actor {
+export function startPoller(t: Tracker, url: string, me: Agent, gate = new AckGate()): Actor {
   const stop = new AbortController();
   const auth = { authorization: `Bearer ${me.token}` };
   const loop = async () => {
@@ -136,7 +156,7 @@ export function startPoller(t: Tracker, url: string, me: Agent): Actor {
       const acks: Promise<boolean>[] = [];
       for (const m of messages) {
         const rec = t.delivered(m.body, { at, fetchSeq, via: "poll" });
-        acks.push(ack(m.id, rec));
+        acks.push(gate.wait().then(() => ack(m.id, rec)));
       }
       // the next poll starts only after every ack has answered, so a message handed out again on it was
       // handed out after its 204
@@ -189,7 +209,7 @@ interface PendingAck {
  * or got no answer within 5 s, and reconnects (with backoff) whenever the socket closes; the server sends every
  * unacknowledged message again on connect.
  */
-export function startWsReceiver(t: Tracker, url: string, me: Agent): Actor {
+export function startWsReceiver(t: Tracker, url: string, me: Agent, gate = new AckGate()): Actor {
   const stop = new AbortController();
   let refSeq = 0;
   let current: WebSocket | undefined;
@@ -237,7 +257,8 @@ export function startWsReceiver(t: Tracker, url: string, me: Agent): Actor {
         if (frame.type === "ready") ready = true;
         else if (frame.type === "message" && frame.message) {
           const rec = t.delivered(frame.message.body, { at: Date.now(), fetchSeq: t.mark(), via: "ws" });
-          sendAck(frame.message.id, rec);
+          const id = frame.message.id;
+          void gate.wait().then(() => sendAck(id, rec));
         } else if (frame.type === "ack" && frame.ref) {
           const p = pending.get(frame.ref);
           if (!p) return;

@@ -1,6 +1,7 @@
 // Liveness, readiness (Postgres and the engines answer) and Prometheus metrics, outside /v1.
+import { createHash, timingSafeEqual } from "node:crypto";
 import type { Circuit } from "../runtime/circuit.ts";
-import { ApiError } from "../runtime/errors.ts";
+import { ApiError, unauthorized } from "../runtime/errors.ts";
 import { defineRoute, ok, type Route } from "../runtime/http/route.ts";
 import type { Metrics } from "../runtime/metrics.ts";
 
@@ -45,12 +46,24 @@ export function healthRoutes(metrics: Metrics): Route[] {
     method: "GET",
     path: "/metrics",
     auth: "none",
-    async handle() {
+    async handle({ svc, headers }) {
+      const token = svc.config.FLOCK_METRICS_TOKEN;
+      if (token !== undefined && !bearerIs(headers["authorization"], token)) {
+        throw unauthorized("/metrics needs the bearer token FLOCK_METRICS_TOKEN names");
+      }
       return { status: 200, raw: { type: metrics.registry.contentType, data: await metrics.registry.metrics() } };
     },
   });
 
   return [healthz, readyz, prom];
+}
+
+/** Whether `header` is `Bearer <token>`, compared in constant time (digests of equal length). */
+function bearerIs(header: string | undefined, token: string): boolean {
+  const m = /^Bearer (.+)$/i.exec(header ?? "");
+  if (!m) return false;
+  const digest = (v: string) => createHash("sha256").update(v).digest();
+  return timingSafeEqual(digest(m[1]!), digest(token));
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {

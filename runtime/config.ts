@@ -64,6 +64,8 @@ const ConfigSchema = z.object({
         return z.NEVER;
       }
     }),
+  /** When set, /metrics answers only `Authorization: Bearer <this>` (401 otherwise). */
+  FLOCK_METRICS_TOKEN: z.string().min(16, "FLOCK_METRICS_TOKEN must be at least 16 characters").optional(),
   /** Largest JSON body accepted, in bytes. */
   FLOCK_JSON_LIMIT: z.coerce.number().int().min(1024).default(1024 * 1024),
   /** Seconds to wait for in-flight requests on shutdown. */

@@ -14,7 +14,7 @@ import { clientIp } from "./client-ip.ts";
 import { corsHeaders, preflightHeaders } from "./cors.ts";
 import { bodyStream } from "./stream.ts";
 import type { Readable } from "node:stream";
-import { write } from "./respond.ts";
+import { NOSNIFF, write } from "./respond.ts";
 import { sendStream } from "./send-stream.ts";
 import type { Ctx, Method, Reply, Route } from "./route.ts";
 import type { Router } from "./router.ts";
@@ -47,6 +47,8 @@ class Exchange {
   stream: Readable | undefined;
   /** CORS headers every answer carries (a /v1 path). */
   cors: Readonly<Record<string, string>> | undefined;
+  /** The answer must not be stored by any cache: it is a principal's, or may carry a token (see sensitive()). */
+  noStore = false;
   private childLog: Logger | undefined;
 
   constructor(
@@ -80,7 +82,8 @@ class Exchange {
   finish(out: Reply, close = false): void {
     const { res, state, method } = this;
     const status = out.status;
-    const outHeaders: Record<string, string> = { "X-Request-Id": this.reqId, ...this.cors, ...out.headers };
+    const outHeaders: Record<string, string> = { "X-Request-Id": this.reqId, ...this.cors, ...out.headers, [NOSNIFF]: "nosniff" };
+    if (this.noStore) outHeaders["Cache-Control"] = "no-store";
     // A streamed body the handler did not finish reading: close rather than drain it.
     if (this.stream && !this.stream.readableEnded) close = true;
     let body: string | Buffer | undefined;
@@ -188,6 +191,7 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
       return;
     }
     const match = router.match(method, path);
+    ex.noStore = sensitive(method, path, headers, match.kind === "found" ? match.route : undefined);
     let bodyPromise: Promise<Buffer> | undefined;
     let early: ApiError | undefined;
     if (match.kind === "found") {
@@ -263,6 +267,17 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
       if (svc.circuits.trip(err) === undefined) throw err;
     }
   }
+}
+
+/**
+ * Whether an answer must carry `Cache-Control: no-store`: the request was authenticated (a route that requires it,
+ * or an Authorization header), or it writes under /v1 (an answer that may carry a token: register, sign-in).
+ * It overrides a handler's own Cache-Control. Public reads keep theirs.
+ */
+function sensitive(method: string, path: string, headers: Record<string, string>, route: Route | undefined): boolean {
+  if (headers["authorization"] !== undefined) return true;
+  if (route && route.auth !== "none") return true;
+  return path.startsWith("/v1/") && method !== "GET" && method !== "HEAD" && method !== "OPTIONS";
 }
 
 function checkBodyHeaders(headers: Record<string, string>, limit: number): ApiError | undefined {

@@ -8,6 +8,9 @@ const STATUS_TEXT: Record<number, string> = {
   429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable",
 };
 
+/** Every answer, whoever writes it: a browser must never guess a type other than the one sent. */
+export const NOSNIFF = "X-Content-Type-Options";
+
 export function statusLine(status: number): string {
   return `${status} ${STATUS_TEXT[status] ?? "Unknown"}`;
 }
@@ -27,6 +30,7 @@ export function write(res: HttpResponse, out: Outgoing): void {
   res.cork(() => {
     res.writeStatus(statusLine(out.status));
     for (const k in out.headers) res.writeHeader(k, out.headers[k]!);
+    if (out.headers[NOSNIFF] === undefined) res.writeHeader(NOSNIFF, "nosniff");
     if (out.status === 204 || out.status === 304) {
       // No arguments: no Content-Length. (This uWS build writes `Content-Length: 2^63` for an explicit
       // undefined, which leaves clients' keep-alive sockets hanging.)

@@ -1,11 +1,13 @@
-// `npx flock <command>`: the SDK from a shell. Readable output by default, `--json` for scripts.
+// `npx flock <command>`: the SDK from a shell. Readable output by default, `--json` for scripts. The answer alone goes
+// to stdout; errors, usage and `--verbose`'s lines (each request, and each retry with its wait) go to stderr.
 // Exit codes: 0 ok, 2 usage, 3 unauthorized, 4 not found, 5 rate limited, 6 payment required, 7 invalid request,
 // 1 anything else.
 import { parseArgs } from "node:util";
 import { Flock, FlockError, PaymentRequiredError } from "./index.ts";
+import type { RetryEvent } from "./retry.ts";
 import type { Message, Moment } from "./types.ts";
 
-const USAGE = `usage: flock [--url URL] [--token TOKEN] [--json] <command> [args]
+const USAGE = `usage: flock [--url URL] [--token TOKEN] [--json] [--verbose] <command> [args]
 
   register <display_name> [--description TEXT]   create an agent; prints its token
   whoami                                        the agent behind the token
@@ -18,11 +20,19 @@ const USAGE = `usage: flock [--url URL] [--token TOKEN] [--json] <command> [args
   listen [--ws]                                 print incoming messages as they arrive and ack them
   marketplace [--q TEXT]
 
+--json prints the answer as JSON on stdout (errors go to stderr, as JSON); --verbose shows each request and each
+retry (with its wait) on stderr.
 environment: FLOCK_URL (default http://localhost:8080), FLOCK_TOKEN`;
 
 class UsageError extends Error {}
 
-export async function main(argv: string[], out: (s: string) => void = (s) => process.stdout.write(`${s}\n`)): Promise<number> {
+type Write = (s: string) => void;
+
+export async function main(
+  argv: string[],
+  out: Write = (s) => process.stdout.write(`${s}\n`),
+  err: Write = (s) => process.stderr.write(`${s}\n`),
+): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
@@ -32,6 +42,7 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
         url: { type: "string" },
         token: { type: "string" },
         json: { type: "boolean", default: false },
+        verbose: { type: "boolean", short: "v", default: false },
         description: { type: "string" },
         visibility: { type: "string", default: "public" },
         limit: { type: "string" },
@@ -41,18 +52,23 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
         help: { type: "boolean", short: "h", default: false },
       },
     });
-  } catch (err) {
-    out(`${(err as Error).message}\n${USAGE}`);
+  } catch (e) {
+    err(`${(e as Error).message}\n${USAGE}`);
     return 2;
   }
   const { values: v, positionals: [cmd, ...args] } = parsed;
-  if (v.help || !cmd) {
+  if (v.help) {
     out(USAGE);
-    return v.help ? 0 : 2;
+    return 0;
+  }
+  if (!cmd) {
+    err(USAGE);
+    return 2;
   }
   const flock = new Flock({
     baseUrl: v.url ?? process.env["FLOCK_URL"] ?? "http://localhost:8080",
     token: v.token ?? process.env["FLOCK_TOKEN"],
+    ...(v.verbose ? verbose(err) : {}),
   });
   const print = (data: unknown, text: () => string) => out(v.json ? JSON.stringify(data) : text());
   const need = (n: number) => {
@@ -138,9 +154,32 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
         throw new UsageError(`unknown command: ${cmd}`);
     }
     return 0;
-  } catch (err) {
-    return report(err, out, v.json);
+  } catch (e) {
+    return report(e, err, v.json);
   }
+}
+
+/** `--verbose`: every HTTP exchange with its status and time, and every retry with why and how long it waits. */
+function verbose(err: Write): { fetch: typeof fetch; onRetry: (e: RetryEvent) => void } {
+  return {
+    async fetch(input, init) {
+      const started = Date.now();
+      const what = `${init?.method ?? "GET"} ${new URL(input instanceof Request ? input.url : input).pathname}`;
+      try {
+        const res = await globalThis.fetch(input, init);
+        err(`flock: ${what} ${res.status} in ${Date.now() - started} ms`);
+        return res;
+      } catch (e) {
+        err(`flock: ${what} failed after ${Date.now() - started} ms: ${(e as Error).message}`);
+        throw e;
+      }
+    },
+    onRetry(e) {
+      const status = `${e.status}${e.code ? ` ${e.code}` : ""}`;
+      const why = e.retryAfter ? "Retry-After" : "backoff";
+      err(`flock: ${e.method} ${e.path} answered ${status}; retry ${e.retry} of ${e.maxRetries} in ${(e.waitMs / 1000).toFixed(1)} s (${why})`);
+    },
+  };
 }
 
 async function friend(flock: Flock, args: string[], print: (d: unknown, t: () => string) => void): Promise<void> {
@@ -170,7 +209,8 @@ function formatMessage(m: Message): string {
   return `${m.created_at}  ${m.from.display_name} (${m.from.id}) in ${m.thread_id}: ${m.body}${paid}`;
 }
 
-function report(err: unknown, out: (s: string) => void, json: boolean | undefined): number {
+/** Writes a failure to stderr (`out` there), as JSON under --json; answers the exit code. */
+function report(err: unknown, out: Write, json: boolean | undefined): number {
   if (err instanceof UsageError) {
     out(`${err.message}\n${USAGE}`);
     return 2;

@@ -8,7 +8,7 @@ import { Transport, type TransportOptions, toError } from "./transport.ts";
 import type * as T from "./types.ts";
 
 export { FlockError, PaymentRequiredError } from "./errors.ts";
-export { DEFAULT_RETRY, backoffMs, type RetryPolicy } from "./retry.ts";
+export { DEFAULT_RETRY, backoffMs, type RetryEvent, type RetryPolicy } from "./retry.ts";
 export { type Clock, realClock, Throttle } from "./throttle.ts";
 export type * from "./types.ts";
 

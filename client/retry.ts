@@ -12,6 +12,23 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 5, baseMs: 1000, capMs: 60_000 };
 
+/** One retry about to happen: what was answered and how long the client now waits (the `onRetry` option). */
+export interface RetryEvent {
+  method: string;
+  path: string;
+  /** The status that is retried (429, or 502/503/504 for an idempotent method). */
+  status: number;
+  /** The `error` code of its body, when it had one. */
+  code: string | undefined;
+  /** 1 for the first retry. */
+  retry: number;
+  /** Retries this request may make in all (maxAttempts - 1). */
+  maxRetries: number;
+  waitMs: number;
+  /** The wait is the server's Retry-After (otherwise the exponential backoff). */
+  retryAfter: boolean;
+}
+
 /** Milliseconds to wait before retry number `attempt` (0 for the first retry). */
 export function backoffMs(policy: RetryPolicy, attempt: number, retryAfterHeader: string | null, random: () => number): number {
   const ra = parseRetryAfter(retryAfterHeader);

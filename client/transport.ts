@@ -1,7 +1,7 @@
 // HTTP transport of the SDK: JSON in and out, bearer auth, typed errors, SPEC section 7 retries,
 // optional send throttling, AbortSignal everywhere.
 import { FlockError } from "./errors.ts";
-import { backoffMs, DEFAULT_RETRY, type RetryPolicy, retryable } from "./retry.ts";
+import { backoffMs, DEFAULT_RETRY, parseRetryAfter, type RetryEvent, type RetryPolicy, retryable } from "./retry.ts";
 import { type Clock, realClock, Throttle } from "./throttle.ts";
 
 /** Any pino-compatible logger (or a subset of it). */
@@ -20,6 +20,8 @@ export interface TransportOptions {
   /** Self-imposed limit on message sends per second (default 8, below the server's 10). */
   sendsPerSecond?: number;
   logger?: LoggerLike;
+  /** Called before each retry's wait (SPEC section 7), e.g. to show why an answer is slow. */
+  onRetry?: (event: RetryEvent) => void;
 }
 
 export interface RequestOptions {
@@ -48,6 +50,7 @@ export class Transport {
   private readonly retry: RetryPolicy;
   private readonly throttle: Throttle;
   private readonly logger: LoggerLike | undefined;
+  private readonly onRetry: ((event: RetryEvent) => void) | undefined;
 
   constructor(opts: TransportOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, "");
@@ -59,6 +62,7 @@ export class Transport {
     this.retry = { ...DEFAULT_RETRY, ...opts.retry };
     this.throttle = new Throttle(opts.sendsPerSecond ?? 8, this.clock);
     this.logger = opts.logger;
+    this.onRetry = opts.onRetry;
   }
 
   /** Sends a request, retrying per SPEC section 7; answers the parsed body or raises FlockError. */
@@ -74,8 +78,20 @@ export class Transport {
       if (opts.throttled) await this.throttle.wait(opts.signal);
       const r = await this.once(method, path, opts);
       if (r.status < 400 || !retryable(r.status, method) || attempt + 1 >= this.retry.maxAttempts) return r;
-      const wait = backoffMs(this.retry, attempt, r.headers.get("retry-after"), this.random);
+      const retryAfter = r.headers.get("retry-after");
+      const wait = backoffMs(this.retry, attempt, retryAfter, this.random);
       this.logger?.warn?.({ method, path, status: r.status, attempt: attempt + 1, waitMs: wait }, "flock: retrying");
+      const code = (r.body as { error?: unknown } | undefined)?.error;
+      this.onRetry?.({
+        method,
+        path,
+        status: r.status,
+        code: typeof code === "string" ? code : undefined,
+        retry: attempt + 1,
+        maxRetries: this.retry.maxAttempts - 1,
+        waitMs: wait,
+        retryAfter: parseRetryAfter(retryAfter) !== undefined,
+      });
       await this.clock.sleep(wait, opts.signal);
     }
   }

@@ -15,8 +15,9 @@ import { marketplaceRoutes } from "./marketplace.ts";
 import { paymentRoutes } from "./payments.ts";
 import { threadRoutes } from "./threads.ts";
 import { docRoutes } from "./docs.ts";
+import { webRoutes } from "./web.ts";
 
 export function allRoutes(metrics: Metrics): Route[] {
-  const routes = [...healthRoutes(metrics), ...agentRoutes, ...momentRoutes, ...momentReactionRoutes, ...friendRoutes, ...messageRoutes, ...threadRoutes, ...groupRoutes, ...authRoutes, ...userRoutes, ...fileRoutes, ...marketplaceRoutes, ...paymentRoutes];
+  const routes = [...healthRoutes(metrics), ...agentRoutes, ...momentRoutes, ...momentReactionRoutes, ...friendRoutes, ...messageRoutes, ...threadRoutes, ...groupRoutes, ...authRoutes, ...userRoutes, ...fileRoutes, ...marketplaceRoutes, ...paymentRoutes, ...webRoutes];
   return [...routes, ...docRoutes(routes)];
 }

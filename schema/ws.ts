@@ -12,7 +12,7 @@ export const WS_PROTOCOL = { json: "flock.json", msgpack: "flock.msgpack", beare
 export const WS_CLOSE = {
   /** The node is shutting down: reconnect (to any node). */
   goingAway: 1001,
-  /** A client frame larger than the limit (64 KiB). */
+  /** A client message (all its fragments together) larger than the limit, 64 KiB. */
   tooLarge: 1009,
   /** Missing, malformed, unknown or expired credentials. */
   unauthorized: 4401,

@@ -174,6 +174,10 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
     await req("GET", "/docs/assets/:version/:file", `/docs/assets/${version}/${file}`);
   }
   await req("GET", "/docs/assets/:version/:file", "/docs/assets/0.0.0/swagger-ui.css"); // another version: 404
+  // the web app: its page and the bundle it names (built by web/build.mjs)
+  const app = await req("GET", "/", "/");
+  for (const a of [...app.text.matchAll(/(?:src|href)="\/assets\/([^"]+)"/g)].map((m) => m[1]!)) await req("GET", "/assets/:file", `/assets/${a}`);
+  await req("GET", "/assets/:file", "/assets/nothing-00000000.js"); // 404
 
   // agents
   const reg = await req("POST", "/v1/agents/register", "/v1/agents/register", as(undefined, { display_name: "Doc bot", description: "checks the document" }));

@@ -14,7 +14,7 @@ import type { Services } from "../services.ts";
 import { type Codec, jsonCodec, msgpackCodec } from "./codec.ts";
 import { negotiate } from "./negotiate.ts";
 import { Realtime } from "./realtime.ts";
-import { HEARTBEAT_SECONDS, MAX_BUFFER, WsSession } from "./session.ts";
+import { HEARTBEAT_SECONDS, MAX_BUFFER, MAX_FRAME, WsSession } from "./session.ts";
 
 interface UserData {
   principal: Principal | null;
@@ -29,6 +29,12 @@ export interface WsHandle {
   shutdown(): Promise<void>;
 }
 
+/**
+ * uWS's own bound on a client message. Above it uWS drops the connection without a close frame, so it sits well
+ * above MAX_FRAME, which the session enforces with a 1009 close; it also bounds what one socket may make uWS buffer.
+ */
+const UWS_MAX_PAYLOAD = 16 * MAX_FRAME;
+
 const connBase = randomBytes(4).toString("hex");
 let connSeq = 0;
 
@@ -42,7 +48,7 @@ export async function mountWs(app: TemplatedApp, svc: Services): Promise<WsHandl
   let draining = false;
 
   app.ws<UserData>("/v1/ws", {
-    maxPayloadLength: 64 * 1024,
+    maxPayloadLength: UWS_MAX_PAYLOAD,
     idleTimeout: HEARTBEAT_SECONDS,
     sendPingsAutomatically: true,
     maxBackpressure: 2 * MAX_BUFFER,

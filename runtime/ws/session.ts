@@ -33,6 +33,8 @@ export const MAX_BUFFER = 1024 * 1024;
 export const HIGH_WATER = 256 * 1024;
 /** Idle seconds before the server pings (and twice that before it drops a silent connection). */
 export const HEARTBEAT_SECONDS = 30;
+/** The largest client message taken; a larger one closes the socket with WS_CLOSE.tooLarge (1009). */
+export const MAX_FRAME = 64 * 1024;
 const AUTH_TIMEOUT_MS = 10_000;
 const RETRY_MS = 1000;
 const PAGE = 100;
@@ -267,6 +269,11 @@ export class WsSession implements HandOutTarget {
   /** One client frame (the bytes are only valid during this call: decode them before anything async). */
   onMessage(data: ArrayBuffer, upgradedAs: Principal | null): void {
     if (this.closed) return;
+    // uWS takes messages up to a higher bound (and cuts the connection above it); this one closes cleanly
+    if (data.byteLength > MAX_FRAME) {
+      this.end(WS_CLOSE.tooLarge, `message over ${MAX_FRAME / 1024} KiB`);
+      return;
+    }
     this.open(upgradedAs);
     let raw: unknown;
     try {

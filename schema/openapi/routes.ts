@@ -241,6 +241,13 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   "GET /v1/asyncapi.json": { summary: "The WebSocket protocol at /v1/ws (AsyncAPI 3)", tag: "reference", answers: { 200: { description: "the AsyncAPI document", schema: AsyncApiDocument, headers: ["Cache-Control"] } } },
   "GET /docs": { summary: "The API reference page", tag: "reference", answers: { 200: { description: "HTML", content: "text/html", headers: ["Cache-Control"] } } },
   "GET /docs/init.js": { summary: "The reference page's start-up script", tag: "reference", answers: { 200: { description: "JavaScript", content: "text/javascript", headers: ["Cache-Control"] } } },
+  "GET /": { summary: "The web app (feed, friends, chat, paid agents)", tag: "reference", answers: { 200: { description: "HTML", content: "text/html", headers: ["Cache-Control"] } } },
+  "GET /assets/:file": {
+    summary: "The web app's bundled files (content-hashed names), cached for good",
+    tag: "reference",
+    answers: { 200: { description: "a script or stylesheet", content: "*/*", headers: ["Cache-Control"] } },
+    errors: { 404: "no such file" },
+  },
   "GET /docs/assets/:version/:file": {
     summary: "The reference page's renderer (swagger-ui), cached for good",
     tag: "reference",

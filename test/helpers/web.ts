@@ -1,0 +1,92 @@
+// Helpers for the web app tests: headless Debian chromium (playwright-core), a test wallet injected as
+// window.ethereum (a viem local account answering eth_requestAccounts, eth_chainId, personal_sign and
+// eth_signTypedData_v4 from Node), and a recorder of every console error and page error.
+import { mkdir } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Hex, LocalAccount } from "viem";
+
+export const CHROMIUM = "/usr/bin/chromium";
+export const SHOTS = resolve(import.meta.dirname, "../../test-output/web");
+
+export async function launch(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    timeout: 30_000,
+  });
+}
+
+interface TypedData {
+  domain: Record<string, unknown>;
+  types: Record<string, { name: string; type: string }[]>;
+  primaryType: string;
+  message: Record<string, unknown>;
+}
+
+/** A browser context whose pages see `account` as their injected wallet; `calls` records each method asked. */
+export async function walletContext(browser: Browser, account: LocalAccount, chainId = 31337) {
+  const ctx = await browser.newContext({ viewport: { width: 1100, height: 800 } });
+  const calls: string[] = [];
+  await ctx.exposeFunction("__testWallet", async (method: string, params: unknown[]) => {
+    calls.push(method);
+    switch (method) {
+      case "eth_requestAccounts":
+      case "eth_accounts":
+        return [account.address];
+      case "eth_chainId":
+        return `0x${chainId.toString(16)}`;
+      case "personal_sign": {
+        const [data, address] = params as [Hex, string];
+        if (address.toLowerCase() !== account.address.toLowerCase()) throw new Error("unknown account");
+        return account.signMessage({ message: { raw: data } });
+      }
+      case "eth_signTypedData_v4": {
+        const [address, json] = params as [string, string];
+        if (address.toLowerCase() !== account.address.toLowerCase()) throw new Error("unknown account");
+        const td = JSON.parse(json) as TypedData;
+        const { EIP712Domain: _, ...types } = td.types;
+        return account.signTypedData({ domain: td.domain, types, primaryType: td.primaryType, message: td.message } as never);
+      }
+      default:
+        throw new Error(`unsupported method ${method}`);
+    }
+  });
+  // a string, not a function: tsx's transform would leave helper names in a serialized function
+  await ctx.addInitScript(`window.ethereum = {
+    isTestWallet: true,
+    request: ({ method, params }) => window.__testWallet(method, params ?? []),
+  };`);
+  return { ctx, calls };
+}
+
+/** Records console errors and uncaught page errors; `quiet` while the test breaks the server on purpose. */
+export function watchErrors(page: Page, name: string) {
+  const errors: string[] = [];
+  const state = { quiet: false };
+  page.on("console", (m) => {
+    if (m.type() === "error" && !state.quiet) errors.push(`${name} console: ${m.text()}`);
+  });
+  page.on("pageerror", (e) => errors.push(`${name} pageerror: ${e.message}`));
+  return { errors, state };
+}
+
+export async function shot(page: Page, file: string): Promise<string> {
+  await mkdir(SHOTS, { recursive: true });
+  const path = join(SHOTS, file);
+  await page.screenshot({ path, fullPage: false });
+  return path;
+}
+
+export async function signInWithWallet(page: Page, url: string): Promise<{ id: string; token: string }> {
+  await page.goto(url);
+  await page.getByRole("button", { name: "Connect wallet and sign in" }).click();
+  await page.getByRole("navigation", { name: "Main" }).waitFor({ timeout: 15_000 });
+  return page.evaluate(() => {
+    const s = JSON.parse(localStorage.getItem("flock.session") ?? "{}") as { me: { id: string }; token: string };
+    return { id: s.me.id, token: s.token };
+  });
+}
+
+export type { BrowserContext, Page };

@@ -1,0 +1,175 @@
+// The app shell: sign-in, or the signed-in pages behind a navigation bar (hash routes #/feed, #/friends, #/chat,
+// #/agents, #/payments). Owns the live connection: presence, typing, and messages, each acked once rendered.
+import type { PendingMessage } from "@flock/client";
+import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { Agents } from "./agents.tsx";
+import { Chat } from "./chat.tsx";
+import { App as AppContext, type AppState, type TypingState } from "./context.ts";
+import { Feed } from "./feed.tsx";
+import { Friends } from "./friends.tsx";
+import { Live } from "./live.ts";
+import { Payments } from "./payments.tsx";
+import { clearSession, clientFor, describe, isUnauthorized, loadSession, saveSession, type Session } from "./session.ts";
+import { SignIn } from "./signin.tsx";
+
+function useHash(): string {
+  const [hash, setHash] = useState(location.hash);
+  useEffect(() => {
+    const on = () => setHash(location.hash);
+    addEventListener("hashchange", on);
+    return () => removeEventListener("hashchange", on);
+  }, []);
+  return hash;
+}
+
+const PAGES = [
+  ["feed", "Feed"],
+  ["friends", "Friends"],
+  ["chat", "Chat"],
+  ["agents", "Agents"],
+  ["payments", "Payments"],
+] as const;
+
+export function Root() {
+  const [session, setSession] = useState<Session | null>(() => loadSession());
+  const [notice, setNotice] = useState<string | null>(null);
+  const signOut = useCallback((why: string | null) => {
+    clearSession();
+    setSession(null);
+    setNotice(why);
+  }, []);
+  if (!session) {
+    return (
+      <SignIn
+        notice={notice}
+        onSignedIn={(s) => {
+          saveSession(s);
+          setNotice(null);
+          setSession(s);
+          if (!location.hash) location.hash = "#/feed";
+        }}
+      />
+    );
+  }
+  return <Shell key={session.token} session={session} signOut={signOut} />;
+}
+
+function Shell({ session, signOut }: { session: Session; signOut(why: string | null): void }) {
+  const hash = useHash();
+  const client = useMemo(() => clientFor(session.api, session.token), [session]);
+  const live = useMemo(() => new Live(session.api, session.token), [session]);
+  const [online, setOnline] = useState<ReadonlySet<string>>(new Set());
+  const [typing, setTyping] = useState<ReadonlyMap<string, TypingState>>(new Map());
+  const [received, setReceived] = useState<readonly PendingMessage[]>([]);
+  const [liveStatus, setLiveStatus] = useState("connecting");
+  const acked = useRef(new Set<string>());
+  const expired = useCallback(() => signOut("Your session expired. Please sign in again."), [signOut]);
+
+  useEffect(() => {
+    const off = live.on((e) => {
+      if (e.type === "status") {
+        if (e.status === "unauthorized") expired();
+        else setLiveStatus(e.status);
+      } else if (e.type === "presence") {
+        setOnline((s) => {
+          const n = new Set(s);
+          if (e.status === "online") n.add(e.principal.id);
+          else n.delete(e.principal.id);
+          return n;
+        });
+      } else if (e.type === "typing") {
+        setTyping((m) => {
+          const n = new Map(m);
+          if (e.state === "start") n.set(e.thread_id, { name: e.from.display_name, until: Date.now() + (e.expires_in ?? 6) * 1000 });
+          else n.delete(e.thread_id);
+          return n;
+        });
+        if (e.state === "stop") return;
+        setTimeout(() => setTyping((m) => new Map([...m].filter(([, v]) => v.until > Date.now()))), (e.expires_in ?? 6) * 1000 + 50);
+      } else if (e.type === "message") {
+        setTyping((m) => {
+          if (!m.has(e.message.thread_id)) return m;
+          const n = new Map(m);
+          n.delete(e.message.thread_id);
+          return n;
+        });
+        setReceived((r) => (r.some((m) => m.id === e.message.id) ? r : [...r, e.message]));
+        // a message already shown and acked once, handed out again: ack it again
+        if (acked.current.has(e.message.id)) live.ack(e.message.id);
+      }
+    });
+    live.start();
+    return () => {
+      off();
+      live.stop();
+    };
+  }, [live, expired]);
+
+  // ack after display: this runs once the messages are rendered (the announcement below and the open chat)
+  useEffect(() => {
+    for (const m of received) {
+      if (!acked.current.has(m.id) && live.ack(m.id)) acked.current.add(m.id);
+    }
+  }, [received, live, liveStatus]);
+
+  useEffect(() => {
+    if (!session.expires_at) return;
+    const ms = Date.parse(session.expires_at) - Date.now();
+    const t = setTimeout(expired, Math.max(0, Math.min(ms, 2 ** 31 - 1)));
+    return () => clearTimeout(t);
+  }, [session, expired]);
+
+  const fail = useCallback(
+    (err: unknown) => {
+      if (isUnauthorized(err)) expired();
+      return describe(err);
+    },
+    [expired],
+  );
+  const state: AppState = { session, client, live, online, typing, received, liveStatus, fail };
+  const [page = "feed", ...rest] = hash.replace(/^#\/?/, "").split("/");
+  const last = received[received.length - 1];
+
+  return (
+    <AppContext.Provider value={state}>
+      <a class="skip" href="#main" onClick={(e) => (e.preventDefault(), document.getElementById("main")?.focus())}>
+        Skip to content
+      </a>
+      <header class="top">
+        <span class="brand">Flock</span>
+        <nav aria-label="Main">
+          {PAGES.map(([id, label]) => (
+            <a key={id} href={`#/${id}`} aria-current={page === id ? "page" : undefined}>
+              {label}
+            </a>
+          ))}
+        </nav>
+        <span class="me">
+          <span class={`live ${liveStatus}`} role="status" aria-label={`connection ${liveStatus}`} data-live={liveStatus}>
+            {liveStatus === "online" ? "live" : liveStatus}
+          </span>
+          <span title={session.me.id}>{session.me.display_name}</span>
+          <button type="button" onClick={() => signOut(null)}>
+            Sign out
+          </button>
+        </span>
+      </header>
+      <p class="sr-only" aria-live="polite">
+        {last ? `New message from ${last.from.display_name}` : ""}
+      </p>
+      <main id="main" tabIndex={-1}>
+        {page === "friends" ? (
+          <Friends />
+        ) : page === "chat" ? (
+          <Chat route={rest} />
+        ) : page === "agents" ? (
+          <Agents />
+        ) : page === "payments" ? (
+          <Payments />
+        ) : (
+          <Feed />
+        )}
+      </main>
+    </AppContext.Provider>
+  );
+}

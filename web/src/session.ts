@@ -1,0 +1,61 @@
+// The signed-in session, kept in localStorage: which Flock (the page's own origin unless the user chose another),
+// the bearer token, who it belongs to, and when a human token expires.
+import { Flock, FlockError } from "@flock/client";
+
+export interface Session {
+  api: string;
+  token: string;
+  kind: "human" | "agent";
+  me: { id: string; display_name: string };
+  /** Wallet address of a human signed in with an injected wallet (pays paid agents). */
+  address?: string;
+  expires_at?: string;
+}
+
+const KEY = "flock.session";
+const API_KEY = "flock.api";
+
+export function defaultApi(): string {
+  return localStorage.getItem(API_KEY) ?? location.origin;
+}
+
+export function rememberApi(api: string): void {
+  if (api === location.origin) localStorage.removeItem(API_KEY);
+  else localStorage.setItem(API_KEY, api);
+}
+
+export function loadSession(): Session | null {
+  try {
+    const s = JSON.parse(localStorage.getItem(KEY) ?? "null") as Session | null;
+    if (!s || typeof s.token !== "string") return null;
+    if (s.expires_at && Date.parse(s.expires_at) <= Date.now()) return null;
+    return s;
+  } catch {
+    return null;
+  }
+}
+
+export function saveSession(s: Session): void {
+  localStorage.setItem(KEY, JSON.stringify(s));
+}
+
+export function clearSession(): void {
+  localStorage.removeItem(KEY);
+}
+
+/** A client for the session: no automatic retries, so a 429 reaches the page with its retry time. */
+export function clientFor(api: string, token?: string): Flock {
+  return new Flock({ baseUrl: api, token, retry: { maxAttempts: 1 } });
+}
+
+/** A failure as a sentence for the page; a 429 says when to try again. */
+export function describe(err: unknown): string {
+  if (err instanceof FlockError) {
+    if (err.status === 429) return `Too many requests: try again in ${err.retryAfter ?? 1} s.`;
+    return err.message || err.code;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** True when the token is no longer accepted (expired or revoked). */
+export const isUnauthorized = (err: unknown): boolean => err instanceof FlockError && err.status === 401;

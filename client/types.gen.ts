@@ -273,7 +273,7 @@ export type ServerFrame = {
 } | {
   type: "ack";
   id: string;
-  ref?: string;
+  ref?: string | number;
 } | {
   type: "presence";
   principal: Author;
@@ -286,12 +286,12 @@ export type ServerFrame = {
   expires_in?: number;
 } | {
   type: "pong";
-  ref?: string;
+  ref?: string | number;
 } | {
   type: "error";
   error: string;
   message: string;
-  ref?: string;
+  ref?: string | number;
 };
 
 export interface ApiErrorBody {
@@ -399,12 +399,12 @@ export type ClientFrame = {
 } | {
   type: "ack";
   id: string;
-  ref?: string;
+  ref?: string | number;
 } | {
   type: "typing";
   thread_id: string;
   state: "start" | "stop";
 } | {
   type: "ping";
-  ref?: string;
+  ref?: string | number;
 };

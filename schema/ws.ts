@@ -22,8 +22,12 @@ export const WS_CLOSE = {
   slowConsumer: 4413,
 } as const;
 
-/** Optional client-chosen correlation string, echoed in the answer (ack, pong, error). */
-const ref = z.string().max(64).optional();
+/**
+ * Optional client-chosen correlation value: a string (at most 64 characters) or a number, echoed in the answer
+ * (ack, pong, error) as given, its type kept, as JSON-RPC clients expect of an id.
+ */
+const ref = z.union([z.string().max(64), z.number()]).optional();
+export type Ref = string | number;
 
 // ---- client -> server ----
 

@@ -4,7 +4,9 @@ import t from "tap";
 import { WS_CLOSE } from "../schema/ws.ts";
 import { registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
-import { Client } from "./messaging-helpers.ts";
+import { Client, sendOk } from "./messaging-helpers.ts";
+
+const PROTOCOL = { json: "flock.json", msgpack: "flock.msgpack" } as const;
 
 /** A JSON ping frame of exactly `bytes` bytes (padded with a field the schema ignores). */
 function pingOfSize(bytes: number, ref: string): string {
@@ -52,4 +54,46 @@ t.test("frame size: 64 KiB is taken, anything larger closes with 1009", async (t
     t.equal((await c.waitClose()).code, WS_CLOSE.tooLarge);
   });
 });
+
+for (const encoding of ["json", "msgpack"] as const) {
+  t.test(`ref is a string or a number, echoed as given (${encoding})`, async (t) => {
+    const node = await startTestNode(t, { engine: "memory" });
+    const a = await registerAgent(node.url, "Refs");
+    const b = await registerAgent(node.url, "Sender");
+    const c = await Client.open(node.url, { token: a.token, protocols: [PROTOCOL[encoding]], encoding });
+    t.teardown(() => c.close());
+    await c.nextOfType("ready");
+
+    c.send({ type: "ping", ref: 42 });
+    t.strictSame(await c.nextOfType("pong"), { type: "pong", ref: 42 }, "a number stays a number");
+    c.send({ type: "ping", ref: "42" });
+    t.strictSame(await c.nextOfType("pong"), { type: "pong", ref: "42" }, "a string stays a string");
+    c.send({ type: "ping", ref: 0 });
+    t.strictSame(await c.nextOfType("pong"), { type: "pong", ref: 0 }, "zero is a ref");
+    c.send({ type: "ping", ref: -7.5 });
+    t.strictSame(await c.nextOfType("pong"), { type: "pong", ref: -7.5 });
+
+    const m = await sendOk(node.url, b, a.id, "ack me");
+    await c.nextOfType("message");
+    c.send({ type: "ack", id: m.id, ref: 9 });
+    t.strictSame(await c.nextOfType("ack"), { type: "ack", id: m.id, ref: 9 }, "an ack's answer");
+    c.send({ type: "ack", id: "msg_1", ref: 10 });
+    const failed = await c.nextOfType("error");
+    t.equal(failed.error, "not_found");
+    t.strictSame(failed.ref, 10, "a failed frame's error frame");
+    c.send({ type: "ack", ref: 11 });
+    const invalid = await c.nextOfType("error");
+    t.equal(invalid.error, "invalid_request");
+    t.strictSame(invalid.ref, 11, "an invalid frame's error frame");
+
+    c.send({ type: "ping", ref: { nested: true } });
+    const wrong = await c.nextOfType("error");
+    t.equal(wrong.error, "invalid_request");
+    t.match(wrong.message, /ref/);
+    t.notOk("ref" in wrong, "a ref of another type is not echoed");
+    c.send({ type: "ping", ref: true });
+    t.equal((await c.nextOfType("error")).error, "invalid_request", "a boolean is not a ref");
+    t.equal(c.closed, null, "the socket stays open throughout");
+  });
+}
 

@@ -2,7 +2,7 @@
 // (unacknowledged messages first, then new ones as wake-ups arrive) with flow control, and the bounded
 // outgoing buffer: a client that lets more than MAX_BUFFER pile up is closed with WS_CLOSE.slowConsumer.
 import { onClientFrame } from "../../handlers/ws.ts";
-import { ClientFrame, type ServerFrame, WS_CLOSE } from "../../schema/ws.ts";
+import { ClientFrame, type Ref, type ServerFrame, WS_CLOSE } from "../../schema/ws.ts";
 import type { Principal } from "../auth.ts";
 import { ApiError } from "../errors.ts";
 import type { Logger } from "../log.ts";
@@ -99,7 +99,7 @@ export class WsSession implements HandOutTarget {
     return this.write(this.codec.encode(frame));
   }
 
-  sendError(error: string, message: string, ref?: string): void {
+  sendError(error: string, message: string, ref?: Ref): void {
     this.send({ type: "error", error, message, ref });
   }
 
@@ -282,7 +282,7 @@ export class WsSession implements HandOutTarget {
       this.sendError("invalid_request", `frame is not valid ${this.codec.name === "json" ? "JSON" : "MessagePack"}`);
       return;
     }
-    const ref = typeof (raw as { ref?: unknown })?.ref === "string" ? (raw as { ref: string }).ref.slice(0, 64) : undefined;
+    const ref = refOf(raw);
     const parsed = ClientFrame.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -332,4 +332,12 @@ export class WsSession implements HandOutTarget {
     this.removeHandOut?.();
     if (this.principal) await this.deps.realtime.leave(this);
   }
+}
+
+/** A frame's `ref` as given (a string cut to 64 characters, or a finite number), for its error frame. */
+function refOf(raw: unknown): Ref | undefined {
+  const ref: unknown = typeof raw === "object" && raw !== null ? (raw as { ref?: unknown }).ref : undefined;
+  if (typeof ref === "string") return ref.slice(0, 64);
+  if (typeof ref === "number" && Number.isFinite(ref)) return ref;
+  return undefined;
 }

@@ -62,6 +62,11 @@ export class Authenticator {
     return hit && hit.cachedUntil > now && hit.expiresAt > now ? hit.principal : undefined;
   }
 
+  /** When a token this node has cached expires (ms; Infinity for never), undefined when it is not cached. */
+  expiry(token: string): number | undefined {
+    return this.cache.get(token)?.expiresAt;
+  }
+
   async resolve(token: string): Promise<Principal> {
     const now = this.now();
     const hit = this.cache.get(token);

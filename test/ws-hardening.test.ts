@@ -2,7 +2,9 @@
 // closes a live socket, an oversized frame closes with 1009, and `ref` may be a string or a number.
 import t from "tap";
 import { WS_CLOSE } from "../schema/ws.ts";
+import { FakeClock } from "./helpers/clock.ts";
 import { registerAgent } from "./helpers/http.ts";
+import { signInWithWallet } from "./helpers/humans.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { Client, sendOk } from "./messaging-helpers.ts";
 
@@ -97,3 +99,56 @@ for (const encoding of ["json", "msgpack"] as const) {
   });
 }
 
+t.test("an expired human token closes its live WebSocket with 4401", async (t) => {
+  const clock = new FakeClock();
+  const node = await startTestNode(t, { engine: "memory", now: clock.now, env: { HUMAN_TOKEN_TTL: "60" } });
+  const open = async (how: "header" | "frame" | "subprotocol") => {
+    const h = await signInWithWallet(node.url);
+    const c =
+      how === "header"
+        ? await Client.open(node.url, { token: h.token })
+        : how === "subprotocol"
+          ? await Client.open(node.url, { protocols: [`bearer.${h.token}`] })
+          : await Client.open(node.url);
+    t.teardown(() => c.close());
+    if (how === "frame") c.send({ type: "auth", token: h.token });
+    await c.nextOfType("ready");
+    return c;
+  };
+  const agent = await registerAgent(node.url, "Forever");
+  const ag = await Client.open(node.url, { token: agent.token });
+  t.teardown(() => ag.close());
+  await ag.nextOfType("ready");
+
+  t.test("an idle socket is closed once the clock passes its expiry", async (t) => {
+    const c = await open("header");
+    const f = await open("frame");
+    const s = await open("subprotocol");
+    clock.t += 59_000;
+    c.send({ type: "ping", ref: "before" });
+    t.strictSame(await c.nextOfType("pong"), { type: "pong", ref: "before" }, "valid a second before");
+    clock.t += 1_000;
+    // nothing is sent: the node notices by itself (a sweep driven by its clock), well within 5 s of real time
+    const closed = await Promise.all([c.waitClose(5_000), f.waitClose(5_000), s.waitClose(5_000)]);
+    t.strictSame(
+      closed.map((x) => x.code),
+      [WS_CLOSE.unauthorized, WS_CLOSE.unauthorized, WS_CLOSE.unauthorized],
+    );
+    t.match(closed[0]!.reason, /expired/);
+  });
+
+  t.test("a frame after the expiry is not carried out; the socket closes with 4401 at once", async (t) => {
+    const c = await open("header");
+    clock.t += 60_000;
+    c.send({ type: "ping", ref: "after" });
+    t.equal((await c.waitClose()).code, WS_CLOSE.unauthorized);
+    t.notOk(c.frames.some((x) => x.type === "pong"), "no pong for an expired token");
+  });
+
+  t.test("an agent's token never expires: its socket stays open", async (t) => {
+    clock.t += 365 * 86_400_000;
+    ag.send({ type: "ping", ref: "still" });
+    t.strictSame(await ag.nextOfType("pong"), { type: "pong", ref: "still" });
+    t.equal(ag.closed, null);
+  });
+});

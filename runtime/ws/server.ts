@@ -34,6 +34,8 @@ export interface WsHandle {
  * above MAX_FRAME, which the session enforces with a 1009 close; it also bounds what one socket may make uWS buffer.
  */
 const UWS_MAX_PAYLOAD = 16 * MAX_FRAME;
+/** How often open sockets are checked for an expired token (against the node's clock, so tests can move it). */
+const EXPIRY_SWEEP_MS = 1000;
 
 const connBase = randomBytes(4).toString("hex");
 let connSeq = 0;
@@ -145,8 +147,16 @@ export async function mountWs(app: TemplatedApp, svc: Services): Promise<WsHandl
   });
 
   let stopping: Promise<void> | undefined;
+  // Expiring (human) tokens: a socket is closed with 4401 once its token expires, even when it sends nothing.
+  const sweep = setInterval(() => {
+    const now = svc.now();
+    for (const s of open) s.endIfExpired(now);
+  }, EXPIRY_SWEEP_MS);
+  sweep.unref();
+
   return {
     shutdown() {
+      clearInterval(sweep);
       stopping ??= (async () => {
         draining = true;
         for (const s of [...open]) s.end(WS_CLOSE.goingAway, "server shutting down");

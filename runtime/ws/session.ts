@@ -45,6 +45,8 @@ export class WsSession implements HandOutTarget {
   principal: Principal | null = null;
   /** The token the session authenticated with (re-checked when its principal's tokens change). */
   token: string | null = null;
+  /** When that token expires (ms on the node's clock; Infinity for none): the socket is closed with 4401 then. */
+  expiresAt = Number.POSITIVE_INFINITY;
   closed = false;
   /** Threads this session is typing in: the lapse timer, when a start was last published, the members. */
   readonly typing = new Map<string, { timer: NodeJS.Timeout; sentAt: number; members: string[] }>();
@@ -120,10 +122,40 @@ export class WsSession implements HandOutTarget {
     this.closed = true;
   }
 
+  /**
+   * Close with 4401 once the token has expired (checked on every client frame, and by the server's sweep for idle
+   * sockets). Returns whether it did.
+   */
+  endIfExpired(now?: number): boolean {
+    if (this.closed || this.expiresAt === Number.POSITIVE_INFINITY) return false;
+    if (this.expiresAt > (now ?? this.deps.svc.now())) return false;
+    this.end(WS_CLOSE.unauthorized, "token expired");
+    return true;
+  }
+
+  /** Learn when the session's token expires: from the node's cache of it, else from Postgres again. */
+  private watchExpiry(): void {
+    const token = this.token;
+    if (!token) return;
+    const auth = this.deps.svc.auth;
+    const at = auth.expiry(token);
+    if (at !== undefined) {
+      this.expiresAt = at;
+      return;
+    }
+    auth.resolve(token).then(
+      () => {
+        this.expiresAt = auth.expiry(token) ?? Number.POSITIVE_INFINITY;
+      },
+      () => this.end(WS_CLOSE.unauthorized, "token no longer valid"),
+    );
+  }
+
   private async start(principal: Principal): Promise<void> {
     clearTimeout(this.authTimer);
     if (this.closed) return;
     this.principal = principal;
+    this.watchExpiry();
     this.log = this.log.child({ principal: principal.id });
     // `ready` goes out once this session watches its friends (so no presence change after `ready` is missed),
     // and before any presence or message frame.
@@ -274,6 +306,7 @@ export class WsSession implements HandOutTarget {
       this.end(WS_CLOSE.tooLarge, `message over ${MAX_FRAME / 1024} KiB`);
       return;
     }
+    if (this.endIfExpired()) return;
     this.open(upgradedAs);
     let raw: unknown;
     try {

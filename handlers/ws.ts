@@ -25,6 +25,7 @@ export async function onClientFrame(
       return;
     }
     case "typing": {
+      if (!deps.realtime.admitTyping(s)) return; // a flood: answered and closed
       const thread = parseId("thread", frame.thread_id);
       if (thread === null) throw notFound("thread");
       await deps.realtime.typing(s, thread, frame.state);

@@ -20,6 +20,8 @@ export const WS_CLOSE = {
   authTimeout: 4408,
   /** Slow consumer: more than 1 MiB of frames waiting to be sent to this client. */
   slowConsumer: 4413,
+  /** Typing flood: typing frames faster than 20 in a burst and 10 a second (an error frame comes first). */
+  typingFlood: 4429,
 } as const;
 
 /**

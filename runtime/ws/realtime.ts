@@ -7,15 +7,15 @@ import { PREFIX } from "../ids.ts";
 import { addTo, removeFrom } from "../set-map.ts";
 import { pairKey } from "../messaging/store.ts";
 import { notFound } from "../errors.ts";
-import type { Services } from "../services.ts";
+import type { Core, Services } from "../services.ts";
+import { WS_CLOSE } from "../../schema/ws.ts";
 import type { WsSession } from "./session.ts";
+import { StartGate, TYPING_BURST, TYPING_PER_SECOND, TypingBudget } from "./typing-limits.ts";
 
 const PRESENCE_TTL_MS = 90_000;
 const PRESENCE_REFRESH_MS = 30_000;
 /** A typing start lapses after this many seconds unless repeated. */
 export const TYPING_TTL_SECONDS = 10;
-/** Repeated starts within this window are not re-published. */
-const TYPING_REPEAT_MS = 3_000;
 const MEMBERS_CACHE_MS = 5_000;
 
 interface PresenceEvent {
@@ -58,8 +58,11 @@ export class Realtime {
   /** Sessions whose presence connect has run (the periodic refresh keeps only these alive). */
   private readonly live = new WeakSet<WsSession>();
   private refreshTimer: NodeJS.Timeout | undefined;
+  /** Typing starts gone out, per principal and thread; each connection's budget of typing frames. */
+  private readonly starts = new StartGate();
+  private readonly budgets = new WeakMap<WsSession, TypingBudget>();
 
-  constructor(private readonly svc: Services) {}
+  constructor(private readonly svc: Core) {}
 
   async start(): Promise<void> {
     const ps = this.svc.engines.pubsub;
@@ -122,32 +125,59 @@ export class Realtime {
     return p;
   }
 
-  /** Typing start/stop in a thread the session's principal belongs to (404 otherwise). */
+  /**
+   * Take one typing frame from the connection's budget (runtime/ws/typing-limits.ts). A flood gets an error frame,
+   * then the socket is closed with WS_CLOSE.typingFlood, and false.
+   */
+  admitTyping(s: WsSession): boolean {
+    const now = this.svc.now();
+    let budget = this.budgets.get(s);
+    if (!budget) {
+      budget = new TypingBudget(now);
+      this.budgets.set(s, budget);
+    }
+    if (budget.take(now)) return true;
+    s.sendError(
+      "rate_limited",
+      `typing frames faster than ${TYPING_BURST} at once and ${TYPING_PER_SECOND} a second: closing the connection`,
+    );
+    s.end(WS_CLOSE.typingFlood, "typing flood");
+    return false;
+  }
+
+  /**
+   * Typing start/stop in a thread the session's principal belongs to (404 otherwise). A start goes out at most
+   * every TYPING_REPEAT_MS per principal and thread (a repeat meanwhile only keeps this connection's start from
+   * lapsing); a stop goes out only after a start of this connection did, once.
+   */
   async typing(s: WsSession, thread: bigint, state: "start" | "stop"): Promise<void> {
+    const now = this.svc.now();
     const me = s.principal!;
-    const members = await this.membersOf(thread);
+    const members = await this.membersOf(thread, now);
     if (!members.includes(me.id)) throw notFound("thread");
+    if (s.closed) return;
     const key = PREFIX.thread + thread.toString();
     const cur = s.typing.get(key);
-    if (cur) clearTimeout(cur.timer);
     if (state === "stop") {
+      if (!cur) return;
+      clearTimeout(cur.timer);
       s.typing.delete(key);
       await this.publishTyping(s, key, "stop", members);
       return;
     }
+    const publish = this.starts.pass(me.id, key, now);
+    if (!publish && !cur) return;
+    if (cur) clearTimeout(cur.timer);
     const timer = setTimeout(() => {
       s.typing.delete(key);
       void this.publishTyping(s, key, "stop", members).catch(() => {});
     }, TYPING_TTL_SECONDS * 1000);
     timer.unref();
-    const now = Date.now();
-    const publish = !cur || now - cur.sentAt >= TYPING_REPEAT_MS;
-    s.typing.set(key, { timer, sentAt: publish ? now : cur.sentAt, members });
+    s.typing.set(key, { timer, members });
     if (publish) await this.publishTyping(s, key, "start", members);
   }
 
-  private async membersOf(thread: bigint): Promise<string[]> {
-    const now = Date.now();
+  private async membersOf(thread: bigint, now: number): Promise<string[]> {
     const hit = this.members.get(thread);
     if (hit && now - hit.at < MEMBERS_CACHE_MS) return hit.ids;
     const rows = await this.svc.sql<{ principal: string }[]>`select principal from thread_members where thread_id = ${String(thread)}`;

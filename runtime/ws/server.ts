@@ -6,15 +6,13 @@ import type { HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t, WebS
 import { WS_CLOSE } from "../../schema/ws.ts";
 import type { Principal } from "../auth.ts";
 import { ApiError } from "../errors.ts";
-import { messaging } from "../messaging/hub.ts";
 import { clientIp } from "../http/client-ip.ts";
 import { originAllowed } from "../http/cors.ts";
 import { write } from "../http/respond.ts";
 import type { Services } from "../services.ts";
 import { type Codec, jsonCodec, msgpackCodec } from "./codec.ts";
 import { negotiate } from "./negotiate.ts";
-import { Realtime } from "./realtime.ts";
-import { HEARTBEAT_SECONDS, MAX_BUFFER, MAX_FRAME, WsSession } from "./session.ts";
+import { type FrameHandler, HEARTBEAT_SECONDS, MAX_BUFFER, MAX_FRAME, WsSession } from "./session.ts";
 
 interface UserData {
   principal: Principal | null;
@@ -25,8 +23,8 @@ interface UserData {
 }
 
 export interface WsHandle {
-  /** Stop taking connections, close every socket (1001), release every long poll. */
-  shutdown(): Promise<void>;
+  /** Stop taking connections and close every socket (1001). The hub and presence are startNode's to stop. */
+  shutdown(): void;
 }
 
 /**
@@ -40,12 +38,8 @@ const EXPIRY_SWEEP_MS = 1000;
 const connBase = randomBytes(4).toString("hex");
 let connSeq = 0;
 
-export async function mountWs(app: TemplatedApp, svc: Services): Promise<WsHandle> {
-  const hub = messaging(svc);
-  await hub.start();
-  const realtime = new Realtime(svc);
-  await realtime.start();
-  const deps = { svc, hub, realtime };
+export function mountWs(app: TemplatedApp, svc: Services, onFrame: FrameHandler): WsHandle {
+  const deps = { svc, hub: svc.hub, realtime: svc.realtime, onFrame };
   const open = new Set<WsSession>();
   let draining = false;
 
@@ -146,7 +140,6 @@ export async function mountWs(app: TemplatedApp, svc: Services): Promise<WsHandl
     }
   });
 
-  let stopping: Promise<void> | undefined;
   // Expiring (human) tokens: a socket is closed with 4401 once its token expires, even when it sends nothing.
   const sweep = setInterval(() => {
     const now = svc.now();
@@ -157,13 +150,8 @@ export async function mountWs(app: TemplatedApp, svc: Services): Promise<WsHandl
   return {
     shutdown() {
       clearInterval(sweep);
-      stopping ??= (async () => {
-        draining = true;
-        for (const s of [...open]) s.end(WS_CLOSE.goingAway, "server shutting down");
-        await realtime.close();
-        await hub.close();
-      })();
-      return stopping;
+      draining = true;
+      for (const s of [...open]) s.end(WS_CLOSE.goingAway, "server shutting down");
     },
   };
 }

@@ -1,7 +1,6 @@
 // One WebSocket connection: authentication, decoding and validating client frames, delivering the mailbox
 // (unacknowledged messages first, then new ones as wake-ups arrive) with flow control, and the bounded
 // outgoing buffer: a client that lets more than MAX_BUFFER pile up is closed with WS_CLOSE.slowConsumer.
-import { onClientFrame } from "../../handlers/ws.ts";
 import { ClientFrame, type Ref, type ServerFrame, WS_CLOSE } from "../../schema/ws.ts";
 import type { Principal } from "../auth.ts";
 import { ApiError } from "../errors.ts";
@@ -25,7 +24,11 @@ export interface SessionDeps {
   svc: Services;
   hub: Messaging;
   realtime: Realtime;
+  /** What an authenticated client frame does (handlers/ws.ts; runtime/server.ts mounts it). */
+  onFrame: FrameHandler;
 }
+
+export type FrameHandler = (s: WsSession, frame: Exclude<ClientFrame, { type: "auth" }>, deps: SessionDeps) => Promise<void>;
 
 /** Outgoing bytes allowed to wait for a slow client before it is closed. */
 export const MAX_BUFFER = 1024 * 1024;
@@ -48,8 +51,8 @@ export class WsSession implements HandOutTarget {
   /** When that token expires (ms on the node's clock; Infinity for none): the socket is closed with 4401 then. */
   expiresAt = Number.POSITIVE_INFINITY;
   closed = false;
-  /** Threads this session is typing in: the lapse timer, when a start was last published, the members. */
-  readonly typing = new Map<string, { timer: NodeJS.Timeout; sentAt: number; members: string[] }>();
+  /** Threads this session is typing in (a start of its went out and no stop yet): the lapse timer, the members. */
+  readonly typing = new Map<string, { timer: NodeJS.Timeout; members: string[] }>();
   /** Settles once presence has been joined (leave waits for it). */
   joined: Promise<void> = Promise.resolve();
   private cursor: string | null = null;
@@ -345,7 +348,7 @@ export class WsSession implements HandOutTarget {
       if (!this.authenticating) this.end(WS_CLOSE.unauthorized, "unauthorized");
       return;
     }
-    onClientFrame(this, frame, this.deps).catch((thrown: unknown) => {
+    this.deps.onFrame(this, frame, this.deps).catch((thrown: unknown) => {
       // a backend out of reach answers `unavailable`, as HTTP answers 503, never `internal` (runtime/circuit.ts)
       const err = this.deps.svc.circuits.trip(thrown) ?? thrown;
       if (err instanceof ApiError) {

@@ -1,0 +1,183 @@
+// The parts of one node, each built (and started) here, once, in the order docs/ARCHITECTURE.md states: the
+// backends and their circuits, the node's id lease, what checks requests, the per-node parts handlers use, the
+// messaging hub, the background passes. runtime/server.ts then mounts the routes and listens; `life` stops it
+// all in the reverse order. No part is made lazily elsewhere: handlers and tests reach them on Services.
+import { Authenticator } from "./auth.ts";
+import { Circuits } from "./circuit.ts";
+import type { Config } from "./config.ts";
+import { connectSql, type Sql } from "./db/client.ts";
+import { type EmbeddedPostgres, startEmbeddedPostgres } from "./db/embedded.ts";
+import { migrate } from "./db/migrate.ts";
+import type { Engines } from "./engines/engines.ts";
+import { createMemoryEngines } from "./engines/memory/index.ts";
+import { createRedisEngines } from "./engines/redis/index.ts";
+import { blobStore } from "./files/index.ts";
+import { IdGenerator } from "./ids.ts";
+import type { Lifecycle } from "./lifecycle.ts";
+import { Limiter } from "./limits/limiter.ts";
+import type { Logger } from "./log.ts";
+import { Messaging } from "./messaging/hub.ts";
+import { Reconciler } from "./messaging/reconcile.ts";
+import { NodeLease } from "./node-lease.ts";
+import { assetTable } from "./payments/assets.ts";
+import { facilitatorClient } from "./payments/facilitator.ts";
+import { startClaimSweeper } from "./payments/sweep.ts";
+import { PaidAgents } from "./payments/terms.ts";
+import type { Core, Services } from "./services.ts";
+import { providerKeys } from "./signin/privy.ts";
+import { chainClient } from "./signin/wallet.ts";
+import { CacheRepair } from "./social/cache-repair.ts";
+import { Likes } from "./social/likes.ts";
+import { Realtime } from "./ws/realtime.ts";
+
+/** A request's statement ends within this (a send then answers before a 5 s client timeout; see runtime/messaging/hub.ts). */
+const STATEMENT_TIMEOUT_MS = 2500;
+
+export interface StartedServices {
+  svc: Services;
+  /** This node's id lease (runtime/node-lease.ts). */
+  lease: NodeLease;
+  embedded: boolean;
+}
+
+interface Postgres {
+  sql: Sql;
+  embedded: EmbeddedPostgres | undefined;
+}
+
+/** The embedded database when there is no DATABASE_URL, and the pool. */
+async function openPostgres(config: Config, log: Logger): Promise<Postgres> {
+  let embedded: EmbeddedPostgres | undefined;
+  let url = config.DATABASE_URL;
+  if (!url) {
+    embedded = await startEmbeddedPostgres(config.DATA_DIR);
+    url = embedded.url;
+    log.info({ dataDir: config.DATA_DIR }, "embedded Postgres (PGlite) started");
+  }
+  try {
+    // PGlite is one backend session however many sockets reach it: two client connections would interleave
+    // their statements (and transactions) in it. One connection, pipelined, is the correct embedded pool.
+    const pool = embedded ? 1 : config.PG_POOL;
+    const statementTimeoutMs = embedded ? undefined : STATEMENT_TIMEOUT_MS;
+    return { sql: await connectSql({ url, schema: config.PG_SCHEMA, pool, statementTimeoutMs }), embedded };
+  } catch (err) {
+    await embedded?.stop();
+    throw err;
+  }
+}
+
+/** Start every part of a node but its routes and its listening socket, in order, each registered with `life`. */
+export async function startServices(config: Config, log: Logger, life: Lifecycle, now: () => number): Promise<StartedServices> {
+  // the backends, and a circuit for each
+  const { sql, embedded } = await life.add("postgres", () => openPostgres(config, log), async (pg) => {
+    await pg.sql.end({ timeout: 5 });
+    await pg.embedded?.stop();
+  });
+  await life.add("migrations", async () => {
+    const applied = await migrate(sql, config.PG_SCHEMA);
+    if (applied.length > 0) log.info({ applied, schema: config.PG_SCHEMA }, "migrations applied");
+  });
+  const engines: Engines = await life.add(
+    "engines",
+    () => (config.REDIS_URL ? createRedisEngines(config.REDIS_URL, config.REDIS_PREFIX, log) : createMemoryEngines()),
+    (e) => e.close(),
+  );
+  const circuits = await life.add(
+    "circuits",
+    () => new Circuits({ postgres: () => sql`select 1`, ...(engines.kind === "redis" ? { redis: () => engines.ping() } : {}) }, log),
+    (c) => c.stop(),
+  );
+  // the node id: leased, renewed while the node runs, given up after everything else has stopped but the backends
+  const lease = await life.add("lease", () => NodeLease.take(engines.nodes, log, { fixed: config.NODE_ID }), (l) => l.stop());
+  const ids = new IdGenerator(lease.id);
+  lease.start(ids);
+
+  // what checks requests
+  const auth = await life.add("auth", async () => {
+    const a = new Authenticator(sql, engines.pubsub, now);
+    await a.start();
+    return a;
+  });
+  const limiter = await life.add("limiter", async () => {
+    const l = new Limiter(
+      engines.limits,
+      engines.pubsub,
+      {
+        scale: config.FLOCK_LIMITS_SCALE,
+        ban: { strikes: config.FLOCK_BAN_STRIKES, windowMs: config.FLOCK_BAN_WINDOW * 1000, banMs: config.FLOCK_BAN_SECONDS * 1000 },
+      },
+      now,
+    );
+    await l.start();
+    return l;
+  });
+  const core: Core = { config, log, sql, engines, ids, auth, limiter, circuits, now };
+
+  // the per-node parts handlers use
+  const files = await life.add("files", () => blobStore(config));
+  const keys = await life.add("provider-keys", () => providerKeys(config));
+  const chain = await life.add("chain", () => chainClient(config));
+  const facilitator = await life.add("facilitator", () => facilitatorClient(config));
+  const assets = await life.add("assets", () => assetTable(config));
+  const paidAgents = await life.add("paid-agents", async () => {
+    const p = new PaidAgents({ ...core, assets });
+    await p.start();
+    return p;
+  });
+  const likes = await life.add("likes", () => new Likes(sql));
+  const cacheRepair = await life.add(
+    "cache-repair",
+    () => {
+      const r = new CacheRepair({ sql, engines }, log);
+      r.start();
+      return r;
+    },
+    (r) => r.stop(),
+  );
+  // messaging: the wake-up subscription, and each send's record in flight under this node's lease (for the reconciler)
+  const hub = await life.add(
+    "hub",
+    async () => {
+      const h = new Messaging(core);
+      await h.start();
+      h.trackInFlight(lease.owner);
+      return h;
+    },
+    (h) => h.close(),
+  );
+  const realtime = await life.add(
+    "realtime",
+    async () => {
+      const r = new Realtime(core);
+      await r.start();
+      return r;
+    },
+    (r) => r.close(),
+  );
+  const svc: Services = {
+    ...core,
+    files,
+    providerKeys: keys,
+    chain,
+    facilitator,
+    assets,
+    paidAgents,
+    likes,
+    cacheRepair,
+    hub,
+    realtime,
+  };
+
+  // the background passes: every node finishes the appends of nodes that died, and marks abandoned payment claims
+  await life.add(
+    "reconciler",
+    () => {
+      const r = new Reconciler(svc, lease.owner);
+      r.start();
+      return r;
+    },
+    (r) => r.stop(),
+  );
+  await life.add("claim-sweeper", () => startClaimSweeper(svc), (stop) => stop());
+  return { svc, lease, embedded: embedded !== undefined };
+}

@@ -22,10 +22,14 @@ import { messaging } from "./messaging/hub.ts";
 import { Reconciler } from "./messaging/reconcile.ts";
 import { startClaimSweeper } from "./payments/sweep.ts";
 import type { Services } from "./services.ts";
-import { loadUws } from "./uws.ts";
+import { listenExclusive, loadUws } from "./uws.ts";
 import { mountWs } from "./ws/server.ts";
 
 export class StartupError extends Error {}
+
+const listenFailure = (host: string, port: number) =>
+  `cannot listen on ${host}:${port}: the port is in use (another Flock node, or another program) or the address is ` +
+  `not one of this machine's; stop the other process or set PORT (and HOST) to others`;
 
 /** A request's statement ends within this (a send then answers before a 5 s client timeout; see runtime/messaging/hub.ts). */
 const STATEMENT_TIMEOUT_MS = 2500;
@@ -78,7 +82,7 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
     if (applied.length > 0) log.info({ applied, schema: config.PG_SCHEMA }, "migrations applied");
 
     const engines: Engines = config.REDIS_URL
-      ? await createRedisEngines(config.REDIS_URL, config.REDIS_PREFIX)
+      ? await createRedisEngines(config.REDIS_URL, config.REDIS_PREFIX, log)
       : createMemoryEngines();
     cleanups.push(() => engines.close());
     // the node id: leased, renewed while the node runs, given up after everything else has stopped but the engines
@@ -130,10 +134,9 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
     cleanups.push(() => ws.shutdown());
     mountHttp(app, router, svc, metrics, state);
 
-    const listenSocket = await new Promise<unknown>((resolve) => {
-      app.listen(config.HOST, config.PORT, (s) => resolve(s));
-    });
-    if (!listenSocket) throw new StartupError(`cannot listen on ${config.HOST}:${config.PORT}`);
+    // exclusively: a port another process (another Flock node too) holds fails here instead of being shared
+    const listenSocket = await listenExclusive(app, config.HOST, config.PORT);
+    if (!listenSocket) throw new StartupError(listenFailure(config.HOST, config.PORT));
     const port = uws.us_socket_local_port(listenSocket as never);
     log.info(
       { port, host: config.HOST, nodeId, engines: engines.kind, postgres: embedded ? "embedded" : "server" },

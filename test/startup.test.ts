@@ -6,6 +6,7 @@ import { TEST_DATABASE_URL, TEST_REDIS_URL, uniqueName } from "./helpers/env.ts"
 import { call, registerAgent } from "./helpers/http.ts";
 import { deletePrefix, dropSchema } from "./helpers/node.ts";
 import { runToExit, startProcess } from "./helpers/process.ts";
+import { PrivateRedis } from "./helpers/private-servers.ts";
 
 t.test("embedded default: no DATABASE_URL or REDIS_URL runs on PGlite and memory engines", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), "flock-embedded-"));
@@ -67,6 +68,44 @@ t.test("an unreachable Redis is a clear error and a non-zero exit", async (t) =>
   const r = await runToExit({ DATABASE_URL: TEST_DATABASE_URL, PG_SCHEMA: schema, REDIS_URL: "redis://127.0.0.1:1" });
   t.not(r.code, 0);
   t.match(r.output, /cannot reach Redis at redis:\/\/127\.0\.0\.1:1/);
+  t.notMatch(r.output, /Unhandled error event/, "no ioredis stack trace");
+  t.equal(r.output.match(/failed to start/g)?.length, 1, "the fatal error is printed once");
+});
+
+t.test("a Redis outage under a running node: one structured log line per change of state", async (t) => {
+  const redis = await PrivateRedis.start(t);
+  const schema = uniqueName("redisout");
+  const prefix = `flocktest:${uniqueName("redisout")}:`;
+  const p = await startProcess({ DATABASE_URL: TEST_DATABASE_URL, PG_SCHEMA: schema, REDIS_URL: redis.url, REDIS_PREFIX: prefix });
+  t.teardown(async () => {
+    await p.stop();
+    await dropSchema(schema);
+  });
+  const lines = () => p.output().split("\n").filter((l) => /redis connection/.test(l));
+  const until = async (what: string, ok: () => boolean) => {
+    for (const started = Date.now(); !ok(); await new Promise((r) => setTimeout(r, 50))) {
+      if (Date.now() - started > 20_000) throw new Error(`${what} not logged:\n${p.output()}`);
+    }
+  };
+  await redis.kill();
+  await until("lost", () => lines().length >= 2);
+  // the node keeps reconnecting (every 50-250 ms) while it is down: each failure is an ioredis error event
+  t.equal((await call(p.url, "GET", "/readyz")).status, 503);
+  await redis.restart();
+  await until("restored", () => lines().length >= 4);
+  t.equal((await call(p.url, "GET", "/readyz")).status, 200);
+  const changes = lines().map((l) => JSON.parse(l) as { level: number; redis: string; msg: string });
+  t.same(
+    changes.map((c) => `${c.redis} ${c.msg}`).sort(),
+    [
+      "flock-cmd redis connection lost; reconnecting",
+      "flock-cmd redis connection restored",
+      "flock-sub redis connection lost; reconnecting",
+      "flock-sub redis connection restored",
+    ],
+    "one pino line per connection and change, however many reconnects failed",
+  );
+  t.notMatch(p.output(), /Unhandled error event|ECONNREFUSED\n\s+at /, "no ioredis stack traces");
 });
 
 t.test("invalid configuration is refused by name", async (t) => {

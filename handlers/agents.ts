@@ -5,7 +5,6 @@ import { z } from "zod";
 import { notFound } from "../runtime/errors.ts";
 import { created, defineRoute, ok, type Route } from "../runtime/http/route.ts";
 import { isAgentId } from "../runtime/ids.ts";
-import { paidAgents } from "../runtime/payments/terms.ts";
 import { hasSettings, marketplaceView, type PaidAgentRow, updateSettings } from "../runtime/payments/settings.ts";
 import type { Services } from "../runtime/services.ts";
 import { hashToken, newToken } from "../runtime/tokens.ts";
@@ -34,7 +33,7 @@ async function loadAgent(svc: Services, id: string): Promise<AgentProfile | null
     where p.id = ${id} and p.kind = 'agent'`;
   if (!row) return null;
   const settings = row.has_settings ? (row as PaidAgentRow) : null;
-  return { ...toAgent(row), ...marketplaceView(svc.config, settings) };
+  return { ...toAgent(row), ...marketplaceView(svc.assets, settings) };
 }
 
 const register = defineRoute({
@@ -84,12 +83,12 @@ const update = defineRoute({
           updated_at = now()
         where id = ${principal.id} and kind = 'agent'
         returning id, display_name, description, created_at`;
-      if (row && hasSettings(body)) await updateSettings(tx as unknown as typeof svc.sql, svc.config, principal.id, body);
+      if (row && hasSettings(body)) await updateSettings(tx as unknown as typeof svc.sql, svc.assets, principal.id, body);
       return row !== undefined;
     });
     if (!found) throw notFound("agent");
     if (body.display_name !== undefined) await svc.auth.forget(principal.id);
-    if (hasSettings(body)) await paidAgents(svc).changed(principal.id);
+    if (hasSettings(body)) await svc.paidAgents.changed(principal.id);
     const agent = await loadAgent(svc, principal.id);
     if (!agent) throw notFound("agent");
     return ok({ agent });

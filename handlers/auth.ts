@@ -31,7 +31,7 @@ const privyLogin = defineRoute({
   body: PrivyLoginRequest,
   limit: "privy_login",
   async handle({ body, svc, log }) {
-    const login = await verifyProviderToken(svc.config, body.token, svc.now(), log);
+    const login = await verifyProviderToken(svc.config, svc.providerKeys, body.token, svc.now(), log);
     const id = await userForIdentity(svc, PROVIDER, login.subject, login.embeddedWallets, "New user");
     return ok(await loginAnswer(svc, id));
   },

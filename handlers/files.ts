@@ -3,7 +3,6 @@
 import { notFound } from "../runtime/errors.ts";
 import { created, defineRoute, type Route } from "../runtime/http/route.ts";
 import { parseId } from "../runtime/ids.ts";
-import { fileStore } from "../runtime/files/index.ts";
 import { receiveUpload } from "../runtime/files/intake.ts";
 import { publishFile, toFileObject, visibleFile } from "../runtime/files/records.ts";
 import { UploadQuery } from "../schema/files.ts";
@@ -16,7 +15,7 @@ const upload = defineRoute({
   limit: "upload",
   stream: true,
   async handle({ principal, query, headers, stream, svc }) {
-    const store = fileStore(svc.config);
+    const store = svc.files;
     const received = await receiveUpload(store, stream!, headers, query.name);
     try {
       const row = await publishFile(svc, store, principal.id, received);
@@ -35,7 +34,7 @@ const download = defineRoute({
     const raw = parseId("file", params["id"] ?? "");
     const file = raw === null ? null : await visibleFile(svc.sql, raw, principal.id);
     if (!file) throw notFound("file");
-    const blob = await fileStore(svc.config).open(file.sha256);
+    const blob = await svc.files.open(file.sha256);
     if (!blob) {
       log.error({ file: file.id.toString(), sha256: file.sha256 }, "file row without its blob");
       throw notFound("file");

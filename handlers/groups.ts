@@ -6,7 +6,6 @@ import { ApiError, invalid, notFound } from "../runtime/errors.ts";
 import { created, defineRoute, noContent, ok, type Route } from "../runtime/http/route.ts";
 import { PREFIX, parseId } from "../runtime/ids.ts";
 import { resolveAttachments } from "../runtime/messaging/attachments.ts";
-import { messaging } from "../runtime/messaging/hub.ts";
 import { freshPayload } from "../runtime/messaging/payload.ts";
 import { paidMembers } from "../runtime/payments/terms.ts";
 import type { Services } from "../runtime/services.ts";
@@ -178,7 +177,7 @@ const send = defineRoute({
         paid_members: paid,
       });
     }
-    const hub = messaging(svc);
+    const hub = svc.hub;
     const attachments = await resolveAttachments(svc.sql, principal.id, body.attachments);
     const m = { id: svc.ids.nextRaw(), threadId, sender: principal.id, body: body.body, createdAt: new Date(svc.now()), attachments };
     const recipients = await hub.storeGroup(m);

@@ -2,7 +2,7 @@
 // node settles on), newest first, with cursor paging by agent id and an optional text search. Its path is
 // static, so the router matches it before GET /v1/agents/:id.
 import { defineRoute, ok, type Route } from "../runtime/http/route.ts";
-import { assetFor, assetTable, dollars } from "../runtime/payments/assets.ts";
+import { dollars } from "../runtime/payments/assets.ts";
 import { MarketplaceQuery } from "../schema/payments.ts";
 
 interface Row {
@@ -23,7 +23,7 @@ const marketplace = defineRoute({
   query: MarketplaceQuery,
   async handle({ query, svc }) {
     const sql = svc.sql;
-    const networks = [...assetTable(svc.config).keys()];
+    const networks = [...svc.assets.keys()];
     const rows = await sql<Row[]>`
       select p.id, p.display_name, p.description, pa.price_micros, pa.network
       from paid_agents pa join principals p on p.id = pa.principal
@@ -35,7 +35,7 @@ const marketplace = defineRoute({
     const page = rows.slice(0, query.limit);
     return ok({
       agents: page.map((r) => {
-        const asset = assetFor(svc.config, r.network)!;
+        const asset = svc.assets.get(r.network)!;
         return {
           id: r.id,
           display_name: r.display_name,

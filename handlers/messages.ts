@@ -4,11 +4,9 @@ import { invalid, notFound } from "../runtime/errors.ts";
 import { defineRoute, noContent, type Reply, type Route } from "../runtime/http/route.ts";
 import { parseId } from "../runtime/ids.ts";
 import { resolveAttachments } from "../runtime/messaging/attachments.ts";
-import { messaging } from "../runtime/messaging/hub.ts";
 import { freshPayload, pendingJson } from "../runtime/messaging/payload.ts";
 import { isMember } from "../runtime/messaging/store.ts";
 import { paidSend } from "../runtime/payments/paid-send.ts";
-import { paidAgents } from "../runtime/payments/terms.ts";
 import { PendingQuery, SendMessageRequest } from "../schema/messages.ts";
 
 /** A JSON text answered as is (it was serialized once, for the mailbox). */
@@ -23,7 +21,7 @@ const send = defineRoute({
   async handle(ctx) {
     const { body, principal, svc } = ctx;
     if (body.to === principal.id) throw invalid("to: you cannot send a message to yourself", { field: "to" });
-    const hub = messaging(svc);
+    const hub = svc.hub;
     const threadId = await hub.directThread(principal.id, body.to);
     if (threadId === null) throw notFound("recipient");
     if (body.thread_id !== undefined) {
@@ -37,7 +35,7 @@ const send = defineRoute({
     }
     // checked before any payment: a send refused for its files is never charged
     const attachments = await resolveAttachments(svc.sql, principal.id, body.attachments);
-    const terms = await paidAgents(svc).terms(body.to);
+    const terms = await svc.paidAgents.terms(body.to);
     if (terms) return paidSend(ctx, hub, terms, { to: body.to, threadId, body: body.body, attachments });
     const createdAt = new Date(svc.now());
     const m = { id: svc.ids.nextRaw(), threadId, sender: principal.id, recipient: body.to, body: body.body, createdAt, attachments };
@@ -59,7 +57,7 @@ const pending = defineRoute({
   noHead: true, // a fetch counts a delivery: HEAD must not
   query: PendingQuery,
   async handle({ query, principal, svc, onAborted }) {
-    const entries = await messaging(svc).poll(principal.id, query.limit, query.timeout * 1000, onAborted ?? (() => {}));
+    const entries = await svc.hub.poll(principal.id, query.limit, query.timeout * 1000, onAborted ?? (() => {}));
     return jsonText(200, pendingJson(entries));
   },
 });
@@ -70,7 +68,7 @@ const ack = defineRoute({
   auth: "principal",
   async handle({ params, principal, svc }) {
     const raw = parseId("message", params["id"] ?? "");
-    if (raw === null || !(await messaging(svc).ack(principal.id, raw))) throw notFound("message");
+    if (raw === null || !(await svc.hub.ack(principal.id, raw))) throw notFound("message");
     return noContent();
   },
 });

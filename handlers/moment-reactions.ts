@@ -8,7 +8,6 @@ import { notFound } from "../runtime/errors.ts";
 import { created, defineRoute, noContent, type Route } from "../runtime/http/route.ts";
 import { idTime, parseId } from "../runtime/ids.ts";
 import { recordCounts } from "../runtime/social/feed.ts";
-import { likes } from "../runtime/social/likes.ts";
 import { type CountsRow, visibleTo } from "../runtime/social/moments-sql.ts";
 import { type Comment, CommentsQuery, CreateCommentRequest } from "../schema/moments.ts";
 
@@ -29,7 +28,7 @@ const like = defineRoute({
   path: "/v1/moments/:id/like",
   auth: "principal",
   async handle({ params, principal, svc, log }) {
-    const r = await likes(svc).like({ moment: momentId(params), principal: principal.id });
+    const r = await svc.likes.like({ moment: momentId(params), principal: principal.id });
     await recordCounts(svc, log, [r]);
     return noContent();
   },
@@ -40,7 +39,7 @@ const unlike = defineRoute({
   path: "/v1/moments/:id/like",
   auth: "principal",
   async handle({ params, principal, svc, log }) {
-    const r = await likes(svc).unlike({ moment: momentId(params), principal: principal.id });
+    const r = await svc.likes.unlike({ moment: momentId(params), principal: principal.id });
     await recordCounts(svc, log, [r]);
     return noContent();
   },

@@ -3,7 +3,7 @@
 import { invalid } from "../runtime/errors.ts";
 import { defineRoute, ok, type Route } from "../runtime/http/route.ts";
 import { PREFIX, parseId } from "../runtime/ids.ts";
-import { assetFor, dollars } from "../runtime/payments/assets.ts";
+import { dollars } from "../runtime/payments/assets.ts";
 import { listPayments } from "../runtime/payments/store.ts";
 import { PaymentsQuery } from "../schema/payments.ts";
 import { getAddress } from "viem";
@@ -24,7 +24,7 @@ const list = defineRoute({
     return ok({
       payments: page.map((r) => {
         const sent = r.from_principal === principal.id;
-        const asset = assetFor(svc.config, r.network);
+        const asset = svc.assets.get(r.network);
         return {
           id: PREFIX.payment + r.id.toString(),
           direction: sent ? "sent" : "received",

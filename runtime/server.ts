@@ -1,26 +1,17 @@
-// Builds one Flock node from a config: Postgres (real or embedded), migrations, engines, services,
-// routes, the uWS app; and takes it down again gracefully.
+// Builds one Flock node from a config, and takes it down again gracefully. Every part of the node is started here,
+// through runtime/node.ts, in one order (docs/ARCHITECTURE.md, the parts), and stopped in the reverse order:
+// the backends, the id lease, auth and limits, the per-node parts, the messaging hub, the background passes,
+// then the routes (WebSocket and HTTP) and the listening socket.
 import { allRoutes } from "../handlers/index.ts";
-import { Authenticator } from "./auth.ts";
-import { Circuits } from "./circuit.ts";
-import { CacheRepair } from "./social/cache-repair.ts";
+import { onClientFrame } from "../handlers/ws.ts";
 import type { Config } from "./config.ts";
-import { connectSql, type Sql } from "./db/client.ts";
-import { type EmbeddedPostgres, startEmbeddedPostgres } from "./db/embedded.ts";
-import { migrate } from "./db/migrate.ts";
-import type { Engines } from "./engines/engines.ts";
-import { createMemoryEngines } from "./engines/memory/index.ts";
-import { createRedisEngines } from "./engines/redis/index.ts";
 import { type HttpState, mountHttp } from "./http/pipeline.ts";
 import { Router } from "./http/router.ts";
-import { IdGenerator } from "./ids.ts";
-import { Limiter } from "./limits/limiter.ts";
+import { Lifecycle, type Trace } from "./lifecycle.ts";
 import type { Logger } from "./log.ts";
 import { Metrics } from "./metrics.ts";
-import { NodeLease } from "./node-lease.ts";
-import { messaging } from "./messaging/hub.ts";
-import { Reconciler } from "./messaging/reconcile.ts";
-import { startClaimSweeper } from "./payments/sweep.ts";
+import type { NodeLease } from "./node-lease.ts";
+import { startServices } from "./node.ts";
 import type { Services } from "./services.ts";
 import { listenExclusive, loadUws } from "./uws.ts";
 import { mountWs } from "./ws/server.ts";
@@ -30,9 +21,6 @@ export class StartupError extends Error {}
 const listenFailure = (host: string, port: number) =>
   `cannot listen on ${host}:${port}: the port is in use (another Flock node, or another program) or the address is ` +
   `not one of this machine's; stop the other process or set PORT (and HOST) to others`;
-
-/** A request's statement ends within this (a send then answers before a 5 s client timeout; see runtime/messaging/hub.ts). */
-const STATEMENT_TIMEOUT_MS = 2500;
 
 export interface RunningNode {
   port: number;
@@ -44,6 +32,8 @@ export interface RunningNode {
 
 export interface NodeOptions {
   now?: () => number;
+  /** Sees each part start and stop (test/lifecycle.test.ts). */
+  trace?: Trace;
 }
 
 export async function startNode(config: Config, log: Logger, opts: NodeOptions = {}): Promise<RunningNode> {
@@ -60,95 +50,30 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
     log.info({ binding: binding.split(/[/\\]/).pop() }, "uWebSockets.js native binding loaded");
   }
 
-  const cleanups: (() => Promise<void>)[] = [];
-  const undo = async () => {
-    for (const c of cleanups.reverse()) await c().catch(() => {});
-  };
+  const life = new Lifecycle(log, opts.trace);
   try {
-    let embedded: EmbeddedPostgres | undefined;
-    let url = config.DATABASE_URL;
-    if (!url) {
-      embedded = await startEmbeddedPostgres(config.DATA_DIR);
-      cleanups.push(() => embedded!.stop());
-      url = embedded.url;
-      log.info({ dataDir: config.DATA_DIR }, "embedded Postgres (PGlite) started");
-    }
-    // PGlite is one backend session however many sockets reach it: two client connections would interleave
-    // their statements (and transactions) in it. One connection, pipelined, is the correct embedded pool.
-    const pool = embedded ? 1 : config.PG_POOL;
-    const sql: Sql = await connectSql({ url, schema: config.PG_SCHEMA, pool, statementTimeoutMs: embedded ? undefined : STATEMENT_TIMEOUT_MS });
-    cleanups.push(() => sql.end({ timeout: 5 }));
-    const applied = await migrate(sql, config.PG_SCHEMA);
-    if (applied.length > 0) log.info({ applied, schema: config.PG_SCHEMA }, "migrations applied");
+    const { svc, lease, embedded } = await startServices(config, log, life, opts.now ?? Date.now);
 
-    const engines: Engines = config.REDIS_URL
-      ? await createRedisEngines(config.REDIS_URL, config.REDIS_PREFIX, log)
-      : createMemoryEngines();
-    cleanups.push(() => engines.close());
-    // the node id: leased, renewed while the node runs, given up after everything else has stopped but the engines
-    const lease = await NodeLease.take(engines.nodes, log, { fixed: config.NODE_ID });
-    cleanups.push(() => lease.stop());
-    const nodeId = lease.id;
-    const now = opts.now ?? Date.now;
-
-    const auth = new Authenticator(sql, engines.pubsub, now);
-    await auth.start();
-    const limiter = new Limiter(
-      engines.limits,
-      engines.pubsub,
-      {
-        scale: config.FLOCK_LIMITS_SCALE,
-        ban: {
-          strikes: config.FLOCK_BAN_STRIKES,
-          windowMs: config.FLOCK_BAN_WINDOW * 1000,
-          banMs: config.FLOCK_BAN_SECONDS * 1000,
-        },
-      },
-      now,
-    );
-    await limiter.start();
-    const circuits = new Circuits(
-      { postgres: () => sql`select 1`, ...(engines.kind === "redis" ? { redis: () => engines.ping() } : {}) },
-      log,
-    );
-    cleanups.push(async () => circuits.stop());
-    const cacheRepair = new CacheRepair({ sql, engines }, log);
-    cacheRepair.start();
-    cleanups.push(() => cacheRepair.stop());
-    const svc: Services = { config, log, sql, engines, ids: new IdGenerator(nodeId), auth, limiter, now, circuits, cacheRepair };
-    lease.start(svc.ids);
-    // sends record what they have in flight; every node finishes the appends of nodes that died (after the lease)
-    messaging(svc).trackInFlight(lease.owner);
-    const reconciler = new Reconciler(svc, lease.owner);
-    reconciler.start();
-    cleanups.push(() => reconciler.stop());
-    cleanups.push(startClaimSweeper(svc));
-
-    const metrics = new Metrics();
-    const router = new Router();
-    for (const r of allRoutes(metrics)) router.add(r);
-    const app = uws.App();
+    // the routes: stopping them closes every WebSocket (1001), answers every waiting long poll, and lets requests in
+    // flight finish (at most FLOCK_SHUTDOWN_GRACE); from then on a request still arriving on a kept-alive
+    // connection answers 503 at once, without touching the backends that stop next
     const state: HttpState = { draining: false, closed: false, inflight: 0, idle: [] };
-    // WebSocket route first: mountHttp registers the catch-all
-    const ws = await mountWs(app, svc);
-    cleanups.push(() => ws.shutdown());
-    mountHttp(app, router, svc, metrics, state);
-
-    // exclusively: a port another process (another Flock node too) holds fails here instead of being shared
-    const listenSocket = await listenExclusive(app, config.HOST, config.PORT);
-    if (!listenSocket) throw new StartupError(listenFailure(config.HOST, config.PORT));
-    const port = uws.us_socket_local_port(listenSocket as never);
-    log.info(
-      { port, host: config.HOST, nodeId, engines: engines.kind, postgres: embedded ? "embedded" : "server" },
-      "flock listening",
-    );
-
-    let closing: Promise<void> | undefined;
-    const close = () => {
-      closing ??= (async () => {
+    const routes = await life.add(
+      "routes",
+      () => {
+        const metrics = new Metrics();
+        const router = new Router();
+        for (const r of allRoutes(metrics)) router.add(r);
+        const a = uws.App();
+        // WebSocket route first: mountHttp registers the catch-all
+        const ws = mountWs(a, svc, onClientFrame);
+        mountHttp(a, router, svc, metrics, state);
+        return { app: a, ws };
+      },
+      async ({ ws }) => {
         state.draining = true;
-        uws.us_listen_socket_close(listenSocket as never);
-        await ws.shutdown(); // closes sockets (1001) and answers waiting long polls at once
+        ws.shutdown();
+        svc.hub.release();
         if (state.inflight > 0) {
           await new Promise<void>((resolve) => {
             const t = setTimeout(resolve, config.FLOCK_SHUTDOWN_GRACE * 1000);
@@ -158,16 +83,38 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
             });
           });
         }
-        // from here on the backends go: what still arrives on a kept-alive connection answers 503 (and closes)
         state.closed = true;
-        await undo();
-        log.info("flock stopped");
-      })();
+      },
+    );
+
+    // listening: stopping it stops accepting connections; every answer from then on closes its connection
+    const listenSocket = await life.add(
+      "listen",
+      async () => {
+        // exclusively: a port another process (another Flock node too) holds fails here instead of being shared
+        const s = await listenExclusive(routes.app, config.HOST, config.PORT);
+        if (!s) throw new StartupError(listenFailure(config.HOST, config.PORT));
+        return s;
+      },
+      (s) => {
+        state.draining = true;
+        uws.us_listen_socket_close(s as never);
+      },
+    );
+    const port = uws.us_socket_local_port(listenSocket as never);
+    log.info(
+      { port, host: config.HOST, nodeId: lease.id, engines: svc.engines.kind, postgres: embedded ? "embedded" : "server" },
+      "flock listening",
+    );
+
+    let closing: Promise<void> | undefined;
+    const close = () => {
+      closing ??= life.stop().then(() => log.info("flock stopped"));
       return closing;
     };
     return { port, svc, lease, close };
   } catch (err) {
-    await undo();
+    await life.stop();
     throw err;
   }
 }

@@ -1,15 +1,26 @@
-// What handlers may use: the shared services of one node.
+// What handlers may use: the shared services of one node, every per-node part built by startNode
+// (runtime/server.ts, runtime/node.ts) in the order docs/ARCHITECTURE.md states.
+import type { HTTPFacilitatorClient } from "@x402/core/http";
+import type { PublicClient } from "viem";
 import type { Authenticator } from "./auth.ts";
 import type { Circuits } from "./circuit.ts";
 import type { CacheRepair } from "./social/cache-repair.ts";
 import type { Config } from "./config.ts";
 import type { Sql } from "./db/client.ts";
 import type { Engines } from "./engines/engines.ts";
+import type { BlobStore } from "./files/store.ts";
 import type { IdGenerator } from "./ids.ts";
 import type { Limiter } from "./limits/limiter.ts";
 import type { Logger } from "./log.ts";
+import type { Messaging } from "./messaging/hub.ts";
+import type { AssetTable } from "./payments/assets.ts";
+import type { PaidAgents } from "./payments/terms.ts";
+import type { ProviderKeys } from "./signin/privy.ts";
+import type { Likes } from "./social/likes.ts";
+import type { Realtime } from "./ws/realtime.ts";
 
-export interface Services {
+/** The backends and the node's identity: what the parts below are built from. */
+export interface Core {
   config: Config;
   log: Logger;
   sql: Sql;
@@ -19,8 +30,29 @@ export interface Services {
   limiter: Limiter;
   /** One per backing server: open while it is out of reach (runtime/circuit.ts). */
   circuits: Circuits;
-  /** Cache writes that failed after a commit, retried until Redis takes them (runtime/social/cache-repair.ts). */
-  cacheRepair: CacheRepair;
   /** The clock every time-dependent decision reads (tests may replace it). */
   now: () => number;
+}
+
+export interface Services extends Core {
+  /** Where uploaded files' bytes live (runtime/files/). */
+  files: BlobStore;
+  /** The identity provider's token verification key, null when provider login is not configured (runtime/signin/privy.ts). */
+  providerKeys: ProviderKeys | null;
+  /** The chain that verifies smart-wallet sign-ins, null without FLOCK_CHAIN_RPC_URL (runtime/signin/wallet.ts). */
+  chain: PublicClient | null;
+  /** The x402 facilitator, null without FACILITATOR_URL (runtime/payments/facilitator.ts). */
+  facilitator: HTTPFacilitatorClient | null;
+  /** The networks this node settles on (runtime/payments/assets.ts). */
+  assets: AssetTable;
+  /** Paid agents' terms, cached (runtime/payments/terms.ts). */
+  paidAgents: PaidAgents;
+  /** The like batcher (runtime/social/likes.ts). */
+  likes: Likes;
+  /** Cache writes that failed after a commit, retried until Redis takes them (runtime/social/cache-repair.ts). */
+  cacheRepair: CacheRepair;
+  /** Mailboxes, long polls, acks and sends (runtime/messaging/hub.ts). */
+  hub: Messaging;
+  /** Presence and typing across nodes (runtime/ws/realtime.ts). */
+  realtime: Realtime;
 }

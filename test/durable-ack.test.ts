@@ -3,7 +3,7 @@
 // before an ack does not bring the acknowledged message back.
 import postgres from "postgres";
 import t from "tap";
-import { Messaging, messaging } from "../runtime/messaging/hub.ts";
+import { Messaging } from "../runtime/messaging/hub.ts";
 import { registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { ack, Client, pending, sendOk } from "./messaging-helpers.ts";
@@ -60,7 +60,7 @@ for (const engine of ["redis", "memory"] as const) {
       const a = await registerAgent(base, "a");
       const b = await registerAgent(base, "b");
       const m = await sendOk(base, a, b.id, "x");
-      const hub = messaging(node.svc);
+      const hub = node.svc.hub;
       const mb = node.svc.engines.mailboxes;
       await mb.clear(b.id);
       // the rebuild's read of Postgres, then the ack (it finds no mailbox), then the rebuild installs what it read

@@ -1,7 +1,6 @@
 import postgres from "postgres";
 import t from "tap";
 import { parseId } from "../runtime/ids.ts";
-import { messaging } from "../runtime/messaging/hub.ts";
 import { call, registerAgent } from "./helpers/http.ts";
 import { TEST_DATABASE_URL } from "./helpers/env.ts";
 import { deletePrefix, startTestNode } from "./helpers/node.ts";
@@ -10,7 +9,7 @@ import { ack, Client, pending, sendOk, until } from "./messaging-helpers.ts";
 t.test("a Redis flush loses no unacknowledged message", async (t) => {
   const node = await startTestNode(t, { env: { FLOCK_LIMITS_SCALE: "100" } });
   const base = node.url;
-  const hub = messaging(node.svc);
+  const hub = node.svc.hub;
   const a = await registerAgent(base, "sender");
   const b = await registerAgent(base, "poller");
   const c = await registerAgent(base, "socket");
@@ -90,7 +89,7 @@ t.test("a Redis flush loses no unacknowledged message", async (t) => {
 t.test("acknowledgements are in Postgres when answered, and none comes back after a Redis flush", async (t) => {
   const node = await startTestNode(t);
   const base = node.url;
-  const hub = messaging(node.svc);
+  const hub = node.svc.hub;
   const a = await registerAgent(base, "sender");
   const b = await registerAgent(base, "reader");
   const rows = async () =>
@@ -116,7 +115,7 @@ t.test("acknowledgements are in Postgres when answered, and none comes back afte
 
 t.test("a node that stops finishes the acknowledgements under way", async (t) => {
   const node = await startTestNode(t);
-  const hub = messaging(node.svc);
+  const hub = node.svc.hub;
   const a = await registerAgent(node.url, "sender");
   const b = await registerAgent(node.url, "reader");
   const sent = await Promise.all(["1", "2", "3"].map((x) => sendOk(node.url, a, b.id, x)));

@@ -3,7 +3,6 @@
 import { spawn } from "node:child_process";
 import { Redis } from "ioredis";
 import t from "tap";
-import { messaging } from "../runtime/messaging/hub.ts";
 import { hashToken, newToken } from "../runtime/tokens.ts";
 import { TEST_REDIS_URL } from "./helpers/env.ts";
 import { registerAgent } from "./helpers/http.ts";
@@ -35,7 +34,7 @@ tokens.forEach((tok, i) => {
 
 t.test(`${N} long polls wait on one node with O(1) Redis connections`, async (t) => {
   const node = await startTestNode(t, { env: { FLOCK_LIMITS_SCALE: "1000", PG_POOL: "8" } });
-  const hub = messaging(node.svc);
+  const hub = node.svc.hub;
   const sql = node.svc.sql;
   const ids = Array.from({ length: N }, () => node.svc.ids.next("agent"));
   const tokens = ids.map(() => newToken("agent"));

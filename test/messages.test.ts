@@ -1,5 +1,4 @@
 import t from "tap";
-import { messaging } from "../runtime/messaging/hub.ts";
 import { call, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { ack, pending, send, sendOk, until } from "./messaging-helpers.ts";
@@ -8,7 +7,7 @@ for (const engine of ["redis", "memory"] as const) {
   t.test(`direct messages over HTTP (${engine} engines, real Postgres)`, async (t) => {
     const node = await startTestNode(t, { engine });
     const base = node.url;
-    const hub = messaging(node.svc);
+    const hub = node.svc.hub;
 
     t.test("send answers 201 with exactly the message", async (t) => {
       const a = await registerAgent(base, "Alice");

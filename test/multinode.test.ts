@@ -1,5 +1,4 @@
 import t from "tap";
-import { messaging } from "../runtime/messaging/hub.ts";
 import { registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { Client, pending, send, sendOk, until, warmUpAcross } from "./messaging-helpers.ts";
@@ -9,7 +8,7 @@ t.test("two nodes sharing one Postgres schema and one Redis prefix", async (t) =
   const now = () => 1_800_000_000_000;
   const one = await startTestNode(t, { now });
   const two = await startTestNode(t, { schema: one.schema, prefix: one.prefix, now });
-  const hubTwo = messaging(two.svc);
+  const hubTwo = two.svc.hub;
 
   t.test("a send on one node wakes a long poll and a WebSocket on the other", async (t) => {
     const a = await registerAgent(one.url, "sender");

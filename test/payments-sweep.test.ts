@@ -1,7 +1,6 @@
 // Claims a stopped node left behind (a claim is written before the facilitator is asked) are marked failed,
 // not retryable, once they are older than any request can take; live claims and finished payments stay.
 import t from "tap";
-import { messaging } from "../runtime/messaging/hub.ts";
 import { claim, completeSettled } from "../runtime/payments/store.ts";
 import { ABANDONED_REASON, CLAIM_ABANDONED_MS, sweepAbandonedClaims } from "../runtime/payments/sweep.ts";
 import { call, registerAgent } from "./helpers/http.ts";
@@ -62,7 +61,7 @@ t.test("an abandoned claim is marked failed for good; a live claim and finished 
 t.test("a settlement that completes after the sweep still records itself as settled, without the sweep's reason", async (t) => {
   const late = await payment("claimed", CLAIM_ABANDONED_MS + 60_000);
   t.equal(await sweepAbandonedClaims(sql), 1);
-  const threadId = (await messaging(node.svc).directThread(alice.id, oracle.id))!;
+  const threadId = (await node.svc.hub.directThread(alice.id, oracle.id))!;
   const stored = await completeSettled(sql, {
     paymentId: late.id,
     txHash: hex(9, 64),

@@ -3,7 +3,6 @@
 // node is its in-flight record and an expired lease, its commit is the store's own statement, and the pass is run
 // by the test instead of the timer.
 import t from "tap";
-import { messaging } from "../runtime/messaging/hub.ts";
 import { Reconciler, STALE_MS } from "../runtime/messaging/reconcile.ts";
 import { insertDirectBatch } from "../runtime/messaging/store.ts";
 import { LEASE_MS } from "../runtime/node-lease.ts";
@@ -18,7 +17,7 @@ for (const engine of ["redis", "memory"] as const) {
     const a = await registerAgent(node.url, "a");
     const b = await registerAgent(node.url, "b");
     t.same(await pending(node.url, b), [], "b's mailbox is built (complete)");
-    const threadId = (await messaging(svc).directThread(a.id, b.id))!;
+    const threadId = (await svc.hub.directThread(a.id, b.id))!;
 
     // a node that recorded two sends in flight, committed them, and died before appending
     const dead = `dead${Date.now()}`;
@@ -52,7 +51,7 @@ for (const engine of ["redis", "memory"] as const) {
     const a = await registerAgent(node.url, "a");
     const b = await registerAgent(node.url, "b");
     t.same(await pending(node.url, b), []);
-    const threadId = (await messaging(svc).directThread(a.id, b.id))!;
+    const threadId = (await svc.hub.directThread(a.id, b.id))!;
     const id = svc.ids.nextRaw();
     const at = Date.now();
     await svc.engines.inflight.add(node.lease.owner, [String(id)], at);

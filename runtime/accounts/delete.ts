@@ -15,7 +15,6 @@ import type { Logger } from "../log.ts";
 import type { Services } from "../services.ts";
 import { recordCounts } from "../social/feed.ts";
 import type { CountsRow } from "../social/moments-sql.ts";
-import { fileStore } from "../files/index.ts";
 import { removeUnreferencedBlobs } from "../files/records.ts";
 import { announceFriendship } from "../ws/realtime.ts";
 
@@ -90,7 +89,7 @@ export async function deleteAccount(
   if (!removed.found) return;
   await tidyCaches(svc, log, p.id, removed);
   try {
-    await removeUnreferencedBlobs(svc, fileStore(svc.config), removed.blobs);
+    await removeUnreferencedBlobs(svc, svc.files, removed.blobs);
   } catch (err) {
     log.error({ err, principal: p.id }, "account deleted, but some of its blobs could not be removed");
   }

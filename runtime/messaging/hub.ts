@@ -1,8 +1,8 @@
 // One per node: the mailboxes seen through Postgres (a missing mailbox is rebuilt from the deliveries table
 // on first fetch), the wake-up subscription and waiter registry, long polling, acks, and the direct-thread
-// cache. Handlers and the WebSocket channel reach it with messaging(svc).
+// cache. Built and started by startNode (runtime/server.ts); handlers and the WebSocket channel reach it as svc.hub.
 import type { MailboxEntry } from "../engines/mailbox.ts";
-import type { Services } from "../services.ts";
+import type { Core } from "../services.ts";
 import { toMessage } from "./payload.ts";
 import { Batcher } from "../batcher.ts";
 import { unavailable } from "../circuit.ts";
@@ -59,7 +59,7 @@ export class Messaging {
   private unsubscribe: (() => Promise<void>) | undefined;
   private closing = false;
 
-  constructor(private readonly svc: Services) {
+  constructor(private readonly svc: Core) {
     this.counts = new WriteBehind("delivery counts", (rows) => writeDeliveryCounts(svc.sql, rows), svc.log, {
       everyMs: COUNTS_SETTLE_MS,
       settle: true,
@@ -315,14 +315,18 @@ export class Messaging {
     await this.counts.flush();
   }
 
-  /**
-   * Release every long poll (they answer what they have), let the writes already taken finish (acks that arrived
-   * as WebSocket frames before the sockets closed among them; bounded by the shutdown grace), write the counts
-   * still waiting, drop the subscription.
-   */
-  async close(): Promise<void> {
+  /** Shutting down: every long poll waiting, and every one that comes after, answers what it has at once. */
+  release(): void {
     this.closing = true;
     this.waiters.wakeAll();
+  }
+
+  /**
+   * Release every long poll, let the writes already taken finish (acks that arrived as WebSocket frames before the
+   * sockets closed among them; bounded by the shutdown grace), write the counts still waiting, drop the subscription.
+   */
+  async close(): Promise<void> {
+    this.release();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       Promise.all([this.directWrites.drain(), this.groupWrites.drain(), Promise.allSettled([...this.acking]), this.acks.drain()]),
@@ -334,16 +338,4 @@ export class Messaging {
     await this.flushWrites();
     await this.unsubscribe?.().catch(() => {});
   }
-}
-
-const hubs = new WeakMap<Services, Messaging>();
-
-/** The node's messaging hub. */
-export function messaging(svc: Services): Messaging {
-  let hub = hubs.get(svc);
-  if (!hub) {
-    hub = new Messaging(svc);
-    hubs.set(svc, hub);
-  }
-  return hub;
 }

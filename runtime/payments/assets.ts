@@ -50,8 +50,11 @@ const PUBLIC_ASSETS: readonly Asset[] = [
   },
 ];
 
+/** The networks this node accepts, by network id (svc.assets). */
+export type AssetTable = ReadonlyMap<string, Asset>;
+
 /** The networks this node accepts: the public ones, plus the local development chain when its token is configured. */
-export function assetTable(config: Config): Map<string, Asset> {
+export function assetTable(config: Config): AssetTable {
   const all = [...PUBLIC_ASSETS];
   if (config.FLOCK_LOCAL_TOKEN) {
     all.push({
@@ -65,17 +68,6 @@ export function assetTable(config: Config): Map<string, Asset> {
     });
   }
   return new Map(all.map((a) => [a.network, a]));
-}
-
-const tables = new WeakMap<Config, Map<string, Asset>>();
-
-export function assetFor(config: Config, network: string): Asset | undefined {
-  let t = tables.get(config);
-  if (!t) {
-    t = assetTable(config);
-    tables.set(config, t);
-  }
-  return t.get(network);
 }
 
 /** Atomic token units of a price in micro-dollars. */

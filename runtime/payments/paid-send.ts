@@ -17,7 +17,6 @@ import type { Ctx, Reply } from "../http/route.ts";
 import type { Messaging } from "../messaging/hub.ts";
 import { freshPayload, type StoredAttachment } from "../messaging/payload.ts";
 import { dollars, explorerUrl } from "./assets.ts";
-import { facilitatorFor } from "./facilitator.ts";
 import { checkPayment, paymentHeader, paymentRequired, paymentRequiredError, requirementsFor, type Terms } from "./protocol.ts";
 import { claim, completeSettled, markFailed } from "./store.ts";
 
@@ -54,7 +53,7 @@ export async function paidSend(ctx: Ctx<unknown, unknown, "principal">, hub: Mes
   const checked = checkPayment(header, ours, Math.floor(svc.now() / 1000));
   if (!checked.ok) throw refuse(checked.reason, checked.message);
   const { payload, auth, requirements } = checked;
-  const facilitator = facilitatorFor(svc.config);
+  const facilitator = svc.facilitator;
   if (!facilitator) {
     throw new ApiError("payments_unavailable", "payments are not configured on this server (no facilitator): nothing was charged; the authorization was not used");
   }

@@ -1,11 +1,10 @@
 // An agent's marketplace settings (paid_agents): reading them into the profile, and PATCH /v1/agents/me's
 // changes to them. Enabling needs `pay_to`; the network must be one this node settles on (assets.ts).
 import { getAddress } from "viem";
-import type { Config } from "../config.ts";
 import type { Sql } from "../db/client.ts";
 import { invalid } from "../errors.ts";
 import type { AgentMarketplace } from "../../schema/payments.ts";
-import { type Asset, assetFor, assetTable, DEFAULT_NETWORK, dollars } from "./assets.ts";
+import { type Asset, type AssetTable, DEFAULT_NETWORK, dollars } from "./assets.ts";
 import type { z } from "zod";
 
 export interface PaidAgentRow {
@@ -28,15 +27,15 @@ export const hasSettings = (c: SettingsChange) =>
   c.x402_enabled !== undefined || c.price !== undefined || c.pay_to !== undefined || c.network !== undefined;
 
 /** Whether messages to the agent must be paid: enabled, priced, and on a network this node supports. */
-export function paidTerms(config: Config, row: PaidAgentRow | null | undefined): { asset: Asset; micros: bigint; payTo: string } | null {
+export function paidTerms(assets: AssetTable, row: PaidAgentRow | null | undefined): { asset: Asset; micros: bigint; payTo: string } | null {
   if (!row?.x402_enabled || row.price_micros === null || row.pay_to === null) return null;
-  const asset = assetFor(config, row.network);
+  const asset = assets.get(row.network);
   return asset ? { asset, micros: row.price_micros, payTo: getAddress(row.pay_to) } : null;
 }
 
-export function marketplaceView(config: Config, row: PaidAgentRow | null | undefined): z.infer<typeof AgentMarketplace> {
+export function marketplaceView(assets: AssetTable, row: PaidAgentRow | null | undefined): z.infer<typeof AgentMarketplace> {
   const r = row ?? NONE;
-  const asset = assetFor(config, r.network);
+  const asset = assets.get(r.network);
   return {
     x402_enabled: r.x402_enabled,
     price: r.price_micros === null ? null : dollars(r.price_micros),
@@ -49,7 +48,7 @@ export function marketplaceView(config: Config, row: PaidAgentRow | null | undef
 }
 
 /** Applies a change inside the caller's transaction (the agent row is already locked by its update). */
-export async function updateSettings(tx: Sql, config: Config, principal: string, c: SettingsChange): Promise<void> {
+export async function updateSettings(tx: Sql, assets: AssetTable, principal: string, c: SettingsChange): Promise<void> {
   const [cur] = await tx<PaidAgentRow[]>`
     select x402_enabled, price_micros, pay_to, network from paid_agents where principal = ${principal} for update`;
   const next: PaidAgentRow = {
@@ -58,8 +57,8 @@ export async function updateSettings(tx: Sql, config: Config, principal: string,
     pay_to: c.pay_to === undefined ? (cur?.pay_to ?? null) : c.pay_to === null ? null : c.pay_to.toLowerCase(),
     network: c.network ?? cur?.network ?? DEFAULT_NETWORK,
   };
-  if (c.network !== undefined && !assetFor(config, c.network)) {
-    const known = [...assetTable(config).keys()].join(", ");
+  if (c.network !== undefined && !assets.has(c.network)) {
+    const known = [...assets.keys()].join(", ");
     throw invalid(`network: ${c.network} is not supported here (supported: ${known})`, { field: "network" });
   }
   if (next.x402_enabled && next.pay_to === null) {

@@ -2,7 +2,8 @@
 // agent costs no extra query); PATCH /v1/agents/me broadcasts a change on pub/sub and every node drops its copy.
 // A copy also expires TERMS_TTL_MS after it was read (on the node's clock), so a change whose broadcast was lost
 // (published while Redis was down) is seen within that bound.
-import type { Services } from "../services.ts";
+import type { Core, Services } from "../services.ts";
+import type { AssetTable } from "./assets.ts";
 import { ApiError } from "../errors.ts";
 import { paidTerms, type PaidAgentRow } from "./settings.ts";
 import type { Terms } from "./protocol.ts";
@@ -21,9 +22,10 @@ export class PaidAgents {
   private readonly rows = new Map<string, Cached>();
   private starting: Promise<void> | undefined;
 
-  constructor(private readonly svc: Services) {}
+  constructor(private readonly svc: Core & { assets: AssetTable }) {}
 
-  private start(): Promise<void> {
+  /** Subscribe to invalidations (startNode does, before any request; a lookup would too). */
+  start(): Promise<void> {
     this.starting ??= this.svc.engines.pubsub
       .subscribe(CHANNEL, (buf) => {
         this.rows.delete(buf.toString());
@@ -52,7 +54,7 @@ export class PaidAgents {
   async terms(principal: string): Promise<Terms | null> {
     const row = await this.row(principal);
     if (!row?.x402_enabled || row.price_micros === null) return null;
-    const t = paidTerms(this.svc.config, row);
+    const t = paidTerms(this.svc.assets, row);
     if (!t) throw new ApiError("unavailable", `this agent is paid on ${row.network}, which this server does not settle on`);
     return t;
   }
@@ -62,17 +64,6 @@ export class PaidAgents {
     this.rows.delete(principal);
     await this.svc.engines.pubsub.publish(CHANNEL, principal);
   }
-}
-
-const instances = new WeakMap<Services, PaidAgents>();
-
-export function paidAgents(svc: Services): PaidAgents {
-  let p = instances.get(svc);
-  if (!p) {
-    p = new PaidAgents(svc);
-    instances.set(svc, p);
-  }
-  return p;
 }
 
 /** Paid agents among a group's members other than the sender (group messages cannot be paid); none when the sender is no member. */

@@ -24,13 +24,12 @@ export interface ProviderLogin {
   embeddedWallets: string[];
 }
 
-type KeySource = { key: Promise<CryptoKey | Uint8Array> } | { getKey: JWTVerifyGetKey };
-const sources = new WeakMap<Config, KeySource>();
+export type ProviderKeys = { key: Promise<CryptoKey | Uint8Array> } | { getKey: JWTVerifyGetKey };
 
-function keySource(config: Config): KeySource | null {
-  const cached = sources.get(config);
-  if (cached) return cached;
-  let source: KeySource;
+/** The configured verification key (or JWKS), built once by startNode (svc.providerKeys); null when none is. */
+export function providerKeys(config: Config): ProviderKeys | null {
+  if (!config.PRIVY_APP_ID) return null;
+  let source: ProviderKeys;
   if (config.PRIVY_VERIFICATION_KEY) {
     const raw = config.PRIVY_VERIFICATION_KEY.replace(/\\n/g, "\n").trim();
     const key = raw.startsWith("{") ? importJWK(JSON.parse(raw), ALG) : importSPKI(raw, ALG);
@@ -47,13 +46,17 @@ function keySource(config: Config): KeySource | null {
   } else {
     return null;
   }
-  sources.set(config, source);
   return source;
 }
 
 /** The subject (and embedded wallets) of a valid provider token; 401 for any token we must not accept. */
-export async function verifyProviderToken(config: Config, token: string, now: number, log: Logger): Promise<ProviderLogin> {
-  const source = config.PRIVY_APP_ID ? keySource(config) : null;
+export async function verifyProviderToken(
+  config: Config,
+  source: ProviderKeys | null,
+  token: string,
+  now: number,
+  log: Logger,
+): Promise<ProviderLogin> {
   if (!source || !config.PRIVY_APP_ID) {
     throw new ApiError("not_found", "identity-provider login is not configured on this server");
   }

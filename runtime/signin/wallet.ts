@@ -71,7 +71,7 @@ export async function verifyChallenge(svc: Services, message: string, signature:
   if (pending.expires_at.getTime() <= now.getTime()) throw unauthorized("nonce expired; ask for a new challenge");
   if (pending.address !== address) throw unauthorized("the nonce was issued to another address");
 
-  if (!(await signatureValid(config, message, signature, parsed.address, now))) {
+  if (!(await signatureValid(svc.chain, config, message, signature, parsed.address, now))) {
     throw unauthorized("bad signature");
   }
   // Consume: of two concurrent answers with the same nonce, one wins.
@@ -80,18 +80,24 @@ export async function verifyChallenge(svc: Services, message: string, signature:
   return address;
 }
 
-const clients = new WeakMap<Config, PublicClient>();
+/** The chain client that verifies smart wallets, built once by startNode (svc.chain); null without FLOCK_CHAIN_RPC_URL. */
+export function chainClient(config: Config): PublicClient | null {
+  if (!config.FLOCK_CHAIN_RPC_URL) return null;
+  return createPublicClient({ transport: http(config.FLOCK_CHAIN_RPC_URL, { timeout: 10_000, retryCount: 1 }) });
+}
 
-async function signatureValid(config: Config, message: string, signature: Hex, address: Hex, now: Date): Promise<boolean> {
+async function signatureValid(
+  client: PublicClient | null,
+  config: Config,
+  message: string,
+  signature: Hex,
+  address: Hex,
+  now: Date,
+): Promise<boolean> {
   // Externally owned accounts (ecrecover) need no chain.
   if (await verifyMessage({ address, message, signature }).catch(() => false)) return true;
-  if (!config.FLOCK_CHAIN_RPC_URL) return false;
   // With a chain: deployed smart wallets (ERC-1271) and counterfactual ones (ERC-6492).
-  let client = clients.get(config);
-  if (!client) {
-    client = createPublicClient({ transport: http(config.FLOCK_CHAIN_RPC_URL, { timeout: 10_000, retryCount: 1 }) });
-    clients.set(config, client);
-  }
+  if (!client) return false;
   try {
     return await client.verifySiweMessage({ message, signature, domain: config.FLOCK_DOMAIN, time: now });
   } catch (err) {

@@ -7,7 +7,6 @@ import type { Sql } from "../db/client.ts";
 import { notFound } from "../errors.ts";
 import { asError, Batcher } from "../batcher.ts";
 import { isFkViolation, retryOnDeadlock } from "../db/errors.ts";
-import type { Services } from "../services.ts";
 import { type CountsRow, visibleToViewer } from "./moments-sql.ts";
 
 export interface LikeItem {
@@ -116,14 +115,3 @@ function found(r: Reacted): Reacted {
   return r;
 }
 
-const perService = new WeakMap<Services, Likes>();
-
-/** The node's like batcher. */
-export function likes(svc: Services): Likes {
-  let l = perService.get(svc);
-  if (!l) {
-    l = new Likes(svc.sql);
-    perService.set(svc, l);
-  }
-  return l;
-}

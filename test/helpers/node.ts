@@ -23,6 +23,8 @@ export interface TestNodeOptions {
   prefix?: string;
   env?: Record<string, string>;
   now?: () => number;
+  /** Sees each part of the node start and stop (runtime/lifecycle.ts). */
+  trace?: (event: string) => void;
 }
 
 interface Teardown {
@@ -44,7 +46,7 @@ export async function startTestNode(t: Teardown, opts: TestNodeOptions = {}): Pr
     TRUST_PROXY: "1",
     ...opts.env,
   });
-  const node = await startNode(config, createLogger(config.LOG_LEVEL), { now: opts.now });
+  const node = await startNode(config, createLogger(config.LOG_LEVEL), { now: opts.now, trace: opts.trace });
   t.teardown(async () => {
     await node.close();
     if (!opts.schema) await dropSchema(schema);

@@ -19,6 +19,7 @@ const USAGE = `usage: flock [--url URL] [--token TOKEN] [--json] [--verbose] <co
   send <to> <body>
   listen [--ws]                                 print incoming messages as they arrive and ack them
   marketplace [--q TEXT]
+  mcp [--help]                                  serve the Flock tools to an agent runtime over MCP (stdio)
 
 --json prints the answer as JSON on stdout (errors go to stderr, as JSON); --verbose shows each request and each
 retry (with its wait) on stderr.
@@ -33,6 +34,8 @@ export async function main(
   out: Write = (s) => process.stdout.write(`${s}\n`),
   err: Write = (s) => process.stderr.write(`${s}\n`),
 ): Promise<number> {
+  // the MCP server owns stdout (the protocol) and its own flags
+  if (argv[0] === "mcp") return (await import("./mcp/stdio.ts")).runMcp(argv.slice(1));
   let parsed;
   try {
     parsed = parseArgs({

@@ -1,0 +1,74 @@
+// Tools for direct and group messages, threads, and receiving (wait_for_messages / ack_messages).
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
+import { type ToolContext, run } from "./context.ts";
+
+const body = z.string().min(1).describe("the message text");
+
+export function registerMessageTools(server: McpServer, ctx: ToolContext): void {
+  server.registerTool(
+    "send_message",
+    {
+      title: "Send a direct message",
+      description:
+        "Send a direct message to an agent or human. Sends are throttled below 10 per second. A paid agent answers with a payment-required error naming its price: then use pay_and_send, if the operator allows paying.",
+      inputSchema: {
+        to: z.string().min(1).describe("the recipient's id (agent: digits; human: P + digits)"),
+        body,
+        attachments: z.array(z.string()).max(10).optional().describe("ids of files you uploaded, shared with the recipient"),
+      },
+    },
+    ({ to, body, attachments }) => run(ctx, () => ctx.flock().send(to, body, { attachments })),
+  );
+  server.registerTool(
+    "send_group_message",
+    { title: "Send a group message", description: "Send a message to every other member of a group you belong to.", inputSchema: { group_id: z.string().min(1).describe("the group's id (group_...)"), body } },
+    ({ group_id, body }) => run(ctx, () => ctx.flock().sendGroup(group_id, body)),
+  );
+  server.registerTool(
+    "list_threads",
+    {
+      title: "List threads",
+      description: "Your conversations (direct and group), most recently active first, each with its last message. Page with before = the last thread's id when has_more is true.",
+      inputSchema: { limit: z.number().int().min(1).max(100).optional(), before: z.string().optional() },
+    },
+    ({ limit, before }) => run(ctx, () => ctx.flock().threads({ limit, before })),
+  );
+  server.registerTool(
+    "read_thread",
+    {
+      title: "Read a thread's history",
+      description: "The messages of one thread, newest first. Page with before = the oldest message id you got when has_more is true.",
+      inputSchema: { thread_id: z.string().min(1).describe("the thread's id (thread_...)"), limit: z.number().int().min(1).max(100).optional(), before: z.string().optional() },
+    },
+    ({ thread_id, limit, before }) => run(ctx, () => ctx.flock().threadMessages(thread_id, { limit, before })),
+  );
+  server.registerTool(
+    "wait_for_messages",
+    {
+      title: "Wait for messages",
+      description:
+        "Receive messages sent to you: answers at once with any you have not acknowledged, otherwise waits up to timeout_seconds for new ones (an empty list means none came). Calling it again acknowledges the messages it returned last time, so handle them before calling again; a message not acknowledged comes back (delivery_count counts the times). Pass ack_previous=false to get the previous ones again, or acknowledge some explicitly with ack_messages.",
+      inputSchema: {
+        timeout_seconds: z.number().int().min(1).max(30).default(20).describe("how long to wait when nothing is waiting (1-30, default 20)"),
+        limit: z.number().int().min(1).max(100).optional().describe("most messages to return"),
+        ack_previous: z.boolean().default(true).describe("acknowledge what the previous call returned (default true)"),
+      },
+    },
+    ({ timeout_seconds, limit, ack_previous }, extra) =>
+      run(ctx, async () => {
+        const r = await ctx.inbox.wait({ timeoutSeconds: timeout_seconds, limit, ackPrevious: ack_previous }, extra.signal);
+        for (const thread of new Set(r.messages.map((m) => m.thread_id))) await ctx.subs.messageArrived(thread);
+        return { messages: r.messages, acknowledged_previous: r.acked, unacknowledged: ctx.inbox.unacked };
+      }),
+  );
+  server.registerTool(
+    "ack_messages",
+    {
+      title: "Acknowledge messages",
+      description: "Acknowledge messages for good (they are never delivered again). wait_for_messages does this for you on its next call; use this to acknowledge earlier.",
+      inputSchema: { message_ids: z.array(z.string().min(1)).min(1).max(100).describe("ids of messages you received (msg_...)") },
+    },
+    ({ message_ids }, extra) => run(ctx, async () => ({ acknowledged: await ctx.inbox.ack(message_ids, extra.signal) })),
+  );
+}

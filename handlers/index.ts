@@ -16,8 +16,9 @@ import { paymentRoutes } from "./payments.ts";
 import { threadRoutes } from "./threads.ts";
 import { docRoutes } from "./docs.ts";
 import { webRoutes } from "./web.ts";
+import { mcpRoutes } from "./mcp.ts";
 
 export function allRoutes(metrics: Metrics): Route[] {
-  const routes = [...healthRoutes(metrics), ...agentRoutes, ...momentRoutes, ...momentReactionRoutes, ...friendRoutes, ...messageRoutes, ...threadRoutes, ...groupRoutes, ...authRoutes, ...userRoutes, ...fileRoutes, ...marketplaceRoutes, ...paymentRoutes, ...webRoutes];
+  const routes = [...healthRoutes(metrics), ...agentRoutes, ...momentRoutes, ...momentReactionRoutes, ...friendRoutes, ...messageRoutes, ...threadRoutes, ...groupRoutes, ...authRoutes, ...userRoutes, ...fileRoutes, ...marketplaceRoutes, ...paymentRoutes, ...mcpRoutes, ...webRoutes];
   return [...routes, ...docRoutes(routes)];
 }

@@ -272,6 +272,20 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   const leaving = await registerAgent(base, "Leaving bot");
   await req("DELETE", "/v1/users/me", "/v1/users/me", as(leaving));
 
+  // the MCP endpoint: initialize (an event stream of one answer), the session's open event stream, its end
+  const mcpAgent = await registerAgent(base, "MCP bot");
+  const sse = { accept: "application/json, text/event-stream" };
+  const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "doc", version: "1" } } };
+  const opened = await req("POST", "/v1/mcp", "/v1/mcp", as(mcpAgent, init, sse));
+  const session = { "mcp-session-id": opened.headers.get("mcp-session-id") ?? "", "mcp-protocol-version": "2025-06-18" };
+  await req("POST", "/v1/mcp", "/v1/mcp", as(mcpAgent, { jsonrpc: "2.0", method: "notifications/initialized" }, { ...sse, ...session }));
+  const ac = new AbortController();
+  const events = await fetch(`${base}/v1/mcp`, { headers: { authorization: `Bearer ${mcpAgent.token}`, accept: "text/event-stream", ...session }, signal: ac.signal });
+  check("GET", "/v1/mcp", { status: events.status, headers: events.headers, body: undefined, text: "" });
+  ac.abort();
+  await req("DELETE", "/v1/mcp", "/v1/mcp", as(mcpAgent, undefined, session));
+  await req("DELETE", "/v1/mcp", "/v1/mcp", as(mcpAgent, undefined, session)); // gone: 404
+
   // 429: one address registering past its limit
   const ip = randomIp();
   for (let i = 0; i <= POLICIES.register.limit; i++) {

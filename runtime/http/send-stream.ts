@@ -4,11 +4,12 @@
 import type { Readable } from "node:stream";
 import type { HttpResponse } from "uWebSockets.js";
 import { statusLine } from "./respond.ts";
+import { sendChunked } from "./send-chunked.ts";
 
 export interface StreamedBody {
   type: string;
-  /** Exact size of the body in bytes. */
-  size: number;
+  /** Exact size of the body in bytes; undefined: unknown, written chunked as it comes (send-chunked.ts). */
+  size?: number;
   body: Readable;
 }
 
@@ -24,6 +25,7 @@ export interface StreamOut {
 
 export function sendStream(res: HttpResponse, out: StreamOut, streamed: StreamedBody): void {
   const { body, size } = streamed;
+  if (size === undefined) return sendChunked(res, out, streamed);
   let gone = false;
   let done = false;
   out.onAbort(() => {

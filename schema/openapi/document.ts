@@ -36,6 +36,7 @@ const TAGS: Record<Tag, string> = {
   files: "File upload and download",
   marketplace: "Paid agents",
   payments: "x402 payments sent and received",
+  mcp: "The Model Context Protocol server (streamable HTTP): Flock's tools and resources for LLM agents",
   health: "Liveness, readiness and metrics (outside /v1)",
   reference: "This reference",
 };

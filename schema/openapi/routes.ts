@@ -15,7 +15,7 @@ import { MarketplaceResponse, PaymentsResponse } from "../payments.ts";
 import { AsyncApiDocument, OpenApiDocument } from "../reference.ts";
 import { UserResponse } from "../users.ts";
 
-export type Tag = "health" | "agents" | "auth" | "users" | "moments" | "friends" | "messages" | "threads" | "groups" | "files" | "marketplace" | "payments" | "reference";
+export type Tag = "health" | "agents" | "auth" | "users" | "moments" | "friends" | "messages" | "threads" | "groups" | "files" | "marketplace" | "payments" | "mcp" | "reference";
 
 /** Response headers the reference names (described once, in document.ts). */
 export type HeaderName = "Link" | "ETag" | "Cache-Control" | "Content-Disposition" | "PAYMENT-RESPONSE";
@@ -236,6 +236,32 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   },
 
   "GET /v1/payments": { summary: "Payments the caller sent or received, newest first", tag: "payments", answers: { 200: { description: "a page of payments", schema: PaymentsResponse } } },
+
+  "POST /v1/mcp": {
+    summary: "Send MCP messages (streamable HTTP)",
+    description:
+      "A JSON-RPC 2.0 message or batch of the Model Context Protocol, with `Accept: application/json, text/event-stream`. An `initialize` without `Mcp-Session-Id` opens a session (its id comes back in the `Mcp-Session-Id` header; send it on every later request); the tools act as the bearer token's principal. Answers a JSON-RPC response, an event stream of them, or 202 for notifications. Errors are in Flock's error shape with the JSON-RPC code as `jsonrpc_code`.",
+    tag: "mcp",
+    answers: {
+      200: { description: "the JSON-RPC answer, as JSON or as an event stream (text/event-stream)", content: "text/event-stream" },
+      202: { description: "notifications or responses accepted" },
+    },
+    errors: { 404: "no such session of the caller's", 406: "Accept must list application/json and text/event-stream" },
+    example: { jsonrpc: "2.0", id: 1, method: "tools/list" },
+  },
+  "GET /v1/mcp": {
+    summary: "The MCP session's event stream",
+    description: "Server-sent events for the session named by `Mcp-Session-Id`: notifications such as notifications/resources/updated when a message arrives for a subscribed resource.",
+    tag: "mcp",
+    answers: { 200: { description: "an event stream that stays open", content: "text/event-stream" } },
+    errors: { 404: "no such session of the caller's", 406: "Accept must list text/event-stream", 409: "the session already has a stream" },
+  },
+  "DELETE /v1/mcp": {
+    summary: "End an MCP session",
+    tag: "mcp",
+    answers: { 200: { description: "the session is closed" } },
+    errors: { 404: "no such session of the caller's" },
+  },
 
   "GET /v1/openapi.json": { summary: "This document (OpenAPI 3.1)", tag: "reference", answers: { 200: { description: "the OpenAPI document", schema: OpenApiDocument, headers: ["Cache-Control"] } } },
   "GET /v1/asyncapi.json": { summary: "The WebSocket protocol at /v1/ws (AsyncAPI 3)", tag: "reference", answers: { 200: { description: "the AsyncAPI document", schema: AsyncApiDocument, headers: ["Cache-Control"] } } },

@@ -1,0 +1,12 @@
+// The Model Context Protocol over streamable HTTP at /v1/mcp: POST a JSON-RPC message (an initialize opens a
+// session, named by the Mcp-Session-Id header of the answer), GET the session's event stream (resource-updated
+// notifications), DELETE to end it. The same bearer token as everywhere; the tools act as that principal.
+import { defineRoute, type Route } from "../runtime/http/route.ts";
+import { mcpSessions } from "../runtime/mcp/sessions.ts";
+import { McpPostBody } from "../schema/mcp.ts";
+
+const post = defineRoute({ method: "POST", path: "/v1/mcp", auth: "principal", body: McpPostBody, handle: (ctx) => mcpSessions(ctx.svc).handle(ctx) });
+const stream = defineRoute({ method: "GET", path: "/v1/mcp", auth: "principal", noHead: true, handle: (ctx) => mcpSessions(ctx.svc).handle(ctx) });
+const end = defineRoute({ method: "DELETE", path: "/v1/mcp", auth: "principal", handle: (ctx) => mcpSessions(ctx.svc).handle(ctx) });
+
+export const mcpRoutes: Route[] = [post, stream, end];

@@ -1,0 +1,143 @@
+// The MCP sessions this node serves at /v1/mcp: one streamable HTTP transport (the SDK's web-standard one) and one
+// Flock MCP server (client/mcp) per session, acting as the principal whose bearer token opened it, through the SDK
+// against this node's own API (self-url.ts). Each session subscribes to the node's wake-ups for its principal, so a
+// new message sends notifications/resources/updated for the resources it changes. A session belongs to the node
+// that created it (a load balancer must keep a session's requests on one node, or the client starts a new one).
+import { randomUUID } from "node:crypto";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { createFlockMcp, type FlockMcp } from "../../client/mcp/server.ts";
+import { ApiError } from "../errors.ts";
+import type { Ctx, Reply } from "../http/route.ts";
+import type { Services } from "../services.ts";
+import { selfUrl } from "./self-url.ts";
+import { toReply, toRequest } from "./web.ts";
+
+/** Sessions one principal may hold at once on a node; opening another closes its oldest. */
+const PER_PRINCIPAL = 8;
+/** A session without any request for this long is closed. */
+const IDLE_MS = 30 * 60_000;
+
+interface Session {
+  id: string;
+  principal: string;
+  transport: WebStandardStreamableHTTPServerTransport;
+  mcp: FlockMcp;
+  lastSeen: number;
+  stopWake: () => void;
+}
+
+export class McpSessions {
+  private readonly sessions = new Map<string, Session>();
+  private sweeper: NodeJS.Timeout | undefined;
+
+  constructor(private readonly svc: Services) {}
+
+  async handle(ctx: Ctx): Promise<Reply> {
+    const id = ctx.headers["mcp-session-id"];
+    const principal = ctx.principal!.id;
+    if (id !== undefined) {
+      const s = this.sessions.get(id);
+      // another principal's session is not found: a session id grants nothing without its own token
+      if (!s || s.principal !== principal) throw new ApiError("not_found", "no such MCP session: initialize a new one");
+      s.lastSeen = this.svc.now();
+      return this.answer(ctx, s.transport);
+    }
+    if (ctx.method !== "POST" || !isInitializeRequest(ctx.body)) {
+      throw new ApiError("invalid_request", "no Mcp-Session-Id: start with a POST of an initialize request");
+    }
+    const base = await selfUrl(this.svc, ctx.headers["host"]);
+    if (!base) throw new ApiError("unavailable", "the MCP endpoint cannot reach this node's API", { retry_after: 1 }, { "Retry-After": "1" });
+    const token = /^Bearer\s+(\S+)$/i.exec(ctx.headers["authorization"] ?? "")?.[1];
+    const session = this.open(principal, base, token);
+    const reply = await this.answer(ctx, session.transport);
+    if (!session.id) {
+      // the initialize was refused (Accept, protocol version): nothing to keep
+      session.stopWake();
+      void session.mcp.server.close().catch(() => {});
+    }
+    return reply;
+  }
+
+  private open(principal: string, baseUrl: string, token: string | undefined): Session {
+    const mcp = createFlockMcp({ baseUrl, token, allowRegister: false });
+    const session: Session = { id: "", principal, mcp, lastSeen: this.svc.now(), stopWake: () => {}, transport: undefined as never };
+    session.transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        session.id = id;
+        this.sessions.set(id, session);
+        this.evictBeyondCap(principal);
+        this.startSweeper();
+      },
+      onsessionclosed: (id) => this.drop(id),
+    });
+    session.transport.onclose = () => this.drop(session.id);
+    session.stopWake = this.svc.hub.waiters.add(principal, (raw) => {
+      void this.wake(session, raw);
+    });
+    void mcp.server.connect(session.transport);
+    return session;
+  }
+
+  private async answer(ctx: Ctx, transport: WebStandardStreamableHTTPServerTransport): Promise<Reply> {
+    const res = await transport.handleRequest(toRequest(ctx), ctx.method === "POST" ? { parsedBody: ctx.body } : undefined);
+    const reply = await toReply(res);
+    // the client went away mid-stream: the stream is cancelled (the transport forgets it)
+    if (reply.stream) ctx.onAborted?.(() => reply.stream?.body.destroy());
+    return reply;
+  }
+
+  /** A message arrived for the session's principal: tell its subscriptions. */
+  private async wake(session: Session, raw: string | null): Promise<void> {
+    if (session.mcp.subscriptions.size === 0) return;
+    try {
+      let thread: string | null = null;
+      if (raw !== null && /^\d+$/.test(raw)) {
+        const rows = await this.svc.sql<{ thread_id: string }[]>`select thread_id::text from messages where id = ${raw}`;
+        if (rows[0]) thread = `thread_${rows[0].thread_id}`;
+      }
+      await session.mcp.subscriptions.messageArrived(thread);
+    } catch (err) {
+      this.svc.log.debug({ err: (err as Error).message }, "mcp: resource update not sent");
+    }
+  }
+
+  private drop(id: string): void {
+    const s = this.sessions.get(id);
+    if (!s) return;
+    this.sessions.delete(id);
+    s.stopWake();
+    void s.mcp.server.close().catch(() => {});
+    if (this.sessions.size === 0 && this.sweeper) {
+      clearInterval(this.sweeper);
+      this.sweeper = undefined;
+    }
+  }
+
+  private evictBeyondCap(principal: string): void {
+    const mine = [...this.sessions.values()].filter((s) => s.principal === principal).sort((a, b) => a.lastSeen - b.lastSeen);
+    for (const s of mine.slice(0, Math.max(0, mine.length - PER_PRINCIPAL))) this.drop(s.id);
+  }
+
+  private startSweeper(): void {
+    if (this.sweeper) return;
+    this.sweeper = setInterval(() => {
+      const cutoff = this.svc.now() - IDLE_MS;
+      for (const s of [...this.sessions.values()]) if (s.lastSeen < cutoff) this.drop(s.id);
+    }, 60_000);
+    this.sweeper.unref();
+  }
+}
+
+const bySvc = new WeakMap<Services, McpSessions>();
+
+/** The node's MCP sessions. */
+export function mcpSessions(svc: Services): McpSessions {
+  let s = bySvc.get(svc);
+  if (!s) {
+    s = new McpSessions(svc);
+    bySvc.set(svc, s);
+  }
+  return s;
+}

@@ -23,6 +23,8 @@ const PASS_MAX = 1000;
 export class Reconciler {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<number> | undefined;
+  /** A pass failed and nothing has passed since: a backend outage logs once when it starts and once when it ends. */
+  private failing = false;
 
   constructor(
     private readonly svc: Services,
@@ -32,7 +34,16 @@ export class Reconciler {
 
   start(): void {
     this.timer ??= setInterval(() => {
-      void this.pass().catch((err: unknown) => this.svc.log.warn({ err }, "in-flight messages not reconciled"));
+      void this.pass().then(
+        () => {
+          if (this.failing) this.svc.log.info("in-flight messages reconciled again");
+          this.failing = false;
+        },
+        (err: unknown) => {
+          if (!this.failing) this.svc.log.warn({ err: err instanceof Error ? err.message : String(err) }, "in-flight messages not reconciled (until a backend returns)");
+          this.failing = true;
+        },
+      );
     }, PASS_MS).unref();
   }
 

@@ -51,7 +51,9 @@ export async function* wsMessageStream(flock: Flock, opts: MessageStreamOptions)
         if (next === null) break; // closed: reconnect
         failures = 0;
         yield next;
-        conn.send({ type: "ack", id: next.id });
+        // a confirmed ack (it carries a ref, the server answers once it is final): the handler's work is
+        // acknowledged before the next message is taken, and a stop right after a handler still acks it
+        await conn.ack(next.id);
       }
     } finally {
       conn.close();
@@ -64,7 +66,8 @@ export async function* wsMessageStream(flock: Flock, opts: MessageStreamOptions)
 
 interface Conn {
   next(): Promise<Message | null>;
-  send(frame: object): void;
+  /** Acknowledge and wait for the server's answer (or the socket's end: the message then comes again). */
+  ack(id: string): Promise<void>;
   close(): void;
   fatal: Error | undefined;
 }
@@ -83,17 +86,26 @@ function connect(Ws: SocketClass, flock: Flock, signal: AbortSignal | undefined)
   const seen = new Set<string>();
   let waiter: ((m: Message | null) => void) | undefined;
   let closed = false;
+  let refs = 0;
+  /** Acks sent and not yet answered, by ref: resolved by the answer, an error frame naming the ref, or the close. */
+  const acking = new Map<number, () => void>();
   const conn: Conn = {
     fatal: undefined,
     next: () =>
       new Promise((resolve) => {
+        if (signal?.aborted) return resolve(null);
         const m = queue.shift();
         if (m) resolve(m);
         else if (closed) resolve(null);
         else waiter = resolve;
       }),
-    send(frame) {
-      if (ws.readyState === OPEN) ws.send(JSON.stringify(frame));
+    ack(id) {
+      if (ws.readyState !== OPEN) return Promise.resolve();
+      const ref = ++refs;
+      return new Promise<void>((resolve) => {
+        acking.set(ref, resolve);
+        ws.send(JSON.stringify({ type: "ack", id, ref }));
+      });
     },
     close() {
       signal?.removeEventListener("abort", onAbort);
@@ -102,13 +114,17 @@ function connect(Ws: SocketClass, flock: Flock, signal: AbortSignal | undefined)
   };
   const finish = () => {
     closed = true;
+    for (const done of acking.values()) done();
+    acking.clear();
     const w = waiter;
     waiter = undefined;
     w?.(null);
   };
   const onAbort = () => {
-    if (ws.readyState === OPEN || ws.readyState === CONNECTING) ws.close(1000);
-    finish();
+    // a stop: no more messages are taken; an ack already under way is still answered before the socket closes
+    const w = waiter;
+    waiter = undefined;
+    w?.(null);
   };
   signal?.addEventListener("abort", onAbort, { once: true });
   ws.addEventListener("message", (ev) => {
@@ -116,6 +132,12 @@ function connect(Ws: SocketClass, flock: Flock, signal: AbortSignal | undefined)
     try {
       frame = JSON.parse(text(ev.data) ?? "") as Frame;
     } catch {
+      return;
+    }
+    if ((frame.type === "ack" || frame.type === "error") && typeof frame["ref"] === "number") {
+      const done = acking.get(frame["ref"]);
+      acking.delete(frame["ref"]);
+      done?.();
       return;
     }
     if (frame.type !== "message" || !frame.message) return;

@@ -58,6 +58,11 @@ export function outageOf(err: unknown): Backend | undefined {
   return undefined;
 }
 
+/** Whether an error means "a backend is out" (a connection-class failure, or the 503 an open circuit answers). */
+export function isOutage(err: unknown): boolean {
+  return outageOf(err) !== undefined || (err instanceof ApiError && err.code === "unavailable");
+}
+
 export class Circuit {
   private openedAt: number | undefined;
   private timer: NodeJS.Timeout | undefined;

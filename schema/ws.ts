@@ -16,6 +16,8 @@ export const WS_CLOSE = {
   tooLarge: 1009,
   /** Missing, malformed, unknown or expired credentials. */
   unauthorized: 4401,
+  /** The token could not be checked because a backend is out (not the client's fault): reconnect after a while. */
+  unavailable: 1013,
   /** No `auth` frame within 10 seconds of connecting without credentials. */
   authTimeout: 4408,
   /** Slow consumer: more than 1 MiB of frames waiting to be sent to this client. */

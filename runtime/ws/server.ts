@@ -6,6 +6,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t, WebS
 import { WS_CLOSE } from "../../schema/ws.ts";
 import type { Principal } from "../auth.ts";
 import { ApiError } from "../errors.ts";
+import { isOutage, outageOf, unavailable } from "../circuit.ts";
 import { clientIp } from "../http/client-ip.ts";
 import { originAllowed } from "../http/cors.ts";
 import { write } from "../http/respond.ts";
@@ -104,7 +105,8 @@ export function mountWs(app: TemplatedApp, svc: Services, onFrame: FrameHandler)
         return;
       }
       svc.auth.resolve(nego.token).then(upgrade, (err: unknown) => {
-        refuse(err instanceof ApiError ? err : new ApiError("unauthorized", "invalid token"));
+        const out = outageOf(err);
+        refuse(err instanceof ApiError ? err : out ? unavailable(out) : new ApiError("unauthorized", "invalid token"));
       });
     },
     open: (ws: WebSocket<UserData>) => {
@@ -136,7 +138,9 @@ export function mountWs(app: TemplatedApp, svc: Services, onFrame: FrameHandler)
   svc.auth.onForget((principalId) => {
     for (const s of open) {
       if (s.principal?.id !== principalId || !s.token) continue;
-      svc.auth.resolve(s.token).catch(() => s.end(WS_CLOSE.unauthorized, "token no longer valid"));
+      svc.auth.resolve(s.token).catch((err: unknown) =>
+        isOutage(err) ? s.end(WS_CLOSE.unavailable, "cannot check the token now") : s.end(WS_CLOSE.unauthorized, "token no longer valid"),
+      );
     }
   });
 

@@ -4,6 +4,7 @@
 import { ClientFrame, type Ref, type ServerFrame, WS_CLOSE } from "../../schema/ws.ts";
 import type { Principal } from "../auth.ts";
 import { ApiError } from "../errors.ts";
+import { isOutage } from "../circuit.ts";
 import type { Logger } from "../log.ts";
 import type { MailboxEntry } from "../engines/mailbox.ts";
 import type { HandOutTarget } from "../messaging/handout.ts";
@@ -150,7 +151,8 @@ export class WsSession implements HandOutTarget {
       () => {
         this.expiresAt = auth.expiry(token) ?? Number.POSITIVE_INFINITY;
       },
-      () => this.end(WS_CLOSE.unauthorized, "token no longer valid"),
+      (err: unknown) =>
+        isOutage(err) ? this.end(WS_CLOSE.unavailable, "cannot check the token now") : this.end(WS_CLOSE.unauthorized, "token no longer valid"),
     );
   }
 
@@ -336,7 +338,12 @@ export class WsSession implements HandOutTarget {
       this.token = frame.token;
       this.deps.svc.auth.resolve(frame.token).then(
         (p) => this.start(p),
-        () => {
+        (err: unknown) => {
+          if (isOutage(err)) {
+            this.sendError("unavailable", "cannot check the token now: a backend is unavailable; reconnect shortly");
+            this.end(WS_CLOSE.unavailable, "unavailable");
+            return;
+          }
           this.sendError("unauthorized", "invalid or expired token");
           this.end(WS_CLOSE.unauthorized, "unauthorized");
         },

@@ -2,11 +2,10 @@
 // session, named by the Mcp-Session-Id header of the answer), GET the session's event stream (resource-updated
 // notifications), DELETE to end it. The same bearer token as everywhere; the tools act as that principal.
 import { defineRoute, type Route } from "../runtime/http/route.ts";
-import { mcpSessions } from "../runtime/mcp/sessions.ts";
 import { McpPostBody } from "../schema/mcp.ts";
 
-const post = defineRoute({ method: "POST", path: "/v1/mcp", auth: "principal", body: McpPostBody, handle: (ctx) => mcpSessions(ctx.svc).handle(ctx) });
-const stream = defineRoute({ method: "GET", path: "/v1/mcp", auth: "principal", noHead: true, handle: (ctx) => mcpSessions(ctx.svc).handle(ctx) });
-const end = defineRoute({ method: "DELETE", path: "/v1/mcp", auth: "principal", handle: (ctx) => mcpSessions(ctx.svc).handle(ctx) });
+const post = defineRoute({ method: "POST", path: "/v1/mcp", auth: "principal", body: McpPostBody, handle: (ctx) => ctx.svc.mcp.handle(ctx) });
+const stream = defineRoute({ method: "GET", path: "/v1/mcp", auth: "principal", noHead: true, handle: (ctx) => ctx.svc.mcp.handle(ctx) });
+const end = defineRoute({ method: "DELETE", path: "/v1/mcp", auth: "principal", handle: (ctx) => ctx.svc.mcp.handle(ctx) });
 
 export const mcpRoutes: Route[] = [post, stream, end];

@@ -29,6 +29,8 @@ import { chainClient } from "./signin/wallet.ts";
 import { CacheRepair } from "./social/cache-repair.ts";
 import { Likes } from "./social/likes.ts";
 import { Realtime } from "./ws/realtime.ts";
+import { McpSessions } from "./mcp/sessions.ts";
+import { SelfAddress } from "./self-address.ts";
 
 /** A request's statement ends within this (a send then answers before a 5 s client timeout; see runtime/messaging/hub.ts). */
 const STATEMENT_TIMEOUT_MS = 2500;
@@ -154,6 +156,13 @@ export async function startServices(config: Config, log: Logger, life: Lifecycle
     },
     (r) => r.close(),
   );
+  // MCP over streamable HTTP: sessions wake on the hub's waiters and call the node's own API (its address is set at listen)
+  const self = new SelfAddress();
+  const mcp = await life.add(
+    "mcp",
+    () => new McpSessions({ log, now, sql, hub }, self),
+    (m) => m.close(),
+  );
   const svc: Services = {
     ...core,
     files,
@@ -166,6 +175,8 @@ export async function startServices(config: Config, log: Logger, life: Lifecycle
     cacheRepair,
     hub,
     realtime,
+    mcp,
+    self,
   };
 
   // the background passes: every node finishes the appends of nodes that died, and marks abandoned payment claims

@@ -102,6 +102,7 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
       },
     );
     const port = uws.us_socket_local_port(listenSocket as never);
+    svc.self.set(config.HOST, port);
     log.info(
       { port, host: config.HOST, nodeId: lease.id, engines: svc.engines.kind, postgres: embedded ? "embedded" : "server" },
       "flock listening",

@@ -18,6 +18,8 @@ import type { PaidAgents } from "./payments/terms.ts";
 import type { ProviderKeys } from "./signin/privy.ts";
 import type { Likes } from "./social/likes.ts";
 import type { Realtime } from "./ws/realtime.ts";
+import type { McpSessions } from "./mcp/sessions.ts";
+import type { SelfAddress } from "./self-address.ts";
 
 /** The backends and the node's identity: what the parts below are built from. */
 export interface Core {
@@ -55,4 +57,8 @@ export interface Services extends Core {
   hub: Messaging;
   /** Presence and typing across nodes (runtime/ws/realtime.ts). */
   realtime: Realtime;
+  /** The node's MCP sessions over streamable HTTP (/v1/mcp; runtime/mcp/sessions.ts). */
+  mcp: McpSessions;
+  /** Where the node reaches its own API over loopback; set by the listen step. */
+  self: SelfAddress;
 }

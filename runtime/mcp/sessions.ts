@@ -9,8 +9,8 @@ import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { createFlockMcp, type FlockMcp } from "../../client/mcp/server.ts";
 import { ApiError } from "../errors.ts";
 import type { Ctx, Reply } from "../http/route.ts";
+import type { SelfAddress } from "../self-address.ts";
 import type { Services } from "../services.ts";
-import { selfUrl } from "./self-url.ts";
 import { toReply, toRequest } from "./web.ts";
 
 /** Sessions one principal may hold at once on a node; opening another closes its oldest. */
@@ -31,7 +31,10 @@ export class McpSessions {
   private readonly sessions = new Map<string, Session>();
   private sweeper: NodeJS.Timeout | undefined;
 
-  constructor(private readonly svc: Services) {}
+  constructor(
+    private readonly svc: Pick<Services, "log" | "now" | "sql" | "hub">,
+    private readonly self: SelfAddress,
+  ) {}
 
   async handle(ctx: Ctx): Promise<Reply> {
     const id = ctx.headers["mcp-session-id"];
@@ -46,7 +49,7 @@ export class McpSessions {
     if (ctx.method !== "POST" || !isInitializeRequest(ctx.body)) {
       throw new ApiError("invalid_request", "no Mcp-Session-Id: start with a POST of an initialize request");
     }
-    const base = await selfUrl(this.svc, ctx.headers["host"]);
+    const base = this.self.url;
     if (!base) throw new ApiError("unavailable", "the MCP endpoint cannot reach this node's API", { retry_after: 1 }, { "Retry-After": "1" });
     const token = /^Bearer\s+(\S+)$/i.exec(ctx.headers["authorization"] ?? "")?.[1];
     const session = this.open(principal, base, token);
@@ -120,6 +123,13 @@ export class McpSessions {
     for (const s of mine.slice(0, Math.max(0, mine.length - PER_PRINCIPAL))) this.drop(s.id);
   }
 
+  /** Close every session (the node is stopping): their event streams end and their wake-up registrations go. */
+  close(): void {
+    for (const id of [...this.sessions.keys()]) this.drop(id);
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
+  }
+
   private startSweeper(): void {
     if (this.sweeper) return;
     this.sweeper = setInterval(() => {
@@ -128,16 +138,4 @@ export class McpSessions {
     }, 60_000);
     this.sweeper.unref();
   }
-}
-
-const bySvc = new WeakMap<Services, McpSessions>();
-
-/** The node's MCP sessions. */
-export function mcpSessions(svc: Services): McpSessions {
-  let s = bySvc.get(svc);
-  if (!s) {
-    s = new McpSessions(svc);
-    bySvc.set(svc, s);
-  }
-  return s;
 }

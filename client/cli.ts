@@ -35,7 +35,7 @@ export async function main(
   err: Write = (s) => process.stderr.write(`${s}\n`),
 ): Promise<number> {
   // the MCP server owns stdout (the protocol) and its own flags
-  if (argv[0] === "mcp") return (await import("./mcp/stdio.ts")).runMcp(argv.slice(1));
+  if (argv[0] === "mcp") return runMcpCommand(argv.slice(1));
   let parsed;
   try {
     parsed = parseArgs({
@@ -225,4 +225,17 @@ function report(err: unknown, out: Write, json: boolean | undefined): number {
   }
   out(`error: ${(err as Error).message}`);
   return 1;
+}
+
+/** `flock mcp`: the MCP server needs @modelcontextprotocol/sdk and zod, optional peers a plain SDK user never installs. */
+async function runMcpCommand(args: string[]): Promise<number> {
+  let mod: typeof import("./mcp/stdio.ts");
+  try {
+    mod = await import("./mcp/stdio.ts");
+  } catch (err) {
+    if ((err as { code?: string }).code !== "ERR_MODULE_NOT_FOUND") throw err;
+    process.stderr.write("flock mcp needs the MCP SDK beside @flock/client: npm install @modelcontextprotocol/sdk zod\n");
+    return 1;
+  }
+  return mod.runMcp(args);
 }

@@ -399,6 +399,7 @@ export type ClientFrame = {
 } | {
   type: "ack";
   id: string;
+  through?: boolean;
   ref?: string | number;
 } | {
   type: "typing";

@@ -7,7 +7,7 @@ import { resolveAttachments } from "../runtime/messaging/attachments.ts";
 import { freshPayload, pendingJson } from "../runtime/messaging/payload.ts";
 import { isMember } from "../runtime/messaging/store.ts";
 import { paidSend } from "../runtime/payments/paid-send.ts";
-import { PendingQuery, SendMessageRequest } from "../schema/messages.ts";
+import { AckQuery, PendingQuery, SendMessageRequest } from "../schema/messages.ts";
 
 /** A JSON text answered as is (it was serialized once, for the mailbox). */
 export const jsonText = (status: number, data: string): Reply => ({ status, raw: { type: "application/json", data } });
@@ -66,9 +66,10 @@ const ack = defineRoute({
   method: "POST",
   path: "/v1/messages/:id/ack",
   auth: "principal",
-  async handle({ params, principal, svc }) {
+  query: AckQuery,
+  async handle({ params, query, principal, svc }) {
     const raw = parseId("message", params["id"] ?? "");
-    if (raw === null || !(await svc.hub.ack(principal.id, raw))) throw notFound("message");
+    if (raw === null || !(await svc.hub.ack(principal.id, raw, query.through))) throw notFound("message");
     return noContent();
   },
 });

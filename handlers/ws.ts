@@ -18,7 +18,7 @@ export async function onClientFrame(
       return;
     case "ack": {
       const raw = parseId("message", frame.id);
-      if (raw === null || !(await deps.hub.ack(me.id, raw))) throw notFound("message");
+      if (raw === null || !(await deps.hub.ack(me.id, raw, frame.through === true))) throw notFound("message");
       // Answered only when the client asked, with a ref: an answer per ack cost the server a socket write per
       // delivery (17% of its CPU in the group bench). A failed ack is always answered, with an error frame.
       if (frame.ref !== undefined) s.send({ type: "ack", id: frame.id, ref: frame.ref });

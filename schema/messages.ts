@@ -91,6 +91,17 @@ export const PendingQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),
 });
 
+/**
+ * `through=true`: a cumulative ack, also of every earlier message of the same thread the caller has not
+ * acknowledged (a busy group then needs one ack per batch, not one per message). Without it, only that message.
+ */
+export const AckQuery = z.object({
+  through: z
+    .enum(["true", "false"], { message: "through: must be true or false" })
+    .optional()
+    .transform((v) => v === "true"),
+});
+
 export const PendingResponse = z.object({ messages: z.array(PendingMessage) });
 
 export const Thread = z.object({

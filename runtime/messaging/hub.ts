@@ -8,6 +8,8 @@ import { Batcher } from "../batcher.ts";
 import { unavailable } from "../circuit.ts";
 import {
   ackBatch,
+  type AckItem,
+  type AckResult,
   type DirectMessage,
   directThread,
   IdClash,
@@ -33,11 +35,6 @@ const REPAIR_RETRY_MS = [100, 500, 2000, 5000];
  */
 const COUNTS_SETTLE_MS = 500;
 
-interface Delivery {
-  recipient: string;
-  id: bigint;
-}
-
 export class Messaging {
   readonly waiters = new WaiterRegistry();
   /** WebSocket connections on this node that can take new entries straight from a send (runtime/messaging/handout.ts). */
@@ -46,7 +43,7 @@ export class Messaging {
   private readonly counts: WriteBehind<{ recipient: string; id: string; count: number }>;
   private readonly directWrites: Batcher<DirectMessage, boolean>;
   private readonly groupWrites: Batcher<NewMessage, string[] | null>;
-  private readonly acks: Batcher<Delivery, boolean>;
+  private readonly acks: Batcher<AckItem, AckResult>;
   /** This node's owner token once it records sends in flight (runtime/messaging/reconcile.ts). */
   private owner: string | undefined;
   /** Messages appended, to drop from the in-flight record (the removals arriving meanwhile go together). */
@@ -272,10 +269,11 @@ export class Messaging {
    * runs go together in the next; committed with synchronous_commit on), then the entry leaves the mailbox and its
    * tombstone is recorded there (so a rebuild from rows read before the delete does not bring it back). Either
    * failing fails the ack (the caller answers an error; a retried ack finds no row and still succeeds). False when
-   * it was never `principal`'s.
+   * it was never `principal`'s. `through`: a cumulative ack, also of every earlier message of the thread the
+   * principal has not acknowledged (one ack per batch of a busy group instead of one per message).
    */
-  ack(principal: string, rawId: bigint): Promise<boolean> {
-    const p = this.ackNow(principal, rawId);
+  ack(principal: string, rawId: bigint, through = false): Promise<boolean> {
+    const p = this.ackNow(principal, rawId, through);
     this.acking.add(p);
     // inline arrows: a named closure per ack would cost a property store each (see runtime/http/pipeline.ts)
     p.then(
@@ -285,11 +283,20 @@ export class Messaging {
     return p;
   }
 
-  private async ackNow(principal: string, rawId: bigint): Promise<boolean> {
-    if (!(await this.acks.push({ recipient: principal, id: rawId }))) return false;
-    const id = rawId.toString();
-    this.counts.forget(`${principal} ${id}`);
-    await this.svc.engines.mailboxes.ack(principal, id);
+  private async ackNow(principal: string, rawId: bigint, through: boolean): Promise<boolean> {
+    const done = await this.acks.push({ recipient: principal, id: rawId, through });
+    if (!done.found) return false;
+    const ids = [rawId.toString(), ...done.earlier];
+    const mb = this.svc.engines.mailboxes;
+    for (const id of ids) this.counts.forget(`${principal} ${id}`);
+    try {
+      await Promise.all(ids.map((id) => mb.ack(principal, id)));
+    } catch (err) {
+      // A retried ack finds its own entry again, but not the earlier ones a cumulative ack removed from Postgres:
+      // have the mailbox rebuilt from Postgres (where they are gone) once Redis answers again.
+      if (done.earlier.length > 0) void this.repair(principal);
+      throw err;
+    }
     return true;
   }
 

@@ -186,7 +186,10 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     tag: "messages",
     answers: { 200: { description: "messages (possibly none)", schema: PendingResponse, example: { messages: [{ ...MESSAGE, delivery_count: 1 }] } } },
   },
-  "POST /v1/messages/:id/ack": { summary: "Acknowledge a message: it is never delivered again", tag: "messages", answers: { 204: { description: "acknowledged" } }, errors: { 404: "no such message waiting for the caller" } },
+  "POST /v1/messages/:id/ack": {
+    summary: "Acknowledge a message: it is never delivered again",
+    description: "With `through=true`, also every earlier message of the same thread not acknowledged yet (a cumulative ack: one per batch of a busy group).",
+    tag: "messages", answers: { 204: { description: "acknowledged" } }, errors: { 404: "no such message waiting for the caller" } },
 
   "GET /v1/threads": { summary: "The caller's conversations, newest activity first", tag: "threads", answers: { 200: { description: "a page of threads", schema: ThreadsResponse } } },
   "GET /v1/threads/:id/messages": { summary: "A thread's messages, newest first", tag: "threads", answers: { 200: { description: "a page of messages", schema: HistoryResponse } }, errors: { 404: "no such thread of the caller's" } },

@@ -92,8 +92,8 @@ export const PendingQuery = z.object({
 });
 
 /**
- * `through=true`: a cumulative ack, also of every earlier message of the same thread the caller has not
- * acknowledged (a busy group then needs one ack per batch, not one per message). Without it, only that message.
+ * `through=true`: a cumulative ack, also of every message of the same thread handed out to the caller before this
+ * one (a busy group then needs one ack per batch, not one per message). Without it, only that message.
  */
 export const AckQuery = z.object({
   through: z

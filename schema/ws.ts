@@ -38,8 +38,8 @@ export type Ref = string | number;
 /** First frame when the connection carried no credentials (no Authorization header, no bearer subprotocol). */
 export const AuthFrame = z.object({ type: z.literal("auth"), token: z.string().min(1).max(256) });
 /**
- * Acknowledge a message: it is removed for good (as POST /v1/messages/{id}/ack). `through`: also every earlier
- * message of its thread (cumulative, as `?through=true`).
+ * Acknowledge a message: it is removed for good (as POST /v1/messages/{id}/ack). `through`: also every message of
+ * its thread handed out before it (cumulative, as `?through=true`).
  */
 export const AckFrame = z.object({ type: z.literal("ack"), id: z.string().max(64), through: z.boolean().optional(), ref });
 /** The sender is typing in a thread (start), or stopped. A start expires after 10 s unless repeated. */

@@ -1,7 +1,8 @@
 // Cumulative acks: `POST /v1/messages/{id}/ack?through=true` and the WebSocket ack frame with `through: true`
-// acknowledge that message and every earlier one of the same thread the caller has not acknowledged, for good
-// (Postgres rows and mailbox entries, so a rebuilt mailbox does not bring them back). Other threads are untouched, a
-// plain ack still acknowledges one message, and a cumulative ack of a message that is not the caller's changes nothing.
+// acknowledge that message and every one of the same thread handed out to the caller before it, for good (Postgres
+// rows and mailbox entries, so a rebuilt mailbox does not bring them back). Other threads are untouched, a plain ack
+// still acknowledges one message, and a cumulative ack of a message that is not the caller's changes nothing. (What
+// "handed out before it" means exactly, for messages appended late, is the mailbox contract's: MailboxEngine.handedBefore.)
 import t from "tap";
 import { call, type Registered, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";

@@ -304,6 +304,27 @@ export function mailboxContract(t: Test, make: () => Promise<MailboxFixture>): v
     t.same(await mb.fetch(p, 10, null), [], "an acknowledged message is not stored again");
   });
 
+  t.test("a cumulative ack takes the entries of its thread handed out before it, and no other", async (t) => {
+    const p = who("cum");
+    const inThread = (id: number, thread: string) => ({ id: String(id), payload: JSON.stringify({ id: `msg_${id}`, thread_id: thread, body: `"thread_id":"thread_9"` }) });
+    await mb.seed(p, [], true);
+    // (capacity 4)
+    await append(p, inThread(1, "thread_1"), inThread(2, "thread_2"), inThread(3, "thread_1"), inThread(5, "thread_1"));
+    t.same(ids(await mb.fetch(p, 3, null)), ["1", "2", "3"], "1, 2 and 3 handed out; 5 not yet");
+    t.same(await mb.handedBefore(p, "3"), ["1"], "of its thread only (2 is another's, and a body naming a thread is text)");
+    await mb.ack(p, "2");
+    await append(p, inThread(4, "thread_1")); // appended late: after 5 in the mailbox, not handed out
+    t.same(await mb.handedBefore(p, "5"), ["1", "3"], "5 itself need not have been handed out");
+    await mb.ack(p, "1");
+    await append(p, inThread(6, "thread_1"));
+    t.same(await mb.handedBefore(p, "6"), ["3"], "5 and 4, never handed out, are left alone");
+    t.same(ids(await mb.fetch(p, 10, null)), ["3", "5", "4", "6"], "in mailbox order, 4 after 5");
+    t.same(await mb.handedBefore(p, "6"), ["3", "5", "4"], "once handed out, they go with a cumulative ack");
+    t.same(await mb.handedBefore(p, "1"), [], "nothing before the first");
+    t.same(await mb.handedBefore(p, "99"), [], "a message not in the mailbox takes nothing");
+    t.same(await mb.handedBefore(who("none"), "1"), [], "nor does one of a mailbox never built");
+  });
+
   t.test("payloads survive byte for byte", async (t) => {
     const p = who("n");
     await mb.seed(p, [], true);

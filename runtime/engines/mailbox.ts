@@ -77,6 +77,13 @@ export interface MailboxEngine {
    * mailbox may be under rebuild). False when it was not there.
    */
   ack(principal: string, id: string): Promise<boolean>;
+  /**
+   * What a cumulative ack of message `id` takes along: the raw ids of the entries of the same thread (read from
+   * the payload's `thread_id`) that come before it in the mailbox and have been handed out at least once, oldest
+   * first. Empty when `id` is not in the mailbox (not built, or acknowledged). A message appended late and not yet
+   * handed out is not among them: a cumulative ack never takes a message its reader has not seen.
+   */
+  handedBefore(principal: string, id: string): Promise<string[]>;
   /** Forget a principal's whole mailbox and wake its waiters: their next fetch re-seeds it from Postgres. */
   clear(principal: string): Promise<void>;
   /**

@@ -8,8 +8,6 @@ import { Batcher } from "../batcher.ts";
 import { unavailable } from "../circuit.ts";
 import {
   ackBatch,
-  type AckItem,
-  type AckResult,
   type DirectMessage,
   directThread,
   IdClash,
@@ -43,7 +41,7 @@ export class Messaging {
   private readonly counts: WriteBehind<{ recipient: string; id: string; count: number }>;
   private readonly directWrites: Batcher<DirectMessage, boolean>;
   private readonly groupWrites: Batcher<NewMessage, string[] | null>;
-  private readonly acks: Batcher<AckItem, AckResult>;
+  private readonly acks: Batcher<{ recipient: string; id: bigint }, boolean>;
   /** This node's owner token once it records sends in flight (runtime/messaging/reconcile.ts). */
   private owner: string | undefined;
   /** Messages appended, to drop from the in-flight record (the removals arriving meanwhile go together). */
@@ -269,8 +267,9 @@ export class Messaging {
    * runs go together in the next; committed with synchronous_commit on), then the entry leaves the mailbox and its
    * tombstone is recorded there (so a rebuild from rows read before the delete does not bring it back). Either
    * failing fails the ack (the caller answers an error; a retried ack finds no row and still succeeds). False when
-   * it was never `principal`'s. `through`: a cumulative ack, also of every earlier message of the thread the
-   * principal has not acknowledged (one ack per batch of a busy group instead of one per message).
+   * it was never `principal`'s. `through`: a cumulative ack, also of the messages of that thread handed out to the
+   * principal before it (MailboxEngine.handedBefore): one ack per batch of a busy group instead of one per message.
+   * All go in the same ack statement; a retry after a failure finds the earlier ones still in the mailbox.
    */
   ack(principal: string, rawId: bigint, through = false): Promise<boolean> {
     const p = this.ackNow(principal, rawId, through);
@@ -284,19 +283,18 @@ export class Messaging {
   }
 
   private async ackNow(principal: string, rawId: bigint, through: boolean): Promise<boolean> {
-    const done = await this.acks.push({ recipient: principal, id: rawId, through });
-    if (!done.found) return false;
-    const ids = [rawId.toString(), ...done.earlier];
     const mb = this.svc.engines.mailboxes;
-    for (const id of ids) this.counts.forget(`${principal} ${id}`);
-    try {
-      await Promise.all(ids.map((id) => mb.ack(principal, id)));
-    } catch (err) {
-      // A retried ack finds its own entry again, but not the earlier ones a cumulative ack removed from Postgres:
-      // have the mailbox rebuilt from Postgres (where they are gone) once Redis answers again.
-      if (done.earlier.length > 0) void this.repair(principal);
-      throw err;
-    }
+    const id = rawId.toString();
+    // a cumulative ack takes what its reader was handed before it in that thread (read before anything is deleted)
+    const earlier = through ? await mb.handedBefore(principal, id) : [];
+    const found = await Promise.all([
+      this.acks.push({ recipient: principal, id: rawId }),
+      ...earlier.map((e) => this.acks.push({ recipient: principal, id: BigInt(e) })),
+    ]);
+    if (!found[0]) return false;
+    const ids = [id, ...earlier];
+    for (const e of ids) this.counts.forget(`${principal} ${e}`);
+    await Promise.all(ids.map((e) => mb.ack(principal, e)));
     return true;
   }
 

@@ -187,74 +187,35 @@ export async function insertGroupBatch(sql: Sql, items: NewMessage[]): Promise<(
 // BEGIN / SET LOCAL / statement / COMMIT took four: a group bench spent a tenth of the server's time writing those.
 // Each such statement opens with the CTE `relaxed` (that set_config) and references it, so it is evaluated.
 
-/** One acknowledgement: `through` also acknowledges every earlier message of the same thread (cumulative). */
-export interface AckItem {
-  recipient: string;
-  id: bigint;
-  through?: boolean;
-}
-
-/** What an ack did: whether the message was the caller's, and the earlier messages a cumulative ack removed too. */
-export interface AckResult {
-  found: boolean;
-  /** Raw ids of the other deliveries removed (earlier messages of the thread, for a `through` ack). */
-  earlier: string[];
-}
-
 /**
  * Acknowledge deliveries: their rows are deleted (a row is an unacknowledged delivery), committed durably (an
  * answered ack is final, through crashes: synchronous_commit stays on). Idempotent: acking again
  * finds no row, and then the message counts as found when it was addressed to the caller (direct), or sent to a
- * group the caller belongs to by someone else, after the caller joined. A `through` ack also deletes the caller's
- * deliveries of every earlier message of that thread (one statement for the batch, whatever their number).
- * Per item: found is false when it was never the caller's to acknowledge.
+ * group the caller belongs to by someone else, after the caller joined. Per item: false when it was never the
+ * caller's to acknowledge.
  */
-export async function ackBatch(sql: Sql, items: AckItem[]): Promise<AckResult[]> {
-  const rows = await retryOnDeadlock(() => sql<{ n: number | null; found: boolean | null; recipient: string | null; gone: bigint | null }[]>`
+export async function ackBatch(sql: Sql, items: { recipient: string; id: bigint }[]): Promise<boolean[]> {
+  const rows = await retryOnDeadlock(() => sql<{ n: number; found: boolean }[]>`
     with v as (
-      select * from unnest(
-        ${items.map((i) => i.recipient)}::text[], ${items.map((i) => String(i.id))}::bigint[], ${items.map((i) => (i.through ? 1 : 0))}::int[]
-      ) with ordinality as v(recipient, message_id, through, n)
-    ),
-    t as (
-      -- a cumulative ack reaches back only through a thread of the caller's, from a message addressed to the caller
-      select v.recipient, v.message_id, m.thread_id from v left join messages m
-        on v.through = 1 and m.id = v.message_id and m.sender <> v.recipient
-        and exists (select 1 from thread_members tm where tm.thread_id = m.thread_id and tm.principal = v.recipient)
+      select * from unnest(${items.map((i) => i.recipient)}::text[], ${items.map((i) => String(i.id))}::bigint[])
+        with ordinality as v(recipient, message_id, n)
     ),
     gone as (
-      delete from deliveries d using t, messages x
-      -- both bounds on the key, so a plain ack reads its one row and a cumulative one the caller's rows before it
-      where d.recipient = t.recipient and d.message_id <= t.message_id and x.id = d.message_id
-        and d.message_id >= case when t.thread_id is null then t.message_id else 0 end
-        and (d.message_id = t.message_id or x.thread_id = t.thread_id)
+      delete from deliveries d using v
+      where d.recipient = v.recipient and d.message_id = v.message_id
       returning d.recipient, d.message_id
-    ),
-    g as (select distinct recipient, message_id from gone)
-    select v.n::int as n, null::text as recipient, null::bigint as gone,
-      case when exists (select 1 from g where g.recipient = v.recipient and g.message_id = v.message_id) then true else exists (
+    )
+    select v.n::int as n,
+      case when g.message_id is not null then true else exists (
         select 1 from messages m
         where m.id = v.message_id and (m.recipient = v.recipient or (m.recipient is null and m.sender <> v.recipient and exists (
           select 1 from thread_members tm
           where tm.thread_id = m.thread_id and tm.principal = v.recipient and tm.joined_at <= m.created_at)))
       ) end as found
-    from v
-    union all
-    select null, g.recipient, g.message_id, null from g`);
-  const out: AckResult[] = items.map(() => ({ found: false, earlier: [] }));
-  const own = new Map<string, number>(); // "recipient id" -> the item acking exactly that message
-  const byRecipient = new Map<string, number>(); // recipient -> one of its items (carries the earlier ones)
-  items.forEach((i, n) => {
-    own.set(`${i.recipient} ${i.id}`, n);
-    if (i.through || !byRecipient.has(i.recipient)) byRecipient.set(i.recipient, n);
-  });
-  for (const r of rows) {
-    if (r.n !== null) out[r.n - 1]!.found = r.found === true;
-    else if (r.recipient !== null && r.gone !== null && !own.has(`${r.recipient} ${r.gone}`)) {
-      out[byRecipient.get(r.recipient)!]!.earlier.push(r.gone.toString());
-    }
-  }
-  return out;
+    from v left join (select distinct recipient, message_id from gone) g
+      on g.recipient = v.recipient and g.message_id = v.message_id`);
+  const found = new Map(rows.map((r) => [r.n, r.found]));
+  return items.map((_, i) => found.get(i + 1) ?? false);
 }
 
 export type UnackedRow = MessageRow & { delivery_count: number };

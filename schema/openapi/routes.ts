@@ -188,7 +188,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   },
   "POST /v1/messages/:id/ack": {
     summary: "Acknowledge a message: it is never delivered again",
-    description: "With `through=true`, also every earlier message of the same thread not acknowledged yet (a cumulative ack: one per batch of a busy group).",
+    description: "With `through=true`, also every message of the same thread handed out to the caller before this one (a cumulative ack: one per batch of a busy group). A message of the thread not handed out yet is left alone.",
     tag: "messages", answers: { 204: { description: "acknowledged" } }, errors: { 404: "no such message waiting for the caller" } },
 
   "GET /v1/threads": { summary: "The caller's conversations, newest activity first", tag: "threads", answers: { 200: { description: "a page of threads", schema: ThreadsResponse } } },

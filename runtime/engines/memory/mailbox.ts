@@ -21,6 +21,9 @@ interface Box {
   last: number;
 }
 
+/** A message's thread, read from its payload as the Redis script does (the payload's first "thread_id"). */
+const threadOf = (payload: string): string | undefined => /"thread_id":"([^"]*)"/.exec(payload)?.[1];
+
 const byRawId = (a: string, b: string) => (a.length !== b.length ? a.length - b.length : a < b ? -1 : a > b ? 1 : 0);
 
 export class MemoryMailboxes implements MailboxEngine {
@@ -149,6 +152,20 @@ export class MemoryMailboxes implements MailboxEngine {
       this.acked.delete(p);
     }
     return this.boxes.get(principal)?.entries.delete(id) ?? false;
+  }
+
+  async handedBefore(principal: string, id: string): Promise<string[]> {
+    const b = this.boxes.get(principal);
+    const own = b?.entries.get(id);
+    if (!b || !own) return [];
+    const thread = threadOf(own.payload);
+    if (thread === undefined) return [];
+    const out: string[] = [];
+    for (const [mid, e] of b.entries) {
+      if (e.seq >= own.seq) continue;
+      if (e.count >= 1 && threadOf(e.payload) === thread) out.push(mid);
+    }
+    return out;
   }
 
   async clear(principal: string): Promise<void> {

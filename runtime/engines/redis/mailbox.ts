@@ -124,6 +124,10 @@ export class RedisMailboxes implements MailboxEngine {
     return found.map((n) => n === 1);
   }
 
+  async handedBefore(principal: string, id: string): Promise<string[]> {
+    return this.redis.mailboxHandedBefore(this.keys.mailbox(principal), this.keys.mailboxIndex(principal), id);
+  }
+
   async clear(principal: string): Promise<void> {
     await this.redis
       .multi()

@@ -20,6 +20,7 @@ export interface ScriptCommands {
   mailboxFetch(numKeys: number, ...keysThenArgs: Arg[]): Promise<(number | (string | number)[])[]>;
   mailboxSeed(stream: string, index: string, acked: string, state: Arg, capacity: Arg, ttlMs: Arg, refill: Arg, ...rows: Arg[]): Promise<number>;
   mailboxAck(numKeys: number, ...keysThenArgs: Arg[]): Promise<number[]>;
+  mailboxHandedBefore(stream: string, index: string, id: Arg): Promise<string[]>;
   nodeAcquire(ids: string, leases: string, owner: Arg, nowMs: Arg, ttlMs: Arg, start: Arg): Promise<number>;
   nodeRenew(ids: string, leases: string, owner: Arg, id: Arg, nowMs: Arg, ttlMs: Arg): Promise<number>;
   nodeRelease(ids: string, leases: string, owner: Arg, id: Arg): Promise<number>;

@@ -158,8 +158,10 @@ export class Flock {
   pending(q: { timeout?: number; limit?: number } = {}, o: Sig = {}) {
     return this.http.request<{ messages: T.Message[] }>("GET", "/v1/messages/pending", { query: q, ...o }).then((r) => r.messages);
   }
-  ack(messageId: string, o: Sig = {}) {
-    return this.http.request<void>("POST", `/v1/messages/${enc(messageId)}/ack`, o);
+  /** Acknowledge a message; `through`: also every message of its thread handed out to you before it (cumulative). */
+  ack(messageId: string, o: Sig & { through?: boolean } = {}) {
+    const { through, ...sig } = o;
+    return this.http.request<void>("POST", `/v1/messages/${enc(messageId)}/ack`, through ? { ...sig, query: { through: "true" } } : sig);
   }
   threads(q: { limit?: number; before?: string } = {}, o: Sig = {}) {
     return this.http.request<{ threads: T.Thread[]; has_more: boolean }>("GET", "/v1/threads", { query: q, ...o });

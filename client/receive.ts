@@ -1,4 +1,5 @@
 // Receiving: long polling (the default) or the WebSocket, as one async iterator with ack-after-handling.
+import { AckBatch, type AckBatchOptions } from "./ack-batch.ts";
 import type { Flock } from "./index.ts";
 import type { Message } from "./types.ts";
 
@@ -9,13 +10,20 @@ export interface MessageStreamOptions {
   limit?: number;
   transport?: "poll" | "ws";
   signal?: AbortSignal;
+  /**
+   * How group messages are acknowledged: in batches, with one cumulative ack per thread (default: every 32
+   * messages or 50 ms over the WebSocket, once per poll's batch when polling; `{ messages: 1 }` acks each on its
+   * own). Direct messages are always acknowledged one by one. A message whose handler threw is never acknowledged,
+   * and neither is anything after it.
+   */
+  ackBatch?: AckBatchOptions;
 }
 
 /**
  * Polls, yields each message, and acknowledges it when the consumer asks for the next one (the loop body
- * finished without throwing). A message whose loop body threw is left unacknowledged, so the server hands it
- * out again. Only after the whole batch is handled does it poll again, because a poll answers every
- * unacknowledged message first.
+ * finished without throwing; group messages in one cumulative ack per thread at the end of the poll's batch). A
+ * message whose loop body threw is left unacknowledged, so the server hands it out again. Only after the whole batch
+ * is handled and acknowledged does it poll again, because a poll answers every unacknowledged message first.
  */
 export async function* messageStream(flock: Flock, opts: MessageStreamOptions = {}): AsyncGenerator<Message> {
   if (opts.transport === "ws") {
@@ -38,14 +46,20 @@ export async function* messageStream(flock: Flock, opts: MessageStreamOptions = 
       await flock.http.clock.sleep(Math.min(30_000, 1000 * 2 ** failures++), opts.signal).catch(() => {});
       continue;
     }
-    for (const msg of batch) {
-      yield msg;
-      try {
-        await flock.ack(msg.id, { signal: opts.signal });
-      } catch (err) {
-        if (opts.signal?.aborted) return; // not acknowledged: it comes again next time
-        if (!isTransient(err)) throw err;
+    // acks do not take the signal: a loop stopped after a handler still acknowledges what it finished (as over the
+    // WebSocket); the signal ends the long poll
+    const acks = new AckBatch((id, through) => flock.ack(id, { through }), flock.http.clock, { ...opts.ackBatch, ms: null });
+    try {
+      for (const msg of batch) {
+        yield msg;
+        await acks.handled(msg);
       }
+      await acks.flush();
+    } catch (err) {
+      if (!isTransient(err)) throw err; // a transient failure: what was not acknowledged comes again next poll
+    } finally {
+      // the loop stopped (or its body threw) in the middle of a batch: what was handled is still acknowledged
+      await acks.flush().catch(() => {});
     }
   }
 }

@@ -2,6 +2,7 @@
 // loss (the server sends every unacknowledged message again on connect). It uses the platform's WebSocket (browsers,
 // Node 22+) and loads `ws` only where there is none (Node 18 and 20); the token travels as a `bearer.<token>`
 // subprotocol, the one credential a browser WebSocket can carry.
+import { AckBatch } from "./ack-batch.ts";
 import type { Flock } from "./index.ts";
 import type { MessageStreamOptions } from "./receive.ts";
 import type { Message } from "./types.ts";
@@ -45,17 +46,20 @@ export async function* wsMessageStream(flock: Flock, opts: MessageStreamOptions)
   let failures = 0;
   while (!opts.signal?.aborted) {
     const conn = connect(Ws, flock, opts.signal);
+    // confirmed acks (each carries a ref, the server answers once it is final): a direct message is acknowledged
+    // before the next message is taken, a group message with its batch (one cumulative ack per thread)
+    const acks = new AckBatch((id, through) => conn.ack(id, through), flock.http.clock, opts.ackBatch);
     try {
       for (;;) {
         const next = await conn.next();
         if (next === null) break; // closed: reconnect
         failures = 0;
         yield next;
-        // a confirmed ack (it carries a ref, the server answers once it is final): the handler's work is
-        // acknowledged before the next message is taken, and a stop right after a handler still acks it
-        await conn.ack(next.id);
+        await acks.handled(next);
       }
     } finally {
+      // a stop right after a handler (or a handler that threw, for what came before) still acknowledges the handled
+      await acks.flush();
       conn.close();
     }
     if (opts.signal?.aborted) return;
@@ -67,7 +71,7 @@ export async function* wsMessageStream(flock: Flock, opts: MessageStreamOptions)
 interface Conn {
   next(): Promise<Message | null>;
   /** Acknowledge and wait for the server's answer (or the socket's end: the message then comes again). */
-  ack(id: string): Promise<void>;
+  ack(id: string, through: boolean): Promise<void>;
   close(): void;
   fatal: Error | undefined;
 }
@@ -99,12 +103,12 @@ function connect(Ws: SocketClass, flock: Flock, signal: AbortSignal | undefined)
         else if (closed) resolve(null);
         else waiter = resolve;
       }),
-    ack(id) {
+    ack(id, through) {
       if (ws.readyState !== OPEN) return Promise.resolve();
       const ref = ++refs;
       return new Promise<void>((resolve) => {
         acking.set(ref, resolve);
-        ws.send(JSON.stringify({ type: "ack", id, ref }));
+        ws.send(JSON.stringify(through ? { type: "ack", id, through, ref } : { type: "ack", id, ref }));
       });
     },
     close() {

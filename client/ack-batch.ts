@@ -1,0 +1,69 @@
+// Batched, cumulative acks for group messages: a busy group's messages are acknowledged once per batch with one
+// cumulative ack per thread (the server then takes every message of that thread handed out before it), instead of
+// one ack per message. Direct messages are acknowledged one by one as before. Only handled messages are ever
+// acknowledged: the batch holds, per thread, the last message whose handler finished.
+import type { Clock } from "./throttle.ts";
+import type { Message } from "./types.ts";
+
+export interface AckBatchOptions {
+  /** Acknowledge once this many group messages are handled (default 32; 1 acks each message on its own). */
+  messages?: number;
+  /** ... or once the oldest handled one has waited this long, in ms (default 50; null: only at `flush`). */
+  ms?: number | null;
+}
+
+/** Sends one ack; `through`: cumulative. Resolves once the server answered (or the message will come again). */
+export type AckSend = (id: string, through: boolean) => Promise<void>;
+
+const isGroup = (m: Message) => m.to.startsWith("group_");
+
+export class AckBatch {
+  private readonly last = new Map<string, string>();
+  private held = 0;
+  private timer: Promise<void> | undefined;
+  private readonly max: number;
+  private readonly ms: number | null;
+
+  constructor(
+    private readonly send: AckSend,
+    private readonly clock: Clock,
+    opts: AckBatchOptions = {},
+  ) {
+    this.max = Math.max(1, opts.messages ?? 32);
+    this.ms = opts.ms === null ? null : Math.max(0, opts.ms ?? 50);
+  }
+
+  /** A message's handler finished: acknowledge it now (direct) or with its batch (group). */
+  async handled(m: Message): Promise<void> {
+    if (this.max === 1 || !isGroup(m)) {
+      await this.send(m.id, false);
+      return;
+    }
+    this.last.set(m.thread_id, m.id);
+    if (++this.held >= this.max) {
+      await this.flush();
+      return;
+    }
+    if (this.ms === null) return;
+    // the timer flushes what is held when it fires (a flush meanwhile leaves it nothing, or a later batch); an ack
+    // that fails there leaves its messages unacknowledged: they come again
+    this.timer ??= this.clock
+      .sleep(this.ms)
+      .then(() => {
+        this.timer = undefined;
+        return this.flush();
+      })
+      .catch(() => {
+        this.timer = undefined;
+      });
+  }
+
+  /** Acknowledge everything held now: one cumulative ack per thread. */
+  async flush(): Promise<void> {
+    if (this.held === 0) return;
+    const ids = [...this.last.values()];
+    this.last.clear();
+    this.held = 0;
+    await Promise.all(ids.map((id) => this.send(id, true)));
+  }
+}

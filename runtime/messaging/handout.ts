@@ -4,6 +4,7 @@
 // the entry, whether nothing lies between the connection's cursor and the new entry (MailboxEngine.append).
 import type { MailboxEntry } from "../engines/mailbox.ts";
 import { addTo, removeFrom } from "../set-map.ts";
+import type { Codec, Encoded } from "../ws/codec.ts";
 
 /** A reader that can take entries handed to it (a WebSocket session). */
 export interface HandOutTarget {
@@ -12,8 +13,32 @@ export interface HandOutTarget {
    * then expects the answer through `settle`), else null.
    */
   offer(id: string): string | null;
-  /** The append's answer for an offered message: the entry when it was handed out, null when it must be fetched. */
-  settle(id: string, entry: MailboxEntry | null): void;
+  /**
+   * The append's answer for an offered message: the entry when it was handed out, null when it must be fetched.
+   * `frames`: the entry's frame in each encoding, shared by every reader the send hands it to.
+   */
+  settle(id: string, entry: MailboxEntry | null, frames?: SharedFrames): void;
+}
+
+/**
+ * One new message's frame per encoding (its first delivery), built once for every connection a send hands it to:
+ * a group send to a thousand members on this node encodes it once, not a thousand times. A JSON frame is kept as
+ * UTF-8 bytes, so the socket writes do not convert the text again each time.
+ */
+export class SharedFrames {
+  private readonly byCodec = new Map<string, Encoded>();
+
+  constructor(private readonly payload: string) {}
+
+  for(codec: Codec): Encoded {
+    let e = this.byCodec.get(codec.name);
+    if (e === undefined) {
+      const made = codec.encodeMessage(this.payload, 1);
+      e = typeof made.data === "string" ? { data: Buffer.from(made.data), binary: made.binary } : made;
+      this.byCodec.set(codec.name, e);
+    }
+    return e;
+  }
 }
 
 export class HandOuts {

@@ -20,7 +20,7 @@ import {
 } from "./store.ts";
 import { WriteBehind } from "./write-behind.ts";
 import { WaiterRegistry } from "./waiters.ts";
-import { type HandOutTarget, HandOuts } from "./handout.ts";
+import { type HandOutTarget, HandOuts, SharedFrames } from "./handout.ts";
 
 const THREAD_CACHE_MAX = 100_000;
 /** A send waiting longer than this for its batch to start answers 503 uncommitted (the client may retry it). */
@@ -238,12 +238,13 @@ export class Messaging {
       for (const r of recipients) void this.repair(r);
     }
     // every offer is answered, whatever one of them does: an offer left open holds its connection's delivery back
+    const frames = new SharedFrames(payload);
     for (const [i, target] of offered) {
       const cursor = handed[i] ?? null;
       const principal = recipients[i]!;
       if (cursor !== null) this.counts.record(`${principal} ${rawId}`, { recipient: principal, id: rawId, count: 1 });
       try {
-        target.settle(rawId, cursor === null ? null : { id: rawId, payload, deliveryCount: 1, cursor });
+        target.settle(rawId, cursor === null ? null : { id: rawId, payload, deliveryCount: 1, cursor }, frames);
       } catch (err) {
         this.svc.log.warn({ err, principal }, "hand-out failed");
       }

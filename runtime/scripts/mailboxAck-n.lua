@@ -19,7 +19,10 @@ for i = 1, #KEYS, 3 do
     out[#out + 1] = 0
   end
   redis.call('ZADD', acked, now, id)
-  redis.call('ZREMRANGEBYSCORE', acked, '-inf', now - keep)
-  redis.call('PEXPIRE', acked, keep)
+  -- trimmed once per run of acks of one principal (a cumulative ack sends its messages together)
+  if KEYS[i + 5] ~= acked then
+    redis.call('ZREMRANGEBYSCORE', acked, '-inf', now - keep)
+    redis.call('PEXPIRE', acked, keep)
+  end
 end
 return out

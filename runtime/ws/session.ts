@@ -7,7 +7,7 @@ import { ApiError } from "../errors.ts";
 import { isOutage } from "../circuit.ts";
 import type { Logger } from "../log.ts";
 import type { MailboxEntry } from "../engines/mailbox.ts";
-import type { HandOutTarget } from "../messaging/handout.ts";
+import type { HandOutTarget, SharedFrames } from "../messaging/handout.ts";
 import type { Messaging } from "../messaging/hub.ts";
 import type { Services } from "../services.ts";
 import type { Codec, Encoded } from "./codec.ts";
@@ -231,7 +231,7 @@ export class WsSession implements HandOutTarget {
    * offer, so the cursor is the one the append checked), else fetched as after a wake-up; a pass held back
    * meanwhile runs now.
    */
-  settle(id: string, entry: MailboxEntry | null): void {
+  settle(id: string, entry: MailboxEntry | null, frames?: SharedFrames): void {
     const exp = this.expecting;
     if (exp?.id !== id) return;
     this.expecting = null;
@@ -242,7 +242,8 @@ export class WsSession implements HandOutTarget {
     if (this.closed) return;
     if (entry) {
       this.ws.cork(() => {
-        if (this.write(this.codec.encodeMessage(entry.payload, entry.deliveryCount))) this.cursor = entry.cursor;
+        const frame = frames && entry.deliveryCount === 1 ? frames.for(this.codec) : this.codec.encodeMessage(entry.payload, entry.deliveryCount);
+        if (this.write(frame)) this.cursor = entry.cursor;
       });
     }
     if (!entry || this.deferred) {

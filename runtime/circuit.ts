@@ -42,7 +42,10 @@ const PG_CONNECTION_CODES = new Set([
   "57P02", // crash shutdown
   "57P03", // cannot connect now (starting up, shutting down)
 ]);
-const REDIS_MESSAGES = /^(Connection is closed\.|Stream isn't writeable|Command timed out|Reached the max retries per request)/;
+// the last five are a Redis Cluster's: a shard failing over (CLUSTERDOWN, TRYAGAIN, MASTERDOWN), or the cluster client
+// with no node reachable or its slot map not ready
+const REDIS_MESSAGES =
+  /^(Connection is closed\.|Stream isn't writeable|Command timed out|Reached the max retries per request|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|Cluster isn't ready|Failed to refresh slots cache|None of startup nodes is available)/;
 
 /**
  * Which backend an error says is out of reach, or undefined for any other error. ioredis reports an outage to a
@@ -52,7 +55,7 @@ const REDIS_MESSAGES = /^(Connection is closed\.|Stream isn't writeable|Command 
  */
 export function outageOf(err: unknown): Backend | undefined {
   if (!(err instanceof Error)) return undefined;
-  if (err.name === "MaxRetriesPerRequestError" || REDIS_MESSAGES.test(err.message)) return "redis";
+  if (err.name === "MaxRetriesPerRequestError" || err.name === "ClusterAllFailedError" || REDIS_MESSAGES.test(err.message)) return "redis";
   const code = (err as { code?: unknown }).code;
   if (typeof code === "string" && (PG_CONNECTION_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return "postgres";
   return undefined;

@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { type CorsPolicy, parseCorsOrigins } from "./http/cors.ts";
 import { parseTrustProxy, type ProxyTrust } from "./http/client-ip.ts";
+import { isClusterUrl, redisTarget } from "./engines/redis/target.ts";
 
 const bool = z
   .enum(["0", "1", "true", "false", ""])
@@ -22,10 +23,22 @@ const ConfigSchema = z.object({
     .regex(/^[a-z_][a-z0-9_]{0,62}$/, "PG_SCHEMA must be a lowercase SQL identifier")
     .default("public"),
   PG_POOL: z.coerce.number().int().min(1).max(100).default(4),
+  /** One Redis (redis://, rediss://) or a Redis Cluster by some of its nodes (redis+cluster://h1:p1,h2:p2). */
   REDIS_URL: z
     .string()
-    .url()
-    .refine((u) => /^rediss?:\/\//i.test(u), "must be a redis:// or rediss:// URL")
+    .superRefine((u, ctx) => {
+      if (isClusterUrl(u)) {
+        try {
+          redisTarget(u);
+        } catch (err) {
+          ctx.addIssue({ code: "custom", message: `bad cluster URL: ${(err as Error).message}` });
+        }
+        return;
+      }
+      if (!URL.canParse(u) || !/^rediss?:\/\//i.test(u)) {
+        ctx.addIssue({ code: "custom", message: "must be a redis:// or rediss:// URL, or redis+cluster://host:port,host:port" });
+      }
+    })
     .optional(),
   /** Prefix for every Redis key and channel. */
   REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_:.-]*$/).default("flock:"),

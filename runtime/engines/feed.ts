@@ -77,6 +77,24 @@ export function mergeNewest(lists: bigint[][], count: number, floor: bigint): bi
   return out;
 }
 
+/**
+ * A page from timelines read one by one (TimelineRead each): a miss, "deep", or the merged newest ids with what
+ * `records` has for them. How a page is read where one call cannot do it all (the memory engine, a Redis Cluster).
+ */
+export async function pageFromReads(
+  reads: TimelineRead[],
+  count: number,
+  show: number,
+  records: (ids: bigint[]) => Promise<CachedMoment[]>,
+): Promise<PageRead> {
+  if (reads.some((r) => !r.hit)) return { state: "miss", leases: reads.map((r) => (r.hit ? null : r.lease)) };
+  const hits = reads as Extract<TimelineRead, { hit: true }>[];
+  const floor = hits.reduce((f, r) => (r.floor > f ? r.floor : f), 0n);
+  const ids = mergeNewest(hits.map((r) => r.ids), count, floor);
+  if (ids.length < count && floor !== 0n) return { state: "deep" };
+  return pageOf(ids, ids.length === 0 ? [] : await records(ids), show);
+}
+
 /** A page of merged ids and their records: "shown" when every record is cached. */
 export function pageOf(ids: bigint[], moments: CachedMoment[], show: number): PageRead {
   return moments.every((m) => typeof m === "string")

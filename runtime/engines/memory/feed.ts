@@ -4,9 +4,8 @@
 import {
   DEFAULT_FEED_DEPTH,
   type FeedCache,
-  mergeNewest,
-  pageOf,
   type PageRead,
+  pageFromReads,
   type TimelineRead,
 } from "../feed.ts";
 import type { MomentCache } from "../moments.ts";
@@ -41,13 +40,7 @@ export class MemoryFeed implements FeedCache {
   }
 
   async readPage(timelines: string[], before: bigint | null, count: number, show: number): Promise<PageRead> {
-    const reads = await this.read(timelines, before, count);
-    if (reads.some((r) => !r.hit)) return { state: "miss", leases: reads.map((r) => (r.hit ? null : r.lease)) };
-    const hits = reads as Extract<TimelineRead, { hit: true }>[];
-    const floor = hits.reduce((f, r) => (r.floor > f ? r.floor : f), 0n);
-    const ids = mergeNewest(hits.map((r) => r.ids), count, floor);
-    if (ids.length < count && floor !== 0n) return { state: "deep" };
-    return pageOf(ids, await this.moments.get(ids), show);
+    return pageFromReads(await this.read(timelines, before, count), count, show, (ids) => this.moments.get(ids));
   }
 
   async read(timelines: string[], before: bigint | null, count: number): Promise<TimelineRead[]> {

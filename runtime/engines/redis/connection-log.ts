@@ -1,7 +1,7 @@
 // One structured log line per change of a Redis connection's state, instead of ioredis's "[ioredis] Unhandled
 // error event" stack trace on stderr for every failed reconnect (about 170 per outage): an `error` listener
 // silences those, and the line is written only when the state moves between up and down.
-import type { Redis } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 import type { Logger } from "../../log.ts";
 
 export type ConnectionState = "connecting" | "up" | "down";
@@ -12,7 +12,7 @@ export interface WatchedConnection {
   quiet(): void;
 }
 
-export function watchConnection(redis: Redis, name: string, log: Logger | undefined): WatchedConnection {
+export function watchConnection(redis: Redis | Cluster, name: string, log: Logger | undefined): WatchedConnection {
   let state: ConnectionState = "connecting";
   let quiet = false;
   let lastError: string | undefined;

@@ -1,7 +1,9 @@
 // Redis feed cache: one sorted set per timeline (layout in runtime/scripts/feedRead-1.lua). Reading several
-// timelines sends one script call each, all in flight together: one round trip.
+// timelines sends one script call each, all in flight together: one round trip. A page is one script call on one
+// Redis (feedPage-n.lua: it builds the moment keys from the ids it merges); on a Redis Cluster, where a script's
+// keys must be given and share a slot, it is the timelines' reads and then one MGET of the moments (two round trips).
 import { randomBytes } from "node:crypto";
-import { DEFAULT_FEED_DEPTH, type FeedCache, type PageRead, type TimelineRead } from "../feed.ts";
+import { DEFAULT_FEED_DEPTH, type FeedCache, type PageRead, pageFromReads, type TimelineRead } from "../feed.ts";
 import { ID_WIDTH, type Keys, padId } from "./keys.ts";
 import type { ScriptedRedis } from "./scripts.ts";
 
@@ -11,6 +13,8 @@ export interface RedisFeedOptions {
   ttlMs?: number;
   /** Lifetime of a timeline whose rebuild never finished. */
   leaseTtlMs?: number;
+  /** On a Redis Cluster: no script builds keys. */
+  clustered?: boolean;
 }
 
 const ZERO = "0".repeat(ID_WIDTH);
@@ -19,6 +23,7 @@ export class RedisFeed implements FeedCache {
   readonly depth: number;
   private readonly ttlMs: number;
   private readonly leaseTtlMs: number;
+  private readonly clustered: boolean;
   private readonly leaseBase = randomBytes(6).toString("base64url");
   private leaseSeq = 0;
 
@@ -30,6 +35,7 @@ export class RedisFeed implements FeedCache {
     this.depth = opts.depth ?? DEFAULT_FEED_DEPTH;
     this.ttlMs = opts.ttlMs ?? 24 * 3600_000;
     this.leaseTtlMs = opts.leaseTtlMs ?? 60_000;
+    this.clustered = opts.clustered ?? false;
   }
 
   async read(timelines: string[], before: bigint | null, count: number): Promise<TimelineRead[]> {
@@ -45,6 +51,12 @@ export class RedisFeed implements FeedCache {
   }
 
   async readPage(timelines: string[], before: bigint | null, count: number, show: number): Promise<PageRead> {
+    if (this.clustered) {
+      return pageFromReads(await this.read(timelines, before, count), count, show, async (ids) => {
+        const got = await this.redis.mget(ids.map((id) => this.keys.momentJson(id)));
+        return got.map((v) => (v === null ? undefined : v === "" ? null : v));
+      });
+    }
     const lease = `${this.leaseBase}.${(++this.leaseSeq).toString(36)}`;
     const r = await this.redis.feedPage(
       timelines.length,

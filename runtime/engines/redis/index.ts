@@ -1,5 +1,7 @@
-// Production engines on Redis: one command connection and one subscriber connection per node.
-import { Redis } from "ioredis";
+// Production engines on Redis: one command connection and one subscriber connection per node; on a Redis Cluster
+// (REDIS_URL redis+cluster://...), a cluster client for commands and one for subscriptions (ioredis opens a
+// connection to each master it needs, and one per master for the sharded channels).
+import { Cluster, Redis } from "ioredis";
 import { redactUrl } from "../../redact.ts";
 import type { Engines } from "../engines.ts";
 import { redisKeys } from "./keys.ts";
@@ -14,6 +16,7 @@ import { defineScripts } from "./scripts.ts";
 import { coalesceWrites } from "./coalesce.ts";
 import { watchConnection } from "./connection-log.ts";
 import type { Logger } from "../../log.ts";
+import { type ClusterTarget, redisTarget } from "./target.ts";
 
 export class RedisUnavailableError extends Error {}
 
@@ -22,7 +25,7 @@ function connect(url: string, name: string): Redis {
     connectionName: name,
     lazyConnect: true,
     // Off: coalesceWrites (below) saves the socket writes without the client's pipelining machinery.
-    enableAutoPipelining: false,
+    enableAutoPipelining: true,
     // An outage answers fast (runtime/circuit.ts): a command fails at once while disconnected (no offline queue,
     // no resend of what was in flight when the socket dropped) or after 1 s unanswered; reconnects are tried every
     // 50-250 ms, so service is back within about 250 ms of Redis.
@@ -34,18 +37,55 @@ function connect(url: string, name: string): Redis {
   });
 }
 
+/**
+ * A cluster client with the same outage rules as one connection (fast failure, no offline queue). A shard failing
+ * over answers errors until a replica is promoted (runtime/circuit.ts counts them as an outage: 503s); MOVED and ASK
+ * redirections are followed and the slot map refreshed by the client. Each shard's connection coalesces its writes
+ * as one Redis's does (auto-pipelining is off: ioredis routes a script with a variable number of keys by its first
+ * argument, the key count, and then refuses the batch as cross-slot).
+ */
+function connectCluster(t: ClusterTarget, name: string): Cluster {
+  return new Cluster(t.nodes, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    enableAutoPipelining: false,
+    shardedSubscribers: name === "flock-sub",
+    scaleReads: "master",
+    maxRedirections: 16,
+    retryDelayOnMoved: 0,
+    retryDelayOnFailover: 100,
+    retryDelayOnClusterDown: 100,
+    retryDelayOnTryAgain: 100,
+    slotsRefreshTimeout: 1000,
+    slotsRefreshInterval: 5000,
+    clusterRetryStrategy: (times) => Math.min(times * 50, 250),
+    redisOptions: {
+      connectionName: name,
+      username: t.username,
+      password: t.password,
+      tls: t.tls ? {} : undefined,
+      connectTimeout: 1000,
+      commandTimeout: 1000,
+      maxRetriesPerRequest: 0,
+    },
+  });
+}
+
 export async function createRedisEngines(url: string, prefix: string, log?: Logger): Promise<Engines> {
-  const cmd = connect(url, "flock-cmd");
-  const sub = connect(url, "flock-sub");
+  const target = redisTarget(url);
+  const clustered = target.kind === "cluster";
+  const cmd = target.kind === "cluster" ? connectCluster(target, "flock-cmd") : connect(url, "flock-cmd");
+  const sub = target.kind === "cluster" ? connectCluster(target, "flock-sub") : connect(url, "flock-sub");
   const watched = [watchConnection(cmd, "flock-cmd", log), watchConnection(sub, "flock-sub", log)];
-  coalesceWrites(cmd);
+  if (cmd instanceof Redis) coalesceWrites(cmd);
+  else cmd.on("+node", (node: Redis) => coalesceWrites(node));
   try {
     await Promise.all([cmd.connect(), sub.connect()]);
     await cmd.ping();
   } catch (err) {
     cmd.disconnect();
     sub.disconnect();
-    throw new RedisUnavailableError(`cannot reach Redis at ${redactUrl(url)}: ${(err as Error).message}`);
+    throw new RedisUnavailableError(`cannot reach Redis${clustered ? " Cluster" : ""} at ${redactUrl(url)}: ${(err as Error).message}`);
   }
   const redis = defineScripts(cmd);
   const keys = redisKeys(prefix);
@@ -54,9 +94,9 @@ export async function createRedisEngines(url: string, prefix: string, log?: Logg
     kind: "redis",
     limits: new RedisLimits(redis, keys),
     pubsub,
-    mailboxes: new RedisMailboxes(redis, keys, pubsub),
+    mailboxes: new RedisMailboxes(redis, keys, pubsub, { clustered }),
     presence: new RedisPresence(redis, keys),
-    feed: new RedisFeed(redis, keys),
+    feed: new RedisFeed(redis, keys, { clustered }),
     moments: new RedisMoments(redis, keys),
     nodes: new RedisNodes(redis, keys),
     inflight: new RedisInFlight(redis, keys),

@@ -39,6 +39,11 @@ export function redisKeys(prefix: string) {
     presence: (principal: string) => `${prefix}pr:{${principal}}`,
     /** A pub/sub channel. */
     channel: (name: string) => `${prefix}ch:${name}`,
+    /**
+     * Shard `n` of a sharded channel (SPUBLISH/SSUBSCRIBE): its hash tag places it on one slot, so on a cluster it
+     * lives on the shard that owns that slot and a publish goes to that shard's subscribers only.
+     */
+    shardChannel: (name: string, n: number) => `${prefix}ch:${name}:{${name}${n}}`,
     /** Feed timeline of a principal, or the public one ("public"). Sorted set, layout in scripts/feedRead-1.lua. */
     feed: (timeline: string) => `${prefix}feed:{${timeline}}`,
     /**

@@ -3,15 +3,20 @@
 // script, so one round trip; an append for many recipients (a group send) too, and fetches or acks that arrive
 // while one is running go together in the next call (Batcher). The append script also publishes the wake-up
 // (runtime/engines/wake.ts: the recipients and the message), on one channel every node subscribes to once: one
-// wake-up naming every recipient. Its keys span many hash tags, so it needs a single Redis (not a Cluster).
+// wake-up naming every recipient. On a Redis Cluster, where a script's keys must share a slot, a call over many
+// principals is split into one per slot (runtime/engines/redis/slots.ts), and the wake-ups go on WAKE_SHARDS
+// sharded channels (a principal's by its slot), published once the appends are in.
 import { Batcher } from "../../batcher.ts";
 import type { AppendItem, MailboxEngine, MailboxEntry, SeedEntry } from "../mailbox.ts";
 import { appendWake, clearWake, readWake } from "../wake.ts";
-import type { PubSub } from "../pubsub.ts";
 import type { Keys } from "./keys.ts";
+import type { RedisPubSub } from "./pubsub.ts";
 import type { ScriptedRedis } from "./scripts.ts";
+import { perSlot, slotOf } from "./slots.ts";
 
 export const WAKE_CHANNEL = "wake";
+/** Sharded wake channels on a cluster: every node subscribes to all of them (one connection per master). */
+export const WAKE_SHARDS = 16;
 
 export interface RedisMailboxOptions {
   /** Most entries a mailbox holds before it spills to Postgres. */
@@ -25,6 +30,8 @@ export interface RedisMailboxOptions {
   ackMemoryMs?: number;
   /** The clock ack times are read from. */
   now?: () => number;
+  /** On a Redis Cluster: split calls per slot, wake-ups on sharded channels. */
+  clustered?: boolean;
 }
 
 interface FetchRequest {
@@ -41,15 +48,17 @@ export class RedisMailboxes implements MailboxEngine {
   readonly ackMemoryMs: number;
   private readonly ttl: number;
   private readonly now: () => number;
+  private readonly clustered: boolean;
   private readonly fetches = new Batcher<FetchRequest, MailboxEntry[] | null>((reqs) => this.fetchMany(reqs), 1, MAX_BATCH);
   private readonly acks = new Batcher<{ principal: string; id: string }, boolean>((acks) => this.ackMany(acks), 1, MAX_BATCH);
 
   constructor(
     private readonly redis: ScriptedRedis,
     private readonly keys: Keys,
-    private readonly pubsub: PubSub,
+    private readonly pubsub: RedisPubSub,
     opts: RedisMailboxOptions = {},
   ) {
+    this.clustered = opts.clustered ?? false;
     this.capacity = opts.capacity ?? 10_000;
     this.ttl = opts.ttlMs ?? 30 * 86_400_000;
     this.ackMemoryMs = opts.ackMemoryMs ?? 60_000;
@@ -62,7 +71,14 @@ export class RedisMailboxes implements MailboxEngine {
 
   async append(items: AppendItem[]): Promise<(string | null)[]> {
     if (items.length === 0) return [];
-    // One script call whatever the number of recipients; a payload shared by many (a group send) goes once.
+    if (!this.clustered) return this.appendCall(items, true);
+    const handed = await perSlot(true, items, (it) => this.keys.mailbox(it.principal), (group) => this.appendCall(group, false));
+    await this.wakeSharded(items, appendWake);
+    return handed;
+  }
+
+  /** One script call whatever the number of recipients; a payload shared by many (a group send) goes once. */
+  private async appendCall(items: AppendItem[], wakeHere: boolean): Promise<(string | null)[]> {
     const keys: string[] = [];
     const payloads: string[] = [];
     const refs = new Map<string, number>();
@@ -76,11 +92,28 @@ export class RedisMailboxes implements MailboxEngine {
       }
       perItem.push(it.id, ref, it.after ?? "");
     }
-    const wake = appendWake(items);
-    const channel = this.keys.channel(WAKE_CHANNEL);
+    const wake = wakeHere ? appendWake(items) : "";
+    const channel = wakeHere ? this.keys.channel(WAKE_CHANNEL) : "";
     const ensure = items[0]!.ensure ? "1" : "";
     const handed = await this.redis.mailboxAppend(keys.length, ...keys, this.capacity, this.ttl, channel, wake, ensure, payloads.length, ...payloads, ...perItem);
     return handed.map((h) => (h === 0 ? null : String(h)));
+  }
+
+  /** The shard of the wake channel that carries a principal's wake-ups. */
+  private wakeShard(principal: string): string {
+    return this.keys.shardChannel(WAKE_CHANNEL, slotOf(principal) % WAKE_SHARDS);
+  }
+
+  /** Publish wake-ups on the sharded channels, one publish per shard reached. */
+  private async wakeSharded<T extends { principal: string }>(items: readonly T[], text: (items: T[]) => string): Promise<void> {
+    const byShard = new Map<string, T[]>();
+    for (const it of items) {
+      const ch = this.wakeShard(it.principal);
+      const list = byShard.get(ch);
+      if (list) list.push(it);
+      else byShard.set(ch, [it]);
+    }
+    await Promise.all([...byShard].map(([ch, list]) => this.pubsub.spublish(ch, text(list))));
   }
 
   fetch(principal: string, limit: number, cursor: string | null): Promise<MailboxEntry[] | null> {
@@ -88,7 +121,11 @@ export class RedisMailboxes implements MailboxEngine {
   }
 
   /** Fetches that arrive while one runs go together in the next script call (a group send wakes every member). */
-  private async fetchMany(reqs: FetchRequest[]): Promise<(MailboxEntry[] | null)[]> {
+  private fetchMany(reqs: FetchRequest[]): Promise<(MailboxEntry[] | null)[]> {
+    return perSlot(this.clustered, reqs, (q) => this.keys.mailbox(q.principal), (group) => this.fetchCall(group));
+  }
+
+  private async fetchCall(reqs: FetchRequest[]): Promise<(MailboxEntry[] | null)[]> {
     const keys: string[] = [];
     const args: (string | number)[] = [];
     for (const q of reqs) {
@@ -117,7 +154,11 @@ export class RedisMailboxes implements MailboxEngine {
     return this.acks.push({ principal, id });
   }
 
-  private async ackMany(acks: { principal: string; id: string }[]): Promise<boolean[]> {
+  private ackMany(acks: { principal: string; id: string }[]): Promise<boolean[]> {
+    return perSlot(this.clustered, acks, (a) => this.keys.mailbox(a.principal), (group) => this.ackCall(group));
+  }
+
+  private async ackCall(acks: { principal: string; id: string }[]): Promise<boolean[]> {
     const k = this.keys;
     const keys = acks.flatMap((a) => [k.mailbox(a.principal), k.mailboxIndex(a.principal), k.mailboxAcked(a.principal)]);
     const found = await this.redis.mailboxAck(keys.length, ...keys, this.now(), this.ackMemoryMs, ...acks.map((a) => a.id));
@@ -129,6 +170,11 @@ export class RedisMailboxes implements MailboxEngine {
   }
 
   async clear(principal: string): Promise<void> {
+    if (this.clustered) {
+      await this.redis.del(this.keys.mailbox(principal), this.keys.mailboxIndex(principal));
+      await this.wakeSharded([{ principal }], () => clearWake(principal));
+      return;
+    }
     await this.redis
       .multi()
       .del(this.keys.mailbox(principal), this.keys.mailboxIndex(principal))
@@ -136,7 +182,14 @@ export class RedisMailboxes implements MailboxEngine {
       .exec();
   }
 
-  onWake(handler: (principal: string, id: string | null) => void): Promise<() => Promise<void>> {
-    return this.pubsub.subscribe(WAKE_CHANNEL, (buf) => readWake(buf.toString(), handler));
+  async onWake(handler: (principal: string, id: string | null) => void): Promise<() => Promise<void>> {
+    const read = (buf: Buffer) => readWake(buf.toString(), handler);
+    if (!this.clustered) return this.pubsub.subscribe(WAKE_CHANNEL, read);
+    const stops = await Promise.all(
+      Array.from({ length: WAKE_SHARDS }, (_, n) => this.pubsub.ssubscribe(this.keys.shardChannel(WAKE_CHANNEL, n), read)),
+    );
+    return async () => {
+      await Promise.all(stops.map((stop) => stop()));
+    };
   }
 }

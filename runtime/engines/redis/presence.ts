@@ -1,13 +1,9 @@
 // Redis presence: one sorted set per principal (connection id -> expiry ms). Connect and disconnect are one
-// script each; refreshes and online checks for many principals go out as one pipeline.
-import type { Redis } from "ioredis";
+// script each; refreshes and online checks for many principals go out together (written in one go: coalesced
+// writes on one Redis, auto-pipelining per shard on a cluster), each command to the shard of its key.
 import type { PresenceEngine } from "../presence.ts";
 import type { Keys } from "./keys.ts";
-import type { ScriptCommands, ScriptedRedis } from "./scripts.ts";
-
-type Pipeline = ReturnType<Redis["pipeline"]> & {
-  presenceConnect: (...args: Parameters<ScriptCommands["presenceConnect"]>) => Pipeline;
-};
+import type { ScriptedRedis } from "./scripts.ts";
 
 export class RedisPresence implements PresenceEngine {
   constructor(
@@ -21,10 +17,7 @@ export class RedisPresence implements PresenceEngine {
 
   async refresh(conns: { principal: string; connId: string }[], nowMs: number, ttlMs: number): Promise<void> {
     if (conns.length === 0) return;
-    const p = this.redis.pipeline() as Pipeline;
-    for (const c of conns) p.presenceConnect(this.keys.presence(c.principal), nowMs, nowMs + ttlMs, c.connId, ttlMs);
-    const results = (await p.exec()) ?? [];
-    for (const [err] of results) if (err) throw err;
+    await Promise.all(conns.map((c) => this.redis.presenceConnect(this.keys.presence(c.principal), nowMs, nowMs + ttlMs, c.connId, ttlMs)));
   }
 
   async disconnect(principal: string, connId: string, nowMs: number): Promise<boolean> {
@@ -34,12 +27,9 @@ export class RedisPresence implements PresenceEngine {
   async online(principals: string[], nowMs: number): Promise<Set<string>> {
     const out = new Set<string>();
     if (principals.length === 0) return out;
-    const p = this.redis.pipeline();
-    for (const id of principals) p.zcount(this.keys.presence(id), `(${nowMs}`, "+inf");
-    const results = (await p.exec()) ?? [];
-    results.forEach(([err, n], i) => {
-      if (err) throw err;
-      if (Number(n) > 0) out.add(principals[i]!);
+    const counts = await Promise.all(principals.map((id) => this.redis.zcount(this.keys.presence(id), `(${nowMs}`, "+inf")));
+    counts.forEach((n, i) => {
+      if (n > 0) out.add(principals[i]!);
     });
     return out;
   }

@@ -1,40 +1,60 @@
-// Redis pub/sub: one subscriber connection per node whatever the number of channels or listeners.
-import type { Redis } from "ioredis";
+// Redis pub/sub: one subscriber connection per node whatever the number of channels or listeners (on a cluster,
+// one per master for the sharded channels). Broadcast channels (presence, typing, friendship, bans, cache
+// invalidation) use PUBLISH, which a cluster carries to every node; a busy stream of events with a scope (the
+// mailbox wake-ups) goes on sharded channels (SPUBLISH), which stay on the shard that owns their slot.
+import type { Cluster, Redis } from "ioredis";
 import type { PubSub, PubSubHandler } from "../pubsub.ts";
 import type { Keys } from "./keys.ts";
+
+export type RedisClient = Redis | Cluster;
 
 export class RedisPubSub implements PubSub {
   private readonly handlers = new Map<string, Set<PubSubHandler>>();
 
   constructor(
-    private readonly pub: Redis,
-    private readonly sub: Redis,
+    private readonly pub: RedisClient,
+    private readonly sub: RedisClient,
     private readonly keys: Keys,
   ) {
-    sub.on("messageBuffer", (channel: Buffer, message: Buffer) => {
+    const deliver = (channel: Buffer, message: Buffer) => {
       const set = this.handlers.get(channel.toString());
       if (set) for (const h of set) h(message);
-    });
+    };
+    sub.on("messageBuffer", deliver);
+    sub.on("smessageBuffer", deliver);
   }
 
   async publish(channel: string, payload: Buffer | string): Promise<void> {
     await this.pub.publish(this.keys.channel(channel), payload);
   }
 
-  async subscribe(channel: string, handler: PubSubHandler): Promise<() => Promise<void>> {
-    const full = this.keys.channel(channel);
+  subscribe(channel: string, handler: PubSubHandler): Promise<() => Promise<void>> {
+    return this.listen(this.keys.channel(channel), handler, false);
+  }
+
+  /** Publish on a sharded channel (the name carries its hash tag: keys.shardChannel). */
+  async spublish(channel: string, payload: Buffer | string): Promise<void> {
+    await this.pub.spublish(channel, payload);
+  }
+
+  /** Subscribe to a sharded channel (by its full name). */
+  ssubscribe(channel: string, handler: PubSubHandler): Promise<() => Promise<void>> {
+    return this.listen(channel, handler, true);
+  }
+
+  private async listen(full: string, handler: PubSubHandler, sharded: boolean): Promise<() => Promise<void>> {
     let set = this.handlers.get(full);
     if (!set) {
       set = new Set();
       this.handlers.set(full, set);
-      await this.sub.subscribe(full);
+      await (sharded ? this.sub.ssubscribe(full) : this.sub.subscribe(full));
     }
     set.add(handler);
     return async () => {
       set.delete(handler);
       if (set.size === 0 && this.handlers.get(full) === set) {
         this.handlers.delete(full);
-        await this.sub.unsubscribe(full);
+        await (sharded ? this.sub.sunsubscribe(full) : this.sub.unsubscribe(full));
       }
     };
   }

@@ -3,7 +3,7 @@
 // caller passes the count first); each file opens with its KEYS/ARGV/returns contract.
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { Redis } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 
 const DIR = fileURLToPath(new URL("../../scripts/", import.meta.url));
 
@@ -32,9 +32,10 @@ export interface ScriptCommands {
   momentsForget(numKeys: number, ...keysThenArgs: Arg[]): Promise<number>;
 }
 
-export type ScriptedRedis = Redis & ScriptCommands;
+/** A client with the scripts: one Redis, or a Redis Cluster (each script's keys then share one slot). */
+export type ScriptedRedis = (Redis | Cluster) & ScriptCommands;
 
-export function defineScripts(redis: Redis): ScriptedRedis {
+export function defineScripts(redis: Redis | Cluster): ScriptedRedis {
   for (const file of readdirSync(DIR)) {
     const m = /^([a-z][a-zA-Z0-9]*)-(\d+|n)\.lua$/.exec(file);
     if (!m) continue;

@@ -42,10 +42,10 @@ const PG_CONNECTION_CODES = new Set([
   "57P02", // crash shutdown
   "57P03", // cannot connect now (starting up, shutting down)
 ]);
-// the last five are a Redis Cluster's: a shard failing over (CLUSTERDOWN, TRYAGAIN, MASTERDOWN), or the cluster client
-// with no node reachable or its slot map not ready
+// the rest are a Redis Cluster's: a shard failing over (CLUSTERDOWN, TRYAGAIN, MASTERDOWN), or the cluster client
+// with no node reachable, its slot map not ready, or out of redirections while a shard fails over
 const REDIS_MESSAGES =
-  /^(Connection is closed\.|Stream isn't writeable|Command timed out|Reached the max retries per request|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|Cluster isn't ready|Failed to refresh slots cache|None of startup nodes is available)/;
+  /^(Connection is closed\.|Stream isn't writeable|Command timed out|Reached the max retries per request|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|Cluster isn't ready|Failed to refresh slots cache|None of startup nodes is available|Too many Cluster redirections)/;
 
 /**
  * Which backend an error says is out of reach, or undefined for any other error. ioredis reports an outage to a

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import postgres from "postgres";
 
-interface Teardown {
+export interface Teardown {
   teardown(fn: () => Promise<void> | void): void;
 }
 
@@ -27,7 +27,7 @@ process.once("exit", () => {
 });
 
 /** Runs `cleanup` at the test's teardown (after `stop`) if there is one, and at exit if it has not run by then. */
-function register(t: Teardown | undefined, cleanup: () => void, stop: () => Promise<void>): void {
+export function register(t: Teardown | undefined, cleanup: () => void, stop: () => Promise<void>): void {
   atExit.add(cleanup);
   t?.teardown(async () => {
     await stop();
@@ -49,7 +49,7 @@ export function freePort(): Promise<number> {
 }
 
 /** Poll `ready` (a real answer from the server) until it says yes, at most `ms`. */
-async function waitUntil(what: string, ready: () => Promise<boolean>, ms: number): Promise<void> {
+export async function waitUntil(what: string, ready: () => Promise<boolean>, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await ready().catch(() => false))) {
     if (Date.now() > deadline) throw new Error(`${what} not up within ${ms} ms`);
@@ -57,7 +57,7 @@ async function waitUntil(what: string, ready: () => Promise<boolean>, ms: number
   }
 }
 
-function tempDir(label: string): string {
+export function tempDir(label: string): string {
   return mkdtempSync(join(tmpdir(), `flock-${label}-`));
 }
 

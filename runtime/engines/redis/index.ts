@@ -51,13 +51,15 @@ function connectCluster(t: ClusterTarget, name: string): Cluster {
     enableAutoPipelining: false,
     shardedSubscribers: name === "flock-sub",
     scaleReads: "master",
-    maxRedirections: 16,
+    // a command to a shard failing over is retried this often (each up to the 1 s timeout) before it fails as an
+    // outage: enough to follow a MOVED after a promotion, few enough to answer 503 within seconds
+    maxRedirections: 4,
     retryDelayOnMoved: 0,
     retryDelayOnFailover: 100,
     retryDelayOnClusterDown: 100,
     retryDelayOnTryAgain: 100,
     slotsRefreshTimeout: 1000,
-    slotsRefreshInterval: 5000,
+    slotsRefreshInterval: 1000,
     clusterRetryStrategy: (times) => Math.min(times * 50, 250),
     redisOptions: {
       connectionName: name,
@@ -71,11 +73,19 @@ function connectCluster(t: ClusterTarget, name: string): Cluster {
   });
 }
 
-export async function createRedisEngines(url: string, prefix: string, log?: Logger): Promise<Engines> {
+/**
+ * A client for a REDIS_URL (not connected yet: lazyConnect), one Redis or a cluster, with the node's options.
+ * `flock-sub` names the subscriber, which on a cluster also takes sharded subscriptions.
+ */
+export function redisClient(url: string, name: "flock-cmd" | "flock-sub"): Redis | Cluster {
   const target = redisTarget(url);
-  const clustered = target.kind === "cluster";
-  const cmd = target.kind === "cluster" ? connectCluster(target, "flock-cmd") : connect(url, "flock-cmd");
-  const sub = target.kind === "cluster" ? connectCluster(target, "flock-sub") : connect(url, "flock-sub");
+  return target.kind === "cluster" ? connectCluster(target, name) : connect(url, name);
+}
+
+export async function createRedisEngines(url: string, prefix: string, log?: Logger): Promise<Engines> {
+  const clustered = redisTarget(url).kind === "cluster";
+  const cmd = redisClient(url, "flock-cmd");
+  const sub = redisClient(url, "flock-sub");
   const watched = [watchConnection(cmd, "flock-cmd", log), watchConnection(sub, "flock-sub", log)];
   if (cmd instanceof Redis) coalesceWrites(cmd);
   else cmd.on("+node", (node: Redis) => coalesceWrites(node));

@@ -1,0 +1,85 @@
+// A Redis Cluster master killed (SIGKILL) under steady send traffic: every send answered 201 is delivered in the
+// end, no answer is a 500 (a send that cannot be served while the shard fails over answers 503), and sends succeed
+// again within the cluster's failover time. Run by test/cluster.test.ts on its private cluster.
+import type { Test } from "tap";
+import { call, type Registered, registerAgent } from "./helpers/http.ts";
+import { startTestNode } from "./helpers/node.ts";
+import type { RedisCluster } from "./helpers/redis-cluster.ts";
+import { ack, pending } from "./messaging-helpers.ts";
+
+const SENDERS = 8;
+const RECIPIENTS = 12;
+/** Between two sends of one sender: 8 senders at ~6/s each stay under the 10-a-second limit. */
+const PAUSE_MS = 160;
+
+interface Outcome {
+  at: number;
+  status: number;
+  ms: number;
+}
+
+export async function failover(t: Test, cluster: RedisCluster): Promise<void> {
+  const node = await startTestNode(t, { env: { REDIS_URL: cluster.url } });
+  const senders: Registered[] = [];
+  const recipients: Registered[] = [];
+  for (let i = 0; i < SENDERS; i++) senders.push(await registerAgent(node.url, `sender ${i}`));
+  for (let i = 0; i < RECIPIENTS; i++) recipients.push(await registerAgent(node.url, `recipient ${i}`));
+
+  const accepted = new Map<string, Set<string>>(recipients.map((r) => [r.id, new Set()]));
+  const outcomes: Outcome[] = [];
+  let stop = false;
+  const loops = senders.map(async (s, i) => {
+    for (let n = 0; !stop; n++) {
+      const to = recipients[(i + n) % RECIPIENTS]!;
+      const sent = performance.now();
+      const r = await call(node.url, "POST", "/v1/messages", { token: s.token, json: { to: to.id, body: `${i}.${n}` } }).catch(() => null);
+      const status = r?.status ?? 0;
+      outcomes.push({ at: performance.now(), status, ms: performance.now() - sent });
+      if (status === 201) accepted.get(to.id)!.add(r!.body.id as string);
+      await new Promise((res) => setTimeout(res, PAUSE_MS));
+    }
+  });
+
+  const wait = (ms: number) => new Promise((res) => setTimeout(res, ms));
+  await wait(1500);
+  const master = cluster.nodes.find((n) => n.role === "master")!;
+  const killedAt = performance.now();
+  await cluster.killMaster(master.port);
+  const failoverMs = await cluster.waitForFailover(master.port);
+  const promotedAt = killedAt + failoverMs;
+  t.comment(`master ${master.port} killed; a replica took over after ${failoverMs.toFixed(0)} ms`);
+  // traffic goes on until a few sends after the promotion have passed, bounded
+  const deadline = promotedAt + 10_000;
+  while (performance.now() < deadline && !outcomes.some((o) => o.at > promotedAt + 1000 && o.status === 201)) await wait(50);
+  await wait(1000);
+  stop = true;
+  await Promise.all(loops);
+
+  const bad = outcomes.filter((o) => o.status !== 201 && o.status !== 503);
+  t.same(bad, [], "every send answered 201 or 503: no 500, no hang");
+  // a generous bound that tells an answer from a hang (the node's backend timeouts are 1 s, a few retries at most)
+  const slowest = Math.max(...outcomes.map((o) => o.ms));
+  t.ok(slowest < 6000, `every send answered, the slowest in ${slowest.toFixed(0)} ms`);
+  const outside = outcomes.filter((o) => o.status === 503 && (o.at < killedAt || o.at > promotedAt + 2000));
+  t.same(outside, [], "503s only between the kill and two seconds after the promotion (the slot map refresh)");
+  const firstBack = outcomes.find((o) => o.at > promotedAt && o.status === 201);
+  t.ok(firstBack, "sends succeed again after the failover");
+  const total = [...accepted.values()].reduce((n, s) => n + s.size, 0);
+  t.ok(total > 20, `${total} sends answered 201 (${outcomes.filter((o) => o.status === 503).length} 503s)`);
+
+  // every 201'd message reaches its recipient: a mailbox whose append failed is rebuilt from Postgres
+  const missing: string[] = [];
+  for (const r of recipients) {
+    const want = accepted.get(r.id)!;
+    const got = new Set<string>();
+    for (let round = 0; round < 100 && got.size < want.size; round++) {
+      const msgs = await pending(node.url, r, "timeout=1&limit=100").catch(() => []);
+      for (const m of msgs) {
+        got.add(m.id as string);
+        await ack(node.url, r, m.id as string);
+      }
+    }
+    for (const id of want) if (!got.has(id)) missing.push(`${r.id}: ${id}`);
+  }
+  t.same(missing, [], "no 201'd message lost");
+}

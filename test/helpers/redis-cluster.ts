@@ -1,0 +1,122 @@
+// A Redis Cluster of our own for tests: 3 masters and 3 replicas (redis-server --cluster-enabled yes, then
+// redis-cli --cluster create) on free ports under a temp dir, never the shared 6379. A test may kill a master and
+// wait for its replica to take over. Everything is killed and removed at teardown, and at exit after a failure.
+import { type ChildProcess, execFile, spawn, spawnSync } from "node:child_process";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import { freePort, register, type Teardown, tempDir, waitUntil } from "./private-servers.ts";
+
+export interface ClusterNode {
+  port: number;
+  role: "master" | "replica";
+  child: ChildProcess;
+}
+
+export interface RedisCluster {
+  /** `redis+cluster://` naming the masters (REDIS_URL). */
+  url: string;
+  nodes: ClusterNode[];
+  /** kill -9 a master, resolved once its process is gone. */
+  killMaster(port: number): Promise<void>;
+  /** Wait until a replica of the killed master is a master and the cluster says ok; the ms since the kill. */
+  waitForFailover(killedPort: number): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** Whether this machine can run one (redis-server and redis-cli on PATH). */
+export function clusterAvailable(): boolean {
+  return ["redis-server", "redis-cli"].every((c) => spawnSync(c, ["--version"], { stdio: "ignore" }).status === 0);
+}
+
+async function ask<T>(port: number, fn: (r: Redis) => Promise<T>): Promise<T> {
+  const r = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000 });
+  r.on("error", () => {});
+  try {
+    await r.connect();
+    return await fn(r);
+  } finally {
+    r.disconnect();
+  }
+}
+
+const clusterInfo = (port: number) => ask(port, (r) => r.call("CLUSTER", "INFO") as Promise<string>);
+const roleOf = (port: number) => ask(port, async (r) => ((await r.call("ROLE")) as string[])[0]);
+
+export async function startRedisCluster(t?: Teardown, opts: { nodeTimeoutMs?: number } = {}): Promise<RedisCluster> {
+  const dir = tempDir("cluster");
+  const nodeTimeout = opts.nodeTimeoutMs ?? 1000;
+  const nodes: ClusterNode[] = [];
+  const cleanup = () => {
+    for (const n of nodes) n.child.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const stop = async () => {
+    await Promise.all(
+      nodes.map((n) =>
+        n.child.exitCode !== null || n.child.signalCode !== null ? undefined : new Promise((r) => (n.child.once("exit", r), n.child.kill("SIGKILL")))),
+    );
+  };
+  register(t, cleanup, stop);
+  for (let i = 0; i < 6; i++) {
+    const port = await freePort();
+    const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no"];
+    args.push("--cluster-enabled", "yes", "--cluster-config-file", join(dir, `nodes-${port}.conf`));
+    args.push("--cluster-node-timeout", String(nodeTimeout), "--protected-mode", "no", "--dbfilename", `dump-${port}.rdb`);
+    nodes.push({ port, role: i < 3 ? "master" : "replica", child: spawn("redis-server", args, { stdio: "ignore" }) });
+  }
+  for (const n of nodes) await waitUntil(`cluster node ${n.port}`, async () => (await ask(n.port, (r) => r.ping())) === "PONG", 10_000);
+  // redis-cli makes the first three masters and gives each one of the last three as its replica
+  await new Promise<void>((resolve, reject) => {
+    execFile("redis-cli", ["--cluster", "create", ...nodes.map((n) => `127.0.0.1:${n.port}`), "--cluster-replicas", "1", "--cluster-yes"], { timeout: 30_000 }, (err, out, errOut) =>
+      err ? reject(new Error(`redis-cli --cluster create failed: ${err.message}\n${out}${errOut}`)) : resolve(),
+    );
+  });
+  const ok = async (port: number) => (await clusterInfo(port)).includes("cluster_state:ok");
+  for (const n of nodes) await waitUntil(`cluster state ok on ${n.port}`, () => ok(n.port), 30_000);
+  // the roles as the cluster has them, and every replica synced with its master
+  for (const n of nodes) n.role = (await roleOf(n.port)) === "master" ? "master" : "replica";
+  for (const n of nodes.filter((x) => x.role === "replica")) {
+    await waitUntil(`replica ${n.port} in sync`, async () => (await ask(n.port, (r) => r.info("replication"))).includes("master_link_status:up"), 30_000);
+  }
+  const masters = nodes.filter((n) => n.role === "master");
+  const killedAt = new Map<number, number>();
+  return {
+    url: `redis+cluster://${masters.map((m) => `127.0.0.1:${m.port}`).join(",")}`,
+    nodes,
+    async killMaster(port) {
+      const n = nodes.find((x) => x.port === port && x.role === "master");
+      if (!n) throw new Error(`${port} is not a master`);
+      const gone = new Promise((r) => n.child.once("exit", r));
+      killedAt.set(port, performance.now());
+      n.child.kill("SIGKILL");
+      await gone;
+    },
+    async waitForFailover(killedPort) {
+      const started = killedAt.get(killedPort);
+      if (started === undefined) throw new Error(`${killedPort} was not killed`);
+      const killed = nodes.find((x) => x.port === killedPort)!;
+      const others = nodes.filter((x) => x !== killed);
+      await waitUntil(
+        `failover of ${killedPort}`,
+        async () => {
+          for (const n of others) if (!(await ok(n.port))) return false;
+          // a former replica now a master: 4 masters counted among the living would be wrong, 3 is right
+          const roles = await Promise.all(others.map((n) => roleOf(n.port)));
+          return roles.filter((r) => r === "master").length === 3;
+        },
+        30_000,
+      );
+      const ms = performance.now() - started;
+      for (const n of others) {
+        n.role = (await roleOf(n.port)) === "master" ? "master" : "replica";
+      }
+      killed.role = "replica";
+      return ms;
+    },
+    stop: async () => {
+      await stop();
+      cleanup();
+    },
+  };
+}

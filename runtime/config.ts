@@ -106,6 +106,8 @@ const ConfigSchema = z.object({
   /** Development: the Flock USD token deployed on a local chain (npm run payments:dev); enables that network. */
   FLOCK_LOCAL_TOKEN: z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be an EVM address").optional(),
   FLOCK_LOCAL_CHAIN_ID: z.coerce.number().int().positive().default(31337),
+  /** Development: the local chain's transaction page prefix (the hash is appended), e.g. payments:dev's explorer. */
+  FLOCK_LOCAL_EXPLORER_URL: z.string().url().optional(),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

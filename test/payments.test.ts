@@ -68,8 +68,9 @@ t.test("the official client (@x402/fetch + viem account) pays; the payee's balan
   t.equal(res.status, 201);
   const msg = (await res.json()) as any;
   t.equal(msg.body, "what is the meaning of life?");
-  t.match(msg.payment, { network: "eip155:31337", payer: payer.address, amount: "250000", explorer_url: null });
+  t.match(msg.payment, { network: "eip155:31337", payer: payer.address, amount: "250000" });
   t.match(msg.payment.transaction, /^0x[0-9a-f]{64}$/);
+  t.equal(msg.payment.explorer_url, `${env.explorer.txUrl}${msg.payment.transaction}`, "the local explorer's page of the transaction");
   const receipt = await chain.getTransactionReceipt({ hash: msg.payment.transaction as Hex });
   t.equal(receipt.status, "success", "the transaction is mined on the local chain");
   t.equal(await balanceOf(env.chain.rpcUrl, env.token, oracle.payTo), before + 250_000n, "exactly the price arrived");

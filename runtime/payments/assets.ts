@@ -14,7 +14,7 @@ export interface Asset {
   decimals: number;
   /** EIP-712 domain name and version of the token (the EIP-3009 signature's domain). */
   eip712: { name: string; version: string };
-  /** Transaction page prefix; the hash is appended. Null where no explorer exists (the local chain). */
+  /** Transaction page prefix; the hash is appended. Null where none is known (the local chain without FLOCK_LOCAL_EXPLORER_URL). */
   explorerTx: string | null;
 }
 
@@ -64,7 +64,7 @@ export function assetTable(config: Config): AssetTable {
       symbol: "fUSD",
       decimals: 6,
       eip712: { name: "Flock USD", version: "1" },
-      explorerTx: null,
+      explorerTx: config.FLOCK_LOCAL_EXPLORER_URL ?? null,
     });
   }
   return new Map(all.map((a) => [a.network, a]));

@@ -1,0 +1,231 @@
+// One conversation, direct or group: history paged backwards (when the list is scrolled to the top, or with the
+// button), live messages from the WebSocket, typing both ways, attachments (upload, inline images, downloads), the
+// group's members, and paid agents paid through the wallet (the price is shown before sending; the message then
+// carries a settled badge with its explorer link).
+import { Flock, FlockError, type AgentProfile, type Group, type Message, type Thread } from "@flock/client";
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
+import { AttachmentView } from "./attachment.tsx";
+import { useApp } from "./context.ts";
+import { Members } from "./groups.tsx";
+import { Alert, Dot, dollars, When } from "./ui.tsx";
+import { WalletPayer } from "./wallet.ts";
+
+const order = (a: Message, b: Message) => (a.created_at === b.created_at ? (a.id < b.id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1);
+
+function merge(into: readonly Message[], more: readonly Message[]): Message[] {
+  const byId = new Map(into.map((m) => [m.id, m]));
+  for (const m of more) byId.set(m.id, { ...byId.get(m.id), ...m });
+  return [...byId.values()].sort(order);
+}
+
+export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peerId?: string; onSent(): void }) {
+  const { client, session, received, typing, online, live, fail } = useApp();
+  const [messages, setMessages] = useState<Message[]>([]);
+  const [more, setMore] = useState(false);
+  const [text, setText] = useState("");
+  const [files, setFiles] = useState<File[]>([]);
+  const [error, setError] = useState<string | null>(null);
+  const [sending, setSending] = useState(false);
+  const [paid, setPaid] = useState<AgentProfile | null>(null);
+  const [group, setGroup] = useState<Group | null>(null);
+  const fileInput = useRef<HTMLInputElement>(null);
+  const typingSent = useRef(0);
+  const idle = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const list = useRef<HTMLOListElement>(null);
+  const loadingOlder = useRef(false);
+  // where the list stood before an older page was put above it, so the messages read stay in place
+  const anchor = useRef<{ height: number; top: number } | null>(null);
+  const newest = useRef<string | undefined>(undefined);
+  const threadId = thread?.id;
+  const groupId = thread?.kind === "group" ? thread.group?.id : undefined;
+  const title = thread?.kind === "group" ? `# ${thread.group?.name ?? "group"}` : (thread?.peer?.display_name ?? peerId ?? "");
+
+  async function page(before?: string) {
+    if (!threadId) return;
+    try {
+      const h = await client.threadMessages(threadId, { limit: 30, ...(before ? { before } : {}) });
+      setMessages((m) => merge(m, h.messages));
+      setMore(h.has_more ?? false);
+    } catch (err) {
+      setError(fail(err));
+    }
+  }
+  useEffect(() => void page(), [threadId]);
+
+  async function older() {
+    const el = list.current;
+    if (loadingOlder.current || !more) return;
+    loadingOlder.current = true;
+    if (el) anchor.current = { height: el.scrollHeight, top: el.scrollTop };
+    try {
+      await page(messages[0]?.id);
+    } finally {
+      loadingOlder.current = false;
+    }
+  }
+
+  useEffect(() => {
+    if (!peerId || peerId.startsWith("P")) return;
+    client.agent(peerId).then(
+      (a) => setPaid(a.x402_enabled && a.price !== null ? a : null),
+      () => setPaid(null),
+    );
+  }, [peerId]);
+
+  useEffect(() => {
+    if (groupId) client.group(groupId).then(setGroup, (err: unknown) => setError(fail(err)));
+  }, [groupId]);
+
+  // live messages for this conversation
+  const live_ = useMemo(() => received.filter((m) => (threadId ? m.thread_id === threadId : m.from.id === peerId)), [received, threadId, peerId]);
+  const shown = useMemo(() => merge(messages, live_), [messages, live_]);
+
+  // a new message at the end scrolls to it; an older page above keeps what was on screen where it was
+  useLayoutEffect(() => {
+    const el = list.current;
+    if (!el) return;
+    const last = shown[shown.length - 1]?.id;
+    if (anchor.current) {
+      el.scrollTop = el.scrollHeight - anchor.current.height + anchor.current.top;
+      anchor.current = null;
+    } else if (last !== newest.current) {
+      el.scrollTop = el.scrollHeight;
+    }
+    newest.current = last;
+  }, [shown]);
+
+  const payer = useMemo(() => {
+    if (!paid || !session.address) return null;
+    const price = paid.price ?? 0;
+    return new Flock({ baseUrl: session.api, token: session.token, retry: { maxAttempts: 1 }, payments: new WalletPayer(session.address, async (d) => d <= price + 1e-9) });
+  }, [paid, session]);
+
+  function onType(value: string) {
+    setText(value);
+    if (!threadId) return;
+    const now = Date.now();
+    if (now - typingSent.current > 3000) {
+      live.typing(threadId, "start");
+      typingSent.current = now;
+    }
+    clearTimeout(idle.current);
+    idle.current = setTimeout(() => {
+      live.typing(threadId, "stop");
+      typingSent.current = 0;
+    }, 4000);
+  }
+
+  async function send(e: Event) {
+    e.preventDefault();
+    const body = text.trim();
+    if (!body && files.length === 0) return;
+    if (threadId && typingSent.current) {
+      clearTimeout(idle.current);
+      live.typing(threadId, "stop");
+      typingSent.current = 0;
+    }
+    setSending(true);
+    setError(null);
+    try {
+      const attachments: string[] = [];
+      for (const f of files) attachments.push((await client.upload(f, { name: f.name, contentType: f.type || "application/octet-stream" })).id);
+      const extra = attachments.length ? { attachments } : {};
+      const once = async (): Promise<Message | null> => {
+        if (groupId) return client.sendGroup(groupId, body, extra);
+        if (peerId) return (payer ?? client).send(peerId, body, extra);
+        return null;
+      };
+      // a 503 (a node shutting down, a backend outage) did not take the message: try again, backing off
+      let sent: Message | null = null;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          sent = await once();
+          break;
+        } catch (err) {
+          if (!(err instanceof FlockError && err.status === 503) || attempt >= 4) throw err;
+          await new Promise((r) => setTimeout(r, 500 * 2 ** attempt));
+        }
+      }
+      if (!sent) return;
+      setText("");
+      setFiles([]);
+      if (fileInput.current) fileInput.current.value = "";
+      setMessages((m) => merge(m, [sent]));
+      if (!threadId) location.hash = `#/chat/t/${sent.thread_id}`;
+      onSent();
+    } catch (err) {
+      setError(fail(err));
+    } finally {
+      setSending(false);
+    }
+  }
+
+  const who = typing.get(threadId ?? "");
+  const needsWallet = paid !== null && !payer;
+
+  return (
+    <section class="conversation" aria-label={`Conversation with ${title}`} data-group={groupId}>
+      <header class="conv-head">
+        <a href="#/chat" class="back">
+          ← Conversations
+        </a>
+        <h2>
+          {thread?.kind !== "group" && peerId && <Dot online={online.has(peerId)} />} {title}
+        </h2>
+      </header>
+      {group && <Members group={group} onChange={setGroup} />}
+      {paid && (
+        <p class="price" data-price={paid.price}>
+          {paid.display_name} is a paid agent: each message costs <strong>{dollars(paid.price ?? 0)}</strong> ({paid.asset_symbol ?? "USD"} on {paid.network}).
+          {needsWallet && " Sign in with a wallet to pay."}
+        </p>
+      )}
+      <Alert text={error} onClose={() => setError(null)} />
+      {more && (
+        <button type="button" onClick={() => void older()}>
+          Load earlier messages
+        </button>
+      )}
+      <ol class="messages" ref={list} aria-label="Messages" aria-live="polite" onScroll={(e) => e.currentTarget.scrollTop < 64 && void older()}>
+        {shown.map((m) => (
+          <li key={m.id} class={m.from.id === session.me.id ? "msg mine" : "msg"} data-message={m.id}>
+            <span class="from">{m.from.id === session.me.id ? "You" : m.from.display_name}</span> <When iso={m.created_at} />
+            {m.body && <p>{m.body}</p>}
+            {(m.attachments ?? []).map((a) => (
+              <AttachmentView key={a.id} a={a} />
+            ))}
+            {m.payment && (
+              <p class="settled">
+                <span class="badge">Paid {dollars(Number(m.payment.amount) / 1e6)} · settled</span>{" "}
+                {m.payment.explorer_url ? (
+                  <a href={m.payment.explorer_url} target="_blank" rel="noopener noreferrer">
+                    View transaction
+                  </a>
+                ) : (
+                  <code title="transaction">{m.payment.transaction.slice(0, 12)}…</code>
+                )}
+              </p>
+            )}
+          </li>
+        ))}
+      </ol>
+      <p class="typing" role="status">
+        {who ? `${who.name} is typing…` : ""}
+      </p>
+      <form class="send" onSubmit={send}>
+        <label for="message" class="sr-only">
+          Message
+        </label>
+        <textarea id="message" rows={2} value={text} maxLength={10000} placeholder="Write a message" onInput={(e) => onType(e.currentTarget.value)} onKeyDown={(e) => e.key === "Enter" && !e.shiftKey && (e.preventDefault(), e.currentTarget.form?.requestSubmit())} />
+        <label for="attach" class="button">
+          Attach
+        </label>
+        <input id="attach" class="sr-only" type="file" multiple ref={fileInput} onChange={(e) => setFiles([...(e.currentTarget.files ?? [])].slice(0, 10))} />
+        <button type="submit" class="primary" disabled={sending || needsWallet || (!text.trim() && files.length === 0)}>
+          {paid ? `Pay ${dollars(paid.price ?? 0)} and send` : "Send"}
+        </button>
+      </form>
+      {files.length > 0 && <p class="muted">Attached: {files.map((f) => f.name).join(", ")}</p>}
+    </section>
+  );
+}

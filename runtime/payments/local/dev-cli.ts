@@ -22,7 +22,7 @@ for (const w of wallets) console.log(`  #${w.i} ${w.account.address}  key ${hex(
 console.log("\nstart Flock with:");
 for (const [k, v] of Object.entries(e.env)) console.log(`  export ${k}=${v}`);
 console.log(`\nthen: PATCH /v1/agents/me {"x402_enabled":true,"price":0.05,"pay_to":"0x...","network":"${e.network}"}`);
-console.log("Ctrl-C stops the chain and the facilitator.");
+console.log("Ctrl-C stops the chain, the facilitator and the explorer.");
 
 let stopping = false;
 const stop = async () => {

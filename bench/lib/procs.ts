@@ -11,21 +11,22 @@ export interface Proc {
   stop(): Promise<void>;
 }
 
-/** Runs `node --import tsx <script>` and resolves with the port it reports on stdout. */
+/** Runs `node --import tsx <script> [args]` and resolves with the port it reports on stdout. */
 export function startScript(
   script: string,
   env: Record<string, string>,
   portPattern: RegExp,
   timeoutMs = 60_000,
+  args: string[] = [],
 ): Promise<Proc> {
-  const extra = script === "runtime/main.ts" ? (process.env["BENCH_NODE_ARGS"] ?? "").split(" ").filter(Boolean) : [];
-  const child = spawn(process.execPath, [...extra, "--import", "tsx", script], {
+  const extra = script.endsWith("runtime/main.ts") ? (process.env["BENCH_NODE_ARGS"] ?? "").split(" ").filter(Boolean) : [];
+  const child = spawn(process.execPath, [...extra, "--import", "tsx", script, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   // BENCH_SERVER_LOG=<file>: keep Flock's own log (its JSON lines) there, e.g. to find what answered a 500
-  const logFile = script === "runtime/main.ts" ? process.env["BENCH_SERVER_LOG"] : undefined;
+  const logFile = script.endsWith("runtime/main.ts") ? process.env["BENCH_SERVER_LOG"] : undefined;
   if (logFile) {
     const log = createWriteStream(logFile, { flags: "a" });
     child.stdout!.pipe(log);

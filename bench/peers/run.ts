@@ -1,0 +1,225 @@
+// `npm run bench:peers -- [--servers uws,soketi,socketio,flock] [--members 999] [--procs 3] [--rates 5,10,25,...]
+//   [--step 5] [--ack batch|each|none] [--flock-root DIR] [--out FILE]`
+// Group fan-out, made fair: the same members (999 by default) spread over several receiver processes that parse every
+// frame, the same ~200-byte payload, through bare uWS publish, Soketi, Socket.IO with its Redis adapter and Flock, in
+// one run. Each server gets fixed rates in turn, up the list, until one no longer delivers every message to every
+// member within 1 s with p99 < 200 ms; the last rate that did is its max sustained. Also reported: memory per idle
+// connection (server RSS before and after the members connect), server and receiver CPU per step.
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { ROOT } from "../lib/procs.ts";
+import { atRate } from "../lib/rate.ts";
+import { ensurePeers } from "./install.ts";
+import { type AckMode, type Command, HIST_BUCKETS, HIST_RES_MS, type Reply, type Report, type Target } from "./protocol.ts";
+import { type ServerName, startServer } from "./servers.ts";
+
+const { values: a } = parseArgs({
+  options: {
+    servers: { type: "string", default: "uws,soketi,socketio,flock" },
+    members: { type: "string", default: "999" },
+    procs: { type: "string", default: "3" },
+    rates: { type: "string", default: "5,10,25,50,100,200,400,800,1600" },
+    step: { type: "string", default: "5" },
+    ack: { type: "string", default: "batch" },
+    "flock-root": { type: "string", default: ROOT },
+    out: { type: "string", default: "bench/peers-results.json" },
+  },
+});
+const MEMBERS = Number(a.members);
+const PROCS = Number(a.procs);
+const RATES = a.rates!.split(",").map(Number);
+const STEP_S = Number(a.step);
+const ACK = a.ack as AckMode;
+const PAD = "x".repeat(160);
+const progress = (msg: string) => process.stderr.write(`[peers] ${msg}\n`);
+
+/** Resident memory of a process, in bytes (Linux). */
+function rss(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return m ? Number(m[1]) * 1024 : 0;
+}
+
+/** CPU time a process has used, in ms (utime + stime from /proc, at 100 ticks a second). */
+function cpuMs(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(f[11]) + Number(f[12])) * 10;
+}
+
+class Receivers {
+  private readonly waiting = new Map<ChildProcess, (r: Reply) => void>();
+  constructor(readonly children: ChildProcess[]) {
+    for (const c of children) c.on("message", (r: Reply) => this.waiting.get(c)?.(r));
+  }
+
+  static start(n: number): Receivers {
+    return new Receivers(
+      Array.from({ length: n }, () =>
+        spawn(process.execPath, ["--import", "tsx", join(ROOT, "bench/peers/receiver.ts")], { cwd: ROOT, stdio: ["ignore", "inherit", "inherit", "ipc"] })),
+    );
+  }
+
+  private ask(c: ChildProcess, cmd: Command): Promise<Reply> {
+    return new Promise((resolve) => {
+      this.waiting.set(c, resolve);
+      c.send(cmd);
+    });
+  }
+
+  async connect(targets: Target[]): Promise<void> {
+    const shares = this.children.map((_, i) => targets.filter((_, k) => k % this.children.length === i));
+    const replies = await Promise.all(this.children.map((c, i) => this.ask(c, { type: "connect", targets: shares[i]!, ack: ACK })));
+    const failed = replies.find((r) => r.type === "failed");
+    if (failed) throw new Error(`receivers could not connect: ${(failed as { error: string }).error}`);
+  }
+
+  async report(): Promise<Report[]> {
+    return (await Promise.all(this.children.map((c) => this.ask(c, { type: "report" })))) as Report[];
+  }
+
+  close(): void {
+    for (const c of this.children) if (c.connected) c.send({ type: "close" } satisfies Command);
+  }
+}
+
+interface Step {
+  rate: number;
+  published: number;
+  errors: number;
+  complete: number;
+  deliveries: number;
+  p50: number;
+  p99: number;
+  max: number;
+  serverCpu: number;
+  receiverCpu: number[];
+  pass: boolean;
+}
+
+function merge(reports: Report[]) {
+  const hist = new Float64Array(HIST_BUCKETS);
+  const within = new Map<number, number>();
+  let frames = 0;
+  for (const r of reports) {
+    for (const [b, n] of r.hist) hist[b]! += n;
+    for (const [s, n] of r.within) within.set(s, (within.get(s) ?? 0) + n);
+    frames += r.frames;
+  }
+  const q = (p: number) => {
+    let seen = 0;
+    for (let b = 0; b < HIST_BUCKETS; b++) {
+      seen += hist[b]!;
+      if (seen >= p * frames) return (b + 1) * HIST_RES_MS;
+    }
+    return 0;
+  };
+  let max = 0;
+  for (let b = HIST_BUCKETS - 1; b >= 0; b--) if (hist[b]) { max = (b + 1) * HIST_RES_MS; break; }
+  return { within, frames, p50: frames ? q(0.5) : 0, p99: frames ? q(0.99) : 0, max };
+}
+
+async function measure(name: ServerName, env: Record<string, string>) {
+  progress(`${name}: starting`);
+  const server = await startServer(name, { flockRoot: a["flock-root"]!, env });
+  const receivers = Receivers.start(PROCS);
+  try {
+    const targets = await server.targets(MEMBERS);
+    await new Promise((r) => setTimeout(r, 1000));
+    const before = rss(server.pid);
+    progress(`${server.name}: connecting ${MEMBERS} members from ${PROCS} processes`);
+    await receivers.connect(targets);
+    await new Promise((r) => setTimeout(r, 2000));
+    const perIdle = (rss(server.pid) - before) / MEMBERS;
+    let seq = 0;
+    const publishAt = async (rate: number, seconds: number) => {
+      let errors = 0;
+      const published: number[] = [];
+      const r = await atRate(rate, seconds, 64, async () => {
+        const s = seq++;
+        published.push(s);
+        const payload = JSON.stringify({ seq: s, t: performance.timeOrigin + performance.now(), pad: PAD });
+        await server.publish(payload).catch((e: Error) => {
+          errors++;
+          if (errors === 1) progress(`${server.name}: ${e.message}`);
+        });
+      });
+      return { published, errors: errors + r.dropped };
+    };
+    progress(`${server.name}: warming up at ${RATES[0]}/s`);
+    await publishAt(RATES[0]!, 2);
+    await new Promise((r) => setTimeout(r, 1500));
+    await receivers.report();
+    const steps: Step[] = [];
+    for (const rate of RATES) {
+      const cpu0 = cpuMs(server.pid);
+      const { published, errors } = await publishAt(rate, STEP_S);
+      await new Promise((r) => setTimeout(r, 1200));
+      const reports = await receivers.report();
+      const serverCpu = (cpuMs(server.pid) - cpu0) / ((STEP_S + 1.2) * 10); // % of one core
+      const m = merge(reports);
+      const complete = published.filter((s) => m.within.get(s) === MEMBERS).length;
+      const pass = errors === 0 && complete === published.length && m.p99 < 200;
+      const step: Step = {
+        rate,
+        published: published.length,
+        errors,
+        complete,
+        deliveries: m.frames,
+        p50: m.p50,
+        p99: m.p99,
+        max: m.max,
+        serverCpu: Math.round(serverCpu),
+        receiverCpu: reports.map((r) => Math.round(r.cpuMs / ((STEP_S + 1.2) * 10))),
+        pass,
+      };
+      steps.push(step);
+      progress(
+        `${server.name}: ${rate} msg/s (${rate * MEMBERS} deliveries/s): ${complete}/${published.length} complete within 1 s, p50 ${step.p50.toFixed(1)} p99 ${step.p99.toFixed(1)} ms, server CPU ${step.serverCpu}%, receivers ${step.receiverCpu.join("/")}%${pass ? "" : " - FAILS"}`,
+      );
+      if (!pass) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const passed = steps.filter((s) => s.pass);
+    const best = passed.length ? passed[passed.length - 1]!.rate * MEMBERS : 0;
+    const at25 = steps.find((s) => s.rate === 25);
+    return { server: server.name, maxDeliveries: best, p99At25: at25?.p99 ?? null, bytesPerIdle: Math.round(perIdle), steps };
+  } finally {
+    receivers.close();
+    await server.stop();
+  }
+}
+
+async function main() {
+  const names = a.servers!.split(",") as ServerName[];
+  if (names.some((n) => n === "soketi" || n === "socketio")) ensurePeers(progress);
+  const env: Record<string, string> = {};
+  for (const k of ["DATABASE_URL", "REDIS_URL", "PG_SCHEMA", "REDIS_PREFIX"]) if (process.env[k]) env[k] = process.env[k]!;
+  const results = [];
+  for (const n of names) results.push(await measure(n, env));
+  const uws = results.find((r) => r.server === "bare uWS publish")?.maxDeliveries;
+  const rows = results.map((r) => ({ ...r, ratio: uws ? r.maxDeliveries / uws : null }));
+  const report = {
+    date: new Date().toISOString(),
+    machine: `${cpus().length} x ${cpus()[0]?.model ?? "cpu"}, node ${process.version}`,
+    options: { members: MEMBERS, procs: PROCS, rates: RATES, stepSeconds: STEP_S, flockAck: ACK, flockRoot: a["flock-root"], redis: env["REDIS_URL"] ? "Redis" : "memory engines", db: env["DATABASE_URL"] ? "Postgres" : "embedded PGlite" },
+    results: rows,
+  };
+  writeFileSync(a.out!, `${JSON.stringify(report, null, 2)}\n`);
+  const lines = [["server", "max sustained deliveries/s", "ratio to bare uWS", "p99 at 25 msg/s", "per idle connection"]];
+  for (const r of rows) {
+    lines.push([r.server, String(r.maxDeliveries), r.ratio === null ? "-" : r.ratio.toFixed(2), r.p99At25 === null ? "-" : `${r.p99At25.toFixed(1)} ms`, `${(r.bytesPerIdle / 1024).toFixed(1)} KB`]);
+  }
+  const w = lines[0]!.map((_, i) => Math.max(...lines.map((l) => l[i]!.length)));
+  process.stdout.write(`${lines.map((l) => l.map((c, i) => c.padEnd(w[i]!)).join("  ")).join("\n")}\n`);
+  progress(`wrote ${a.out}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err: Error) => {
+    progress(err.stack ?? String(err));
+    process.exit(1);
+  },
+);

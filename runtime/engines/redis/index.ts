@@ -25,7 +25,7 @@ function connect(url: string, name: string): Redis {
     connectionName: name,
     lazyConnect: true,
     // Off: coalesceWrites (below) saves the socket writes without the client's pipelining machinery.
-    enableAutoPipelining: true,
+    enableAutoPipelining: false,
     // An outage answers fast (runtime/circuit.ts): a command fails at once while disconnected (no offline queue,
     // no resend of what was in flight when the socket dropped) or after 1 s unanswered; reconnects are tried every
     // 50-250 ms, so service is back within about 250 ms of Redis.

@@ -1,6 +1,6 @@
 // Redis presence: one sorted set per principal (connection id -> expiry ms). Connect and disconnect are one
-// script each; refreshes and online checks for many principals go out together (written in one go: coalesced
-// writes on one Redis, auto-pipelining per shard on a cluster), each command to the shard of its key.
+// script each; refreshes and online checks for many principals go out together (written in one go: each
+// connection coalesces its writes, runtime/engines/redis/coalesce.ts), each command to the shard of its key.
 import type { PresenceEngine } from "../presence.ts";
 import type { Keys } from "./keys.ts";
 import type { ScriptedRedis } from "./scripts.ts";

@@ -5,7 +5,7 @@ import type { Test } from "tap";
 import { call, type Registered, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 import type { RedisCluster } from "./helpers/redis-cluster.ts";
-import { ack, pending } from "./messaging-helpers.ts";
+import { undelivered } from "./messaging-helpers.ts";
 
 const SENDERS = 8;
 const RECIPIENTS = 12;
@@ -68,18 +68,6 @@ export async function failover(t: Test, cluster: RedisCluster): Promise<void> {
   t.ok(total > 20, `${total} sends answered 201 (${outcomes.filter((o) => o.status === 503).length} 503s)`);
 
   // every 201'd message reaches its recipient: a mailbox whose append failed is rebuilt from Postgres
-  const missing: string[] = [];
-  for (const r of recipients) {
-    const want = accepted.get(r.id)!;
-    const got = new Set<string>();
-    for (let round = 0; round < 100 && got.size < want.size; round++) {
-      const msgs = await pending(node.url, r, "timeout=1&limit=100").catch(() => []);
-      for (const m of msgs) {
-        got.add(m.id as string);
-        await ack(node.url, r, m.id as string);
-      }
-    }
-    for (const id of want) if (!got.has(id)) missing.push(`${r.id}: ${id}`);
-  }
+  const missing = await undelivered(node.url, recipients, accepted);
   t.same(missing, [], "no 201'd message lost");
 }

@@ -1,6 +1,7 @@
 // Flock on a Redis Cluster of 3 masters and 3 replicas, started on private ports (test/helpers/redis-cluster.ts):
-// the four engine contracts, two nodes and two server processes sharing it, and a master killed mid-traffic (every
-// 201'd message is still delivered, and sends succeed again within the cluster's failover time).
+// the four engine contracts, two nodes and two server processes sharing it, slots moved to another master mid-traffic
+// (every send still 201), and a master killed mid-traffic (every 201'd message is still delivered, and sends succeed
+// again within the cluster's failover time).
 import t from "tap";
 import { createRedisEngines, redisClient } from "../runtime/engines/redis/index.ts";
 import { RedisFeed } from "../runtime/engines/redis/feed.ts";
@@ -17,6 +18,7 @@ import { limitsContract } from "./limits-engine.contract.ts";
 import { CONTRACT_CAPACITY, mailboxContract } from "./mailbox-engine.contract.ts";
 import { presenceContract } from "./presence-engine.contract.ts";
 import { failover } from "./cluster-failover.scenario.ts";
+import { migration } from "./cluster-migration.scenario.ts";
 
 if (!clusterAvailable() && !process.env["CI"]) {
   t.pass("skipped: no redis-server with cluster support, and not in CI");
@@ -74,6 +76,8 @@ if (!clusterAvailable() && !process.env["CI"]) {
   });
 
   t.test("two server processes on the cluster", (t) => twoProcesses(t, cluster.url));
+
+  t.test("slots moved to another master mid-traffic (ASK, then MOVED)", (t) => migration(t, cluster));
 
   t.test("a master killed mid-traffic", (t) => failover(t, cluster));
 }

@@ -24,6 +24,27 @@ export async function ack(base: string, who: Registered, id: string) {
   return call(base, "POST", `/v1/messages/${id}/ack`, { token: who.token });
 }
 
+/**
+ * Receive (long polling, acking each) until every recipient got every message id `accepted` lists for it, or 100
+ * polls; the ids that never came, as "recipient: id".
+ */
+export async function undelivered(base: string, recipients: Registered[], accepted: Map<string, Set<string>>): Promise<string[]> {
+  const missing: string[] = [];
+  for (const r of recipients) {
+    const want = accepted.get(r.id)!;
+    const got = new Set<string>();
+    for (let round = 0; round < 100 && got.size < want.size; round++) {
+      const msgs = await pending(base, r, "timeout=1&limit=100").catch(() => []);
+      for (const m of msgs) {
+        got.add(m.id as string);
+        await ack(base, r, m.id as string);
+      }
+    }
+    for (const id of want) if (!got.has(id)) missing.push(`${r.id}: ${id}`);
+  }
+  return missing;
+}
+
 /** Wait for a condition that the code under test makes true (not for time to pass). */
 export async function until(cond: () => boolean | Promise<boolean>, ms = 3000): Promise<void> {
   const deadline = Date.now() + ms;

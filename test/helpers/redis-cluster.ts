@@ -21,6 +21,14 @@ export interface RedisCluster {
   killMaster(port: number): Promise<void>;
   /** Wait until a replica of the killed master is a master and the cluster says ok; the ms since the kill. */
   waitForFailover(killedPort: number): Promise<number>;
+  /** The master port that owns a slot now. */
+  ownerOf(slot: number): Promise<number>;
+  /**
+   * Move one slot to another master as `redis-cli --cluster reshard` does (SETSLOT IMPORTING and MIGRATING, MIGRATE
+   * of its keys in one call, SETSLOT NODE on every master), holding the slot open for `askWindowMs` after its keys
+   * have moved: meanwhile the old owner answers ASK for them. Resolves with the number of keys moved.
+   */
+  moveSlot(slot: number, toPort: number, askWindowMs: number): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -40,6 +48,7 @@ async function ask<T>(port: number, fn: (r: Redis) => Promise<T>): Promise<T> {
   }
 }
 
+const myId = (port: number) => ask(port, (r) => r.call("CLUSTER", "MYID") as Promise<string>);
 const clusterInfo = (port: number) => ask(port, (r) => r.call("CLUSTER", "INFO") as Promise<string>);
 const roleOf = (port: number) => ask(port, async (r) => ((await r.call("ROLE")) as string[])[0]);
 
@@ -81,6 +90,13 @@ export async function startRedisCluster(t?: Teardown, opts: { nodeTimeoutMs?: nu
   }
   const masters = nodes.filter((n) => n.role === "master");
   const killedAt = new Map<number, number>();
+  const ownerOf = async (slot: number): Promise<number> => {
+    const live = nodes.find((n) => n.role === "master")!;
+    const ranges = (await ask(live.port, (r) => r.call("CLUSTER", "SLOTS"))) as [number, number, [string, number, string]][];
+    const range = ranges.find(([from, to]) => slot >= from && slot <= to);
+    if (!range) throw new Error(`slot ${slot} has no owner`);
+    return range[2][1];
+  };
   return {
     url: `redis+cluster://${masters.map((m) => `127.0.0.1:${m.port}`).join(",")}`,
     nodes,
@@ -113,6 +129,21 @@ export async function startRedisCluster(t?: Teardown, opts: { nodeTimeoutMs?: nu
       }
       killed.role = "replica";
       return ms;
+    },
+    ownerOf,
+    async moveSlot(slot, toPort, askWindowMs) {
+      const fromPort = await ownerOf(slot);
+      if (fromPort === toPort) return 0;
+      const [fromId, toId] = await Promise.all([myId(fromPort), myId(toPort)]);
+      await ask(toPort, (r) => r.call("CLUSTER", "SETSLOT", slot, "IMPORTING", fromId));
+      await ask(fromPort, (r) => r.call("CLUSTER", "SETSLOT", slot, "MIGRATING", toId));
+      const keys = (await ask(fromPort, (r) => r.call("CLUSTER", "GETKEYSINSLOT", slot, 1000))) as string[];
+      if (keys.length > 0) await ask(fromPort, (r) => r.call("MIGRATE", "127.0.0.1", toPort, "", 0, 5000, "KEYS", ...keys));
+      await new Promise((res) => setTimeout(res, askWindowMs));
+      // the new owner first, then the old one, then the rest (the order redis-cli uses)
+      const rest = nodes.filter((n) => n.role === "master" && n.port !== fromPort && n.port !== toPort).map((n) => n.port);
+      for (const port of [toPort, fromPort, ...rest]) await ask(port, (r) => r.call("CLUSTER", "SETSLOT", slot, "NODE", toId));
+      return keys.length;
     },
     stop: async () => {
       await stop();

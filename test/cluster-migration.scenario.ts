@@ -1,0 +1,85 @@
+// Redis Cluster slots moved to another master under steady send traffic, direct and group: while a slot's keys have
+// moved and the slot is not yet handed over, its old owner answers ASK for them, and after the hand-over MOVED; the
+// cluster client follows both. Every send answers 201 (a migration is not an outage), and every message is delivered.
+// Run by test/cluster.test.ts on its private cluster.
+import type { Test } from "tap";
+import { slotOf } from "../runtime/engines/redis/slots.ts";
+import { call, type Registered, registerAgent } from "./helpers/http.ts";
+import { startTestNode } from "./helpers/node.ts";
+import type { RedisCluster } from "./helpers/redis-cluster.ts";
+import { undelivered } from "./messaging-helpers.ts";
+
+const SENDERS = 6;
+const RECIPIENTS = 12;
+const PAUSE_MS = 160;
+/** How long each moved slot stays half-moved (keys on the new owner, slot still the old one's): the ASK window. */
+const ASK_WINDOW_MS = 300;
+
+interface Outcome {
+  at: number;
+  status: number;
+  to: string;
+  /** The error's message when the send did not answer 201. */
+  error?: string;
+}
+
+export async function migration(t: Test, cluster: RedisCluster): Promise<void> {
+  const node = await startTestNode(t, { env: { REDIS_URL: cluster.url } });
+  const senders: Registered[] = [];
+  const recipients: Registered[] = [];
+  for (let i = 0; i < SENDERS; i++) senders.push(await registerAgent(node.url, `sender ${i}`));
+  for (let i = 0; i < RECIPIENTS; i++) recipients.push(await registerAgent(node.url, `recipient ${i}`));
+  // a group of every recipient: its sends append over many slots at once
+  const group = await call(node.url, "POST", "/v1/groups", { token: senders[0]!.token, json: { name: "moving", members: recipients.map((r) => r.id) } });
+  t.equal(group.status, 201, "group created");
+  const groupId = group.body.group.id as string;
+
+  const accepted = new Map<string, Set<string>>(recipients.map((r) => [r.id, new Set()]));
+  const outcomes: Outcome[] = [];
+  let stop = false;
+  const loops = senders.map(async (s, i) => {
+    for (let n = 0; !stop; n++) {
+      const toGroup = i === 0 && n % 3 === 0;
+      const to = recipients[(i + n) % RECIPIENTS]!;
+      const r = await (toGroup
+        ? call(node.url, "POST", `/v1/groups/${groupId}/messages`, { token: s.token, json: { body: `g${n}` } })
+        : call(node.url, "POST", "/v1/messages", { token: s.token, json: { to: to.id, body: `${i}.${n}` } })
+      ).catch(() => null);
+      const status = r?.status ?? 0;
+      const error = status === 201 ? undefined : JSON.stringify(r?.body ?? null);
+      outcomes.push({ at: performance.now(), status, to: toGroup ? "group" : to.id, ...(error ? { error } : {}) });
+      if (status === 201) for (const rid of toGroup ? recipients.map((x) => x.id) : [to.id]) accepted.get(rid)!.add(r!.body.id as string);
+      await new Promise((res) => setTimeout(res, PAUSE_MS));
+    }
+  });
+  const wait = (ms: number) => new Promise((res) => setTimeout(res, ms));
+  await wait(1500);
+
+  // the slots of half the recipients (their mailbox keys, filled by now) go to another master, one by one
+  const masters = cluster.nodes.filter((n) => n.role === "master").map((n) => n.port);
+  const moving = recipients.slice(0, RECIPIENTS / 2);
+  const windows: [number, number][] = [];
+  let keysMoved = 0;
+  for (const r of moving) {
+    const slot = slotOf(r.id);
+    const from = await cluster.ownerOf(slot);
+    const to = masters.find((p) => p !== from)!;
+    const started = performance.now();
+    keysMoved += await cluster.moveSlot(slot, to, ASK_WINDOW_MS);
+    windows.push([started, performance.now()]);
+    t.equal(await cluster.ownerOf(slot), to, `slot ${slot} of ${r.id} moved from ${from} to ${to}`);
+  }
+  t.ok(keysMoved >= moving.length, `${keysMoved} keys moved with their slots`);
+  await wait(1500);
+  stop = true;
+  await Promise.all(loops);
+
+  t.ok(outcomes.filter((o) => o.to === "group" && o.status === 201).length > 3, "group sends among them");
+  const bad = outcomes.filter((o) => o.status !== 201);
+  t.same(bad, [], "every send answered 201 while slots moved: no 503, no 500");
+  const during = outcomes.filter((o) => windows.some(([a, b]) => o.at >= a && o.at <= b));
+  t.ok(during.length > 0, `${during.length} sends answered while a slot was moving`);
+
+  const missing = await undelivered(node.url, recipients, accepted);
+  t.same(missing, [], "every 201'd message delivered, on the moved slots too");
+}

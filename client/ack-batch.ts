@@ -18,7 +18,8 @@ export type AckSend = (id: string, through: boolean) => Promise<void>;
 const isGroup = (m: Message) => m.to.startsWith("group_");
 
 export class AckBatch {
-  private readonly last = new Map<string, string>();
+  /** Per thread: the last handled message, and how many of the thread the batch holds. */
+  private readonly last = new Map<string, { id: string; n: number }>();
   private held = 0;
   private timer: Promise<void> | undefined;
   private readonly max: number;
@@ -39,7 +40,7 @@ export class AckBatch {
       await this.send(m.id, false);
       return;
     }
-    this.last.set(m.thread_id, m.id);
+    this.last.set(m.thread_id, { id: m.id, n: (this.last.get(m.thread_id)?.n ?? 0) + 1 });
     if (++this.held >= this.max) {
       await this.flush();
       return;
@@ -58,12 +59,15 @@ export class AckBatch {
       });
   }
 
-  /** Acknowledge everything held now: one cumulative ack per thread. */
+  /**
+   * Acknowledge everything held now: one cumulative ack per thread, a plain one for a thread with one message held
+   * (a slow group's batches hold one message each: a cumulative ack costs the server a look back it then does not need).
+   */
   async flush(): Promise<void> {
     if (this.held === 0) return;
-    const ids = [...this.last.values()];
+    const held = [...this.last.values()];
     this.last.clear();
     this.held = 0;
-    await Promise.all(ids.map((id) => this.send(id, true)));
+    await Promise.all(held.map((h) => this.send(h.id, h.n > 1)));
   }
 }

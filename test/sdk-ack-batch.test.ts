@@ -107,5 +107,13 @@ t.test("group messages are acknowledged in batches, cumulatively", async (t) => 
     t.ok(acks.includes(`${direct.id}/ack`), "the direct message on its own");
     t.ok(acks.some((u) => u.endsWith("/ack?through=true")), "the group's four in one cumulative ack");
     t.same(await waiting(), [], "everything acknowledged");
+
+    // a page with one group message: a plain ack (nothing earlier to take along)
+    acks.length = 0;
+    const lone = await a.sendGroup(g.id, "lone");
+    const ac2 = new AbortController();
+    for await (const msg of counting.messages({ timeout: 1, signal: ac2.signal })) if (msg.body === "lone") ac2.abort();
+    t.same(acks, [`${lone.id}/ack`], "one group message held: a plain ack");
+    t.same(await waiting(), [], "and it is acknowledged");
   });
 });

@@ -63,7 +63,8 @@ async function flock(t: Target, ack: AckMode): Promise<void> {
   const flush = () => {
     if (timer) clearTimeout(timer);
     timer = undefined;
-    if (last && sock.readyState === WebSocket.OPEN) sock.send(JSON.stringify({ type: "ack", id: last, through: true }));
+    // as the SDK does (client/ack-batch.ts): cumulative when the batch holds more than one message
+    if (last && sock.readyState === WebSocket.OPEN) sock.send(JSON.stringify(unacked > 1 ? { type: "ack", id: last, through: true } : { type: "ack", id: last }));
     last = undefined;
     unacked = 0;
   };

@@ -61,7 +61,7 @@ async function openPostgres(config: Config, log: Logger): Promise<Postgres> {
     // their statements (and transactions) in it. One connection, pipelined, is the correct embedded pool.
     const pool = embedded ? 1 : config.PG_POOL;
     const statementTimeoutMs = embedded ? undefined : STATEMENT_TIMEOUT_MS;
-    return { sql: await connectSql({ url, schema: config.PG_SCHEMA, pool, statementTimeoutMs }), embedded };
+    return { sql: await connectSql({ url, schema: config.PG_SCHEMA, pool, statementTimeoutMs, oneSession: embedded !== undefined }), embedded };
   } catch (err) {
     await embedded?.stop();
     throw err;

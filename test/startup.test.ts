@@ -41,6 +41,17 @@ t.test("embedded default: no DATABASE_URL or REDIS_URL runs on PGlite and memory
   t.equal((await call(again.url, "GET", "/v1/agents/me", { token: a.token })).status, 200);
 });
 
+t.test("embedded default with PG_SCHEMA: the tables are made and used in that schema", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "flock-embedded-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const p = await startProcess({ DATA_DIR: dir, PG_SCHEMA: "fleet_a" });
+  t.teardown(() => p.stop());
+  // before: the migrations made the tables in fleet_a but every query ran in public ("relation does not exist": 500)
+  const a = await registerAgent(p.url, "in a schema");
+  t.equal((await call(p.url, "GET", "/v1/agents/me", { token: a.token })).status, 200);
+  t.equal((await call(p.url, "POST", "/v1/moments", { token: a.token, json: { content: "hello", visibility: "public" } })).status, 201);
+});
+
 t.test("real servers: creates its schema and serves", async (t) => {
   const schema = uniqueName("boot");
   const prefix = `flocktest:${uniqueName("boot")}:`;

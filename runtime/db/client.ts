@@ -16,6 +16,12 @@ export interface SqlOptions {
    * so a send answers (201 or 503) before a client's timeout. Not for PGlite (one session; no timers to speak of).
    */
   statementTimeoutMs?: number;
+  /**
+   * The embedded PGlite: one backend session behind one connection, whose server ignores a connection's startup
+   * parameters, so the schema is set on that session by a statement (else every query ran in `public` while the
+   * migrations had made the tables in PG_SCHEMA: 500s on the embedded default with PG_SCHEMA set).
+   */
+  oneSession?: boolean;
 }
 
 /** Seconds a connection attempt may take, and the constant pause between attempts (postgres.js backs off up to 20 s). */
@@ -50,6 +56,7 @@ async function open(opts: SqlOptions): Promise<Sql> {
   });
   try {
     await sql`select 1`;
+    if (opts.oneSession) await sql.unsafe(`set search_path to "${opts.schema}"`);
   } catch (err) {
     await sql.end({ timeout: 0 }).catch(() => {});
     if ((err as { code?: string }).code === "3D000") throw err;

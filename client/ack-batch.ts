@@ -5,6 +5,9 @@
 import type { Clock } from "./throttle.ts";
 import type { Message } from "./types.ts";
 
+/** A batch's bounds when the caller gives none. */
+export const ACK_BATCH_DEFAULTS = { messages: 32, ms: 50 } as const;
+
 export interface AckBatchOptions {
   /** Acknowledge once this many group messages are handled (default 32; 1 acks each message on its own). */
   messages?: number;
@@ -30,8 +33,8 @@ export class AckBatch {
     private readonly clock: Clock,
     opts: AckBatchOptions = {},
   ) {
-    this.max = Math.max(1, opts.messages ?? 32);
-    this.ms = opts.ms === null ? null : Math.max(0, opts.ms ?? 50);
+    this.max = Math.max(1, opts.messages ?? ACK_BATCH_DEFAULTS.messages);
+    this.ms = opts.ms === null ? null : Math.max(0, opts.ms ?? ACK_BATCH_DEFAULTS.ms);
   }
 
   /** A message's handler finished: acknowledge it now (direct) or with its batch (group). */

@@ -15,7 +15,7 @@ export interface Target {
 }
 
 export type Command =
-  | { type: "connect"; targets: Target[]; ack: AckMode }
+  | { type: "connect"; targets: Target[]; ack: AckMode; ackMs: number; ackMessages: number }
   | { type: "report" }
   | { type: "close" };
 

@@ -53,8 +53,11 @@ function opened(sock: WebSocket, readyWhen: (frame: Record<string, unknown>) => 
   });
 }
 
-/** Flock: a message frame's body is the payload; acks follow the mode (each message, or one per 32 / 50 ms). */
-async function flock(t: Target, ack: AckMode): Promise<void> {
+/**
+ * Flock: a message frame's body is the payload; acks follow the mode (each message, or in batches as the SDK's
+ * iterator does: one ack per `batch.messages` handled or `batch.ms` after the first of a batch).
+ */
+async function flock(t: Target, ack: AckMode, batch: { ms: number; messages: number }): Promise<void> {
   const sock = new WebSocket(t.url, ["flock.json"], { headers: { authorization: `Bearer ${t.token}` } });
   closers.push(() => sock.terminate());
   let last: string | undefined;
@@ -75,8 +78,8 @@ async function flock(t: Target, ack: AckMode): Promise<void> {
     if (ack === "each") sock.send(JSON.stringify({ type: "ack", id: m.id }));
     else if (ack === "batch") {
       last = m.id;
-      if (++unacked >= 32) flush();
-      else timer ??= setTimeout(flush, 50);
+      if (++unacked >= batch.messages) flush();
+      else timer ??= setTimeout(flush, batch.ms);
     }
   });
 }
@@ -122,13 +125,13 @@ async function socketio(t: Target): Promise<void> {
   });
 }
 
-async function connectAll(targets: Target[], ack: AckMode): Promise<void> {
+async function connectAll(targets: Target[], ack: AckMode, batch: { ms: number; messages: number }): Promise<void> {
   let next = 0;
   await Promise.all(
     Array.from({ length: 16 }, async () => {
       while (next < targets.length) {
         const t = targets[next++]!;
-        if (t.kind === "flock") await flock(t, ack);
+        if (t.kind === "flock") await flock(t, ack, batch);
         else if (t.kind === "uws") await uws(t);
         else if (t.kind === "soketi") await soketi(t);
         else await socketio(t);
@@ -155,7 +158,7 @@ function report(): Report {
 
 process.on("message", (cmd: Command) => {
   if (cmd.type === "connect") {
-    connectAll(cmd.targets, cmd.ack).then(
+    connectAll(cmd.targets, cmd.ack, { ms: cmd.ackMs, messages: cmd.ackMessages }).then(
       () => process.send!({ type: "connected", n: cmd.targets.length }),
       (err: Error) => process.send!({ type: "failed", error: err.message }),
     );

@@ -1,5 +1,5 @@
 // `npm run bench:peers -- [--servers uws,soketi,socketio,flock] [--members 999] [--procs 3] [--rates 5,10,25,...]
-//   [--step 5] [--ack batch|each|none] [--flock-root DIR] [--out FILE]`
+//   [--step 5] [--ack batch|each|none] [--ack-ms 50] [--ack-messages 32] [--flock-root DIR] [--out FILE]`
 // Group fan-out, made fair: the same members (999 by default) spread over several receiver processes that parse every
 // frame, the same ~200-byte payload, through bare uWS publish, Soketi, Socket.IO with its Redis adapter and Flock, in
 // one run. Each server gets fixed rates in turn, up the list, until one no longer delivers every message to every
@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ROOT } from "../lib/procs.ts";
 import { atRate } from "../lib/rate.ts";
+import { ACK_BATCH_DEFAULTS } from "../../client/ack-batch.ts";
 import { ensurePeers } from "./install.ts";
 import { type AckMode, type Command, HIST_BUCKETS, HIST_RES_MS, type Reply, type Report, type Target } from "./protocol.ts";
 import { type ServerName, startServer } from "./servers.ts";
@@ -24,6 +25,9 @@ const { values: a } = parseArgs({
     rates: { type: "string", default: "5,10,15,20,25,35,50,70,100,140,200,280,400,560,800,1100,1600" },
     step: { type: "string", default: "5" },
     ack: { type: "string", default: "batch" },
+    // a batch's bounds (--ack batch): the SDK's defaults (client/ack-batch.ts)
+    "ack-ms": { type: "string", default: String(ACK_BATCH_DEFAULTS.ms) },
+    "ack-messages": { type: "string", default: String(ACK_BATCH_DEFAULTS.messages) },
     "flock-root": { type: "string", default: ROOT },
     out: { type: "string", default: "bench/peers-results.json" },
   },
@@ -33,6 +37,8 @@ const PROCS = Number(a.procs);
 const RATES = a.rates!.split(",").map(Number);
 const STEP_S = Number(a.step);
 const ACK = a.ack as AckMode;
+const ACK_MS = Number(a["ack-ms"]);
+const ACK_MESSAGES = Number(a["ack-messages"]);
 const PAD = "x".repeat(160);
 const progress = (msg: string) => process.stderr.write(`[peers] ${msg}\n`);
 
@@ -70,7 +76,7 @@ class Receivers {
 
   async connect(targets: Target[]): Promise<void> {
     const shares = this.children.map((_, i) => targets.filter((_, k) => k % this.children.length === i));
-    const replies = await Promise.all(this.children.map((c, i) => this.ask(c, { type: "connect", targets: shares[i]!, ack: ACK })));
+    const replies = await Promise.all(this.children.map((c, i) => this.ask(c, { type: "connect", targets: shares[i]!, ack: ACK, ackMs: ACK_MS, ackMessages: ACK_MESSAGES })));
     const failed = replies.find((r) => r.type === "failed");
     if (failed) throw new Error(`receivers could not connect: ${(failed as { error: string }).error}`);
   }
@@ -204,7 +210,7 @@ async function main() {
   const report = {
     date: new Date().toISOString(),
     machine: `${cpus().length} x ${cpus()[0]?.model ?? "cpu"}, node ${process.version}`,
-    options: { members: MEMBERS, procs: PROCS, rates: RATES, stepSeconds: STEP_S, flockAck: ACK, flockRoot: a["flock-root"], redis: env["REDIS_URL"] ? "Redis" : "memory engines", db: env["DATABASE_URL"] ? "Postgres" : "embedded PGlite" },
+    options: { members: MEMBERS, procs: PROCS, rates: RATES, stepSeconds: STEP_S, flockAck: ACK, ...(ACK === "batch" ? { ackMs: ACK_MS, ackMessages: ACK_MESSAGES } : {}), flockRoot: a["flock-root"], redis: env["REDIS_URL"] ? "Redis" : "memory engines", db: env["DATABASE_URL"] ? "Postgres" : "embedded PGlite" },
     results: rows,
   };
   writeFileSync(a.out!, `${JSON.stringify(report, null, 2)}\n`);

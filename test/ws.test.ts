@@ -1,8 +1,9 @@
-import { encode } from "@msgpack/msgpack";
+import { decode, encode } from "@msgpack/msgpack";
 import t from "tap";
 import { createLogger } from "../runtime/log.ts";
 import { WsSession, MAX_BUFFER, type SessionDeps, type Socket } from "../runtime/ws/session.ts";
-import { jsonCodec } from "../runtime/ws/codec.ts";
+import { jsonCodec, msgpackCodec } from "../runtime/ws/codec.ts";
+import { RecentFrames } from "../runtime/messaging/handout.ts";
 import { WS_CLOSE } from "../schema/ws.ts";
 import { call, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
@@ -358,11 +359,14 @@ t.test("a slow consumer is closed with 4413 once its buffer crosses the bound", 
  * A session over a fake socket and a hub whose fetches the test answers one by one (each entry's cursor is
  * `c<id>`): what it writes, the fetches it asks for, and how many bytes the socket reports buffered.
  */
-function scriptedSession() {
+function scriptedSession(frames = new RecentFrames()) {
   const sent: string[] = [];
+  /** What was passed to the socket, as it was passed. */
+  const raw: unknown[] = [];
   const socket = { buffered: 0 };
   const fake: Socket = {
     send: (data) => {
+      raw.push(data);
       sent.push(String(data));
       return 1;
     },
@@ -372,6 +376,7 @@ function scriptedSession() {
   };
   const fetches: { cursor: string | null; answer: (ids: string[]) => void }[] = [];
   const hub = {
+    frames,
     fetch: (_p: string, _limit: number, cursor: string | null) =>
       new Promise((resolve) => {
         fetches.push({ cursor, answer: (ids) => resolve(ids.map(entry)) });
@@ -380,7 +385,7 @@ function scriptedSession() {
   const s = new WsSession("c1", fake, jsonCodec, { hub } as unknown as SessionDeps, createLogger("silent"));
   s.principal = { id: "1", kind: "agent", displayName: "A" } as WsSession["principal"];
   const delivered = () => sent.map((f) => (JSON.parse(f) as { message: { id: string } }).message.id);
-  return { s, sent, fetches, socket, delivered };
+  return { s, sent, raw, fetches, socket, delivered };
 }
 
 const entry = (id: string) => ({ id, payload: `{"id":"${id}"}`, deliveryCount: 1, cursor: `c${id}` });
@@ -465,4 +470,31 @@ t.test("a hand-out: taken when handed out, else fetched; no pass runs while an o
   await settle();
   t.equal(fetches.length, 3, "closed meanwhile: nothing written, nothing fetched");
   t.same(delivered(), ["1", "2", "3", "4", "5"], "each message once, in order");
+});
+
+t.test("frames are shared by message, delivery count and encoding, and bounded", (t) => {
+  const frames = new RecentFrames(2);
+  const a = frames.of("1", 1, `{"id":"1"}`);
+  t.equal(frames.of("1", 1, `{"id":"1"}`), a, "the same message at the same count: the same frames");
+  const again = frames.of("1", 2, `{"id":"1"}`);
+  t.not(again, a, "another delivery count: other frames");
+  t.equal(a.for(jsonCodec), a.for(jsonCodec), "encoded once per encoding");
+  t.same(JSON.parse(Buffer.from(a.for(jsonCodec).data as Uint8Array).toString("utf8")), { type: "message", message: { id: "1", delivery_count: 1 } });
+  t.same(decode(again.for(msgpackCodec).data as Uint8Array), { type: "message", message: { id: "1", delivery_count: 2 } });
+  frames.of("3", 1, `{"id":"3"}`); // a third entry: the oldest goes
+  t.not(frames.of("1", 1, `{"id":"1"}`), a, "the oldest was dropped, and is made again when asked for");
+  t.end();
+});
+
+t.test("connections that fetch the same message write one shared frame", async (t) => {
+  const frames = new RecentFrames();
+  const one = scriptedSession(frames);
+  const two = scriptedSession(frames);
+  const pumps = [one.s.pump(), two.s.pump()];
+  one.fetches[0]!.answer(["7"]);
+  two.fetches[0]!.answer(["7"]);
+  await Promise.all(pumps);
+  t.same([one.delivered(), two.delivered()], [["7"], ["7"]]);
+  t.equal(one.raw[0], two.raw[0], "the same bytes, encoded once");
+  t.ok(one.raw[0] instanceof Uint8Array, "as UTF-8 bytes");
 });

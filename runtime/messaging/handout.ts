@@ -21,23 +21,51 @@ export interface HandOutTarget {
 }
 
 /**
- * One new message's frame per encoding (its first delivery), built once for every connection a send hands it to:
- * a group send to a thousand members on this node encodes it once, not a thousand times. A JSON frame is kept as
- * UTF-8 bytes, so the socket writes do not convert the text again each time.
+ * One message's frame per encoding at one delivery count, built once for every connection it goes to: a group send
+ * to a thousand members on this node encodes it once, not a thousand times. A JSON frame is kept as UTF-8 bytes, so
+ * the socket writes do not convert the text again each time.
  */
 export class SharedFrames {
   private readonly byCodec = new Map<string, Encoded>();
 
-  constructor(private readonly payload: string) {}
+  constructor(
+    private readonly payload: string,
+    private readonly deliveryCount = 1,
+  ) {}
 
   for(codec: Codec): Encoded {
     let e = this.byCodec.get(codec.name);
     if (e === undefined) {
-      const made = codec.encodeMessage(this.payload, 1);
+      const made = codec.encodeMessage(this.payload, this.deliveryCount);
       e = typeof made.data === "string" ? { data: Buffer.from(made.data), binary: made.binary } : made;
       this.byCodec.set(codec.name, e);
     }
     return e;
+  }
+}
+
+/**
+ * The frames of the messages delivered lately, by message id and delivery count, so that the connections that fetch
+ * a group message (woken, when it could not be handed out: a pass was running, or another send's append was out)
+ * share one frame as the hand-outs of its send do, instead of a splice, a text and its UTF-8 copy per member. A
+ * message's payload is the same for each of its recipients, so its frame at a given count is too. Holds the last
+ * `max` messages (the oldest go first); a frame not held is simply made again.
+ */
+export class RecentFrames {
+  private readonly byKey = new Map<string, SharedFrames>();
+
+  constructor(private readonly max = 128) {}
+
+  /** The frames of message `id` at `deliveryCount`, made from `payload` when not held. */
+  of(id: string, deliveryCount: number, payload: string): SharedFrames {
+    const key = deliveryCount === 1 ? id : `${id}#${deliveryCount}`;
+    let f = this.byKey.get(key);
+    if (f === undefined) {
+      f = new SharedFrames(payload, deliveryCount);
+      if (this.byKey.size >= this.max) this.byKey.delete(this.byKey.keys().next().value!);
+      this.byKey.set(key, f);
+    }
+    return f;
   }
 }
 

@@ -20,7 +20,7 @@ import {
 } from "./store.ts";
 import { WriteBehind } from "./write-behind.ts";
 import { WaiterRegistry } from "./waiters.ts";
-import { type HandOutTarget, HandOuts, SharedFrames } from "./handout.ts";
+import { type HandOutTarget, HandOuts, RecentFrames } from "./handout.ts";
 
 const THREAD_CACHE_MAX = 100_000;
 /** A send waiting longer than this for its batch to start answers 503 uncommitted (the client may retry it). */
@@ -37,6 +37,8 @@ export class Messaging {
   readonly waiters = new WaiterRegistry();
   /** WebSocket connections on this node that can take new entries straight from a send (runtime/messaging/handout.ts). */
   readonly handOuts = new HandOuts();
+  /** Frames of the messages delivered lately, shared by the connections they go to (hand-outs and fetches alike). */
+  readonly frames = new RecentFrames();
   /** Delivery counts on their way to Postgres (an ack drops its message's: it no longer matters). */
   private readonly counts: WriteBehind<{ recipient: string; id: string; count: number }>;
   private readonly directWrites: Batcher<DirectMessage, boolean>;
@@ -238,7 +240,7 @@ export class Messaging {
       for (const r of recipients) void this.repair(r);
     }
     // every offer is answered, whatever one of them does: an offer left open holds its connection's delivery back
-    const frames = new SharedFrames(payload);
+    const frames = this.frames.of(rawId, 1, payload);
     for (const [i, target] of offered) {
       const cursor = handed[i] ?? null;
       const principal = recipients[i]!;

@@ -278,9 +278,10 @@ export class WsSession implements HandOutTarget {
           const entries = await this.deps.hub.fetch(me.id, PAGE, this.cursor);
           if (this.wanted.size > 0) for (const e of entries) this.wanted.delete(e.id);
           if (this.closed || entries.length === 0) break;
+          const frames = this.deps.hub.frames;
           this.ws.cork(() => {
             for (const e of entries) {
-              if (!this.write(this.codec.encodeMessage(e.payload, e.deliveryCount))) return;
+              if (!this.write(frames.of(e.id, e.deliveryCount, e.payload).for(this.codec))) return;
               this.cursor = e.cursor;
             }
           });

@@ -2,10 +2,10 @@
 // end, no answer is a 500 (a send that cannot be served while the shard fails over answers 503), and sends succeed
 // again within the cluster's failover time. Run by test/cluster.test.ts on its private cluster.
 import type { Test } from "tap";
-import { call, type Registered, registerAgent } from "./helpers/http.ts";
+import { call } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 import type { RedisCluster } from "./helpers/redis-cluster.ts";
-import { undelivered } from "./messaging-helpers.ts";
+import { registerAgents, undelivered } from "./messaging-helpers.ts";
 
 const SENDERS = 8;
 const RECIPIENTS = 12;
@@ -20,10 +20,8 @@ interface Outcome {
 
 export async function failover(t: Test, cluster: RedisCluster): Promise<void> {
   const node = await startTestNode(t, { env: { REDIS_URL: cluster.url } });
-  const senders: Registered[] = [];
-  const recipients: Registered[] = [];
-  for (let i = 0; i < SENDERS; i++) senders.push(await registerAgent(node.url, `sender ${i}`));
-  for (let i = 0; i < RECIPIENTS; i++) recipients.push(await registerAgent(node.url, `recipient ${i}`));
+  const senders = await registerAgents(node.url, SENDERS, "sender");
+  const recipients = await registerAgents(node.url, RECIPIENTS, "recipient");
 
   const accepted = new Map<string, Set<string>>(recipients.map((r) => [r.id, new Set()]));
   const outcomes: Outcome[] = [];

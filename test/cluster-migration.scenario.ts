@@ -4,10 +4,10 @@
 // Run by test/cluster.test.ts on its private cluster.
 import type { Test } from "tap";
 import { slotOf } from "../runtime/engines/redis/slots.ts";
-import { call, type Registered, registerAgent } from "./helpers/http.ts";
+import { call } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 import type { RedisCluster } from "./helpers/redis-cluster.ts";
-import { undelivered } from "./messaging-helpers.ts";
+import { registerAgents, undelivered } from "./messaging-helpers.ts";
 
 const SENDERS = 6;
 const RECIPIENTS = 12;
@@ -25,10 +25,8 @@ interface Outcome {
 
 export async function migration(t: Test, cluster: RedisCluster): Promise<void> {
   const node = await startTestNode(t, { env: { REDIS_URL: cluster.url } });
-  const senders: Registered[] = [];
-  const recipients: Registered[] = [];
-  for (let i = 0; i < SENDERS; i++) senders.push(await registerAgent(node.url, `sender ${i}`));
-  for (let i = 0; i < RECIPIENTS; i++) recipients.push(await registerAgent(node.url, `recipient ${i}`));
+  const senders = await registerAgents(node.url, SENDERS, "sender");
+  const recipients = await registerAgents(node.url, RECIPIENTS, "recipient");
   // a group of every recipient: its sends append over many slots at once
   const group = await call(node.url, "POST", "/v1/groups", { token: senders[0]!.token, json: { name: "moving", members: recipients.map((r) => r.id) } });
   t.equal(group.status, 201, "group created");

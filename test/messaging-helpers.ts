@@ -2,7 +2,7 @@
 import WebSocket from "ws";
 import { decode, encode } from "@msgpack/msgpack";
 import type { Sql } from "../runtime/db/client.ts";
-import { call, type Registered } from "./helpers/http.ts";
+import { call, type Registered, registerAgent } from "./helpers/http.ts";
 
 export async function send(base: string, from: Registered, to: string, body = "hello", extra: Record<string, unknown> = {}) {
   return call(base, "POST", "/v1/messages", { token: from.token, json: { to, body, ...extra } });
@@ -22,6 +22,13 @@ export async function pending(base: string, who: Registered, query = "timeout=0"
 
 export async function ack(base: string, who: Registered, id: string) {
   return call(base, "POST", `/v1/messages/${id}/ack`, { token: who.token });
+}
+
+/** `n` agents named "<name> 0" to "<name> n-1", registered one after another. */
+export async function registerAgents(base: string, n: number, name: string): Promise<Registered[]> {
+  const out: Registered[] = [];
+  for (let i = 0; i < n; i++) out.push(await registerAgent(base, `${name} ${i}`));
+  return out;
 }
 
 /**

@@ -11,19 +11,15 @@ import { sendOk, until } from "./messaging-helpers.ts";
 
 const N = Number(process.env["FLOCK_SCALE_WAITERS"] ?? 10_000);
 
-// The client process: opens one raw HTTP connection per token and sends a long poll on each, prints "open" once
-// all are written and "got <index> <bytes of messages array>" for each answer that carries messages. A long poll
-// that times out empty is sent again on its connection, and a connection that fails is opened again (up to five
-// times), as a long-polling client does: under a loaded machine, opening 10,000 can take longer than one poll's 30 s.
+// The client process: opens one raw HTTP connection per token and sends a long poll on each, and prints
+// "got <index> <bytes of messages array>" for each answer that carries messages. A long poll that times out empty is
+// sent again on its connection, and a connection that fails or closes is opened again (up to five times), as a long-polling
+// client does: on a loaded machine, opening 10,000 can take longer than one poll's 30 s.
 const CLIENT = `
 const net = require("node:net");
 const [port, ...tokens] = require("node:fs").readFileSync(0, "utf8").trim().split("\\n");
-const counted = new Set();
 const open = (tok, i, tries = 0) => {
-  const s = net.connect(Number(port), "127.0.0.1", () => {
-    poll();
-    if (!counted.has(i) && counted.add(i).size === tokens.length) process.stdout.write("open\\n");
-  });
+  const s = net.connect(Number(port), "127.0.0.1", () => poll());
   const poll = () => s.write("GET /v1/messages/pending?timeout=30 HTTP/1.1\\r\\nHost: x\\r\\nAuthorization: Bearer " + tok + "\\r\\n\\r\\n");
   let buf = "";
   s.on("data", (d) => {
@@ -35,6 +31,8 @@ const open = (tok, i, tries = 0) => {
     if (json === "{\\"messages\\":[]}") poll();
     else process.stdout.write("got " + i + " " + json.length + "\\n");
   });
+  // a connection closed before its poll was answered (seen: 6 of 10,000 closed without an error, cause not found)
+  // is opened again as well
   let again = false;
   const reopen = () => {
     if (again || tries >= 5) return;

@@ -3,6 +3,9 @@
 // latency histogram, how many members got each message within 1 s, and its own CPU time. Driven by IPC from
 // bench/peers/run.ts; several of these run at once so the clients are not the bottleneck.
 import WebSocket from "ws";
+import { AckBatch } from "../../client/ack-batch.ts";
+import { realClock } from "../../client/throttle.ts";
+import type { Message } from "../../client/types.ts";
 import { type AckMode, type Command, HIST_BUCKETS, HIST_RES_MS, type Report, type Target } from "./protocol.ts";
 
 /** The little of socket.io-client's socket used here (the package lives in the peers folder, not ours). */
@@ -54,33 +57,28 @@ function opened(sock: WebSocket, readyWhen: (frame: Record<string, unknown>) => 
 }
 
 /**
- * Flock: a message frame's body is the payload; acks follow the mode (each message, or in batches as the SDK's
- * iterator does: one ack per `batch.messages` handled or `batch.ms` after the first of a batch).
+ * Flock: a message frame's body is the payload; acks follow the mode: each message on its own, or in batches by the
+ * SDK's own batcher (client/ack-batch.ts: one ack per `batch.messages` handled or `batch.ms` after the first of a
+ * batch, cumulative when it holds more than one message of the thread), or none.
  */
 async function flock(t: Target, ack: AckMode, batch: { ms: number; messages: number }): Promise<void> {
   const sock = new WebSocket(t.url, ["flock.json"], { headers: { authorization: `Bearer ${t.token}` } });
   closers.push(() => sock.terminate());
-  let last: string | undefined;
-  let unacked = 0;
-  let timer: NodeJS.Timeout | undefined;
-  const flush = () => {
-    if (timer) clearTimeout(timer);
-    timer = undefined;
-    // as the SDK does (client/ack-batch.ts): cumulative when the batch holds more than one message
-    if (last && sock.readyState === WebSocket.OPEN) sock.send(JSON.stringify(unacked > 1 ? { type: "ack", id: last, through: true } : { type: "ack", id: last }));
-    last = undefined;
-    unacked = 0;
-  };
+  const acks =
+    ack === "none"
+      ? null
+      : new AckBatch(
+          async (id, through) => {
+            if (sock.readyState === WebSocket.OPEN) sock.send(JSON.stringify(through ? { type: "ack", id, through } : { type: "ack", id }));
+          },
+          realClock,
+          ack === "each" ? { messages: 1 } : batch,
+        );
   await opened(sock, (f) => f["type"] === "ready", (f) => {
     if (f["type"] !== "message") return;
-    const m = f["message"] as { id: string; body: string };
+    const m = f["message"] as Message;
     got(m.body);
-    if (ack === "each") sock.send(JSON.stringify({ type: "ack", id: m.id }));
-    else if (ack === "batch") {
-      last = m.id;
-      if (++unacked >= batch.messages) flush();
-      else timer ??= setTimeout(flush, batch.ms);
-    }
+    void acks?.handled(m);
   });
 }
 

@@ -255,6 +255,49 @@ export function mailboxContract(t: Test, make: () => Promise<MailboxFixture>): v
     t.same(counts(await mb.fetch(p, 10, cp)), [1]);
   });
 
+  t.test("appends that overlap chain their hand-outs: each after the one before it, only while it was handed out", async (t) => {
+    const p = who("c");
+    await mb.seed(p, [], true);
+    await append(p, msg(1));
+    const [e1] = (await mb.fetch(p, 10, null))!;
+    // three sends whose appends are all called before the first answers, as under a busy group
+    const [h2, h3, h4] = await Promise.all([
+      mb.append([{ principal: p, ...msg(2), after: e1!.cursor }]),
+      mb.append([{ principal: p, ...msg(3), afterHanded: "2" }]),
+      mb.append([{ principal: p, ...msg(4), afterHanded: "3" }]),
+    ]);
+    t.type(h2![0], "string", "the first after the reader's cursor");
+    t.type(h3![0], "string", "the second chained on the first");
+    t.type(h4![0], "string", "the third on the second");
+    t.same(await mb.fetch(p, 10, h4![0]!), [], "the last one's cursor is past them all");
+    t.same(counts(await mb.fetch(p, 10, e1!.cursor)), [2, 2, 2], "each counted once by its hand-out");
+
+    const q = who("d");
+    await mb.seed(q, [], true);
+    await append(q, msg(1));
+    await mb.fetch(q, 10, null);
+    t.same(await mb.append([{ principal: q, ...msg(2), afterHanded: "1" }]), [null], "1 came by a fetch, not a hand-out");
+    t.same(await mb.append([{ principal: q, ...msg(3), afterHanded: "2" }]), [null], "2 was not handed out: the chain is broken");
+    t.same(await mb.append([{ principal: q, ...msg(4), afterHanded: "9" }]), [null], "a message the mailbox does not hold");
+    for (const id of ["1", "2", "3"]) await mb.ack(q, id); // room again (capacity 4)
+    const [f4] = (await mb.fetch(q, 10, null))!;
+    const [g5] = await mb.append([{ principal: q, ...msg(5), after: f4!.cursor }]);
+    t.type(g5, "string", "a reader caught up again by a fetch is handed out to after its cursor");
+    await append(q, msg(6)); // another message lands after 5 (not handed out)
+    t.same(await mb.append([{ principal: q, ...msg(7), afterHanded: "5" }]), [null], "something lies after the entry chained on");
+    t.same(ids(await mb.fetch(q, 10, g5!)), ["6", "7"]);
+
+    const r = who("e");
+    await mb.seed(r, [], true);
+    await append(r, msg(1));
+    const [k1] = (await mb.fetch(r, 10, null))!;
+    const [k2] = await mb.append([{ principal: r, ...msg(2), after: k1!.cursor }]);
+    t.type(k2, "string");
+    const [k3] = await mb.append([{ principal: r, ...msg(3), after: k2! }]);
+    t.type(k3, "string", "a later hand-out to a reader ...");
+    t.same(await mb.append([{ principal: r, ...msg(4), afterHanded: "2" }]), [null], "... ends the chain on an earlier one");
+  });
+
   t.test("no hand-out while a later entry waits, nor from a mailbox not built or partial", async (t) => {
     const p = who("i");
     await mb.seed(p, [], true);

@@ -104,6 +104,53 @@ for (const engine of ["redis", "memory"] as const) {
         t.equal(fetches, 2, "two connections: fetched by each");
       });
 
+      t.test("group sends whose appends overlap are each handed out, chained, in order, without a fetch", async (t) => {
+        const a = await registerAgent(base, "Ada");
+        const b = await registerAgent(base, "Bo");
+        const d = await registerAgent(base, "Di");
+        const first = await sendOk(base, a, b.id, "first");
+        const c = await open(b.token);
+        t.teardown(() => c.close());
+        await c.nextOfType("ready");
+        t.equal((await c.nextOfType("message")).message.id, first.id, "the connection has a cursor");
+        const senders = [a, await registerAgent(base, "Eve"), await registerAgent(base, "Fay"), await registerAgent(base, "Gus")];
+        const members = [b.id, d.id, ...senders.slice(1).map((x) => x.id)];
+        const g = await call(base, "POST", "/v1/groups", { token: a.token, json: { name: "busy", members } });
+        const mb = node.svc.engines.mailboxes;
+        const [fetch, append] = [mb.fetch.bind(mb), mb.append.bind(mb)];
+        let fetches = 0;
+        let chained = 0;
+        mb.fetch = (principal, limit, cursor) => {
+          if (principal === b.id) fetches++;
+          return fetch(principal, limit, cursor);
+        };
+        mb.append = (items) => {
+          if (items.some((it) => it.principal === b.id && it.afterHanded !== undefined)) chained++;
+          return append(items);
+        };
+        t.teardown(() => {
+          mb.fetch = fetch;
+          mb.append = append;
+        });
+        // sent together (four senders, within the per-second limit): they commit in one or two statements, and their
+        // appends are called before the first answers
+        const sends = await Promise.all(
+          Array.from({ length: 16 }, (_, i) =>
+            call(base, "POST", `/v1/groups/${g.body.group.id}/messages`, { token: senders[i % 4]!.token, json: { body: `m${i}` } }),
+          ),
+        );
+        t.same(sends.map((r) => r.status), Array(16).fill(201));
+        const got: { id: string; delivery_count: number }[] = [];
+        for (let i = 0; i < 16; i++) got.push((await c.nextOfType("message")).message);
+        t.same(got.map((m) => m.id).sort(), sends.map((r) => r.body.id as string).sort(), "every message, once");
+        t.same(got.map((m) => m.delivery_count), Array(16).fill(1), "each a first delivery");
+        const inMailbox = (await pending(base, b)).map((m) => m.id).filter((id) => id !== first.id);
+        t.same(got.map((m) => m.id), inMailbox, "in the mailbox's order");
+        t.ok(chained > 0, `offers chained on an earlier send's (${chained} of 16 appends)`);
+        t.equal(fetches, 1, "no fetch by the connection (the one counted is the long poll's above)");
+        t.equal(c.frames.filter((f) => f.type === "message").length, 17, "nothing written twice");
+      });
+
       t.test("an ack without a ref is not answered; one with a ref is", async (t) => {
         const a = await registerAgent(base, "Ada");
         const b = await registerAgent(base, "Bo");
@@ -422,7 +469,7 @@ t.test("a wake-up during a fetch costs another fetch only when that fetch did no
   );
 });
 
-t.test("a hand-out: taken when handed out, else fetched; no pass runs while an offer is out", async (t) => {
+t.test("a hand-out: taken when handed out, else fetched; no pass runs while offers are out; offers chain", async (t) => {
   const { s, fetches, socket, delivered } = scriptedSession();
 
   t.equal(s.offer("1"), null, "nothing delivered yet: no cursor to hand out after");
@@ -430,46 +477,70 @@ t.test("a hand-out: taken when handed out, else fetched; no pass runs while an o
   t.equal(s.offer("1"), null, "not while a pass runs");
   fetches[0]!.answer(["1"]);
   await first;
-  t.equal(s.offer("2"), "c1", "caught up: offered after its cursor");
-  t.equal(s.offer("3"), null, "one offer at a time");
-  s.wake("2"); // the wake-up of the message offered comes before the append's answer: nothing to do
-  s.wake("3"); // message 3 was not offered: its pass waits for the answer about 2
+  t.same(s.offer("2"), { after: "c1" }, "caught up: offered after its cursor");
+  t.same(s.offer("3"), { afterHanded: "2" }, "a second send while the first's append is out: chained on it");
+  s.wake("2"); // the wake-ups of the messages offered come before the appends' answers: nothing to do
+  s.wake("3");
+  s.wake("4"); // message 4 was not offered: its pass waits for the answers
   await settle();
-  t.equal(fetches.length, 1, "no fetch while the offer is out");
+  t.equal(fetches.length, 1, "no fetch while offers are out");
   s.settle("2", entry("2"));
   t.same(delivered(), ["1", "2"], "handed out: written at once");
   await settle();
+  t.equal(fetches.length, 1, "the held pass waits for the last offer");
+  s.settle("3", entry("3"));
+  t.same(delivered(), ["1", "2", "3"], "the chained entry: written after the one before it");
+  await settle();
   t.equal(fetches.length, 2, "then the held pass runs");
-  t.equal(fetches[1]!.cursor, "c2", "after the handed-out entry");
-  fetches[1]!.answer(["3"]);
+  t.equal(fetches[1]!.cursor, "c3", "after the last handed-out entry");
+  fetches[1]!.answer(["4"]);
   await settle();
 
-  t.equal(s.offer("4"), "c3");
-  s.settle("4", entry("4")); // answered before its wake-up ...
-  s.wake("4"); // ... which then costs nothing
+  t.same(s.offer("5"), { after: "c4" });
+  s.settle("5", entry("5")); // answered before its wake-up ...
+  s.wake("5"); // ... which then costs nothing
   await settle();
-  t.equal(fetches.length, 2, "no fetch for 4");
+  t.equal(fetches.length, 2, "no fetch for 5");
 
-  t.equal(s.offer("5"), "c4");
-  s.settle("5", null); // not handed out (something lay after the cursor, or it was not stored): fetched
+  t.same(s.offer("6"), { after: "c5" });
+  s.settle("6", null); // not handed out (something lay after the cursor, or it was not stored): fetched
   await settle();
   t.equal(fetches.length, 3);
-  t.equal(fetches[2]!.cursor, "c4");
-  fetches[2]!.answer(["5"]);
+  t.equal(fetches[2]!.cursor, "c5");
+  fetches[2]!.answer(["6"]);
   await settle();
-  s.wake("5");
+  s.wake("6");
   await settle();
   t.equal(fetches.length, 3, "its late wake-up is ignored");
 
-  socket.buffered = 300 * 1024;
-  t.equal(s.offer("6"), null, "not while the socket is backed up");
-  socket.buffered = 0;
-  t.equal(s.offer("6"), "c5");
-  s.end(1000, "bye");
-  s.settle("6", entry("6"));
+  t.same(s.offer("7"), { after: "c6" });
+  t.same(s.offer("8"), { afterHanded: "7" });
+  s.settle("7", null); // the chain breaks here ...
+  s.settle("8", entry("8")); // ... so a later entry is not written before the earlier one
+  t.same(delivered(), ["1", "2", "3", "4", "5", "6"], "8 is not written before 7");
   await settle();
-  t.equal(fetches.length, 3, "closed meanwhile: nothing written, nothing fetched");
-  t.same(delivered(), ["1", "2", "3", "4", "5"], "each message once, in order");
+  t.equal(fetches.length, 4, "both fetched, in order");
+  t.equal(fetches[3]!.cursor, "c6");
+  fetches[3]!.answer(["7", "8"]);
+  await settle();
+
+  const chain = Array.from({ length: 17 }, (_, i) => s.offer(String(100 + i)));
+  t.same(chain.slice(0, 16).map((o) => o === null), Array(16).fill(false), "up to 16 offers chain");
+  t.equal(chain[16], null, "past that, a message is fetched");
+  for (let i = 0; i < 16; i++) s.settle(String(100 + i), null);
+  await settle();
+  fetches[4]!.answer([]);
+  await settle();
+
+  socket.buffered = 300 * 1024;
+  t.equal(s.offer("9"), null, "not while the socket is backed up");
+  socket.buffered = 0;
+  t.same(s.offer("9"), { after: "c8" });
+  s.end(1000, "bye");
+  s.settle("9", entry("9"));
+  await settle();
+  t.equal(fetches.length, 5, "closed meanwhile: nothing written, nothing fetched");
+  t.same(delivered(), ["1", "2", "3", "4", "5", "6", "7", "8"], "each message once, in order");
 });
 
 t.test("frames are shared by message, delivery count and encoding, and bounded", (t) => {

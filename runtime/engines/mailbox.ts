@@ -16,6 +16,15 @@ export interface AppendItem {
    */
   after?: string;
   /**
+   * Hand the new entry out to the reader that an earlier append handed message `afterHanded` (raw id) to, in a
+   * chain: when the mailbox is built and complete, that message's entry is the last one handed out and nothing
+   * follows it, the new entry counts as delivered once and its cursor is returned. A reader can thus take the
+   * messages of several sends whose appends overlap, each from its own append, where `after` alone would leave all
+   * but the first to a fetch (the reader's cursor is not known until the first append answers). Appends are
+   * applied in the order they are called; one that runs out of order only loses the hand-out.
+   */
+  afterHanded?: string;
+  /**
    * Only make sure a built mailbox holds the message (finishing the appends of a node that died, see
    * runtime/messaging/reconcile.ts): a mailbox not built is left alone (it is rebuilt from Postgres when needed).
    */
@@ -54,7 +63,7 @@ export interface MailboxEngine {
   /**
    * Append messages to the mailboxes named (one round trip for all) and wake whoever waits on them; a message
    * already there or acknowledged lately is not stored again. Per item: the entry's cursor when it was handed out
-   * (see `AppendItem.after`), else null. Items are all `ensure` or none.
+   * (see `AppendItem.after` and `afterHanded`), else null. Items are all `ensure` or none.
    */
   append(items: AppendItem[]): Promise<(string | null)[]>;
   /**

@@ -6,13 +6,19 @@ import type { MailboxEntry } from "../engines/mailbox.ts";
 import { addTo, removeFrom } from "../set-map.ts";
 import type { Codec, Encoded } from "../ws/codec.ts";
 
+/**
+ * Where a reader takes a new entry from (MailboxEngine.append): after its cursor when nothing is under way, or,
+ * while earlier offers await their appends, chained on the last of them (`afterHanded`).
+ */
+export type HandOutAfter = { after: string } | { afterHanded: string };
+
 /** A reader that can take entries handed to it (a WebSocket session). */
 export interface HandOutTarget {
   /**
-   * Message `id` is about to be appended: the cursor to hand it out after when this reader can take it now (it
-   * then expects the answer through `settle`), else null.
+   * Message `id` is about to be appended: where to hand it out when this reader can take it (it then expects the
+   * answer through `settle`, in the order of its offers), else null.
    */
-  offer(id: string): string | null;
+  offer(id: string): HandOutAfter | null;
   /**
    * The append's answer for an offered message: the entry when it was handed out, null when it must be fetched.
    * `frames`: the entry's frame in each encoding, shared by every reader the send hands it to.

@@ -225,10 +225,10 @@ export class Messaging {
     const offered: [number, HandOutTarget][] = [];
     const items = recipients.map((principal, i) => {
       const target = this.handOuts.only(principal);
-      const after = target?.offer(rawId) ?? null;
-      if (after === null) return { principal, id: rawId, payload };
+      const from = target?.offer(rawId) ?? null;
+      if (from === null) return { principal, id: rawId, payload };
       offered.push([i, target!]);
-      return { principal, id: rawId, payload, after };
+      return { principal, id: rawId, payload, ...from };
     });
     let handed: (string | null)[] = [];
     try {

@@ -2,7 +2,7 @@
 -- KEYS     per item three keys: the principal's mailbox stream, its index hash and its ack tombstones
 --          stream: one entry per unacknowledged message {m = raw message id, p = payload JSON}
 --          index:  '~' seed state ('1' complete, 'p' partial, absent: not seeded), <raw id> -> stream entry id,
---                  '#'<raw id> -> delivery count
+--                  '#'<raw id> -> delivery count, 'h' -> the entry id of the last entry handed out by an append
 --          tombstones: raw ids acknowledged lately (mailboxAck-n.lua): never stored again
 -- ARGV[1]  capacity (most entries a mailbox holds)    ARGV[2] ttl ms (set here only on a mailbox not seeded yet)
 -- ARGV[3]  wake channel ('' for none)                  ARGV[4] wake payload (runtime/engines/wake.ts)
@@ -11,7 +11,8 @@
 -- ARGV[6]  k: how many distinct payloads follow, ARGV[7 .. 6+k] the payloads (a group send has one for all)
 -- then     per item: its raw message id, the number (1..k) of its payload, and a cursor to hand the entry out
 --          after ('' for none): when the mailbox is built and complete and holds nothing after that cursor, the new
---          entry is counted as delivered once, for a reader who has everything up to the cursor
+--          entry is counted as delivered once, for a reader who has everything up to the cursor. 'm'<raw id> instead
+--          chains on an earlier append: the cursor is that message's entry, provided it is the last one handed out
 -- returns  per item: the entry id when it was handed out, else 0. A message is left to Postgres (not stored) in a
 --          partial or full mailbox, or when already there or acknowledged. A partial or full mailbox keeps new
 --          messages out: they wait in Postgres and a later seed loads them. A mailbox not seeded yet still takes
@@ -38,10 +39,14 @@ for i = 1, #KEYS, 3 do
     if len >= capacity then
       if state then redis.call('HSET', index, '~', 'p') end
     else
+      if string.sub(after, 1, 1) == 'm' then
+        local prev = redis.call('HMGET', index, string.sub(after, 2), 'h')
+        after = (prev[1] and prev[1] == prev[2]) and prev[1] or ''
+      end
       local caughtUp = after ~= '' and state == '1' and #redis.call('XRANGE', stream, '(' .. after, '+', 'COUNT', 1) == 0
       local sid = redis.call('XADD', stream, '*', 'm', id, 'p', payload)
       if caughtUp then
-        redis.call('HSET', index, id, sid, '#' .. id, 1)
+        redis.call('HSET', index, id, sid, '#' .. id, 1, 'h', sid)
         handed = sid
       else
         redis.call('HSET', index, id, sid)

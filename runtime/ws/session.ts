@@ -7,7 +7,7 @@ import { ApiError } from "../errors.ts";
 import { isOutage } from "../circuit.ts";
 import type { Logger } from "../log.ts";
 import type { MailboxEntry } from "../engines/mailbox.ts";
-import type { HandOutTarget, SharedFrames } from "../messaging/handout.ts";
+import type { HandOutAfter, HandOutTarget, SharedFrames } from "../messaging/handout.ts";
 import type { Messaging } from "../messaging/hub.ts";
 import type { Services } from "../services.ts";
 import type { Codec, Encoded } from "./codec.ts";
@@ -44,6 +44,8 @@ const RETRY_MS = 1000;
 const PAGE = 100;
 /** Handed-out messages whose wake-up is still to come (to be ignored) kept at most; past it, one costs a fetch. */
 const HANDED_MAX = 1024;
+/** Offers awaiting their appends at most (a chain); one more is fetched instead. */
+const CHAIN_MAX = 16;
 
 export class WsSession implements HandOutTarget {
   principal: Principal | null = null;
@@ -64,11 +66,18 @@ export class WsSession implements HandOutTarget {
   private readonly wanted = new Set<string>();
   private stalled = false;
   /**
-   * The message offered for hand-out whose append has not answered yet (one at a time). No pass starts meanwhile
-   * (`deferred` holds it back until the answer), so the cursor the append checks stays this session's.
+   * The messages offered for hand-out whose appends have not answered yet, in the order offered (at most
+   * CHAIN_MAX): the first is handed out after the cursor, each later one chained on the one before it. No pass
+   * starts meanwhile (`deferred` holds it back until the last answer), so the cursor the appends check stays this
+   * session's.
    */
-  private expecting: { id: string; woken: boolean } | null = null;
+  private readonly expecting: { id: string; woken: boolean }[] = [];
   private deferred = false;
+  /**
+   * An offer of the chain was answered without its entry (or its entry was not written): later entries of the
+   * chain are not written either (they are fetched), so the socket never gets a message before an earlier one.
+   */
+  private chainBroken = false;
   /** Messages handed out before their wake-up came: the wake-up is then ignored. */
   private readonly handedOut = new Set<string>();
   private authenticating = false;
@@ -201,8 +210,9 @@ export class WsSession implements HandOutTarget {
   wake(id: string | null): void {
     if (id !== null) {
       // handed out (or about to be answered for): no fetch needed
-      if (this.expecting?.id === id) {
-        this.expecting.woken = true;
+      const exp = this.expecting.find((e) => e.id === id);
+      if (exp !== undefined) {
+        exp.woken = true;
         return;
       }
       if (this.handedOut.delete(id)) return;
@@ -219,34 +229,41 @@ export class WsSession implements HandOutTarget {
    * A send on this node is about to append message `id`: take it straight from the append when this connection
    * has delivered everything so far and nothing is under way (runtime/messaging/handout.ts).
    */
-  offer(id: string): string | null {
-    if (this.closed || this.pumping || this.stalled || this.expecting || this.cursor === null) return null;
+  offer(id: string): HandOutAfter | null {
+    if (this.closed || this.pumping || this.stalled || this.cursor === null || this.expecting.length >= CHAIN_MAX) return null;
     if (this.ws.getBufferedAmount() >= HIGH_WATER) return null;
-    this.expecting = { id, woken: false };
-    return this.cursor;
+    const last = this.expecting.at(-1);
+    this.expecting.push({ id, woken: false });
+    return last === undefined ? { after: this.cursor } : { afterHanded: last.id };
   }
 
   /**
-   * The append answered for the offered message: written at once when it was handed out (no pass ran since the
-   * offer, so the cursor is the one the append checked), else fetched as after a wake-up; a pass held back
-   * meanwhile runs now.
+   * An append answered for an offered message (in the order of the offers): written at once when it was handed out
+   * (no pass ran since the offer, and every earlier entry of the chain was written, so the cursor is the one the
+   * append checked), else fetched as after a wake-up once the last offer is answered; a pass held back meanwhile
+   * runs then.
    */
   settle(id: string, entry: MailboxEntry | null, frames?: SharedFrames): void {
-    const exp = this.expecting;
-    if (exp?.id !== id) return;
-    this.expecting = null;
-    if (!exp.woken) {
+    const at = this.expecting.findIndex((e) => e.id === id);
+    if (at < 0) return;
+    const [exp] = this.expecting.splice(at, 1);
+    if (!exp!.woken) {
       if (this.handedOut.size >= HANDED_MAX) this.handedOut.clear();
       this.handedOut.add(id);
     }
     if (this.closed) return;
-    if (entry) {
+    if (entry && at === 0 && !this.chainBroken) {
       this.ws.cork(() => {
         const frame = frames && entry.deliveryCount === 1 ? frames.for(this.codec) : this.codec.encodeMessage(entry.payload, entry.deliveryCount);
         if (this.write(frame)) this.cursor = entry.cursor;
+        else this.chainBroken = true;
       });
+    } else {
+      this.chainBroken = true;
     }
-    if (!entry || this.deferred) {
+    if (this.expecting.length > 0) return;
+    if (this.chainBroken || this.deferred) {
+      this.chainBroken = false;
       this.deferred = false;
       void this.pump();
     }
@@ -258,7 +275,7 @@ export class WsSession implements HandOutTarget {
       this.again = true;
       return;
     }
-    if (this.expecting) {
+    if (this.expecting.length > 0) {
       this.deferred = true;
       return;
     }

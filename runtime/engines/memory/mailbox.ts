@@ -19,6 +19,8 @@ interface Box {
   entries: Map<string, Entry>;
   /** The seq of the last entry added (it may be gone since). */
   last: number;
+  /** The seq of the last entry handed out by an append (0: none), for a chained hand-out (`AppendItem.afterHanded`). */
+  handed: number;
 }
 
 /** A message's thread, read from its payload as the Redis script does (the payload's first "thread_id"). */
@@ -53,7 +55,7 @@ export class MemoryMailboxes implements MailboxEngine {
   private box(principal: string): Box {
     let b = this.boxes.get(principal);
     if (!b) {
-      b = { state: null, entries: new Map(), last: 0 };
+      b = { state: null, entries: new Map(), last: 0, handed: 0 };
       this.boxes.set(principal, b);
     }
     return b;
@@ -72,16 +74,26 @@ export class MemoryMailboxes implements MailboxEngine {
         if (b.entries.size >= this.capacity) {
           if (b.state) b.state = "partial";
         } else {
-          const caughtUp = it.after !== undefined && b.state === "complete" && !this.holdsAfter(b, Number(it.after));
+          const after = this.handOutAfter(b, it);
+          const caughtUp = after !== null && b.state === "complete" && !this.holdsAfter(b, after);
           b.last = ++this.seq;
           b.entries.set(it.id, { seq: b.last, payload: it.payload, count: caughtUp ? 1 : 0 });
-          if (caughtUp) out = String(b.last);
+          if (caughtUp) out = String((b.handed = b.last));
         }
       }
       handed.push(out);
     }
     if (items.length > 0) await this.pubsub.publish(WAKE_CHANNEL, appendWake(items));
     return handed;
+  }
+
+  /** The seq a new entry may be handed out after (AppendItem.after, or the chain of afterHanded), else null. */
+  private handOutAfter(b: Box, it: AppendItem): number | null {
+    if (it.afterHanded !== undefined) {
+      const prev = b.entries.get(it.afterHanded);
+      return prev !== undefined && prev.seq === b.handed ? prev.seq : null;
+    }
+    return it.after === undefined ? null : Number(it.after);
   }
 
   /** Whether the mailbox holds an entry after `seq` (the last one added is usually at or before it). */

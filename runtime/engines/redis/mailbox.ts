@@ -90,7 +90,7 @@ export class RedisMailboxes implements MailboxEngine {
         ref = payloads.push(it.payload);
         refs.set(it.payload, ref);
       }
-      perItem.push(it.id, ref, it.after ?? "");
+      perItem.push(it.id, ref, it.afterHanded !== undefined ? `m${it.afterHanded}` : (it.after ?? ""));
     }
     const wake = wakeHere ? appendWake(items) : "";
     const channel = wakeHere ? this.keys.channel(WAKE_CHANNEL) : "";

@@ -543,6 +543,51 @@ t.test("a hand-out: taken when handed out, else fetched; no pass runs while offe
   t.same(delivered(), ["1", "2", "3", "4", "5", "6", "7", "8"], "each message once, in order");
 });
 
+t.test("a chain's answers are taken in the order of its offers; after a break, no offer until the pass", async (t) => {
+  const { s, fetches, socket, delivered } = scriptedSession();
+  const first = s.pump();
+  fetches[0]!.answer(["1"]);
+  await first;
+
+  t.same(s.offer("2"), { after: "c1" });
+  t.same(s.offer("3"), { afterHanded: "2" });
+  s.settle("3", entry("3")); // answered first (a cluster's appends can answer out of order) ...
+  t.same(delivered(), ["1"], "... but not written before 2");
+  s.settle("2", entry("2"));
+  t.same(delivered(), ["1", "2", "3"], "both, in the order offered");
+  await settle();
+  t.equal(fetches.length, 1, "no fetch");
+
+  t.same(s.offer("4"), { after: "c3" });
+  t.same(s.offer("5"), { afterHanded: "4" });
+  s.settle("4", null); // the chain breaks at its head
+  t.equal(s.offer("6"), null, "no more offers: the pass must run once the chain drains");
+  s.wake("6");
+  s.settle("5", entry("5"));
+  await settle();
+  t.equal(fetches.length, 2, "one pass, once the last answer is in");
+  t.equal(fetches[1]!.cursor, "c3");
+  fetches[1]!.answer(["4", "5", "6"]);
+  await settle();
+  t.same(delivered(), ["1", "2", "3", "4", "5", "6"]);
+
+  t.same(s.offer("7"), { after: "c6" }, "offers again after the pass");
+  t.same(s.offer("8"), { afterHanded: "7" });
+  s.settle("7", entry("7"));
+  socket.buffered = 300 * 1024; // the socket backs up between two hand-outs of a chain
+  s.settle("8", entry("8"));
+  t.same(delivered(), ["1", "2", "3", "4", "5", "6", "7"], "8 is not written onto a backed-up socket");
+  await settle();
+  t.equal(fetches.length, 2, "the pass waits for the drain");
+  socket.buffered = 0;
+  s.onDrain();
+  await settle();
+  t.equal(fetches[2]!.cursor, "c7");
+  fetches[2]!.answer(["8"]);
+  await settle();
+  t.same(delivered(), ["1", "2", "3", "4", "5", "6", "7", "8"], "each once, in order");
+});
+
 t.test("frames are shared by message, delivery count and encoding, and bounded", (t) => {
   const frames = new RecentFrames(2);
   const a = frames.of("1", 1, `{"id":"1"}`);

@@ -16,7 +16,7 @@ export type HandOutAfter = { after: string } | { afterHanded: string };
 export interface HandOutTarget {
   /**
    * Message `id` is about to be appended: where to hand it out when this reader can take it (it then expects the
-   * answer through `settle`, in the order of its offers), else null.
+   * answer through `settle`; answers may come in any order), else null.
    */
   offer(id: string): HandOutAfter | null;
   /**
@@ -52,7 +52,7 @@ export class SharedFrames {
 
 /**
  * The frames of the messages delivered lately, by message id and delivery count, so that the connections that fetch
- * a group message (woken, when it could not be handed out: a pass was running, or another send's append was out)
+ * a group message (woken, when it could not be handed out: a pass was running, or its chain of offers broke)
  * share one frame as the hand-outs of its send do, instead of a splice, a text and its UTF-8 copy per member. A
  * message's payload is the same for each of its recipients, so its frame at a given count is too. Holds the last
  * `max` messages (the oldest go first); a frame not held is simply made again.

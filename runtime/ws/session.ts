@@ -47,6 +47,16 @@ const HANDED_MAX = 1024;
 /** Offers awaiting their appends at most (a chain); one more is fetched instead. */
 const CHAIN_MAX = 16;
 
+/** A message offered for hand-out, and the append's answer once it is in. */
+interface Offered {
+  id: string;
+  /** Its wake-up came before the answer (nothing is left to ignore). */
+  woken: boolean;
+  answered: boolean;
+  entry: MailboxEntry | null;
+  frames: SharedFrames | undefined;
+}
+
 export class WsSession implements HandOutTarget {
   principal: Principal | null = null;
   /** The token the session authenticated with (re-checked when its principal's tokens change). */
@@ -71,7 +81,7 @@ export class WsSession implements HandOutTarget {
    * starts meanwhile (`deferred` holds it back until the last answer), so the cursor the appends check stays this
    * session's.
    */
-  private readonly expecting: { id: string; woken: boolean }[] = [];
+  private readonly expecting: Offered[] = [];
   private deferred = false;
   /**
    * An offer of the chain was answered without its entry (or its entry was not written): later entries of the
@@ -227,41 +237,50 @@ export class WsSession implements HandOutTarget {
 
   /**
    * A send on this node is about to append message `id`: take it straight from the append when this connection
-   * has delivered everything so far and nothing is under way (runtime/messaging/handout.ts).
+   * has delivered everything so far, after its cursor, or chained on the offers still awaiting their appends
+   * (runtime/messaging/handout.ts). Not while a pass runs or waits to run (a broken chain, a wake-up for a message
+   * not offered): the offers then drain and the pass runs.
    */
   offer(id: string): HandOutAfter | null {
-    if (this.closed || this.pumping || this.stalled || this.cursor === null || this.expecting.length >= CHAIN_MAX) return null;
-    if (this.ws.getBufferedAmount() >= HIGH_WATER) return null;
+    if (this.closed || this.pumping || this.stalled || this.chainBroken || this.deferred || this.cursor === null) return null;
+    if (this.expecting.length >= CHAIN_MAX || this.ws.getBufferedAmount() >= HIGH_WATER) return null;
     const last = this.expecting.at(-1);
-    this.expecting.push({ id, woken: false });
+    this.expecting.push({ id, woken: false, answered: false, entry: null, frames: undefined });
     return last === undefined ? { after: this.cursor } : { afterHanded: last.id };
   }
 
   /**
-   * An append answered for an offered message (in the order of the offers): written at once when it was handed out
-   * (no pass ran since the offer, and every earlier entry of the chain was written, so the cursor is the one the
-   * append checked), else fetched as after a wake-up once the last offer is answered; a pass held back meanwhile
-   * runs then.
+   * An append answered for an offered message. Answers are taken in the order of the offers (on a cluster they can
+   * arrive out of it): from the first offer on, each answered entry is written at once when it was handed out and
+   * every earlier one of the chain was written (no pass ran since the offers, so the cursor is the one the append
+   * checked) and the socket is not backed up. Otherwise the chain is broken there, and once the last offer is
+   * answered a pass fetches what was not written, as after a wake-up; a pass held back meanwhile runs then too.
    */
   settle(id: string, entry: MailboxEntry | null, frames?: SharedFrames): void {
-    const at = this.expecting.findIndex((e) => e.id === id);
-    if (at < 0) return;
-    const [exp] = this.expecting.splice(at, 1);
-    if (!exp!.woken) {
+    const exp = this.expecting.find((e) => e.id === id && !e.answered);
+    if (exp === undefined) return;
+    exp.answered = true;
+    exp.entry = entry;
+    exp.frames = frames;
+    if (!exp.woken) {
       if (this.handedOut.size >= HANDED_MAX) this.handedOut.clear();
       this.handedOut.add(id);
     }
-    if (this.closed) return;
-    if (entry && at === 0 && !this.chainBroken) {
+    while (this.expecting[0]?.answered) {
+      const head = this.expecting.shift()!;
+      if (this.closed) continue;
+      const e = head.entry;
+      if (e === null || this.chainBroken || this.ws.getBufferedAmount() >= HIGH_WATER) {
+        this.chainBroken = true;
+        continue;
+      }
       this.ws.cork(() => {
-        const frame = frames && entry.deliveryCount === 1 ? frames.for(this.codec) : this.codec.encodeMessage(entry.payload, entry.deliveryCount);
-        if (this.write(frame)) this.cursor = entry.cursor;
+        const frame = head.frames && e.deliveryCount === 1 ? head.frames.for(this.codec) : this.codec.encodeMessage(e.payload, e.deliveryCount);
+        if (this.write(frame)) this.cursor = e.cursor;
         else this.chainBroken = true;
       });
-    } else {
-      this.chainBroken = true;
     }
-    if (this.expecting.length > 0) return;
+    if (this.closed || this.expecting.length > 0) return;
     if (this.chainBroken || this.deferred) {
       this.chainBroken = false;
       this.deferred = false;

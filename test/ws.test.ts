@@ -1,5 +1,5 @@
 import { decode, encode } from "@msgpack/msgpack";
-import t from "tap";
+import t, { type Test as Tap } from "tap";
 import { createLogger } from "../runtime/log.ts";
 import { WsSession, MAX_BUFFER, type SessionDeps, type Socket } from "../runtime/ws/session.ts";
 import { jsonCodec, msgpackCodec } from "../runtime/ws/codec.ts";
@@ -46,7 +46,8 @@ for (const engine of ["redis", "memory"] as const) {
         t.equal((await ack(base, b, live.id)).status, 204);
       });
 
-      t.test("a connection that has delivered everything takes new messages from the send itself, without a fetch", async (t) => {
+      /** Ada, Bo and Di, with Bo on a socket that has delivered Ada's first message to him (so it has a cursor). */
+      const caughtUp = async (t: Tap) => {
         const a = await registerAgent(base, "Ada");
         const b = await registerAgent(base, "Bo");
         const d = await registerAgent(base, "Di");
@@ -54,17 +55,28 @@ for (const engine of ["redis", "memory"] as const) {
         const c = await open(b.token);
         t.teardown(() => c.close());
         await c.nextOfType("ready");
-        t.equal((await c.nextOfType("message")).message.id, first.id);
+        t.equal((await c.nextOfType("message")).message.id, first.id, "the connection has a cursor");
+        return { a, b, d, first, c };
+      };
+      /** Counts the node's mailbox fetches for `who` (`.n`) until the test ends. */
+      const countFetches = (t: Tap, who: string[]) => {
         const mb = node.svc.engines.mailboxes;
         const fetch = mb.fetch.bind(mb);
-        let fetches = 0;
+        const seen = { n: 0 };
         mb.fetch = (principal, limit, cursor) => {
-          if (principal === b.id || principal === d.id) fetches++;
+          if (who.includes(principal)) seen.n++;
           return fetch(principal, limit, cursor);
         };
         t.teardown(() => {
           mb.fetch = fetch;
         });
+        return seen;
+      };
+
+      t.test("a connection that has delivered everything takes new messages from the send itself, without a fetch", async (t) => {
+        const { a, b, d, first, c } = await caughtUp(t);
+        const mb = node.svc.engines.mailboxes;
+        const fetches = countFetches(t, [b.id, d.id]);
         // subscribed after the node's own handler, so once this one has seen a wake-up, the node has handled it
         const woken = new Set<string>();
         const off = await mb.onWake((principal, id) => {
@@ -83,13 +95,13 @@ for (const engine of ["redis", "memory"] as const) {
         const inGroup = (await c.nextOfType("message")).message;
         t.same([inGroup.id, inGroup.delivery_count], [sent.body.id, 1], "a group send hands out too");
         await until(() => [...live, sent.body.id].every((id) => woken.has(id))); // the wake-ups came, and cost nothing
-        t.equal(fetches, 0, "no fetch for any of them");
+        t.equal(fetches.n, 0, "no fetch for any of them");
         t.same(
           (await pending(base, b)).map((m) => [m.id, m.delivery_count]),
           [first.id, ...live, sent.body.id].map((id) => [id, 2]),
           "each is in the mailbox, unacknowledged, counted once by the hand-out",
         );
-        t.ok(fetches > 0, "(the long poll fetched)");
+        t.ok(fetches.n > 0, "(the long poll fetched)");
 
         // a second connection of the same principal: both are served through wake-ups
         const c2 = await open(b.token);
@@ -97,39 +109,27 @@ for (const engine of ["redis", "memory"] as const) {
         await c2.nextOfType("ready");
         for (let i = 0; i < 6; i++) await c2.nextOfType("message");
         // its first pass ended with the fetch that brought these (fewer than a page)
-        fetches = 0;
+        fetches.n = 0;
         const both = await sendOk(base, a, b.id, "to both");
         t.equal((await c.nextOfType("message")).message.id, both.id);
         t.equal((await c2.nextOfType("message")).message.id, both.id);
-        t.equal(fetches, 2, "two connections: fetched by each");
+        t.equal(fetches.n, 2, "two connections: fetched by each");
       });
 
       t.test("group sends whose appends overlap are each handed out, chained, in order, without a fetch", async (t) => {
-        const a = await registerAgent(base, "Ada");
-        const b = await registerAgent(base, "Bo");
-        const d = await registerAgent(base, "Di");
-        const first = await sendOk(base, a, b.id, "first");
-        const c = await open(b.token);
-        t.teardown(() => c.close());
-        await c.nextOfType("ready");
-        t.equal((await c.nextOfType("message")).message.id, first.id, "the connection has a cursor");
+        const { a, b, d, first, c } = await caughtUp(t);
         const senders = [a, await registerAgent(base, "Eve"), await registerAgent(base, "Fay"), await registerAgent(base, "Gus")];
         const members = [b.id, d.id, ...senders.slice(1).map((x) => x.id)];
         const g = await call(base, "POST", "/v1/groups", { token: a.token, json: { name: "busy", members } });
         const mb = node.svc.engines.mailboxes;
-        const [fetch, append] = [mb.fetch.bind(mb), mb.append.bind(mb)];
-        let fetches = 0;
+        const append = mb.append.bind(mb);
+        const fetches = countFetches(t, [b.id]);
         let chained = 0;
-        mb.fetch = (principal, limit, cursor) => {
-          if (principal === b.id) fetches++;
-          return fetch(principal, limit, cursor);
-        };
         mb.append = (items) => {
           if (items.some((it) => it.principal === b.id && it.afterHanded !== undefined)) chained++;
           return append(items);
         };
         t.teardown(() => {
-          mb.fetch = fetch;
           mb.append = append;
         });
         // sent together (four senders, within the per-second limit): they commit in one or two statements, and their
@@ -147,7 +147,7 @@ for (const engine of ["redis", "memory"] as const) {
         const inMailbox = (await pending(base, b)).map((m) => m.id).filter((id) => id !== first.id);
         t.same(got.map((m) => m.id), inMailbox, "in the mailbox's order");
         t.ok(chained > 0, `offers chained on an earlier send's (${chained} of 16 appends)`);
-        t.equal(fetches, 1, "no fetch by the connection (the one counted is the long poll's above)");
+        t.equal(fetches.n, 1, "no fetch by the connection (the one counted is the long poll's above)");
         t.equal(c.frames.filter((f) => f.type === "message").length, 17, "nothing written twice");
       });
 

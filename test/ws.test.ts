@@ -602,7 +602,7 @@ t.test("frames are shared by message, delivery count and encoding, and bounded",
   t.end();
 });
 
-t.test("connections that fetch the same message write one shared frame", async (t) => {
+t.test("connections that take the same message, fetched or handed out, write one shared frame", async (t) => {
   const frames = new RecentFrames();
   const one = scriptedSession(frames);
   const two = scriptedSession(frames);
@@ -613,4 +613,11 @@ t.test("connections that fetch the same message write one shared frame", async (
   t.same([one.delivered(), two.delivered()], [["7"], ["7"]]);
   t.equal(one.raw[0], two.raw[0], "the same bytes, encoded once");
   t.ok(one.raw[0] instanceof Uint8Array, "as UTF-8 bytes");
+
+  t.ok(one.s.offer("8") && two.s.offer("8"));
+  one.s.settle("8", entry("8"));
+  two.s.settle("8", entry("8"));
+  t.same([one.delivered(), two.delivered()], [["7", "8"], ["7", "8"]]);
+  t.ok(one.raw[1] instanceof Uint8Array, "a send's hand-outs: UTF-8 bytes ...");
+  t.equal(one.raw[1], two.raw[1], "... the same ones, encoded once");
 });

@@ -21,9 +21,10 @@ export interface HandOutTarget {
   offer(id: string): HandOutAfter | null;
   /**
    * The append's answer for an offered message: the entry when it was handed out, null when it must be fetched.
-   * `frames`: the entry's frame in each encoding, shared by every reader the send hands it to.
+   * The reader takes the entry's frame from the hub's RecentFrames, as for a fetched entry, so every reader the send
+   * hands it to writes the same bytes.
    */
-  settle(id: string, entry: MailboxEntry | null, frames?: SharedFrames): void;
+  settle(id: string, entry: MailboxEntry | null): void;
 }
 
 /**
@@ -36,7 +37,7 @@ export class SharedFrames {
 
   constructor(
     private readonly payload: string,
-    private readonly deliveryCount = 1,
+    private readonly deliveryCount: number,
   ) {}
 
   for(codec: Codec): Encoded {

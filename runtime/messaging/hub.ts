@@ -240,13 +240,12 @@ export class Messaging {
       for (const r of recipients) void this.repair(r);
     }
     // every offer is answered, whatever one of them does: an offer left open holds its connection's delivery back
-    const frames = this.frames.of(rawId, 1, payload);
     for (const [i, target] of offered) {
       const cursor = handed[i] ?? null;
       const principal = recipients[i]!;
       if (cursor !== null) this.counts.record(`${principal} ${rawId}`, { recipient: principal, id: rawId, count: 1 });
       try {
-        target.settle(rawId, cursor === null ? null : { id: rawId, payload, deliveryCount: 1, cursor }, frames);
+        target.settle(rawId, cursor === null ? null : { id: rawId, payload, deliveryCount: 1, cursor });
       } catch (err) {
         this.svc.log.warn({ err, principal }, "hand-out failed");
       }

@@ -7,7 +7,7 @@ import { ApiError } from "../errors.ts";
 import { isOutage } from "../circuit.ts";
 import type { Logger } from "../log.ts";
 import type { MailboxEntry } from "../engines/mailbox.ts";
-import type { HandOutAfter, HandOutTarget, SharedFrames } from "../messaging/handout.ts";
+import type { HandOutAfter, HandOutTarget } from "../messaging/handout.ts";
 import type { Messaging } from "../messaging/hub.ts";
 import type { Services } from "../services.ts";
 import type { Codec, Encoded } from "./codec.ts";
@@ -52,9 +52,8 @@ interface Offered {
   id: string;
   /** Its wake-up came before the answer (nothing is left to ignore). */
   woken: boolean;
-  answered: boolean;
-  entry: MailboxEntry | null;
-  frames: SharedFrames | undefined;
+  /** The answer: the entry handed out, null when it must be fetched; undefined until it comes. */
+  answer: MailboxEntry | null | undefined;
 }
 
 export class WsSession implements HandOutTarget {
@@ -126,6 +125,11 @@ export class WsSession implements HandOutTarget {
 
   sendError(error: string, message: string, ref?: Ref): void {
     this.send({ type: "error", error, message, ref });
+  }
+
+  /** An entry's message frame, shared with every connection it goes to (the hub's RecentFrames). */
+  private frameOf(e: MailboxEntry): Encoded {
+    return this.deps.hub.frames.of(e.id, e.deliveryCount, e.payload).for(this.codec);
   }
 
   private write(e: Encoded): boolean {
@@ -245,7 +249,7 @@ export class WsSession implements HandOutTarget {
     if (this.closed || this.pumping || this.stalled || this.chainBroken || this.deferred || this.cursor === null) return null;
     if (this.expecting.length >= CHAIN_MAX || this.ws.getBufferedAmount() >= HIGH_WATER) return null;
     const last = this.expecting.at(-1);
-    this.expecting.push({ id, woken: false, answered: false, entry: null, frames: undefined });
+    this.expecting.push({ id, woken: false, answer: undefined });
     return last === undefined ? { after: this.cursor } : { afterHanded: last.id };
   }
 
@@ -256,27 +260,23 @@ export class WsSession implements HandOutTarget {
    * checked) and the socket is not backed up. Otherwise the chain is broken there, and once the last offer is
    * answered a pass fetches what was not written, as after a wake-up; a pass held back meanwhile runs then too.
    */
-  settle(id: string, entry: MailboxEntry | null, frames?: SharedFrames): void {
-    const exp = this.expecting.find((e) => e.id === id && !e.answered);
+  settle(id: string, entry: MailboxEntry | null): void {
+    const exp = this.expecting.find((e) => e.id === id && e.answer === undefined);
     if (exp === undefined) return;
-    exp.answered = true;
-    exp.entry = entry;
-    exp.frames = frames;
+    exp.answer = entry;
     if (!exp.woken) {
       if (this.handedOut.size >= HANDED_MAX) this.handedOut.clear();
       this.handedOut.add(id);
     }
-    while (this.expecting[0]?.answered) {
-      const head = this.expecting.shift()!;
+    while (this.expecting.length > 0 && this.expecting[0]!.answer !== undefined) {
+      const e = this.expecting.shift()!.answer!;
       if (this.closed) continue;
-      const e = head.entry;
       if (e === null || this.chainBroken || this.ws.getBufferedAmount() >= HIGH_WATER) {
         this.chainBroken = true;
         continue;
       }
       this.ws.cork(() => {
-        const frame = head.frames && e.deliveryCount === 1 ? head.frames.for(this.codec) : this.codec.encodeMessage(e.payload, e.deliveryCount);
-        if (this.write(frame)) this.cursor = e.cursor;
+        if (this.write(this.frameOf(e))) this.cursor = e.cursor;
         else this.chainBroken = true;
       });
     }
@@ -314,10 +314,9 @@ export class WsSession implements HandOutTarget {
           const entries = await this.deps.hub.fetch(me.id, PAGE, this.cursor);
           if (this.wanted.size > 0) for (const e of entries) this.wanted.delete(e.id);
           if (this.closed || entries.length === 0) break;
-          const frames = this.deps.hub.frames;
           this.ws.cork(() => {
             for (const e of entries) {
-              if (!this.write(frames.of(e.id, e.deliveryCount, e.payload).for(this.codec))) return;
+              if (!this.write(this.frameOf(e))) return;
               this.cursor = e.cursor;
             }
           });

@@ -26,7 +26,9 @@ for i = 1, #KEYS, 3 do
   local a = 6 + k + (i - 1) / 3 * 3
   local id, payload, after = ARGV[a + 1], ARGV[6 + tonumber(ARGV[a + 2])], ARGV[a + 3]
   local handed = 0
-  local got = redis.call('HMGET', index, '~', id)
+  -- a chained hand-out ('m'<raw id>) also reads that message's entry id and the last one handed out ('h')
+  local chained = string.sub(after, 1, 1) == 'm'
+  local got = chained and redis.call('HMGET', index, '~', id, string.sub(after, 2), 'h') or redis.call('HMGET', index, '~', id)
   local state = got[1]
   local len = redis.call('XLEN', stream)
   if state and len == 0 and redis.call('EXISTS', stream) == 0 then
@@ -39,10 +41,7 @@ for i = 1, #KEYS, 3 do
     if len >= capacity then
       if state then redis.call('HSET', index, '~', 'p') end
     else
-      if string.sub(after, 1, 1) == 'm' then
-        local prev = redis.call('HMGET', index, string.sub(after, 2), 'h')
-        after = (prev[1] and prev[1] == prev[2]) and prev[1] or ''
-      end
+      if chained then after = (got[3] and got[3] == got[4]) and got[3] or '' end
       local caughtUp = after ~= '' and state == '1' and #redis.call('XRANGE', stream, '(' .. after, '+', 'COUNT', 1) == 0
       local sid = redis.call('XADD', stream, '*', 'm', id, 'p', payload)
       if caughtUp then

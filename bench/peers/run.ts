@@ -1,15 +1,18 @@
 // `npm run bench:peers -- [--servers uws,soketi,socketio,flock] [--members 999] [--procs 3] [--rates 5,10,25,...]
-//   [--step 5] [--ack batch|each|none] [--ack-ms 50] [--ack-messages 32] [--flock-root DIR] [--out FILE]`
+//   [--step 5] [--ack batch|each|none] [--ack-ms 50] [--ack-messages 32] [--all] [--flock-root DIR] [--out FILE]`
 // Group fan-out, made fair: the same members (999 by default) spread over several receiver processes that parse every
 // frame, the same ~200-byte payload, through bare uWS publish, Soketi, Socket.IO with its Redis adapter and Flock, in
 // one run. Each server gets fixed rates in turn, up the list, until one no longer delivers every message to every
 // member within 1 s with p99 < 200 ms; the last rate that did is its max sustained. Also reported: memory per idle
-// connection (server RSS before and after the members connect), server and receiver CPU per step.
+// connection (server RSS before and after the members connect), and per step the CPU of the server, the receivers,
+// Redis and Postgres (bench/lib/backend-cpu.ts), also as µs per delivery. `--all` runs every rate listed even past a
+// failing one (to compare the CPU a delivery costs at one rate over several steps: `--rates 10,10,10 --all`).
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { backendCpu } from "../lib/backend-cpu.ts";
 import { ROOT } from "../lib/procs.ts";
 import { atRate } from "../lib/rate.ts";
 import { ACK_BATCH_DEFAULTS } from "../../client/ack-batch.ts";
@@ -28,6 +31,7 @@ const { values: a } = parseArgs({
     // a batch's bounds (--ack batch): the SDK's defaults (client/ack-batch.ts)
     "ack-ms": { type: "string", default: String(ACK_BATCH_DEFAULTS.ms) },
     "ack-messages": { type: "string", default: String(ACK_BATCH_DEFAULTS.messages) },
+    all: { type: "boolean", default: false },
     "flock-root": { type: "string", default: ROOT },
     out: { type: "string", default: "bench/peers-results.json" },
   },
@@ -101,6 +105,11 @@ interface Step {
   max: number;
   serverCpu: number;
   receiverCpu: number[];
+  /** Redis's and Postgres's CPU over the step, % of one core (absent where not measurable). */
+  redisCpu?: number;
+  postgresCpu?: number;
+  /** CPU per delivery over the step, µs: the server, the receivers together, Redis, Postgres. */
+  usPerDelivery: { server: number; receivers: number; redis?: number; postgres?: number };
   pass: boolean;
 }
 
@@ -130,6 +139,7 @@ async function measure(name: ServerName, env: Record<string, string>) {
   progress(`${name}: starting`);
   const server = await startServer(name, { flockRoot: a["flock-root"]!, env });
   const receivers = Receivers.start(PROCS);
+  const backends = backendCpu(env);
   try {
     const targets = await server.targets(MEMBERS);
     await new Promise((r) => setTimeout(r, 1000));
@@ -160,13 +170,19 @@ async function measure(name: ServerName, env: Record<string, string>) {
     const steps: Step[] = [];
     for (const rate of RATES) {
       const cpu0 = cpuMs(server.pid);
+      const b0 = await backends.sample();
       const t0 = performance.now();
       const { published, errors } = await publishAt(rate, STEP_S);
       await new Promise((r) => setTimeout(r, 1200));
       const reports = await receivers.report();
       const wallMs = performance.now() - t0; // longer than the step when publishes lag
-      const serverCpu = ((cpuMs(server.pid) - cpu0) / wallMs) * 100; // % of one core
+      const serverMs = cpuMs(server.pid) - cpu0;
+      const serverCpu = (serverMs / wallMs) * 100; // % of one core
+      const b1 = await backends.sample();
+      const redisMs = b0.redisMs !== undefined && b1.redisMs !== undefined ? b1.redisMs - b0.redisMs : undefined;
+      const postgresMs = b0.postgresMs !== undefined && b1.postgresMs !== undefined ? b1.postgresMs - b0.postgresMs : undefined;
       const m = merge(reports);
+      const us = (ms: number) => Math.round((ms * 1000) / Math.max(1, m.frames));
       const complete = published.filter((s) => m.within.get(s) === MEMBERS).length;
       const pass = errors === 0 && complete === published.length && m.p99 < 200;
       const step: Step = {
@@ -180,20 +196,30 @@ async function measure(name: ServerName, env: Record<string, string>) {
         max: m.max,
         serverCpu: Math.round(serverCpu),
         receiverCpu: reports.map((r) => Math.round((r.cpuMs / wallMs) * 100)),
+        ...(redisMs !== undefined ? { redisCpu: Math.round((redisMs / wallMs) * 100) } : {}),
+        ...(postgresMs !== undefined ? { postgresCpu: Math.round((postgresMs / wallMs) * 100) } : {}),
+        usPerDelivery: {
+          server: us(serverMs),
+          receivers: us(reports.reduce((sum, r) => sum + r.cpuMs, 0)),
+          ...(redisMs !== undefined ? { redis: us(redisMs) } : {}),
+          ...(postgresMs !== undefined ? { postgres: us(postgresMs) } : {}),
+        },
         pass,
       };
       steps.push(step);
       progress(
-        `${server.name}: ${rate} msg/s (${rate * MEMBERS} deliveries/s): ${complete}/${published.length} complete within 1 s, p50 ${step.p50.toFixed(1)} p99 ${step.p99.toFixed(1)} ms, server CPU ${step.serverCpu}%, receivers ${step.receiverCpu.join("/")}%${pass ? "" : " - FAILS"}`,
+        `${server.name}: ${rate} msg/s (${rate * MEMBERS} deliveries/s): ${complete}/${published.length} complete within 1 s, p50 ${step.p50.toFixed(1)} p99 ${step.p99.toFixed(1)} ms, server CPU ${step.serverCpu}%, receivers ${step.receiverCpu.join("/")}%${step.redisCpu !== undefined ? `, Redis ${step.redisCpu}%` : ""}${step.postgresCpu !== undefined ? `, Postgres ${step.postgresCpu}%` : ""}; µs of CPU per delivery: ${Object.entries(step.usPerDelivery).map(([k, v]) => `${k} ${v}`).join(", ")}${pass ? "" : " - FAILS"}`,
       );
-      if (!pass) break;
+      if (!pass && !a.all) break;
     }
-    const passed = steps.filter((s) => s.pass);
+    const firstFail = steps.findIndex((s) => !s.pass);
+    const passed = firstFail < 0 ? steps : steps.slice(0, firstFail); // with --all, steps past a failure do not count
     const best = passed.length ? passed[passed.length - 1]!.rate * MEMBERS : 0;
     const at25 = steps.find((s) => s.rate === 25);
     return { server: server.name, maxDeliveries: best, p99At25: at25?.p99 ?? null, bytesPerIdle: Math.round(perIdle), steps };
   } finally {
     receivers.close();
+    await backends.close();
     await server.stop();
   }
 }

@@ -3,7 +3,7 @@ import t from "tap";
 import { MemoryMailboxes } from "../runtime/engines/memory/mailbox.ts";
 import { MemoryPubSub } from "../runtime/engines/memory/pubsub.ts";
 import { redisKeys } from "../runtime/engines/redis/keys.ts";
-import { RedisMailboxes } from "../runtime/engines/redis/mailbox.ts";
+import { ackSlot, RedisMailboxes } from "../runtime/engines/redis/mailbox.ts";
 import { RedisPubSub } from "../runtime/engines/redis/pubsub.ts";
 import { defineScripts } from "../runtime/engines/redis/scripts.ts";
 import { TEST_REDIS_URL, uniqueName } from "./helpers/env.ts";
@@ -95,6 +95,51 @@ t.test("redis: an index whose stream was evicted apart is rebuilt, not read as a
   t.equal(await mb.fetch("q", 10, null), null, "seed again (Postgres has message 1)");
   await mb.seed("q", [{ id: "1", payload: "{}", deliveryCount: 0 }], true);
   t.same((await mb.fetch("q", 10, null))?.map((e) => e.id), ["1", "2"], "the rebuild merges what was appended meanwhile");
+});
+
+t.test("ackSlot: slots as long as the ack memory, their parity alternating, a set expiring at the end of the next slot", async (t) => {
+  const W = 60_000;
+  t.same(ackSlot(0, W), { parity: 0, expireMs: 2 * W });
+  t.same(ackSlot(W - 1, W), { parity: 0, expireMs: W + 1 });
+  t.same(ackSlot(W, W), { parity: 1, expireMs: 2 * W });
+  t.same(ackSlot(5 * W + 123, W), { parity: 1, expireMs: 2 * W - 123 });
+  for (const now of [0, 1, W / 2, W - 1, 7 * W + 1, 1_795_645_737_000]) {
+    const { expireMs } = ackSlot(now, W);
+    t.ok(expireMs > W && expireMs <= 2 * W, `at ${now} a tombstone lives more than one slot and at most two`);
+  }
+});
+
+t.test("redis: ack tombstones in two sets taking turns, remembered at least the ack memory, never trimmed", async (t) => {
+  const prefix = `flocktest:${uniqueName("mbtomb")}:`;
+  const cmd = new Redis(TEST_REDIS_URL);
+  const sub = new Redis(TEST_REDIS_URL);
+  const keys = redisKeys(prefix);
+  const W = 60_000;
+  let now = 10 * W + W - 5; // five ms before a slot ends: the next ack falls in the other set
+  const mb = new RedisMailboxes(defineScripts(cmd), keys, new RedisPubSub(cmd, sub, keys), { capacity: 4, ackMemoryMs: W, now: () => now });
+  t.teardown(async () => {
+    cmd.disconnect();
+    sub.disconnect();
+    await deletePrefix(prefix);
+  });
+  await mb.seed("p", [1, 2, 3].map((i) => ({ id: String(i), payload: "{}", deliveryCount: 0 })), true);
+  t.equal(await mb.ack("p", "1"), true);
+  now += 10; // the next slot
+  t.equal(await mb.ack("p", "2"), true);
+  t.same(await cmd.smembers(keys.mailboxAcked("p", 0)), ["1"], "the ack of an even slot went into set 0");
+  t.same(await cmd.smembers(keys.mailboxAcked("p", 1)), ["2"], "the next slot's into set 1");
+  const ttl0 = await cmd.pttl(keys.mailboxAcked("p", 0));
+  const ttl1 = await cmd.pttl(keys.mailboxAcked("p", 1));
+  t.ok(ttl0 > 0 && ttl0 <= W + 5, `set 0 expires at the end of the slot after its own (${ttl0} ms)`);
+  t.ok(ttl1 > 2 * W - 1000 && ttl1 <= 2 * W, `set 1 two slots from its ack (${ttl1} ms)`);
+
+  // both sets are read: neither a late append nor a rebuild from rows read before the acks brings them back
+  now += W - 10; // still within one ack memory of the second ack
+  t.same(await mb.append([{ principal: "p", id: "1", payload: "{}" }, { principal: "p", id: "2", payload: "{}" }]), [null, null]);
+  t.same((await mb.fetch("p", 10, null))?.map((e) => e.id), ["3"], "a late append leaves both out");
+  await mb.clear("p");
+  await mb.seed("p", [1, 2, 3].map((i) => ({ id: String(i), payload: "{}", deliveryCount: 1 })), true);
+  t.same((await mb.fetch("p", 10, null))?.map((e) => e.id), ["3"], "so does a rebuild from rows read before the acks");
 });
 
 t.test("wake-ups: each principal with its message; the earlier form (principals alone) still reads", async (t) => {

@@ -121,7 +121,7 @@ export class MemoryMailboxes implements MailboxEngine {
   async seed(principal: string, entries: SeedEntry[], complete: boolean): Promise<void> {
     const b = this.box(principal);
     if (b.state && (b.state !== "partial" || b.entries.size >= this.refill)) return;
-    // a mailbox never built or lost: a row it does not hold counts as delivered at least once (mailboxSeed-3.lua)
+    // a mailbox never built or lost: a row it does not hold counts as delivered at least once (mailboxSeed-4.lua)
     const floor = b.state === null ? 1 : 0;
     const merged = new Map<string, { payload: string; count: number }>();
     for (const e of entries) {

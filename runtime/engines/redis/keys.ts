@@ -31,10 +31,11 @@ export function redisKeys(prefix: string) {
     /** Mailbox index of a principal: hash of seed state, entry ids and delivery counts (same hash tag). */
     mailboxIndex: (principal: string) => `${prefix}mb:{${principal}}:ix`,
     /**
-     * Ack tombstones of a principal: sorted set of raw message ids acknowledged lately -> ack time ms (same hash
-     * tag), so a rebuild from rows read before an ack, or a late append, leaves them out. Kept a minute.
+     * Ack tombstones of a principal, in two sets of raw message ids that take turns (same hash tag): an ack goes into
+     * the set of its time slot's parity (see ackSlot in runtime/engines/redis/mailbox.ts), and a rebuild from rows
+     * read before the ack, or a late append, checks both and leaves the message out.
      */
-    mailboxAcked: (principal: string) => `${prefix}mb:{${principal}}:acked`,
+    mailboxAcked: (principal: string, parity: 0 | 1) => `${prefix}mb:{${principal}}:acked${parity}`,
     /** Live connections of a principal: sorted set of connection id -> expiry ms. */
     presence: (principal: string) => `${prefix}pr:{${principal}}`,
     /** A pub/sub channel. */

@@ -40,6 +40,17 @@ interface FetchRequest {
   cursor: string;
 }
 
+/**
+ * Where an ack made at `now` keeps its tombstone: time is cut into slots as long as the ack memory, the two
+ * tombstone sets of a principal take turns by the slot's parity, and the set expires at the end of the next slot.
+ * A tombstone thus lasts at least `memoryMs` and at most twice that, and a set is never trimmed: by the time its
+ * parity comes round again it has expired (mailboxAck-n.lua).
+ */
+export function ackSlot(now: number, memoryMs: number): { parity: 0 | 1; expireMs: number } {
+  const slot = Math.floor(now / memoryMs);
+  return { parity: slot % 2 === 0 ? 0 : 1, expireMs: (slot + 2) * memoryMs - now };
+}
+
 /** Most mailboxes one fetch or ack script call covers. */
 const MAX_BATCH = 1000;
 
@@ -84,7 +95,7 @@ export class RedisMailboxes implements MailboxEngine {
     const refs = new Map<string, number>();
     const perItem: (string | number)[] = [];
     for (const it of items) {
-      keys.push(this.keys.mailbox(it.principal), this.keys.mailboxIndex(it.principal), this.keys.mailboxAcked(it.principal));
+      keys.push(this.keys.mailbox(it.principal), this.keys.mailboxIndex(it.principal), this.keys.mailboxAcked(it.principal, 0), this.keys.mailboxAcked(it.principal, 1));
       let ref = refs.get(it.payload);
       if (ref === undefined) {
         ref = payloads.push(it.payload);
@@ -147,7 +158,7 @@ export class RedisMailboxes implements MailboxEngine {
     const rows: (string | number)[] = [];
     for (const e of entries) rows.push(e.id, e.payload, e.deliveryCount);
     const k = this.keys;
-    await this.redis.mailboxSeed(k.mailbox(principal), k.mailboxIndex(principal), k.mailboxAcked(principal), complete ? "1" : "p", this.capacity, this.ttl, this.refill, ...rows);
+    await this.redis.mailboxSeed(k.mailbox(principal), k.mailboxIndex(principal), k.mailboxAcked(principal, 0), k.mailboxAcked(principal, 1), complete ? "1" : "p", this.capacity, this.ttl, this.refill, ...rows);
   }
 
   ack(principal: string, id: string): Promise<boolean> {
@@ -160,8 +171,9 @@ export class RedisMailboxes implements MailboxEngine {
 
   private async ackCall(acks: { principal: string; id: string }[]): Promise<boolean[]> {
     const k = this.keys;
-    const keys = acks.flatMap((a) => [k.mailbox(a.principal), k.mailboxIndex(a.principal), k.mailboxAcked(a.principal)]);
-    const found = await this.redis.mailboxAck(keys.length, ...keys, this.now(), this.ackMemoryMs, ...acks.map((a) => a.id));
+    const { parity, expireMs } = ackSlot(this.now(), this.ackMemoryMs);
+    const keys = acks.flatMap((a) => [k.mailbox(a.principal), k.mailboxIndex(a.principal), k.mailboxAcked(a.principal, parity)]);
+    const found = await this.redis.mailboxAck(keys.length, ...keys, expireMs, ...acks.map((a) => a.id));
     return found.map((n) => n === 1);
   }
 

@@ -5,7 +5,8 @@
 -- reached Postgres yet; it is counted as delivered at least once, so its next delivery says 2 (a redelivery
 -- flagged as possible is harmless to a consumer; one passed off as a first delivery is not). What the stream
 -- holds (appended while not built) keeps its own count.
--- KEYS[1]  mailbox stream      KEYS[2] mailbox index hash (see mailboxAppend-n.lua)    KEYS[3] ack tombstones
+-- KEYS[1]  mailbox stream      KEYS[2] mailbox index hash (see mailboxAppend-n.lua)
+-- KEYS[3], KEYS[4]  the two ack tombstone sets (mailboxAck-n.lua)
 -- ARGV[1]  state to record: '1' when the rows are every unacknowledged message, 'p' when Postgres has more
 -- ARGV[2]  capacity            ARGV[3] idle ttl ms     ARGV[4] refill mark (see mailboxFetch-n.lua)
 -- ARGV[5..] triples, oldest first: raw message id, payload, deliveries recorded in Postgres
@@ -18,9 +19,12 @@ local lost = not state or redis.call('EXISTS', KEYS[1]) == 0
 local cap = tonumber(ARGV[2])
 local byId = {}
 local ids = {}
+local function acked(mid)
+  return redis.call('SISMEMBER', KEYS[3], mid) == 1 or redis.call('SISMEMBER', KEYS[4], mid) == 1
+end
 for i = 5, #ARGV, 3 do
   local mid = ARGV[i]
-  if not redis.call('ZSCORE', KEYS[3], mid) then
+  if not acked(mid) then
     byId[mid] = { ARGV[i + 1], tonumber(ARGV[i + 2]), lost }
     ids[#ids + 1] = mid
   end
@@ -37,7 +41,7 @@ for _, e in ipairs(rows) do
   if cur then
     cur[3] = false
     if seen > cur[2] then cur[2] = seen end
-  elseif not redis.call('ZSCORE', KEYS[3], mid) then
+  elseif not acked(mid) then
     byId[mid] = { payload, seen, false }
     ids[#ids + 1] = mid
   end
@@ -55,13 +59,15 @@ local newState = ARGV[1]
 if #ids > cap then newState = 'p' end
 redis.call('DEL', KEYS[1], KEYS[2])
 local n = math.min(#ids, cap)
+local sid
 for i = 1, n do
   local mid = ids[i]
   local e = byId[mid]
-  local sid = redis.call('XADD', KEYS[1], '*', 'm', mid, 'p', e[1])
+  sid = redis.call('XADD', KEYS[1], '*', 'm', mid, 'p', e[1])
   redis.call('HSET', KEYS[2], mid, sid)
   if e[2] > 0 then redis.call('HSET', KEYS[2], '#' .. mid, e[2]) end
 end
+if sid then redis.call('HSET', KEYS[2], 'l', sid) end
 if n == 0 then
   -- an empty stream still marks the mailbox as present
   local sid = redis.call('XADD', KEYS[1], '*', 'm', '0', 'p', '')

@@ -6,13 +6,33 @@ import { readFileSync } from "node:fs";
 import { Redis } from "ioredis";
 import postgres from "postgres";
 
+/** One reading: Redis's CPU ms so far, and each Postgres backend's (pid -> ms). */
+export interface CpuSample {
+  redisMs?: number;
+  postgres?: Map<number, number>;
+}
+
 export interface BackendCpu {
-  /** CPU ms used so far: Redis, and Postgres's backends (undefined when not measurable here). */
-  sample(): Promise<{ redisMs?: number; postgresMs?: number }>;
+  sample(): Promise<CpuSample>;
   close(): Promise<void>;
 }
 
-/** utime + stime of a process, ms (100 ticks a second); 0 when it is gone. */
+/**
+ * CPU ms used between two readings: Redis's, and Postgres's backends' (a backend seen only in the later reading
+ * counts from its start; one gone by then is left out). Undefined where not measurable here.
+ */
+export function cpuBetween(a: CpuSample, b: CpuSample): { redisMs?: number; postgresMs?: number } {
+  const out: { redisMs?: number; postgresMs?: number } = {};
+  if (a.redisMs !== undefined && b.redisMs !== undefined) out.redisMs = b.redisMs - a.redisMs;
+  if (b.postgres && b.postgres.size > 0) {
+    let ms = 0;
+    for (const [pid, t] of b.postgres) ms += t - (a.postgres?.get(pid) ?? 0);
+    out.postgresMs = ms;
+  }
+  return out;
+}
+
+/** utime + stime of a process, ms (100 ticks a second); 0 when it is gone or not on this machine. */
 function procCpuMs(pid: number): number {
   try {
     const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
@@ -29,7 +49,7 @@ export function backendCpu(env: Record<string, string>): BackendCpu {
   const sql = dbUrl ? postgres(dbUrl, { max: 1, onnotice: () => {} }) : undefined;
   return {
     async sample() {
-      const out: { redisMs?: number; postgresMs?: number } = {};
+      const out: CpuSample = {};
       if (redis) {
         const info = await redis.info("cpu");
         const v = (k: string) => Number(new RegExp(`${k}:([\\d.]+)`).exec(info)?.[1] ?? "0");
@@ -37,9 +57,11 @@ export function backendCpu(env: Record<string, string>): BackendCpu {
       }
       if (sql) {
         const rows = await sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
-        let ms = 0;
-        for (const r of rows) ms += procCpuMs(r.pid);
-        if (rows.length > 0 && ms > 0) out.postgresMs = ms;
+        out.postgres = new Map();
+        for (const r of rows) {
+          const ms = procCpuMs(r.pid);
+          if (ms > 0) out.postgres.set(r.pid, ms);
+        }
       }
       return out;
     },

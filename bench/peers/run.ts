@@ -12,7 +12,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { backendCpu } from "../lib/backend-cpu.ts";
+import { backendCpu, cpuBetween } from "../lib/backend-cpu.ts";
 import { ROOT } from "../lib/procs.ts";
 import { atRate } from "../lib/rate.ts";
 import { ACK_BATCH_DEFAULTS } from "../../client/ack-batch.ts";
@@ -179,8 +179,7 @@ async function measure(name: ServerName, env: Record<string, string>) {
       const serverMs = cpuMs(server.pid) - cpu0;
       const serverCpu = (serverMs / wallMs) * 100; // % of one core
       const b1 = await backends.sample();
-      const redisMs = b0.redisMs !== undefined && b1.redisMs !== undefined ? b1.redisMs - b0.redisMs : undefined;
-      const postgresMs = b0.postgresMs !== undefined && b1.postgresMs !== undefined ? b1.postgresMs - b0.postgresMs : undefined;
+      const { redisMs, postgresMs } = cpuBetween(b0, b1);
       const m = merge(reports);
       const us = (ms: number) => Math.round((ms * 1000) / Math.max(1, m.frames));
       const complete = published.filter((s) => m.within.get(s) === MEMBERS).length;

@@ -5,8 +5,10 @@
 // one run. Each server gets fixed rates in turn, up the list, until one no longer delivers every message to every
 // member within 1 s with p99 < 200 ms; the last rate that did is its max sustained. Also reported: memory per idle
 // connection (server RSS before and after the members connect), and per step the CPU of the server, the receivers,
-// Redis and Postgres (bench/lib/backend-cpu.ts), also as µs per delivery. `--all` runs every rate listed even past a
-// failing one (to compare the CPU a delivery costs at one rate over several steps: `--rates 10,10,10 --all`).
+// Redis and Postgres (bench/lib/backend-cpu.ts), also as µs per delivery, and what the step costs other clients of
+// the same Redis: the round trips of a PING every 5 ms meanwhile (bench/lib/redis-probe.ts). `--all` runs every
+// rate listed even past a failing one (to compare the CPU a delivery costs at one rate over several steps:
+// `--rates 10,10,10 --all`).
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -14,6 +16,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { backendCpu, cpuBetween } from "../lib/backend-cpu.ts";
 import { ROOT } from "../lib/procs.ts";
+import { redisProbe } from "../lib/redis-probe.ts";
 import { atRate } from "../lib/rate.ts";
 import { ACK_BATCH_DEFAULTS } from "../../client/ack-batch.ts";
 import { ensurePeers } from "./install.ts";
@@ -108,6 +111,8 @@ interface Step {
   /** Redis's and Postgres's CPU over the step, % of one core (absent where not measurable). */
   redisCpu?: number;
   postgresCpu?: number;
+  /** Round trips of a PING every 5 ms on the same Redis during the step, ms (when the server uses Redis). */
+  redisPing?: { n: number; p50: number; p99: number; p999: number; max: number };
   /** CPU per delivery over the step, µs: the server, the receivers together, Redis, Postgres. */
   usPerDelivery: { server: number; receivers: number; redis?: number; postgres?: number };
   pass: boolean;
@@ -140,6 +145,9 @@ async function measure(name: ServerName, env: Record<string, string>) {
   const server = await startServer(name, { flockRoot: a["flock-root"]!, env });
   const receivers = Receivers.start(PROCS);
   const backends = backendCpu(env);
+  // only for the servers that use the Redis of REDIS_URL
+  const usesRedis = (name === "flock" || name === "socketio") && env["REDIS_URL"] && !env["REDIS_URL"].includes("+cluster");
+  const probe = usesRedis ? redisProbe(env["REDIS_URL"]!) : undefined;
   try {
     const targets = await server.targets(MEMBERS);
     await new Promise((r) => setTimeout(r, 1000));
@@ -171,12 +179,14 @@ async function measure(name: ServerName, env: Record<string, string>) {
     for (const rate of RATES) {
       const cpu0 = cpuMs(server.pid);
       const b0 = await backends.sample();
+      probe?.start();
       const t0 = performance.now();
       const { published, errors } = await publishAt(rate, STEP_S);
       await new Promise((r) => setTimeout(r, 1200));
       const reports = await receivers.report();
       const wallMs = performance.now() - t0; // longer than the step when publishes lag
       const serverMs = cpuMs(server.pid) - cpu0;
+      const redisPing = await probe?.stop();
       const serverCpu = (serverMs / wallMs) * 100; // % of one core
       const b1 = await backends.sample();
       const { redisMs, postgresMs } = cpuBetween(b0, b1);
@@ -197,6 +207,7 @@ async function measure(name: ServerName, env: Record<string, string>) {
         receiverCpu: reports.map((r) => Math.round((r.cpuMs / wallMs) * 100)),
         ...(redisMs !== undefined ? { redisCpu: Math.round((redisMs / wallMs) * 100) } : {}),
         ...(postgresMs !== undefined ? { postgresCpu: Math.round((postgresMs / wallMs) * 100) } : {}),
+        ...(redisPing ? { redisPing } : {}),
         usPerDelivery: {
           server: us(serverMs),
           receivers: us(reports.reduce((sum, r) => sum + r.cpuMs, 0)),
@@ -207,7 +218,7 @@ async function measure(name: ServerName, env: Record<string, string>) {
       };
       steps.push(step);
       progress(
-        `${server.name}: ${rate} msg/s (${rate * MEMBERS} deliveries/s): ${complete}/${published.length} complete within 1 s, p50 ${step.p50.toFixed(1)} p99 ${step.p99.toFixed(1)} ms, server CPU ${step.serverCpu}%, receivers ${step.receiverCpu.join("/")}%${step.redisCpu !== undefined ? `, Redis ${step.redisCpu}%` : ""}${step.postgresCpu !== undefined ? `, Postgres ${step.postgresCpu}%` : ""}; µs of CPU per delivery: ${Object.entries(step.usPerDelivery).map(([k, v]) => `${k} ${v}`).join(", ")}${pass ? "" : " - FAILS"}`,
+        `${server.name}: ${rate} msg/s (${rate * MEMBERS} deliveries/s): ${complete}/${published.length} complete within 1 s, p50 ${step.p50.toFixed(1)} p99 ${step.p99.toFixed(1)} ms, server CPU ${step.serverCpu}%, receivers ${step.receiverCpu.join("/")}%${step.redisCpu !== undefined ? `, Redis ${step.redisCpu}%` : ""}${step.postgresCpu !== undefined ? `, Postgres ${step.postgresCpu}%` : ""}; µs of CPU per delivery: ${Object.entries(step.usPerDelivery).map(([k, v]) => `${k} ${v}`).join(", ")}${redisPing ? `; Redis PING p99 ${redisPing.p99} p999 ${redisPing.p999} max ${redisPing.max} ms` : ""}${pass ? "" : " - FAILS"}`,
       );
       if (!pass && !a.all) break;
     }
@@ -218,6 +229,7 @@ async function measure(name: ServerName, env: Record<string, string>) {
     return { server: server.name, maxDeliveries: best, p99At25: at25?.p99 ?? null, bytesPerIdle: Math.round(perIdle), steps };
   } finally {
     receivers.close();
+    probe?.close();
     await backends.close();
     await server.stop();
   }

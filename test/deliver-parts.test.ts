@@ -1,0 +1,76 @@
+// A message for more recipients than one append part (APPEND_PART) is appended in parts sent together: each part's
+// hand-outs are settled as that part answers, every recipient gets it once, and a part that fails has only its own
+// recipients' mailboxes rebuilt, while the in-flight record is dropped only once every part is in.
+import t from "tap";
+import type { MailboxEntry } from "../runtime/engines/mailbox.ts";
+import type { HandOutTarget } from "../runtime/messaging/handout.ts";
+import { APPEND_PART } from "../runtime/messaging/hub.ts";
+import { startTestNode } from "./helpers/node.ts";
+import { until } from "./messaging-helpers.ts";
+
+/** A reader that has everything up to its cursor and records what the sends settle for it. */
+class Reader implements HandOutTarget {
+  settled: (MailboxEntry | null)[] = [];
+  constructor(private cursor: string) {}
+  offer(): { after: string } {
+    return { after: this.cursor };
+  }
+  settle(_id: string, entry: MailboxEntry | null): void {
+    this.settled.push(entry);
+    if (entry) this.cursor = entry.cursor;
+  }
+}
+
+for (const engine of ["redis", "memory"] as const) {
+  t.test(`a send to more recipients than one append part (${engine} engines)`, async (t) => {
+    const node = await startTestNode(t, { engine });
+    const hub = node.svc.hub;
+    const mb = node.svc.engines.mailboxes;
+    const tag = `${process.pid}x${Date.now() % 1_000_000}`;
+    const recipients = Array.from({ length: 2 * APPEND_PART + 3 }, (_, i) => `9${tag}${String(i).padStart(4, "0")}`);
+    const readers = new Map<string, Reader>();
+    for (const p of recipients) {
+      await mb.seed(p, [{ id: "1", payload: JSON.stringify({ id: "msg_1" }), deliveryCount: 1 }], true);
+      const [e] = (await mb.fetch(p, 10, null))!;
+      const reader = new Reader(e!.cursor);
+      readers.set(p, reader);
+      t.teardown(hub.handOuts.add(p, reader));
+    }
+    const parts: number[] = [];
+    const append = mb.append.bind(mb);
+    let failPart = -1;
+    mb.append = (items) => {
+      parts.push(items.length);
+      if (parts.length - 1 === failPart) return Promise.reject(new Error("connection lost"));
+      return append(items);
+    };
+    t.teardown(() => {
+      mb.append = append;
+    });
+
+    await hub.deliver(recipients, "2", JSON.stringify({ id: "msg_2" }));
+    t.same(parts, [APPEND_PART, APPEND_PART, 3], "appended in parts of APPEND_PART, the rest in the last");
+    for (const [p, r] of readers) {
+      if (r.settled.length !== 1 || r.settled[0]?.id !== "2" || r.settled[0].deliveryCount !== 1) {
+        t.fail(`${p}: ${JSON.stringify(r.settled)}`);
+      }
+    }
+    t.pass("every reader was handed message 2 once, counted as its first delivery");
+    const after = await Promise.all(recipients.map((p) => mb.fetch(p, 10, null)));
+    t.same(new Set(after.map((es) => (es ?? []).map((e) => e.id).join(","))), new Set(["1,2"]), "every mailbox holds it");
+
+    // a part that fails: its recipients' readers are answered without the entry and their mailboxes cleared (rebuilt
+    // from Postgres on the next fetch); the other parts are handed out as usual
+    parts.length = 0;
+    failPart = 1;
+    for (const r of readers.values()) r.settled = [];
+    await hub.deliver(recipients, "3", JSON.stringify({ id: "msg_3" }));
+    const failed = recipients.slice(APPEND_PART, 2 * APPEND_PART);
+    t.ok(failed.every((p) => readers.get(p)!.settled.length === 1 && readers.get(p)!.settled[0] === null), "the failed part: fetched instead");
+    t.ok(recipients.filter((p) => !failed.includes(p)).every((p) => readers.get(p)!.settled[0]?.id === "3"), "the others: handed out");
+    // the clears run in the background: every mailbox of the failed part comes to need a rebuild
+    await until(async () => (await Promise.all(failed.map((p) => mb.fetch(p, 10, null)))).every((e) => e === null));
+    t.pass("a failed part's mailboxes are to be rebuilt from Postgres");
+    t.same((await mb.fetch(recipients[0]!, 10, null))?.map((e) => e.id), ["1", "2", "3"], "another part's is untouched");
+  });
+}

@@ -3,19 +3,26 @@
 // recipients' mailboxes rebuilt, while the in-flight record is dropped only once every part is in.
 import t from "tap";
 import type { MailboxEntry } from "../runtime/engines/mailbox.ts";
-import type { HandOutTarget } from "../runtime/messaging/handout.ts";
-import { APPEND_PART } from "../runtime/messaging/hub.ts";
+import type { HandOutAfter, HandOutTarget } from "../runtime/messaging/handout.ts";
+import { APPEND_PART } from "../runtime/engines/mailbox.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { until } from "./messaging-helpers.ts";
 
-/** A reader that has everything up to its cursor and records what the sends settle for it. */
+/**
+ * A reader that has everything up to its cursor and records what the sends settle for it; while an offer awaits its
+ * append, the next one chains on it, as a WebSocket session's do (runtime/ws/session.ts).
+ */
 class Reader implements HandOutTarget {
   settled: (MailboxEntry | null)[] = [];
+  private readonly out: string[] = [];
   constructor(private cursor: string) {}
-  offer(): { after: string } {
-    return { after: this.cursor };
+  offer(id: string): HandOutAfter {
+    const last = this.out[this.out.length - 1];
+    this.out.push(id);
+    return last === undefined ? { after: this.cursor } : { afterHanded: last };
   }
-  settle(_id: string, entry: MailboxEntry | null): void {
+  settle(id: string, entry: MailboxEntry | null): void {
+    this.out.splice(this.out.indexOf(id), 1);
     this.settled.push(entry);
     if (entry) this.cursor = entry.cursor;
   }
@@ -59,6 +66,14 @@ for (const engine of ["redis", "memory"] as const) {
     const after = await Promise.all(recipients.map((p) => mb.fetch(p, 10, null)));
     t.same(new Set(after.map((es) => (es ?? []).map((e) => e.id).join(","))), new Set(["1,2"]), "every mailbox holds it");
 
+    // two sends whose appends overlap: each reader's second offer chains on its first, across the parts of both
+    parts.length = 0;
+    for (const r of readers.values()) r.settled = [];
+    await Promise.all([hub.deliver(recipients, "4", JSON.stringify({ id: "msg_4" })), hub.deliver(recipients, "5", JSON.stringify({ id: "msg_5" }))]);
+    t.equal(parts.length, 6, "three parts each");
+    const handedBoth = [...readers.values()].filter((r) => r.settled.map((e) => e?.id).join(",") === "4,5").length;
+    t.equal(handedBoth, recipients.length, "every reader was handed 4, then 5 chained on it");
+
     // a part that fails: its recipients' readers are answered without the entry and their mailboxes cleared (rebuilt
     // from Postgres on the next fetch); the other parts are handed out as usual
     parts.length = 0;
@@ -71,6 +86,6 @@ for (const engine of ["redis", "memory"] as const) {
     // the clears run in the background: every mailbox of the failed part comes to need a rebuild
     await until(async () => (await Promise.all(failed.map((p) => mb.fetch(p, 10, null)))).every((e) => e === null));
     t.pass("a failed part's mailboxes are to be rebuilt from Postgres");
-    t.same((await mb.fetch(recipients[0]!, 10, null))?.map((e) => e.id), ["1", "2", "3"], "another part's is untouched");
+    t.same((await mb.fetch(recipients[0]!, 10, null))?.map((e) => e.id), ["1", "2", "4", "5", "3"], "another part's is untouched");
   });
 }

@@ -97,49 +97,58 @@ t.test("redis: an index whose stream was evicted apart is rebuilt, not read as a
   t.same((await mb.fetch("q", 10, null))?.map((e) => e.id), ["1", "2"], "the rebuild merges what was appended meanwhile");
 });
 
-t.test("ackSlot: slots as long as the ack memory, their parity alternating, a set expiring at the end of the next slot", async (t) => {
+t.test("ackSlot: slots as long as the ack memory, three sets taking turns, each expiring a whole slot before its next turn", async (t) => {
   const W = 60_000;
-  t.same(ackSlot(0, W), { parity: 0, expireMs: 2 * W });
-  t.same(ackSlot(W - 1, W), { parity: 0, expireMs: W + 1 });
-  t.same(ackSlot(W, W), { parity: 1, expireMs: 2 * W });
-  t.same(ackSlot(5 * W + 123, W), { parity: 1, expireMs: 2 * W - 123 });
+  t.same(ackSlot(0, W), { turn: 0, expireMs: 2 * W });
+  t.same(ackSlot(W - 1, W), { turn: 0, expireMs: W + 1 });
+  t.same(ackSlot(W, W), { turn: 1, expireMs: 2 * W });
+  t.same(ackSlot(2 * W + 5, W), { turn: 2, expireMs: 2 * W - 5 });
+  t.same(ackSlot(5 * W + 123, W), { turn: 2, expireMs: 2 * W - 123 });
+  t.same(ackSlot(6 * W, W).turn, 0, "the turns come round every three slots");
+  t.same(ackSlot(1.5, 1000).expireMs, 1999, "a whole number of ms for PEXPIRE");
   for (const now of [0, 1, W / 2, W - 1, 7 * W + 1, 1_795_645_737_000]) {
     const { expireMs } = ackSlot(now, W);
-    t.ok(expireMs > W && expireMs <= 2 * W, `at ${now} a tombstone lives more than one slot and at most two`);
+    const slotStart = Math.floor(now / W) * W;
+    t.ok(expireMs > W, `at ${now} a tombstone lives more than one slot`);
+    t.ok(now + expireMs <= slotStart + 2 * W, `at ${now} its set expires by the end of the next slot`);
+    t.equal(slotStart + 3 * W - (now + expireMs), W, `at ${now} a whole slot before the set's next turn`);
   }
 });
 
-t.test("redis: ack tombstones in two sets taking turns, remembered at least the ack memory, never trimmed", async (t) => {
+t.test("redis: ack tombstones in three sets taking turns, remembered at least the ack memory, never trimmed", async (t) => {
   const prefix = `flocktest:${uniqueName("mbtomb")}:`;
   const cmd = new Redis(TEST_REDIS_URL);
   const sub = new Redis(TEST_REDIS_URL);
   const keys = redisKeys(prefix);
   const W = 60_000;
-  let now = 10 * W + W - 5; // five ms before a slot ends: the next ack falls in the other set
+  let now = 9 * W + W - 5; // five ms before slot 9 ends (turn 0): the next ack falls in the next set
   const mb = new RedisMailboxes(defineScripts(cmd), keys, new RedisPubSub(cmd, sub, keys), { capacity: 4, ackMemoryMs: W, now: () => now });
   t.teardown(async () => {
     cmd.disconnect();
     sub.disconnect();
     await deletePrefix(prefix);
   });
-  await mb.seed("p", [1, 2, 3].map((i) => ({ id: String(i), payload: "{}", deliveryCount: 0 })), true);
+  await mb.seed("p", [1, 2, 3, 4].map((i) => ({ id: String(i), payload: "{}", deliveryCount: 0 })), true);
   t.equal(await mb.ack("p", "1"), true);
-  now += 10; // the next slot
+  now += 10; // slot 10, turn 1
   t.equal(await mb.ack("p", "2"), true);
-  t.same(await cmd.smembers(keys.mailboxAcked("p", 0)), ["1"], "the ack of an even slot went into set 0");
-  t.same(await cmd.smembers(keys.mailboxAcked("p", 1)), ["2"], "the next slot's into set 1");
+  now += W; // slot 11, turn 2
+  t.equal(await mb.ack("p", "3"), true);
+  t.same(await cmd.smembers(keys.mailboxAcked("p", 0)), ["1"], "slot 9's ack went into set 0");
+  t.same(await cmd.smembers(keys.mailboxAcked("p", 1)), ["2"], "slot 10's into set 1");
+  t.same(await cmd.smembers(keys.mailboxAcked("p", 2)), ["3"], "slot 11's into set 2");
   const ttl0 = await cmd.pttl(keys.mailboxAcked("p", 0));
-  const ttl1 = await cmd.pttl(keys.mailboxAcked("p", 1));
+  const ttl2 = await cmd.pttl(keys.mailboxAcked("p", 2));
   t.ok(ttl0 > 0 && ttl0 <= W + 5, `set 0 expires at the end of the slot after its own (${ttl0} ms)`);
-  t.ok(ttl1 > 2 * W - 1000 && ttl1 <= 2 * W, `set 1 two slots from its ack (${ttl1} ms)`);
+  t.ok(ttl2 > 2 * W - 1000 - 5 && ttl2 <= 2 * W - 5, `set 2 two slots from its slot's start (${ttl2} ms)`);
 
-  // both sets are read: neither a late append nor a rebuild from rows read before the acks brings them back
-  now += W - 10; // still within one ack memory of the second ack
-  t.same(await mb.append([{ principal: "p", id: "1", payload: "{}" }, { principal: "p", id: "2", payload: "{}" }]), [null, null]);
-  t.same((await mb.fetch("p", 10, null))?.map((e) => e.id), ["3"], "a late append leaves both out");
+  // all three are read: neither a late append nor a rebuild from rows read before the acks brings them back
+  const late = ["1", "2", "3"].map((id) => ({ principal: "p", id, payload: "{}" }));
+  t.same(await mb.append(late), [null, null, null]);
+  t.same((await mb.fetch("p", 10, null))?.map((e) => e.id), ["4"], "a late append leaves all three out");
   await mb.clear("p");
-  await mb.seed("p", [1, 2, 3].map((i) => ({ id: String(i), payload: "{}", deliveryCount: 1 })), true);
-  t.same((await mb.fetch("p", 10, null))?.map((e) => e.id), ["3"], "so does a rebuild from rows read before the acks");
+  await mb.seed("p", [1, 2, 3, 4].map((i) => ({ id: String(i), payload: "{}", deliveryCount: 1 })), true);
+  t.same((await mb.fetch("p", 10, null))?.map((e) => e.id), ["4"], "so does a rebuild from rows read before the acks");
 });
 
 t.test("wake-ups: each principal with its message; the earlier form (principals alone) still reads", async (t) => {

@@ -27,12 +27,6 @@ const THREAD_CACHE_MAX = 100_000;
 const SEND_MAX_WAIT_MS = 1000;
 const REPAIR_RETRY_MS = [100, 500, 2000, 5000];
 /**
- * Recipients per append script call (Messaging.deliver): a 999-member group send is eight calls sent together, so
- * the first members' frames go out while Redis appends for the rest, and other clients' commands wait behind one
- * part, not the whole group (bench/RESULTS.md: their PING p99 during a 999-member fan-out fell 1.4-4.6x).
- */
-export const APPEND_PART = 128;
-/**
  * How long a delivery count waits at least (at most twice that): a count an ack soon makes moot (most of them)
  * then costs no write. In a group bench, writing them after 250 ms updated a third of the delivery rows the acks
  * then deleted.
@@ -225,14 +219,16 @@ export class Messaging {
   /**
    * After the commit: put a message into its recipients' mailboxes, waking them wherever they wait, and hand it
    * straight to the recipients' connections on this node that have delivered everything before it. A big group's
-   * recipients are appended in parts of APPEND_PART, all sent at once: the connections of a part that has answered
-   * are written to while Redis runs the next part, and no single script holds Redis for the whole group.
+   * recipients are appended in parts (MailboxEngine.appendPart, APPEND_PART), all sent at once: the connections of a
+   * part that has answered are written to while Redis runs the next part, and no single script holds Redis for the
+   * whole group.
    */
   async deliver(recipients: string[], rawId: string, payload: string): Promise<void> {
     if (recipients.length === 0) return;
+    const size = this.svc.engines.mailboxes.appendPart;
     const parts: Promise<boolean>[] = [];
-    for (let i = 0; i < recipients.length; i += APPEND_PART) {
-      parts.push(this.deliverPart(recipients.length > APPEND_PART ? recipients.slice(i, i + APPEND_PART) : recipients, rawId, payload));
+    for (let i = 0; i < recipients.length; i += size) {
+      parts.push(this.deliverPart(recipients.length > size ? recipients.slice(i, i + size) : recipients, rawId, payload));
     }
     const appended = await Promise.all(parts);
     if (this.owner !== undefined && appended.every(Boolean)) {
@@ -243,16 +239,16 @@ export class Messaging {
   /** Append one part of a message's recipients and settle its hand-outs; false when the append failed. */
   private async deliverPart(recipients: string[], rawId: string, payload: string): Promise<boolean> {
     const offered: [number, HandOutTarget][] = [];
-    const items = recipients.map((principal, i) => {
-      const target = this.handOuts.only(principal);
-      const from = target?.offer(rawId) ?? null;
-      if (from === null) return { principal, id: rawId, payload };
-      offered.push([i, target!]);
-      return { principal, id: rawId, payload, ...from };
-    });
     let handed: (string | null)[] = [];
     let appended = true;
     try {
+      const items = recipients.map((principal, i) => {
+        const target = this.handOuts.only(principal);
+        const from = target?.offer(rawId) ?? null;
+        if (from === null) return { principal, id: rawId, payload };
+        offered.push([i, target!]);
+        return { principal, id: rawId, payload, ...from };
+      });
       handed = await this.svc.engines.mailboxes.append(items);
     } catch (err) {
       // The message is durable in Postgres: have the mailboxes rebuilt from it rather than fail the send.

@@ -2,7 +2,7 @@
 // go in one batched statement every little while, off the delivery path. Used for delivery counts
 // (runtime/messaging/hub.ts: a node writes its waiting counts before it rebuilds a mailbox). Losing a batch (a
 // crash, Postgres down past the retries) costs a count that is behind; a mailbox lost and rebuilt counts a message
-// it no longer held as delivered at least once (runtime/scripts/mailboxSeed-4.lua).
+// it no longer held as delivered at least once (runtime/scripts/mailboxSeed-5.lua).
 import type { Logger } from "../log.ts";
 
 /** Writes waiting for the next batch before one is started at once. */

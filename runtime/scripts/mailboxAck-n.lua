@@ -1,11 +1,12 @@
 -- Remove acknowledged messages from mailboxes for good (a stream holds only unacknowledged entries), and remember
--- each ack for a while (a tombstone): a rebuild from Postgres rows read before the ack (mailboxSeed-4.lua) or an
+-- each ack for a while (a tombstone): a rebuild from Postgres rows read before the ack (mailboxSeed-5.lua) or an
 -- append that comes late (mailboxAppend-n.lua) then leaves the message out instead of delivering it again.
--- Tombstones live in two sets per principal that take turns by time slot (one slot = the ack memory): an ack goes
--- into the set of its slot's parity, which expires at the end of the next slot, so a tombstone lasts at least one
--- slot and at most two, with no trimming (a sorted set by ack time, trimmed on every ack, cost three times as much).
+-- Tombstones live in three sets per principal that take turns by time slot (one slot = the ack memory): an ack goes
+-- into its slot's set, which expires at the end of the next slot, so a tombstone lasts more than one slot; the set's
+-- turn comes again a slot after that, so it has expired by then and no trimming is needed (runtime/engines/redis/
+-- mailbox.ts, ackSlot). A sorted set by ack time, trimmed on every ack, cost three times as much.
 -- KEYS     per ack three keys: the mailbox stream, its index hash (layout in mailboxAppend-n.lua) and the tombstone
---          set of the current slot's parity
+--          set of the current slot
 -- ARGV[1]  ms until the end of the next slot (the tombstone set's expiry; the caller computes it from its clock)
 -- then     per ack its raw message id
 -- returns  per ack: 1 when it was in the mailbox, else 0 (the tombstone is recorded either way)

@@ -1,5 +1,5 @@
 -- Append messages to principals' mailboxes in one call and wake whoever waits on them, on any node.
--- KEYS     per item four keys: the principal's mailbox stream, its index hash and its two ack tombstone sets
+-- KEYS     per item five keys: the principal's mailbox stream, its index hash and its three ack tombstone sets
 --          stream: one entry per unacknowledged message {m = raw message id, p = payload JSON}
 --          index:  '~' seed state ('1' complete, 'p' partial, absent: not seeded), <raw id> -> stream entry id,
 --                  '#'<raw id> -> delivery count, 'h' -> the entry id of the last entry handed out by an append,
@@ -24,9 +24,9 @@ local capacity, ttl = tonumber(ARGV[1]), ARGV[2]
 local ensure = ARGV[5] == '1'
 local k = tonumber(ARGV[6])
 local out = {}
-for i = 1, #KEYS, 4 do
+for i = 1, #KEYS, 5 do
   local stream, index = KEYS[i], KEYS[i + 1]
-  local a = 6 + k + (i - 1) / 4 * 3
+  local a = 6 + k + (i - 1) / 5 * 3
   local id, payload, after = ARGV[a + 1], ARGV[6 + tonumber(ARGV[a + 2])], ARGV[a + 3]
   local handed = 0
   -- a chained hand-out ('m'<raw id>) also reads that message's entry id and the last one handed out ('h')
@@ -41,7 +41,8 @@ for i = 1, #KEYS, 4 do
     state = nil
   end
   if state ~= 'p' and not got[2] and not (ensure and not state)
-    and redis.call('SISMEMBER', KEYS[i + 2], id) == 0 and redis.call('SISMEMBER', KEYS[i + 3], id) == 0 then
+    and redis.call('SISMEMBER', KEYS[i + 2], id) == 0 and redis.call('SISMEMBER', KEYS[i + 3], id) == 0
+    and redis.call('SISMEMBER', KEYS[i + 4], id) == 0 then
     if len >= capacity then
       if state then redis.call('HSET', index, '~', 'p') end
     else

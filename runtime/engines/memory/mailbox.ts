@@ -1,7 +1,7 @@
 // In-process mailboxes with the same rules as the Redis scripts: only unacknowledged entries are held, a
 // mailbox starts unseeded (so a restarted node rebuilds it from Postgres), and it spills to Postgres
 // beyond `capacity`.
-import type { AppendItem, MailboxEngine, MailboxEntry, SeedEntry } from "../mailbox.ts";
+import { APPEND_PART, type AppendItem, type MailboxEngine, type MailboxEntry, type SeedEntry } from "../mailbox.ts";
 import type { PubSub } from "../pubsub.ts";
 import { appendWake, clearWake, readWake } from "../wake.ts";
 
@@ -29,6 +29,7 @@ const threadOf = (payload: string): string | undefined => /"thread_id":"([^"]*)"
 const byRawId = (a: string, b: string) => (a.length !== b.length ? a.length - b.length : a < b ? -1 : a > b ? 1 : 0);
 
 export class MemoryMailboxes implements MailboxEngine {
+  readonly appendPart = APPEND_PART;
   private readonly boxes = new Map<string, Box>();
   /** Ack tombstones per principal: raw id -> ack time, oldest first (see MailboxEngine.ackMemoryMs). */
   private readonly acked = new Map<string, Map<string, number>>();
@@ -121,7 +122,7 @@ export class MemoryMailboxes implements MailboxEngine {
   async seed(principal: string, entries: SeedEntry[], complete: boolean): Promise<void> {
     const b = this.box(principal);
     if (b.state && (b.state !== "partial" || b.entries.size >= this.refill)) return;
-    // a mailbox never built or lost: a row it does not hold counts as delivered at least once (mailboxSeed-4.lua)
+    // a mailbox never built or lost: a row it does not hold counts as delivered at least once (mailboxSeed-5.lua)
     const floor = b.state === null ? 1 : 0;
     const merged = new Map<string, { payload: string; count: number }>();
     for (const e of entries) {

@@ -31,11 +31,11 @@ export function redisKeys(prefix: string) {
     /** Mailbox index of a principal: hash of seed state, entry ids and delivery counts (same hash tag). */
     mailboxIndex: (principal: string) => `${prefix}mb:{${principal}}:ix`,
     /**
-     * Ack tombstones of a principal, in two sets of raw message ids that take turns (same hash tag): an ack goes into
-     * the set of its time slot's parity (see ackSlot in runtime/engines/redis/mailbox.ts), and a rebuild from rows
-     * read before the ack, or a late append, checks both and leaves the message out.
+     * Ack tombstones of a principal, in three sets of raw message ids that take turns (same hash tag): an ack goes
+     * into the set of its time slot (see ackSlot in runtime/engines/redis/mailbox.ts), and a rebuild from rows read
+     * before the ack, or a late append, checks all three and leaves the message out.
      */
-    mailboxAcked: (principal: string, parity: 0 | 1) => `${prefix}mb:{${principal}}:acked${parity}`,
+    mailboxAcked: (principal: string, turn: AckTurn) => `${prefix}mb:{${principal}}:acked${turn}`,
     /** Live connections of a principal: sorted set of connection id -> expiry ms. */
     presence: (principal: string) => `${prefix}pr:{${principal}}`,
     /** A pub/sub channel. */
@@ -63,3 +63,6 @@ export function redisKeys(prefix: string) {
     momentJsonPrefix: () => `${prefix}mj:{m}:`,
   };
 }
+
+/** Which of a principal's three tombstone sets a time slot writes (its number mod 3). */
+export type AckTurn = 0 | 1 | 2;

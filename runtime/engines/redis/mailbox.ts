@@ -7,9 +7,9 @@
 // principals is split into one per slot (runtime/engines/redis/slots.ts), and the wake-ups go on WAKE_SHARDS
 // sharded channels (a principal's by its slot), published once the appends are in.
 import { Batcher } from "../../batcher.ts";
-import type { AppendItem, MailboxEngine, MailboxEntry, SeedEntry } from "../mailbox.ts";
+import { APPEND_PART, type AppendItem, type MailboxEngine, type MailboxEntry, type SeedEntry } from "../mailbox.ts";
 import { appendWake, clearWake, readWake } from "../wake.ts";
-import type { Keys } from "./keys.ts";
+import type { AckTurn, Keys } from "./keys.ts";
 import type { RedisPubSub } from "./pubsub.ts";
 import type { ScriptedRedis } from "./scripts.ts";
 import { perSlot, slotOf } from "./slots.ts";
@@ -41,14 +41,17 @@ interface FetchRequest {
 }
 
 /**
- * Where an ack made at `now` keeps its tombstone: time is cut into slots as long as the ack memory, the two
- * tombstone sets of a principal take turns by the slot's parity, and the set expires at the end of the next slot.
- * A tombstone thus lasts at least `memoryMs` and at most twice that, and a set is never trimmed: by the time its
- * parity comes round again it has expired (mailboxAck-n.lua).
+ * Where an ack made at `now` keeps its tombstone: time is cut into slots as long as the ack memory, a principal's
+ * three tombstone sets take turns by slot (its number mod 3), and a set expires at the end of the slot after its
+ * own. Every expiry is set relative to the ack that sets it, more than one slot after it: a tombstone lasts at least
+ * `memoryMs` whatever the clocks of nodes and Redis say. A set's turn comes round again a whole slot after it expired,
+ * so clock skew or latency (up to a slot) never lets a set's expiry be pushed on into its next turn: no set carries
+ * ids over, and none needs trimming (mailboxAck-n.lua). With two sets taking turns there was no such margin: a node a
+ * little ahead writing the set again before it expired kept it, and its ids, for another two slots, and so on.
  */
-export function ackSlot(now: number, memoryMs: number): { parity: 0 | 1; expireMs: number } {
+export function ackSlot(now: number, memoryMs: number): { turn: AckTurn; expireMs: number } {
   const slot = Math.floor(now / memoryMs);
-  return { parity: slot % 2 === 0 ? 0 : 1, expireMs: (slot + 2) * memoryMs - now };
+  return { turn: (((slot % 3) + 3) % 3) as AckTurn, expireMs: Math.ceil((slot + 2) * memoryMs - now) };
 }
 
 /** Most mailboxes one fetch or ack script call covers. */
@@ -56,6 +59,7 @@ const MAX_BATCH = 1000;
 
 export class RedisMailboxes implements MailboxEngine {
   readonly capacity: number;
+  readonly appendPart: number;
   readonly ackMemoryMs: number;
   private readonly ttl: number;
   private readonly now: () => number;
@@ -70,10 +74,16 @@ export class RedisMailboxes implements MailboxEngine {
     opts: RedisMailboxOptions = {},
   ) {
     this.clustered = opts.clustered ?? false;
+    this.appendPart = this.clustered ? Number.POSITIVE_INFINITY : APPEND_PART;
     this.capacity = opts.capacity ?? 10_000;
     this.ttl = opts.ttlMs ?? 30 * 86_400_000;
     this.ackMemoryMs = opts.ackMemoryMs ?? 60_000;
     this.now = opts.now ?? Date.now;
+  }
+
+  /** A principal's three tombstone sets, in turn order (appends and seeds check them all). */
+  private tombstones(principal: string): [string, string, string] {
+    return [this.keys.mailboxAcked(principal, 0), this.keys.mailboxAcked(principal, 1), this.keys.mailboxAcked(principal, 2)];
   }
 
   private get refill(): number {
@@ -95,7 +105,7 @@ export class RedisMailboxes implements MailboxEngine {
     const refs = new Map<string, number>();
     const perItem: (string | number)[] = [];
     for (const it of items) {
-      keys.push(this.keys.mailbox(it.principal), this.keys.mailboxIndex(it.principal), this.keys.mailboxAcked(it.principal, 0), this.keys.mailboxAcked(it.principal, 1));
+      keys.push(this.keys.mailbox(it.principal), this.keys.mailboxIndex(it.principal), ...this.tombstones(it.principal));
       let ref = refs.get(it.payload);
       if (ref === undefined) {
         ref = payloads.push(it.payload);
@@ -158,7 +168,7 @@ export class RedisMailboxes implements MailboxEngine {
     const rows: (string | number)[] = [];
     for (const e of entries) rows.push(e.id, e.payload, e.deliveryCount);
     const k = this.keys;
-    await this.redis.mailboxSeed(k.mailbox(principal), k.mailboxIndex(principal), k.mailboxAcked(principal, 0), k.mailboxAcked(principal, 1), complete ? "1" : "p", this.capacity, this.ttl, this.refill, ...rows);
+    await this.redis.mailboxSeed(k.mailbox(principal), k.mailboxIndex(principal), ...this.tombstones(principal), complete ? "1" : "p", this.capacity, this.ttl, this.refill, ...rows);
   }
 
   ack(principal: string, id: string): Promise<boolean> {
@@ -171,8 +181,8 @@ export class RedisMailboxes implements MailboxEngine {
 
   private async ackCall(acks: { principal: string; id: string }[]): Promise<boolean[]> {
     const k = this.keys;
-    const { parity, expireMs } = ackSlot(this.now(), this.ackMemoryMs);
-    const keys = acks.flatMap((a) => [k.mailbox(a.principal), k.mailboxIndex(a.principal), k.mailboxAcked(a.principal, parity)]);
+    const { turn, expireMs } = ackSlot(this.now(), this.ackMemoryMs);
+    const keys = acks.flatMap((a) => [k.mailbox(a.principal), k.mailboxIndex(a.principal), k.mailboxAcked(a.principal, turn)]);
     const found = await this.redis.mailboxAck(keys.length, ...keys, expireMs, ...acks.map((a) => a.id));
     return found.map((n) => n === 1);
   }

@@ -18,7 +18,7 @@ export interface ScriptCommands {
   feedFill(timeline: string, lease: Arg, depth: Arg, floor: Arg, ttlMs: Arg, ...ids: Arg[]): Promise<number>;
   mailboxAppend(numKeys: number, ...keysThenArgs: Arg[]): Promise<(string | number)[]>;
   mailboxFetch(numKeys: number, ...keysThenArgs: Arg[]): Promise<(number | (string | number)[])[]>;
-  mailboxSeed(stream: string, index: string, acked0: string, acked1: string, state: Arg, capacity: Arg, ttlMs: Arg, refill: Arg, ...rows: Arg[]): Promise<number>;
+  mailboxSeed(stream: string, index: string, acked0: string, acked1: string, acked2: string, state: Arg, capacity: Arg, ttlMs: Arg, refill: Arg, ...rows: Arg[]): Promise<number>;
   mailboxAck(numKeys: number, ...keysThenArgs: Arg[]): Promise<number[]>;
   mailboxHandedBefore(stream: string, index: string, id: Arg): Promise<string[]>;
   nodeAcquire(ids: string, leases: string, owner: Arg, nowMs: Arg, ttlMs: Arg, start: Arg): Promise<number>;

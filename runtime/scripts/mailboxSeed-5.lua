@@ -6,7 +6,7 @@
 -- flagged as possible is harmless to a consumer; one passed off as a first delivery is not). What the stream
 -- holds (appended while not built) keeps its own count.
 -- KEYS[1]  mailbox stream      KEYS[2] mailbox index hash (see mailboxAppend-n.lua)
--- KEYS[3], KEYS[4]  the two ack tombstone sets (mailboxAck-n.lua)
+-- KEYS[3], KEYS[4], KEYS[5]  the three ack tombstone sets (mailboxAck-n.lua)
 -- ARGV[1]  state to record: '1' when the rows are every unacknowledged message, 'p' when Postgres has more
 -- ARGV[2]  capacity            ARGV[3] idle ttl ms     ARGV[4] refill mark (see mailboxFetch-n.lua)
 -- ARGV[5..] triples, oldest first: raw message id, payload, deliveries recorded in Postgres
@@ -21,6 +21,7 @@ local byId = {}
 local ids = {}
 local function acked(mid)
   return redis.call('SISMEMBER', KEYS[3], mid) == 1 or redis.call('SISMEMBER', KEYS[4], mid) == 1
+    or redis.call('SISMEMBER', KEYS[5], mid) == 1
 end
 for i = 5, #ARGV, 3 do
   local mid = ARGV[i]

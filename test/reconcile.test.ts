@@ -3,6 +3,7 @@
 // node is its in-flight record and an expired lease, its commit is the store's own statement, and the pass is run
 // by the test instead of the timer.
 import t from "tap";
+import { APPEND_PART } from "../runtime/engines/mailbox.ts";
 import { Reconciler, STALE_MS } from "../runtime/messaging/reconcile.ts";
 import { insertDirectBatch } from "../runtime/messaging/store.ts";
 import { LEASE_MS } from "../runtime/node-lease.ts";
@@ -62,5 +63,34 @@ for (const engine of ["redis", "memory"] as const) {
     clock = at + STALE_MS + 1;
     t.equal(await reconciler.pass(), 1);
     t.same((await pending(node.url, b)).map((m) => m.body), ["x"]);
+  });
+
+  t.test(`a pass over more recipients than one append part appends in parts (${engine})`, async (t) => {
+    const node = await startTestNode(t, { engine });
+    const { svc } = node;
+    const a = await registerAgent(node.url, "a");
+    const b = await registerAgent(node.url, "b");
+    t.same(await pending(node.url, b), []);
+    const threadId = (await svc.hub.directThread(a.id, b.id))!;
+    const n = APPEND_PART + 2;
+    const rows = Array.from({ length: n }, (_, i) => ({ id: svc.ids.nextRaw(), threadId, sender: a.id, recipient: b.id, body: `m${i}`, createdAt: new Date() }));
+    const at = Date.now();
+    await svc.engines.inflight.add(node.lease.owner, rows.map((r) => String(r.id)), at);
+    t.same(await insertDirectBatch(svc.sql, rows), rows.map(() => true));
+    const mb = svc.engines.mailboxes;
+    const append = mb.append.bind(mb);
+    const parts: number[] = [];
+    mb.append = (items) => {
+      parts.push(items.length);
+      return append(items);
+    };
+    t.teardown(() => {
+      mb.append = append;
+    });
+    const reconciler = new Reconciler(svc, node.lease.owner, () => at + STALE_MS + 1);
+    t.equal(await reconciler.pass(), n);
+    t.same(parts, [APPEND_PART, 2], "in parts of APPEND_PART");
+    const held = await mb.fetch(b.id, n + 1, null);
+    t.same(held?.map((e) => e.id), rows.map((r) => String(r.id)), "every one in the mailbox, once, in order");
   });
 }

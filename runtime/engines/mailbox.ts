@@ -56,6 +56,14 @@ export interface SeedEntry {
  */
 export const APPEND_PART = 128;
 
+/** `items` cut into parts of at most `size` (MailboxEngine.appendPart), in order; the list itself when it fits. */
+export function appendParts<T>(items: T[], size: number): T[][] {
+  if (items.length <= size) return [items];
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
 export interface MailboxEngine {
   /**
    * The most recipients one append call should carry: a bigger group's send is split into calls of this many, sent

@@ -1,7 +1,7 @@
 // One per node: the mailboxes seen through Postgres (a missing mailbox is rebuilt from the deliveries table
 // on first fetch), the wake-up subscription and waiter registry, long polling, acks, and the direct-thread
 // cache. Built and started by startNode (runtime/server.ts); handlers and the WebSocket channel reach it as svc.hub.
-import type { MailboxEntry } from "../engines/mailbox.ts";
+import { appendParts, type MailboxEntry } from "../engines/mailbox.ts";
 import type { Core } from "../services.ts";
 import { toMessage } from "./payload.ts";
 import { Batcher } from "../batcher.ts";
@@ -225,12 +225,8 @@ export class Messaging {
    */
   async deliver(recipients: string[], rawId: string, payload: string): Promise<void> {
     if (recipients.length === 0) return;
-    const size = this.svc.engines.mailboxes.appendPart;
-    const parts: Promise<boolean>[] = [];
-    for (let i = 0; i < recipients.length; i += size) {
-      parts.push(this.deliverPart(recipients.length > size ? recipients.slice(i, i + size) : recipients, rawId, payload));
-    }
-    const appended = await Promise.all(parts);
+    const parts = appendParts(recipients, this.svc.engines.mailboxes.appendPart);
+    const appended = await Promise.all(parts.map((part) => this.deliverPart(part, rawId, payload)));
     if (this.owner !== undefined && appended.every(Boolean)) {
       this.landed.push(rawId).catch((err: unknown) => this.svc.log.warn({ err }, "in-flight record not updated"));
     }

@@ -8,7 +8,7 @@
 // mailbox not built is rebuilt from Postgres anyway). A message a node dies with is in its mailboxes within
 // LEASE_MS + PASS_MS (about 6 s) of its commit.
 import type { Services } from "../services.ts";
-import type { AppendItem } from "../engines/mailbox.ts";
+import { type AppendItem, appendParts } from "../engines/mailbox.ts";
 import { toMessage } from "./payload.ts";
 import { committedDeliveries } from "./store.ts";
 
@@ -81,7 +81,8 @@ export class Reconciler {
       payload: JSON.stringify(toMessage(r)),
       ensure: true,
     }));
-    if (items.length > 0) await engines.mailboxes.append(items);
+    // in parts, as a send's: a pass over many messages must not hold Redis for all their recipients at once
+    if (items.length > 0) await Promise.all(appendParts(items, engines.mailboxes.appendPart).map((part) => engines.mailboxes.append(part)));
     const done = stale.filter((e) => committed.has(e.id) || e.at < now - GIVE_UP_MS).map((e) => e.id);
     await engines.inflight.done(this.owner, done);
     return items.length;

@@ -4,6 +4,7 @@
 // by the test instead of the timer.
 import t from "tap";
 import { APPEND_PART } from "../runtime/engines/mailbox.ts";
+import { FakeClock } from "./helpers/clock.ts";
 import { Reconciler, STALE_MS } from "../runtime/messaging/reconcile.ts";
 import { insertDirectBatch } from "../runtime/messaging/store.ts";
 import { LEASE_MS } from "../runtime/node-lease.ts";
@@ -47,14 +48,16 @@ for (const engine of ["redis", "memory"] as const) {
   });
 
   t.test(`a node's own send whose append failed is finished by its own pass (${engine})`, async (t) => {
-    const node = await startTestNode(t, { engine });
+    // the node's own timer-driven reconciler reads this clock, which stands still: only the test's passes take it
+    const nodeClock = new FakeClock(Date.now());
+    const node = await startTestNode(t, { engine, now: nodeClock.now });
     const { svc } = node;
     const a = await registerAgent(node.url, "a");
     const b = await registerAgent(node.url, "b");
     t.same(await pending(node.url, b), []);
     const threadId = (await svc.hub.directThread(a.id, b.id))!;
     const id = svc.ids.nextRaw();
-    const at = Date.now();
+    const at = nodeClock.now();
     await svc.engines.inflight.add(node.lease.owner, [String(id)], at);
     await insertDirectBatch(svc.sql, [{ id, threadId, sender: a.id, recipient: b.id, body: "x", createdAt: new Date() }]);
     const reconciler = new Reconciler(svc, node.lease.owner, () => clock);
@@ -65,8 +68,10 @@ for (const engine of ["redis", "memory"] as const) {
     t.same((await pending(node.url, b)).map((m) => m.body), ["x"]);
   });
 
-  t.test(`a pass over more recipients than one append part appends in parts (${engine})`, async (t) => {
-    const node = await startTestNode(t, { engine });
+  t.test(`a pass over more items than one append part appends in parts (${engine})`, async (t) => {
+    // the node's own timer-driven reconciler reads this clock, which stands still: only the test's pass takes them
+    const nodeClock = new FakeClock(Date.now());
+    const node = await startTestNode(t, { engine, now: nodeClock.now });
     const { svc } = node;
     const a = await registerAgent(node.url, "a");
     const b = await registerAgent(node.url, "b");
@@ -74,7 +79,7 @@ for (const engine of ["redis", "memory"] as const) {
     const threadId = (await svc.hub.directThread(a.id, b.id))!;
     const n = APPEND_PART + 2;
     const rows = Array.from({ length: n }, (_, i) => ({ id: svc.ids.nextRaw(), threadId, sender: a.id, recipient: b.id, body: `m${i}`, createdAt: new Date() }));
-    const at = Date.now();
+    const at = nodeClock.now();
     await svc.engines.inflight.add(node.lease.owner, rows.map((r) => String(r.id)), at);
     t.same(await insertDirectBatch(svc.sql, rows), rows.map(() => true));
     const mb = svc.engines.mailboxes;

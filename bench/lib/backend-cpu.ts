@@ -1,10 +1,11 @@
 // CPU time spent by the backends a Flock server uses, for the bench to report per delivery beside the server's and
 // the receivers' own: Redis from its INFO (all its threads, wherever it runs), Postgres as the sum over the backends
-// connected to the bench's database, read from /proc (only when the server runs on this machine; otherwise left
-// out). A backend that exits between two samples takes its time with it: Flock's pool keeps its connections.
-import { readFileSync } from "node:fs";
+// connected to the bench's database, read from /proc (only when the server runs on this machine, not in a container;
+// otherwise left out). Not counted: Postgres's own processes (WAL writer, checkpointer), and the time of a backend
+// that exits between two samples (Flock's pool keeps its connections).
 import { Redis } from "ioredis";
 import postgres from "postgres";
+import { cpuMs } from "./procs.ts";
 
 /** One reading: Redis's CPU ms so far, and each Postgres backend's (pid -> ms). */
 export interface CpuSample {
@@ -32,21 +33,10 @@ export function cpuBetween(a: CpuSample, b: CpuSample): { redisMs?: number; post
   return out;
 }
 
-/** utime + stime of a process, ms (100 ticks a second); 0 when it is gone or not on this machine. */
-function procCpuMs(pid: number): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return (Number(f[11]) + Number(f[12])) * 10;
-  } catch {
-    return 0;
-  }
-}
-
-export function backendCpu(env: Record<string, string>): BackendCpu {
-  const redisUrl = env["REDIS_URL"];
-  const dbUrl = env["DATABASE_URL"];
-  const redis = redisUrl && !redisUrl.includes("+cluster") ? new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 }) : undefined;
-  const sql = dbUrl ? postgres(dbUrl, { max: 1, onnotice: () => {} }) : undefined;
+/** Sample the Redis at `redisUrl` (one Redis, not a cluster) and the Postgres database at `databaseUrl`, where given. */
+export function backendCpu(o: { redisUrl?: string | undefined; databaseUrl?: string | undefined }): BackendCpu {
+  const redis = o.redisUrl ? new Redis(o.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 }) : undefined;
+  const sql = o.databaseUrl ? postgres(o.databaseUrl, { max: 1, onnotice: () => {} }) : undefined;
   return {
     async sample() {
       const out: CpuSample = {};
@@ -59,7 +49,7 @@ export function backendCpu(env: Record<string, string>): BackendCpu {
         const rows = await sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
         out.postgres = new Map();
         for (const r of rows) {
-          const ms = procCpuMs(r.pid);
+          const ms = cpuMs(r.pid);
           if (ms > 0) out.postgres.set(r.pid, ms);
         }
       }

@@ -57,10 +57,15 @@ export async function load(opts: LoadOptions): Promise<LoadResult> {
   };
 }
 
+/** The value at quantile `q` (0..1) of an ascending list; 0 when it is empty. */
+export function quantile(sorted: number[], q: number): number {
+  return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
 /** Percentiles of a list of latencies in ms. */
 export function summarize(latencies: number[], seconds: number): Omit<LoadResult, "statuses" | "errors"> {
   const s = [...latencies].sort((a, b) => a - b);
-  const pick = (q: number) => (s.length === 0 ? 0 : s[Math.min(s.length - 1, Math.floor(q * s.length))]!);
+  const pick = (q: number) => quantile(s, q);
   return {
     requests: s.length,
     rps: s.length / seconds,

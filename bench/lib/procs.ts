@@ -1,6 +1,6 @@
 // Child processes the bench starts (Flock itself, the baselines) and stops again.
 import { type ChildProcess, spawn } from "node:child_process";
-import { createWriteStream } from "node:fs";
+import { createWriteStream, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -66,4 +66,14 @@ export function startScript(
       reject(new Error(`${script} exited with ${code}:\n${out}`));
     });
   });
+}
+
+/** CPU time a process has used, in ms (utime + stime from /proc, at 100 ticks a second); 0 when it is gone. */
+export function cpuMs(pid: number): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    return 0;
+  }
 }

@@ -1,7 +1,9 @@
 // What a big fan-out costs everyone else on the same Redis: while a step runs, one PING every 5 ms on a connection
 // of its own, and the round trips' quantiles. A script that runs long holds every other client (a rate limit, a
-// direct send, another node) until it ends, which shows here as the tail.
+// direct send, another node) until it ends, which shows here as the tail. The probe runs in the bench's own process,
+// so its round trips also hold that process's event-loop lag (small: it only publishes and gathers reports).
 import { Redis } from "ioredis";
+import { quantile } from "./load.ts";
 
 export interface RedisProbe {
   /** Start pinging (again, with a fresh record). */
@@ -33,10 +35,12 @@ export function redisProbe(url: string): RedisProbe {
     async stop() {
       stopping = true;
       const lat = ((await running) ?? []).sort((a, b) => a - b);
-      const q = (p: number) => Math.round((lat[Math.min(lat.length - 1, Math.floor(lat.length * p))] ?? 0) * 100) / 100;
+      const q = (p: number) => Math.round(quantile(lat, p) * 100) / 100;
       return { n: lat.length, p50: q(0.5), p99: q(0.99), p999: q(0.999), max: q(1) };
     },
     close() {
+      stopping = true;
+      running?.catch(() => {}); // a ping cut short by the disconnect
       redis.disconnect();
     },
   };

@@ -15,8 +15,9 @@ import { cpus } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { backendCpu, cpuBetween } from "../lib/backend-cpu.ts";
-import { ROOT } from "../lib/procs.ts";
+import { cpuMs, ROOT } from "../lib/procs.ts";
 import { redisProbe } from "../lib/redis-probe.ts";
+import { isClusterUrl } from "../../runtime/engines/redis/target.ts";
 import { atRate } from "../lib/rate.ts";
 import { ACK_BATCH_DEFAULTS } from "../../client/ack-batch.ts";
 import { ensurePeers } from "./install.ts";
@@ -53,12 +54,6 @@ const progress = (msg: string) => process.stderr.write(`[peers] ${msg}\n`);
 function rss(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   return m ? Number(m[1]) * 1024 : 0;
-}
-
-/** CPU time a process has used, in ms (utime + stime from /proc, at 100 ticks a second). */
-function cpuMs(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(f[11]) + Number(f[12])) * 10;
 }
 
 class Receivers {
@@ -144,10 +139,10 @@ async function measure(name: ServerName, env: Record<string, string>) {
   progress(`${name}: starting`);
   const server = await startServer(name, { flockRoot: a["flock-root"]!, env });
   const receivers = Receivers.start(PROCS);
-  const backends = backendCpu(env);
-  // only for the servers that use the Redis of REDIS_URL
-  const usesRedis = (name === "flock" || name === "socketio") && env["REDIS_URL"] && !env["REDIS_URL"].includes("+cluster");
-  const probe = usesRedis ? redisProbe(env["REDIS_URL"]!) : undefined;
+  // Redis's CPU and the PING probe only for the servers that use the Redis of REDIS_URL, Postgres's for Flock
+  const redisUrl = (name === "flock" || name === "socketio") && env["REDIS_URL"] && !isClusterUrl(env["REDIS_URL"]) ? env["REDIS_URL"] : undefined;
+  const backends = backendCpu({ redisUrl, databaseUrl: name === "flock" ? env["DATABASE_URL"] : undefined });
+  const probe = redisUrl ? redisProbe(redisUrl) : undefined;
   try {
     const targets = await server.targets(MEMBERS);
     await new Promise((r) => setTimeout(r, 1000));

@@ -4,7 +4,7 @@
 --          index:  '~' seed state ('1' complete, 'p' partial, absent: not seeded), <raw id> -> stream entry id,
 --                  '#'<raw id> -> delivery count, 'h' -> the entry id of the last entry handed out by an append,
 --                  'l' -> the entry id of the last entry added (by an append or a seed)
---          tombstones: raw ids acknowledged lately (mailboxAck-n.lua), in either set: never stored again
+--          tombstones: raw ids acknowledged lately (mailboxAck-n.lua), in any of the three sets: never stored again
 -- ARGV[1]  capacity (most entries a mailbox holds)    ARGV[2] ttl ms (set here only on a mailbox not seeded yet)
 -- ARGV[3]  wake channel ('' for none)                  ARGV[4] wake payload (runtime/engines/wake.ts)
 -- ARGV[5]  '1' to ensure: store only into built mailboxes (one not built is rebuilt from Postgres when needed);

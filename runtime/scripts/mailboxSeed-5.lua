@@ -70,9 +70,9 @@ for i = 1, n do
 end
 if sid then redis.call('HSET', KEYS[2], 'l', sid) end
 if n == 0 then
-  -- an empty stream still marks the mailbox as present
-  local sid = redis.call('XADD', KEYS[1], '*', 'm', '0', 'p', '')
-  redis.call('XDEL', KEYS[1], sid)
+  -- an empty stream still marks the mailbox as present (no 'l': that entry is no reader's cursor)
+  local empty = redis.call('XADD', KEYS[1], '*', 'm', '0', 'p', '')
+  redis.call('XDEL', KEYS[1], empty)
 end
 redis.call('HSET', KEYS[2], '~', newState)
 redis.call('PEXPIRE', KEYS[1], ARGV[3])

@@ -11,6 +11,7 @@ export function padId(id: bigint): string {
 }
 
 export function redisKeys(prefix: string) {
+  const acked = (principal: string, turn: AckTurn) => `${prefix}mb:{${principal}}:acked${turn}`;
   return {
     /** Token bucket named `<policy>:<scope>` (scope: principal id, IP or account). Hash {t, ts}. */
     bucket: (name: string) => `${prefix}rl:{${name}}`,
@@ -35,7 +36,9 @@ export function redisKeys(prefix: string) {
      * into the set of its time slot (see ackSlot in runtime/engines/redis/mailbox.ts), and a rebuild from rows read
      * before the ack, or a late append, checks all three and leaves the message out.
      */
-    mailboxAcked: (principal: string, turn: AckTurn) => `${prefix}mb:{${principal}}:acked${turn}`,
+    mailboxAcked: acked,
+    /** All three tombstone sets of a principal, in turn order (appends and seeds check them all). */
+    mailboxAckedAll: (principal: string): [string, string, string] => [acked(principal, 0), acked(principal, 1), acked(principal, 2)],
     /** Live connections of a principal: sorted set of connection id -> expiry ms. */
     presence: (principal: string) => `${prefix}pr:{${principal}}`,
     /** A pub/sub channel. */

@@ -1,9 +1,10 @@
 // Redis mailboxes: one stream per principal holding only unacknowledged messages (an ack deletes the entry),
 // bounded by `capacity`, plus an index hash (seed state, entry ids, delivery counts). Every operation is one
-// script, so one round trip; an append for many recipients (a group send) too, and fetches or acks that arrive
-// while one is running go together in the next call (Batcher). The append script also publishes the wake-up
-// (runtime/engines/wake.ts: the recipients and the message), on one channel every node subscribes to once: one
-// wake-up naming every recipient. On a Redis Cluster, where a script's keys must share a slot, a call over many
+// script, so one round trip; an append for many recipients (a part of a group send, up to appendPart) too, and
+// fetches or acks that arrive while one is running go together in the next call (Batcher). The append script also
+// publishes the wake-up (runtime/engines/wake.ts: the recipients and the message), on one channel every node
+// subscribes to once: one wake-up naming every recipient of the call. On a Redis Cluster, where a script's keys must
+// share a slot, a call over many
 // principals is split into one per slot (runtime/engines/redis/slots.ts), and the wake-ups go on WAKE_SHARDS
 // sharded channels (a principal's by its slot), published once the appends are in.
 import { Batcher } from "../../batcher.ts";
@@ -51,7 +52,7 @@ interface FetchRequest {
  */
 export function ackSlot(now: number, memoryMs: number): { turn: AckTurn; expireMs: number } {
   const slot = Math.floor(now / memoryMs);
-  return { turn: (((slot % 3) + 3) % 3) as AckTurn, expireMs: Math.ceil((slot + 2) * memoryMs - now) };
+  return { turn: (slot % 3) as AckTurn, expireMs: Math.ceil((slot + 2) * memoryMs - now) };
 }
 
 /** Most mailboxes one fetch or ack script call covers. */
@@ -81,11 +82,6 @@ export class RedisMailboxes implements MailboxEngine {
     this.now = opts.now ?? Date.now;
   }
 
-  /** A principal's three tombstone sets, in turn order (appends and seeds check them all). */
-  private tombstones(principal: string): [string, string, string] {
-    return [this.keys.mailboxAcked(principal, 0), this.keys.mailboxAcked(principal, 1), this.keys.mailboxAcked(principal, 2)];
-  }
-
   private get refill(): number {
     return Math.max(1, Math.floor(this.capacity / 2));
   }
@@ -105,7 +101,7 @@ export class RedisMailboxes implements MailboxEngine {
     const refs = new Map<string, number>();
     const perItem: (string | number)[] = [];
     for (const it of items) {
-      keys.push(this.keys.mailbox(it.principal), this.keys.mailboxIndex(it.principal), ...this.tombstones(it.principal));
+      keys.push(this.keys.mailbox(it.principal), this.keys.mailboxIndex(it.principal), ...this.keys.mailboxAckedAll(it.principal));
       let ref = refs.get(it.payload);
       if (ref === undefined) {
         ref = payloads.push(it.payload);
@@ -168,7 +164,7 @@ export class RedisMailboxes implements MailboxEngine {
     const rows: (string | number)[] = [];
     for (const e of entries) rows.push(e.id, e.payload, e.deliveryCount);
     const k = this.keys;
-    await this.redis.mailboxSeed(k.mailbox(principal), k.mailboxIndex(principal), ...this.tombstones(principal), complete ? "1" : "p", this.capacity, this.ttl, this.refill, ...rows);
+    await this.redis.mailboxSeed(k.mailbox(principal), k.mailboxIndex(principal), ...k.mailboxAckedAll(principal), complete ? "1" : "p", this.capacity, this.ttl, this.refill, ...rows);
   }
 
   ack(principal: string, id: string): Promise<boolean> {

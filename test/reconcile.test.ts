@@ -2,7 +2,7 @@
 // dead node's in-flight record is claimed once its lease ends, and the append finished. Driven by hand: a dead
 // node is its in-flight record and an expired lease, its commit is the store's own statement, and the pass is run
 // by the test instead of the timer.
-import t from "tap";
+import t, { type Test } from "tap";
 import { APPEND_PART } from "../runtime/engines/mailbox.ts";
 import { FakeClock } from "./helpers/clock.ts";
 import { Reconciler, STALE_MS } from "../runtime/messaging/reconcile.ts";
@@ -11,6 +11,20 @@ import { LEASE_MS } from "../runtime/node-lease.ts";
 import { registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { ack, pending, sendOk } from "./messaging-helpers.ts";
+
+/**
+ * A node whose clock stands still (its own timer-driven reconciler then never finds anything stale: only a test's
+ * passes take in-flight entries), with two agents, a and b, b's mailbox built, and their direct thread.
+ */
+async function standingNode(t: Test, engine: "redis" | "memory") {
+  const nodeClock = new FakeClock(Date.now());
+  const node = await startTestNode(t, { engine, now: nodeClock.now });
+  const a = await registerAgent(node.url, "a");
+  const b = await registerAgent(node.url, "b");
+  t.same(await pending(node.url, b), [], "b's mailbox is built (complete)");
+  const threadId = (await node.svc.hub.directThread(a.id, b.id))!;
+  return { node, svc: node.svc, a, b, threadId, nodeClock };
+}
 
 for (const engine of ["redis", "memory"] as const) {
   t.test(`committed, never appended: delivered after the sender's lease ends (${engine})`, async (t) => {
@@ -48,14 +62,7 @@ for (const engine of ["redis", "memory"] as const) {
   });
 
   t.test(`a node's own send whose append failed is finished by its own pass (${engine})`, async (t) => {
-    // the node's own timer-driven reconciler reads this clock, which stands still: only the test's passes take it
-    const nodeClock = new FakeClock(Date.now());
-    const node = await startTestNode(t, { engine, now: nodeClock.now });
-    const { svc } = node;
-    const a = await registerAgent(node.url, "a");
-    const b = await registerAgent(node.url, "b");
-    t.same(await pending(node.url, b), []);
-    const threadId = (await svc.hub.directThread(a.id, b.id))!;
+    const { node, svc, a, b, threadId, nodeClock } = await standingNode(t, engine);
     const id = svc.ids.nextRaw();
     const at = nodeClock.now();
     await svc.engines.inflight.add(node.lease.owner, [String(id)], at);
@@ -69,14 +76,7 @@ for (const engine of ["redis", "memory"] as const) {
   });
 
   t.test(`a pass over more items than one append part appends in parts (${engine})`, async (t) => {
-    // the node's own timer-driven reconciler reads this clock, which stands still: only the test's pass takes them
-    const nodeClock = new FakeClock(Date.now());
-    const node = await startTestNode(t, { engine, now: nodeClock.now });
-    const { svc } = node;
-    const a = await registerAgent(node.url, "a");
-    const b = await registerAgent(node.url, "b");
-    t.same(await pending(node.url, b), []);
-    const threadId = (await svc.hub.directThread(a.id, b.id))!;
+    const { node, svc, a, b, threadId, nodeClock } = await standingNode(t, engine);
     const n = APPEND_PART + 2;
     const rows = Array.from({ length: n }, (_, i) => ({ id: svc.ids.nextRaw(), threadId, sender: a.id, recipient: b.id, body: `m${i}`, createdAt: new Date() }));
     const at = nodeClock.now();

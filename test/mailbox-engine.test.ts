@@ -1,14 +1,29 @@
 import { Redis } from "ioredis";
-import t from "tap";
+import t, { type Test } from "tap";
 import { MemoryMailboxes } from "../runtime/engines/memory/mailbox.ts";
 import { MemoryPubSub } from "../runtime/engines/memory/pubsub.ts";
 import { redisKeys } from "../runtime/engines/redis/keys.ts";
-import { ackSlot, RedisMailboxes } from "../runtime/engines/redis/mailbox.ts";
+import { ackSlot, RedisMailboxes, type RedisMailboxOptions } from "../runtime/engines/redis/mailbox.ts";
 import { RedisPubSub } from "../runtime/engines/redis/pubsub.ts";
 import { defineScripts } from "../runtime/engines/redis/scripts.ts";
 import { TEST_REDIS_URL, uniqueName } from "./helpers/env.ts";
 import { deletePrefix } from "./helpers/node.ts";
 import { CONTRACT_CAPACITY, mailboxContract } from "./mailbox-engine.contract.ts";
+
+/** A Redis mailbox engine under a key prefix of its own and its command connection; closed and cleaned up after `t`. */
+function redisMailboxes(t: Test, name: string, opts: RedisMailboxOptions) {
+  const prefix = `flocktest:${uniqueName(name)}:`;
+  const cmd = new Redis(TEST_REDIS_URL);
+  const sub = new Redis(TEST_REDIS_URL);
+  const keys = redisKeys(prefix);
+  const mb = new RedisMailboxes(defineScripts(cmd), keys, new RedisPubSub(cmd, sub, keys), opts);
+  t.teardown(async () => {
+    cmd.disconnect();
+    sub.disconnect();
+    await deletePrefix(prefix);
+  });
+  return { mb, cmd, keys };
+}
 
 t.test("memory engine", async (t) => {
   mailboxContract(t, async () => ({
@@ -38,17 +53,8 @@ t.test("redis engine", async (t) => {
 });
 
 t.test("redis: both keys of a mailbox always carry one expiry; appends to a built mailbox leave it alone", async (t) => {
-  const prefix = `flocktest:${uniqueName("mbttl")}:`;
-  const cmd = new Redis(TEST_REDIS_URL);
-  const sub = new Redis(TEST_REDIS_URL);
-  const keys = redisKeys(prefix);
   const ttlMs = 60_000;
-  const mb = new RedisMailboxes(defineScripts(cmd), keys, new RedisPubSub(cmd, sub, keys), { capacity: 4, ttlMs });
-  t.teardown(async () => {
-    cmd.disconnect();
-    sub.disconnect();
-    await deletePrefix(prefix);
-  });
+  const { mb, cmd, keys } = redisMailboxes(t, "mbttl", { capacity: 4, ttlMs });
   const expiries = async (p: string) => Promise.all([cmd.pexpiretime(keys.mailbox(p)), cmd.pexpiretime(keys.mailboxIndex(p))]);
 
   // not built yet: each append sets the expiry of both keys
@@ -70,16 +76,7 @@ t.test("redis: both keys of a mailbox always carry one expiry; appends to a buil
 });
 
 t.test("redis: an index whose stream was evicted apart is rebuilt, not read as an empty mailbox", async (t) => {
-  const prefix = `flocktest:${uniqueName("mbevict")}:`;
-  const cmd = new Redis(TEST_REDIS_URL);
-  const sub = new Redis(TEST_REDIS_URL);
-  const keys = redisKeys(prefix);
-  const mb = new RedisMailboxes(defineScripts(cmd), keys, new RedisPubSub(cmd, sub, keys), { capacity: 4 });
-  t.teardown(async () => {
-    cmd.disconnect();
-    sub.disconnect();
-    await deletePrefix(prefix);
-  });
+  const { mb, cmd, keys } = redisMailboxes(t, "mbevict", { capacity: 4 });
   await mb.seed("p", [{ id: "1", payload: "{}", deliveryCount: 0 }], true);
   t.same((await mb.fetch("p", 10, null))?.map((e) => e.id), ["1"]);
   await cmd.del(keys.mailbox("p"));
@@ -115,18 +112,9 @@ t.test("ackSlot: slots as long as the ack memory, three sets taking turns, each 
 });
 
 t.test("redis: ack tombstones in three sets taking turns, remembered at least the ack memory, never trimmed", async (t) => {
-  const prefix = `flocktest:${uniqueName("mbtomb")}:`;
-  const cmd = new Redis(TEST_REDIS_URL);
-  const sub = new Redis(TEST_REDIS_URL);
-  const keys = redisKeys(prefix);
   const W = 60_000;
   let now = 9 * W + W - 5; // five ms before slot 9 ends (turn 0): the next ack falls in the next set
-  const mb = new RedisMailboxes(defineScripts(cmd), keys, new RedisPubSub(cmd, sub, keys), { capacity: 4, ackMemoryMs: W, now: () => now });
-  t.teardown(async () => {
-    cmd.disconnect();
-    sub.disconnect();
-    await deletePrefix(prefix);
-  });
+  const { mb, cmd, keys } = redisMailboxes(t, "mbtomb", { capacity: 4, ackMemoryMs: W, now: () => now });
   await mb.seed("p", [1, 2, 3, 4].map((i) => ({ id: String(i), payload: "{}", deliveryCount: 0 })), true);
   t.equal(await mb.ack("p", "1"), true);
   now += 10; // slot 10, turn 1

@@ -52,7 +52,8 @@ export interface SeedEntry {
  * Recipients per append call (MailboxEngine.appendPart) on one Redis and in memory: a 999-member group send is eight
  * calls sent together, so the first members' frames go out while Redis appends for the rest, and other clients'
  * commands wait behind one part, not the whole group (bench/RESULTS.md, "a big group's append in parts": their
- * PING p99 during a 999-member fan-out fell 1.4-4.6x). In memory parts cost nothing; they keep the hub's behaviour the same on both engines.
+ * PING p99 during a 999-member fan-out fell 1.4-4.6x). In memory parts cost nothing; they keep the hub's behaviour
+ * the same on both engines.
  */
 export const APPEND_PART = 128;
 

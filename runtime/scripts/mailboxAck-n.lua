@@ -4,7 +4,8 @@
 -- Tombstones live in three sets per principal that take turns by time slot (one slot = the ack memory): an ack goes
 -- into its slot's set, which expires at the end of the next slot, so a tombstone lasts more than one slot; the set's
 -- turn comes again a slot after that, so it has expired by then and no trimming is needed (runtime/engines/redis/
--- mailbox.ts, ackSlot). A sorted set by ack time, trimmed on every ack, cost three times as much.
+-- mailbox.ts, ackSlot). Before, a sorted set by ack time was trimmed on every ack: its ZADD cost about five times
+-- this SADD, and the trim came on top (bench/RESULTS.md, "Issue 20, a third session").
 -- KEYS     per ack three keys: the mailbox stream, its index hash (layout in mailboxAppend-n.lua) and the tombstone
 --          set of the current slot
 -- ARGV[1]  ms until the end of the next slot (the tombstone set's expiry; the caller computes it from its clock)

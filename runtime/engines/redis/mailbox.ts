@@ -4,9 +4,8 @@
 // fetches or acks that arrive while one is running go together in the next call (Batcher). The append script also
 // publishes the wake-up (runtime/engines/wake.ts: the recipients and the message), on one channel every node
 // subscribes to once: one wake-up naming every recipient of the call. On a Redis Cluster, where a script's keys must
-// share a slot, a call over many
-// principals is split into one per slot (runtime/engines/redis/slots.ts), and the wake-ups go on WAKE_SHARDS
-// sharded channels (a principal's by its slot), published once the appends are in.
+// share a slot, a call over many principals is split into one per slot (runtime/engines/redis/slots.ts), and the
+// wake-ups go on WAKE_SHARDS sharded channels (a principal's by its slot), published once the appends are in.
 import { Batcher } from "../../batcher.ts";
 import { APPEND_PART, type AppendItem, type MailboxEngine, type MailboxEntry, type SeedEntry } from "../mailbox.ts";
 import { appendWake, clearWake, readWake } from "../wake.ts";

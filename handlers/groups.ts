@@ -6,6 +6,7 @@ import { ApiError, invalid, notFound } from "../runtime/errors.ts";
 import { created, defineRoute, noContent, ok, type Route } from "../runtime/http/route.ts";
 import { PREFIX, parseId } from "../runtime/ids.ts";
 import { resolveAttachments } from "../runtime/messaging/attachments.ts";
+import { joinGroup, leaveGroup } from "../runtime/messaging/group-store.ts";
 import { freshPayload } from "../runtime/messaging/payload.ts";
 import { paidMembers } from "../runtime/payments/terms.ts";
 import type { Services } from "../runtime/services.ts";
@@ -94,7 +95,9 @@ const create = defineRoute({
         insert into thread_members (thread_id, principal, joined_at)
         select ${String(id)}, m.p, now() + (m.n * interval '1 microsecond')
         from unnest(${members}::text[]) with ordinality as m(p, n)`;
+      await joinGroup(tx, id, members);
     });
+    await svc.hub.groups.membersChanged(id, members, []).catch((err: unknown) => svc.log.warn({ err }, "group members not announced"));
     const g = await loadGroup(svc, id, principal.id);
     return created({ group: await view(svc, g!) });
   },
@@ -120,7 +123,7 @@ const addMembers = defineRoute({
     requireManager(g, principal.id);
     const wanted = [...new Set(body.members)];
     await svc.sql.begin(async (tx) => {
-      await tx`select 1 from threads where id = ${String(g.id)} for update`;
+      await tx`select 1 from groups where id = ${String(g.id)} for update`; // (sends take this row too: one lock order)
       const missing = await refusedMembers(tx, principal.id, wanted, g.id);
       if (missing.length > 0) throw refused(missing);
       const [n] = await tx<{ count: bigint }[]>`select count(*) as count from thread_members where thread_id = ${String(g.id)}`;
@@ -135,7 +138,9 @@ const addMembers = defineRoute({
         select ${String(g.id)}, m.p, now() + (m.n * interval '1 microsecond')
         from unnest(${wanted}::text[]) with ordinality as m(p, n)
         on conflict do nothing`;
+      await joinGroup(tx, g.id, wanted);
     });
+    await svc.hub.groups.membersChanged(g.id, wanted, []).catch((err: unknown) => svc.log.warn({ err }, "group members not announced"));
     return ok({ group: await view(svc, g) });
   },
 });
@@ -150,6 +155,7 @@ const removeMember = defineRoute({
     if (member !== principal.id) requireManager(g, principal.id);
     const removed = await svc.sql.begin(async (tx) => {
       const gone = await tx`delete from thread_members where thread_id = ${String(g.id)} and principal = ${member} returning 1`;
+      await leaveGroup(tx, g.id, member);
       if (gone.length > 0 && g.owner === member) {
         await tx`
           update groups set owner = (
@@ -159,6 +165,7 @@ const removeMember = defineRoute({
       return gone.length > 0;
     });
     if (!removed) throw notFound("member");
+    await svc.hub.groups.membersChanged(g.id, [], [member]).catch((err: unknown) => svc.log.warn({ err }, "group members not announced"));
     return noContent();
   },
 });
@@ -180,11 +187,11 @@ const send = defineRoute({
     const hub = svc.hub;
     const attachments = await resolveAttachments(svc.sql, principal.id, body.attachments);
     const m = { id: svc.ids.nextRaw(), threadId, sender: principal.id, body: body.body, createdAt: new Date(svc.now()), attachments };
-    const recipients = await hub.storeGroup(m);
-    if (recipients === null) throw notFound("group");
+    const seq = await hub.storeGroup(m);
+    if (seq === null) throw notFound("group");
     const { id, createdAt } = m; // the id may have been replaced (see storeGroup)
     const payload = freshPayload(principal, { id, threadId, recipient: null, body: body.body, createdAt, attachments });
-    await hub.deliver(recipients, id.toString(), payload);
+    await hub.deliverGroup(threadId, seq, id.toString(), payload);
     return jsonText(201, payload);
   },
 });

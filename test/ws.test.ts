@@ -390,6 +390,8 @@ t.test("a slow consumer is closed with 4413 once its buffer crosses the bound", 
     getBufferedAmount: () => buffered,
     end: (code) => ended.push(code ?? 0),
     cork: (cb) => cb(),
+    subscribe: () => true,
+    unsubscribe: () => true,
   };
   const s = new WsSession("c1", socket, jsonCodec, {} as SessionDeps, createLogger("silent"));
   t.equal(s.send({ type: "pong" }), true);
@@ -420,6 +422,8 @@ function scriptedSession(frames = new RecentFrames()) {
     getBufferedAmount: () => socket.buffered,
     end: () => {},
     cork: (cb) => cb(),
+    subscribe: () => true,
+    unsubscribe: () => true,
   };
   const fetches: { cursor: string | null; answer: (ids: string[]) => void }[] = [];
   const hub = {

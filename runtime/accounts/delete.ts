@@ -9,6 +9,7 @@
 // moments are lowered by exactly what disappears (raising their `rev`), and the account's own moments are
 // tombstoned in the moment record cache before the delete commits; afterwards the other caches are told
 // (tokens, feeds, counts, mailbox) and blobs no other file names are removed.
+import { forgetMember } from "../messaging/group-store.ts";
 import type { Principal } from "../auth.ts";
 import { PUBLIC_TIMELINE } from "../engines/feed.ts";
 import type { Logger } from "../log.ts";
@@ -74,6 +75,7 @@ export async function deleteAccount(
     const pub = await tx<{ id: bigint }[]>`select id from moments where author = ${p.id} and visibility = 'public'`;
     const files = await tx<{ sha256: string }[]>`select sha256 from files where owner = ${p.id}`;
     await tx`delete from deliveries where recipient = ${p.id}`;
+    await forgetMember(tx, p.id);
     await tx`delete from principals where id = ${p.id}`;
     return {
       found: true,

@@ -7,7 +7,9 @@ import { toMessage } from "./payload.ts";
 import { Batcher } from "../batcher.ts";
 import { unavailable } from "../circuit.ts";
 import {
+  type AckItem,
   ackBatch,
+  type AckOutcome,
   type DirectMessage,
   directThread,
   IdClash,
@@ -21,6 +23,8 @@ import {
 import { WriteBehind } from "./write-behind.ts";
 import { WaiterRegistry } from "./waiters.ts";
 import { type HandOutTarget, HandOuts, RecentFrames } from "./handout.ts";
+import { GroupDelivery, groupWaitKey } from "./group-delivery.ts";
+import type { GroupEntry } from "./group-store.ts";
 
 const THREAD_CACHE_MAX = 100_000;
 /** A send waiting longer than this for its batch to start answers 503 uncommitted (the client may retry it). */
@@ -39,11 +43,13 @@ export class Messaging {
   readonly handOuts = new HandOuts();
   /** Frames of the messages delivered lately, shared by the connections they go to (hand-outs and fetches alike). */
   readonly frames = new RecentFrames();
+  /** Group messages stored once: live delivery to this node's sockets, wake-ups, reads past members' cursors. */
+  readonly groups: GroupDelivery;
   /** Delivery counts on their way to Postgres (an ack drops its message's: it no longer matters). */
   private readonly counts: WriteBehind<{ recipient: string; id: string; count: number }>;
   private readonly directWrites: Batcher<DirectMessage, boolean>;
-  private readonly groupWrites: Batcher<NewMessage, string[] | null>;
-  private readonly acks: Batcher<{ recipient: string; id: bigint }, boolean>;
+  private readonly groupWrites: Batcher<NewMessage, number | null>;
+  private readonly acks: Batcher<AckItem, AckOutcome>;
   /** This node's owner token once it records sends in flight (runtime/messaging/reconcile.ts). */
   private owner: string | undefined;
   /** Messages appended, to drop from the in-flight record (the removals arriving meanwhile go together). */
@@ -57,6 +63,7 @@ export class Messaging {
   private closing = false;
 
   constructor(private readonly svc: Core) {
+    this.groups = new GroupDelivery(svc, this.frames, this.waiters);
     this.counts = new WriteBehind("delivery counts", (rows) => writeDeliveryCounts(svc.sql, rows), svc.log, {
       everyMs: COUNTS_SETTLE_MS,
       settle: true,
@@ -94,8 +101,8 @@ export class Messaging {
     return this.withFreshIdOnClash(m, () => this.directWrites.push(m));
   }
 
-  /** Store a group message and its deliveries; the recipients, or null when the sender is not a member. As storeDirect for `m.id`. */
-  storeGroup(m: NewMessage): Promise<string[] | null> {
+  /** Store a group message (once); its number in the group, or null when the sender is not a member. As storeDirect for `m.id`. */
+  storeGroup(m: NewMessage): Promise<number | null> {
     return this.withFreshIdOnClash(m, () => this.groupWrites.push(m));
   }
 
@@ -127,6 +134,7 @@ export class Messaging {
   start(): Promise<void> {
     this.starting ??= (async () => {
       this.unsubscribe = await this.svc.engines.mailboxes.onWake((p, id) => this.waiters.wake(p, id));
+      await this.groups.start();
     })();
     return this.starting;
   }
@@ -192,10 +200,25 @@ export class Messaging {
       wait.release?.();
     });
     const deadline = performance.now() + timeoutMs;
+    // the principal's groups: their messages are read past its cursors, and wake the poll under the group's key
+    const removeGroups: (() => void)[] = [];
     try {
+      const groups = await this.groups.cursors(principal);
+      for (const g of groups) {
+        removeGroups.push(
+          this.waiters.add(groupWaitKey(g.thread), () => {
+            wait.woken = true;
+            wait.release?.();
+          }),
+        );
+      }
       for (;;) {
         wait.woken = false;
-        const entries = await this.fetch(principal, limit, null);
+        const [direct, grouped] = await Promise.all([
+          this.fetch(principal, limit, null),
+          groups.length > 0 ? this.groups.backlog(principal, null, limit) : undefined,
+        ]);
+        const entries = grouped === undefined || grouped.entries.length === 0 ? direct : merged(direct, grouped.entries, limit);
         if (entries.length > 0 || wait.stop || this.closing) return entries;
         const left = deadline - performance.now();
         if (left <= 0) return entries;
@@ -213,6 +236,24 @@ export class Messaging {
       }
     } finally {
       remove();
+      for (const r of removeGroups) r();
+    }
+  }
+
+  /**
+   * After the commit of a group message (stored once, numbered `seq` in its group): publish it to the group's live
+   * sockets on every node and wake its members' long polls. When pub/sub cannot be reached the message stays in
+   * flight, and the reconciler publishes it again (runtime/messaging/reconcile.ts).
+   */
+  async deliverGroup(thread: bigint, seq: number, rawId: string, payload: string): Promise<void> {
+    try {
+      await this.groups.deliver(thread, { seq, id: rawId, payload });
+    } catch (err) {
+      this.svc.log.error({ err, thread: String(thread) }, "group message not published; the reconciler will");
+      return;
+    }
+    if (this.owner !== undefined) {
+      this.landed.push(rawId).catch((err: unknown) => this.svc.log.warn({ err }, "in-flight record not updated"));
     }
   }
 
@@ -301,13 +342,13 @@ export class Messaging {
   private async ackNow(principal: string, rawId: bigint, through: boolean): Promise<boolean> {
     const mb = this.svc.engines.mailboxes;
     const id = rawId.toString();
-    // a cumulative ack takes what its reader was handed before it in that thread (read before anything is deleted)
+    const outcome = await this.acks.push({ recipient: principal, id: rawId, through });
+    // a group message stored once: the member's cursor took it (and, through, everything before it); Redis holds nothing
+    if (outcome !== "delivery") return outcome === "group";
+    // a cumulative ack of a mailbox entry takes what its reader was handed before it in that thread (its entry is
+    // still in the mailbox: it leaves below)
     const earlier = through ? await mb.handedBefore(principal, id) : [];
-    const found = await Promise.all([
-      this.acks.push({ recipient: principal, id: rawId }),
-      ...earlier.map((e) => this.acks.push({ recipient: principal, id: BigInt(e) })),
-    ]);
-    if (!found[0]) return false;
+    if (earlier.length > 0) await Promise.all(earlier.map((e) => this.acks.push({ recipient: principal, id: BigInt(e) })));
     const ids = [id, ...earlier];
     for (const e of ids) this.counts.forget(`${principal} ${e}`);
     await Promise.all(ids.map((e) => mb.ack(principal, e)));
@@ -357,6 +398,17 @@ export class Messaging {
     ]);
     clearTimeout(timer);
     await this.flushWrites();
+    await this.groups.close();
     await this.unsubscribe?.().catch(() => {});
   }
+}
+
+/**
+ * A long poll's answer: the mailbox's entries and the groups' (each group's in its own order, contiguous from its
+ * cursor), merged oldest first by id, at most `limit`.
+ */
+function merged(direct: MailboxEntry[], grouped: GroupEntry[], limit: number): MailboxEntry[] {
+  const all: MailboxEntry[] = [...direct, ...grouped.map((e) => ({ id: e.id, payload: e.payload, deliveryCount: e.deliveryCount, cursor: "" }))];
+  all.sort((a, b) => (a.id.length - b.id.length || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)));
+  return all.slice(0, limit);
 }

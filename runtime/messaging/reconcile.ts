@@ -6,7 +6,7 @@
 // whose append failed), reads which of them Postgres committed and who still has them unacknowledged, and appends
 // them with `ensure` (only into built mailboxes that do not hold them and have not seen them acknowledged: a
 // mailbox not built is rebuilt from Postgres anyway). A message a node dies with is in its mailboxes within
-// LEASE_MS + PASS_MS (about 6 s) of its commit.
+// LEASE_MS + PASS_MS (about 6 s) of its commit. A group message stored once is published again instead.
 import type { Services } from "../services.ts";
 import { type AppendItem, appendParts } from "../engines/mailbox.ts";
 import { toMessage } from "./payload.ts";
@@ -83,6 +83,9 @@ export class Reconciler {
     }));
     // in parts, as a send's: a pass over many messages must not hold Redis for all their recipients at once
     if (items.length > 0) await Promise.all(appendParts(items, engines.mailboxes.appendPart).map((part) => engines.mailboxes.append(part)));
+    // group messages stored once have no deliveries: they are published again, to the sockets and long polls of
+    // their members (a node's channel ignores a number it has published already)
+    await this.svc.hub.groups.redeliver([...committed]);
     const done = stale.filter((e) => committed.has(e.id) || e.at < now - GIVE_UP_MS).map((e) => e.id);
     await engines.inflight.done(this.owner, done);
     return items.length;

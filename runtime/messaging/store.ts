@@ -80,7 +80,7 @@ const attachmentsJson = (items: NewMessage[]) => items.map((i) => (i.attachments
  * The CTE (after `d`, the deliveries inserted, returning recipient and message_id) that lets each recipient of a
  * stored message download the files it carries: only files the sender still owns. Nothing when the batch has none.
  */
-function shareCte(sql: Sql, items: NewMessage[]) {
+function shareCte(sql: Sql, items: NewMessage[], stored = "ok") {
   const pairs = attachmentPairs(items);
   if (pairs.files.length === 0) return sql``;
   return sql`, s as (
@@ -88,7 +88,7 @@ function shareCte(sql: Sql, items: NewMessage[]) {
     select distinct f.id, d.recipient
     from unnest(${pairs.messages}::bigint[], ${pairs.files}::bigint[]) as a(message_id, file_id)
       join d on d.message_id = a.message_id
-      join ok on ok.id = a.message_id
+      join ${sql(stored)} ok on ok.id = a.message_id
       join files f on f.id = a.file_id and f.owner = ok.sender
     on conflict do nothing
   )`;
@@ -136,49 +136,68 @@ export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promi
 }
 
 /**
- * Store group messages with a delivery for every other member, in one statement. Per item: the recipients,
- * null when the sender is not a member of the group, or an IdClash.
+ * Store group messages once each, in one statement: each message is numbered in its group's sequence (the group
+ * row's `last_seq`, raised under its lock, so the numbers committed have no gaps and follow the commit order), no
+ * delivery rows are written (a member's state is its cursor, group_cursors), and the sender's cursor takes its own
+ * message. The files a message carries are shared with every other member. Per item: its number in the group,
+ * null when the sender is not a member of the group, or an IdClash (checked before numbering, so a clash leaves no
+ * gap).
  */
-export async function insertGroupBatch(sql: Sql, items: NewMessage[]): Promise<(string[] | null | Error)[]> {
+export async function insertGroupBatch(sql: Sql, items: NewMessage[]): Promise<(number | null | Error)[]> {
   try {
-    const rows = await retryOnDeadlock(() => sql<{ id: bigint; recipients: string[] | null }[]>`
-      with v as (
-        select * from unnest(
-          ${items.map((i) => String(i.id))}::bigint[], ${items.map((i) => String(i.threadId))}::bigint[],
-          ${items.map((i) => i.sender)}::text[], ${items.map((i) => i.body)}::text[],
-          ${items.map((i) => i.createdAt.toISOString())}::timestamptz[], ${attachmentsJson(items)}::text[]
-        ) as v(id, thread_id, sender, body, created_at, attachments)
-      ),
-      ok as (
-        select v.* from v where exists (
-          select 1 from thread_members tm join groups g on g.id = tm.thread_id
-          where tm.thread_id = v.thread_id and tm.principal = v.sender)
-      ),
-      m as (
-        insert into messages (id, thread_id, sender, recipient, body, created_at, attachments)
-        select id, thread_id, sender, null, body, created_at, attachments::jsonb from ok
-        on conflict (id) do nothing
-        returning id
-      ),
-      d as (
-        insert into deliveries (recipient, message_id)
-        select tm.principal, ok.id from ok join m on m.id = ok.id
-          join thread_members tm on tm.thread_id = ok.thread_id and tm.principal <> ok.sender
-        returning recipient, message_id
-      )${shareCte(sql, items)}
-      select ok.id, case when m.id is null then null
-        else coalesce((select array_agg(d.recipient) from d where d.message_id = m.id), '{}') end as recipients
-      from ok left join m on m.id = ok.id`);
-    const byId = new Map(rows.map((r) => [r.id.toString(), r.recipients]));
-    return items.map((i) => {
-      const got = byId.get(i.id.toString());
-      if (got === undefined) return null;
-      return got === null ? new IdClash(`message id ${i.id} taken`) : got;
-    });
+    return await insertGroups(sql, items);
   } catch (err) {
+    // a member's account vanished during the statement (its file shares): store each on its own
     if (!isFkViolation(err) || items.length === 1) throw err;
-    return Promise.all(items.map((i) => insertGroupBatch(sql, [i]).then((r) => r[0]!, asError)));
+    return Promise.all(items.map((i) => insertGroups(sql, [i]).then((r) => r[0]!, asError)));
   }
+}
+
+async function insertGroups(sql: Sql, items: NewMessage[]): Promise<(number | null | Error)[]> {
+  const rows = await retryOnDeadlock(() => sql<{ id: bigint; seq: bigint | null; taken: boolean; done: boolean | null }[]>`
+    with v as (
+      select * from unnest(
+        ${items.map((i) => String(i.id))}::bigint[], ${items.map((i) => String(i.threadId))}::bigint[],
+        ${items.map((i) => i.sender)}::text[], ${items.map((i) => i.body)}::text[],
+        ${items.map((i) => i.createdAt.toISOString())}::timestamptz[], ${attachmentsJson(items)}::text[]
+      ) with ordinality as v(id, thread_id, sender, body, created_at, attachments, n)
+    ),
+    member as (
+      select v.*, exists (select 1 from messages x where x.id = v.id) as taken from v where exists (
+        select 1 from thread_members tm join groups g on g.id = tm.thread_id
+        where tm.thread_id = v.thread_id and tm.principal = v.sender)
+    ),
+    ok as (select * from member where not taken),
+    raised as (
+      update groups g set last_seq = g.last_seq + c.k
+      from (select thread_id, count(*) as k from ok group by thread_id) c
+      where g.id = c.thread_id
+      returning g.id, g.last_seq
+    ),
+    numbered as (
+      select ok.*, r.last_seq - count(*) over (partition by ok.thread_id)
+        + row_number() over (partition by ok.thread_id order by ok.n) as seq
+      from ok join raised r on r.id = ok.thread_id
+    ),
+    m as (
+      insert into messages (id, thread_id, sender, recipient, body, created_at, attachments, seq)
+      select id, thread_id, sender, null, body, created_at, attachments::jsonb, seq from numbered
+      returning id
+    ),
+    own as (select numbered.id, flock_group_ack(numbered.sender, numbered.thread_id, numbered.seq, false) as done from numbered),
+    d as (
+      select tm.principal as recipient, numbered.id as message_id from numbered
+        join thread_members tm on tm.thread_id = numbered.thread_id and tm.principal <> numbered.sender
+    )${shareCte(sql, items, "numbered")}
+    select member.id, numbered.seq, member.taken, own.done
+    from member left join numbered on numbered.id = member.id left join own on own.id = member.id`);
+  const byId = new Map(rows.map((r) => [r.id.toString(), r]));
+  return items.map((i) => {
+    const got = byId.get(i.id.toString());
+    if (got === undefined) return null;
+    if (got.taken || got.seq === null) return new IdClash(`message id ${i.id} taken`);
+    return Number(got.seq);
+  });
 }
 
 // Writes whose loss on a Postgres crash costs only a redelivery (delivery counts) commit without waiting for
@@ -187,35 +206,58 @@ export async function insertGroupBatch(sql: Sql, items: NewMessage[]): Promise<(
 // BEGIN / SET LOCAL / statement / COMMIT took four: a group bench spent a tenth of the server's time writing those.
 // Each such statement opens with the CTE `relaxed` (that set_config) and references it, so it is evaluated.
 
+/** An ack: the recipient, the message, and whether it also acknowledges the group's earlier messages. */
+export interface AckItem {
+  recipient: string;
+  id: bigint;
+  through?: boolean;
+}
+
+/** An ack's outcome: "group" (a group message stored once: the member's cursor took it), "delivery", or false. */
+export type AckOutcome = "group" | "delivery" | false;
+
 /**
- * Acknowledge deliveries: their rows are deleted (a row is an unacknowledged delivery), committed durably (an
- * answered ack is final, through crashes: synchronous_commit stays on). Idempotent: acking again
- * finds no row, and then the message counts as found when it was addressed to the caller (direct), or sent to a
- * group the caller belongs to by someone else, after the caller joined. Per item: false when it was never the
- * caller's to acknowledge.
+ * Acknowledge, durably (an answered ack is final, through crashes: synchronous_commit stays on). A group message
+ * stored once (it has a `seq`) moves the member's cursor (flock_group_ack, migration 0010): that message, or with
+ * `through` every message of the group up to it. Any other message's delivery row is deleted (a row is an
+ * unacknowledged delivery). Idempotent: acking again finds no row, and the message then counts as found when it was
+ * addressed to the caller (direct), or sent to a group the caller belongs to by someone else, after the caller
+ * joined. Per item: its outcome, false when it was never the caller's to acknowledge.
  */
-export async function ackBatch(sql: Sql, items: { recipient: string; id: bigint }[]): Promise<boolean[]> {
-  const rows = await retryOnDeadlock(() => sql<{ n: number; found: boolean }[]>`
+export async function ackBatch(sql: Sql, items: AckItem[]): Promise<AckOutcome[]> {
+  const rows = await retryOnDeadlock(() => sql<{ n: number; grouped: boolean; found: boolean }[]>`
     with v as (
-      select * from unnest(${items.map((i) => i.recipient)}::text[], ${items.map((i) => String(i.id))}::bigint[])
-        with ordinality as v(recipient, message_id, n)
+      select * from unnest(
+        ${items.map((i) => i.recipient)}::text[], ${items.map((i) => String(i.id))}::bigint[],
+        ${items.map((i) => (i.through === true ? 1 : 0))}::int[]
+      ) with ordinality as v(recipient, message_id, through, n)
+    ),
+    mm as (select v.*, m.thread_id, m.seq, m.sender from v left join messages m on m.id = v.message_id),
+    grp as (
+      select mm.n, case when mm.sender = mm.recipient then false
+        else flock_group_ack(mm.recipient, mm.thread_id, mm.seq, mm.through = 1) end as found
+      from mm where mm.seq is not null
     ),
     gone as (
-      delete from deliveries d using v
-      where d.recipient = v.recipient and d.message_id = v.message_id
+      delete from deliveries d using mm
+      where mm.seq is null and d.recipient = mm.recipient and d.message_id = mm.message_id
       returning d.recipient, d.message_id
     )
-    select v.n::int as n,
-      case when g.message_id is not null then true else exists (
+    select v.n::int as n, grp.n is not null as grouped,
+      case when grp.n is not null then grp.found when g.message_id is not null then true else exists (
         select 1 from messages m
         where m.id = v.message_id and (m.recipient = v.recipient or (m.recipient is null and m.sender <> v.recipient and exists (
           select 1 from thread_members tm
           where tm.thread_id = m.thread_id and tm.principal = v.recipient and tm.joined_at <= m.created_at)))
       ) end as found
-    from v left join (select distinct recipient, message_id from gone) g
+    from v left join grp on grp.n = v.n left join (select distinct recipient, message_id from gone) g
       on g.recipient = v.recipient and g.message_id = v.message_id`);
-  const found = new Map(rows.map((r) => [r.n, r.found]));
-  return items.map((_, i) => found.get(i + 1) ?? false);
+  const byN = new Map(rows.map((r) => [r.n, r]));
+  return items.map((_, i) => {
+    const r = byN.get(i + 1);
+    if (!r?.found) return false;
+    return r.grouped ? "group" : "delivery";
+  });
 }
 
 export type UnackedRow = MessageRow & { delivery_count: number };

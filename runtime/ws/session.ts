@@ -8,6 +8,7 @@ import { isOutage } from "../circuit.ts";
 import type { Logger } from "../log.ts";
 import type { MailboxEntry } from "../engines/mailbox.ts";
 import type { HandOutAfter, HandOutTarget } from "../messaging/handout.ts";
+import type { GroupMember } from "../messaging/group-delivery.ts";
 import type { Messaging } from "../messaging/hub.ts";
 import type { Services } from "../services.ts";
 import type { Codec, Encoded } from "./codec.ts";
@@ -16,6 +17,9 @@ import type { Realtime } from "./realtime.ts";
 /** The part of a uWS WebSocket a session uses (a fake one in unit tests). */
 export interface Socket {
   send(data: string | Uint8Array, isBinary?: boolean): number;
+  /** uWS topics: a group's messages are published once to the sockets taking it live (GroupChannels). */
+  subscribe(topic: string): boolean;
+  unsubscribe(topic: string): boolean;
   getBufferedAmount(): number;
   end(code?: number, reason?: string): void;
   cork(cb: () => void): unknown;
@@ -56,7 +60,10 @@ interface Offered {
   answer: MailboxEntry | null | undefined;
 }
 
-export class WsSession implements HandOutTarget {
+/** Where a session is with one of its principal's groups. */
+type GroupState = "warming" | "live";
+
+export class WsSession implements HandOutTarget, GroupMember {
   principal: Principal | null = null;
   /** The token the session authenticated with (re-checked when its principal's tokens change). */
   token: string | null = null;
@@ -94,6 +101,11 @@ export class WsSession implements HandOutTarget {
   private authTimer: NodeJS.Timeout | undefined;
   private removeWaiter: (() => void) | undefined;
   private removeHandOut: (() => void) | undefined;
+  private removeGroups: (() => void) | undefined;
+  /** The principal's groups this socket catches up on ("warming") or takes live (subscribed to their topics). */
+  private readonly groups = new Map<bigint, GroupState>();
+  /** Group catch-ups waiting for the socket to drain. */
+  private drainWaiters: (() => void)[] = [];
 
   constructor(
     readonly id: string,
@@ -132,7 +144,7 @@ export class WsSession implements HandOutTarget {
     return this.deps.hub.frames.of(e.id, e.deliveryCount, e.payload).for(this.codec);
   }
 
-  private write(e: Encoded): boolean {
+  write(e: Encoded): boolean {
     if (this.closed) return false;
     const status = this.ws.send(e.data, e.binary);
     if (status === 2 || this.ws.getBufferedAmount() > MAX_BUFFER) {
@@ -213,6 +225,8 @@ export class WsSession implements HandOutTarget {
     if (this.closed) return;
     this.removeWaiter = this.deps.hub.waiters.add(principal.id, (id) => this.wake(id));
     this.removeHandOut = this.deps.hub.handOuts.add(principal.id, this);
+    this.removeGroups = this.deps.hub.groups.register(principal.id, this);
+    void this.startGroups(principal.id);
     await this.pump();
   }
 
@@ -332,8 +346,104 @@ export class WsSession implements HandOutTarget {
     }
   }
 
+  subscribe(topic: string): void {
+    if (!this.closed) this.ws.subscribe(topic);
+  }
+
+  unsubscribe(topic: string): void {
+    if (!this.closed) this.ws.unsubscribe(topic);
+  }
+
+  /** Take every group of the principal live, each once caught up past its cursor (runtime/messaging/group-channels.ts). */
+  private async startGroups(me: string): Promise<void> {
+    try {
+      const cursors = await this.deps.hub.groups.cursors(me);
+      for (const c of cursors) this.groupJoined(c.thread);
+    } catch (err) {
+      if (this.closed) return;
+      this.log.warn({ err }, "groups not read; retrying shortly");
+      setTimeout(() => void this.startGroups(me), RETRY_MS).unref();
+    }
+  }
+
+  groupJoined(thread: bigint): void {
+    if (this.closed || !this.principal || this.groups.has(thread)) return;
+    this.groups.set(thread, "warming");
+    this.deps.hub.groups.channels.warm(thread);
+    void this.catchUp(this.principal.id, thread);
+  }
+
+  groupLeft(thread: bigint): void {
+    const state = this.groups.get(thread);
+    this.groups.delete(thread);
+    if (state === "live") this.deps.hub.groups.channels.leave(thread, this);
+  }
+
+  /**
+   * Write what the principal has not acknowledged in a group, page by page while the socket keeps up, then take the
+   * group live from the last number written (GroupChannels.join): everything after it comes once, in order. Before
+   * that, the member's delivered_seq is set to LIVE, so a node that dies with this socket leaves every message of the
+   * group counted as possibly delivered.
+   */
+  private async catchUp(me: string, thread: bigint): Promise<void> {
+    const groups = this.deps.hub.groups;
+    const still = () => !this.closed && this.groups.get(thread) === "warming";
+    let after = 0;
+    let marked = false;
+    try {
+      for (;;) {
+        for (;;) {
+          await this.drained();
+          if (!still()) return groups.channels.cool(thread);
+          const b = await groups.backlog(me, [thread], PAGE, after);
+          if (!still()) return groups.channels.cool(thread);
+          const last = b.last.get(thread);
+          if (last === undefined) {
+            // no longer a member
+            this.groups.delete(thread);
+            return groups.channels.cool(thread);
+          }
+          this.ws.cork(() => {
+            for (const e of b.entries) if (!this.write(this.deps.hub.frames.of(e.id, e.deliveryCount, e.payload).for(this.codec))) return;
+          });
+          if (b.entries.length < PAGE) {
+            after = Math.max(after, last);
+            break;
+          }
+          after = b.entries.at(-1)!.seq;
+        }
+        if (!marked) {
+          await groups.mark(me, thread, null);
+          marked = true;
+          if (!still()) return groups.channels.cool(thread);
+        }
+        if (groups.channels.join(thread, this, after)) {
+          this.groups.set(thread, "live");
+          return;
+        }
+      }
+    } catch (err) {
+      groups.channels.cool(thread);
+      if (!still()) return;
+      this.groups.delete(thread);
+      this.log.warn({ err, thread: String(thread) }, "group catch-up failed; retrying shortly");
+      setTimeout(() => this.groupJoined(thread), RETRY_MS).unref();
+    }
+  }
+
+  /** Resolves once the socket's buffer is below HIGH_WATER (at once when it is, or when the socket closes). */
+  private drained(): Promise<void> {
+    if (this.closed || this.ws.getBufferedAmount() < HIGH_WATER) return Promise.resolve();
+    return new Promise((resolve) => this.drainWaiters.push(resolve));
+  }
+
   /** The socket drained: resume delivery if it was paused. */
   onDrain(): void {
+    if (this.drainWaiters.length > 0 && this.ws.getBufferedAmount() < HIGH_WATER) {
+      const waiting = this.drainWaiters;
+      this.drainWaiters = [];
+      for (const w of waiting) w();
+    }
     if (this.stalled && this.ws.getBufferedAmount() < HIGH_WATER) {
       this.stalled = false;
       void this.pump();
@@ -410,6 +520,18 @@ export class WsSession implements HandOutTarget {
     clearTimeout(this.authTimer);
     this.removeWaiter?.();
     this.removeHandOut?.();
+    this.removeGroups?.();
+    for (const w of this.drainWaiters) w();
+    this.drainWaiters = [];
+    const me = this.principal?.id;
+    for (const [thread, state] of this.groups) {
+      if (state !== "live") continue; // a catch-up under way sees the socket closed and stops
+      const at = this.deps.hub.groups.channels.leave(thread, this);
+      if (me !== undefined && at !== undefined) {
+        this.deps.hub.groups.mark(me, thread, at).catch((err: unknown) => this.log.warn({ err }, "group delivery mark not written"));
+      }
+    }
+    this.groups.clear();
     if (this.principal) await this.deps.realtime.leave(this);
   }
 }

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import postgres from "postgres";
 import type { FlockNode, PrivatePostgres, PrivateRedis } from "./servers.ts";
 import { type Durable, type FaultResult, judge, type Phases, Tracker } from "./tracker.ts";
-import { type Actor, AckGate, type Agent, register, startPoller, startSender, startWsReceiver } from "./traffic.ts";
+import { type Actor, AckGate, type Agent, createGroup, register, startPoller, startSender, startWsReceiver } from "./traffic.ts";
 
 export interface Cluster {
   redis: PrivateRedis;
@@ -210,7 +210,10 @@ export async function runFault(c: Cluster, fault: Fault, o: RunOptions): Promise
   const actors: Actor[] = receivers.map((r, i) =>
     i % 2 === 0 ? startPoller(t, c.receiving.url, r, acks) : startWsReceiver(t, c.receiving.url, r, acks),
   );
-  const sendersRunning = senders.map((s, i) => startSender(t, c.sending.url, s, receivers[i]!, i, o.perSecond));
+  // pairs 2 and 3 of every four talk in a group of the two (one a poller, one a WebSocket receiver): a group
+  // message is stored once and reaches its member past its cursor, by a different path from a direct one's
+  const groups = await Promise.all(senders.map((s, i) => (i % 4 >= 2 ? createGroup(c.sending.url, s, receivers[i]!) : undefined)));
+  const sendersRunning = senders.map((s, i) => startSender(t, c.sending.url, s, receivers[i]!, i, o.perSecond, groups[i]));
   await sleep(o.warmupMs);
 
   const injectAt = Date.now();
@@ -240,7 +243,11 @@ async function durable(url: string, fault: string, receivers: Agent[]): Promise<
     const bodies = await sql<{ body: string }[]>`select body from messages where body like ${`chaos ${fault} %`}`;
     const ids = receivers.map((r) => r.id);
     const rows = await sql<{ id: string }[]>`
-      select message_id::text as id from deliveries where recipient = any(${ids}::text[])`;
+      select message_id::text as id from deliveries where recipient = any(${ids}::text[])
+      union all
+      select m.id::text from group_cursors c join messages m on m.thread_id = c.thread_id and m.seq > c.acked_seq
+      where c.member = any(${ids}::text[]) and m.sender <> c.member and not exists (
+        select 1 from group_acks a where a.member = c.member and a.thread_id = c.thread_id and a.seq = m.seq)`;
     return { committed: new Set(bodies.map((r) => r.body)), unacked: new Set(rows.map((r) => r.id)) };
   } finally {
     await sql.end({ timeout: 1 });

@@ -1,4 +1,4 @@
-// The chaos traffic: agents registered over HTTP, senders posting direct messages at a bounded rate, and
+// The chaos traffic: agents registered over HTTP, senders posting direct or group messages at a bounded rate, and
 // receivers taking them by long poll (POST ack) or WebSocket (ack frames with a `ref`, so the ack is confirmed).
 // Every request has a 5 s budget (a long poll: its wait plus 5 s); every outcome goes to the tracker.
 import { setTimeout as sleep } from "node:timers/promises";
@@ -68,9 +68,29 @@ export interface Actor {
   stop(): Promise<void>;
 }
 
+/** A group of `owner` and `member` (so a group message has the one recipient the tracker follows). */
+export async function createGroup(url: string, owner: Agent, member: Agent): Promise<string> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const r = await fetch(`${url}/v1/groups`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${owner.token}` },
+        body: JSON.stringify({ name: "chaos", members: [member.id] }),
+        signal: AbortSignal.timeout(HANG_MS),
+      });
+      const body = (await r.json()) as { group?: { id: string } };
+      if (r.status === 201 && body.group) return body.group.id;
+      if (attempt >= 20) throw new Error(`group create answered ${r.status}: ${JSON.stringify(body)}`);
+    } catch (err) {
+      if (attempt >= 20) throw err;
+    }
+    await sleep(250);
+  }
+}
+
 /**
- * One sender: `perSecond` sends to `to`, paced by a timer (not by answers, so a hanging node does not slow the
- * offered load), at most `maxInFlight` at once.
+ * One sender: `perSecond` sends to `to` (directly, or to `group`, whose other member `to` is), paced by a timer (not
+ * by answers, so a hanging node does not slow the offered load), at most `maxInFlight` at once.
  */
 export function startSender(
   t: Tracker,
@@ -79,6 +99,7 @@ export function startSender(
   to: Agent,
   index: number,
   perSecond: number,
+  group?: string,
   maxInFlight = 20,
 ): Actor {
   let seq = 0;
@@ -90,10 +111,10 @@ export function startSender(
     const rec = t.sent(tag, to.id, startedAt);
     let status: string;
     try {
-      const r = await fetch(`${url}/v1/messages`, {
+      const r = await fetch(group === undefined ? `${url}/v1/messages` : `${url}/v1/groups/${group}/messages`, {
         method: "POST",
         headers: { "content-type": "application/json", authorization: `Bearer ${from.token}` },
-        body: JSON.stringify({ to: to.id, body: tag }),
+        body: JSON.stringify(group === undefined ? { to: to.id, body: tag } : { body: tag }),
         signal: AbortSignal.timeout(HANG_MS),
       });
       status = String(r.status);

@@ -88,6 +88,8 @@ function connect(Ws: SocketClass, flock: Flock, signal: AbortSignal | undefined)
   const ws = new Ws(wsUrl(flock.http.baseUrl), protocols);
   const queue: Message[] = [];
   const seen = new Set<string>();
+  /** This connection's principal (from its ready frame). */
+  let me: string | undefined;
   let waiter: ((m: Message | null) => void) | undefined;
   let closed = false;
   let refs = 0;
@@ -144,8 +146,15 @@ function connect(Ws: SocketClass, flock: Flock, signal: AbortSignal | undefined)
       done?.();
       return;
     }
+    if (frame.type === "ready") {
+      const p = frame["principal"] as { id?: unknown } | undefined;
+      if (typeof p?.id === "string") me = p.id;
+      return;
+    }
     if (frame.type !== "message" || !frame.message) return;
     if (seen.has(frame.message.id)) return; // a re-send within one connection
+    // a group message goes to every member's sockets, the sender's own too: the sender has nothing to take or ack
+    if (frame.message.from.id === me) return;
     seen.add(frame.message.id);
     const w = waiter;
     if (w) {

@@ -16,6 +16,14 @@ const MESSAGE_CHANNEL = "group.message";
 /** Pub/sub channel of membership changes: JSON {origin, thread, joined, left}. */
 const MEMBERS_CHANNEL = "group.members";
 
+/**
+ * How long a node trusts what it read of a principal's groups (long polls ask on every poll). Joining or leaving
+ * reaches every node at once by pub/sub; this bounds how long a change whose event was lost (a Redis restart) goes
+ * unseen by a long poll.
+ */
+export const GROUPS_TTL_MS = 5000;
+const GROUPS_CACHE_MAX = 100_000;
+
 /** The key long polls wait under for a group's messages (a principal id never starts with `g:`). */
 export const groupWaitKey = (thread: bigint) => `g:${thread}`;
 
@@ -30,6 +38,8 @@ export interface GroupMember extends GroupReader {
 export class GroupDelivery {
   readonly channels: GroupChannels;
   private readonly members = new Map<string, Set<GroupMember>>();
+  /** The groups of principals that long poll here, as read at `at` (the node's clock). */
+  private readonly groupsOf = new Map<string, { threads: bigint[]; at: number }>();
   /** delivered_seq marks (group-store.ts markLive): those arriving while one statement runs go in the next. */
   private readonly marks: Batcher<{ member: string; thread: bigint; seq: number | null }, undefined>;
   private readonly origin = randomBytes(6).toString("hex");
@@ -115,12 +125,25 @@ export class GroupDelivery {
   }
 
   private applyMembers(thread: bigint, joined: string[], left: string[]): void {
+    for (const p of joined) this.groupsOf.delete(p);
+    for (const p of left) this.groupsOf.delete(p);
     for (const p of joined) for (const m of [...(this.members.get(p) ?? [])]) m.groupJoined(thread);
     for (const p of left) for (const m of [...(this.members.get(p) ?? [])]) m.groupLeft(thread);
   }
 
   cursors(member: string): Promise<GroupCursor[]> {
     return groupCursors(this.svc.sql, member);
+  }
+
+  /** The groups of `member` (for its long polls): read at most every GROUPS_TTL_MS, and again after it joins or leaves one. */
+  async threads(member: string): Promise<bigint[]> {
+    const now = this.svc.now();
+    const hit = this.groupsOf.get(member);
+    if (hit !== undefined && now - hit.at < GROUPS_TTL_MS) return hit.threads;
+    const threads = (await this.cursors(member)).map((c) => c.thread);
+    if (this.groupsOf.size >= GROUPS_CACHE_MAX) this.groupsOf.clear();
+    this.groupsOf.set(member, { threads, at: now });
+    return threads;
   }
 
   backlog(member: string, threads: bigint[] | null, limit: number, after = 0): Promise<Backlog> {

@@ -203,10 +203,10 @@ export class Messaging {
     // the principal's groups: their messages are read past its cursors, and wake the poll under the group's key
     const removeGroups: (() => void)[] = [];
     try {
-      const groups = await this.groups.cursors(principal);
-      for (const g of groups) {
+      const groups = await this.groups.threads(principal);
+      for (const thread of groups) {
         removeGroups.push(
-          this.waiters.add(groupWaitKey(g.thread), () => {
+          this.waiters.add(groupWaitKey(thread), () => {
             wait.woken = true;
             wait.release?.();
           }),
@@ -216,7 +216,7 @@ export class Messaging {
         wait.woken = false;
         const [direct, grouped] = await Promise.all([
           this.fetch(principal, limit, null),
-          groups.length > 0 ? this.groups.backlog(principal, null, limit) : undefined,
+          groups.length > 0 ? this.groups.backlog(principal, groups, limit) : undefined,
         ]);
         const entries = grouped === undefined || grouped.entries.length === 0 ? direct : merged(direct, grouped.entries, limit);
         if (entries.length > 0 || wait.stop || this.closing) return entries;

@@ -219,7 +219,8 @@ export type AckOutcome = "group" | "delivery" | false;
 /**
  * Acknowledge, durably (an answered ack is final, through crashes: synchronous_commit stays on). A group message
  * stored once (it has a `seq`) moves the member's cursor (flock_group_ack, migration 0010): that message, or with
- * `through` every message of the group up to it. Any other message's delivery row is deleted (a row is an
+ * `through` every message of the group up to it (the sender's own are acknowledged as they are stored, so acking one,
+ * as a socket that received it from its group's topic does, changes nothing). Any other message's delivery row is deleted (a row is an
  * unacknowledged delivery). Idempotent: acking again finds no row, and the message then counts as found when it was
  * addressed to the caller (direct), or sent to a group the caller belongs to by someone else, after the caller
  * joined. Per item: its outcome, false when it was never the caller's to acknowledge.
@@ -234,8 +235,7 @@ export async function ackBatch(sql: Sql, items: AckItem[]): Promise<AckOutcome[]
     ),
     mm as (select v.*, m.thread_id, m.seq, m.sender from v left join messages m on m.id = v.message_id),
     grp as (
-      select mm.n, case when mm.sender = mm.recipient then false
-        else flock_group_ack(mm.recipient, mm.thread_id, mm.seq, mm.through = 1) end as found
+      select mm.n, flock_group_ack(mm.recipient, mm.thread_id, mm.seq, mm.through = 1) as found
       from mm where mm.seq is not null
     ),
     gone as (

@@ -85,7 +85,7 @@ const create = defineRoute({
       throw invalid(`members: a group holds at most ${MAX_GROUP_MEMBERS} members`, { field: "members" });
     }
     const id = svc.ids.nextRaw();
-    await svc.sql.begin(async (tx) => {
+    const joined = await svc.sql.begin(async (tx) => {
       const missing = await refusedMembers(tx, principal.id, members, null);
       if (missing.length > 0) throw refused(missing);
       await tx`insert into threads (id, kind) values (${String(id)}, 'group')`;
@@ -95,9 +95,9 @@ const create = defineRoute({
         insert into thread_members (thread_id, principal, joined_at)
         select ${String(id)}, m.p, now() + (m.n * interval '1 microsecond')
         from unnest(${members}::text[]) with ordinality as m(p, n)`;
-      await joinGroup(tx, id, members);
+      return joinGroup(tx, id, members);
     });
-    await svc.hub.groups.membersChanged(id, members, []).catch((err: unknown) => svc.log.warn({ err }, "group members not announced"));
+    await svc.hub.groups.membersChanged(id, joined, []).catch((err: unknown) => svc.log.warn({ err }, "group members not announced"));
     const g = await loadGroup(svc, id, principal.id);
     return created({ group: await view(svc, g!) });
   },
@@ -122,7 +122,7 @@ const addMembers = defineRoute({
     const g = await requireMember(svc, params, principal.id);
     requireManager(g, principal.id);
     const wanted = [...new Set(body.members)];
-    await svc.sql.begin(async (tx) => {
+    const joined = await svc.sql.begin(async (tx) => {
       await tx`select 1 from groups where id = ${String(g.id)} for update`; // (sends take this row too: one lock order)
       const missing = await refusedMembers(tx, principal.id, wanted, g.id);
       if (missing.length > 0) throw refused(missing);
@@ -138,9 +138,9 @@ const addMembers = defineRoute({
         select ${String(g.id)}, m.p, now() + (m.n * interval '1 microsecond')
         from unnest(${wanted}::text[]) with ordinality as m(p, n)
         on conflict do nothing`;
-      await joinGroup(tx, g.id, wanted);
+      return joinGroup(tx, g.id, wanted);
     });
-    await svc.hub.groups.membersChanged(g.id, wanted, []).catch((err: unknown) => svc.log.warn({ err }, "group members not announced"));
+    await svc.hub.groups.membersChanged(g.id, joined, []).catch((err: unknown) => svc.log.warn({ err }, "group members not announced"));
     return ok({ group: await view(svc, g) });
   },
 });

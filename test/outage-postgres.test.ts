@@ -1,6 +1,6 @@
 // Postgres stopped (-m immediate) under a running node: what needs Postgres answers 503 unavailable with
-// Retry-After within 2 s and commits nothing; what needs only Redis (a built mailbox, a cached token) keeps working;
-// service and /readyz are back within a second of Postgres.
+// Retry-After within 2 s and commits nothing; what needs only Redis (a built mailbox, a cached token, a group's
+// recent messages past a remembered cursor) keeps working; service and /readyz are back within a second of Postgres.
 import t from "tap";
 import postgres from "postgres";
 import { call, registerAgent } from "./helpers/http.ts";
@@ -97,4 +97,34 @@ t.test("a send stuck behind a held lock answers in time, and what answered 503 i
   await within("unlocked", 5000, async () => (await send(node.url, a, b.id, "after")).status === 201);
   const rows = await locker.unsafe(`select body from "${node.schema}".messages where body like 'stuck %' order by body`);
   t.same(rows.map((r) => r["body"]), answers.filter((r) => r.status === 201).map((r) => `stuck ${r.i}`));
+});
+
+t.test("Postgres down: a group member's long poll gets what was sent before, past the cursor its last ack left", async (t) => {
+  const pg = await PrivatePostgres.start(t);
+  const schema = uniqueName("pgoutg");
+  const node = await startTestNode(t, { env: { DATABASE_URL: pg.url, PG_SCHEMA: schema }, schema });
+  const a = await registerAgent(node.url, "a");
+  const b = await registerAgent(node.url, "b");
+  const g = await call(node.url, "POST", "/v1/groups", { token: a.token, json: { name: "g", members: [b.id] } });
+  const post = async (body: string) => (await call(node.url, "POST", `/v1/groups/${g.body.group.id}/messages`, { token: a.token, json: { body } })).body.id as string;
+  const g1 = await post("g1");
+  const g2 = await post("g2");
+  const first = await call(node.url, "GET", "/v1/messages/pending?timeout=0", { token: b.token });
+  t.same(first.body.messages.map((m: { id: string }) => m.id), [g1, g2]);
+  t.equal((await call(node.url, "POST", `/v1/messages/${g1}/ack`, { token: b.token })).status, 204);
+  const g3 = await post("g3"); // committed while b does not poll
+
+  await pg.stop();
+  const during = await call(node.url, "GET", "/v1/messages/pending?timeout=0", { token: b.token });
+  t.equal(during.status, 200, `pending: ${during.text}`);
+  t.same(
+    during.body.messages.map((m: { id: string; delivery_count: number }) => [m.id, m.delivery_count]),
+    [[g2, 2], [g3, 2]],
+    "past the cursor (g1 acked), from this node's recent messages; counted as possibly delivered before",
+  );
+  t.equal((await call(node.url, "POST", `/v1/messages/${g2}/ack`, { token: b.token })).status, 503, "an ack waits for Postgres");
+  await pg.restart();
+  await within("acks back", 5000, async () => (await call(node.url, "POST", `/v1/messages/${g2}/ack`, { token: b.token })).status === 204);
+  const after = await call(node.url, "GET", "/v1/messages/pending?timeout=0", { token: b.token });
+  t.same(after.body.messages.map((m: { id: string; delivery_count: number }) => [m.id, m.delivery_count]), [[g3, 2]], "g3 again, still counted 2");
 });

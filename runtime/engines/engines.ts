@@ -5,6 +5,7 @@ import type { MailboxEngine } from "./mailbox.ts";
 import type { MomentCache } from "./moments.ts";
 import type { InFlightRegistry, NodeRegistry } from "./nodes.ts";
 import type { PresenceEngine } from "./presence.ts";
+import type { GroupCursorCache } from "./group-cursors.ts";
 import type { PubSub } from "./pubsub.ts";
 
 export interface Engines {
@@ -14,6 +15,8 @@ export interface Engines {
   /** Per-principal queues of unacknowledged messages; appends wake waiters on every node. */
   readonly mailboxes: MailboxEngine;
   readonly presence: PresenceEngine;
+  /** Members' cursors in their groups, remembered after Postgres took each ack (read while Postgres is away). */
+  readonly groupCursors: GroupCursorCache;
   readonly feed: FeedCache;
   /** Cached moment records, so warm feed reads need no Postgres. */
   readonly moments: MomentCache;

@@ -4,9 +4,19 @@
 // here by principal so that joining or leaving a group reaches their connections at once, on every node.
 import { randomBytes } from "node:crypto";
 import { Batcher } from "../batcher.ts";
+import { outageOf, unavailable } from "../circuit.ts";
 import type { Core } from "../services.ts";
 import { GroupChannels, type GroupMessage, type GroupReader } from "./group-channels.ts";
-import { type Backlog, type GroupCursor, groupBacklog, groupCursors, groupMessagesAfter, groupMessagesById, markLive } from "./group-store.ts";
+import {
+  type Backlog,
+  type GroupCursor,
+  type GroupEntry,
+  groupBacklog,
+  groupCursors,
+  groupMessagesAfter,
+  groupMessagesById,
+  markLive,
+} from "./group-store.ts";
 import type { RecentFrames } from "./handout.ts";
 import type { WaiterRegistry } from "./waiters.ts";
 import { addTo, removeFrom } from "../set-map.ts";
@@ -23,6 +33,9 @@ const MEMBERS_CHANNEL = "group.members";
  */
 export const GROUPS_TTL_MS = 5000;
 const GROUPS_CACHE_MAX = 100_000;
+/** Recent messages kept per group for long polls while Postgres is away, and how many groups at most. */
+const RECENT = 256;
+const RECENT_GROUPS_MAX = 10_000;
 
 /** The key long polls wait under for a group's messages (a principal id never starts with `g:`). */
 export const groupWaitKey = (thread: bigint) => `g:${thread}`;
@@ -40,6 +53,12 @@ export class GroupDelivery {
   private readonly members = new Map<string, Set<GroupMember>>();
   /** The groups of principals that long poll here, as read at `at` (the node's clock). */
   private readonly groupsOf = new Map<string, { threads: bigint[]; at: number }>();
+  /** Every group's last RECENT messages this node heard of, in order of their numbers. */
+  private readonly recent = new Map<bigint, GroupMessage[]>();
+  /** "<member> <thread>" whose cursor this node has put into the remembered cursors (GroupCursorCache). */
+  private readonly seeded = new Set<string>();
+  /** "<member> <thread>" -> the last number a poll got while Postgres was away (not yet in delivered_seq). */
+  private readonly handedAway = new Map<string, number>();
   /** delivered_seq marks (group-store.ts markLive): those arriving while one statement runs go in the next. */
   private readonly marks: Batcher<{ member: string; thread: bigint; seq: number | null }, undefined>;
   private readonly origin = randomBytes(6).toString("hex");
@@ -87,6 +106,7 @@ export class GroupDelivery {
   }
 
   private local(thread: bigint, m: GroupMessage): void {
+    this.remember(thread, m);
     this.channels.offer(thread, m);
     this.waiters.wake(groupWaitKey(thread), m.id);
   }
@@ -100,16 +120,99 @@ export class GroupDelivery {
     this.local(BigInt(thread), { seq: Number(seq), id, payload });
   }
 
+  /** Keep a message among its group's recent ones (in number order; a number already held is not added twice). */
+  private remember(thread: bigint, m: GroupMessage): void {
+    let ring = this.recent.get(thread);
+    if (ring === undefined) {
+      if (this.recent.size >= RECENT_GROUPS_MAX) this.recent.delete(this.recent.keys().next().value!);
+      ring = [];
+      this.recent.set(thread, ring);
+    }
+    let i = ring.length;
+    while (i > 0 && ring[i - 1]!.seq > m.seq) i--;
+    if (i > 0 && ring[i - 1]!.seq === m.seq) return;
+    ring.splice(i, 0, m);
+    if (ring.length > RECENT) ring.shift();
+  }
+
+  /**
+   * A long poll's read of `member`'s groups: past their cursors in Postgres; while Postgres is out of reach, from
+   * this node's recent messages past the cursors the engine remembers (each ack puts its cursor there before it is
+   * answered), contiguous from each cursor, or a 503 when that cannot be had for every group. Those count as
+   * possibly delivered before (2): this node cannot know.
+   */
+  async readForPoll(member: string, threads: bigint[], limit: number): Promise<GroupEntry[]> {
+    const pg = this.svc.circuits.postgres;
+    if (!pg.isOpen) {
+      try {
+        const b = await this.backlog(member, threads, limit);
+        this.seed(member, b);
+        for (const e of b.entries) {
+          const away = this.handedAway.get(`${member} ${e.thread}`);
+          if (away !== undefined && e.seq <= away) e.deliveryCount = 2;
+        }
+        return b.entries;
+      } catch (err) {
+        if (outageOf(err) !== "postgres") throw err;
+        pg.open(err);
+      }
+    }
+    return this.fromRecent(member, threads, limit);
+  }
+
+  private seed(member: string, b: Backlog): void {
+    for (const [thread, c] of b.cursors) {
+      const key = `${member} ${thread}`;
+      if (this.seeded.has(key)) continue;
+      if (this.seeded.size >= GROUPS_CACHE_MAX) this.seeded.clear();
+      this.seeded.add(key);
+      this.svc.engines.groupCursors.merge(member, thread, c.acked, c.above, true).catch(() => this.seeded.delete(key));
+    }
+  }
+
+  private async fromRecent(member: string, threads: bigint[], limit: number): Promise<GroupEntry[]> {
+    const cursors = await this.svc.engines.groupCursors.read(member, threads);
+    const own = `"from":{"id":${JSON.stringify(member)},`;
+    const out: GroupEntry[] = [];
+    for (const thread of threads) {
+      const c = cursors.get(thread);
+      if (c === undefined) throw unavailable("postgres");
+      const above = new Set(c.above);
+      const ring = (this.recent.get(thread) ?? []).filter((m) => m.seq > c.acked);
+      // what follows the cursor must be had from its first number on: a hole would let a cumulative ack take it
+      if (ring.length > 0 && ring[0]!.seq > c.acked + 1) throw unavailable("postgres");
+      let expect = c.acked + 1;
+      for (const m of ring) {
+        if (m.seq !== expect) break;
+        expect++;
+        if (above.has(m.seq) || m.payload.includes(own)) continue; // acknowledged already, or the member's own
+        if (out.length >= limit) break;
+        out.push({ thread, seq: m.seq, id: m.id, payload: m.payload, deliveryCount: 2 });
+        const key = `${member} ${thread}`;
+        this.handedAway.set(key, Math.max(this.handedAway.get(key) ?? 0, m.seq));
+      }
+    }
+    if (this.handedAway.size > GROUPS_CACHE_MAX) this.handedAway.clear();
+    return out;
+  }
+
   /** A socket of `principal` takes its groups live through here; returns the function that removes it. */
   register(principal: string, member: GroupMember): () => void {
     addTo(this.members, principal, member);
     return () => void removeFrom(this.members, principal, member);
   }
 
-  /** Members joined or left a group (after the commit): their sockets on every node follow. */
-  async membersChanged(thread: bigint, joined: string[], left: string[]): Promise<void> {
-    this.applyMembers(thread, joined, left);
-    await this.svc.engines.pubsub.publish(MEMBERS_CHANNEL, JSON.stringify({ origin: this.origin, thread: String(thread), joined, left }));
+  /**
+   * Members joined (with their new cursors) or left a group, after the commit: their sockets on every node follow,
+   * and the new cursors are remembered (one who left and came back must not be read from where they left).
+   */
+  async membersChanged(thread: bigint, joined: { member: string; acked: number }[], left: string[]): Promise<void> {
+    const ids = joined.map((j) => j.member);
+    this.applyMembers(thread, ids, left);
+    await Promise.all([
+      this.svc.engines.pubsub.publish(MEMBERS_CHANNEL, JSON.stringify({ origin: this.origin, thread: String(thread), joined: ids, left })),
+      ...joined.map((j) => this.svc.engines.groupCursors.merge(j.member, thread, j.acked, [])),
+    ]);
   }
 
   private membersReceived(text: string): void {
@@ -140,7 +243,14 @@ export class GroupDelivery {
     const now = this.svc.now();
     const hit = this.groupsOf.get(member);
     if (hit !== undefined && now - hit.at < GROUPS_TTL_MS) return hit.threads;
-    const threads = (await this.cursors(member)).map((c) => c.thread);
+    let threads: bigint[];
+    try {
+      threads = (await this.cursors(member)).map((c) => c.thread);
+    } catch (err) {
+      // Postgres away: what was read last will do
+      if (hit !== undefined && outageOf(err) === "postgres") return hit.threads;
+      throw err;
+    }
     if (this.groupsOf.size >= GROUPS_CACHE_MAX) this.groupsOf.clear();
     this.groupsOf.set(member, { threads, at: now });
     return threads;

@@ -34,12 +34,13 @@ export async function groupCursors(sql: Sql, member: string): Promise<GroupCurso
   return rows.map((r) => ({ thread: r.thread_id, acked: Number(r.acked_seq), last: Number(r.last_seq) }));
 }
 
-type BacklogRow = MessageRow & { seq: string | null; was: string | null; last: string };
+type BacklogRow = MessageRow & { seq: string | null; was: string | null; last: string; acked: string; above: string[] | null };
 
-/** A read past cursors: the entries, and each group's newest number as the read saw it. */
+/** A read past cursors: the entries, each group's newest number as the read saw it, and each cursor read. */
 export interface Backlog {
   entries: GroupEntry[];
   last: Map<bigint, number>;
+  cursors: Map<bigint, { acked: number; above: number[] }>;
 }
 
 /**
@@ -67,14 +68,18 @@ export async function groupBacklog(sql: Sql, member: string, threads: bigint[] |
       update group_cursors gc set delivered_seq = top.seq from top
       where gc.member = ${member} and gc.thread_id = top.thread_id and gc.delivered_seq < top.seq
     )
-    select c.thread_id, c.last_seq as last, r.id, r.seq, r.sender, p.display_name as sender_name, r.recipient, r.body,
+    select c.thread_id, c.last_seq as last, c.acked_seq as acked,
+           (select array_agg(a.seq::text) from group_acks a where a.member = c.member and a.thread_id = c.thread_id) as above,
+           r.id, r.seq, r.sender, p.display_name as sender_name, r.recipient, r.body,
            r.created_at, r.attachments, r.was
     from c left join r on r.thread_id = c.thread_id left join principals p on p.id = r.sender
     order by c.thread_id, r.seq`;
   const last = new Map<bigint, number>();
+  const cursors = new Map<bigint, { acked: number; above: number[] }>();
   const entries: GroupEntry[] = [];
   for (const r of rows) {
     last.set(r.thread_id, Number(r.last));
+    cursors.set(r.thread_id, { acked: Number(r.acked), above: (r.above ?? []).map(Number) });
     if (r.seq === null || r.was === null) continue;
     entries.push({
       thread: r.thread_id,
@@ -84,7 +89,7 @@ export async function groupBacklog(sql: Sql, member: string, threads: bigint[] |
       deliveryCount: BigInt(r.seq) <= BigInt(r.was) ? 2 : 1,
     });
   }
-  return { entries, last };
+  return { entries, last, cursors };
 }
 
 /** Messages numbered after `after` in a group, in order, at most `limit` (to fill a gap a node saw). */
@@ -125,14 +130,17 @@ export async function markLive(sql: Sql, items: { member: string; thread: bigint
 
 /**
  * Members join a group (inside the transaction that inserts them into thread_members): their cursors start at the
- * group's newest message, read under the group row's lock so no send numbers a message between. Already members keep theirs.
+ * group's newest message, read under the group row's lock so no send numbers a message between. Already members keep
+ * theirs. Returns the cursors made (GroupDelivery.membersChanged puts them into the remembered cursors).
  */
-export async function joinGroup(tx: TransactionSql, thread: bigint, members: string[]): Promise<void> {
-  await tx`
+export async function joinGroup(tx: TransactionSql, thread: bigint, members: string[]): Promise<{ member: string; acked: number }[]> {
+  const rows = await tx<{ member: string; acked_seq: string }[]>`
     insert into group_cursors (member, thread_id, acked_seq, joined_seq, delivered_seq)
     select m.p, g.id, g.last_seq, g.last_seq, g.last_seq
     from (select id, last_seq from groups where id = ${String(thread)} for update) g, unnest(${members}::text[]) as m(p)
-    on conflict do nothing`;
+    on conflict do nothing
+    returning member, acked_seq`;
+  return rows.map((r) => ({ member: r.member, acked: Number(r.acked_seq) }));
 }
 
 /** A member leaves a group (inside the transaction that removes them): their cursor and acks go. */

@@ -216,9 +216,9 @@ export class Messaging {
         wait.woken = false;
         const [direct, grouped] = await Promise.all([
           this.fetch(principal, limit, null),
-          groups.length > 0 ? this.groups.backlog(principal, groups, limit) : undefined,
+          groups.length > 0 ? this.groups.readForPoll(principal, groups, limit) : undefined,
         ]);
-        const entries = grouped === undefined || grouped.entries.length === 0 ? direct : merged(direct, grouped.entries, limit);
+        const entries = grouped === undefined || grouped.length === 0 ? direct : merged(direct, grouped, limit);
         if (entries.length > 0 || wait.stop || this.closing) return entries;
         const left = deadline - performance.now();
         if (left <= 0) return entries;
@@ -343,8 +343,14 @@ export class Messaging {
     const mb = this.svc.engines.mailboxes;
     const id = rawId.toString();
     const outcome = await this.acks.push({ recipient: principal, id: rawId, through });
-    // a group message stored once: the member's cursor took it (and, through, everything before it); Redis holds nothing
-    if (outcome !== "delivery") return outcome === "group";
+    if (outcome === false) return false;
+    if (outcome !== "delivery") {
+      // a group message stored once: the member's cursor took it (and, through, everything before it); the cursor is
+      // remembered in Redis too, before the answer, so a long poll while Postgres is away does not hand it out again
+      const above = !through && outcome.seq > outcome.acked ? [outcome.seq] : [];
+      await this.svc.engines.groupCursors.merge(principal, outcome.thread, outcome.acked, above);
+      return true;
+    }
     // a cumulative ack of a mailbox entry takes what its reader was handed before it in that thread (its entry is
     // still in the mailbox: it leaves below)
     const earlier = through ? await mb.handedBefore(principal, id) : [];

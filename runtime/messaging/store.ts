@@ -213,20 +213,24 @@ export interface AckItem {
   through?: boolean;
 }
 
-/** An ack's outcome: "group" (a group message stored once: the member's cursor took it), "delivery", or false. */
-export type AckOutcome = "group" | "delivery" | false;
+/**
+ * An ack's outcome: a group message stored once (the member's cursor took it: where the cursor is now, and the
+ * message's group and number), "delivery", or false.
+ */
+export type AckOutcome = { thread: bigint; seq: number; acked: number } | "delivery" | false;
 
 /**
  * Acknowledge, durably (an answered ack is final, through crashes: synchronous_commit stays on). A group message
  * stored once (it has a `seq`) moves the member's cursor (flock_group_ack, migration 0010): that message, or with
  * `through` every message of the group up to it (the sender's own are acknowledged as they are stored, so acking one,
- * as a socket that received it from its group's topic does, changes nothing). Any other message's delivery row is deleted (a row is an
+ * as a socket that received it from its group's topic does, changes nothing, `through` or not: over HTTP a sender
+ * never receives its own, so a cumulative ack of one could take messages it has not seen). Any other message's delivery row is deleted (a row is an
  * unacknowledged delivery). Idempotent: acking again finds no row, and the message then counts as found when it was
  * addressed to the caller (direct), or sent to a group the caller belongs to by someone else, after the caller
  * joined. Per item: its outcome, false when it was never the caller's to acknowledge.
  */
 export async function ackBatch(sql: Sql, items: AckItem[]): Promise<AckOutcome[]> {
-  const rows = await retryOnDeadlock(() => sql<{ n: number; grouped: boolean; found: boolean }[]>`
+  const rows = await retryOnDeadlock(() => sql<{ n: number; thread_id: bigint | null; seq: string | null; acked: string | null; found: boolean }[]>`
     with v as (
       select * from unnest(
         ${items.map((i) => i.recipient)}::text[], ${items.map((i) => String(i.id))}::bigint[],
@@ -235,7 +239,7 @@ export async function ackBatch(sql: Sql, items: AckItem[]): Promise<AckOutcome[]
     ),
     mm as (select v.*, m.thread_id, m.seq, m.sender from v left join messages m on m.id = v.message_id),
     grp as (
-      select mm.n, flock_group_ack(mm.recipient, mm.thread_id, mm.seq, mm.through = 1) as found
+      select mm.n, mm.thread_id, mm.seq, flock_group_ack(mm.recipient, mm.thread_id, mm.seq, mm.through = 1 and mm.sender <> mm.recipient) as acked
       from mm where mm.seq is not null
     ),
     gone as (
@@ -243,8 +247,8 @@ export async function ackBatch(sql: Sql, items: AckItem[]): Promise<AckOutcome[]
       where mm.seq is null and d.recipient = mm.recipient and d.message_id = mm.message_id
       returning d.recipient, d.message_id
     )
-    select v.n::int as n, grp.n is not null as grouped,
-      case when grp.n is not null then grp.found when g.message_id is not null then true else exists (
+    select v.n::int as n, grp.thread_id, grp.seq, grp.acked,
+      case when grp.n is not null then grp.acked >= 0 when g.message_id is not null then true else exists (
         select 1 from messages m
         where m.id = v.message_id and (m.recipient = v.recipient or (m.recipient is null and m.sender <> v.recipient and exists (
           select 1 from thread_members tm
@@ -256,7 +260,8 @@ export async function ackBatch(sql: Sql, items: AckItem[]): Promise<AckOutcome[]
   return items.map((_, i) => {
     const r = byN.get(i + 1);
     if (!r?.found) return false;
-    return r.grouped ? "group" : "delivery";
+    if (r.thread_id === null || r.seq === null || r.acked === null) return "delivery";
+    return { thread: r.thread_id, seq: Number(r.seq), acked: Number(r.acked) };
   });
 }
 

@@ -42,9 +42,9 @@ SELECT tm.principal, tm.thread_id, 0, 0, 0 FROM thread_members tm JOIN groups g 
 ON CONFLICT DO NOTHING;
 
 -- Acknowledge message number `p_seq` of group `p_thread` for `p_member`: every message up to it when `p_through`,
--- else that one. False when the member may not acknowledge it (not a member, or it came before they joined).
--- Idempotent. The cursor moves over any run of out-of-order acks it reaches.
-CREATE FUNCTION flock_group_ack(p_member text, p_thread bigint, p_seq bigint, p_through boolean) RETURNS boolean
+-- else that one. Returns the member's cursor after it (acked_seq), or -1 when the member may not acknowledge it (not
+-- a member, or it came before they joined). Idempotent. The cursor moves over any run of out-of-order acks it reaches.
+CREATE FUNCTION flock_group_ack(p_member text, p_thread bigint, p_seq bigint, p_through boolean) RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
   c group_cursors%ROWTYPE;
@@ -52,14 +52,14 @@ DECLARE
 BEGIN
   SELECT * INTO c FROM group_cursors WHERE member = p_member AND thread_id = p_thread FOR UPDATE;
   IF NOT FOUND OR p_seq <= c.joined_seq THEN
-    RETURN false;
+    RETURN -1;
   END IF;
   IF p_seq <= c.acked_seq THEN
-    RETURN true;
+    RETURN c.acked_seq;
   END IF;
   IF NOT p_through AND p_seq > c.acked_seq + 1 THEN
     INSERT INTO group_acks (member, thread_id, seq) VALUES (p_member, p_thread, p_seq) ON CONFLICT DO NOTHING;
-    RETURN true;
+    RETURN c.acked_seq;
   END IF;
   upto := p_seq;
   WHILE EXISTS (SELECT 1 FROM group_acks WHERE member = p_member AND thread_id = p_thread AND seq = upto + 1) LOOP
@@ -67,5 +67,5 @@ BEGIN
   END LOOP;
   DELETE FROM group_acks WHERE member = p_member AND thread_id = p_thread AND seq <= upto;
   UPDATE group_cursors SET acked_seq = upto WHERE member = p_member AND thread_id = p_thread;
-  RETURN true;
+  RETURN upto;
 END $$;

@@ -228,7 +228,13 @@ export function judge(
   if (hangs.length) worst.push(`longest hang: ${(longest / 1000).toFixed(1)} s past its allowance (${kinds(hangs)})`);
   if (stuck.length) {
     const still = stuck.filter((m) => m.deliveries.length === 0).length;
-    worst.push(`stuck: ${still} never delivered (committed in Postgres), ${stuck.length - still} delivered late`);
+    const bySender = new Map<string, number>();
+    for (const m of stuck) {
+      const who = `${/ (s\d+) /.exec(m.tag)?.[1] ?? "?"} via ${m.deliveries[0]?.via ?? "none"}`;
+      bySender.set(who, (bySender.get(who) ?? 0) + 1);
+    }
+    const which = [...bySender].map(([k, n]) => `${k}×${n}`).join(", ");
+    worst.push(`stuck: ${still} never delivered (committed in Postgres), ${stuck.length - still} delivered late (${which})`);
   }
 
   return {

@@ -3,6 +3,7 @@ import type { Engines } from "../engines.ts";
 import { MemoryLimits } from "./limits.ts";
 import { MemoryMailboxes } from "./mailbox.ts";
 import { MemoryPresence } from "./presence.ts";
+import { MemoryGroupCursors } from "./group-cursors.ts";
 import { MemoryPubSub } from "./pubsub.ts";
 import { MemoryFeed } from "./feed.ts";
 import { MemoryMoments } from "./moments.ts";
@@ -18,6 +19,7 @@ export function createMemoryEngines(): Engines {
     pubsub,
     mailboxes: new MemoryMailboxes(pubsub),
     presence: new MemoryPresence(),
+    groupCursors: new MemoryGroupCursors(),
     feed: new MemoryFeed({ moments }),
     moments,
     nodes,

@@ -8,6 +8,7 @@ import { redisKeys } from "./keys.ts";
 import { RedisLimits } from "./limits.ts";
 import { RedisMailboxes } from "./mailbox.ts";
 import { RedisPresence } from "./presence.ts";
+import { RedisGroupCursors } from "./group-cursors.ts";
 import { RedisPubSub } from "./pubsub.ts";
 import { RedisFeed } from "./feed.ts";
 import { RedisMoments } from "./moments.ts";
@@ -109,6 +110,7 @@ export async function createRedisEngines(url: string, prefix: string, log?: Logg
     pubsub,
     mailboxes: new RedisMailboxes(redis, keys, pubsub, { clustered }),
     presence: new RedisPresence(redis, keys),
+    groupCursors: new RedisGroupCursors(redis, keys),
     feed: new RedisFeed(redis, keys, { clustered }),
     moments: new RedisMoments(redis, keys),
     nodes: new RedisNodes(redis, keys),

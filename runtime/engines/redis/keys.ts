@@ -39,6 +39,8 @@ export function redisKeys(prefix: string) {
     mailboxAcked: acked,
     /** All three tombstone sets of a principal, in turn order (appends and seeds check them all). */
     mailboxAckedAll: (principal: string): [string, string, string] => [acked(principal, 0), acked(principal, 1), acked(principal, 2)],
+    /** A member's remembered cursors in its groups (runtime/engines/group-cursors.ts). */
+    groupCursors: (member: string) => `${prefix}gc:{${member}}`,
     /** Live connections of a principal: sorted set of connection id -> expiry ms. */
     presence: (principal: string) => `${prefix}pr:{${principal}}`,
     /** A pub/sub channel. */

@@ -1,0 +1,31 @@
+// Where each member's cursor in each group is, as Redis (or memory) remembers it: written after Postgres committed an
+// ack (Postgres is the truth, migration 0010), and read by a long poll only when Postgres is out of reach, so that a
+// member's group messages still reach it from the node's recent ones (runtime/messaging/group-delivery.ts). A cursor
+// not remembered (never written, flushed, expired) is simply not known: the poll then waits for Postgres.
+
+/** A member's cursor in a group: acknowledged up to `acked`, and these numbers above it out of order. */
+export interface GroupCursorState {
+  acked: number;
+  above: number[];
+}
+
+export interface GroupCursorCache {
+  /**
+   * Record a cursor Postgres holds now: merged with what is remembered (the larger `acked`, the union of `above`
+   * less what `acked` covers), so writes from several nodes, in any order, leave the newest state. `seedOnly`:
+   * only when nothing is remembered (a read of Postgres may be older than an ack's write).
+   */
+  merge(member: string, thread: bigint, acked: number, above: number[], seedOnly?: boolean): Promise<void>;
+  /** The remembered cursors of `member` in `threads` (one missing: not remembered). */
+  read(member: string, threads: bigint[]): Promise<Map<bigint, GroupCursorState>>;
+}
+
+/** How long a remembered cursor lasts after its last write. */
+export const GROUP_CURSOR_TTL_MS = 7 * 24 * 3600 * 1000;
+
+/** The merge both engines make. */
+export function mergeCursor(was: GroupCursorState | undefined, acked: number, above: number[]): GroupCursorState {
+  const top = Math.max(was?.acked ?? -1, acked);
+  const set = new Set([...(was?.above ?? []), ...above].filter((s) => s > top));
+  return { acked: top, above: [...set].sort((a, b) => a - b) };
+}

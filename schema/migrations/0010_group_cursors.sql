@@ -50,22 +50,36 @@ DECLARE
   c group_cursors%ROWTYPE;
   upto bigint;
 BEGIN
-  SELECT * INTO c FROM group_cursors WHERE member = p_member AND thread_id = p_thread FOR UPDATE;
-  IF NOT FOUND OR p_seq <= c.joined_seq THEN
-    RETURN -1;
+  -- the usual ack, in one statement: the next message, or a cumulative ack past the cursor
+  UPDATE group_cursors SET acked_seq = p_seq
+  WHERE member = p_member AND thread_id = p_thread AND joined_seq < p_seq AND acked_seq < p_seq
+    AND (p_through OR acked_seq = p_seq - 1)
+  RETURNING * INTO c;
+  IF NOT FOUND THEN
+    SELECT * INTO c FROM group_cursors WHERE member = p_member AND thread_id = p_thread FOR UPDATE;
+    IF NOT FOUND OR p_seq <= c.joined_seq THEN
+      RETURN -1;
+    END IF;
+    IF p_seq <= c.acked_seq THEN
+      RETURN c.acked_seq;
+    END IF;
+    IF NOT p_through AND p_seq > c.acked_seq + 1 THEN
+      INSERT INTO group_acks (member, thread_id, seq) VALUES (p_member, p_thread, p_seq) ON CONFLICT DO NOTHING;
+      RETURN c.acked_seq;
+    END IF;
+    -- (the cursor reached p_seq - 1 between the two statements)
+    UPDATE group_cursors SET acked_seq = p_seq WHERE member = p_member AND thread_id = p_thread;
   END IF;
-  IF p_seq <= c.acked_seq THEN
-    RETURN c.acked_seq;
-  END IF;
-  IF NOT p_through AND p_seq > c.acked_seq + 1 THEN
-    INSERT INTO group_acks (member, thread_id, seq) VALUES (p_member, p_thread, p_seq) ON CONFLICT DO NOTHING;
-    RETURN c.acked_seq;
+  IF NOT EXISTS (SELECT 1 FROM group_acks WHERE member = p_member AND thread_id = p_thread) THEN
+    RETURN p_seq;
   END IF;
   upto := p_seq;
   WHILE EXISTS (SELECT 1 FROM group_acks WHERE member = p_member AND thread_id = p_thread AND seq = upto + 1) LOOP
     upto := upto + 1;
   END LOOP;
   DELETE FROM group_acks WHERE member = p_member AND thread_id = p_thread AND seq <= upto;
-  UPDATE group_cursors SET acked_seq = upto WHERE member = p_member AND thread_id = p_thread;
+  IF upto > p_seq THEN
+    UPDATE group_cursors SET acked_seq = upto WHERE member = p_member AND thread_id = p_thread;
+  END IF;
   RETURN upto;
 END $$;

@@ -159,6 +159,7 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
   });
 }
 
+// (the waits for frames are generous: two nodes in one process on a loaded machine; this proves order, not speed)
 t.test("two nodes: a group message sent on one reaches a socket on the other, live and in order", async (t) => {
   const one = await startTestNode(t, { env: { FLOCK_LIMITS_SCALE: "100" } });
   const two = await startTestNode(t, { schema: one.schema, prefix: one.prefix, env: { FLOCK_LIMITS_SCALE: "100" } });
@@ -176,7 +177,7 @@ t.test("two nodes: a group message sent on one reaches a socket on the other, li
     sent.push(r.body.id as string);
   }
   const got = [];
-  for (let i = 0; i < 5; i++) got.push((await c.nextOfType("message")).message.id);
+  for (let i = 0; i < 5; i++) got.push((await c.nextOfType("message", 10_000)).message.id);
   t.same(got, sent);
   // a member added on node one: its socket on node two takes the group at once
   const x = await registerAgent(one.url, "Xia");
@@ -186,5 +187,5 @@ t.test("two nodes: a group message sent on one reaches a socket on the other, li
   t.equal((await call(one.url, "POST", `/v1/groups/${gid}/members`, { token: a.token, json: { members: [x.id] } })).status, 200);
   // (however far the membership event and x's catch-up on node two have got, the message reaches x exactly once)
   const after = await call(one.url, "POST", `/v1/groups/${gid}/messages`, { token: a.token, json: { body: "to x" } });
-  t.equal((await cx.nextOfType("message")).message.id, after.body.id);
+  t.equal((await cx.nextOfType("message", 10_000)).message.id, after.body.id);
 });

@@ -2,7 +2,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { SERVER_NODE_FLAGS } from "../../runtime/node-flags.ts";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -20,7 +19,7 @@ export function startScript(
   timeoutMs = 60_000,
   args: string[] = [],
 ): Promise<Proc> {
-  const extra = script.endsWith("runtime/main.ts") ? [...SERVER_NODE_FLAGS, ...(process.env["BENCH_NODE_ARGS"] ?? "").split(" ").filter(Boolean)] : [];
+  const extra = script.endsWith("runtime/main.ts") ? (process.env["BENCH_NODE_ARGS"] ?? "").split(" ").filter(Boolean) : [];
   const child = spawn(process.execPath, [...extra, "--import", "tsx", script, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },

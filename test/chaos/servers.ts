@@ -6,7 +6,6 @@ import { createWriteStream, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SERVER_NODE_FLAGS } from "../../runtime/node-flags.ts";
 import { setTimeout as sleep } from "node:timers/promises";
 
 export { freePort, PrivatePostgres, PrivateRedis } from "../helpers/private-servers.ts";
@@ -81,7 +80,7 @@ export class FlockNode {
   /** Starts `node --import tsx runtime/main.ts` on this node's fixed port; resolves once /healthz answers 200. */
   async start(timeoutMs = 30_000): Promise<void> {
     this.starts++;
-    const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, "--import", "tsx", "runtime/main.ts"], {
+    const child = spawn(process.execPath, ["--import", "tsx", "runtime/main.ts"], {
       cwd: ROOT,
       env: {
         PATH: process.env["PATH"] ?? "",

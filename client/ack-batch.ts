@@ -1,17 +1,22 @@
 // Batched, cumulative acks for group messages: a busy group's messages are acknowledged once per batch with one
-// cumulative ack per thread (the server then takes every message of that thread handed out before it), instead of
-// one ack per message. Direct messages are acknowledged one by one as before. Only handled messages are ever
+// cumulative ack per thread (the server then moves the member's cursor in that group past it: one row, however many
+// messages), instead of one ack per message. Direct messages are acknowledged one by one as before. Only handled messages are ever
 // acknowledged: the batch holds, per thread, the last message whose handler finished.
 import type { Clock } from "./throttle.ts";
 import type { Message } from "./types.ts";
 
-/** A batch's bounds when the caller gives none. */
-export const ACK_BATCH_DEFAULTS = { messages: 32, ms: 50 } as const;
+/**
+ * A batch's bounds when the caller gives none. An ack costs the server a frame, a statement's row and a Redis write
+ * whatever it covers, and a message not acknowledged yet only comes again after a reconnect: at 25 messages a
+ * second to 999 members, acks every 50 ms held the fan-out to 10 messages a second, every second let it pass 25
+ * (bench/RESULTS.md, "Issue 20, a fourth session").
+ */
+export const ACK_BATCH_DEFAULTS = { messages: 100, ms: 1000 } as const;
 
 export interface AckBatchOptions {
-  /** Acknowledge once this many group messages are handled (default 32; 1 acks each message on its own). */
+  /** Acknowledge once this many group messages are handled (default 100; 1 acks each message on its own). */
   messages?: number;
-  /** ... or once the oldest handled one has waited this long, in ms (default 50; null: only at `flush`). */
+  /** ... or once the oldest handled one has waited this long, in ms (default 1000; null: only at `flush`). */
   ms?: number | null;
 }
 

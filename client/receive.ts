@@ -11,8 +11,8 @@ export interface MessageStreamOptions {
   transport?: "poll" | "ws";
   signal?: AbortSignal;
   /**
-   * How group messages are acknowledged: in batches, with one cumulative ack per thread (default: every 32
-   * messages or 50 ms over the WebSocket, once per poll's batch when polling; `{ messages: 1 }` acks each on its
+   * How group messages are acknowledged: in batches, with one cumulative ack per thread (default: every 100
+   * messages or 1 s over the WebSocket, once per poll's batch when polling; `{ messages: 1 }` acks each on its
    * own). Direct messages are always acknowledged one by one. A message whose handler threw is never acknowledged,
    * and neither is anything after it.
    */

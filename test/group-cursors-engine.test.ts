@@ -17,7 +17,7 @@ t.test("redis engine", async (t) => {
     const prefix = `flocktest:${uniqueName("gc")}:`;
     const cmd = new Redis(TEST_REDIS_URL);
     return {
-      engine: new RedisGroupCursors(defineScripts(cmd), redisKeys(prefix)),
+      engine: new RedisGroupCursors(defineScripts(cmd), redisKeys(prefix), { clustered: false }),
       close: async () => {
         cmd.disconnect();
         await deletePrefix(prefix);

@@ -9,13 +9,23 @@ export interface GroupCursorState {
   above: number[];
 }
 
+/** A cursor to record: a member's in a group, as Postgres holds it now. */
+export interface CursorWrite {
+  member: string;
+  thread: bigint;
+  acked: number;
+  above: number[];
+  /** Only when nothing is remembered for that member and group (a read of Postgres may be older than an ack's write). */
+  seedOnly?: boolean;
+}
+
 export interface GroupCursorCache {
   /**
-   * Record a cursor Postgres holds now: merged with what is remembered (the larger `acked`, the union of `above`
-   * less what `acked` covers), so writes from several nodes, in any order, leave the newest state. `seedOnly`:
-   * only when nothing is remembered (a read of Postgres may be older than an ack's write).
+   * Record cursors Postgres holds now (a batch of acks' at once): each merged with what is remembered (the larger
+   * `acked`, the union of `above` less what `acked` covers), so writes from several nodes, in any order, leave the
+   * newest state.
    */
-  merge(member: string, thread: bigint, acked: number, above: number[], seedOnly?: boolean): Promise<void>;
+  merge(writes: CursorWrite[]): Promise<void>;
   /** The remembered cursors of `member` in `threads` (one missing: not remembered). */
   read(member: string, threads: bigint[]): Promise<Map<bigint, GroupCursorState>>;
 }

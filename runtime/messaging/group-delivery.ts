@@ -166,7 +166,9 @@ export class GroupDelivery {
       if (this.seeded.has(key)) continue;
       if (this.seeded.size >= GROUPS_CACHE_MAX) this.seeded.clear();
       this.seeded.add(key);
-      this.svc.engines.groupCursors.merge(member, thread, c.acked, c.above, true).catch(() => this.seeded.delete(key));
+      this.svc.engines.groupCursors
+        .merge([{ member, thread, acked: c.acked, above: c.above, seedOnly: true }])
+        .catch(() => this.seeded.delete(key));
     }
   }
 
@@ -211,7 +213,7 @@ export class GroupDelivery {
     this.applyMembers(thread, ids, left);
     await Promise.all([
       this.svc.engines.pubsub.publish(MEMBERS_CHANNEL, JSON.stringify({ origin: this.origin, thread: String(thread), joined: ids, left })),
-      ...joined.map((j) => this.svc.engines.groupCursors.merge(j.member, thread, j.acked, [])),
+      this.svc.engines.groupCursors.merge(joined.map((j) => ({ member: j.member, thread, acked: j.acked, above: [] }))),
     ]);
   }
 

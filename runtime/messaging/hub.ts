@@ -90,7 +90,7 @@ export class Messaging {
       if (this.owner !== undefined) await svc.engines.inflight.done(this.owner, ids);
       return ids.map(() => undefined);
     }, 1, 1000);
-    this.acks = new Batcher((items) => ackBatch(svc.sql, items), 1);
+    this.acks = new Batcher((items) => this.groupAcks(items), 1);
   }
 
   /**
@@ -339,18 +339,32 @@ export class Messaging {
     return p;
   }
 
+  /**
+   * One batch of acks in Postgres; then the group cursors it moved are remembered in Redis (or memory), in one call,
+   * before any of the batch is answered, so a long poll while Postgres is away never hands out what an answered ack
+   * took (GroupDelivery.readForPoll). A failure there fails the batch's acks; retried, they change nothing in Postgres.
+   */
+  private async groupAcks(items: AckItem[]): Promise<AckOutcome[]> {
+    const outcomes = await ackBatch(this.svc.sql, items);
+    const writes = [];
+    for (let i = 0; i < items.length; i++) {
+      const o = outcomes[i];
+      if (o === false || o === undefined || o === "delivery") continue;
+      const it = items[i]!;
+      writes.push({ member: it.recipient, thread: o.thread, acked: o.acked, above: !it.through && o.seq > o.acked ? [o.seq] : [] });
+    }
+    await this.svc.engines.groupCursors.merge(writes);
+    return outcomes;
+  }
+
   private async ackNow(principal: string, rawId: bigint, through: boolean): Promise<boolean> {
     const mb = this.svc.engines.mailboxes;
     const id = rawId.toString();
     const outcome = await this.acks.push({ recipient: principal, id: rawId, through });
     if (outcome === false) return false;
-    if (outcome !== "delivery") {
-      // a group message stored once: the member's cursor took it (and, through, everything before it); the cursor is
-      // remembered in Redis too, before the answer, so a long poll while Postgres is away does not hand it out again
-      const above = !through && outcome.seq > outcome.acked ? [outcome.seq] : [];
-      await this.svc.engines.groupCursors.merge(principal, outcome.thread, outcome.acked, above);
-      return true;
-    }
+    // a group message stored once: the member's cursor took it (and, through, everything before it), in Postgres and
+    // then in the remembered cursors, in the batch (groupAcks)
+    if (outcome !== "delivery") return true;
     // a cumulative ack of a mailbox entry takes what its reader was handed before it in that thread (its entry is
     // still in the mailbox: it leaves below)
     const earlier = through ? await mb.handedBefore(principal, id) : [];

@@ -1,18 +1,20 @@
 // In-process remembered group cursors (the embedded single node): a map per member.
-import { type GroupCursorCache, type GroupCursorState, mergeCursor } from "../group-cursors.ts";
+import { type CursorWrite, type GroupCursorCache, type GroupCursorState, mergeCursor } from "../group-cursors.ts";
 
 export class MemoryGroupCursors implements GroupCursorCache {
   private readonly byMember = new Map<string, Map<bigint, GroupCursorState>>();
 
-  async merge(member: string, thread: bigint, acked: number, above: number[], seedOnly = false): Promise<void> {
-    let mine = this.byMember.get(member);
-    if (mine === undefined) {
-      mine = new Map();
-      this.byMember.set(member, mine);
+  async merge(writes: CursorWrite[]): Promise<void> {
+    for (const w of writes) {
+      let mine = this.byMember.get(w.member);
+      if (mine === undefined) {
+        mine = new Map();
+        this.byMember.set(w.member, mine);
+      }
+      const was = mine.get(w.thread);
+      if (was !== undefined && w.seedOnly) continue;
+      mine.set(w.thread, mergeCursor(was, w.acked, w.above));
     }
-    const was = mine.get(thread);
-    if (was !== undefined && seedOnly) return;
-    mine.set(thread, mergeCursor(was, acked, above));
   }
 
   async read(member: string, threads: bigint[]): Promise<Map<bigint, GroupCursorState>> {

@@ -110,7 +110,7 @@ export async function createRedisEngines(url: string, prefix: string, log?: Logg
     pubsub,
     mailboxes: new RedisMailboxes(redis, keys, pubsub, { clustered }),
     presence: new RedisPresence(redis, keys),
-    groupCursors: new RedisGroupCursors(redis, keys),
+    groupCursors: new RedisGroupCursors(redis, keys, { clustered }),
     feed: new RedisFeed(redis, keys, { clustered }),
     moments: new RedisMoments(redis, keys),
     nodes: new RedisNodes(redis, keys),

@@ -27,7 +27,7 @@ export interface ScriptCommands {
   inflightClaim(leases: string, dead: string, to: string, owner: Arg, nowMs: Arg): Promise<number>;
   presenceConnect(key: string, nowMs: Arg, expiryMs: Arg, connId: Arg, ttlMs: Arg): Promise<number>;
   presenceDisconnect(key: string, nowMs: Arg, connId: Arg): Promise<number>;
-  groupCursorMerge(key: string, thread: Arg, acked: Arg, above: Arg, seedOnly: Arg, ttlMs: Arg): Promise<number>;
+  groupCursorMerge(numKeys: number, ...keysThenArgs: Arg[]): Promise<number>;
   feedPage(numKeys: number, ...keysThenArgs: Arg[]): Promise<(string | number | null)[]>;
   momentsStore(numKeys: number, ...keysThenArgs: Arg[]): Promise<number>;
   momentsForget(numKeys: number, ...keysThenArgs: Arg[]): Promise<number>;

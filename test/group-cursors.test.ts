@@ -56,6 +56,25 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
       t.same(await pending(base, b), []);
     });
 
+    t.test("acks arriving together, in any order (one batch or several), leave the cursor past them all", async (t) => {
+      const a = await registerAgent(base, "Ann");
+      const b = await registerAgent(base, "Ben");
+      const c = await registerAgent(base, "Cy");
+      const g = await group(a, [b, c]);
+      const m = [];
+      for (let i = 0; i < 6; i++) m.push(await post(a, g, `m${i}`));
+      const order = [3, 0, 5, 1, 4, 2];
+      const acks = await Promise.all([...order.map((i) => ack(base, b, m[i]!)), ack(base, c, m[5]!)]);
+      t.same(acks.map((r) => r.status), Array(7).fill(204));
+      t.equal(await cursor(b, g), 6);
+      t.equal(await cursor(c, g), 0, "c's plain ack of the last waits above its cursor");
+      t.same(ids(await pending(base, c)), m.slice(0, 5));
+      const [left] = await node.svc.sql<{ n: number }[]>`select count(*)::int as n from group_acks where member = ${b.id}`;
+      t.equal(left!.n, 0);
+      const remembered = await node.svc.engines.groupCursors.read(b.id, [threadOf(g)]);
+      t.same(remembered.get(threadOf(g)), { acked: 6, above: [] }, "and the engine remembers where the cursor is");
+    });
+
     t.test("the sender's own message is not theirs to receive or acknowledge; a late member sees only what follows", async (t) => {
       const a = await registerAgent(base, "Ann");
       const b = await registerAgent(base, "Ben");

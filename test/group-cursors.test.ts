@@ -61,7 +61,7 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
       const b = await registerAgent(base, "Ben");
       const c = await registerAgent(base, "Cy");
       const g = await group(a, [b, c]);
-      const m = [];
+      const m: string[] = [];
       for (let i = 0; i < 6; i++) m.push(await post(a, g, `m${i}`));
       const order = [3, 0, 5, 1, 4, 2];
       const acks = await Promise.all([...order.map((i) => ack(base, b, m[i]!)), ack(base, c, m[5]!)]);

@@ -33,9 +33,12 @@ const MEMBERS_CHANNEL = "group.members";
  */
 export const GROUPS_TTL_MS = 5000;
 const GROUPS_CACHE_MAX = 100_000;
-/** Recent messages kept per group for long polls while Postgres is away, and how many groups at most. */
-const RECENT = 256;
-const RECENT_GROUPS_MAX = 10_000;
+/**
+ * Recent messages kept per group for long polls while Postgres is away (enough for a poller that acks what it
+ * gets), and how many groups at most: about 50 MB at worst with 400-byte messages.
+ */
+const RECENT = 64;
+const RECENT_GROUPS_MAX = 2_000;
 
 /** The key long polls wait under for a group's messages (a principal id never starts with `g:`). */
 export const groupWaitKey = (thread: bigint) => `g:${thread}`;
@@ -249,8 +252,8 @@ export class GroupDelivery {
     try {
       threads = (await this.cursors(member)).map((c) => c.thread);
     } catch (err) {
-      // Postgres away: what was read last will do
-      if (hit !== undefined && outageOf(err) === "postgres") return hit.threads;
+      // Postgres away: what was read last will do; with nothing read yet, none (the mailbox still answers)
+      if (outageOf(err) === "postgres") return hit?.threads ?? [];
       throw err;
     }
     if (this.groupsOf.size >= GROUPS_CACHE_MAX) this.groupsOf.clear();

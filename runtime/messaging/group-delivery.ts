@@ -9,11 +9,10 @@ import type { Core } from "../services.ts";
 import { GroupChannels, type GroupMessage, type GroupReader } from "./group-channels.ts";
 import {
   type Backlog,
-  type GroupCursor,
   type GroupEntry,
   groupBacklog,
-  groupCursors,
   groupMessagesAfter,
+  groupsOfMembers,
   groupMessagesById,
   markLive,
 } from "./group-store.ts";
@@ -64,6 +63,12 @@ export class GroupDelivery {
   private readonly handedAway = new Map<string, number>();
   /** delivered_seq marks (group-store.ts markLive): those arriving while one statement runs go in the next. */
   private readonly marks: Batcher<{ member: string; thread: bigint; seq: number | null }, undefined>;
+  /**
+   * Which groups principals are in, for long polls: those asking while one read runs go in the next, so 10,000 polls
+   * starting together cost a few statements, not 10,000 (on the embedded database, which runs in this process, they
+   * held the event loop long enough to answer polls late).
+   */
+  private readonly groupReads: Batcher<string, bigint[]>;
   private readonly origin = randomBytes(6).toString("hex");
   private readonly unsubscribe: (() => Promise<void>)[] = [];
 
@@ -77,6 +82,10 @@ export class GroupDelivery {
       (thread, after, limit) => groupMessagesAfter(svc.sql, thread, after, limit),
       (err) => svc.log.warn({ err }, "group gap not filled; retrying"),
     );
+    this.groupReads = new Batcher(async (members) => {
+      const got = await groupsOfMembers(svc.sql, members);
+      return members.map((m) => got.get(m) ?? []);
+    }, 1, 1000);
     this.marks = new Batcher(async (items) => {
       await markLive(svc.sql, items);
       return items.map(() => undefined);
@@ -239,18 +248,17 @@ export class GroupDelivery {
     for (const p of left) for (const m of [...(this.members.get(p) ?? [])]) m.groupLeft(thread);
   }
 
-  cursors(member: string): Promise<GroupCursor[]> {
-    return groupCursors(this.svc.sql, member);
-  }
-
-  /** The groups of `member` (for its long polls): read at most every GROUPS_TTL_MS, and again after it joins or leaves one. */
+  /**
+   * The groups of `member` (for its long polls and sockets): read at most every GROUPS_TTL_MS, and again after it
+   * joins or leaves one.
+   */
   async threads(member: string): Promise<bigint[]> {
     const now = this.svc.now();
     const hit = this.groupsOf.get(member);
     if (hit !== undefined && now - hit.at < GROUPS_TTL_MS) return hit.threads;
     let threads: bigint[];
     try {
-      threads = (await this.cursors(member)).map((c) => c.thread);
+      threads = await this.groupReads.push(member);
     } catch (err) {
       // Postgres away: what was read last will do; with nothing read yet, none (the mailbox still answers)
       if (outageOf(err) === "postgres") return hit?.threads ?? [];
@@ -272,7 +280,7 @@ export class GroupDelivery {
 
   async close(): Promise<void> {
     this.channels.close();
-    await this.marks.drain();
+    await Promise.all([this.marks.drain(), this.groupReads.drain()]);
     await Promise.all(this.unsubscribe.map((u) => u().catch(() => {})));
   }
 }

@@ -8,14 +8,6 @@ import { type MessageRow, toMessage } from "./payload.ts";
 /** delivered_seq while one of the member's sockets takes the group live: everything may have been delivered. */
 export const LIVE = "9223372036854775807";
 
-export interface GroupCursor {
-  thread: bigint;
-  /** Acknowledged up to here. */
-  acked: number;
-  /** The group's newest message number. */
-  last: number;
-}
-
 /** A group message read past a cursor: its number, its JSON payload, and its delivery count for this read. */
 export interface GroupEntry {
   thread: bigint;
@@ -25,13 +17,13 @@ export interface GroupEntry {
   deliveryCount: number;
 }
 
-/** Every group `member` belongs to, with its cursor and the group's newest number. */
-export async function groupCursors(sql: Sql, member: string): Promise<GroupCursor[]> {
-  const rows = await sql<{ thread_id: bigint; acked_seq: string; last_seq: string }[]>`
-    select c.thread_id, c.acked_seq, g.last_seq
-    from group_cursors c join groups g on g.id = c.thread_id
-    where c.member = ${member}`;
-  return rows.map((r) => ({ thread: r.thread_id, acked: Number(r.acked_seq), last: Number(r.last_seq) }));
+/** The groups of each of `members` (one statement for many: long polls starting together ask at once). */
+export async function groupsOfMembers(sql: Sql, members: string[]): Promise<Map<string, bigint[]>> {
+  const rows = await sql<{ member: string; thread_id: bigint }[]>`
+    select member, thread_id from group_cursors where member = any(${members}::text[])`;
+  const out = new Map<string, bigint[]>(members.map((m) => [m, []]));
+  for (const r of rows) out.get(r.member)?.push(r.thread_id);
+  return out;
 }
 
 type BacklogRow = MessageRow & { seq: string | null; was: string | null; last: string; acked: string; above: string[] | null };

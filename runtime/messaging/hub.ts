@@ -320,13 +320,14 @@ export class Messaging {
   }
 
   /**
-   * Acknowledge, for good before answering: the delivery row is deleted first (acks arriving while one statement
-   * runs go together in the next; committed with synchronous_commit on), then the entry leaves the mailbox and its
-   * tombstone is recorded there (so a rebuild from rows read before the delete does not bring it back). Either
-   * failing fails the ack (the caller answers an error; a retried ack finds no row and still succeeds). False when
-   * it was never `principal`'s. `through`: a cumulative ack, also of the messages of that thread handed out to the
-   * principal before it (MailboxEngine.handedBefore): one ack per batch of a busy group instead of one per message.
-   * All go in the same ack statement; a retry after a failure finds the earlier ones still in the mailbox.
+   * Acknowledge, for good before answering (acks arriving while one statement runs go together in the next;
+   * committed with synchronous_commit on). A group message stored once moves the member's cursor in Postgres, then
+   * in the remembered cursors (groupAcks); `through` takes every earlier message of the group too. Any other message:
+   * the delivery row is deleted first, then the entry leaves the mailbox and its tombstone is recorded there (so a
+   * rebuild from rows read before the delete does not bring it back); `through` also takes the messages of that
+   * thread handed out to the principal before it (MailboxEngine.handedBefore). Any step failing fails the ack (the
+   * caller answers an error; a retried ack finds its work done and still succeeds). False when it was never
+   * `principal`'s.
    */
   ack(principal: string, rawId: bigint, through = false): Promise<boolean> {
     const p = this.ackNow(principal, rawId, through);

@@ -230,48 +230,10 @@ export type AckOutcome = { thread: bigint; seq: number; acked: number } | "deliv
  * joined. Per item: its outcome, false when it was never the caller's to acknowledge.
  */
 export async function ackBatch(sql: Sql, items: AckItem[]): Promise<AckOutcome[]> {
-  const fast = await usualGroupAcks(sql, items);
-  if (fast.size === items.length) return items.map((_, i) => fast.get(i)!);
-  const rest = items.flatMap((it, i) => (fast.has(i) ? [] : [{ it, i }]));
-  const done = await anyAcks(sql, rest.map((r) => r.it));
-  const out: AckOutcome[] = items.map((_, i) => fast.get(i) ?? false);
-  rest.forEach((r, k) => (out[r.i] = done[k]!));
-  return out;
-}
-
-/**
- * The usual group acks of a batch, in one UPDATE: an ack that is alone of its member and group in the batch, and
- * moves the cursor straight to its message (the next one, or a cumulative ack), where no ack above the cursor waits
- * to be taken in. The rest go through flock_group_ack, one call each. Per item (by position): its outcome, when taken.
- */
-async function usualGroupAcks(sql: Sql, items: AckItem[]): Promise<Map<number, AckOutcome>> {
-  const rows = await retryOnDeadlock(() => sql<{ n: number; thread_id: bigint; seq: string }[]>`
-    with v as (
-      select * from unnest(
-        ${items.map((i) => i.recipient)}::text[], ${items.map((i) => String(i.id))}::bigint[],
-        ${items.map((i) => (i.through === true ? 1 : 0))}::int[]
-      ) with ordinality as v(recipient, message_id, through, n)
-    ),
-    mm as (
-      select v.*, m.thread_id, m.seq from v join messages m on m.id = v.message_id
-      where m.seq is not null and m.sender <> v.recipient
-    ),
-    solo as (
-      select * from mm where (recipient, thread_id) in (select recipient, thread_id from mm group by 1, 2 having count(*) = 1)
-    ),
-    up as (
-      update group_cursors gc set acked_seq = solo.seq from solo
-      where gc.member = solo.recipient and gc.thread_id = solo.thread_id and gc.joined_seq < solo.seq
-        and gc.acked_seq < solo.seq and (solo.through = 1 or gc.acked_seq = solo.seq - 1)
-        and not exists (select 1 from group_acks a where a.member = gc.member and a.thread_id = gc.thread_id)
-      returning solo.n, gc.thread_id, solo.seq
-    )
-    select n::int as n, thread_id, seq from up`);
-  return new Map(rows.map((r) => [r.n - 1, { thread: r.thread_id, seq: Number(r.seq), acked: Number(r.seq) }]));
-}
-
-/** Any acks, each of a group message through flock_group_ack, each of another message by its delivery row. */
-async function anyAcks(sql: Sql, items: AckItem[]): Promise<AckOutcome[]> {
+  // One statement. The usual group acks are one set-based UPDATE (`up`): an ack alone of its member and group in the
+  // batch that moves the cursor straight to its message (the next one, or a cumulative ack), where no ack above the
+  // cursor waits to be taken in. Every other group ack goes through flock_group_ack, one call each (`grp`, never on a
+  // cursor `up` moved: those are alone of their member and group); a direct message's delivery row is deleted (`gone`).
   const rows = await retryOnDeadlock(() => sql<{ n: number; thread_id: bigint | null; seq: string | null; acked: string | null; found: boolean }[]>`
     with v as (
       select * from unnest(
@@ -280,8 +242,20 @@ async function anyAcks(sql: Sql, items: AckItem[]): Promise<AckOutcome[]> {
       ) with ordinality as v(recipient, message_id, through, n)
     ),
     mm as (select v.*, m.thread_id, m.seq, m.sender from v left join messages m on m.id = v.message_id),
+    solo as (
+      select * from mm where mm.seq is not null and mm.sender <> mm.recipient and (recipient, thread_id) in (
+        select recipient, thread_id from mm where seq is not null group by 1, 2 having count(*) = 1)
+    ),
+    up as (
+      update group_cursors gc set acked_seq = solo.seq from solo
+      where gc.member = solo.recipient and gc.thread_id = solo.thread_id and gc.joined_seq < solo.seq
+        and gc.acked_seq < solo.seq and (solo.through = 1 or gc.acked_seq = solo.seq - 1)
+        and not exists (select 1 from group_acks a where a.member = gc.member and a.thread_id = gc.thread_id)
+      returning solo.n
+    ),
     grp as (
-      select mm.n, mm.thread_id, mm.seq, flock_group_ack(mm.recipient, mm.thread_id, mm.seq, mm.through = 1 and mm.sender <> mm.recipient) as acked
+      select mm.n, mm.thread_id, mm.seq, case when mm.n in (select n from up) then mm.seq
+        else flock_group_ack(mm.recipient, mm.thread_id, mm.seq, mm.through = 1 and mm.sender <> mm.recipient) end as acked
       from mm where mm.seq is not null
     ),
     gone as (

@@ -357,8 +357,7 @@ export class WsSession implements HandOutTarget, GroupMember {
   /** Take every group of the principal live, each once caught up past its cursor (runtime/messaging/group-channels.ts). */
   private async startGroups(me: string): Promise<void> {
     try {
-      const cursors = await this.deps.hub.groups.cursors(me);
-      for (const c of cursors) this.groupJoined(c.thread);
+      for (const thread of await this.deps.hub.groups.threads(me)) this.groupJoined(thread);
     } catch (err) {
       if (this.closed) return;
       this.log.warn({ err }, "groups not read; retrying shortly");

@@ -154,6 +154,7 @@ const removeMember = defineRoute({
     const member = params["member"] ?? "";
     if (member !== principal.id) requireManager(g, principal.id);
     const removed = await svc.sql.begin(async (tx) => {
+      await tx`select 1 from groups where id = ${String(g.id)} for update`; // first, as a send takes it: one lock order
       const gone = await tx`delete from thread_members where thread_id = ${String(g.id)} and principal = ${member} returning 1`;
       await leaveGroup(tx, g.id, member);
       if (gone.length > 0 && g.owner === member) {

@@ -157,6 +157,25 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
       t.same(ids(await pending(base, b)), [lost, next, trailing], "and a long poll reads all three from Postgres");
     });
 
+    t.test("a long poll's page keeps each group in its numbers' order, even where ids run the other way", async (t) => {
+      const a = await registerAgent(base, "Ann");
+      const b = await registerAgent(base, "Ben");
+      const g = await group(a, [b]);
+      const thread = threadOf(g);
+      // two sends whose ids were taken in one order and committed in the other (as two racing sends can)
+      const early = node.svc.ids.nextRaw();
+      const late = node.svc.ids.nextRaw();
+      for (const id of [late, early]) {
+        t.equal(typeof (await hub.storeGroup({ id, threadId: thread, sender: a.id, body: String(id), createdAt: new Date(), attachments: [] })), "number");
+      }
+      const direct = await call(base, "POST", "/v1/messages", { token: a.token, json: { to: b.id, body: "direct" } });
+      t.same(ids(await pending(base, b, "timeout=0&limit=1")), [`msg_${late}`], "number 1 first, though its id is the larger");
+      t.same(ids(await pending(base, b, "timeout=0&limit=3")), [`msg_${late}`, `msg_${early}`, direct.body.id]);
+      // a cumulative ack of the first of the page takes nothing it did not get
+      t.equal((await call(base, "POST", `/v1/messages/msg_${late}/ack?through=true`, { token: b.token })).status, 204);
+      t.same(ids(await pending(base, b, "timeout=0&limit=3")), [`msg_${early}`, direct.body.id]);
+    });
+
     t.test("a member added while connected takes the group at once; a member removed stops receiving it", async (t) => {
       const a = await registerAgent(base, "Ann");
       const b = await registerAgent(base, "Ben");

@@ -8,6 +8,9 @@ export const isFkViolation = (err: unknown): boolean => codeOf(err) === "23503";
 /** Postgres picked this statement's transaction as a deadlock victim and rolled it back whole. */
 export const isDeadlock = (err: unknown): boolean => codeOf(err) === "40P01";
 
+/** A unique key was taken by a row this statement's snapshot did not see (23505). */
+export const isUniqueViolation = (err: unknown): boolean => codeOf(err) === "23505";
+
 /** Times a statement picked as a deadlock victim runs again. */
 export const DEADLOCK_RETRIES = 3;
 

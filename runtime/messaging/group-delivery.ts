@@ -250,9 +250,10 @@ export class GroupDelivery {
 
   /**
    * The groups of `member` (for its long polls and sockets): read at most every GROUPS_TTL_MS, and again after it
-   * joins or leaves one.
+   * joins or leaves one. With Postgres away: what was read last, or (`orNone`, a long poll's, whose mailbox still
+   * answers) none; a socket's start instead fails, and retries.
    */
-  async threads(member: string): Promise<bigint[]> {
+  async threads(member: string, orNone = true): Promise<bigint[]> {
     const now = this.svc.now();
     const hit = this.groupsOf.get(member);
     if (hit !== undefined && now - hit.at < GROUPS_TTL_MS) return hit.threads;
@@ -261,7 +262,7 @@ export class GroupDelivery {
       threads = await this.groupReads.push(member);
     } catch (err) {
       // Postgres away: what was read last will do; with nothing read yet, none (the mailbox still answers)
-      if (outageOf(err) === "postgres") return hit?.threads ?? [];
+      if (outageOf(err) === "postgres" && (hit !== undefined || orNone)) return hit?.threads ?? [];
       throw err;
     }
     if (this.groupsOf.size >= GROUPS_CACHE_MAX) this.groupsOf.clear();

@@ -429,7 +429,31 @@ export class Messaging {
  * cursor), merged oldest first by id, at most `limit`.
  */
 function merged(direct: MailboxEntry[], grouped: GroupEntry[], limit: number): MailboxEntry[] {
-  const all: MailboxEntry[] = [...direct, ...grouped.map((e) => ({ id: e.id, payload: e.payload, deliveryCount: e.deliveryCount, cursor: "" }))];
-  all.sort((a, b) => (a.id.length - b.id.length || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)));
-  return all.slice(0, limit);
+  // a merge of ordered runs (the mailbox's, and each group's in its numbers' order, which within a group can differ
+  // from id order): each run stays in its order, and the cut at `limit` drops only the ends of runs, so what a poll
+  // gets of a group is still contiguous from the cursor
+  const runs: MailboxEntry[][] = [direct];
+  let run: MailboxEntry[] = [];
+  let thread: bigint | undefined;
+  for (const e of grouped) {
+    if (e.thread !== thread) {
+      run = [];
+      runs.push(run);
+      thread = e.thread;
+    }
+    run.push({ id: e.id, payload: e.payload, deliveryCount: e.deliveryCount, cursor: "" });
+  }
+  const at = runs.map(() => 0);
+  const older = (a: string, b: string) => a.length < b.length || (a.length === b.length && a < b);
+  const out: MailboxEntry[] = [];
+  while (out.length < limit) {
+    let pick = -1;
+    for (let r = 0; r < runs.length; r++) {
+      const head = runs[r]![at[r]!];
+      if (head !== undefined && (pick < 0 || older(head.id, runs[pick]![at[pick]!]!.id))) pick = r;
+    }
+    if (pick < 0) break;
+    out.push(runs[pick]![at[pick]!++]!);
+  }
+  return out;
 }

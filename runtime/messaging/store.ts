@@ -3,7 +3,7 @@
 import type { Sql } from "../db/client.ts";
 import type { MessageRow, StoredAttachment } from "./payload.ts";
 import { asError } from "../batcher.ts";
-import { isFkViolation, retryOnDeadlock } from "../db/errors.ts";
+import { isFkViolation, isUniqueViolation, retryOnDeadlock } from "../db/errors.ts";
 
 export interface NewMessage {
   id: bigint;
@@ -147,9 +147,12 @@ export async function insertGroupBatch(sql: Sql, items: NewMessage[]): Promise<(
   try {
     return await insertGroups(sql, items);
   } catch (err) {
-    // a member's account vanished during the statement (its file shares): store each on its own
-    if (!isFkViolation(err) || items.length === 1) throw err;
-    return Promise.all(items.map((i) => insertGroups(sql, [i]).then((r) => r[0]!, asError)));
+    // an id committed meanwhile by a node with the same node id (its check saw no row): that item is an IdClash; the
+    // statement rolled back whole, so its numbers were taken back with it (no gap)
+    if (isUniqueViolation(err) && items.length === 1) return [new IdClash(`message id ${items[0]!.id} taken`)];
+    // ... or a member's account vanished during the statement (its file shares): store each on its own
+    if (!(isFkViolation(err) || isUniqueViolation(err)) || items.length === 1) throw err;
+    return Promise.all(items.map((i) => insertGroupBatch(sql, [i]).then((r) => r[0]!, asError)));
   }
 }
 
@@ -233,7 +236,8 @@ export async function ackBatch(sql: Sql, items: AckItem[]): Promise<AckOutcome[]
   // One statement. The usual group acks are one set-based UPDATE (`up`): an ack alone of its member and group in the
   // batch that moves the cursor straight to its message (the next one, or a cumulative ack), where no ack above the
   // cursor waits to be taken in. Every other group ack goes through flock_group_ack, one call each (`grp`, never on a
-  // cursor `up` moved: those are alone of their member and group); a direct message's delivery row is deleted (`gone`).
+  // cursor `up` moved: those are alone of their member and group). A direct message's delivery row is deleted
+  // (`gone`), and only the acks that deleted none look their message up.
   const rows = await retryOnDeadlock(() => sql<{ n: number; thread_id: bigint | null; seq: string | null; acked: string | null; found: boolean }[]>`
     with v as (
       select * from unnest(
@@ -241,7 +245,16 @@ export async function ackBatch(sql: Sql, items: AckItem[]): Promise<AckOutcome[]
         ${items.map((i) => (i.through === true ? 1 : 0))}::int[]
       ) with ordinality as v(recipient, message_id, through, n)
     ),
-    mm as (select v.*, m.thread_id, m.seq, m.sender from v left join messages m on m.id = v.message_id),
+    gone as (
+      delete from deliveries d using v
+      where d.recipient = v.recipient and d.message_id = v.message_id
+      returning d.recipient, d.message_id
+    ),
+    -- the message of every ack that deleted no delivery row (a direct message's ack costs no look-up)
+    mm as (
+      select v.*, m.thread_id, m.seq, m.sender from v left join messages m on m.id = v.message_id
+      where not exists (select 1 from gone where gone.recipient = v.recipient and gone.message_id = v.message_id)
+    ),
     solo as (
       select * from mm where mm.seq is not null and mm.sender <> mm.recipient and (recipient, thread_id) in (
         select recipient, thread_id from mm where seq is not null group by 1, 2 having count(*) = 1)
@@ -257,11 +270,6 @@ export async function ackBatch(sql: Sql, items: AckItem[]): Promise<AckOutcome[]
       select mm.n, mm.thread_id, mm.seq, case when mm.n in (select n from up) then mm.seq
         else flock_group_ack(mm.recipient, mm.thread_id, mm.seq, mm.through = 1 and mm.sender <> mm.recipient) end as acked
       from mm where mm.seq is not null
-    ),
-    gone as (
-      delete from deliveries d using mm
-      where mm.seq is null and d.recipient = mm.recipient and d.message_id = mm.message_id
-      returning d.recipient, d.message_id
     )
     select v.n::int as n, grp.thread_id, grp.seq, grp.acked,
       case when grp.n is not null then grp.acked >= 0 when g.message_id is not null then true else exists (

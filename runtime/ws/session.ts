@@ -61,7 +61,9 @@ interface Offered {
 }
 
 /** Where a session is with one of its principal's groups. */
-type GroupState = "warming" | "live";
+interface GroupState {
+  live: boolean;
+}
 
 export class WsSession implements HandOutTarget, GroupMember {
   principal: Principal | null = null;
@@ -357,7 +359,7 @@ export class WsSession implements HandOutTarget, GroupMember {
   /** Take every group of the principal live, each once caught up past its cursor (runtime/messaging/group-channels.ts). */
   private async startGroups(me: string): Promise<void> {
     try {
-      for (const thread of await this.deps.hub.groups.threads(me)) this.groupJoined(thread);
+      for (const thread of await this.deps.hub.groups.threads(me, false)) this.groupJoined(thread);
     } catch (err) {
       if (this.closed) return;
       this.log.warn({ err }, "groups not read; retrying shortly");
@@ -367,7 +369,7 @@ export class WsSession implements HandOutTarget, GroupMember {
 
   groupJoined(thread: bigint): void {
     if (this.closed || !this.principal || this.groups.has(thread)) return;
-    this.groups.set(thread, "warming");
+    this.groups.set(thread, { live: false });
     this.deps.hub.groups.channels.warm(thread);
     void this.catchUp(this.principal.id, thread);
   }
@@ -375,7 +377,7 @@ export class WsSession implements HandOutTarget, GroupMember {
   groupLeft(thread: bigint): void {
     const state = this.groups.get(thread);
     this.groups.delete(thread);
-    if (state === "live") this.deps.hub.groups.channels.leave(thread, this);
+    if (state?.live) this.deps.hub.groups.channels.leave(thread, this);
   }
 
   /**
@@ -386,7 +388,9 @@ export class WsSession implements HandOutTarget, GroupMember {
    */
   private async catchUp(me: string, thread: bigint): Promise<void> {
     const groups = this.deps.hub.groups;
-    const still = () => !this.closed && this.groups.get(thread) === "warming";
+    // this catch-up's own state: a leave and a join again while it waits start another, and this one must stop
+    const mine = this.groups.get(thread);
+    const still = () => !this.closed && mine !== undefined && this.groups.get(thread) === mine && !mine.live;
     let after = 0;
     let marked = false;
     try {
@@ -416,8 +420,11 @@ export class WsSession implements HandOutTarget, GroupMember {
           marked = true;
           if (!still()) return groups.channels.cool(thread);
         }
+        if (!still()) return groups.channels.cool(thread);
         if (groups.channels.join(thread, this, after)) {
-          this.groups.set(thread, "live");
+          mine!.live = true;
+          // a write of the join (the recent messages it was behind by) may have closed the socket
+          if (this.closed || this.groups.get(thread) !== mine) groups.channels.leave(thread, this);
           return;
         }
       }
@@ -524,7 +531,7 @@ export class WsSession implements HandOutTarget, GroupMember {
     this.drainWaiters = [];
     const me = this.principal?.id;
     for (const [thread, state] of this.groups) {
-      if (state !== "live") continue; // a catch-up under way sees the socket closed and stops
+      if (!state.live) continue; // a catch-up under way sees the socket closed and stops
       const at = this.deps.hub.groups.channels.leave(thread, this);
       if (me !== undefined && at !== undefined) {
         this.deps.hub.groups.mark(me, thread, at).catch((err: unknown) => this.log.warn({ err }, "group delivery mark not written"));

@@ -93,16 +93,22 @@ if (!existsSync(CHROMIUM) && !process.env["CI"]) {
     await pb.getByRole("button", { name: "Refresh" }).click();
     const aliceMoment = pb.locator("[data-moment]", { hasText: "Sunrise over the harbour" });
     await aliceMoment.waitFor(wait);
+    // The page shows a like and a comment at once, before the server answers: wait for the answer before the
+    // other page reads the feed, or its refresh can race the write on a busy machine.
+    const liked = pb.waitForResponse((r) => r.request().method() === "POST" && /\/v1\/moments\/[^/]+\/like$/.test(r.url()), wait);
     await aliceMoment.getByRole("button", { name: /^Like/ }).click();
     await aliceMoment.getByRole("button", { name: /^Unlike 1/ }).waitFor(wait);
+    t.equal((await liked).status(), 204, "the like is stored");
     await pa.getByRole("button", { name: "Refresh" }).click();
     const bobMoment = pa.locator("[data-moment]", { hasText: "Baked bread today" });
     await bobMoment.waitFor(wait);
     await pa.locator("[data-moment]", { hasText: "Sunrise over the harbour" }).getByRole("button", { name: /^Like 1/ }).waitFor(wait);
     await bobMoment.getByRole("button", { name: /^Comments/ }).click();
     await bobMoment.getByPlaceholder("Write a comment").fill("Smells great");
+    const commented = pa.waitForResponse((r) => r.request().method() === "POST" && /\/v1\/moments\/[^/]+\/comments$/.test(r.url()), wait);
     await bobMoment.getByRole("button", { name: "Comment", exact: true }).click();
     await bobMoment.getByRole("button", { name: /^Comments 1/ }).waitFor(wait);
+    t.equal((await commented).status(), 201, "the comment is stored");
     await pb.getByRole("button", { name: "Refresh" }).click();
     const own = pb.locator("[data-moment]", { hasText: "Baked bread today" });
     await own.getByRole("button", { name: /^Comments 1/ }).click();

@@ -55,6 +55,8 @@ export class GroupDelivery {
   private readonly members = new Map<string, Set<GroupMember>>();
   /** The groups of principals that long poll here, as read at `at` (the node's clock). */
   private readonly groupsOf = new Map<string, { threads: bigint[]; at: number }>();
+  /** The read of a principal's groups under way, `changed` once a membership event overtook it. */
+  private readonly reading = new Map<string, { done: Promise<bigint[]>; changed: boolean }>();
   /** Every group's last RECENT messages this node heard of, in order of their numbers. */
   private readonly recent = new Map<bigint, GroupMessage[]>();
   /** "<member> <thread>" whose cursor this node has put into the remembered cursors (GroupCursorCache). */
@@ -242,32 +244,59 @@ export class GroupDelivery {
   }
 
   private applyMembers(thread: bigint, joined: string[], left: string[]): void {
-    for (const p of joined) this.groupsOf.delete(p);
-    for (const p of left) this.groupsOf.delete(p);
+    for (const p of [...joined, ...left]) {
+      this.groupsOf.delete(p);
+      const read = this.reading.get(p);
+      if (read !== undefined) {
+        read.changed = true;
+        this.reading.delete(p);
+      }
+    }
     for (const p of joined) for (const m of [...(this.members.get(p) ?? [])]) m.groupJoined(thread);
     for (const p of left) for (const m of [...(this.members.get(p) ?? [])]) m.groupLeft(thread);
   }
 
   /**
-   * The groups of `member` (for its long polls and sockets): read at most every GROUPS_TTL_MS, and again after it
-   * joins or leaves one. With Postgres away: what was read last, or (`orNone`, a long poll's, whose mailbox still
-   * answers) none; a socket's start instead fails, and retries.
+   * The groups of `member` (for its long polls and sockets), read again after it joins or leaves one. What was read
+   * answers at once; past GROUPS_TTL_MS (the net under a lost membership event) it is read again behind the answer,
+   * so a poll never waits on Postgres for groups it already knows. With nothing read yet it waits for the read; with
+   * Postgres away then, a long poll's (`orNone`, whose mailbox still answers) gets none, and a socket's start fails
+   * and retries.
    */
   async threads(member: string, orNone = true): Promise<bigint[]> {
-    const now = this.svc.now();
     const hit = this.groupsOf.get(member);
-    if (hit !== undefined && now - hit.at < GROUPS_TTL_MS) return hit.threads;
-    let threads: bigint[];
+    if (hit !== undefined) {
+      if (this.svc.now() - hit.at >= GROUPS_TTL_MS) this.readGroups(member).catch(() => {});
+      return hit.threads;
+    }
     try {
-      threads = await this.groupReads.push(member);
+      return await this.readGroups(member);
     } catch (err) {
-      // Postgres away: what was read last will do; with nothing read yet, none (the mailbox still answers)
-      if (outageOf(err) === "postgres" && (hit !== undefined || orNone)) return hit?.threads ?? [];
+      if (outageOf(err) === "postgres" && orNone) return [];
       throw err;
     }
-    if (this.groupsOf.size >= GROUPS_CACHE_MAX) this.groupsOf.clear();
-    this.groupsOf.set(member, { threads, at: now });
-    return threads;
+  }
+
+  /** One read of `member`'s groups at a time; kept unless its membership changed while the read ran. */
+  private readGroups(member: string): Promise<bigint[]> {
+    const running = this.reading.get(member);
+    if (running !== undefined) return running.done;
+    const at = this.svc.now();
+    const read: { done: Promise<bigint[]>; changed: boolean } = { done: Promise.resolve([]), changed: false };
+    read.done = this.groupReads
+      .push(member)
+      .then((threads) => {
+        if (!read.changed) {
+          if (this.groupsOf.size >= GROUPS_CACHE_MAX) this.groupsOf.clear();
+          this.groupsOf.set(member, { threads, at });
+        }
+        return threads;
+      })
+      .finally(() => {
+        if (this.reading.get(member) === read) this.reading.delete(member);
+      });
+    this.reading.set(member, read);
+    return read.done;
   }
 
   backlog(member: string, threads: bigint[] | null, limit: number, after = 0): Promise<Backlog> {

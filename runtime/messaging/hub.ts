@@ -190,7 +190,7 @@ export class Messaging {
   async poll(principal: string, limit: number, timeoutMs: number, onAborted: (cb: () => void) => void): Promise<MailboxEntry[]> {
     // Callbacks are inline arrows and the wait's release lives on an object: a named closure would carry
     // its own property store (see runtime/http/pipeline.ts), held for the whole wait.
-    const wait: { woken: boolean; stop: boolean; release: (() => void) | undefined } = { woken: false, stop: false, release: undefined };
+    const wait: { woken: boolean; stop: boolean; ended: boolean; release: (() => void) | undefined } = { woken: false, stop: false, ended: false, release: undefined };
     const remove = this.waiters.add(principal, () => {
       wait.woken = true;
       wait.release?.();
@@ -203,20 +203,25 @@ export class Messaging {
     // the principal's groups: their messages are read past its cursors, and wake the poll under the group's key
     const removeGroups: (() => void)[] = [];
     try {
-      const groups = await this.groups.threads(principal);
-      for (const thread of groups) {
-        removeGroups.push(
-          this.waiters.add(groupWaitKey(thread), () => {
-            wait.woken = true;
-            wait.release?.();
-          }),
-        );
-      }
+      // the mailbox is read while the groups are learnt (a map hit but for a principal's first poll on this node);
+      // each group's waiter is in place before its first read
+      const learnt = this.groups.threads(principal).then((groups) => {
+        if (wait.ended) return groups;
+        for (const thread of groups) {
+          removeGroups.push(
+            this.waiters.add(groupWaitKey(thread), () => {
+              wait.woken = true;
+              wait.release?.();
+            }),
+          );
+        }
+        return groups;
+      });
       for (;;) {
         wait.woken = false;
         const [direct, grouped] = await Promise.all([
           this.fetch(principal, limit, null),
-          groups.length > 0 ? this.groups.readForPoll(principal, groups, limit) : undefined,
+          learnt.then((groups) => (groups.length > 0 ? this.groups.readForPoll(principal, groups, limit) : undefined)),
         ]);
         const entries = grouped === undefined || grouped.length === 0 ? direct : merged(direct, grouped, limit);
         if (entries.length > 0 || wait.stop || this.closing) return entries;
@@ -235,6 +240,7 @@ export class Messaging {
         if (!wait.woken || wait.stop || this.closing) return [];
       }
     } finally {
+      wait.ended = true;
       remove();
       for (const r of removeGroups) r();
     }

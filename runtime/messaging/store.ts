@@ -233,28 +233,41 @@ export type AckOutcome = { thread: bigint; seq: number; acked: number } | "deliv
  * joined. Per item: its outcome, false when it was never the caller's to acknowledge.
  */
 export async function ackBatch(sql: Sql, items: AckItem[]): Promise<AckOutcome[]> {
-  // One statement. The usual group acks are one set-based UPDATE (`up`): an ack alone of its member and group in the
-  // batch that moves the cursor straight to its message (the next one, or a cumulative ack), where no ack above the
-  // cursor waits to be taken in. Every other group ack goes through flock_group_ack, one call each (`grp`, never on a
-  // cursor `up` moved: those are alone of their member and group). A direct message's delivery row is deleted
-  // (`gone`), and only the acks that deleted none look their message up.
+  // Two statements, the second only when needed. The first deletes the direct messages' delivery rows, and is all a
+  // batch of direct acks costs: one statement holding the group part as well took Postgres twice as long to plan as
+  // to run, and ack time is on a long-polling receiver's path (it acks, then polls again).
+  const deleted = await retryOnDeadlock(() => sql<{ n: number }[]>`
+    with v as (
+      select * from unnest(${items.map((i) => i.recipient)}::text[], ${items.map((i) => String(i.id))}::bigint[])
+        with ordinality as v(recipient, message_id, n)
+    )
+    delete from deliveries d using v
+    where d.recipient = v.recipient and d.message_id = v.message_id
+    returning v.n::int as n`);
+  const out: AckOutcome[] = items.map(() => false);
+  for (const r of deleted) out[r.n - 1] = "delivery";
+  const rest = items.flatMap((item, i) => (out[i] === false ? [{ item, n: i + 1 }] : []));
+  if (rest.length > 0) for (const [n, o] of await groupAckBatch(sql, rest)) out[n - 1] = o;
+  return out;
+}
+
+/**
+ * The acks that deleted no delivery row: a group message stored once, or a message acknowledged before (found when it
+ * was the caller's), or one never the caller's. `n`: the item's place in its batch, the key of the answer.
+ */
+async function groupAckBatch(sql: Sql, rest: { item: AckItem; n: number }[]): Promise<Map<number, AckOutcome>> {
+  // The usual group acks are one set-based UPDATE (`up`): an ack alone of its member and group in the batch that
+  // moves the cursor straight to its message (the next one, or a cumulative ack), where no ack above the cursor waits
+  // to be taken in. Every other group ack goes through flock_group_ack, one call each (`grp`, never on a cursor `up`
+  // moved: those are alone of their member and group).
   const rows = await retryOnDeadlock(() => sql<{ n: number; thread_id: bigint | null; seq: string | null; acked: string | null; found: boolean }[]>`
     with v as (
       select * from unnest(
-        ${items.map((i) => i.recipient)}::text[], ${items.map((i) => String(i.id))}::bigint[],
-        ${items.map((i) => (i.through === true ? 1 : 0))}::int[]
-      ) with ordinality as v(recipient, message_id, through, n)
+        ${rest.map((r) => r.item.recipient)}::text[], ${rest.map((r) => String(r.item.id))}::bigint[],
+        ${rest.map((r) => (r.item.through === true ? 1 : 0))}::int[], ${rest.map((r) => r.n)}::int[]
+      ) as v(recipient, message_id, through, n)
     ),
-    gone as (
-      delete from deliveries d using v
-      where d.recipient = v.recipient and d.message_id = v.message_id
-      returning d.recipient, d.message_id
-    ),
-    -- the message of every ack that deleted no delivery row (a direct message's ack costs no look-up)
-    mm as (
-      select v.*, m.thread_id, m.seq, m.sender from v left join messages m on m.id = v.message_id
-      where not exists (select 1 from gone where gone.recipient = v.recipient and gone.message_id = v.message_id)
-    ),
+    mm as (select v.*, m.thread_id, m.seq, m.sender from v left join messages m on m.id = v.message_id),
     solo as (
       select * from mm where mm.seq is not null and mm.sender <> mm.recipient and (recipient, thread_id) in (
         select recipient, thread_id from mm where seq is not null group by 1, 2 having count(*) = 1)
@@ -271,22 +284,21 @@ export async function ackBatch(sql: Sql, items: AckItem[]): Promise<AckOutcome[]
         else flock_group_ack(mm.recipient, mm.thread_id, mm.seq, mm.through = 1 and mm.sender <> mm.recipient) end as acked
       from mm where mm.seq is not null
     )
-    select v.n::int as n, grp.thread_id, grp.seq, grp.acked,
-      case when grp.n is not null then grp.acked >= 0 when g.message_id is not null then true else exists (
+    select v.n, grp.thread_id, grp.seq, grp.acked,
+      case when grp.n is not null then grp.acked >= 0 else exists (
         select 1 from messages m
         where m.id = v.message_id and (m.recipient = v.recipient or (m.recipient is null and m.sender <> v.recipient and exists (
           select 1 from thread_members tm
           where tm.thread_id = m.thread_id and tm.principal = v.recipient and tm.joined_at <= m.created_at)))
       ) end as found
-    from v left join grp on grp.n = v.n left join (select distinct recipient, message_id from gone) g
-      on g.recipient = v.recipient and g.message_id = v.message_id`);
-  const byN = new Map(rows.map((r) => [r.n, r]));
-  return items.map((_, i) => {
-    const r = byN.get(i + 1);
-    if (!r?.found) return false;
-    if (r.thread_id === null || r.seq === null || r.acked === null) return "delivery";
-    return { thread: r.thread_id, seq: Number(r.seq), acked: Number(r.acked) };
-  });
+    from v left join grp on grp.n = v.n`);
+  const out = new Map<number, AckOutcome>();
+  for (const r of rows) {
+    if (!r.found) out.set(r.n, false);
+    else if (r.thread_id === null || r.seq === null || r.acked === null) out.set(r.n, "delivery");
+    else out.set(r.n, { thread: r.thread_id, seq: Number(r.seq), acked: Number(r.acked) });
+  }
+  return out;
 }
 
 export type UnackedRow = MessageRow & { delivery_count: number };

@@ -1,0 +1,54 @@
+// Which groups a long-polling principal is in (GroupDelivery.threads): learnt once per node, then answered from
+// memory. A join or leave through the API tells every node at once; past GROUPS_TTL_MS (the net under a lost
+// membership event) the node reads them again behind the answer, so a poll never waits on that read. The node's
+// clock is driven by hand.
+import t from "tap";
+import { GROUPS_TTL_MS } from "../runtime/messaging/group-delivery.ts";
+import { parseId } from "../runtime/ids.ts";
+import { call, type Registered, registerAgent } from "./helpers/http.ts";
+import { startTestNode } from "./helpers/node.ts";
+import { pending, until } from "./messaging-helpers.ts";
+
+t.test("a long poll answers from the groups it knows, and learns a missed join behind the answer", async (t) => {
+  let skew = 0;
+  const node = await startTestNode(t, { engine: "redis", now: () => Date.now() + skew, env: { FLOCK_LIMITS_SCALE: "100" } });
+  const base = node.url;
+  const group = async (owner: Registered, members: Registered[]) => {
+    const g = await call(base, "POST", "/v1/groups", { token: owner.token, json: { name: "g", members: members.map((m) => m.id) } });
+    t.equal(g.status, 201);
+    return g.body.group.id as string;
+  };
+  const post = async (from: Registered, g: string, body: string) => {
+    const r = await call(base, "POST", `/v1/groups/${g}/messages`, { token: from.token, json: { body } });
+    t.equal(r.status, 201);
+    return r.body.id as string;
+  };
+  const bodies = async (who: Registered) => (await pending(base, who)).map((m: { body: string }) => m.body).sort();
+
+  const a = await registerAgent(base, "Ann");
+  const b = await registerAgent(base, "Ben");
+  const c = await registerAgent(base, "Cy");
+  const first = await group(a, [b]);
+  await post(a, first, "in the first");
+  t.same(await bodies(b), ["in the first"], "the first poll learns the principal's groups");
+
+  // b joins a second group behind the node's back: no membership event, as if it were lost
+  const second = await group(a, [c]);
+  const thread = String(parseId("group", second));
+  await node.svc.sql`insert into thread_members (thread_id, principal) values (${thread}, ${b.id})`;
+  await node.svc.sql`
+    insert into group_cursors (member, thread_id, acked_seq, joined_seq, delivered_seq)
+    select ${b.id}, id, last_seq, last_seq, last_seq from groups where id = ${thread}`;
+  await post(a, second, "in the second");
+
+  t.same(await bodies(b), ["in the first"], "within GROUPS_TTL_MS the groups it knows answer");
+  skew += GROUPS_TTL_MS + 1;
+  t.same(await bodies(b), ["in the first"], "past it, the poll still answers from what it knows, without waiting for the read");
+  await until(async () => (await bodies(b)).length === 2);
+  t.same(await bodies(b), ["in the first", "in the second"], "the read behind it brings the missed group");
+
+  // a leave through the API is known at once, whatever the clock
+  const left = await call(base, "DELETE", `/v1/groups/${first}/members/${b.id}`, { token: a.token });
+  t.equal(left.status, 204);
+  t.same(await bodies(b), ["in the second"], "a leave through the API is known at the next poll");
+});

@@ -7,7 +7,7 @@ import { GROUPS_TTL_MS } from "../runtime/messaging/group-delivery.ts";
 import { parseId } from "../runtime/ids.ts";
 import { call, type Registered, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
-import { pending, until } from "./messaging-helpers.ts";
+import { Client, pending, until } from "./messaging-helpers.ts";
 
 t.test("a long poll answers from the groups it knows, and learns a missed join behind the answer", async (t) => {
   let skew = 0;
@@ -51,4 +51,49 @@ t.test("a long poll answers from the groups it knows, and learns a missed join b
   const left = await call(base, "DELETE", `/v1/groups/${first}/members/${b.id}`, { token: a.token });
   t.equal(left.status, 204);
   t.same(await bodies(b), ["in the second"], "a leave through the API is known at the next poll");
+});
+
+t.test("a socket follows a membership change whose event was lost at the next sweep, not its next reconnect", async (t) => {
+  const node = await startTestNode(t, { engine: "redis", env: { FLOCK_LIMITS_SCALE: "100" } });
+  const base = node.url;
+  const groups = node.svc.hub.groups;
+  const a = await registerAgent(base, "Ann");
+  const b = await registerAgent(base, "Ben");
+  const make = async (name: string) => {
+    const g = await call(base, "POST", "/v1/groups", { token: a.token, json: { name, members: [b.id] } });
+    t.equal(g.status, 201);
+    return g.body.group.id as string;
+  };
+  const post = async (g: string, body: string) => {
+    const r = await call(base, "POST", `/v1/groups/${g}/messages`, { token: a.token, json: { body } });
+    t.equal(r.status, 201);
+  };
+  const g = await make("g");
+  const marker = await make("marker");
+  const thread = String(parseId("group", g));
+  const c = await Client.open(base, { token: b.token });
+  t.teardown(() => c.close());
+  await c.nextOfType("ready");
+  await until(() => groups.channels.published(BigInt(thread)) !== undefined && groups.channels.published(parseId("group", marker)!) !== undefined);
+  const body = (f: { type: string; message?: { body: string } }) => (f.type === "message" ? f.message!.body : undefined);
+
+  // b leaves g behind the node's back: no membership event
+  await node.svc.sql`delete from group_cursors where member = ${b.id} and thread_id = ${thread}`;
+  await node.svc.sql`delete from thread_members where principal = ${b.id} and thread_id = ${thread}`;
+  await post(g, "lost event");
+  t.equal(body(await c.next((f) => f.type === "message")), "lost event", "without the event the socket still takes the group");
+  await groups.sweep();
+  await post(g, "after the sweep");
+  await post(marker, "marker 1");
+  t.equal(body(await c.next((f) => f.type === "message")), "marker 1", "after the sweep it does not");
+
+  // and joins back behind the node's back
+  await node.svc.sql`insert into thread_members (thread_id, principal) values (${thread}, ${b.id})`;
+  await node.svc.sql`
+    insert into group_cursors (member, thread_id, acked_seq, joined_seq, delivered_seq)
+    select ${b.id}, id, last_seq, last_seq, last_seq from groups where id = ${thread}`;
+  await groups.sweep();
+  await until(() => groups.channels.published(BigInt(thread)) !== undefined);
+  await post(g, "back");
+  t.equal(body(await c.next((f) => f.type === "message")), "back", "the sweep takes the group again");
 });

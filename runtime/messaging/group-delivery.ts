@@ -33,6 +33,13 @@ const MEMBERS_CHANNEL = "group.members";
 export const GROUPS_TTL_MS = 5000;
 const GROUPS_CACHE_MAX = 100_000;
 /**
+ * How often a node checks its sockets' groups against Postgres (GroupDelivery.sweep): the net under a lost membership
+ * event for sockets, so one removed from a group stops getting its messages within this, not at its next reconnect.
+ */
+export const SOCKET_GROUPS_SWEEP_MS = 30_000;
+/** Principals read per statement by a sweep. */
+const SWEEP_CHUNK = 1000;
+/**
  * Recent messages kept per group for long polls while Postgres is away (enough for a poller that acks what it
  * gets), and how many groups at most: about 50 MB at worst with 400-byte messages.
  */
@@ -48,6 +55,8 @@ export interface GroupMember extends GroupReader {
   groupJoined(thread: bigint): void;
   /** Its principal left a group: stop taking it. */
   groupLeft(thread: bigint): void;
+  /** The groups it takes, or is catching up on. */
+  heldGroups(): Iterable<bigint>;
 }
 
 export class GroupDelivery {
@@ -72,6 +81,9 @@ export class GroupDelivery {
    */
   private readonly groupReads: Batcher<string, bigint[]>;
   private readonly origin = randomBytes(6).toString("hex");
+  /** While a sweep reads, the principals a membership event reached meanwhile (the sweep's read of them is stale). */
+  private sweepOvertaken: Set<string> | undefined;
+  private sweepTimer: NodeJS.Timeout | undefined;
   private readonly unsubscribe: (() => Promise<void>)[] = [];
 
   constructor(
@@ -100,6 +112,10 @@ export class GroupDelivery {
       await ps.subscribe(MESSAGE_CHANNEL, (buf) => this.received(buf.toString())),
       await ps.subscribe(MEMBERS_CHANNEL, (buf) => this.membersReceived(buf.toString())),
     );
+    this.sweepTimer = setInterval(() => {
+      this.sweep().catch((err: unknown) => this.svc.log.warn({ err }, "sockets' groups not checked; next sweep retries"));
+    }, SOCKET_GROUPS_SWEEP_MS);
+    this.sweepTimer.unref();
   }
 
   /**
@@ -246,6 +262,7 @@ export class GroupDelivery {
   private applyMembers(thread: bigint, joined: string[], left: string[]): void {
     for (const p of [...joined, ...left]) {
       this.groupsOf.delete(p);
+      this.sweepOvertaken?.add(p);
       const read = this.reading.get(p);
       if (read !== undefined) {
         read.changed = true;
@@ -254,6 +271,35 @@ export class GroupDelivery {
     }
     for (const p of joined) for (const m of [...(this.members.get(p) ?? [])]) m.groupJoined(thread);
     for (const p of left) for (const m of [...(this.members.get(p) ?? [])]) m.groupLeft(thread);
+  }
+
+  /**
+   * Check the groups of every principal with a socket here against Postgres, and have each socket join or leave what
+   * differs: what a lost membership event (a Redis restart) would leave wrong until the socket reconnects. A principal
+   * whose membership changed while its groups were read is left to that change. Every SOCKET_GROUPS_SWEEP_MS.
+   */
+  async sweep(): Promise<void> {
+    if (this.sweepOvertaken !== undefined) return;
+    const principals = [...this.members.keys()];
+    this.sweepOvertaken = new Set();
+    try {
+      for (let i = 0; i < principals.length; i += SWEEP_CHUNK) {
+        const chunk = principals.slice(i, i + SWEEP_CHUNK);
+        this.sweepOvertaken.clear();
+        const truth = await groupsOfMembers(this.svc.sql, chunk);
+        for (const p of chunk) {
+          if (this.sweepOvertaken.has(p)) continue;
+          const should = new Set(truth.get(p) ?? []);
+          for (const m of [...(this.members.get(p) ?? [])]) {
+            const held = new Set(m.heldGroups());
+            for (const thread of held) if (!should.has(thread)) m.groupLeft(thread);
+            for (const thread of should) if (!held.has(thread)) m.groupJoined(thread);
+          }
+        }
+      }
+    } finally {
+      this.sweepOvertaken = undefined;
+    }
   }
 
   /**
@@ -309,6 +355,7 @@ export class GroupDelivery {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.sweepTimer);
     this.channels.close();
     await Promise.all([this.marks.drain(), this.groupReads.drain()]);
     await Promise.all(this.unsubscribe.map((u) => u().catch(() => {})));

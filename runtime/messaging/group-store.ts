@@ -84,25 +84,26 @@ export async function groupBacklog(sql: Sql, member: string, threads: bigint[] |
   return { entries, last, cursors };
 }
 
-/** Messages numbered after `after` in a group, in order, at most `limit` (to fill a gap a node saw). */
-export async function groupMessagesAfter(sql: Sql, thread: bigint, after: number, limit: number): Promise<{ seq: number; id: string; payload: string }[]> {
+/** Group messages stored once that `where` selects (`m` messages), in number order, as a publish carries them. */
+async function groupRows(sql: Sql, where: ReturnType<Sql>, limit: number | null): Promise<{ thread: bigint; seq: number; id: string; payload: string }[]> {
   const rows = await sql<(MessageRow & { seq: string })[]>`
     select m.id, m.thread_id, m.seq, m.sender, p.display_name as sender_name, m.recipient, m.body, m.created_at, m.attachments
     from messages m left join principals p on p.id = m.sender
-    where m.thread_id = ${String(thread)} and m.seq > ${after} and m.seq is not null
-    order by m.seq
-    limit ${limit}`;
-  return rows.map((r) => ({ seq: Number(r.seq), id: r.id.toString(), payload: JSON.stringify(toMessage(r)) }));
+    where ${where} and m.seq is not null
+    order by m.thread_id, m.seq
+    ${limit === null ? sql`` : sql`limit ${limit}`}`;
+  return rows.map((r) => ({ thread: r.thread_id, seq: Number(r.seq), id: r.id.toString(), payload: JSON.stringify(toMessage(r)) }));
+}
+
+/** Messages numbered after `after` in a group, in order, at most `limit` (to fill a gap a node saw). */
+export function groupMessagesAfter(sql: Sql, thread: bigint, after: number, limit: number): Promise<{ seq: number; id: string; payload: string }[]> {
+  return groupRows(sql, sql`m.thread_id = ${String(thread)} and m.seq > ${after}`, limit);
 }
 
 /** Of these message ids, the group messages stored once: their group, number and payload (to publish them again). */
 export async function groupMessagesById(sql: Sql, ids: string[]): Promise<{ thread: bigint; seq: number; id: string; payload: string }[]> {
   if (ids.length === 0) return [];
-  const rows = await sql<(MessageRow & { seq: string })[]>`
-    select m.id, m.thread_id, m.seq, m.sender, p.display_name as sender_name, m.recipient, m.body, m.created_at, m.attachments
-    from messages m left join principals p on p.id = m.sender
-    where m.id = any(${ids}::bigint[]) and m.seq is not null`;
-  return rows.map((r) => ({ thread: r.thread_id, seq: Number(r.seq), id: r.id.toString(), payload: JSON.stringify(toMessage(r)) }));
+  return groupRows(sql, sql`m.id = any(${ids}::bigint[])`, null);
 }
 
 /**

@@ -374,6 +374,10 @@ export class WsSession implements HandOutTarget, GroupMember {
     void this.catchUp(this.principal.id, thread);
   }
 
+  heldGroups(): Iterable<bigint> {
+    return this.groups.keys();
+  }
+
   groupLeft(thread: bigint): void {
     const state = this.groups.get(thread);
     this.groups.delete(thread);

@@ -6,7 +6,7 @@ import t from "tap";
 import { parseId } from "../runtime/ids.ts";
 import { call, type Registered, registerAgent } from "./helpers/http.ts";
 import { type EngineKind, startTestNode } from "./helpers/node.ts";
-import { ack, Client, pending, until } from "./messaging-helpers.ts";
+import { ack, Client, createGroup, pending, postToGroup, until } from "./messaging-helpers.ts";
 
 const threadOf = (groupId: string) => parseId("group", groupId)!;
 
@@ -16,16 +16,8 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
     const base = node.url;
     const hub = node.svc.hub;
 
-    const group = async (owner: Registered, members: Registered[]) => {
-      const g = await call(base, "POST", "/v1/groups", { token: owner.token, json: { name: "g", members: members.map((m) => m.id) } });
-      t.equal(g.status, 201);
-      return g.body.group.id as string;
-    };
-    const post = async (from: Registered, g: string, body: string) => {
-      const r = await call(base, "POST", `/v1/groups/${g}/messages`, { token: from.token, json: { body } });
-      t.equal(r.status, 201);
-      return r.body.id as string;
-    };
+    const group = (owner: Registered, members: Registered[]) => createGroup(base, owner, members);
+    const post = (from: Registered, g: string, body: string) => postToGroup(base, from, g, body);
     const ids = (ms: { id: string }[]) => ms.map((m) => m.id);
     const cursor = async (member: Registered, g: string) => {
       const [row] = await node.svc.sql<{ acked_seq: string }[]>`

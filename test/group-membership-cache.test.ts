@@ -7,22 +7,14 @@ import { GROUPS_TTL_MS } from "../runtime/messaging/group-delivery.ts";
 import { parseId } from "../runtime/ids.ts";
 import { call, type Registered, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
-import { Client, pending, until } from "./messaging-helpers.ts";
+import { Client, createGroup, pending, postToGroup, until } from "./messaging-helpers.ts";
 
 t.test("a long poll answers from the groups it knows, and learns a missed join behind the answer", async (t) => {
   let skew = 0;
   const node = await startTestNode(t, { engine: "redis", now: () => Date.now() + skew, env: { FLOCK_LIMITS_SCALE: "100" } });
   const base = node.url;
-  const group = async (owner: Registered, members: Registered[]) => {
-    const g = await call(base, "POST", "/v1/groups", { token: owner.token, json: { name: "g", members: members.map((m) => m.id) } });
-    t.equal(g.status, 201);
-    return g.body.group.id as string;
-  };
-  const post = async (from: Registered, g: string, body: string) => {
-    const r = await call(base, "POST", `/v1/groups/${g}/messages`, { token: from.token, json: { body } });
-    t.equal(r.status, 201);
-    return r.body.id as string;
-  };
+  const group = (owner: Registered, members: Registered[]) => createGroup(base, owner, members);
+  const post = (from: Registered, g: string, body: string) => postToGroup(base, from, g, body);
   const bodies = async (who: Registered) => (await pending(base, who)).map((m: { body: string }) => m.body).sort();
 
   const a = await registerAgent(base, "Ann");
@@ -59,15 +51,8 @@ t.test("a socket follows a membership change whose event was lost at the next sw
   const groups = node.svc.hub.groups;
   const a = await registerAgent(base, "Ann");
   const b = await registerAgent(base, "Ben");
-  const make = async (name: string) => {
-    const g = await call(base, "POST", "/v1/groups", { token: a.token, json: { name, members: [b.id] } });
-    t.equal(g.status, 201);
-    return g.body.group.id as string;
-  };
-  const post = async (g: string, body: string) => {
-    const r = await call(base, "POST", `/v1/groups/${g}/messages`, { token: a.token, json: { body } });
-    t.equal(r.status, 201);
-  };
+  const make = (name: string) => createGroup(base, a, [b], name);
+  const post = (g: string, body: string) => postToGroup(base, a, g, body);
   const g = await make("g");
   const marker = await make("marker");
   const thread = String(parseId("group", g));

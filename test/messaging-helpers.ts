@@ -159,3 +159,17 @@ export async function warmUpAcross(one: string, two: string, a: Registered, b: R
   await Promise.all([pending(two, b), ws.nextOfType("message")]);
   await Promise.all([ack(two, b, w1.id), ack(two, c, w2.id)]);
 }
+
+/** A group of `owner` with `members`, made through the API; its id. */
+export async function createGroup(base: string, owner: Registered, members: Registered[], name = "g"): Promise<string> {
+  const r = await call(base, "POST", "/v1/groups", { token: owner.token, json: { name, members: members.map((m) => m.id) } });
+  if (r.status !== 201) throw new Error(`group not made: ${r.status} ${r.text}`);
+  return r.body.group.id as string;
+}
+
+/** Send `body` to group `g` as `from`; the message's id. */
+export async function postToGroup(base: string, from: Registered, g: string, body: string): Promise<string> {
+  const r = await call(base, "POST", `/v1/groups/${g}/messages`, { token: from.token, json: { body } });
+  if (r.status !== 201) throw new Error(`group message not sent: ${r.status} ${r.text}`);
+  return r.body.id as string;
+}

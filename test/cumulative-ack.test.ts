@@ -6,7 +6,7 @@
 import t from "tap";
 import { call, type Registered, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
-import { ack, Client, pending, sendOk } from "./messaging-helpers.ts";
+import { ack, Client, createGroup, pending, postToGroup, sendOk } from "./messaging-helpers.ts";
 
 const ids = (ms: { id: string }[]) => ms.map((m) => m.id);
 
@@ -14,16 +14,8 @@ for (const engine of ["redis", "memory"] as const) {
   t.test(`cumulative acks (${engine} engines, real Postgres)`, async (t) => {
     const node = await startTestNode(t, { engine });
     const base = node.url;
-    const group = async (owner: Registered, members: Registered[]) => {
-      const r = await call(base, "POST", "/v1/groups", { token: owner.token, json: { name: "G", members: members.map((m) => m.id) } });
-      if (r.status !== 201) throw new Error(`group ${r.status} ${r.text}`);
-      return r.body.group.id as string;
-    };
-    const post = async (who: Registered, g: string, body: string) => {
-      const r = await call(base, "POST", `/v1/groups/${g}/messages`, { token: who.token, json: { body } });
-      if (r.status !== 201) throw new Error(`post ${r.status} ${r.text}`);
-      return r.body.id as string;
-    };
+    const group = (owner: Registered, members: Registered[]) => createGroup(base, owner, members, "G");
+    const post = (who: Registered, g: string, body: string) => postToGroup(base, who, g, body);
     const ackThrough = (who: Registered, id: string, through = "true") =>
       call(base, "POST", `/v1/messages/${id}/ack?through=${through}`, { token: who.token });
 

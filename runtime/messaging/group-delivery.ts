@@ -36,7 +36,7 @@ const GROUPS_CACHE_MAX = 100_000;
  * How often a node checks its sockets' groups against Postgres (GroupDelivery.sweep): the net under a lost membership
  * event for sockets, so one removed from a group stops getting its messages within this, not at its next reconnect.
  */
-export const SOCKET_GROUPS_SWEEP_MS = 30_000;
+const SOCKET_GROUPS_SWEEP_MS = 30_000;
 /** Principals read per statement by a sweep. */
 const SWEEP_CHUNK = 1000;
 /**

@@ -13,7 +13,7 @@ import { Metrics } from "./metrics.ts";
 import type { NodeLease } from "./node-lease.ts";
 import { startServices } from "./node.ts";
 import type { Services } from "./services.ts";
-import { listenExclusive, loadUws } from "./uws.ts";
+import { type LoadedUws, listenExclusive, loadUws } from "./uws.ts";
 import { mountWs } from "./ws/server.ts";
 
 export class StartupError extends Error {}
@@ -37,7 +37,13 @@ export interface NodeOptions {
 }
 
 export async function startNode(config: Config, log: Logger, opts: NodeOptions = {}): Promise<RunningNode> {
-  const { uws, native, binding } = loadUws();
+  let loaded: LoadedUws;
+  try {
+    loaded = loadUws(config.FLOCK_ALLOW_UWS_FALLBACK);
+  } catch (e) {
+    throw new StartupError((e as Error).message);
+  }
+  const { uws, native, binding, build } = loaded;
   if (!native) {
     if (!config.FLOCK_ALLOW_UWS_FALLBACK) {
       throw new StartupError(
@@ -47,7 +53,7 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
     }
     log.warn({ binding }, "uWebSockets.js running on the pure-JS fallback");
   } else {
-    log.info({ binding: binding.split(/[/\\]/).pop() }, "uWebSockets.js native binding loaded");
+    log.info({ binding: binding.split(/[/\\]/).pop(), build }, "uWebSockets.js native binding loaded");
   }
 
   const life = new Lifecycle(log, opts.trace);

@@ -1,4 +1,5 @@
-// Loads uWebSockets.js and tells whether the native binding or the slow pure-JS fallback was loaded.
+// Loads uWebSockets.js: picks the native build that runs on this Node and OS, and tells whether a native binding or
+// the slow pure-JS fallback was loaded.
 import { createRequire } from "node:module";
 import type * as UwsNs from "uWebSockets.js";
 
@@ -6,16 +7,82 @@ export type Uws = typeof UwsNs;
 
 const require = createRequire(import.meta.url);
 
+/** The two builds in package.json: v20.57 (Node 20-25; on Linux, glibc >= 2.38) and v20.30 (Node 16-20, any glibc). */
+export const UWS_CURRENT = "uWebSockets.js";
+export const UWS_NODE20_OLD_GLIBC = "uws-node20-glibc236";
+
+/** Node's module ABI of each major the v20.57 build ships binaries for. */
+const CURRENT_ABIS: Record<string, number> = { "115": 20, "127": 22, "137": 24, "141": 25 };
+const NODE20_ABI = "115";
+const CURRENT_PLATFORMS = ["linux-x64", "linux-arm64", "darwin-x64", "darwin-arm64", "win32-x64"];
+const OLD_PLATFORMS = ["linux-x64", "linux-arm64", "linux-arm"];
+
+export interface Platform {
+  platform: string;
+  arch: string;
+  /** process.versions.modules */
+  abi: string;
+  /** glibc at run time, as "2.36"; undefined off Linux or on musl */
+  glibc: string | undefined;
+  node: string;
+}
+
+export type UwsChoice = { package: string } | { error: string };
+
+const SUPPORTED =
+  "Flock runs on Node 20, 22, 24 or 25 on Linux with glibc >= 2.38 (Debian 13, Ubuntu 24.04 and later), macOS or " +
+  "Windows x64, and on Node 20 alone on Linux with an older glibc (Debian 12)";
+
+function glibcAtLeast(glibc: string, major: number, minor: number): boolean {
+  const [a = 0, b = 0] = glibc.split(".").map(Number);
+  return a > major || (a === major && b >= minor);
+}
+
+/** Which build runs here, or one line saying which Node and OS combination does. */
+export function chooseUws(p: Platform): UwsChoice {
+  const key = `${p.platform}-${p.arch}`;
+  const here = `Node ${p.node} on ${key}${p.platform === "linux" ? (p.glibc ? ` with glibc ${p.glibc}` : " without glibc (musl?)") : ""}`;
+  const currentFits = p.abi in CURRENT_ABIS && CURRENT_PLATFORMS.includes(key);
+  if (currentFits && (p.platform !== "linux" || (p.glibc !== undefined && glibcAtLeast(p.glibc, 2, 38)))) {
+    return { package: UWS_CURRENT };
+  }
+  if (p.platform === "linux" && p.glibc !== undefined && p.abi === NODE20_ABI && OLD_PLATFORMS.includes(key)) {
+    return { package: UWS_NODE20_OLD_GLIBC };
+  }
+  return { error: `uWebSockets.js has no native build for ${here}. ${SUPPORTED}.` };
+}
+
+export function thisPlatform(): Platform {
+  const report = process.platform === "linux" ? (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } }) : undefined;
+  return {
+    platform: process.platform,
+    arch: process.arch,
+    abi: process.versions.modules,
+    glibc: report?.header?.glibcVersionRuntime,
+    node: process.versions.node,
+  };
+}
+
 export interface LoadedUws {
   uws: Uws;
   native: boolean;
+  /** the binding's file, or why none loaded */
   binding: string;
+  /** the package it came from */
+  build: string;
 }
 
-export function loadUws(): LoadedUws {
-  const uws = require("uWebSockets.js") as Uws;
+/**
+ * The native build for this platform. Where none exists, the error names the platforms that work; with
+ * `allowFallback` the old build's slow pure-JS implementation loads instead (never silently: `native` is false).
+ */
+export function loadUws(allowFallback = false, platform: Platform = thisPlatform()): LoadedUws {
+  const choice = chooseUws(platform);
+  if ("error" in choice && !allowFallback) throw new Error(choice.error);
+  const pkg = "error" in choice ? UWS_NODE20_OLD_GLIBC : choice.package;
+  const uws = require(pkg) as Uws; // the old build falls back to its JS implementation when its binary does not load
   const binding = Object.keys(require.cache).find((k) => /uws_[^/\\]+\.node$/.test(k));
-  return { uws, native: binding !== undefined, binding: binding ?? "pure-JS fallback" };
+  return { uws, native: binding !== undefined, binding: binding ?? "pure-JS fallback", build: pkg };
 }
 
 /** uSockets' LIBUS_LISTEN_EXCLUSIVE_PORT: no SO_REUSEPORT, so a port another process holds fails to listen. */

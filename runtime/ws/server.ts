@@ -52,7 +52,7 @@ export function mountWs(app: TemplatedApp, svc: Services, onFrame: FrameHandler)
     maxBackpressure: 2 * MAX_BUFFER,
     // a group's messages are published to topics (runtime/messaging/group-channels.ts): a socket that cannot take one is
     // closed rather than skipped, since a hole would let a cumulative ack acknowledge what it never got
-    closeOnBackpressureLimit: 1,
+    closeOnBackpressureLimit: true,
     upgrade: (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) => {
       const key = req.getHeader("sec-websocket-key");
       const protocols = req.getHeader("sec-websocket-protocol");

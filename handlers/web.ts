@@ -4,11 +4,12 @@
 // data: (the empty icon); the API over fetch and the WebSocket on this host, plus any origins listed in
 // FLOCK_WEB_CONNECT (space separated) for an app pointed at another Flock. `node web/build.mjs` builds web/dist.
 import { existsSync, readFileSync } from "node:fs";
-import { extname, join, resolve } from "node:path";
+import { extname, join } from "node:path";
 import { notFound } from "../runtime/errors.ts";
 import { defineRoute, type Reply, type Route } from "../runtime/http/route.ts";
+import { projectPath } from "../runtime/paths.ts";
 
-const DIST = resolve(import.meta.dirname, "../web/dist");
+const DIST = projectPath("web", "dist");
 
 const TYPES: Record<string, string> = {
   ".js": "text/javascript; charset=utf-8",

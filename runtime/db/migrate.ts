@@ -1,10 +1,11 @@
 // Forward-only migrations: schema/migrations/NNNN_name.sql applied in order, each in its own transaction,
 // recorded in flock_migrations. An advisory lock keeps two nodes starting together from racing.
+import { join } from "node:path";
 import { readdirSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import type { Sql } from "./client.ts";
+import { projectPath } from "../paths.ts";
 
-const DIR = fileURLToPath(new URL("../../schema/migrations/", import.meta.url));
+const DIR = projectPath("schema", "migrations");
 const LOCK_ID = 7_261_001;
 
 export interface Migration {
@@ -16,7 +17,7 @@ export function readMigrations(dir = DIR): Migration[] {
   return readdirSync(dir)
     .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
     .sort()
-    .map((name) => ({ name, sql: readFileSync(dir + name, "utf8") }));
+    .map((name) => ({ name, sql: readFileSync(join(dir, name), "utf8") }));
 }
 
 /** Applies pending migrations in `schema`; answers the names applied. */

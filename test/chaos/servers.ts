@@ -5,12 +5,11 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 
 export { freePort, PrivatePostgres, PrivateRedis } from "../helpers/private-servers.ts";
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+import { nodeEntry, ROOT } from "../helpers/entry.ts";
 
 // --- cleanup ---------------------------------------------------------------------------------------------
 
@@ -77,10 +76,10 @@ export class FlockNode {
     return this.child?.pid;
   }
 
-  /** Starts `node --import tsx runtime/main.ts` on this node's fixed port; resolves once /healthz answers 200. */
+  /** Starts `node dist/runtime/main.js` (what npm start runs) on this node's fixed port; resolves once /healthz answers 200. */
   async start(timeoutMs = 30_000): Promise<void> {
     this.starts++;
-    const child = spawn(process.execPath, ["--import", "tsx", "runtime/main.ts"], {
+    const child = spawn(process.execPath, nodeEntry(), {
       cwd: ROOT,
       env: {
         PATH: process.env["PATH"] ?? "",

@@ -1,8 +1,6 @@
 // Runs Flock as a real OS process (npm start's entry), for multi-process and startup tests.
 import { type ChildProcess, spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
-
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+import { nodeEntry, ROOT } from "./entry.ts";
 
 export interface NodeProcess {
   child: ChildProcess;
@@ -18,7 +16,7 @@ export interface Exited {
 }
 
 function launch(env: Record<string, string>): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, ["--import", "tsx", "runtime/main.ts"], {
+  const child = spawn(process.execPath, nodeEntry(), {
     cwd: ROOT,
     env: { PATH: process.env["PATH"] ?? "", HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],

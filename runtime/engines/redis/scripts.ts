@@ -1,11 +1,12 @@
 // Loads every Lua script in runtime/scripts once, as an ioredis command. File names are
 // `<command>-<numberOfKeys>.lua`, or `<command>-n.lua` for a script taking any number of keys (the
 // caller passes the count first); each file opens with its KEYS/ARGV/returns contract.
+import { join } from "node:path";
 import { readdirSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import type { Cluster, Redis } from "ioredis";
+import { projectPath } from "../../paths.ts";
 
-const DIR = fileURLToPath(new URL("../../scripts/", import.meta.url));
+const DIR = projectPath("runtime", "scripts");
 
 type Arg = string | number | Buffer;
 
@@ -41,7 +42,7 @@ export function defineScripts(redis: Redis | Cluster): ScriptedRedis {
     const m = /^([a-z][a-zA-Z0-9]*)-(\d+|n)\.lua$/.exec(file);
     if (!m) continue;
     const numberOfKeys = m[2] === "n" ? undefined : Number(m[2]);
-    redis.defineCommand(m[1]!, { numberOfKeys, lua: readFileSync(DIR + file, "utf8") });
+    redis.defineCommand(m[1]!, { numberOfKeys, lua: readFileSync(join(DIR, file), "utf8") });
   }
   return redis as ScriptedRedis;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Entry of `npx flock`: compiled with the SDK to dist/bin.js (the import below becomes ./cli.js), so the command
+// Entry of `npx flockctl`: compiled with the SDK to dist/bin.js (the import below becomes ./cli.js), so the command
 // runs with plain node.
 import { main } from "./cli.ts";
 

@@ -1,4 +1,4 @@
-// `npx flock <command>`: the SDK from a shell. Readable output by default, `--json` for scripts. The answer alone goes
+// `npx flockctl <command>`: the SDK from a shell. Readable output by default, `--json` for scripts. The answer alone goes
 // to stdout; errors, usage and `--verbose`'s lines (each request, and each retry with its wait) go to stderr.
 // Exit codes: 0 ok, 2 usage, 3 unauthorized, 4 not found, 5 rate limited, 6 payment required, 7 invalid request,
 // 1 anything else.
@@ -7,7 +7,7 @@ import { Flock, FlockError, PaymentRequiredError } from "./index.ts";
 import type { RetryEvent } from "./retry.ts";
 import type { Message, Moment } from "./types.ts";
 
-const USAGE = `usage: flock [--url URL] [--token TOKEN] [--json] [--verbose] <command> [args]
+const USAGE = `usage: flockctl [--url URL] [--token TOKEN] [--json] [--verbose] <command> [args]
 
   register <display_name> [--description TEXT]   create an agent; prints its token
   whoami                                        the agent behind the token
@@ -170,17 +170,17 @@ function verbose(err: Write): { fetch: typeof fetch; onRetry: (e: RetryEvent) =>
       const what = `${init?.method ?? "GET"} ${new URL(input instanceof Request ? input.url : input).pathname}`;
       try {
         const res = await globalThis.fetch(input, init);
-        err(`flock: ${what} ${res.status} in ${Date.now() - started} ms`);
+        err(`flockctl: ${what} ${res.status} in ${Date.now() - started} ms`);
         return res;
       } catch (e) {
-        err(`flock: ${what} failed after ${Date.now() - started} ms: ${(e as Error).message}`);
+        err(`flockctl: ${what} failed after ${Date.now() - started} ms: ${(e as Error).message}`);
         throw e;
       }
     },
     onRetry(e) {
       const status = `${e.status}${e.code ? ` ${e.code}` : ""}`;
       const why = e.retryAfter ? "Retry-After" : "backoff";
-      err(`flock: ${e.method} ${e.path} answered ${status}; retry ${e.retry} of ${e.maxRetries} in ${(e.waitMs / 1000).toFixed(1)} s (${why})`);
+      err(`flockctl: ${e.method} ${e.path} answered ${status}; retry ${e.retry} of ${e.maxRetries} in ${(e.waitMs / 1000).toFixed(1)} s (${why})`);
     },
   };
 }
@@ -227,14 +227,14 @@ function report(err: unknown, out: Write, json: boolean | undefined): number {
   return 1;
 }
 
-/** `flock mcp`: the MCP server needs @modelcontextprotocol/sdk and zod, optional peers a plain SDK user never installs. */
+/** `flockctl mcp`: the MCP server needs @modelcontextprotocol/sdk and zod, optional peers a plain SDK user never installs. */
 async function runMcpCommand(args: string[]): Promise<number> {
   let mod: typeof import("./mcp/stdio.ts");
   try {
     mod = await import("./mcp/stdio.ts");
   } catch (err) {
     if ((err as { code?: string }).code !== "ERR_MODULE_NOT_FOUND") throw err;
-    process.stderr.write("flock mcp needs the MCP SDK beside @flock/client: npm install @modelcontextprotocol/sdk zod\n");
+    process.stderr.write("flockctl mcp needs the MCP SDK beside @flock/client: npm install @modelcontextprotocol/sdk zod\n");
     return 1;
   }
   return mod.runMcp(args);

@@ -56,11 +56,11 @@ t.test("--json: stdout is the answer alone; errors and usage go to stderr", asyn
     const r = await flock(args, env);
     t.equal(r.code, 2, `usage exits 2: ${args.join(" ")}`);
     t.equal(r.stdout, "", `no usage on stdout: ${args.join(" ")}`);
-    t.match(r.stderr, /usage: flock /);
+    t.match(r.stderr, /usage: flockctl /);
   }
   const help = await flock(["--help"], env);
   t.equal(help.code, 0);
-  t.match(help.stdout, /usage: flock /, "asked-for help is the answer: stdout");
+  t.match(help.stdout, /usage: flockctl /, "asked-for help is the answer: stdout");
   t.equal(help.stderr, "");
 
   const feed = await flock(["feed", "--json", "--verbose"], { ...env, FLOCK_TOKEN: token });
@@ -101,6 +101,6 @@ t.test("--verbose shows each retry behind a slow answer", async (t) => {
   t.equal(retries.length, 2, verbose.stderr);
   t.match(retries[0], /GET \/v1\/agents\/me answered 503 unavailable; retry 1 of 4 in 0\.0 s \(Retry-After\)/);
   t.match(retries[1], /retry 2 of 4/);
-  const exchanges = verbose.stderr.split("\n").filter((l) => /^flock: GET \/v1\/agents\/me \d+ in \d+ ms$/.test(l));
+  const exchanges = verbose.stderr.split("\n").filter((l) => /^flockctl: GET \/v1\/agents\/me \d+ in \d+ ms$/.test(l));
   t.same(exchanges.map((l) => l.split(" ")[3]), ["503", "503", "200"], "each attempt, with its status and time");
 });

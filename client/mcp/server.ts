@@ -1,6 +1,6 @@
 // The Flock MCP server: tools, resources and subscriptions over one Flock SDK client. A thin layer: every tool is one
 // SDK call (SPEC section 7 retries and the send throttle come with it), and every failure is a tool error the model
-// can act on. Transports are the caller's: stdio (`flock mcp`, stdio.ts) or streamable HTTP (Flock's /v1/mcp).
+// can act on. Transports are the caller's: stdio (`flockctl mcp`, stdio.ts) or streamable HTTP (Flock's /v1/mcp).
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { Flock, type FlockOptions } from "../index.ts";
 import { type PaymentCaps, payerFor } from "./caps.ts";

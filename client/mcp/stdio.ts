@@ -1,4 +1,4 @@
-// `flock mcp`: the MCP server over stdio for an agent runtime. The token and base URL come from flags or the
+// `flockctl mcp`: the MCP server over stdio for an agent runtime. The token and base URL come from flags or the
 // environment (FLOCK_TOKEN, FLOCK_URL); payments from FLOCK_MCP_PRIVATE_KEY and the caps FLOCK_MCP_MAX_PER_MESSAGE /
 // FLOCK_MCP_MAX_TOTAL (US dollars). stdout carries the protocol only; diagnostics go to stderr.
 import { parseArgs } from "node:util";
@@ -6,7 +6,7 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { capsFromEnv } from "./caps.ts";
 import { createFlockMcp } from "./server.ts";
 
-export const MCP_USAGE = `usage: flock mcp [--url URL] [--token TOKEN] [--private-key 0x...] [--max-per-message USD] [--max-total USD]
+export const MCP_USAGE = `usage: flockctl mcp [--url URL] [--token TOKEN] [--private-key 0x...] [--max-per-message USD] [--max-total USD]
 
 Runs the Flock MCP server over stdio. Without a token it offers a register tool.
 environment: FLOCK_URL, FLOCK_TOKEN, FLOCK_MCP_PRIVATE_KEY, FLOCK_MCP_MAX_PER_MESSAGE, FLOCK_MCP_MAX_TOTAL`;

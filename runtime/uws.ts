@@ -14,6 +14,8 @@ export const UWS_NODE20_OLD_GLIBC = "uws-node20-glibc236";
 /** Node's module ABI of each major the v20.57 build ships binaries for. */
 const CURRENT_ABIS: Record<string, number> = { "115": 20, "127": 22, "137": 24, "141": 25 };
 const NODE20_ABI = "115";
+/** A request's line and headers together, at most (UWS_HTTP_MAX_HEADERS_SIZE, when not set already). */
+export const UWS_MAX_HEADERS_BYTES = 64 * 1024;
 const CURRENT_PLATFORMS = ["linux-x64", "linux-arm64", "darwin-x64", "darwin-arm64", "win32-x64"];
 const OLD_PLATFORMS = ["linux-x64", "linux-arm64", "linux-arm"];
 
@@ -80,6 +82,10 @@ export function loadUws(allowFallback = false, platform: Platform = thisPlatform
   const choice = chooseUws(platform);
   if ("error" in choice && !allowFallback) throw new Error(choice.error);
   const pkg = "error" in choice ? UWS_NODE20_OLD_GLIBC : choice.package;
+  // v20.57 reads its limit on a request's line and headers from the environment once, as the binding loads (4 KB
+  // by default, answered with its own HTML 431): Flock takes targets up to 64 KB, as v20.30 did, so that a long
+  // query gets Flock's JSON error, not uWS's page
+  process.env["UWS_HTTP_MAX_HEADERS_SIZE"] ??= String(UWS_MAX_HEADERS_BYTES);
   const uws = require(pkg) as Uws; // the old build falls back to its JS implementation when its binary does not load
   const binding = Object.keys(require.cache).find((k) => /uws_[^/\\]+\.node$/.test(k));
   return { uws, native: binding !== undefined, binding: binding ?? "pure-JS fallback", build: pkg };

@@ -7,7 +7,7 @@ import { created, defineRoute, noContent, ok, type Route } from "../runtime/http
 import { PREFIX, parseId } from "../runtime/ids.ts";
 import { resolveAttachments } from "../runtime/messaging/attachments.ts";
 import { joinGroup, leaveGroup } from "../runtime/messaging/group-store.ts";
-import { freshPayload } from "../runtime/messaging/payload.ts";
+import { sendGroup } from "../runtime/messaging/send.ts";
 import { paidMembers } from "../runtime/payments/terms.ts";
 import type { Services } from "../runtime/services.ts";
 import { refusedMembers } from "../runtime/social/group-consent.ts";
@@ -185,14 +185,8 @@ const send = defineRoute({
         paid_members: paid,
       });
     }
-    const hub = svc.hub;
     const attachments = await resolveAttachments(svc.sql, principal.id, body.attachments);
-    const m = { id: svc.ids.nextRaw(), threadId, sender: principal.id, body: body.body, createdAt: new Date(svc.now()), attachments };
-    const seq = await hub.storeGroup(m);
-    if (seq === null) throw notFound("group");
-    const { id, createdAt } = m; // the id may have been replaced (see storeGroup)
-    const payload = freshPayload(principal, { id, threadId, recipient: null, body: body.body, createdAt, attachments });
-    await hub.deliverGroup(threadId, seq, id.toString(), payload);
+    const payload = await sendGroup(svc, principal, { threadId, body: body.body, attachments });
     return jsonText(201, payload);
   },
 });

@@ -1,10 +1,11 @@
-// Direct messages: send, long-poll the mailbox, acknowledge. A send to a paid agent goes through x402
-// (runtime/payments/paid-send.ts).
+// Direct messages: send (runtime/messaging/send.ts), long-poll the mailbox, acknowledge. A send to a paid agent
+// goes through x402 (runtime/payments/paid-send.ts).
 import { invalid, notFound } from "../runtime/errors.ts";
 import { defineRoute, noContent, type Reply, type Route } from "../runtime/http/route.ts";
 import { parseId } from "../runtime/ids.ts";
 import { resolveAttachments } from "../runtime/messaging/attachments.ts";
-import { freshPayload, pendingJson } from "../runtime/messaging/payload.ts";
+import { pendingJson } from "../runtime/messaging/payload.ts";
+import { sendDirect } from "../runtime/messaging/send.ts";
 import { isMember } from "../runtime/messaging/store.ts";
 import { paidSend } from "../runtime/payments/paid-send.ts";
 import { AckQuery, PendingQuery, SendMessageRequest } from "../schema/messages.ts";
@@ -36,16 +37,9 @@ const send = defineRoute({
     // checked before any payment: a send refused for its files is never charged
     const attachments = await resolveAttachments(svc.sql, principal.id, body.attachments);
     const terms = await svc.paidAgents.terms(body.to);
-    if (terms) return paidSend(ctx, hub, terms, { to: body.to, threadId, body: body.body, attachments });
-    const createdAt = new Date(svc.now());
-    const m = { id: svc.ids.nextRaw(), threadId, sender: principal.id, recipient: body.to, body: body.body, createdAt, attachments };
-    if (!(await hub.storeDirect(m))) {
-      hub.forgetDirectThread(principal.id, body.to);
-      throw notFound("recipient");
-    }
-    const { id } = m; // the id may have been replaced (see storeDirect)
-    const payload = freshPayload(principal, { id, threadId, recipient: body.to, body: body.body, createdAt, attachments });
-    await hub.deliver([body.to], id.toString(), payload);
+    const msg = { threadId, body: body.body, attachments };
+    if (terms) return paidSend(ctx, terms, body.to, msg);
+    const payload = await sendDirect(svc, principal, body.to, msg);
     return jsonText(201, payload);
   },
 });

@@ -8,25 +8,16 @@
 //   facilitator verify       -> 402 with the reason; the claim fails but may be retried (nothing went on chain);
 //                               a facilitator that does not answer: 503 payments_unavailable, also retryable
 //   facilitator settle       -> 402 with the reason; the claim fails for good (it may be on chain)
-//   settled                  -> the message, its delivery and the settled payment in one statement; then the
-//                               mailbox; 201 with `payment` and the PAYMENT-RESPONSE header.
+//   settled                  -> the message, its delivery and the settled payment in one statement (sendDirect's
+//                               store); then the mailbox; 201 with `payment` and the PAYMENT-RESPONSE header.
 import { encodePaymentResponseHeader } from "@x402/core/http";
 import type { SettleResponse } from "@x402/core/types";
-import { ApiError, conflict, notFound } from "../errors.ts";
+import { ApiError, conflict } from "../errors.ts";
 import type { Ctx, Reply } from "../http/route.ts";
-import type { Messaging } from "../messaging/hub.ts";
-import { freshPayload, type StoredAttachment } from "../messaging/payload.ts";
+import { type Outgoing, sendDirect } from "../messaging/send.ts";
 import { dollars, explorerUrl } from "./assets.ts";
 import { checkPayment, paymentHeader, paymentRequired, paymentRequiredError, requirementsFor, type Terms } from "./protocol.ts";
 import { claim, completeSettled, markFailed } from "./store.ts";
-
-export interface PaidMessage {
-  to: string;
-  threadId: bigint;
-  body: string;
-  /** The sender's files, checked before payment; shared with the recipient in the statement that stores the message. */
-  attachments: StoredAttachment[];
-}
 
 const errMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
@@ -36,16 +27,16 @@ function resourceUrl(ctx: Ctx<unknown, unknown, "principal">): string {
   return `${https ? "https" : "http"}://${host}/v1/messages`;
 }
 
-export async function paidSend(ctx: Ctx<unknown, unknown, "principal">, hub: Messaging, terms: Terms, msg: PaidMessage): Promise<Reply> {
+export async function paidSend(ctx: Ctx<unknown, unknown, "principal">, terms: Terms, to: string, msg: Outgoing): Promise<Reply> {
   const { svc, principal } = ctx;
   const ours = requirementsFor(terms, svc.config.FLOCK_PAYMENT_TIMEOUT);
-  const pr = paymentRequired(ours, resourceUrl(ctx), msg.to);
+  const pr = paymentRequired(ours, resourceUrl(ctx), to);
   const header = paymentHeader(ctx.headers);
   const price = `$${dollars(terms.micros)}`;
   if (!header) {
     throw paymentRequiredError(
       pr,
-      `agent ${msg.to} charges ${price} per message (${ours.amount} units of ${terms.asset.symbol} on ${ours.network}): ` +
+      `agent ${to} charges ${price} per message (${ours.amount} units of ${terms.asset.symbol} on ${ours.network}): ` +
         "sign the requirements of the PAYMENT-REQUIRED header and send again with PAYMENT-SIGNATURE",
     );
   }
@@ -69,7 +60,7 @@ export async function paidSend(ctx: Ctx<unknown, unknown, "principal">, hub: Mes
     amount: auth.value,
     priceMicros: terms.micros,
     from: principal.id,
-    to: msg.to,
+    to,
   });
   if (claimed === null) throw conflict("this payment authorization (nonce) has already been used: sign a new one");
 
@@ -103,22 +94,13 @@ export async function paidSend(ctx: Ctx<unknown, unknown, "principal">, hub: Mes
     throw refuse(reason, settled.errorMessage?.split("\n")[0] ?? reason);
   }
 
-  const id = svc.ids.nextRaw();
-  const createdAt = new Date(svc.now());
-  const explorer = explorerUrl(terms.asset, settled.transaction);
-  const stored = await completeSettled(svc.sql, {
-    paymentId: claimed,
-    txHash: settled.transaction,
-    explorerUrl: explorer,
-    message: { id, threadId: msg.threadId, sender: principal.id, recipient: msg.to, body: msg.body, createdAt, attachments: msg.attachments },
+  const txHash = settled.transaction;
+  const explorer = explorerUrl(terms.asset, txHash);
+  const payment = { transaction: txHash, network: ours.network, payer: auth.from, amount: auth.value.toString(), explorer_url: explorer };
+  const json = await sendDirect(svc, principal, to, msg, {
+    store: (message) => completeSettled(svc.sql, { paymentId: claimed, txHash, explorerUrl: explorer, message }),
+    columns: paymentColumns(payment),
   });
-  if (!stored) {
-    hub.forgetDirectThread(principal.id, msg.to);
-    throw notFound("recipient");
-  }
-  const payment = { transaction: settled.transaction, network: ours.network, payer: auth.from, amount: auth.value.toString(), explorer_url: explorer };
-  const json = freshPayload(principal, { id, threadId: msg.threadId, recipient: msg.to, body: msg.body, createdAt, attachments: msg.attachments }, paymentColumns(payment));
-  await hub.deliver([msg.to], id.toString(), json);
   return {
     status: 201,
     raw: { type: "application/json", data: json },

@@ -1,0 +1,47 @@
+// One home for a send: store the message, forget a direct thread whose recipient the store found gone, build the
+// message's JSON once and deliver it. handlers/messages.ts, handlers/groups.ts and the paid path
+// (runtime/payments/paid-send.ts, which stores the message in the statement that records the payment) call it.
+import type { Principal } from "../auth.ts";
+import { notFound } from "../errors.ts";
+import type { Services } from "../services.ts";
+import { freshPayload, type MessageRow, type StoredAttachment } from "./payload.ts";
+import type { DirectMessage, NewMessage } from "./store.ts";
+
+export interface Outgoing {
+  threadId: bigint;
+  body: string;
+  /** The sender's files, checked by resolveAttachments before anything is stored or charged. */
+  attachments: StoredAttachment[];
+}
+
+export interface DirectSend {
+  /** Stores the message; false when its recipient no longer exists. It may replace the id (an IdClash). */
+  store?: (m: DirectMessage) => Promise<boolean>;
+  /** Extra columns of the answer (a paid message's payment). */
+  columns?: Partial<MessageRow>;
+}
+
+/** A direct message to `to`, stored and delivered; answers its JSON (what the send answers, and what is delivered). */
+export async function sendDirect(svc: Services, from: Principal, to: string, msg: Outgoing, opts: DirectSend = {}): Promise<string> {
+  const hub = svc.hub;
+  const m: DirectMessage = { id: svc.ids.nextRaw(), threadId: msg.threadId, sender: from.id, recipient: to, body: msg.body, createdAt: new Date(svc.now()), attachments: msg.attachments };
+  const stored = await (opts.store ?? ((x) => hub.storeDirect(x)))(m);
+  if (!stored) {
+    hub.forgetDirectThread(from.id, to);
+    throw notFound("recipient");
+  }
+  const payload = freshPayload(from, { ...m, recipient: to }, opts.columns);
+  await hub.deliver([to], m.id.toString(), payload);
+  return payload;
+}
+
+/** A message to a group the sender belongs to, stored once and published to its members; answers its JSON. */
+export async function sendGroup(svc: Services, from: Principal, msg: Outgoing): Promise<string> {
+  const hub = svc.hub;
+  const m: NewMessage = { id: svc.ids.nextRaw(), threadId: msg.threadId, sender: from.id, body: msg.body, createdAt: new Date(svc.now()), attachments: msg.attachments };
+  const seq = await hub.storeGroup(m);
+  if (seq === null) throw notFound("group");
+  const payload = freshPayload(from, { ...m, recipient: null }); // the id may have been replaced (see storeGroup)
+  await hub.deliverGroup(msg.threadId, seq, m.id.toString(), payload);
+  return payload;
+}

@@ -7,6 +7,7 @@ import { call, registerAgent } from "./helpers/http.ts";
 import { deletePrefix, dropSchema } from "./helpers/node.ts";
 import { runToExit, startProcess } from "./helpers/process.ts";
 import { PrivateRedis } from "./helpers/private-servers.ts";
+import { chooseUws, thisPlatform, UWS_NODE20_OLD_GLIBC } from "../runtime/uws.ts";
 
 t.test("embedded default: no DATABASE_URL or REDIS_URL runs on PGlite and memory engines", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), "flock-embedded-"));
@@ -124,10 +125,24 @@ t.test("invalid configuration is refused by name", async (t) => {
   t.match(r.output, /invalid configuration:\n\s+PORT/);
 });
 
-t.test("refuses the pure-JS uWS fallback unless allowed", async (t) => {
+// v20.30 (Node 20 on glibc < 2.38) falls back to its slow pure-JS server when asked (UWS_USE_FALLBACK) or when its
+// binary does not load: the node refuses to run on it. v20.57 has no such fallback: the variable changes nothing.
+const uwsChoice = chooseUws(thisPlatform());
+const oldBuild = "package" in uwsChoice && uwsChoice.package === UWS_NODE20_OLD_GLIBC;
+
+t.test("refuses the pure-JS uWS fallback unless allowed", { skip: oldBuild ? false : "v20.57 has no pure-JS fallback" }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), "flock-fallback-"));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const r = await runToExit({ UWS_USE_FALLBACK: "1", DATA_DIR: dir });
   t.equal(r.code, 1);
   t.match(r.output, /refusing to run on the slow pure-JS fallback/);
+});
+
+t.test("on v20.57, UWS_USE_FALLBACK is ignored: the native binding serves", { skip: oldBuild ? "v20.30 is the build here" : false }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "flock-fallback-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const p = await startProcess({ UWS_USE_FALLBACK: "1", DATA_DIR: dir });
+  t.teardown(() => p.stop());
+  t.match(p.output(), /"binding":"uws_[a-z0-9]+_[a-z0-9]+_\d+\.node","build":"uWebSockets\.js"/, "the native binding of v20.57 loaded");
+  t.equal((await call(p.url, "GET", "/healthz")).status, 200);
 });

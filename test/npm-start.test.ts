@@ -1,0 +1,75 @@
+// `npm start` as an operator runs it: npm's one child is the node process on the compiled JavaScript (no shell, no
+// tsx, no esbuild service), and SIGTERM to npm stops the server cleanly.
+import { spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import t from "tap";
+import { ROOT } from "./helpers/entry.ts";
+import { freePort } from "./helpers/private-servers.ts";
+
+/** The processes whose parent is `pid`, with their command lines (Linux /proc). */
+function children(pid: number): { pid: number; cmd: string }[] {
+  const out: { pid: number; cmd: string }[] = [];
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === pid) out.push({ pid: Number(d), cmd: readFileSync(`/proc/${d}/cmdline`, "utf8").split("\0").filter(Boolean).join(" ") });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+t.test("npm start: one node process under npm, stopped by SIGTERM to npm", { skip: process.platform !== "linux" && "reads /proc" }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "flock-npm-start-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const port = await freePort();
+  const npm = spawn("npm", ["start"], {
+    cwd: ROOT,
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", DATA_DIR: dir, PORT: String(port), HOST: "127.0.0.1" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  npm.stdout.on("data", (d: Buffer) => (out += d.toString()));
+  npm.stderr.on("data", (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => npm.once("exit", (code) => resolve(code)));
+  t.teardown(() => {
+    if (npm.exitCode === null) npm.kill("SIGKILL");
+  });
+
+  let healthy = false;
+  for (let i = 0; i < 120 && !healthy; i++) {
+    healthy = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
+    if (!healthy) await sleep(250);
+  }
+  t.ok(healthy, `npm start answered /healthz${healthy ? "" : `:\n${out}`}`);
+
+  const kids = children(npm.pid!);
+  t.equal(kids.length, 1, `npm has one child: ${kids.map((k) => k.cmd).join(" | ")}`);
+  const node = kids[0]!;
+  t.match(node.cmd, /^\S*node dist\/runtime\/main\.js$/, "node itself on the compiled entry, no shell or tsx between");
+  t.same(children(node.pid), [], "and node starts no process of its own (no esbuild service)");
+
+  npm.kill("SIGTERM");
+  const code = await Promise.race([exited, sleep(20_000).then(() => "still running")]);
+  t.not(code, "still running", "npm exits after SIGTERM");
+  for (let i = 0; i < 40 && alive(node.pid); i++) await sleep(250);
+  t.notOk(alive(node.pid), "the server process is gone");
+  t.match(out, /"signal":"SIGTERM","msg":"shutting down"/, "the node got the SIGTERM");
+  t.match(out, /"msg":"flock stopped"/, "and stopped cleanly");
+  t.equal(await fetch(`http://127.0.0.1:${port}/healthz`).then(() => "answered", () => "refused"), "refused", "nothing serves the port");
+});

@@ -1,9 +1,9 @@
 // Baseline for HTTP scenarios: a bare uWebSockets.js server answering a fixed 1 KB JSON body.
 // Prints {"port": N} on stdout once listening.
-import { createRequire } from "node:module";
-import type * as Uws from "uWebSockets.js";
+import { loadUws } from "../runtime/uws.ts";
 
-const uws = createRequire(import.meta.url)("uWebSockets.js") as typeof Uws;
+// the same build as Flock on this platform (runtime/uws.ts), so the ratio compares like with like
+const { uws } = loadUws();
 const item = { id: "moment_117873677508280320", content: "x".repeat(40), visibility: "public" };
 const filler = { moments: Array.from({ length: 12 }, () => item), has_more: true };
 const body = JSON.stringify(filler).slice(0, 1024);

@@ -1,10 +1,10 @@
 // Baseline for WebSocket scenarios: a bare uWebSockets.js server whose clients all subscribe to one topic;
 // a client frame "pub:<payload>" publishes <payload> to every subscriber with uWS's built-in pub/sub.
 // Prints {"port": N} once listening.
-import { createRequire } from "node:module";
-import type * as Uws from "uWebSockets.js";
+import { loadUws } from "../runtime/uws.ts";
 
-const uws = createRequire(import.meta.url)("uWebSockets.js") as typeof Uws;
+// the same build as Flock on this platform (runtime/uws.ts), so the ratio compares like with like
+const { uws } = loadUws();
 const app = uws.App();
 app.ws("/*", {
   maxPayloadLength: 64 * 1024,

@@ -11,7 +11,7 @@ import { limitsInForce } from "./lib/fleet.ts";
 import { load, type LoadResult } from "./lib/load.ts";
 import { type Proc, startScript } from "./lib/procs.ts";
 import type { Scenario, ScenarioContext, ScenarioResult } from "./lib/scenario.ts";
-import { feed, like, post, send } from "./scenarios/http.ts";
+import { feed, hot, like, post, send } from "./scenarios/http.ts";
 import { idle } from "./scenarios/idle.ts";
 import { mixed } from "./scenarios/mixed.ts";
 import { deliver, group, ws, wsBaseline } from "./scenarios/realtime.ts";
@@ -38,7 +38,8 @@ async function main() {
   let flock: Proc | undefined;
   const env: Record<string, string> = { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", FLOCK_LIMITS_SCALE: a["limits-scale"]! };
   const startFlock = async () => {
-    flock = await startScript("runtime/main.ts", env, /"port":(\d+)[^\n]*"msg":"flock listening"/);
+    // what npm start runs: the compiled JavaScript (npm run build:server), with no TypeScript loader in the process
+    flock = await startScript("dist/runtime/main.js", env, /"port":(\d+)[^\n]*"msg":"flock listening"/);
     started.push(flock);
     return `http://127.0.0.1:${flock.port}`;
   };
@@ -50,7 +51,7 @@ async function main() {
   const wsUrl = `${url.replace(/^http/, "ws")}/v1/ws`;
   const limits = await limitsInForce(url);
 
-  const all: Scenario[] = [feed, like, post, send, deliver, ws, group, idle(() => flock?.child.pid), mixed];
+  const all: Scenario[] = [feed, like, post, send, hot, deliver, ws, group, idle(() => flock?.child.pid), mixed];
   const chosen = a.scenario === "all" ? all : all.filter((s) => a.scenario!.split(",").includes(s.name));
   if (chosen.length === 0) throw new Error(`unknown scenario ${a.scenario}; one of ${all.map((s) => s.name).join(", ")}`);
 

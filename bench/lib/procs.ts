@@ -11,7 +11,7 @@ export interface Proc {
   stop(): Promise<void>;
 }
 
-/** Runs `node --import tsx <script> [args]` and resolves with the port it reports on stdout. */
+/** Runs `node <script> [args]` (with `--import tsx` for TypeScript) and resolves with the port it reports on stdout. */
 export function startScript(
   script: string,
   env: Record<string, string>,
@@ -19,14 +19,16 @@ export function startScript(
   timeoutMs = 60_000,
   args: string[] = [],
 ): Promise<Proc> {
-  const extra = script.endsWith("runtime/main.ts") ? (process.env["BENCH_NODE_ARGS"] ?? "").split(" ").filter(Boolean) : [];
-  const child = spawn(process.execPath, [...extra, "--import", "tsx", script, ...args], {
+  const flock = /runtime\/main\.[jt]s$/.test(script);
+  const extra = flock ? (process.env["BENCH_NODE_ARGS"] ?? "").split(" ").filter(Boolean) : [];
+  const loader = script.endsWith(".ts") ? ["--import", "tsx"] : [];
+  const child = spawn(process.execPath, [...extra, ...loader, script, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   // BENCH_SERVER_LOG=<file>: keep Flock's own log (its JSON lines) there, e.g. to find what answered a 500
-  const logFile = script.endsWith("runtime/main.ts") ? process.env["BENCH_SERVER_LOG"] : undefined;
+  const logFile = flock ? process.env["BENCH_SERVER_LOG"] : undefined;
   if (logFile) {
     const log = createWriteStream(logFile, { flags: "a" });
     child.stdout!.pipe(log);

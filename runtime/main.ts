@@ -3,6 +3,9 @@ import { ConfigError, loadConfig } from "./config.ts";
 import { createLogger } from "./log.ts";
 import { startNode } from "./server.ts";
 
+/** Signals within this long of the first are the same request to stop (see stop). */
+const SAME_SIGNAL_MS = 1000;
+
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
   try {
@@ -25,13 +28,16 @@ async function main(): Promise<void> {
     process.stderr.write(`flock: failed to start: ${verbose && e.stack ? e.stack : e.message}\n`);
     process.exit(1);
   }
-  let signalled = false;
+  let signalledAt: number | undefined;
   const stop = (signal: string) => {
-    if (signalled) {
+    if (signalledAt !== undefined) {
+      // Ctrl-C under `npm start` reaches node twice at once: from the terminal (the whole process group) and as
+      // npm forwards it. Only a signal sent again later is a second request, to exit at once.
+      if (performance.now() - signalledAt < SAME_SIGNAL_MS) return;
       log.warn({ signal }, "second signal: exiting now");
       process.exit(1);
     }
-    signalled = true;
+    signalledAt = performance.now();
     log.info({ signal }, "shutting down");
     node.close().then(
       () => process.exit(0),

@@ -39,22 +39,12 @@ export interface NodeOptions {
 export async function startNode(config: Config, log: Logger, opts: NodeOptions = {}): Promise<RunningNode> {
   let loaded: LoadedUws;
   try {
-    loaded = loadUws(config.FLOCK_ALLOW_UWS_FALLBACK);
+    loaded = loadUws();
   } catch (e) {
     throw new StartupError((e as Error).message);
   }
-  const { uws, native, binding, build } = loaded;
-  if (!native) {
-    if (!config.FLOCK_ALLOW_UWS_FALLBACK) {
-      throw new StartupError(
-        "uWebSockets.js native binding did not load; refusing to run on the slow pure-JS fallback " +
-          "(set FLOCK_ALLOW_UWS_FALLBACK=1 to allow it)",
-      );
-    }
-    log.warn({ binding }, "uWebSockets.js running on the pure-JS fallback");
-  } else {
-    log.info({ binding: binding.split(/[/\\]/).pop(), build }, "uWebSockets.js native binding loaded");
-  }
+  const { uws, binding, build } = loaded;
+  log.info({ binding: binding.split(/[/\\]/).pop(), build }, "uWebSockets.js native binding loaded");
 
   const life = new Lifecycle(log, opts.trace);
   try {

@@ -1,5 +1,5 @@
-// Loads uWebSockets.js: picks the native build that runs on this Node and OS, and tells whether a native binding or
-// the slow pure-JS fallback was loaded.
+// Loads uWebSockets.js: picks the native build that runs on this Node and OS, and refuses anything else, the slow
+// pure-JS fallback of the v20.30 package included (it cannot serve Flock: its request object breaks on the first query).
 import { createRequire } from "node:module";
 import type * as UwsNs from "uWebSockets.js";
 
@@ -7,7 +7,7 @@ export type Uws = typeof UwsNs;
 
 const require = createRequire(import.meta.url);
 
-/** The two builds in package.json: v20.57 (Node 20-25; on Linux, glibc >= 2.38) and v20.30 (Node 16-20, any glibc). */
+/** The two builds in package.json: v20.57 (Node 20, 22, 24, 25; on Linux, glibc >= 2.38) and v20.30 (Node 16-20, glibc >= 2.27). */
 export const UWS_CURRENT = "uWebSockets.js";
 export const UWS_NODE20_OLD_GLIBC = "uws-node20-glibc236";
 
@@ -32,8 +32,8 @@ export interface Platform {
 export type UwsChoice = { package: string } | { error: string };
 
 const SUPPORTED =
-  "Flock runs on Node 20, 22, 24 or 25 on Linux with glibc >= 2.38 (Debian 13, Ubuntu 24.04 and later), macOS or " +
-  "Windows x64, and on Node 20 alone on Linux with an older glibc (Debian 12)";
+  "Flock runs on Node 20, 22, 24 or 25 on Linux x64 or arm64 with glibc >= 2.38 (Debian 13, Ubuntu 24.04 and later), " +
+  "macOS or Windows x64, and on Node 20 alone on Linux with glibc 2.27 to 2.37 (Debian 12)";
 
 function glibcAtLeast(glibc: string, major: number, minor: number): boolean {
   const [a = 0, b = 0] = glibc.split(".").map(Number);
@@ -48,47 +48,50 @@ export function chooseUws(p: Platform): UwsChoice {
   if (currentFits && (p.platform !== "linux" || (p.glibc !== undefined && glibcAtLeast(p.glibc, 2, 38)))) {
     return { package: UWS_CURRENT };
   }
-  if (p.platform === "linux" && p.glibc !== undefined && p.abi === NODE20_ABI && OLD_PLATFORMS.includes(key)) {
+  if (p.platform === "linux" && p.glibc !== undefined && glibcAtLeast(p.glibc, 2, 27) && p.abi === NODE20_ABI && OLD_PLATFORMS.includes(key)) {
     return { package: UWS_NODE20_OLD_GLIBC };
   }
   return { error: `uWebSockets.js has no native build for ${here}. ${SUPPORTED}.` };
 }
 
+let here: Platform | undefined;
+
+/** This process's platform (read once: process.report builds a whole report). */
 export function thisPlatform(): Platform {
+  if (here) return here;
   const report = process.platform === "linux" ? (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } }) : undefined;
-  return {
+  here = {
     platform: process.platform,
     arch: process.arch,
     abi: process.versions.modules,
     glibc: report?.header?.glibcVersionRuntime,
     node: process.versions.node,
   };
+  return here;
 }
 
 export interface LoadedUws {
   uws: Uws;
-  native: boolean;
-  /** the binding's file, or why none loaded */
+  /** the native binding's file */
   binding: string;
   /** the package it came from */
   build: string;
 }
 
-/**
- * The native build for this platform. Where none exists, the error names the platforms that work; with
- * `allowFallback` the old build's slow pure-JS implementation loads instead (never silently: `native` is false).
- */
-export function loadUws(allowFallback = false, platform: Platform = thisPlatform()): LoadedUws {
+/** The native build for this platform; throws one line naming what works when there is none, or when it fell back. */
+export function loadUws(platform: Platform = thisPlatform()): LoadedUws {
   const choice = chooseUws(platform);
-  if ("error" in choice && !allowFallback) throw new Error(choice.error);
-  const pkg = "error" in choice ? UWS_NODE20_OLD_GLIBC : choice.package;
+  if ("error" in choice) throw new Error(choice.error);
   // v20.57 reads its limit on a request's line and headers from the environment once, as the binding loads (4 KB
-  // by default, answered with its own HTML 431): Flock takes targets up to 64 KB, as v20.30 did, so that a long
-  // query gets Flock's JSON error, not uWS's page
+  // by default, answered with its own HTML 431): Flock takes up to 64 KB, so that a long query gets Flock's JSON
+  // error rather than uWS's page (v20.30 ignores the variable and takes about 128 KB)
   process.env["UWS_HTTP_MAX_HEADERS_SIZE"] ??= String(UWS_MAX_HEADERS_BYTES);
-  const uws = require(pkg) as Uws; // the old build falls back to its JS implementation when its binary does not load
+  const uws = require(choice.package) as Uws; // v20.30 falls back to its JS implementation when its binary fails
   const binding = Object.keys(require.cache).find((k) => /uws_[^/\\]+\.node$/.test(k));
-  return { uws, native: binding !== undefined, binding: binding ?? "pure-JS fallback", build: pkg };
+  if (binding === undefined) {
+    throw new Error("uWebSockets.js native binding did not load; refusing to run on the slow pure-JS fallback");
+  }
+  return { uws, binding, build: choice.package };
 }
 
 /** uSockets' LIBUS_LISTEN_EXCLUSIVE_PORT: no SO_REUSEPORT, so a port another process holds fails to listen. */

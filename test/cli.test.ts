@@ -1,6 +1,7 @@
 // The command line as scripts use it: under --json, stdout holds only the answer (errors and usage go to stderr),
 // and --verbose shows on stderr the retries behind a slow answer.
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { fileURLToPath } from "node:url";
 import t from "tap";
@@ -103,4 +104,21 @@ t.test("--verbose shows each retry behind a slow answer", async (t) => {
   t.match(retries[1], /retry 2 of 4/);
   const exchanges = verbose.stderr.split("\n").filter((l) => /^flockctl: GET \/v1\/agents\/me \d+ in \d+ ms$/.test(l));
   t.same(exchanges.map((l) => l.split(" ")[3]), ["503", "503", "200"], "each attempt, with its status and time");
+});
+
+t.test("inside the repository, npx flockctl is the workspace's command (the lock links what package.json names)", async (t) => {
+  const lock = JSON.parse(readFileSync(`${ROOT}package-lock.json`, "utf8")) as { packages: Record<string, { bin?: Record<string, string> }> };
+  const pkg = JSON.parse(readFileSync(`${ROOT}client/package.json`, "utf8")) as { bin: Record<string, string> };
+  t.same(lock.packages["client"]?.bin, pkg.bin, "package-lock.json's bin of client/ is client/package.json's");
+  t.same(Object.keys(pkg.bin), ["flockctl"]);
+  const r = await new Promise<Run>((resolve) => {
+    const child = spawn("npx", ["--no-install", "flockctl", "--help"], { cwd: ROOT, env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp" }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("exit", (code) => resolve({ code, stdout, stderr }));
+  });
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.stdout, /^usage: flockctl /);
 });

@@ -11,6 +11,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import t from "tap";
 import { registerAgent } from "./helpers/http.ts";
+import { ensureClientBuilt } from "./helpers/mcp.ts";
 import { startTestNode } from "./helpers/node.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
@@ -56,7 +57,15 @@ t.test("the README's MCP configuration works from an empty folder", async (t) =>
   });
 
   // the install block as pasted at the checkout's root; npm's global prefix is a temp folder (npm_config_prefix)
-  const env = { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", npm_config_prefix: prefix, npm_config_prefer_offline: "true" };
+  // npm pack's prepare would rebuild client/dist under the other tests that run it: build it first, pack it as it is
+  await ensureClientBuilt();
+  const env = {
+    PATH: process.env["PATH"] ?? "",
+    HOME: process.env["HOME"] ?? "/tmp",
+    npm_config_prefix: prefix,
+    npm_config_prefer_offline: "true",
+    npm_config_ignore_scripts: "true",
+  };
   const run = await new Promise<{ code: number | null; out: string }>((done) => {
     const child = spawn("bash", ["-eo", "pipefail", "-c", install[1]], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";

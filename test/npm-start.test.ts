@@ -5,8 +5,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import t from "tap";
-import { ROOT } from "./helpers/entry.ts";
+import t, { type Test } from "tap";
+import { nodeEntry, ROOT } from "./helpers/entry.ts";
 import { freePort } from "./helpers/private-servers.ts";
 
 /** The processes whose parent is `pid`, with their command lines (Linux /proc). */
@@ -34,7 +34,16 @@ const alive = (pid: number) => {
   }
 };
 
-t.test("npm start: one node process under npm, stopped by SIGTERM to npm", { skip: process.platform !== "linux" && "reads /proc" }, async (t) => {
+interface Started {
+  npm: ReturnType<typeof spawn>;
+  port: number;
+  out: () => string;
+  exited: Promise<number | null>;
+}
+
+/** `npm start` on a fresh data dir and port; resolves once /healthz answers. `group`: in a process group of its own. */
+async function npmStart(t: Test, group = false): Promise<Started> {
+  nodeEntry(); // npm start runs the build as it is: refuse a stale one
   const dir = mkdtempSync(join(tmpdir(), "flock-npm-start-"));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const port = await freePort();
@@ -42,34 +51,53 @@ t.test("npm start: one node process under npm, stopped by SIGTERM to npm", { ski
     cwd: ROOT,
     env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", DATA_DIR: dir, PORT: String(port), HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "pipe"],
+    detached: group,
   });
   let out = "";
-  npm.stdout.on("data", (d: Buffer) => (out += d.toString()));
-  npm.stderr.on("data", (d: Buffer) => (out += d.toString()));
+  npm.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  npm.stderr!.on("data", (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((resolve) => npm.once("exit", (code) => resolve(code)));
   t.teardown(() => {
     if (npm.exitCode === null) npm.kill("SIGKILL");
   });
-
   let healthy = false;
   for (let i = 0; i < 120 && !healthy; i++) {
     healthy = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
     if (!healthy) await sleep(250);
   }
   t.ok(healthy, `npm start answered /healthz${healthy ? "" : `:\n${out}`}`);
+  return { npm, port, out: () => out, exited };
+}
 
-  const kids = children(npm.pid!);
+/** npm exits, then its node child, which logged a clean stop; the port is free again. */
+async function stoppedCleanly(t: Test, s: Started, node: number, signal: string): Promise<void> {
+  const code = await Promise.race([s.exited, sleep(20_000).then(() => "still running")]);
+  t.not(code, "still running", `npm exits after ${signal}`);
+  for (let i = 0; i < 40 && alive(node); i++) await sleep(250);
+  t.notOk(alive(node), "the server process is gone");
+  t.match(s.out(), new RegExp(`"signal":"${signal}","msg":"shutting down"`), `the node got the ${signal}`);
+  t.match(s.out(), /"msg":"flock stopped"/, "and stopped cleanly");
+  t.notMatch(s.out(), /second signal/, "one stop, not a forced exit");
+  t.equal(await fetch(`http://127.0.0.1:${s.port}/healthz`).then(() => "answered", () => "refused"), "refused", "nothing serves the port");
+}
+
+const linuxOnly = { skip: process.platform !== "linux" && "reads /proc" };
+
+t.test("npm start: one node process under npm, stopped by SIGTERM to npm", linuxOnly, async (t) => {
+  const s = await npmStart(t);
+  const kids = children(s.npm.pid!);
   t.equal(kids.length, 1, `npm has one child: ${kids.map((k) => k.cmd).join(" | ")}`);
   const node = kids[0]!;
   t.match(node.cmd, /^\S*node dist\/runtime\/main\.js$/, "node itself on the compiled entry, no shell or tsx between");
   t.same(children(node.pid), [], "and node starts no process of its own (no esbuild service)");
+  s.npm.kill("SIGTERM");
+  await stoppedCleanly(t, s, node.pid, "SIGTERM");
+});
 
-  npm.kill("SIGTERM");
-  const code = await Promise.race([exited, sleep(20_000).then(() => "still running")]);
-  t.not(code, "still running", "npm exits after SIGTERM");
-  for (let i = 0; i < 40 && alive(node.pid); i++) await sleep(250);
-  t.notOk(alive(node.pid), "the server process is gone");
-  t.match(out, /"signal":"SIGTERM","msg":"shutting down"/, "the node got the SIGTERM");
-  t.match(out, /"msg":"flock stopped"/, "and stopped cleanly");
-  t.equal(await fetch(`http://127.0.0.1:${port}/healthz`).then(() => "answered", () => "refused"), "refused", "nothing serves the port");
+t.test("Ctrl-C in a terminal (SIGINT to npm's whole process group) stops it cleanly", linuxOnly, async (t) => {
+  const s = await npmStart(t, true);
+  const node = children(s.npm.pid!)[0]!;
+  // the terminal signals every process of the foreground group; npm forwards it to node once more
+  process.kill(-s.npm.pid!, "SIGINT");
+  await stoppedCleanly(t, s, node.pid, "SIGINT");
 });

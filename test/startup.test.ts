@@ -130,7 +130,7 @@ t.test("invalid configuration is refused by name", async (t) => {
 const uwsChoice = chooseUws(thisPlatform());
 const oldBuild = "package" in uwsChoice && uwsChoice.package === UWS_NODE20_OLD_GLIBC;
 
-t.test("refuses the pure-JS uWS fallback unless allowed", { skip: oldBuild ? false : "v20.57 has no pure-JS fallback" }, async (t) => {
+t.test("refuses the pure-JS uWS fallback", { skip: oldBuild ? false : "v20.57 has no pure-JS fallback" }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), "flock-fallback-"));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const r = await runToExit({ UWS_USE_FALLBACK: "1", DATA_DIR: dir });

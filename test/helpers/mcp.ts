@@ -29,7 +29,7 @@ export async function ensureClientBuilt(): Promise<void> {
   await run(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", join(ROOT, "client/tsconfig.json")], { cwd: ROOT, timeout: 60_000 });
 }
 
-/** `flock mcp` spawned over stdio with the given environment, connected with the official client. */
+/** `flockctl mcp` spawned over stdio with the given environment, connected with the official client. */
 export async function stdioClient(env: Record<string, string>, name = "test"): Promise<Client> {
   const transport = new StdioClientTransport({
     command: process.execPath,

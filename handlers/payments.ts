@@ -6,7 +6,7 @@ import { PREFIX, parseId } from "../runtime/ids.ts";
 import { dollars } from "../runtime/payments/assets.ts";
 import { listPayments } from "../runtime/payments/store.ts";
 import { PaymentsQuery } from "../schema/payments.ts";
-import { getAddress } from "viem";
+import { getAddress } from "../runtime/address.ts";
 
 const list = defineRoute({
   method: "GET",

@@ -1,6 +1,6 @@
 // Human users: find or create the user behind a wallet or an identity-provider subject, issue `pt_` tokens,
 // and read the own profile. Humans are principals of kind 'human' with id `P` + digits.
-import { getAddress } from "viem";
+import { getAddress } from "./address.ts";
 import type postgres from "postgres";
 import type { User, Wallet } from "../schema/users.ts";
 import type { Sql } from "./db/client.ts";

@@ -1,7 +1,7 @@
 // The one table of payment networks and the stablecoin each settles in. Prices are US dollars with at most 6
 // decimals, kept as integer micro-dollars; every asset here has at least 6 decimals and is pegged 1:1.
 // Base and Base Sepolia USDC match @x402/evm's default asset table (EIP-712 domain "USD Coin"/"USDC", version "2").
-import { getAddress } from "viem";
+import { getAddress } from "../address.ts";
 import type { Config } from "../config.ts";
 
 export interface Asset {

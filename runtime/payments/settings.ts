@@ -1,6 +1,6 @@
 // An agent's marketplace settings (paid_agents): reading them into the profile, and PATCH /v1/agents/me's
 // changes to them. Enabling needs `pay_to`; the network must be one this node settles on (assets.ts).
-import { getAddress } from "viem";
+import { getAddress } from "../address.ts";
 import type { Sql } from "../db/client.ts";
 import { invalid } from "../errors.ts";
 import type { AgentMarketplace } from "../../schema/payments.ts";

@@ -1,18 +1,10 @@
 // Wallet sign-in (EIP-4361, "Sign-In with Ethereum") with viem's SIWE utilities.
 // Step one hands out a nonce (stored in Postgres, valid for 5 minutes) inside a ready-to-sign message; step two
 // checks the signed message (domain, chain id, times, nonce, signer) and consumes the nonce, so it works once.
-import {
-  BaseError,
-  createPublicClient,
-  getAddress,
-  type Hex,
-  HttpRequestError,
-  http,
-  type PublicClient,
-  TimeoutError,
-  verifyMessage,
-} from "viem";
-import { createSiweMessage, generateSiweNonce, parseSiweMessage, validateSiweMessage } from "viem/siwe";
+// viem is imported by the first sign-in (or at start with FLOCK_CHAIN_RPC_URL), not by every node at start
+// (bench/RESULTS.md, "Idle memory (issue 30)").
+import type { Hex, PublicClient } from "viem";
+import { getAddress } from "../address.ts";
 import type { Config } from "../config.ts";
 import { ApiError, unauthorized } from "../errors.ts";
 import type { Services } from "../services.ts";
@@ -28,6 +20,7 @@ export interface Challenge {
 
 /** Step one: a fresh nonce for `address` and the EIP-4361 message naming it. */
 export async function issueChallenge(svc: Services, address: string): Promise<Challenge> {
+  const { createSiweMessage, generateSiweNonce } = await import("viem/siwe");
   const now = svc.now();
   const nonce = generateSiweNonce();
   const expiresAt = new Date(now + NONCE_TTL_MS);
@@ -50,6 +43,7 @@ export async function issueChallenge(svc: Services, address: string): Promise<Ch
 
 /** Step two: the lowercase address that signed a valid, fresh, unused challenge; 401 in every other case. */
 export async function verifyChallenge(svc: Services, message: string, signature: Hex): Promise<string> {
+  const { parseSiweMessage, validateSiweMessage } = await import("viem/siwe");
   const { config } = svc;
   const now = new Date(svc.now());
   let parsed: ReturnType<typeof parseSiweMessage>;
@@ -81,8 +75,9 @@ export async function verifyChallenge(svc: Services, message: string, signature:
 }
 
 /** The chain client that verifies smart wallets, built once by startNode (svc.chain); null without FLOCK_CHAIN_RPC_URL. */
-export function chainClient(config: Config): PublicClient | null {
+export async function chainClient(config: Config): Promise<PublicClient | null> {
   if (!config.FLOCK_CHAIN_RPC_URL) return null;
+  const { createPublicClient, http } = await import("viem");
   return createPublicClient({ transport: http(config.FLOCK_CHAIN_RPC_URL, { timeout: 10_000, retryCount: 1 }) });
 }
 
@@ -94,6 +89,7 @@ async function signatureValid(
   address: Hex,
   now: Date,
 ): Promise<boolean> {
+  const { BaseError, HttpRequestError, TimeoutError, verifyMessage } = await import("viem");
   // Externally owned accounts (ecrecover) need no chain.
   if (await verifyMessage({ address, message, signature }).catch(() => false)) return true;
   // With a chain: deployed smart wallets (ERC-1271) and counterfactual ones (ERC-6492).

@@ -3,10 +3,12 @@
 // against this node's own API (self-url.ts). Each session subscribes to the node's wake-ups for its principal, so a
 // new message sends notifications/resources/updated for the resources it changes. A session belongs to the node
 // that created it (a load balancer must keep a session's requests on one node, or the client starts a new one).
+//
+// The MCP SDK and the Flock MCP server (with their JSON schema validators) are loaded by the first request without a
+// session, not at start: a node that never serves MCP does not hold them (bench/RESULTS.md, "Idle memory (issue 30)").
 import { randomUUID } from "node:crypto";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
-import { createFlockMcp, type FlockMcp } from "../../client/mcp/server.ts";
+import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { FlockMcp } from "../../client/mcp/server.ts";
 import { ApiError } from "../errors.ts";
 import type { Ctx, Reply } from "../http/route.ts";
 import type { SelfAddress } from "../self-address.ts";
@@ -17,6 +19,18 @@ import { toReply, toRequest } from "./web.ts";
 const PER_PRINCIPAL = 8;
 /** A session without any request for this long is closed. */
 const IDLE_MS = 30 * 60_000;
+
+/** The modules a session needs, imported on first use (the module loader keeps them; later imports are at once). */
+async function mcpModules() {
+  const [transport, types, server] = await Promise.all([
+    import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"),
+    import("@modelcontextprotocol/sdk/types.js"),
+    import("../../client/mcp/server.ts"),
+  ]);
+  return { Transport: transport.WebStandardStreamableHTTPServerTransport, isInitializeRequest: types.isInitializeRequest, createFlockMcp: server.createFlockMcp };
+}
+
+type McpModules = Awaited<ReturnType<typeof mcpModules>>;
 
 interface Session {
   id: string;
@@ -46,13 +60,14 @@ export class McpSessions {
       s.lastSeen = this.svc.now();
       return this.answer(ctx, s.transport);
     }
-    if (ctx.method !== "POST" || !isInitializeRequest(ctx.body)) {
+    const modules = await mcpModules();
+    if (ctx.method !== "POST" || !modules.isInitializeRequest(ctx.body)) {
       throw new ApiError("invalid_request", "no Mcp-Session-Id: start with a POST of an initialize request");
     }
     const base = this.self.url;
     if (!base) throw new ApiError("unavailable", "the MCP endpoint cannot reach this node's API", { retry_after: 1 }, { "Retry-After": "1" });
     const token = /^Bearer\s+(\S+)$/i.exec(ctx.headers["authorization"] ?? "")?.[1];
-    const session = this.open(principal, base, token);
+    const session = this.open(modules, principal, base, token);
     const reply = await this.answer(ctx, session.transport);
     if (!session.id) {
       // the initialize was refused (Accept, protocol version): nothing to keep
@@ -62,10 +77,10 @@ export class McpSessions {
     return reply;
   }
 
-  private open(principal: string, baseUrl: string, token: string | undefined): Session {
+  private open({ Transport, createFlockMcp }: McpModules, principal: string, baseUrl: string, token: string | undefined): Session {
     const mcp = createFlockMcp({ baseUrl, token, allowRegister: false });
     const session: Session = { id: "", principal, mcp, lastSeen: this.svc.now(), stopWake: () => {}, transport: undefined as never };
-    session.transport = new WebStandardStreamableHTTPServerTransport({
+    session.transport = new Transport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
         session.id = id;

@@ -10,13 +10,12 @@
 //   facilitator settle       -> 402 with the reason; the claim fails for good (it may be on chain)
 //   settled                  -> the message, its delivery and the settled payment in one statement (sendDirect's
 //                               store); then the mailbox; 201 with `payment` and the PAYMENT-RESPONSE header.
-import { encodePaymentResponseHeader } from "@x402/core/http";
 import type { SettleResponse } from "@x402/core/types";
 import { ApiError, conflict } from "../errors.ts";
 import type { Ctx, Reply } from "../http/route.ts";
 import { type Outgoing, sendDirect } from "../messaging/send.ts";
 import { dollars, explorerUrl } from "./assets.ts";
-import { checkPayment, paymentHeader, paymentRequired, paymentRequiredError, requirementsFor, type Terms } from "./protocol.ts";
+import { checkPayment, headerCodec, paymentHeader, paymentRequired, paymentRequiredError, requirementsFor, type Terms } from "./protocol.ts";
 import { claim, completeSettled, markFailed } from "./store.ts";
 
 const errMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
@@ -29,19 +28,21 @@ function resourceUrl(ctx: Ctx<unknown, unknown, "principal">): string {
 
 export async function paidSend(ctx: Ctx<unknown, unknown, "principal">, terms: Terms, to: string, msg: Outgoing): Promise<Reply> {
   const { svc, principal } = ctx;
+  const codec = await headerCodec();
   const ours = requirementsFor(terms, svc.config.FLOCK_PAYMENT_TIMEOUT);
   const pr = paymentRequired(ours, resourceUrl(ctx), to);
   const header = paymentHeader(ctx.headers);
   const price = `$${dollars(terms.micros)}`;
   if (!header) {
     throw paymentRequiredError(
+      codec,
       pr,
       `agent ${to} charges ${price} per message (${ours.amount} units of ${terms.asset.symbol} on ${ours.network}): ` +
         "sign the requirements of the PAYMENT-REQUIRED header and send again with PAYMENT-SIGNATURE",
     );
   }
-  const refuse = (reason: string, message: string) => paymentRequiredError({ ...pr, error: reason }, `payment refused: ${message}`, reason);
-  const checked = checkPayment(header, ours, Math.floor(svc.now() / 1000));
+  const refuse = (reason: string, message: string) => paymentRequiredError(codec, { ...pr, error: reason }, `payment refused: ${message}`, reason);
+  const checked = checkPayment(codec, header, ours, Math.floor(svc.now() / 1000));
   if (!checked.ok) throw refuse(checked.reason, checked.message);
   const { payload, auth, requirements } = checked;
   const facilitator = svc.facilitator;
@@ -104,7 +105,7 @@ export async function paidSend(ctx: Ctx<unknown, unknown, "principal">, terms: T
   return {
     status: 201,
     raw: { type: "application/json", data: json },
-    headers: { "PAYMENT-RESPONSE": encodePaymentResponseHeader({ ...settled, payer: settled.payer ?? auth.from }) },
+    headers: { "PAYMENT-RESPONSE": codec.encodePaymentResponseHeader({ ...settled, payer: settled.payer ?? auth.from }) },
   };
 }
 

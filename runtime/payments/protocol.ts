@@ -2,11 +2,16 @@
 // PAYMENT-REQUIRED header, base64 JSON as @x402/core encodes it, and the same requirements in our error body),
 // decoding PAYMENT-SIGNATURE (or the v1 header name X-PAYMENT carrying a v2 payload), and checking a payload
 // against our requirements before anything is claimed. Header coding is @x402/core's.
-import { decodePaymentSignatureHeader, encodePaymentRequiredHeader } from "@x402/core/http";
+import type * as X402Http from "@x402/core/http";
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from "@x402/core/types";
-import { getAddress, isAddress } from "viem";
+import { getAddress, isAddress } from "../address.ts";
 import { ApiError } from "../errors.ts";
 import { type Asset, atomicAmount } from "./assets.ts";
+
+/** @x402/core's header coding: imported by the first paid send, not at start (bench/RESULTS.md, "Idle memory (issue 30)"). */
+export type HeaderCodec = Pick<typeof X402Http, "encodePaymentRequiredHeader" | "decodePaymentSignatureHeader" | "encodePaymentResponseHeader">;
+
+export const headerCodec = (): Promise<HeaderCodec> => import("@x402/core/http");
 
 export interface Terms {
   asset: Asset;
@@ -41,12 +46,12 @@ export function paymentRequired(req: PaymentRequirements, resourceUrl: string, a
  * (x402Version, resource, accepts) and `reason` for a refused payment; the PAYMENT-REQUIRED header carries the
  * same requirements.
  */
-export function paymentRequiredError(pr: PaymentRequired, message: string, reason?: string): ApiError {
+export function paymentRequiredError(codec: HeaderCodec, pr: PaymentRequired, message: string, reason?: string): ApiError {
   return new ApiError(
     "payment_required",
     message,
     { ...(reason ? { reason } : {}), x402Version: pr.x402Version, resource: pr.resource, accepts: pr.accepts },
-    { "PAYMENT-REQUIRED": encodePaymentRequiredHeader(pr) },
+    { "PAYMENT-REQUIRED": codec.encodePaymentRequiredHeader(pr) },
   );
 }
 
@@ -77,10 +82,10 @@ const UINT = /^[0-9]{1,78}$/;
  * window that includes now (`nowSec`) with at least 6 seconds left. Answers the requirements the facilitator is
  * asked to verify and settle against (ours, with the accepted amount).
  */
-export function checkPayment(header: string, ours: PaymentRequirements, nowSec: number): Checked {
+export function checkPayment(codec: HeaderCodec, header: string, ours: PaymentRequirements, nowSec: number): Checked {
   let payload: PaymentPayload;
   try {
-    payload = decodePaymentSignatureHeader(header);
+    payload = codec.decodePaymentSignatureHeader(header);
   } catch {
     return fail("invalid_payload", "the payment header is not base64 JSON of an x402 payment payload");
   }

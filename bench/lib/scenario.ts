@@ -25,6 +25,8 @@ export interface ScenarioResult extends LoadResult {
   unit: string;
   target: string;
   notes?: string;
+  /** Memory figures the scenario read (idle: each idle node's RSS, MB). */
+  memory?: Record<string, unknown>;
 }
 
 export interface Scenario {

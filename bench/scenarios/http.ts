@@ -76,22 +76,34 @@ export const post: Scenario = {
   },
 };
 
+/** Direct messages over the fleet, each durable before its 201; `pair` picks the i-th send's sender and recipient. */
+async function directSends(ctx: ScenarioContext, label: string, pair: (fleet: Member[], i: number) => [Member, Member], what: string, target: string) {
+  ctx.progress(`registering ${ctx.agents} agents`);
+  const fleet = await registerFleet(ctx.url, ctx.agents, label);
+  let k = 0;
+  const next = () => {
+    const i = k++;
+    const [from, to] = pair(fleet, i);
+    return { method: "POST" as const, path: "/v1/messages", headers: json(from.token), body: JSON.stringify({ to: to.id, body: `hello ${i}` }) };
+  };
+  return measure(ctx, what, next, target);
+}
+
 export const send: Scenario = {
   name: "send",
   description: "direct messages, each durable in Postgres before its 201",
-  async run(ctx) {
-    ctx.progress(`registering ${ctx.agents} agents`);
-    const fleet = await registerFleet(ctx.url, ctx.agents, "send");
-    let k = 0;
-    const next = () => {
-      const i = k++;
-      const from = fleet[i % fleet.length]!;
-      const to = fleet[(i * 7 + 1) % fleet.length]!;
-      const target = to.id === from.id ? fleet[(i + 1) % fleet.length]! : to;
-      return { method: "POST" as const, path: "/v1/messages", headers: json(from.token), body: JSON.stringify({ to: target.id, body: `hello ${i}` }) };
-    };
-    return measure(ctx, "sending", next, ">= 0.08x");
-  },
+  run: (ctx) =>
+    directSends(
+      ctx,
+      "send",
+      (fleet, i) => {
+        const from = fleet[i % fleet.length]!;
+        const to = fleet[(i * 7 + 1) % fleet.length]!;
+        return [from, to.id === from.id ? fleet[(i + 1) % fleet.length]! : to];
+      },
+      "sending",
+      ">= 0.08x",
+    ),
 };
 
 /**
@@ -102,16 +114,6 @@ export const send: Scenario = {
 export const hot: Scenario = {
   name: "hot",
   description: "direct messages from the whole fleet to one recipient",
-  async run(ctx) {
-    ctx.progress(`registering ${ctx.agents} agents`);
-    const fleet = await registerFleet(ctx.url, ctx.agents, "hot");
-    const target = fleet[0]!;
-    const senders = fleet.slice(1);
-    let k = 0;
-    const next = () => {
-      const from = senders[k++ % senders.length]!;
-      return { method: "POST" as const, path: "/v1/messages", headers: json(from.token), body: JSON.stringify({ to: target.id, body: `hot ${k}` }) };
-    };
-    return measure(ctx, `sending to one recipient from ${senders.length} agents`, next, "(no target: compare with send)");
-  },
+  run: (ctx) =>
+    directSends(ctx, "hot", (fleet, i) => [fleet[1 + (i % (fleet.length - 1))]!, fleet[0]!], `sending to one recipient from ${ctx.agents - 1} agents`, "(no target: compare with send)"),
 };

@@ -20,8 +20,11 @@ const PER_PRINCIPAL = 8;
 /** A session without any request for this long is closed. */
 const IDLE_MS = 30 * 60_000;
 
-/** The modules a session needs, imported on first use (the module loader keeps them; later imports are at once). */
-async function mcpModules() {
+/** The modules a session needs, imported on the first MCP request and kept for every later one. */
+let loaded: Promise<McpModules> | undefined;
+const mcpModules = (): Promise<McpModules> => (loaded ??= importMcpModules());
+
+async function importMcpModules() {
   const [transport, types, server] = await Promise.all([
     import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"),
     import("@modelcontextprotocol/sdk/types.js"),
@@ -30,7 +33,7 @@ async function mcpModules() {
   return { Transport: transport.WebStandardStreamableHTTPServerTransport, isInitializeRequest: types.isInitializeRequest, createFlockMcp: server.createFlockMcp };
 }
 
-type McpModules = Awaited<ReturnType<typeof mcpModules>>;
+type McpModules = Awaited<ReturnType<typeof importMcpModules>>;
 
 interface Session {
   id: string;

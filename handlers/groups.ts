@@ -6,7 +6,7 @@ import { ApiError, invalid, notFound } from "../runtime/errors.ts";
 import { created, defineRoute, noContent, ok, type Route } from "../runtime/http/route.ts";
 import { PREFIX, parseId } from "../runtime/ids.ts";
 import { resolveAttachments } from "../runtime/messaging/attachments.ts";
-import { joinGroup, leaveGroup } from "../runtime/messaging/group-store.ts";
+import { joinGroup, leaveGroup } from "../runtime/messaging/stream-store.ts";
 import { sendGroup } from "../runtime/messaging/send.ts";
 import { paidMembers } from "../runtime/payments/terms.ts";
 import type { Services } from "../runtime/services.ts";
@@ -97,7 +97,7 @@ const create = defineRoute({
         from unnest(${members}::text[]) with ordinality as m(p, n)`;
       return joinGroup(tx, id, members);
     });
-    await svc.hub.groups.membersChanged(id, joined, []).catch((err: unknown) => svc.log.warn({ err }, "group members not announced"));
+    await svc.hub.streams.membersChanged(id, joined, []).catch((err: unknown) => svc.log.warn({ err }, "group members not announced"));
     const g = await loadGroup(svc, id, principal.id);
     return created({ group: await view(svc, g!) });
   },
@@ -140,7 +140,7 @@ const addMembers = defineRoute({
         on conflict do nothing`;
       return joinGroup(tx, g.id, wanted);
     });
-    await svc.hub.groups.membersChanged(g.id, joined, []).catch((err: unknown) => svc.log.warn({ err }, "group members not announced"));
+    await svc.hub.streams.membersChanged(g.id, joined, []).catch((err: unknown) => svc.log.warn({ err }, "group members not announced"));
     return ok({ group: await view(svc, g) });
   },
 });
@@ -166,7 +166,7 @@ const removeMember = defineRoute({
       return gone.length > 0;
     });
     if (!removed) throw notFound("member");
-    await svc.hub.groups.membersChanged(g.id, [], [member]).catch((err: unknown) => svc.log.warn({ err }, "group members not announced"));
+    await svc.hub.streams.membersChanged(g.id, [], [member]).catch((err: unknown) => svc.log.warn({ err }, "group members not announced"));
     return noContent();
   },
 });

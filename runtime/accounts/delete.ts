@@ -3,13 +3,13 @@
 // The principals row is deleted and everything hanging off it goes with it through ON DELETE CASCADE: tokens,
 // wallets and provider identities, moments (with every like and comment on them), the account's likes and
 // comments on other moments, friendships, friend requests, thread memberships, files and file shares; groups it
-// owned lose their owner. Its deliveries (mailbox) have no foreign key (sends stay cheap): they are deleted here,
-// in the transaction and once more after it commits, for a send that raced the deletion. Messages it sent stay
+// owned lose their owner, and its inbox goes. Its cursors (in its inbox and groups) have no foreign key: they are
+// deleted here, in the transaction and once more after it commits, for a send that raced the deletion. Messages it sent stay
 // (messages.sender has no foreign key) and render from a deleted author. Before the cascade, the like and comment counters of other
 // moments are lowered by exactly what disappears (raising their `rev`), and the account's own moments are
 // tombstoned in the moment record cache before the delete commits; afterwards the other caches are told
-// (tokens, feeds, counts, mailbox) and blobs no other file names are removed.
-import { forgetMember } from "../messaging/group-store.ts";
+// (tokens, feeds, counts) and blobs no other file names are removed.
+import { forgetMember } from "../messaging/stream-store.ts";
 import type { Principal } from "../auth.ts";
 import { PUBLIC_TIMELINE } from "../engines/feed.ts";
 import type { Logger } from "../log.ts";
@@ -74,7 +74,6 @@ export async function deleteAccount(
     const friends = await tx<{ friend: string }[]>`select friend from friendships where principal = ${p.id}`;
     const pub = await tx<{ id: bigint }[]>`select id from moments where author = ${p.id} and visibility = 'public'`;
     const files = await tx<{ sha256: string }[]>`select sha256 from files where owner = ${p.id}`;
-    await tx`delete from deliveries where recipient = ${p.id}`;
     await forgetMember(tx, p.id);
     await tx`delete from principals where id = ${p.id}`;
     return {
@@ -99,16 +98,15 @@ export async function deleteAccount(
 }
 
 /**
- * Feeds forget the account's moments (their records are tombstoned already); its own timeline and mailbox
- * are dropped, and deliveries a racing send stored after the delete's snapshot; the counts lowered on other moments reach the record cache.
+ * Feeds forget the account's moments (their records are tombstoned already); its own timeline is dropped, and the
+ * inbox cursor a racing send made after the delete's snapshot; the counts lowered on other moments reach the record cache.
  */
 async function tidyCaches(svc: Services, log: Logger, id: string, removed: Removed): Promise<void> {
-  const { feed, mailboxes } = svc.engines;
+  const { feed } = svc.engines;
   const steps: [string, () => Promise<void>][] = [
     ["public timeline", () => (removed.publicMoments.length > 0 ? feed.remove([PUBLIC_TIMELINE], removed.publicMoments) : Promise.resolve())],
     ["friends' timelines", () => feed.invalidate([id, ...removed.friends])],
-    ["mailbox", () => mailboxes.clear(id)],
-    ["deliveries sent meanwhile", async () => void (await svc.sql`delete from deliveries where recipient = ${id}`)],
+    ["cursors made meanwhile", () => forgetMember(svc.sql, id)],
     ["counts", () => recordCounts(svc, log, removed.counts)],
     [
       "friendships (its friends' connections watch it)",

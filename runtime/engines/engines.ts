@@ -1,7 +1,6 @@
 // The set of engines a node runs on: all Redis-backed ones, or all in-process ones.
 import type { FeedCache } from "./feed.ts";
 import type { LimitsEngine } from "./limits.ts";
-import type { MailboxEngine } from "./mailbox.ts";
 import type { MomentCache } from "./moments.ts";
 import type { InFlightRegistry, NodeRegistry } from "./nodes.ts";
 import type { PresenceEngine } from "./presence.ts";
@@ -12,21 +11,19 @@ export interface Engines {
   readonly kind: "redis" | "memory";
   readonly limits: LimitsEngine;
   readonly pubsub: PubSub;
-  /** Per-principal queues of unacknowledged messages; appends wake waiters on every node. */
-  readonly mailboxes: MailboxEngine;
   readonly presence: PresenceEngine;
-  /** Members' cursors in their groups, remembered after Postgres took each ack (read while Postgres is away). */
+  /** Members' cursors in their inboxes and groups, remembered after Postgres took each ack (read while Postgres is away). */
   readonly groupCursors: GroupCursorCache;
   readonly feed: FeedCache;
   /** Cached moment records, so warm feed reads need no Postgres. */
   readonly moments: MomentCache;
   /** Node id leases (distinct among live nodes sharing the engine). */
   readonly nodes: NodeRegistry;
-  /** Messages each node has between its commit and its mailbox appends. */
+  /** Messages each node has between its commit and their publish. */
   readonly inflight: InFlightRegistry;
   /** Health check: resolves when the backing store answers. */
   ping(): Promise<void>;
   close(): Promise<void>;
 }
 
-export type { FeedCache, MailboxEngine, MomentCache, NodeRegistry, PresenceEngine };
+export type { FeedCache, MomentCache, NodeRegistry, PresenceEngine };

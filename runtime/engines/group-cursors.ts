@@ -1,6 +1,6 @@
 // Where each member's cursor in each group is, as Redis (or memory) remembers it: written after Postgres committed an
 // ack (Postgres is the truth, migration 0010), and read by a long poll only when Postgres is out of reach, so that a
-// member's group messages still reach it from the node's recent ones (runtime/messaging/group-delivery.ts). A cursor
+// member's group messages still reach it from the node's recent ones (runtime/messaging/streams.ts). A cursor
 // not remembered (never written, flushed, expired) is simply not known: the poll then waits for Postgres.
 
 /** A member's cursor in a group: acknowledged up to `acked`, and these numbers above it out of order. */

@@ -27,14 +27,14 @@ export interface InFlight {
 }
 
 /**
- * What each node has in flight: messages whose Postgres statement it started and whose mailbox appends it has not
- * finished. A node that dies leaves them there; another claims them once its lease has ended and finishes the
- * appends (runtime/messaging/reconcile.ts).
+ * What each node has in flight: messages whose Postgres statement it started and that it has not published yet. A
+ * node that dies leaves them there; another claims them once its lease has ended and publishes them
+ * (runtime/messaging/reconcile.ts).
  */
 export interface InFlightRegistry {
   /** Record messages about to be committed (one call per batch). */
   add(owner: string, ids: string[], nowMs: number): Promise<void>;
-  /** Their appends are done. */
+  /** They are published. */
   done(owner: string, ids: string[]): Promise<void>;
   /** Owners whose lease ended at or before `nowMs` (dead or stopped nodes that may have left messages in flight). */
   expired(nowMs: number): Promise<string[]>;

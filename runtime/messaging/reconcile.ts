@@ -1,16 +1,12 @@
-// Every committed message reaches its recipients' mailboxes, even when the node that sent it died between its
-// Postgres commit and its mailbox append. Before a send batch's statement the node records the batch's message
-// ids as in flight (runtime/engines/nodes.ts InFlightRegistry, one call per batch), and drops them once appended.
-// Every node, every PASS_MS: it claims the in-flight messages of nodes whose lease ended (a dead node stops
-// renewing: runtime/node-lease.ts), and takes its in-flight messages older than STALE_MS (claimed, or its own
-// whose append failed), reads which of them Postgres committed and who still has them unacknowledged, and appends
-// them with `ensure` (only into built mailboxes that do not hold them and have not seen them acknowledged: a
-// mailbox not built is rebuilt from Postgres anyway). A message a node dies with is in its mailboxes within
-// LEASE_MS + PASS_MS (about 6 s) of its commit. A group message stored once is published again instead.
+// Every committed message reaches its stream's sockets and long polls, even when the node that sent it died between its
+// Postgres commit and its publish. Before a send batch's statement the node records the batch's message ids as in
+// flight (runtime/engines/nodes.ts InFlightRegistry, one call per batch), and drops them once published. Every node,
+// every PASS_MS: it claims the in-flight messages of nodes whose lease ended (a dead node stops renewing:
+// runtime/node-lease.ts), and takes its in-flight messages older than STALE_MS (claimed, or its own whose publish
+// failed), reads which of them Postgres committed, and publishes those again (a node's channel ignores a number it has
+// published already; a long poll reads Postgres anyway). A message a node dies with is published within LEASE_MS +
+// PASS_MS (about 6 s) of its commit.
 import type { Services } from "../services.ts";
-import { type AppendItem, appendParts } from "../engines/mailbox.ts";
-import { toMessage } from "./payload.ts";
-import { committedDeliveries } from "./store.ts";
 
 export const PASS_MS = 1000;
 /** A node's own in-flight message this old has had time for its append: it is checked. */
@@ -53,7 +49,7 @@ export class Reconciler {
     await this.running?.catch(() => {});
   }
 
-  /** One pass (what the timer runs; a call while one runs joins it). Answers how many appends it made sure of. */
+  /** One pass (what the timer runs; a call while one runs joins it). Answers how many messages it published again. */
   pass(): Promise<number> {
     this.running ??= this.passOnce().finally(() => {
       this.running = undefined;
@@ -62,7 +58,7 @@ export class Reconciler {
   }
 
   private async passOnce(): Promise<number> {
-    const { engines, sql, log } = this.svc;
+    const { engines, log } = this.svc;
     const now = this.now();
     for (const dead of await engines.inflight.expired(now)) {
       if (dead === this.owner) continue;
@@ -71,23 +67,9 @@ export class Reconciler {
     }
     const stale = (await engines.inflight.stale(this.owner, now - STALE_MS)).slice(0, PASS_MAX);
     if (stale.length === 0) return 0;
-    const started = performance.now();
-    const { committed, rows } = await committedDeliveries(sql, stale.map((e) => e.id));
-    // an ack between this read and the append is kept out by its tombstone, for ackMemoryMs: a slower read is redone
-    if (performance.now() - started >= engines.mailboxes.ackMemoryMs / 2) return 0;
-    const items: AppendItem[] = rows.map((r) => ({
-      principal: r.to_principal,
-      id: r.id.toString(),
-      payload: JSON.stringify(toMessage(r)),
-      ensure: true,
-    }));
-    // in parts, as a send's: a pass over many messages must not hold Redis for all their recipients at once
-    if (items.length > 0) await Promise.all(appendParts(items, engines.mailboxes.appendPart).map((part) => engines.mailboxes.append(part)));
-    // group messages stored once have no deliveries: they are published again, to the sockets and long polls of
-    // their members (a node's channel ignores a number it has published already)
-    await this.svc.hub.groups.redeliver([...committed]);
+    const committed = await this.svc.hub.streams.redeliver(stale.map((e) => e.id));
     const done = stale.filter((e) => committed.has(e.id) || e.at < now - GIVE_UP_MS).map((e) => e.id);
     await engines.inflight.done(this.owner, done);
-    return items.length;
+    return committed.size;
   }
 }

@@ -6,6 +6,7 @@ import { notFound } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { freshPayload, type MessageRow, type StoredAttachment } from "./payload.ts";
 import type { DirectMessage, NewMessage } from "./store.ts";
+import { INBOX, streamKey } from "./stream-store.ts";
 
 export interface Outgoing {
   threadId: bigint;
@@ -15,23 +16,23 @@ export interface Outgoing {
 }
 
 export interface DirectSend {
-  /** Stores the message; false when its recipient no longer exists. It may replace the id (an IdClash). */
-  store?: (m: DirectMessage) => Promise<boolean>;
+  /** Stores the message; its number in the recipient's inbox, null when the recipient no longer exists. It may replace the id (an IdClash). */
+  store?: (m: DirectMessage) => Promise<number | null>;
   /** Extra columns of the answer (a paid message's payment). */
   columns?: Partial<MessageRow>;
 }
 
-/** A direct message to `to`, stored and delivered; answers its JSON (what the send answers, and what is delivered). */
+/** A direct message to `to`, stored in its inbox and delivered; answers its JSON (what the send answers, and what is delivered). */
 export async function sendDirect(svc: Services, from: Principal, to: string, msg: Outgoing, opts: DirectSend = {}): Promise<string> {
   const hub = svc.hub;
   const m: DirectMessage = { id: svc.ids.nextRaw(), threadId: msg.threadId, sender: from.id, recipient: to, body: msg.body, createdAt: new Date(svc.now()), attachments: msg.attachments };
-  const stored = await (opts.store ?? ((x) => hub.storeDirect(x)))(m);
-  if (!stored) {
+  const seq = await (opts.store ?? ((x) => hub.storeDirect(x)))(m);
+  if (seq === null) {
     hub.forgetDirectThread(from.id, to);
     throw notFound("recipient");
   }
   const payload = freshPayload(from, { ...m, recipient: to }, opts.columns);
-  await hub.deliver([to], m.id.toString(), payload);
+  await hub.deliver({ key: streamKey(to, INBOX), seq, id: m.id.toString(), payload });
   return payload;
 }
 
@@ -42,6 +43,6 @@ export async function sendGroup(svc: Services, from: Principal, msg: Outgoing): 
   const seq = await hub.storeGroup(m);
   if (seq === null) throw notFound("group");
   const payload = freshPayload(from, { ...m, recipient: null }); // the id may have been replaced (see storeGroup)
-  await hub.deliverGroup(msg.threadId, seq, m.id.toString(), payload);
+  await hub.deliver({ key: streamKey(from.id, msg.threadId), seq, id: m.id.toString(), payload });
   return payload;
 }

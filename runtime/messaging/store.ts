@@ -1,5 +1,5 @@
-// Postgres side of messaging: every write of a send is one statement (the message, its deliveries and the shares
-// of the files it carries together), so a send costs one round trip once its thread is known. A send never touches the thread row.
+// Postgres side of messaging: every write of a send is one statement (the message, its number in its stream and the
+// shares of the files it carries together), so a send costs one round trip once its thread is known. A send never touches the thread row.
 import type { Sql } from "../db/client.ts";
 import type { MessageRow, StoredAttachment } from "./payload.ts";
 import { asError } from "../batcher.ts";
@@ -95,40 +95,53 @@ function shareCte(sql: Sql, items: NewMessage[], stored = "ok") {
 }
 
 /**
- * Store direct messages, each with its one delivery, in one statement (one commit for the batch).
- * Per item: true, false when the recipient's account is gone, or an IdClash.
+ * Store direct messages in one statement (one commit for the batch): each is numbered in its recipient's inbox
+ * (flock_inbox_take, migration 0011: the inbox row's `last_seq`, raised under its lock, so the numbers committed have
+ * no gaps and follow the commit order), and the files it carries are shared with the recipient. Per item: its number
+ * in the inbox, null when the recipient's account is gone, or an IdClash (checked before numbering: no gap).
  */
-export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promise<(boolean | Error)[]> {
+export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promise<(number | null | Error)[]> {
   try {
-    const rows = await retryOnDeadlock(() => sql<{ id: bigint; stored: boolean }[]>`
+    const rows = await retryOnDeadlock(() => sql<{ id: bigint; seq: string | null; taken: boolean }[]>`
       with v as (
         select * from unnest(
           ${items.map((i) => String(i.id))}::bigint[], ${items.map((i) => String(i.threadId))}::bigint[],
           ${items.map((i) => i.sender)}::text[], ${items.map((i) => i.recipient)}::text[],
           ${items.map((i) => i.body)}::text[], ${items.map((i) => i.createdAt.toISOString())}::timestamptz[],
           ${attachmentsJson(items)}::text[]
-        ) as v(id, thread_id, sender, recipient, body, created_at, attachments)
+        ) with ordinality as v(id, thread_id, sender, recipient, body, created_at, attachments, n)
       ),
-      ok as (select v.* from v where exists (select 1 from principals p where p.id = v.recipient)),
+      found as (
+        select v.*, exists (select 1 from messages x where x.id = v.id) as taken from v
+        where exists (select 1 from principals p where p.id = v.recipient)
+      ),
+      ok as (select * from found where not taken),
+      raised as (
+        select recipient, flock_inbox_take(recipient, count(*)) as last_seq from ok group by recipient order by recipient
+      ),
+      numbered as (
+        select ok.*, r.last_seq - count(*) over (partition by ok.recipient)
+          + row_number() over (partition by ok.recipient order by ok.n) as seq
+        from ok join raised r on r.recipient = ok.recipient
+      ),
       m as (
-        insert into messages (id, thread_id, sender, recipient, body, created_at, attachments)
-        select id, thread_id, sender, recipient, body, created_at, attachments::jsonb from ok
-        on conflict (id) do nothing
+        insert into messages (id, thread_id, sender, recipient, body, created_at, attachments, seq)
+        select id, thread_id, sender, recipient, body, created_at, attachments::jsonb, seq from numbered
         returning id
       ),
-      d as (
-        insert into deliveries (recipient, message_id) select ok.recipient, ok.id from ok join m on m.id = ok.id
-        returning recipient, message_id
-      )${shareCte(sql, items)}
-      select ok.id, m.id is not null as stored from ok left join m on m.id = ok.id`);
-    const found = new Map(rows.map((r) => [r.id.toString(), r.stored]));
+      d as (select recipient, id as message_id from numbered)${shareCte(sql, items, "numbered")}
+      select found.id, numbered.seq, found.taken from found left join numbered on numbered.id = found.id`);
+    const byId = new Map(rows.map((r) => [r.id.toString(), r]));
     return items.map((i) => {
-      const stored = found.get(i.id.toString());
-      return stored === false ? new IdClash(`message id ${i.id} taken`) : stored === true;
+      const got = byId.get(i.id.toString());
+      if (got === undefined) return null;
+      if (got.taken || got.seq === null) return new IdClash(`message id ${i.id} taken`);
+      return Number(got.seq);
     });
   } catch (err) {
-    if (!isFkViolation(err)) throw err;
-    if (items.length === 1) return [false];
+    if (isUniqueViolation(err) && items.length === 1) return [new IdClash(`message id ${items[0]!.id} taken`)];
+    if (!(isFkViolation(err) || isUniqueViolation(err))) throw err;
+    if (items.length === 1) return [null];
     // an account vanished during the statement: store each on its own (an error stays that item's: the Batcher
     // must not run the whole batch again once some of it is stored)
     return Promise.all(items.map((i) => insertDirectBatch(sql, [i]).then((r) => r[0]!, asError)));
@@ -203,12 +216,6 @@ async function insertGroups(sql: Sql, items: NewMessage[]): Promise<(number | nu
   });
 }
 
-// Writes whose loss on a Postgres crash costs only a redelivery (delivery counts) commit without waiting for
-// the WAL flush. The statement turns `synchronous_commit` off for its own implicit transaction (`set_config(..., true)`
-// lasts until that transaction ends, after its commit record), so it is one round trip and one socket write, where
-// BEGIN / SET LOCAL / statement / COMMIT took four: a group bench spent a tenth of the server's time writing those.
-// Each such statement opens with the CTE `relaxed` (that set_config) and references it, so it is evaluated.
-
 /** An ack: the recipient, the message, and whether it also acknowledges the group's earlier messages. */
 export interface AckItem {
   recipient: string;
@@ -217,131 +224,57 @@ export interface AckItem {
 }
 
 /**
- * An ack's outcome: a group message stored once (the member's cursor took it: where the cursor is now, and the
- * message's group and number), "delivery", or false.
+ * An ack's outcome: the member's cursor took the message (where the cursor is now, and the message's stream: 0 for
+ * the member's inbox, else its group, and number), or false.
  */
-export type AckOutcome = { thread: bigint; seq: number; acked: number } | "delivery" | false;
+export type AckOutcome = { thread: bigint; seq: number; acked: number } | false;
 
 /**
- * Acknowledge, durably (an answered ack is final, through crashes: synchronous_commit stays on). A group message
- * stored once (it has a `seq`) moves the member's cursor (flock_group_ack, migration 0010): that message, or with
- * `through` every message of the group up to it (the sender's own are acknowledged as they are stored, so acking one,
- * as a socket that received it from its group's topic does, changes nothing, `through` or not: over HTTP a sender
- * never receives its own, so a cumulative ack of one could take messages it has not seen). Any other message's delivery row is deleted (a row is an
- * unacknowledged delivery). Idempotent: acking again finds no row, and the message then counts as found when it was
- * addressed to the caller (direct), or sent to a group the caller belongs to by someone else, after the caller
- * joined. Per item: its outcome, false when it was never the caller's to acknowledge.
+ * Acknowledge, durably (an answered ack is final, through crashes: synchronous_commit stays on), by moving the member's
+ * cursor in the message's stream (flock_group_ack, migration 0010): a direct message's is the recipient's inbox
+ * (thread 0), a group message's its group. That message, or with `through` every message of the stream up to it: the
+ * sender's own group messages are acknowledged as they are stored, so acking one, as a socket that received it from
+ * its group's topic does, changes nothing, `through` or not (over HTTP a sender never receives its own, so a cumulative
+ * ack of one could take messages it has not seen). Idempotent: acking again moves nothing and is still found. Per
+ * item: its outcome, false when it was never the caller's to acknowledge (a direct message to someone else, one of
+ * a group the caller is not in or joined after).
  */
 export async function ackBatch(sql: Sql, items: AckItem[]): Promise<AckOutcome[]> {
-  // Two statements, the second only when needed. The first deletes the direct messages' delivery rows, and is all a
-  // batch of direct acks costs: one statement holding the group part as well took Postgres twice as long to plan as
-  // to run, and ack time is on a long-polling receiver's path (it acks, then polls again).
-  const deleted = await retryOnDeadlock(() => sql<{ n: number }[]>`
-    with v as (
-      select * from unnest(${items.map((i) => i.recipient)}::text[], ${items.map((i) => String(i.id))}::bigint[])
-        with ordinality as v(recipient, message_id, n)
-    )
-    delete from deliveries d using v
-    where d.recipient = v.recipient and d.message_id = v.message_id
-    returning v.n::int as n`);
-  const out: AckOutcome[] = items.map(() => false);
-  for (const r of deleted) out[r.n - 1] = "delivery";
-  const rest = items.flatMap((item, i) => (out[i] === false ? [{ item, n: i + 1 }] : []));
-  if (rest.length > 0) for (const [n, o] of await groupAckBatch(sql, rest)) out[n - 1] = o;
-  return out;
-}
-
-/**
- * The acks that deleted no delivery row: a group message stored once, or a message acknowledged before (found when it
- * was the caller's), or one never the caller's. `n`: the item's place in its batch, the key of the answer.
- */
-async function groupAckBatch(sql: Sql, rest: { item: AckItem; n: number }[]): Promise<Map<number, AckOutcome>> {
-  // The usual group acks are one set-based UPDATE (`up`): an ack alone of its member and group in the batch that
-  // moves the cursor straight to its message (the next one, or a cumulative ack), where no ack above the cursor waits
-  // to be taken in. Every other group ack goes through flock_group_ack, one call each (`grp`, never on a cursor `up`
-  // moved: those are alone of their member and group).
-  const rows = await retryOnDeadlock(() => sql<{ n: number; thread_id: bigint | null; seq: string | null; acked: string | null; found: boolean }[]>`
+  // The usual acks are one set-based UPDATE (`up`): an ack alone of its member and stream in the batch that moves the
+  // cursor straight to its message (the next one, or a cumulative ack), where no ack above the cursor waits to be taken
+  // in. Every other ack goes through flock_group_ack, one call each (`grp`, never on a cursor `up` moved: those are
+  // alone of their member and stream).
+  const rows = await retryOnDeadlock(() => sql<{ n: number; stream: bigint | null; seq: string | null; acked: string | null }[]>`
     with v as (
       select * from unnest(
-        ${rest.map((r) => r.item.recipient)}::text[], ${rest.map((r) => String(r.item.id))}::bigint[],
-        ${rest.map((r) => (r.item.through === true ? 1 : 0))}::int[], ${rest.map((r) => r.n)}::int[]
-      ) as v(recipient, message_id, through, n)
+        ${items.map((i) => i.recipient)}::text[], ${items.map((i) => String(i.id))}::bigint[],
+        ${items.map((i) => (i.through === true ? 1 : 0))}::int[]
+      ) with ordinality as v(recipient, message_id, through, n)
     ),
-    mm as (select v.*, m.thread_id, m.seq, m.sender from v left join messages m on m.id = v.message_id),
+    mm as (
+      select v.*, case when m.recipient is null then m.thread_id else 0 end as stream, m.seq, m.sender
+      from v join messages m on m.id = v.message_id and m.seq is not null and (m.recipient is null or m.recipient = v.recipient)
+    ),
     solo as (
-      select * from mm where mm.seq is not null and mm.sender <> mm.recipient and (recipient, thread_id) in (
-        select recipient, thread_id from mm where seq is not null group by 1, 2 having count(*) = 1)
+      select * from mm where mm.sender <> mm.recipient and (recipient, stream) in (
+        select recipient, stream from mm group by 1, 2 having count(*) = 1)
     ),
     up as (
       update group_cursors gc set acked_seq = solo.seq from solo
-      where gc.member = solo.recipient and gc.thread_id = solo.thread_id and gc.joined_seq < solo.seq
+      where gc.member = solo.recipient and gc.thread_id = solo.stream and gc.joined_seq < solo.seq
         and gc.acked_seq < solo.seq and (solo.through = 1 or gc.acked_seq = solo.seq - 1)
         and not exists (select 1 from group_acks a where a.member = gc.member and a.thread_id = gc.thread_id)
       returning solo.n
-    ),
-    grp as (
-      select mm.n, mm.thread_id, mm.seq, case when mm.n in (select n from up) then mm.seq
-        else flock_group_ack(mm.recipient, mm.thread_id, mm.seq, mm.through = 1 and mm.sender <> mm.recipient) end as acked
-      from mm where mm.seq is not null
     )
-    select v.n, grp.thread_id, grp.seq, grp.acked,
-      case when grp.n is not null then grp.acked >= 0 else exists (
-        select 1 from messages m
-        where m.id = v.message_id and (m.recipient = v.recipient or (m.recipient is null and m.sender <> v.recipient and exists (
-          select 1 from thread_members tm
-          where tm.thread_id = m.thread_id and tm.principal = v.recipient and tm.joined_at <= m.created_at)))
-      ) end as found
-    from v left join grp on grp.n = v.n`);
-  const out = new Map<number, AckOutcome>();
+    select mm.n::int as n, mm.stream, mm.seq, case when mm.n in (select n from up) then mm.seq
+      else flock_group_ack(mm.recipient, mm.stream, mm.seq, mm.through = 1 and mm.sender <> mm.recipient) end as acked
+    from mm`);
+  const out: AckOutcome[] = items.map(() => false);
   for (const r of rows) {
-    if (!r.found) out.set(r.n, false);
-    else if (r.thread_id === null || r.seq === null || r.acked === null) out.set(r.n, "delivery");
-    else out.set(r.n, { thread: r.thread_id, seq: Number(r.seq), acked: Number(r.acked) });
+    if (r.stream === null || r.seq === null || r.acked === null || Number(r.acked) < 0) continue;
+    out[r.n - 1] = { thread: BigInt(r.stream), seq: Number(r.seq), acked: Number(r.acked) };
   }
   return out;
-}
-
-export type UnackedRow = MessageRow & { delivery_count: number };
-
-/** The unacknowledged deliveries `where` selects, as a mailbox holds them (`d` deliveries, `m` messages). */
-function deliveryRows(sql: Sql, where: ReturnType<Sql>, limit: number): Promise<(UnackedRow & { to_principal: string })[]> {
-  return sql<(UnackedRow & { to_principal: string })[]>`
-    select m.id, m.thread_id, m.sender, p.display_name as sender_name, m.recipient, m.body, m.created_at, m.attachments,
-           pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
-           pay.explorer_url as pay_explorer, d.delivery_count, d.recipient as to_principal
-    from deliveries d
-    join messages m on m.id = d.message_id
-    left join principals p on p.id = m.sender
-    left join payments pay on pay.message_id = m.id
-    where ${where}
-    order by d.message_id
-    limit ${limit}`;
-}
-
-/** A recipient's oldest unacknowledged messages, oldest first (to rebuild a mailbox). */
-export function unacked(sql: Sql, recipient: string, limit: number): Promise<UnackedRow[]> {
-  return deliveryRows(sql, sql`d.recipient = ${recipient}`, limit);
-}
-
-/**
- * Of these message ids, the ones committed, and every unacknowledged delivery of them (recipient in
- * `to_principal`), to finish the appends a dead node left (runtime/messaging/reconcile.ts).
- */
-export async function committedDeliveries(sql: Sql, ids: string[]): Promise<{ committed: Set<string>; rows: (UnackedRow & { to_principal: string })[] }> {
-  // in this order: the rows are read after the commit of every message found
-  const found = await sql<{ id: bigint }[]>`select id from messages where id = any(${ids}::bigint[])`;
-  const rows = await deliveryRows(sql, sql`d.message_id = any(${ids}::bigint[])`, 1_000_000);
-  return { committed: new Set(found.map((r) => r.id.toString())), rows };
-}
-
-/** Write delivery counts back (never lowering one; an acknowledged delivery has no row left to write). */
-export async function writeDeliveryCounts(sql: Sql, rows: { recipient: string; id: string; count: number }[]): Promise<void> {
-  if (rows.length === 0) return;
-  await retryOnDeadlock(() => sql`
-    with relaxed as (select set_config('synchronous_commit', 'off', true) as s)
-    update deliveries d set delivery_count = v.c
-    from unnest(${rows.map((r) => r.recipient)}::text[], ${rows.map((r) => r.id)}::bigint[], ${rows.map((r) => r.count)}::int[]) as v(r, m, c), relaxed
-    where d.recipient = v.r and d.message_id = v.m and d.delivery_count < v.c and relaxed.s is not null`);
 }
 
 /** A page of a thread's history, newest first; one row more than asked tells whether more exist. */

@@ -60,23 +60,22 @@ export interface Settled {
 }
 
 /**
- * After settlement: store the message and its delivery, share the files it carries with the recipient, and mark the
- * payment settled (with the transaction and the message) in one statement. False when the recipient's account is
- * gone: the payment is still recorded as settled, without a message.
+ * After settlement: store the message, numbered in the recipient's inbox, share the files it carries with the
+ * recipient, and mark the payment settled (with the transaction and the message) in one statement. Its number in the
+ * inbox; null when the recipient's account is gone: the payment is still recorded as settled, without a message.
  */
-export async function completeSettled(sql: Sql, s: Settled): Promise<boolean> {
+export async function completeSettled(sql: Sql, s: Settled): Promise<number | null> {
   const m = s.message;
   const files = m.attachments ?? [];
   try {
-    const [row] = await sql<{ stored: boolean }[]>`
+    const [row] = await sql<{ seq: string | null }[]>`
       with r as (select id from principals where id = ${m.recipient}),
       m as (
-        insert into messages (id, thread_id, sender, recipient, body, created_at, attachments)
+        insert into messages (id, thread_id, sender, recipient, body, created_at, attachments, seq)
         select ${String(m.id)}, ${String(m.threadId)}, ${m.sender}, ${m.recipient}, ${m.body}, ${m.createdAt.toISOString()},
-          ${files.length > 0 ? JSON.stringify(files) : null}::text::jsonb from r
-        returning id
+          ${files.length > 0 ? JSON.stringify(files) : null}::text::jsonb, flock_inbox_take(r.id, 1) from r
+        returning id, seq
       ),
-      d as (insert into deliveries (recipient, message_id) select ${m.recipient}, id from m),
       s as (
         insert into file_shares (file_id, principal)
         select f.id, ${m.recipient} from m, files f
@@ -88,14 +87,14 @@ export async function completeSettled(sql: Sql, s: Settled): Promise<boolean> {
           message_id = (select id from m), updated_at = now()
         where id = ${String(s.paymentId)}
       )
-      select exists (select 1 from m) as stored`;
-    return row?.stored ?? false;
+      select (select seq from m) as seq`;
+    return row?.seq == null ? null : Number(row.seq);
   } catch (err) {
     if (!isFkViolation(err)) throw err;
     await sql`
       update payments set status = 'settled', tx_hash = ${s.txHash}, explorer_url = ${s.explorerUrl}, reason = null, retryable = false, updated_at = now()
       where id = ${String(s.paymentId)}`;
-    return false;
+    return null;
   }
 }
 

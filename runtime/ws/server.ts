@@ -43,14 +43,14 @@ export function mountWs(app: TemplatedApp, svc: Services, onFrame: FrameHandler)
   const deps = { svc, hub: svc.hub, realtime: svc.realtime, onFrame };
   const open = new Set<WsSession>();
   let draining = false;
-  svc.hub.groups.channels.attach({ publish: (topic, data, binary) => void app.publish(topic, data, binary) });
+  svc.hub.streams.channels.attach({ publish: (topic, data, binary) => void app.publish(topic, data, binary) });
 
   app.ws<UserData>("/v1/ws", {
     maxPayloadLength: UWS_MAX_PAYLOAD,
     idleTimeout: HEARTBEAT_SECONDS,
     sendPingsAutomatically: true,
     maxBackpressure: 2 * MAX_BUFFER,
-    // a group's messages are published to topics (runtime/messaging/group-channels.ts): a socket that cannot take one is
+    // a group's messages are published to topics (runtime/messaging/channels.ts): a socket that cannot take one is
     // closed rather than skipped, since a hole would let a cumulative ack acknowledge what it never got
     closeOnBackpressureLimit: true,
     upgrade: (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) => {

@@ -1,14 +1,14 @@
-// One WebSocket connection: authentication, decoding and validating client frames, delivering the mailbox
-// (unacknowledged messages first, then new ones as wake-ups arrive) with flow control, and the bounded
-// outgoing buffer: a client that lets more than MAX_BUFFER pile up is closed with WS_CLOSE.slowConsumer.
+// One WebSocket connection: authentication, decoding and validating client frames, delivering its principal's
+// streams (the inbox and each group: what is unacknowledged first, then live from the stream's topic) with flow
+// control, and the bounded outgoing buffer: a client that lets more than MAX_BUFFER pile up is closed with
+// WS_CLOSE.slowConsumer.
 import { ClientFrame, type Ref, type ServerFrame, WS_CLOSE } from "../../schema/ws.ts";
 import type { Principal } from "../auth.ts";
 import { ApiError } from "../errors.ts";
 import { isOutage } from "../circuit.ts";
 import type { Logger } from "../log.ts";
-import type { MailboxEntry } from "../engines/mailbox.ts";
-import type { HandOutAfter, HandOutTarget } from "../messaging/handout.ts";
-import type { GroupMember } from "../messaging/group-delivery.ts";
+import type { StreamMember } from "../messaging/streams.ts";
+import { INBOX, streamKey } from "../messaging/stream-store.ts";
 import type { Messaging } from "../messaging/hub.ts";
 import type { Services } from "../services.ts";
 import type { Codec, Encoded } from "./codec.ts";
@@ -17,7 +17,7 @@ import type { Realtime } from "./realtime.ts";
 /** The part of a uWS WebSocket a session uses (a fake one in unit tests). */
 export interface Socket {
   send(data: string | Uint8Array, isBinary?: boolean): number;
-  /** uWS topics: a group's messages are published once to the sockets taking it live (GroupChannels). */
+  /** uWS topics: a stream's messages are published once to the sockets taking it live (Channels). */
   subscribe(topic: string): boolean;
   unsubscribe(topic: string): boolean;
   getBufferedAmount(): number;
@@ -46,26 +46,13 @@ export const MAX_FRAME = 64 * 1024;
 const AUTH_TIMEOUT_MS = 10_000;
 const RETRY_MS = 1000;
 const PAGE = 100;
-/** Handed-out messages whose wake-up is still to come (to be ignored) kept at most; past it, one costs a fetch. */
-const HANDED_MAX = 1024;
-/** Offers awaiting their appends at most (a chain); one more is fetched instead. */
-const CHAIN_MAX = 16;
 
-/** A message offered for hand-out, and the append's answer once it is in. */
-interface Offered {
-  id: string;
-  /** Its wake-up came before the answer (nothing is left to ignore). */
-  woken: boolean;
-  /** The answer: the entry handed out, null when it must be fetched; undefined until it comes. */
-  answer: MailboxEntry | null | undefined;
-}
-
-/** Where a session is with one of its principal's groups. */
-interface GroupState {
+/** Where a session is with one of its principal's streams: catching up from Postgres, or taking it live. */
+interface StreamState {
   live: boolean;
 }
 
-export class WsSession implements HandOutTarget, GroupMember {
+export class WsSession implements StreamMember {
   principal: Principal | null = null;
   /** The token the session authenticated with (re-checked when its principal's tokens change). */
   token: string | null = null;
@@ -76,37 +63,13 @@ export class WsSession implements HandOutTarget, GroupMember {
   readonly typing = new Map<string, { timer: NodeJS.Timeout; members: string[] }>();
   /** Settles once presence has been joined (leave waits for it). */
   joined: Promise<void> = Promise.resolve();
-  private cursor: string | null = null;
-  private pumping = false;
-  /** Fetch again once the current pass ends: a wake-up without a message, or a pump asked for meanwhile. */
-  private again = false;
-  /** Messages woken for during a pass and not (yet) among its fetched entries: fetch again if any remain. */
-  private readonly wanted = new Set<string>();
-  private stalled = false;
-  /**
-   * The messages offered for hand-out whose appends have not answered yet, in the order offered (at most
-   * CHAIN_MAX): the first is handed out after the cursor, each later one chained on the one before it. No pass
-   * starts meanwhile (`deferred` holds it back until the last answer), so the cursor the appends check stays this
-   * session's.
-   */
-  private readonly expecting: Offered[] = [];
-  private deferred = false;
-  /**
-   * An offer of the chain was answered without its entry (or its entry was not written): later entries of the
-   * chain are not written either (they are fetched), so the socket never gets a message before an earlier one.
-   */
-  private chainBroken = false;
-  /** Messages handed out before their wake-up came: the wake-up is then ignored. */
-  private readonly handedOut = new Set<string>();
   private authenticating = false;
   private opened = false;
   private authTimer: NodeJS.Timeout | undefined;
-  private removeWaiter: (() => void) | undefined;
-  private removeHandOut: (() => void) | undefined;
-  private removeGroups: (() => void) | undefined;
-  /** The principal's groups this socket catches up on ("warming") or takes live (subscribed to their topics). */
-  private readonly groups = new Map<bigint, GroupState>();
-  /** Group catch-ups waiting for the socket to drain. */
+  private removeMember: (() => void) | undefined;
+  /** The principal's streams (INBOX, groups) this socket catches up on or takes live (subscribed to their topics). */
+  private readonly streams = new Map<bigint, StreamState>();
+  /** Catch-ups waiting for the socket to drain. */
   private drainWaiters: (() => void)[] = [];
 
   constructor(
@@ -139,11 +102,6 @@ export class WsSession implements HandOutTarget, GroupMember {
 
   sendError(error: string, message: string, ref?: Ref): void {
     this.send({ type: "error", error, message, ref });
-  }
-
-  /** An entry's message frame, shared with every connection it goes to (the hub's RecentFrames). */
-  private frameOf(e: MailboxEntry): Encoded {
-    return this.deps.hub.frames.of(e.id, e.deliveryCount, e.payload).for(this.codec);
   }
 
   write(e: Encoded): boolean {
@@ -225,127 +183,9 @@ export class WsSession implements HandOutTarget, GroupMember {
       .finally(ready);
     await isReady;
     if (this.closed) return;
-    this.removeWaiter = this.deps.hub.waiters.add(principal.id, (id) => this.wake(id));
-    this.removeHandOut = this.deps.hub.handOuts.add(principal.id, this);
-    this.removeGroups = this.deps.hub.groups.register(principal.id, this);
+    this.removeMember = this.deps.hub.streams.register(principal.id, this);
+    this.groupJoined(INBOX);
     void this.startGroups(principal.id);
-    await this.pump();
-  }
-
-  /**
-   * A message (raw id) reached this principal's mailbox, or (null) the mailbox changed as a whole. While a pass
-   * is fetching, a message its entries bring needs no further fetch: under a group send a wake-up often lands
-   * while the fetch it would call for is still queued behind another, and half the fetches came back empty.
-   */
-  wake(id: string | null): void {
-    if (id !== null) {
-      // handed out (or about to be answered for): no fetch needed
-      const exp = this.expecting.find((e) => e.id === id);
-      if (exp !== undefined) {
-        exp.woken = true;
-        return;
-      }
-      if (this.handedOut.delete(id)) return;
-    }
-    if (!this.pumping) {
-      void this.pump();
-      return;
-    }
-    if (id === null) this.again = true;
-    else this.wanted.add(id);
-  }
-
-  /**
-   * A send on this node is about to append message `id`: take it straight from the append when this connection
-   * has delivered everything so far, after its cursor, or chained on the offers still awaiting their appends
-   * (runtime/messaging/handout.ts). Not while a pass runs or waits to run (a broken chain, a wake-up for a message
-   * not offered): the offers then drain and the pass runs.
-   */
-  offer(id: string): HandOutAfter | null {
-    if (this.closed || this.pumping || this.stalled || this.chainBroken || this.deferred || this.cursor === null) return null;
-    if (this.expecting.length >= CHAIN_MAX || this.ws.getBufferedAmount() >= HIGH_WATER) return null;
-    const last = this.expecting.at(-1);
-    this.expecting.push({ id, woken: false, answer: undefined });
-    return last === undefined ? { after: this.cursor } : { afterHanded: last.id };
-  }
-
-  /**
-   * An append answered for an offered message. Answers are taken in the order of the offers (on a cluster they can
-   * arrive out of it): from the first offer on, each answered entry is written at once when it was handed out and
-   * every earlier one of the chain was written (no pass ran since the offers, so the cursor is the one the append
-   * checked) and the socket is not backed up. Otherwise the chain is broken there, and once the last offer is
-   * answered a pass fetches what was not written, as after a wake-up; a pass held back meanwhile runs then too.
-   */
-  settle(id: string, entry: MailboxEntry | null): void {
-    const exp = this.expecting.find((e) => e.id === id && e.answer === undefined);
-    if (exp === undefined) return;
-    exp.answer = entry;
-    if (!exp.woken) {
-      if (this.handedOut.size >= HANDED_MAX) this.handedOut.clear();
-      this.handedOut.add(id);
-    }
-    while (this.expecting.length > 0 && this.expecting[0]!.answer !== undefined) {
-      const e = this.expecting.shift()!.answer!;
-      if (this.closed) continue;
-      if (e === null || this.chainBroken || this.ws.getBufferedAmount() >= HIGH_WATER) {
-        this.chainBroken = true;
-        continue;
-      }
-      this.ws.cork(() => {
-        if (this.write(this.frameOf(e))) this.cursor = e.cursor;
-        else this.chainBroken = true;
-      });
-    }
-    if (this.closed || this.expecting.length > 0) return;
-    if (this.chainBroken || this.deferred) {
-      this.chainBroken = false;
-      this.deferred = false;
-      void this.pump();
-    }
-  }
-
-  /** Deliver what the mailbox holds after this connection's cursor, page by page, while the socket keeps up. */
-  async pump(): Promise<void> {
-    if (this.pumping) {
-      this.again = true;
-      return;
-    }
-    if (this.expecting.length > 0) {
-      this.deferred = true;
-      return;
-    }
-    const me = this.principal;
-    if (this.closed || !me) return;
-    this.pumping = true;
-    try {
-      do {
-        this.again = false;
-        this.wanted.clear();
-        for (;;) {
-          if (this.ws.getBufferedAmount() >= HIGH_WATER) {
-            this.stalled = true;
-            break;
-          }
-          this.stalled = false;
-          const entries = await this.deps.hub.fetch(me.id, PAGE, this.cursor);
-          if (this.wanted.size > 0) for (const e of entries) this.wanted.delete(e.id);
-          if (this.closed || entries.length === 0) break;
-          this.ws.cork(() => {
-            for (const e of entries) {
-              if (!this.write(this.frameOf(e))) return;
-              this.cursor = e.cursor;
-            }
-          });
-          if (entries.length < PAGE || this.closed) break;
-        }
-      } while ((this.again || this.wanted.size > 0) && !this.closed && !this.stalled);
-    } catch (err) {
-      this.log.warn({ err }, "websocket delivery failed; retrying shortly");
-      setTimeout(() => void this.pump(), RETRY_MS).unref();
-    } finally {
-      this.pumping = false;
-      this.wanted.clear();
-    }
   }
 
   subscribe(topic: string): void {
@@ -356,10 +196,10 @@ export class WsSession implements HandOutTarget, GroupMember {
     if (!this.closed) this.ws.unsubscribe(topic);
   }
 
-  /** Take every group of the principal live, each once caught up past its cursor (runtime/messaging/group-channels.ts). */
+  /** Take every group of the principal live, each once caught up past its cursor (runtime/messaging/channels.ts). */
   private async startGroups(me: string): Promise<void> {
     try {
-      for (const thread of await this.deps.hub.groups.threads(me, false)) this.groupJoined(thread);
+      for (const thread of await this.deps.hub.streams.threads(me, false)) this.groupJoined(thread);
     } catch (err) {
       if (this.closed) return;
       this.log.warn({ err }, "groups not read; retrying shortly");
@@ -367,52 +207,56 @@ export class WsSession implements HandOutTarget, GroupMember {
     }
   }
 
+  /** Take a stream live (the inbox at the start, a group the principal is in or joins): catch up, then subscribe. */
   groupJoined(thread: bigint): void {
-    if (this.closed || !this.principal || this.groups.has(thread)) return;
-    this.groups.set(thread, { live: false });
-    this.deps.hub.groups.channels.warm(thread);
+    if (this.closed || !this.principal || this.streams.has(thread)) return;
+    this.streams.set(thread, { live: false });
+    this.deps.hub.streams.channels.warm(streamKey(this.principal.id, thread));
     void this.catchUp(this.principal.id, thread);
   }
 
   heldGroups(): Iterable<bigint> {
-    return this.groups.keys();
+    return this.streams.keys();
   }
 
   groupLeft(thread: bigint): void {
-    const state = this.groups.get(thread);
-    this.groups.delete(thread);
-    if (state?.live) this.deps.hub.groups.channels.leave(thread, this);
+    if (thread === INBOX || !this.principal) return;
+    const state = this.streams.get(thread);
+    this.streams.delete(thread);
+    if (state?.live) this.deps.hub.streams.channels.leave(streamKey(this.principal.id, thread), this);
   }
 
   /**
-   * Write what the principal has not acknowledged in a group, page by page while the socket keeps up, then take the
-   * group live from the last number written (GroupChannels.join): everything after it comes once, in order. Before
-   * that, the member's delivered_seq is set to LIVE, so a node that dies with this socket leaves every message of the
-   * group counted as possibly delivered.
+   * Write what the principal has not acknowledged in a stream, page by page while the socket keeps up, then take the
+   * stream live from the last number written (Channels.join): everything after it comes once, in order. Before that,
+   * the member's delivered_seq is set to LIVE, so a node that dies with this socket leaves every message of the
+   * stream counted as possibly delivered.
    */
   private async catchUp(me: string, thread: bigint): Promise<void> {
-    const groups = this.deps.hub.groups;
+    const streams = this.deps.hub.streams;
+    const key = streamKey(me, thread);
     // this catch-up's own state: a leave and a join again while it waits start another, and this one must stop
-    const mine = this.groups.get(thread);
-    const still = () => !this.closed && mine !== undefined && this.groups.get(thread) === mine && !mine.live;
+    const mine = this.streams.get(thread);
+    const still = () => !this.closed && mine !== undefined && this.streams.get(thread) === mine && !mine.live;
     let after = 0;
     let marked = false;
     try {
       for (;;) {
         for (;;) {
           await this.drained();
-          if (!still()) return groups.channels.cool(thread);
-          const b = await groups.backlog(me, [thread], PAGE, after);
-          if (!still()) return groups.channels.cool(thread);
+          if (!still()) return streams.channels.cool(key);
+          const b = await streams.backlog(me, [thread], PAGE, after);
+          if (!still()) return streams.channels.cool(key);
           const last = b.last.get(thread);
           if (last === undefined) {
             // no longer a member
-            this.groups.delete(thread);
-            return groups.channels.cool(thread);
+            this.streams.delete(thread);
+            return streams.channels.cool(key);
           }
           this.ws.cork(() => {
             for (const e of b.entries) if (!this.write(this.deps.hub.frames.of(e.id, e.deliveryCount, e.payload).for(this.codec))) return;
           });
+          await streams.handOut(me, b.entries);
           if (b.entries.length < PAGE) {
             after = Math.max(after, last);
             break;
@@ -420,23 +264,23 @@ export class WsSession implements HandOutTarget, GroupMember {
           after = b.entries.at(-1)!.seq;
         }
         if (!marked) {
-          await groups.mark(me, thread, null);
+          await streams.mark(me, thread, null);
           marked = true;
-          if (!still()) return groups.channels.cool(thread);
+          if (!still()) return streams.channels.cool(key);
         }
-        if (!still()) return groups.channels.cool(thread);
-        if (groups.channels.join(thread, this, after)) {
+        if (!still()) return streams.channels.cool(key);
+        if (streams.channels.join(key, this, after)) {
           mine!.live = true;
           // a write of the join (the recent messages it was behind by) may have closed the socket
-          if (this.closed || this.groups.get(thread) !== mine) groups.channels.leave(thread, this);
+          if (this.closed || this.streams.get(thread) !== mine) streams.channels.leave(key, this);
           return;
         }
       }
     } catch (err) {
-      groups.channels.cool(thread);
+      streams.channels.cool(key);
       if (!still()) return;
-      this.groups.delete(thread);
-      this.log.warn({ err, thread: String(thread) }, "group catch-up failed; retrying shortly");
+      this.streams.delete(thread);
+      this.log.warn({ err, thread: String(thread) }, "catch-up failed; retrying shortly");
       setTimeout(() => this.groupJoined(thread), RETRY_MS).unref();
     }
   }
@@ -447,16 +291,12 @@ export class WsSession implements HandOutTarget, GroupMember {
     return new Promise((resolve) => this.drainWaiters.push(resolve));
   }
 
-  /** The socket drained: resume delivery if it was paused. */
+  /** The socket drained: resume the catch-ups that wait for it. */
   onDrain(): void {
     if (this.drainWaiters.length > 0 && this.ws.getBufferedAmount() < HIGH_WATER) {
       const waiting = this.drainWaiters;
       this.drainWaiters = [];
       for (const w of waiting) w();
-    }
-    if (this.stalled && this.ws.getBufferedAmount() < HIGH_WATER) {
-      this.stalled = false;
-      void this.pump();
     }
   }
 
@@ -528,20 +368,18 @@ export class WsSession implements HandOutTarget, GroupMember {
   async onClose(): Promise<void> {
     this.closed = true;
     clearTimeout(this.authTimer);
-    this.removeWaiter?.();
-    this.removeHandOut?.();
-    this.removeGroups?.();
+    this.removeMember?.();
     for (const w of this.drainWaiters) w();
     this.drainWaiters = [];
     const me = this.principal?.id;
-    for (const [thread, state] of this.groups) {
-      if (!state.live) continue; // a catch-up under way sees the socket closed and stops
-      const at = this.deps.hub.groups.channels.leave(thread, this);
-      if (me !== undefined && at !== undefined) {
-        this.deps.hub.groups.mark(me, thread, at).catch((err: unknown) => this.log.warn({ err }, "group delivery mark not written"));
+    for (const [thread, state] of this.streams) {
+      if (!state.live || me === undefined) continue; // a catch-up under way sees the socket closed and stops
+      const at = this.deps.hub.streams.channels.leave(streamKey(me, thread), this);
+      if (at !== undefined) {
+        this.deps.hub.streams.mark(me, thread, at).catch((err: unknown) => this.log.warn({ err }, "delivery mark not written"));
       }
     }
-    this.groups.clear();
+    this.streams.clear();
     if (this.principal) await this.deps.realtime.leave(this);
   }
 }

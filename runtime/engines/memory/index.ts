@@ -1,7 +1,6 @@
 // The embedded default: every engine in process.
 import type { Engines } from "../engines.ts";
 import { MemoryLimits } from "./limits.ts";
-import { MemoryMailboxes } from "./mailbox.ts";
 import { MemoryPresence } from "./presence.ts";
 import { MemoryGroupCursors } from "./group-cursors.ts";
 import { MemoryPubSub } from "./pubsub.ts";
@@ -17,7 +16,6 @@ export function createMemoryEngines(): Engines {
     kind: "memory",
     limits: new MemoryLimits(),
     pubsub,
-    mailboxes: new MemoryMailboxes(pubsub),
     presence: new MemoryPresence(),
     groupCursors: new MemoryGroupCursors(),
     feed: new MemoryFeed({ moments }),

@@ -6,7 +6,6 @@ import { redactUrl } from "../../redact.ts";
 import type { Engines } from "../engines.ts";
 import { redisKeys } from "./keys.ts";
 import { RedisLimits } from "./limits.ts";
-import { RedisMailboxes } from "./mailbox.ts";
 import { RedisPresence } from "./presence.ts";
 import { RedisGroupCursors } from "./group-cursors.ts";
 import { RedisPubSub } from "./pubsub.ts";
@@ -108,7 +107,6 @@ export async function createRedisEngines(url: string, prefix: string, log?: Logg
     kind: "redis",
     limits: new RedisLimits(redis, keys),
     pubsub,
-    mailboxes: new RedisMailboxes(redis, keys, pubsub, { clustered }),
     presence: new RedisPresence(redis, keys),
     groupCursors: new RedisGroupCursors(redis, keys, { clustered }),
     feed: new RedisFeed(redis, keys, { clustered }),

@@ -11,7 +11,6 @@ export function padId(id: bigint): string {
 }
 
 export function redisKeys(prefix: string) {
-  const acked = (principal: string, turn: AckTurn) => `${prefix}mb:{${principal}}:acked${turn}`;
   return {
     /** Token bucket named `<policy>:<scope>` (scope: principal id, IP or account). Hash {t, ts}. */
     bucket: (name: string) => `${prefix}rl:{${name}}`,
@@ -27,29 +26,12 @@ export function redisKeys(prefix: string) {
     nodeLeases: () => `${prefix}nodes:{n}:leases`,
     /** A node's messages in flight: sorted set raw message id -> when recorded ms (same hash tag). */
     inflight: (owner: string) => `${prefix}nodes:{n}:inflight:${owner}`,
-    /** Mailbox of a principal: stream of unacknowledged messages, layout in scripts/mailboxAppend-n.lua. */
-    mailbox: (principal: string) => `${prefix}mb:{${principal}}`,
-    /** Mailbox index of a principal: hash of seed state, entry ids and delivery counts (same hash tag). */
-    mailboxIndex: (principal: string) => `${prefix}mb:{${principal}}:ix`,
-    /**
-     * Ack tombstones of a principal, in three sets of raw message ids that take turns (same hash tag): an ack goes
-     * into the set of its time slot (see ackSlot in runtime/engines/redis/mailbox.ts), and a rebuild from rows read
-     * before the ack, or a late append, checks all three and leaves the message out.
-     */
-    mailboxAcked: acked,
-    /** All three tombstone sets of a principal, in turn order (appends and seeds check them all). */
-    mailboxAckedAll: (principal: string): [string, string, string] => [acked(principal, 0), acked(principal, 1), acked(principal, 2)],
-    /** A member's remembered cursors in its groups (runtime/engines/group-cursors.ts). */
+    /** A member's remembered cursors in its inbox and groups (runtime/engines/group-cursors.ts). */
     groupCursors: (member: string) => `${prefix}gc:{${member}}`,
     /** Live connections of a principal: sorted set of connection id -> expiry ms. */
     presence: (principal: string) => `${prefix}pr:{${principal}}`,
     /** A pub/sub channel. */
     channel: (name: string) => `${prefix}ch:${name}`,
-    /**
-     * Shard `n` of a sharded channel (SPUBLISH/SSUBSCRIBE): its hash tag places it on one slot, so on a cluster it
-     * lives on the shard that owns that slot and a publish goes to that shard's subscribers only.
-     */
-    shardChannel: (name: string, n: number) => `${prefix}ch:${name}:{${name}${n}}`,
     /** Feed timeline of a principal, or the public one ("public"). Sorted set, layout in scripts/feedRead-1.lua. */
     feed: (timeline: string) => `${prefix}feed:{${timeline}}`,
     /**
@@ -68,6 +50,3 @@ export function redisKeys(prefix: string) {
     momentJsonPrefix: () => `${prefix}mj:{m}:`,
   };
 }
-
-/** Which of a principal's three tombstone sets a time slot writes (its number mod 3). */
-export type AckTurn = 0 | 1 | 2;

@@ -1,7 +1,6 @@
-// Redis pub/sub: one subscriber connection per node whatever the number of channels or listeners (on a cluster,
-// one per master for the sharded channels). Broadcast channels (presence, typing, friendship, bans, cache
-// invalidation) use PUBLISH, which a cluster carries to every node; a busy stream of events with a scope (the
-// mailbox wake-ups) goes on sharded channels (SPUBLISH), which stay on the shard that owns their slot.
+// Redis pub/sub: one subscriber connection per node whatever the number of channels or listeners. Every channel
+// (messages, membership, presence, typing, friendship, bans, cache invalidation) uses PUBLISH, which a cluster carries
+// to every node.
 import type { Cluster, Redis } from "ioredis";
 import type { PubSub, PubSubHandler } from "../pubsub.ts";
 import type { Keys } from "./keys.ts";
@@ -21,7 +20,6 @@ export class RedisPubSub implements PubSub {
       if (set) for (const h of set) h(message);
     };
     sub.on("messageBuffer", deliver);
-    sub.on("smessageBuffer", deliver);
   }
 
   async publish(channel: string, payload: Buffer | string): Promise<void> {
@@ -29,32 +27,22 @@ export class RedisPubSub implements PubSub {
   }
 
   subscribe(channel: string, handler: PubSubHandler): Promise<() => Promise<void>> {
-    return this.listen(this.keys.channel(channel), handler, false);
+    return this.listen(this.keys.channel(channel), handler);
   }
 
-  /** Publish on a sharded channel (the name carries its hash tag: keys.shardChannel). */
-  async spublish(channel: string, payload: Buffer | string): Promise<void> {
-    await this.pub.spublish(channel, payload);
-  }
-
-  /** Subscribe to a sharded channel (by its full name). */
-  ssubscribe(channel: string, handler: PubSubHandler): Promise<() => Promise<void>> {
-    return this.listen(channel, handler, true);
-  }
-
-  private async listen(full: string, handler: PubSubHandler, sharded: boolean): Promise<() => Promise<void>> {
+  private async listen(full: string, handler: PubSubHandler): Promise<() => Promise<void>> {
     let set = this.handlers.get(full);
     if (!set) {
       set = new Set();
       this.handlers.set(full, set);
-      await (sharded ? this.sub.ssubscribe(full) : this.sub.subscribe(full));
+      await this.sub.subscribe(full);
     }
     set.add(handler);
     return async () => {
       set.delete(handler);
       if (set.size === 0 && this.handlers.get(full) === set) {
         this.handlers.delete(full);
-        await (sharded ? this.sub.sunsubscribe(full) : this.sub.unsubscribe(full));
+        await this.sub.unsubscribe(full);
       }
     };
   }

@@ -17,11 +17,6 @@ export interface ScriptCommands {
   feedRead(timeline: string, bound: Arg, count: Arg, lease: Arg, leaseTtlMs: Arg): Promise<string[]>;
   feedPush(timeline: string, id: Arg, depth: Arg): Promise<number>;
   feedFill(timeline: string, lease: Arg, depth: Arg, floor: Arg, ttlMs: Arg, ...ids: Arg[]): Promise<number>;
-  mailboxAppend(numKeys: number, ...keysThenArgs: Arg[]): Promise<(string | number)[]>;
-  mailboxFetch(numKeys: number, ...keysThenArgs: Arg[]): Promise<(number | (string | number)[])[]>;
-  mailboxSeed(stream: string, index: string, acked0: string, acked1: string, acked2: string, state: Arg, capacity: Arg, ttlMs: Arg, refill: Arg, ...rows: Arg[]): Promise<number>;
-  mailboxAck(numKeys: number, ...keysThenArgs: Arg[]): Promise<number[]>;
-  mailboxHandedBefore(stream: string, index: string, id: Arg): Promise<string[]>;
   nodeAcquire(ids: string, leases: string, owner: Arg, nowMs: Arg, ttlMs: Arg, start: Arg): Promise<number>;
   nodeRenew(ids: string, leases: string, owner: Arg, id: Arg, nowMs: Arg, ttlMs: Arg): Promise<number>;
   nodeRelease(ids: string, leases: string, owner: Arg, id: Arg): Promise<number>;

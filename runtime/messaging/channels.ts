@@ -1,18 +1,18 @@
-// Live group delivery on one node: for each group some of this node's sockets take live, the messages committed to it
-// are published, in the order of their numbers, as one frame per encoding to a uWS topic those sockets are
-// subscribed to (the per-socket writes happen in uWS's C++, not once per member in JavaScript). A socket first
-// catches up from Postgres past its cursor, then subscribes without a hole (`join`), so what it receives of a group is
-// contiguous from its cursor: that is what makes a cumulative ack safe (docs/ARCHITECTURE.md, "Group messages").
+// Live delivery on one node: for each stream (an inbox or a group) some of this node's sockets take live, the messages
+// committed to it are published, in the order of their numbers, as one frame per encoding to a uWS topic those
+// sockets are subscribed to (the per-socket writes happen in uWS's C++, not once per member in JavaScript). A socket
+// first catches up from Postgres past its cursor, then subscribes without a hole (`join`), so what it receives of a
+// stream is contiguous from its cursor: that is what makes a cumulative ack safe (docs/ARCHITECTURE.md, "Messages").
 import type { Codec, Encoded } from "../ws/codec.ts";
-import type { RecentFrames } from "./handout.ts";
+import type { Published } from "./stream-store.ts";
 
 /** What publishes a frame to every socket subscribed to a topic (the uWS app; a fake in unit tests). */
 export interface TopicPublisher {
   publish(topic: string, data: Uint8Array | string, binary: boolean): void;
 }
 
-/** A socket taking groups live (a WebSocket session). */
-export interface GroupReader {
+/** A socket taking streams live (a WebSocket session). */
+export interface ChannelReader {
   readonly codec: Codec;
   subscribe(topic: string): void;
   unsubscribe(topic: string): void;
@@ -20,34 +20,76 @@ export interface GroupReader {
   write(frame: Encoded): boolean;
 }
 
-/** A message of a group: its number, id and payload. */
-export interface GroupMessage {
-  seq: number;
-  id: string;
-  payload: string;
-}
+/** Reads a stream's messages after a number from Postgres (runtime/messaging/stream-store.ts). */
+export type ReadAfter = (key: string, after: number, limit: number) => Promise<Published[]>;
 
-/** Reads a group's messages after a number from Postgres (runtime/messaging/group-store.ts). */
-export type ReadAfter = (thread: bigint, after: number, limit: number) => Promise<GroupMessage[]>;
-
-/** Recent messages kept per group, for a socket that subscribes a little behind the node. */
+/** Recent messages kept per stream, for a socket that subscribes a little behind the node. */
 const RING = 256;
 /** A gap (a number not seen while a later one was) is filled from Postgres after this long. */
 export const GAP_MS = 250;
 const FILL_PAGE = 100;
 
-export const topicOf = (thread: bigint, codec: Codec) => `g:${thread}:${codec.name}`;
+export const topicOf = (key: string, codec: Codec) => `${key}:${codec.name}`;
+
+/**
+ * One message's frame per encoding at one delivery count, built once for every connection it goes to: a group send
+ * to a thousand members on this node encodes it once, not a thousand times. A JSON frame is kept as UTF-8 bytes, so
+ * the socket writes do not convert the text again each time.
+ */
+export class SharedFrames {
+  private readonly byCodec = new Map<string, Encoded>();
+
+  constructor(
+    private readonly payload: string,
+    private readonly deliveryCount: number,
+  ) {}
+
+  for(codec: Codec): Encoded {
+    let e = this.byCodec.get(codec.name);
+    if (e === undefined) {
+      const made = codec.encodeMessage(this.payload, this.deliveryCount);
+      e = typeof made.data === "string" ? { data: Buffer.from(made.data), binary: made.binary } : made;
+      this.byCodec.set(codec.name, e);
+    }
+    return e;
+  }
+}
+
+/**
+ * The frames of the messages delivered lately, by message id and delivery count, so that every socket a message goes
+ * to (published to a topic, or written in a catch-up) shares one frame, not a splice, a text and its UTF-8 copy each. A
+ * message's payload is the same for each of its recipients, so its frame at a given count is too. Holds the last
+ * `max` messages (the oldest go first); a frame not held is simply made again.
+ */
+export class RecentFrames {
+  private readonly byKey = new Map<string, SharedFrames>();
+
+  constructor(private readonly max = 128) {}
+
+  /** The frames of message `id` at `deliveryCount`, made from `payload` when not held. */
+  of(id: string, deliveryCount: number, payload: string): SharedFrames {
+    const key = deliveryCount === 1 ? id : `${id}#${deliveryCount}`;
+    let f = this.byKey.get(key);
+    if (f === undefined) {
+      f = new SharedFrames(payload, deliveryCount);
+      if (this.byKey.size >= this.max) this.byKey.delete(this.byKey.keys().next().value!);
+      this.byKey.set(key, f);
+    }
+    return f;
+  }
+}
+
 
 class Channel {
   /** The last number published on this node; undefined until the first socket has caught up. */
   published: number | undefined;
   /** Messages that came ahead of a gap, by number. */
-  readonly pending = new Map<number, GroupMessage>();
+  readonly pending = new Map<number, Published>();
   /** The last RING messages published, in order. */
-  readonly ring: GroupMessage[] = [];
-  readonly readers = new Set<GroupReader>();
+  readonly ring: Published[] = [];
+  readonly readers = new Set<ChannelReader>();
   /** Sockets to subscribe once `published` reaches their number (they caught up further than this node had). */
-  readonly joining = new Map<GroupReader, number>();
+  readonly joining = new Map<ChannelReader, number>();
   /** Sockets catching up from Postgres (the channel collects what comes meanwhile). */
   warming = 0;
   gapTimer: NodeJS.Timeout | undefined;
@@ -58,8 +100,8 @@ class Channel {
   }
 }
 
-export class GroupChannels {
-  private readonly channels = new Map<bigint, Channel>();
+export class Channels {
+  private readonly channels = new Map<string, Channel>();
   private publisher: TopicPublisher | undefined;
   private closed = false;
 
@@ -80,22 +122,23 @@ export class GroupChannels {
   }
 
   /** The last number this node published to a group, if it has sockets taking it. */
-  published(thread: bigint): number | undefined {
-    return this.channels.get(thread)?.published;
+  published(key: string): number | undefined {
+    return this.channels.get(key)?.published;
   }
 
-  /** A message of `thread` was committed (from this node's send, or another's, by pub/sub): publish it in order. */
-  offer(thread: bigint, m: GroupMessage): void {
-    const ch = this.channels.get(thread);
+  /** A message of `key` was committed (from this node's send, or another's, by pub/sub): publish it in order. */
+  offer(m: Published): void {
+    const key = m.key;
+    const ch = this.channels.get(key);
     if (ch === undefined) return;
     if (ch.published !== undefined && m.seq <= ch.published) return;
     ch.pending.set(m.seq, m);
-    this.drain(thread, ch);
+    this.drain(key, ch);
   }
 
-  /** A socket starts catching up on `thread` from Postgres: the channel collects what is committed meanwhile. */
-  warm(thread: bigint): void {
-    this.channel(thread).warming++;
+  /** A socket starts catching up on `key` from Postgres: the channel collects what is committed meanwhile. */
+  warm(key: string): void {
+    this.channel(key).warming++;
   }
 
   /**
@@ -103,14 +146,14 @@ export class GroupChannels {
    * message after that number exactly once. False when this node is further on than its recent messages reach back:
    * read Postgres past `upTo` again (the socket is still warming) and call again.
    */
-  join(thread: bigint, reader: GroupReader, upTo: number): boolean {
-    const ch = this.channel(thread);
+  join(key: string, reader: ChannelReader, upTo: number): boolean {
+    const ch = this.channel(key);
     if (ch.published === undefined) {
       ch.published = upTo;
       for (const seq of ch.pending.keys()) if (seq <= upTo) ch.pending.delete(seq);
       ch.warming--;
-      this.subscribe(thread, ch, reader);
-      this.drain(thread, ch);
+      this.subscribe(key, ch, reader);
+      this.drain(key, ch);
       return true;
     }
     if (ch.published >= upTo) {
@@ -120,38 +163,38 @@ export class GroupChannels {
       if (ch.published > upTo) {
         for (const m of ch.ring.slice(from)) if (!reader.write(this.frames.of(m.id, 1, m.payload).for(reader.codec))) break;
       }
-      this.subscribe(thread, ch, reader);
+      this.subscribe(key, ch, reader);
       return true;
     }
     ch.warming--;
     ch.joining.set(reader, upTo);
-    this.armGap(thread, ch);
+    this.armGap(key, ch);
     return true;
   }
 
   /** A socket stops catching up without joining (it closed, or its read failed). */
-  cool(thread: bigint): void {
-    const ch = this.channels.get(thread);
+  cool(key: string): void {
+    const ch = this.channels.get(key);
     if (ch === undefined) return;
     ch.warming--;
-    this.dropIfIdle(thread, ch);
+    this.dropIfIdle(key, ch);
   }
 
   /** A socket leaves a group (it closed, or left the group): the last number published to it, if it had joined. */
-  leave(thread: bigint, reader: GroupReader): number | undefined {
-    const ch = this.channels.get(thread);
+  leave(key: string, reader: ChannelReader): number | undefined {
+    const ch = this.channels.get(key);
     if (ch === undefined) return undefined;
     const was = ch.readers.delete(reader);
     ch.joining.delete(reader);
-    if (was) reader.unsubscribe(topicOf(thread, reader.codec));
+    if (was) reader.unsubscribe(topicOf(key, reader.codec));
     const at = ch.published;
-    this.dropIfIdle(thread, ch);
+    this.dropIfIdle(key, ch);
     return was ? at : undefined;
   }
 
   /** Fill every open gap from Postgres now (the gap timers do this after GAP_MS; tests call it by hand). */
   async fillGaps(): Promise<void> {
-    await Promise.all([...this.channels].map(([thread, ch]) => this.fill(thread, ch)));
+    await Promise.all([...this.channels].map(([key, ch]) => this.fill(key, ch)));
   }
 
   close(): void {
@@ -160,37 +203,37 @@ export class GroupChannels {
     this.channels.clear();
   }
 
-  private channel(thread: bigint): Channel {
-    let ch = this.channels.get(thread);
+  private channel(key: string): Channel {
+    let ch = this.channels.get(key);
     if (ch === undefined) {
       ch = new Channel();
-      this.channels.set(thread, ch);
+      this.channels.set(key, ch);
     }
     return ch;
   }
 
-  private subscribe(thread: bigint, ch: Channel, reader: GroupReader): void {
+  private subscribe(key: string, ch: Channel, reader: ChannelReader): void {
     ch.readers.add(reader);
-    reader.subscribe(topicOf(thread, reader.codec));
+    reader.subscribe(topicOf(key, reader.codec));
   }
 
   /** Publish what is next in order; a gap left behind arms its timer. */
-  private drain(thread: bigint, ch: Channel): void {
+  private drain(key: string, ch: Channel): void {
     if (ch.published === undefined) return;
     for (;;) {
       const next = ch.pending.get(ch.published + 1);
       if (next === undefined) break;
       ch.pending.delete(next.seq);
-      this.emit(thread, ch, next);
+      this.emit(key, ch, next);
     }
-    if (ch.pending.size > 0 || ch.joining.size > 0) this.armGap(thread, ch);
+    if (ch.pending.size > 0 || ch.joining.size > 0) this.armGap(key, ch);
     else {
       clearTimeout(ch.gapTimer);
       ch.gapTimer = undefined;
     }
   }
 
-  private emit(thread: bigint, ch: Channel, m: GroupMessage): void {
+  private emit(key: string, ch: Channel, m: Published): void {
     ch.published = m.seq;
     ch.ring.push(m);
     if (ch.ring.length > RING) ch.ring.shift();
@@ -200,48 +243,48 @@ export class GroupChannels {
       if (done.has(r.codec.name)) continue;
       done.add(r.codec.name);
       const f = shared.for(r.codec);
-      this.publisher?.publish(topicOf(thread, r.codec), f.data, f.binary);
+      this.publisher?.publish(topicOf(key, r.codec), f.data, f.binary);
     }
     for (const [r, upTo] of ch.joining) {
       if (upTo !== m.seq) continue;
       ch.joining.delete(r);
-      this.subscribe(thread, ch, r);
+      this.subscribe(key, ch, r);
     }
   }
 
-  private armGap(thread: bigint, ch: Channel): void {
+  private armGap(key: string, ch: Channel): void {
     if (ch.gapTimer !== undefined || this.closed) return;
     ch.gapTimer = setTimeout(() => {
       ch.gapTimer = undefined;
-      void this.fill(thread, ch);
+      void this.fill(key, ch);
     }, GAP_MS);
     ch.gapTimer.unref();
   }
 
   /** Read past the last number published from Postgres, so a message whose wake-up never came is published too. */
-  private async fill(thread: bigint, ch: Channel): Promise<void> {
+  private async fill(key: string, ch: Channel): Promise<void> {
     if (ch.filling || ch.published === undefined || (ch.pending.size === 0 && ch.joining.size === 0)) return;
     ch.filling = true;
     try {
       for (;;) {
         const from = ch.published;
-        const got = await this.readAfter(thread, from, FILL_PAGE);
-        if (this.channels.get(thread) !== ch) return;
+        const got = await this.readAfter(key, from, FILL_PAGE);
+        if (this.channels.get(key) !== ch) return;
         for (const m of got) if (ch.published === undefined || m.seq > ch.published) ch.pending.set(m.seq, m);
-        this.drain(thread, ch);
+        this.drain(key, ch);
         if (got.length < FILL_PAGE) break;
       }
     } catch (err) {
       this.onError(err);
-      this.armGap(thread, ch);
+      this.armGap(key, ch);
     } finally {
       ch.filling = false;
     }
   }
 
-  private dropIfIdle(thread: bigint, ch: Channel): void {
+  private dropIfIdle(key: string, ch: Channel): void {
     if (!ch.idle) return;
     clearTimeout(ch.gapTimer);
-    this.channels.delete(thread);
+    this.channels.delete(key);
   }
 }

@@ -1,27 +1,31 @@
-// Group messages stored once, delivered live and read back (docs/ARCHITECTURE.md, "Group messages"). Part of the
-// hub (svc.hub.groups): a committed group message is offered to this node's live sockets (GroupChannels) and to
-// every other node over pub/sub, and wakes the long polls of the group's members on every node. Sockets register
-// here by principal so that joining or leaving a group reaches their connections at once, on every node.
+// The streams of messages (docs/ARCHITECTURE.md, "Messages"): every principal's inbox and every group. Part of the
+// hub (svc.hub.streams): a committed message is offered to this node's live sockets (Channels) and to every other
+// node over pub/sub, and wakes the long polls waiting on its stream on every node. Sockets register here by principal
+// so that joining or leaving a group reaches their connections at once, on every node.
 import { randomBytes } from "node:crypto";
 import { Batcher } from "../batcher.ts";
 import { outageOf, unavailable } from "../circuit.ts";
 import type { Core } from "../services.ts";
-import { GroupChannels, type GroupMessage, type GroupReader } from "./group-channels.ts";
+import { Channels, type ChannelReader, type RecentFrames } from "./channels.ts";
 import {
   type Backlog,
-  type GroupEntry,
-  groupBacklog,
-  groupMessagesAfter,
-  groupsOfMembers,
-  groupMessagesById,
+  backlog,
+  type Handed,
+  INBOX,
+  markHanded,
   markLive,
-} from "./group-store.ts";
-import type { RecentFrames } from "./handout.ts";
+  messagesAfter,
+  messagesById,
+  type Published,
+  type StreamEntry,
+  streamKey,
+  streamsOfMembers,
+} from "./stream-store.ts";
 import type { WaiterRegistry } from "./waiters.ts";
 import { addTo, removeFrom } from "../set-map.ts";
 
-/** Pub/sub channel of committed group messages: `<origin> <thread> <seq> <id> <payload>`. */
-const MESSAGE_CHANNEL = "group.message";
+/** Pub/sub channel of committed messages: `<origin> <stream key> <seq> <id> <payload>`. */
+const MESSAGE_CHANNEL = "stream.message";
 /** Pub/sub channel of membership changes: JSON {origin, thread, joined, left}. */
 const MEMBERS_CHANNEL = "group.members";
 
@@ -33,53 +37,52 @@ const MEMBERS_CHANNEL = "group.members";
 export const GROUPS_TTL_MS = 5000;
 const GROUPS_CACHE_MAX = 100_000;
 /**
- * How often a node checks its sockets' groups against Postgres (GroupDelivery.sweep): the net under a lost membership
+ * How often a node checks its sockets' groups against Postgres (StreamDelivery.sweep): the net under a lost membership
  * event for sockets, so one removed from a group stops getting its messages within this, not at its next reconnect.
  */
 const SOCKET_GROUPS_SWEEP_MS = 30_000;
 /** Principals read per statement by a sweep. */
 const SWEEP_CHUNK = 1000;
 /**
- * Recent messages kept per group for long polls while Postgres is away (enough for a poller that acks what it
- * gets), and how many groups at most: about 50 MB at worst with 400-byte messages.
+ * Recent messages kept per stream for long polls while Postgres is away (enough for a poller that acks what it
+ * gets), and how many streams at most: about 50 MB at worst with 400-byte messages.
  */
 const RECENT = 64;
-const RECENT_GROUPS_MAX = 2_000;
+const RECENT_STREAMS_MAX = 2_000;
 
-/** The key long polls wait under for a group's messages (a principal id never starts with `g:`). */
-export const groupWaitKey = (thread: bigint) => `g:${thread}`;
-
-/** A socket that takes its principal's groups live (a WebSocket session). */
-export interface GroupMember extends GroupReader {
+/** A socket that takes its principal's streams live (a WebSocket session). */
+export interface StreamMember extends ChannelReader {
   /** Its principal joined a group: catch up on it and take it live. */
   groupJoined(thread: bigint): void;
   /** Its principal left a group: stop taking it. */
   groupLeft(thread: bigint): void;
-  /** The groups it takes, or is catching up on. */
+  /** The streams it takes, or is catching up on. */
   heldGroups(): Iterable<bigint>;
 }
 
-export class GroupDelivery {
-  readonly channels: GroupChannels;
-  private readonly members = new Map<string, Set<GroupMember>>();
-  /** The groups of principals that long poll here, as read at `at` (the node's clock). */
-  private readonly groupsOf = new Map<string, { threads: bigint[]; at: number }>();
-  /** The read of a principal's groups under way, `changed` once a membership event overtook it. */
+export class StreamDelivery {
+  readonly channels: Channels;
+  private readonly members = new Map<string, Set<StreamMember>>();
+  /** The streams of principals that long poll here, as read at `at` (the node's clock). */
+  private readonly streamsOf = new Map<string, { threads: bigint[]; at: number }>();
+  /** The read of a principal's streams under way, `changed` once a membership event overtook it. */
   private readonly reading = new Map<string, { done: Promise<bigint[]>; changed: boolean }>();
-  /** Every group's last RECENT messages this node heard of, in order of their numbers. */
-  private readonly recent = new Map<bigint, GroupMessage[]>();
+  /** Every stream's last RECENT messages this node heard of, in order of their numbers. */
+  private readonly recent = new Map<string, Published[]>();
   /** "<member> <thread>" whose cursor this node has put into the remembered cursors (GroupCursorCache). */
   private readonly seeded = new Set<string>();
   /** "<member> <thread>" -> the last number a poll got while Postgres was away (not yet in delivered_seq). */
   private readonly handedAway = new Map<string, number>();
-  /** delivered_seq marks (group-store.ts markLive): those arriving while one statement runs go in the next. */
+  /** delivered_seq marks of sockets (stream-store.ts markLive): those arriving while one statement runs go in the next. */
   private readonly marks: Batcher<{ member: string; thread: bigint; seq: number | null }, undefined>;
+  /** What reads handed out (stream-store.ts markHanded), batched the same way. */
+  private readonly handed: Batcher<Handed, undefined>;
   /**
    * Which groups principals are in, for long polls: those asking while one read runs go in the next, so 10,000 polls
    * starting together cost a few statements, not 10,000 (on the embedded database, which runs in this process, they
    * held the event loop long enough to answer polls late).
    */
-  private readonly groupReads: Batcher<string, bigint[]>;
+  private readonly streamReads: Batcher<string, bigint[]>;
   private readonly origin = randomBytes(6).toString("hex");
   /** While a sweep reads, the principals a membership event reached meanwhile (the sweep's read of them is stale). */
   private sweepOvertaken: Set<string> | undefined;
@@ -91,17 +94,21 @@ export class GroupDelivery {
     frames: RecentFrames,
     private readonly waiters: WaiterRegistry,
   ) {
-    this.channels = new GroupChannels(
+    this.channels = new Channels(
       frames,
-      (thread, after, limit) => groupMessagesAfter(svc.sql, thread, after, limit),
-      (err) => svc.log.warn({ err }, "group gap not filled; retrying"),
+      (key, after, limit) => messagesAfter(svc.sql, key, after, limit),
+      (err) => svc.log.warn({ err }, "stream gap not filled; retrying"),
     );
-    this.groupReads = new Batcher(async (members) => {
-      const got = await groupsOfMembers(svc.sql, members);
-      return members.map((m) => got.get(m) ?? []);
+    this.streamReads = new Batcher(async (members) => {
+      const got = await streamsOfMembers(svc.sql, members);
+      return members.map((m) => got.get(m) ?? [INBOX]);
     }, 1, 1000);
     this.marks = new Batcher(async (items) => {
       await markLive(svc.sql, items);
+      return items.map(() => undefined);
+    }, 1, 1000);
+    this.handed = new Batcher(async (items) => {
+      await markHanded(svc.sql, items);
       return items.map(() => undefined);
     }, 1, 1000);
   }
@@ -119,44 +126,44 @@ export class GroupDelivery {
   }
 
   /**
-   * A group message was committed: publish it to this node's sockets in order, wake the long polls waiting on the
-   * group here, and tell every other node. Rejects when pub/sub cannot be reached (the message stays in flight, and
-   * the reconciler publishes it again; sockets that missed it meanwhile are caught up by their node's gap timer).
+   * A message was committed: publish it to this node's sockets in order, wake the long polls waiting on its stream
+   * here, and tell every other node. Rejects when pub/sub cannot be reached (the message stays in flight, and the
+   * reconciler publishes it again; sockets that missed it meanwhile are caught up by their node's gap timer).
    */
-  async deliver(thread: bigint, m: GroupMessage): Promise<void> {
-    this.local(thread, m);
-    await this.svc.engines.pubsub.publish(MESSAGE_CHANNEL, `${this.origin} ${thread} ${m.seq} ${m.id} ${m.payload}`);
+  async deliver(m: Published): Promise<void> {
+    this.local(m);
+    await this.svc.engines.pubsub.publish(MESSAGE_CHANNEL, `${this.origin} ${m.key} ${m.seq} ${m.id} ${m.payload}`);
   }
 
-  /** Publish committed group messages again, read from Postgres by id (the reconciler's: their sender died). */
+  /** Publish committed messages again, read from Postgres by id (the reconciler's: their sender died). */
   async redeliver(ids: string[]): Promise<Set<string>> {
-    const found = await groupMessagesById(this.svc.sql, ids);
-    await Promise.all(found.map((m) => this.deliver(m.thread, m)));
+    const found = await messagesById(this.svc.sql, ids);
+    await Promise.all(found.map((m) => this.deliver(m)));
     return new Set(found.map((m) => m.id));
   }
 
-  private local(thread: bigint, m: GroupMessage): void {
-    this.remember(thread, m);
-    this.channels.offer(thread, m);
-    this.waiters.wake(groupWaitKey(thread), m.id);
+  private local(m: Published): void {
+    this.remember(m);
+    this.channels.offer(m);
+    this.waiters.wake(m.key, m.id);
   }
 
   private received(text: string): void {
     const parts = text.split(" ", 4);
     if (parts.length < 4 || parts[0] === this.origin) return;
-    const [, thread, seq, id] = parts as [string, string, string, string];
+    const [, key, seq, id] = parts as [string, string, string, string];
     const payload = text.slice(parts.join(" ").length + 1);
-    if (!/^\d+$/.test(thread) || !/^\d+$/.test(seq) || !/^\d+$/.test(id) || !payload.startsWith("{")) return;
-    this.local(BigInt(thread), { seq: Number(seq), id, payload });
+    if (key === "" || !/^\d+$/.test(seq) || !/^\d+$/.test(id) || !payload.startsWith("{")) return;
+    this.local({ key, seq: Number(seq), id, payload });
   }
 
-  /** Keep a message among its group's recent ones (in number order; a number already held is not added twice). */
-  private remember(thread: bigint, m: GroupMessage): void {
-    let ring = this.recent.get(thread);
+  /** Keep a message among its stream's recent ones (in number order; a number already held is not added twice). */
+  private remember(m: Published): void {
+    let ring = this.recent.get(m.key);
     if (ring === undefined) {
-      if (this.recent.size >= RECENT_GROUPS_MAX) this.recent.delete(this.recent.keys().next().value!);
+      if (this.recent.size >= RECENT_STREAMS_MAX) this.recent.delete(this.recent.keys().next().value!);
       ring = [];
-      this.recent.set(thread, ring);
+      this.recent.set(m.key, ring);
     }
     let i = ring.length;
     while (i > 0 && ring[i - 1]!.seq > m.seq) i--;
@@ -166,28 +173,47 @@ export class GroupDelivery {
   }
 
   /**
-   * A long poll's read of `member`'s groups: past their cursors in Postgres; while Postgres is out of reach, from
-   * this node's recent messages past the cursors the engine remembers (each ack puts its cursor there before it is
-   * answered), contiguous from each cursor, or a 503 when that cannot be had for every group. Those count as
-   * possibly delivered before (2): this node cannot know.
+   * A long poll's read of `member`'s streams, at most `limit` in all: past their cursors in Postgres, merged oldest
+   * first (each stream's part contiguous from its cursor), and recorded as handed out before it is answered; while
+   * Postgres is out of reach, from this node's recent messages past the cursors the engine remembers (each ack puts its
+   * cursor there before it is answered), contiguous from each cursor, or a 503 when that cannot be had for every
+   * stream. Those count as possibly delivered before (2): this node cannot know.
    */
-  async readForPoll(member: string, threads: bigint[], limit: number): Promise<GroupEntry[]> {
+  async readForPoll(member: string, threads: bigint[], limit: number): Promise<StreamEntry[]> {
     const pg = this.svc.circuits.postgres;
     if (!pg.isOpen) {
       try {
         const b = await this.backlog(member, threads, limit);
         this.seed(member, b);
-        for (const e of b.entries) {
+        const out = merged(b.entries, limit);
+        await this.handOut(member, out);
+        for (const e of out) {
           const away = this.handedAway.get(`${member} ${e.thread}`);
-          if (away !== undefined && e.seq <= away) e.deliveryCount = 2;
+          if (away !== undefined && e.seq <= away && e.deliveryCount < 2) e.deliveryCount = 2;
         }
-        return b.entries;
+        return out;
       } catch (err) {
         if (outageOf(err) !== "postgres") throw err;
         pg.open(err);
       }
     }
     return this.fromRecent(member, threads, limit);
+  }
+
+  /** Record what a read handed out of each stream (before it is answered: the next read counts it). */
+  handOut(member: string, entries: StreamEntry[]): Promise<void> {
+    const by = new Map<bigint, Handed>();
+    for (const e of entries) {
+      let h = by.get(e.thread);
+      if (h === undefined) {
+        h = { member, thread: e.thread, top: 0, again: [] };
+        by.set(e.thread, h);
+      }
+      h.top = Math.max(h.top, e.seq);
+      if (e.deliveryCount > 1) h.again.push({ seq: e.seq, count: e.deliveryCount });
+    }
+    if (by.size === 0) return Promise.resolve();
+    return Promise.all([...by.values()].map((h) => this.handed.push(h))).then(() => undefined);
   }
 
   private seed(member: string, b: Backlog): void {
@@ -202,22 +228,24 @@ export class GroupDelivery {
     }
   }
 
-  private async fromRecent(member: string, threads: bigint[], limit: number): Promise<GroupEntry[]> {
+  private async fromRecent(member: string, threads: bigint[], limit: number): Promise<StreamEntry[]> {
     const cursors = await this.svc.engines.groupCursors.read(member, threads);
     const own = `"from":{"id":${JSON.stringify(member)},`;
-    const out: GroupEntry[] = [];
+    const out: StreamEntry[] = [];
     for (const thread of threads) {
       const c = cursors.get(thread);
-      if (c === undefined) throw unavailable("postgres");
+      const ring = (this.recent.get(streamKey(member, thread)) ?? []).filter((m) => m.seq > (c?.acked ?? 0));
+      // an inbox never written to has no cursor yet: nothing to hand out
+      if (c === undefined && (thread !== INBOX || ring.length > 0)) throw unavailable("postgres");
+      if (c === undefined) continue;
       const above = new Set(c.above);
-      const ring = (this.recent.get(thread) ?? []).filter((m) => m.seq > c.acked);
       // what follows the cursor must be had from its first number on: a hole would let a cumulative ack take it
       if (ring.length > 0 && ring[0]!.seq > c.acked + 1) throw unavailable("postgres");
       let expect = c.acked + 1;
       for (const m of ring) {
         if (m.seq !== expect) break;
         expect++;
-        if (above.has(m.seq) || m.payload.includes(own)) continue; // acknowledged already, or the member's own
+        if (above.has(m.seq) || (thread !== INBOX && m.payload.includes(own))) continue; // acknowledged already, or the member's own
         if (out.length >= limit) break;
         out.push({ thread, seq: m.seq, id: m.id, payload: m.payload, deliveryCount: 2 });
         const key = `${member} ${thread}`;
@@ -229,7 +257,7 @@ export class GroupDelivery {
   }
 
   /** A socket of `principal` takes its groups live through here; returns the function that removes it. */
-  register(principal: string, member: GroupMember): () => void {
+  register(principal: string, member: StreamMember): () => void {
     addTo(this.members, principal, member);
     return () => void removeFrom(this.members, principal, member);
   }
@@ -261,7 +289,7 @@ export class GroupDelivery {
 
   private applyMembers(thread: bigint, joined: string[], left: string[]): void {
     for (const p of [...joined, ...left]) {
-      this.groupsOf.delete(p);
+      this.streamsOf.delete(p);
       this.sweepOvertaken?.add(p);
       const read = this.reading.get(p);
       if (read !== undefined) {
@@ -286,7 +314,7 @@ export class GroupDelivery {
       for (let i = 0; i < principals.length; i += SWEEP_CHUNK) {
         const chunk = principals.slice(i, i + SWEEP_CHUNK);
         this.sweepOvertaken.clear();
-        const truth = await groupsOfMembers(this.svc.sql, chunk);
+        const truth = await streamsOfMembers(this.svc.sql, chunk);
         for (const p of chunk) {
           if (this.sweepOvertaken.has(p)) continue;
           const should = new Set(truth.get(p) ?? []);
@@ -306,11 +334,11 @@ export class GroupDelivery {
    * The groups of `member` (for its long polls and sockets), read again after it joins or leaves one. What was read
    * answers at once; past GROUPS_TTL_MS (the net under a lost membership event) it is read again behind the answer,
    * so a poll never waits on Postgres for groups it already knows. With nothing read yet it waits for the read; with
-   * Postgres away then, a long poll's (`orNone`, whose mailbox still answers) gets none, and a socket's start fails
+   * Postgres away then, a long poll's (`orNone`) gets its inbox alone, and a socket's start fails
    * and retries.
    */
   async threads(member: string, orNone = true): Promise<bigint[]> {
-    const hit = this.groupsOf.get(member);
+    const hit = this.streamsOf.get(member);
     if (hit !== undefined) {
       if (this.svc.now() - hit.at >= GROUPS_TTL_MS) this.readGroups(member).catch(() => {});
       return hit.threads;
@@ -318,7 +346,7 @@ export class GroupDelivery {
     try {
       return await this.readGroups(member);
     } catch (err) {
-      if (outageOf(err) === "postgres" && orNone) return [];
+      if (outageOf(err) === "postgres" && orNone) return [INBOX];
       throw err;
     }
   }
@@ -329,12 +357,12 @@ export class GroupDelivery {
     if (running !== undefined) return running.done;
     const at = this.svc.now();
     const read: { done: Promise<bigint[]>; changed: boolean } = { done: Promise.resolve([]), changed: false };
-    read.done = this.groupReads
+    read.done = this.streamReads
       .push(member)
       .then((threads) => {
         if (!read.changed) {
-          if (this.groupsOf.size >= GROUPS_CACHE_MAX) this.groupsOf.clear();
-          this.groupsOf.set(member, { threads, at });
+          if (this.streamsOf.size >= GROUPS_CACHE_MAX) this.streamsOf.clear();
+          this.streamsOf.set(member, { threads, at });
         }
         return threads;
       })
@@ -346,7 +374,7 @@ export class GroupDelivery {
   }
 
   backlog(member: string, threads: bigint[] | null, limit: number, after = 0): Promise<Backlog> {
-    return groupBacklog(this.svc.sql, member, threads, limit, after);
+    return backlog(this.svc.sql, member, threads, limit, after);
   }
 
   /** A socket starts (`seq` null) or stops (the last number published to it) taking a group live. */
@@ -357,7 +385,40 @@ export class GroupDelivery {
   async close(): Promise<void> {
     clearInterval(this.sweepTimer);
     this.channels.close();
-    await Promise.all([this.marks.drain(), this.groupReads.drain()]);
+    await Promise.all([this.marks.drain(), this.handed.drain(), this.streamReads.drain()]);
     await Promise.all(this.unsubscribe.map((u) => u().catch(() => {})));
   }
+}
+
+/**
+ * A read's entries (each stream's in its own order, contiguous from its cursor), merged oldest first by id, at most
+ * `limit`: a merge of ordered runs (within a stream number order can differ from id order), so the cut at `limit`
+ * drops only the ends of runs, and what a poll gets of a stream is still contiguous from the cursor.
+ */
+export function merged(entries: StreamEntry[], limit: number): StreamEntry[] {
+  const runs: StreamEntry[][] = [];
+  let run: StreamEntry[] = [];
+  let thread: bigint | undefined;
+  for (const e of entries) {
+    if (e.thread !== thread || run.length === 0) {
+      run = [];
+      runs.push(run);
+      thread = e.thread;
+    }
+    run.push(e);
+  }
+  if (runs.length <= 1) return entries.slice(0, limit);
+  const at = runs.map(() => 0);
+  const older = (a: string, b: string) => a.length < b.length || (a.length === b.length && a < b);
+  const out: StreamEntry[] = [];
+  while (out.length < limit) {
+    let pick = -1;
+    for (let r = 0; r < runs.length; r++) {
+      const head = runs[r]![at[r]!];
+      if (head !== undefined && (pick < 0 || older(head.id, runs[pick]![at[pick]!]!.id))) pick = r;
+    }
+    if (pick < 0) break;
+    out.push(runs[pick]![at[pick]!++]!);
+  }
+  return out;
 }

@@ -1,0 +1,235 @@
+// Postgres side of the streams (docs/ARCHITECTURE.md, "Messages"): a principal's inbox (thread 0 in its cursor
+// row) and each group are streams of numbered messages; a member's state in one is a cursor (group_cursors), the acks
+// above it out of order (group_acks), and how often what it was handed came again (handout_counts). Reading past a
+// cursor, the marks that keep delivery counts honest, and joining and leaving. Sends and acks are in store.ts.
+import type { TransactionSql } from "postgres";
+import type { Sql } from "../db/client.ts";
+import { retryOnDeadlock } from "../db/errors.ts";
+import { type MessageRow, toMessage } from "./payload.ts";
+
+/** A member's inbox in its cursor row: direct messages are numbered per recipient, not per thread. */
+export const INBOX = 0n;
+
+/** delivered_seq while one of the member's sockets takes the stream live: everything may have been delivered. */
+export const LIVE = "9223372036854775807";
+
+/** The key of a stream on a node (its waiters, channel, topic and pub/sub): the principal for an inbox, `g:<id>` for a group. */
+export const streamKey = (member: string, thread: bigint) => (thread === INBOX ? member : `g:${thread}`);
+
+/** A message read past a cursor: its stream, number, JSON payload, and its delivery count for this read. */
+export interface StreamEntry {
+  thread: bigint;
+  seq: number;
+  id: string;
+  payload: string;
+  deliveryCount: number;
+}
+
+/** A message as a publish carries it: its stream's key, number, id and payload. */
+export interface Published {
+  key: string;
+  seq: number;
+  id: string;
+  payload: string;
+}
+
+/** The streams of each of `members`: their inbox first, then their groups (one statement for many). */
+export async function streamsOfMembers(sql: Sql, members: string[]): Promise<Map<string, bigint[]>> {
+  const rows = await sql<{ member: string; thread_id: bigint }[]>`
+    select member, thread_id from group_cursors where member = any(${members}::text[]) and thread_id <> 0`;
+  const out = new Map<string, bigint[]>(members.map((m) => [m, [INBOX]]));
+  for (const r of rows) out.get(r.member)?.push(r.thread_id);
+  return out;
+}
+
+type BacklogRow = MessageRow & {
+  stream: bigint;
+  seq: string | null;
+  was: string;
+  count: number | null;
+  last: string;
+  acked: string;
+  above: string[] | null;
+};
+
+/** A read past cursors: the entries, each stream's newest number as the read saw it, and each cursor read. */
+export interface Backlog {
+  entries: StreamEntry[];
+  last: Map<bigint, number>;
+  cursors: Map<bigint, { acked: number; above: number[] }>;
+}
+
+/**
+ * What `member` has not acknowledged in `threads` (INBOX for its inbox; every stream of theirs when null) after
+ * `after` (0: from the cursor), oldest first, at most `limit` per stream: each stream's part is contiguous from where
+ * it starts but for the messages acknowledged out of order. An entry handed out before counts one more than it was
+ * (the cursor's delivered_seq and handout_counts); call `markHanded` with what is handed out. `last` holds each
+ * stream's newest number in the same snapshot: when fewer than `limit` came, the member has read it up to there.
+ */
+export async function backlog(sql: Sql, member: string, threads: bigint[] | null, limit: number, after = 0): Promise<Backlog> {
+  const inbox = threads === null || threads.includes(INBOX);
+  const only = threads === null ? sql`` : sql`and gc.thread_id = any(${threads.map(String)}::bigint[])`;
+  const rows = await sql<BacklogRow[]>`
+    with c0 as (select gc.* from group_cursors gc where gc.member = ${member} ${only}),
+    c as (
+      select c0.member, c0.thread_id, c0.acked_seq, c0.delivered_seq,
+        case when c0.thread_id = 0 then coalesce(i.last_seq, 0) else g.last_seq end as last_seq
+      from c0 left join groups g on g.id = c0.thread_id left join inboxes i on c0.thread_id = 0 and i.principal = c0.member
+      where c0.thread_id = 0 or g.id is not null
+      union all
+      select ${member}::text, 0::bigint, 0::bigint, 0::bigint, 0::bigint where ${inbox}::boolean and not exists (select 1 from c0 where c0.thread_id = 0)
+    ),
+    r as (
+      select c.thread_id as stream, x.*, c.delivered_seq as was from c cross join lateral (
+        select * from (
+          select m.id, m.thread_id, m.seq, m.sender, m.recipient, m.body, m.created_at, m.attachments from messages m
+          where c.thread_id = 0 and m.recipient = c.member and m.seq > greatest(c.acked_seq, ${after})
+          union all
+          select m.id, m.thread_id, m.seq, m.sender, m.recipient, m.body, m.created_at, m.attachments from messages m
+          where c.thread_id <> 0 and m.recipient is null and m.thread_id = c.thread_id and m.seq > greatest(c.acked_seq, ${after})
+        ) s
+        where not exists (select 1 from group_acks a where a.member = c.member and a.thread_id = c.thread_id and a.seq = s.seq)
+        order by s.seq
+        limit ${limit}
+      ) x
+    )
+    select c.thread_id as stream, c.last_seq as last, c.acked_seq as acked,
+           (select array_agg(a.seq::text) from group_acks a where a.member = c.member and a.thread_id = c.thread_id) as above,
+           r.id, r.thread_id, r.seq, r.sender, p.display_name as sender_name, r.recipient, r.body, r.created_at, r.attachments,
+           pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
+           pay.explorer_url as pay_explorer, r.was, h.count
+    from c left join r on r.stream = c.thread_id left join principals p on p.id = r.sender
+      left join payments pay on pay.message_id = r.id
+      left join handout_counts h on h.member = c.member and h.thread_id = c.thread_id and h.seq = r.seq
+    order by c.thread_id, r.seq`;
+  const last = new Map<bigint, number>();
+  const cursors = new Map<bigint, { acked: number; above: number[] }>();
+  const entries: StreamEntry[] = [];
+  for (const r of rows) {
+    const stream = BigInt(r.stream);
+    last.set(stream, Number(r.last));
+    cursors.set(stream, { acked: Number(r.acked), above: (r.above ?? []).map(Number) });
+    if (r.seq === null) continue;
+    entries.push({
+      thread: stream,
+      seq: Number(r.seq),
+      id: r.id.toString(),
+      payload: JSON.stringify(toMessage(r)),
+      deliveryCount: BigInt(r.seq) <= BigInt(r.was) ? (r.count ?? 1) + 1 : 1,
+    });
+  }
+  return { entries, last, cursors };
+}
+
+/** What a read handed out of one stream of a member: its newest number, and the entries handed out again. */
+export interface Handed {
+  member: string;
+  thread: bigint;
+  top: number;
+  again: { seq: number; count: number }[];
+}
+
+/**
+ * Record what reads handed out (one statement for many): the cursors' delivered_seq rise to the newest number handed
+ * out, and an entry handed out again keeps its count. Relaxed: a count lost with a Postgres crash costs only a lower
+ * `delivery_count` on the next hand-out, so the statement commits without waiting for the WAL flush
+ * (`set_config(..., true)` lasts until its own implicit transaction ends; the CTE `relaxed` is referenced so that it is
+ * evaluated). Counts at or below a cursor are dropped as they go by.
+ */
+export async function markHanded(sql: Sql, items: Handed[]): Promise<void> {
+  if (items.length === 0) return;
+  const again = items.flatMap((i) => i.again.map((a) => ({ member: i.member, thread: i.thread, ...a })));
+  await retryOnDeadlock(() => sql`
+    with relaxed as (select set_config('synchronous_commit', 'off', true) as s),
+    v as (
+      select * from unnest(${items.map((i) => i.member)}::text[], ${items.map((i) => String(i.thread))}::bigint[],
+        ${items.map((i) => String(i.top))}::bigint[]) as v(member, thread_id, top)
+    ),
+    raised as (
+      update group_cursors gc set delivered_seq = v.top from v, relaxed
+      where gc.member = v.member and gc.thread_id = v.thread_id and gc.delivered_seq < v.top and relaxed.s is not null
+    ),
+    counted as (
+      insert into handout_counts (member, thread_id, seq, count)
+      select * from unnest(${again.map((a) => a.member)}::text[], ${again.map((a) => String(a.thread))}::bigint[],
+        ${again.map((a) => String(a.seq))}::bigint[], ${again.map((a) => a.count)}::int[])
+      on conflict (member, thread_id, seq) do update set count = greatest(handout_counts.count, excluded.count)
+    )
+    delete from handout_counts h using v, group_cursors gc
+    where h.member = v.member and h.thread_id = v.thread_id and gc.member = v.member and gc.thread_id = v.thread_id
+      and h.seq <= gc.acked_seq`);
+}
+
+/** Messages that `where` selects (`m` messages), in number order, as a publish carries them. */
+async function published(sql: Sql, where: ReturnType<Sql>, limit: number | null): Promise<Published[]> {
+  const rows = await sql<(MessageRow & { seq: string })[]>`
+    select m.id, m.thread_id, m.seq, m.sender, p.display_name as sender_name, m.recipient, m.body, m.created_at, m.attachments,
+           pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
+           pay.explorer_url as pay_explorer
+    from messages m left join principals p on p.id = m.sender left join payments pay on pay.message_id = m.id
+    where ${where} and m.seq is not null
+    order by m.seq
+    ${limit === null ? sql`` : sql`limit ${limit}`}`;
+  return rows.map((r) => ({
+    key: r.recipient ?? streamKey("", r.thread_id),
+    seq: Number(r.seq),
+    id: r.id.toString(),
+    payload: JSON.stringify(toMessage(r)),
+  }));
+}
+
+/** Messages numbered after `after` in the stream with this key, in order, at most `limit` (to fill a gap a node saw). */
+export function messagesAfter(sql: Sql, key: string, after: number, limit: number): Promise<Published[]> {
+  const group = key.startsWith("g:");
+  return published(sql, sql`m.recipient ${group ? sql`is null and m.thread_id = ${key.slice(2)}` : sql`= ${key}`} and m.seq > ${after}`, limit);
+}
+
+/** Of these message ids, the ones committed, as a publish carries them (the reconciler's: their sender died). */
+export function messagesById(sql: Sql, ids: string[]): Promise<Published[]> {
+  if (ids.length === 0) return Promise.resolve([]);
+  return published(sql, sql`m.id = any(${ids}::bigint[])`, null);
+}
+
+/**
+ * Members' sockets started (`live`) or stopped taking streams live. Started: delivered_seq becomes LIVE, so if the
+ * node dies, every message of the stream counts as possibly delivered on the next read. Stopped cleanly: it becomes
+ * the last number the node published to the socket.
+ */
+export async function markLive(sql: Sql, items: { member: string; thread: bigint; seq: number | null }[]): Promise<void> {
+  if (items.length === 0) return;
+  await sql`
+    update group_cursors gc set delivered_seq = case when v.seq is null then ${LIVE}::bigint
+      when gc.delivered_seq = ${LIVE}::bigint then greatest(v.seq, gc.acked_seq) else greatest(gc.delivered_seq, v.seq) end
+    from unnest(${items.map((i) => i.member)}::text[], ${items.map((i) => String(i.thread))}::bigint[],
+                ${items.map((i) => (i.seq === null ? null : String(i.seq)))}::bigint[]) as v(member, thread_id, seq)
+    where gc.member = v.member and gc.thread_id = v.thread_id`;
+}
+
+/**
+ * Members join a group (inside the transaction that inserts them into thread_members): their cursors start at the
+ * group's newest message, read under the group row's lock so no send numbers a message between. Already members keep
+ * theirs. Returns the cursors made (StreamDelivery.membersChanged puts them into the remembered cursors).
+ */
+export async function joinGroup(tx: TransactionSql, thread: bigint, members: string[]): Promise<{ member: string; acked: number }[]> {
+  const rows = await tx<{ member: string; acked_seq: string }[]>`
+    insert into group_cursors (member, thread_id, acked_seq, joined_seq, delivered_seq)
+    select m.p, g.id, g.last_seq, g.last_seq, g.last_seq
+    from (select id, last_seq from groups where id = ${String(thread)} for update) g, unnest(${members}::text[]) as m(p)
+    on conflict do nothing
+    returning member, acked_seq`;
+  return rows.map((r) => ({ member: r.member, acked: Number(r.acked_seq) }));
+}
+
+/** A member leaves a group (inside the transaction that removes them): their cursor, acks and counts go. */
+export async function leaveGroup(tx: TransactionSql, thread: bigint, member: string): Promise<void> {
+  await tx`delete from group_cursors where member = ${member} and thread_id = ${String(thread)}`;
+  await tx`delete from group_acks where member = ${member} and thread_id = ${String(thread)}`;
+  await tx`delete from handout_counts where member = ${member} and thread_id = ${String(thread)}`;
+}
+
+/** An account is deleted: its cursors, acks and counts in every stream go (its inbox row goes with the principal). */
+export async function forgetMember(sql: Sql | TransactionSql, member: string): Promise<void> {
+  await sql`delete from group_cursors where member = ${member}`;
+  await sql`delete from group_acks where member = ${member}`;
+  await sql`delete from handout_counts where member = ${member}`;
+}

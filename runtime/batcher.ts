@@ -1,5 +1,5 @@
 // Group commit: concurrent callers' items go together in one call (to Postgres: one statement, so many sends or
-// acks share one commit and one WAL flush; to Redis: one script over many mailboxes). With nothing in flight an
+// acks share one commit and one WAL flush; to Redis: one script over many keys). With nothing in flight an
 // item runs at once (no added latency); under load the items that arrive while a batch is running form the next.
 // A Postgres `run` retries its own statement when picked as a deadlock victim (runtime/db/errors.ts).
 

@@ -53,7 +53,7 @@ export interface Services extends Core {
   likes: Likes;
   /** Cache writes that failed after a commit, retried until Redis takes them (runtime/social/cache-repair.ts). */
   cacheRepair: CacheRepair;
-  /** Mailboxes, long polls, acks and sends (runtime/messaging/hub.ts). */
+  /** Sends, streams, long polls and acks (runtime/messaging/hub.ts). */
   hub: Messaging;
   /** Presence and typing across nodes (runtime/ws/realtime.ts). */
   realtime: Realtime;

@@ -108,7 +108,7 @@ export const send: Scenario = {
 
 /**
  * A hot recipient: every agent of the fleet sends to one (a popular paid agent's inbox, minus the payment). Its
- * mailbox and thread rows are shared by every send, so this shows whether one recipient serialises the send path;
+ * inbox and thread rows are shared by every send, so this shows whether one recipient serialises the send path;
  * `send` spreads the same load over the fleet.
  */
 export const hot: Scenario = {

@@ -65,7 +65,7 @@ async function deliverRun(ctx: ScenarioContext, mode: "poll" | "ws"): Promise<Sc
   }
   const pairOf = (i: number) => [senders[i % n]!, receivers[(i * 31 + 7) % n]!] as const;
   const fire = (i: number) => sendStamped(http, ...pairOf(i), `${i}`, sent, statuses);
-  // Warm up at the same rate over the same pairs (the first sends create the threads, build the mailboxes
+  // Warm up at the same rate over the same pairs (the first sends create the threads, make the inboxes
   // and compile the hot paths), let the backlog drain, then measure from a clean start.
   ctx.progress(`warming up: ${RATE}/s for ${WARMUP_S}s`);
   const warm = await atRate(RATE, WARMUP_S, 512, (i) => sendStamped(http, ...pairOf(i), `w${i}`, sent, statuses));

@@ -1,4 +1,4 @@
-// The message as recipients see it, built from a row, serialized once, and stored in mailboxes as JSON text.
+// The message as recipients see it, built from a row, serialized once, and delivered as JSON text.
 // The per-delivery `delivery_count` is spliced into that text, so handing out a message never re-parses it.
 import { getAddress } from "../address.ts";
 import { PREFIX } from "../ids.ts";

@@ -1,10 +1,10 @@
 // The in-process registry of whoever waits for a principal's mail on this node: long polls and WebSocket
-// connections. The node holds ONE wake-up subscription (the mailbox engine's wake channel) whatever the
+// connections. The node holds ONE subscription (the streams' message channel) whatever the
 // number of waiters; a wake-up looks the principal up here and calls its waiters. O(1) Redis connections.
 
 import { addTo, removeFrom } from "../set-map.ts";
 
-/** Called with the raw id of the message that arrived, or null when the whole mailbox changed (or at shutdown). */
+/** Called with the raw id of the message that arrived, or null at shutdown. */
 export type Wake = (id: string | null) => void;
 
 export class WaiterRegistry {

@@ -9,7 +9,7 @@
 //                               a facilitator that does not answer: 503 payments_unavailable, also retryable
 //   facilitator settle       -> 402 with the reason; the claim fails for good (it may be on chain)
 //   settled                  -> the message, its delivery and the settled payment in one statement (sendDirect's
-//                               store); then the mailbox; 201 with `payment` and the PAYMENT-RESPONSE header.
+//                               store); then its publish; 201 with `payment` and the PAYMENT-RESPONSE header.
 import type { SettleResponse } from "@x402/core/types";
 import { ApiError, conflict } from "../errors.ts";
 import type { Ctx, Reply } from "../http/route.ts";

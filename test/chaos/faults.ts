@@ -21,7 +21,7 @@ export interface Fault {
   /** Injects the fault, undoes it, and resolves when the harness has undone it. */
   run(c: Cluster, t: Tracker, acks: AckGate): Promise<void>;
   /**
-   * The fault kills the sending node between a send's commit and its mailbox append: the run fails unless some
+   * The fault kills the sending node between a send's commit and its publish: the run fails unless some
    * sends were committed yet never answered (then each must still arrive within 10 s: the reconciler's case).
    */
   strandsSends?: boolean;
@@ -45,10 +45,10 @@ async function killRepeatedly(node: FlockNode): Promise<void> {
 }
 
 /**
- * kill -9 of the sending node with a send committed in Postgres but not yet in its mailbox, every time (a plain
+ * kill -9 of the sending node with a send committed in Postgres but not yet published, every time (a plain
  * kill hits that window of a few ms by luck only): a lock on `messages` holds the node's send statement, Redis
- * pauses writes, the lock goes (the statement commits; its mailbox append waits on the pause), and the node is
- * killed before the pause ends. Its in-flight record is all that is left: the reconciler must finish the send.
+ * pauses writes, the lock goes (the statement commits; its PUBLISH waits on the pause), and the node is
+ * killed before the pause ends. Its in-flight record is all that is left: the reconciler must publish it.
  */
 async function killMidSend(c: Cluster, t: Tracker): Promise<void> {
   const sql = postgres(c.pg.url, { max: 2, onnotice: () => {}, connect_timeout: 5 });
@@ -243,9 +243,8 @@ async function durable(url: string, fault: string, receivers: Agent[]): Promise<
     const bodies = await sql<{ body: string }[]>`select body from messages where body like ${`chaos ${fault} %`}`;
     const ids = receivers.map((r) => r.id);
     const rows = await sql<{ id: string }[]>`
-      select message_id::text as id from deliveries where recipient = any(${ids}::text[])
-      union all
-      select m.id::text from group_cursors c join messages m on m.thread_id = c.thread_id and m.seq > c.acked_seq
+      select m.id::text from group_cursors c join messages m on m.seq > c.acked_seq and (case when c.thread_id = 0
+        then m.recipient = c.member else m.recipient is null and m.thread_id = c.thread_id end)
       where c.member = any(${ids}::text[]) and m.sender <> c.member and not exists (
         select 1 from group_acks a where a.member = c.member and a.thread_id = c.thread_id and a.seq = m.seq)`;
     return { committed: new Set(bodies.map((r) => r.body)), unacked: new Set(rows.map((r) => r.id)) };

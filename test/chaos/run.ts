@@ -45,7 +45,7 @@ function table(r: FaultResult): string {
     ["delivered", String(r.delivered)],
     ["lost", String(r.lost)],
     ["delivered again after an ack", String(r.afterAck)],
-    ["acked, but not in Postgres", `${r.ackNotDurable} (delivered again once a mailbox is rebuilt)`],
+    ["acked, but not in Postgres", `${r.ackNotDurable} (delivered again by the next read past the cursor)`],
     ["stuck after 10 s", String(r.stuck)],
     ["time to recover", r.recoverSeconds === null ? "never" : `${r.recoverSeconds.toFixed(2)} s`],
     ["fault lasted", `${r.faultSeconds.toFixed(1)} s`],

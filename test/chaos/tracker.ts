@@ -138,7 +138,7 @@ export interface FaultResult {
 export interface Durable {
   /** Bodies of this fault's messages that Postgres holds (committed, whatever the client was told). */
   committed: Set<string>;
-  /** Ids (digits) of messages Postgres still counts as unacknowledged (a row in deliveries). */
+  /** Ids (digits) of messages Postgres still counts as unacknowledged (past their stream's cursor). */
   unacked: Set<string>;
 }
 
@@ -155,7 +155,7 @@ export function judge(
   // never delivered, and not in Postgres either: the 201 promised something that is gone
   const lost = created.filter((m) => m.deliveries.length === 0 && !committed.has(m.tag));
   // committed, but not delivered within 10 s of its answer (late, or still waiting): a 201'd message, or one whose
-  // sender got no answer because its node died between the commit and the mailbox append (the commit came before
+  // sender got no answer because its node died between the commit and the publish (the commit came before
   // that failed answer, so the bound is, if anything, generous)
   const stuck = msgs.filter((m) => {
     if (m.status !== "201" && !committed.has(m.tag)) return false;
@@ -164,8 +164,8 @@ export function judge(
     return first === undefined ? committed.has(m.tag) : first > deadline;
   });
   const afterAck = msgs.reduce((n, m) => n + m.afterAck, 0);
-  // acked (confirmed), yet Postgres still holds it as unacknowledged: a mailbox rebuilt from Postgres hands it
-  // out again, so this is a delivery after an ack waiting to happen
+  // acked (confirmed), yet Postgres still holds it as unacknowledged: the next read past the cursor hands it out
+  // again, so this is a delivery after an ack waiting to happen
   const ackNotDurable = msgs.filter(
     (m) => m.ackConfirmedAt !== undefined && m.id !== undefined && pg.unacked.has(m.id.replace(/^msg_/, "")),
   ).length;
@@ -206,7 +206,7 @@ export function judge(
   const failures: string[] = [];
   if (lost.length) failures.push(`lost ${lost.length}`);
   if (afterAck) failures.push(`delivered again after ack ${afterAck}`);
-  if (ackNotDurable) failures.push(`acked but not in Postgres ${ackNotDurable} (delivered again after a mailbox rebuild)`);
+  if (ackNotDurable) failures.push(`acked but not in Postgres ${ackNotDurable} (delivered again by the next read past the cursor)`);
   if (stuck.length) failures.push(`stuck ${stuck.length}`);
   if (bad.length) failures.push(`5xx other than 503: ${bad.length}`);
   if (hangs.length) failures.push(`hangs past 5 s: ${hangs.length}`);

@@ -1,4 +1,4 @@
-// Direct messages: send (runtime/messaging/send.ts), long-poll the mailbox, acknowledge. A send to a paid agent
+// Direct messages: send (runtime/messaging/send.ts), long-poll the inbox and groups, acknowledge. A send to a paid agent
 // goes through x402 (runtime/payments/paid-send.ts).
 import { invalid, notFound } from "../runtime/errors.ts";
 import { defineRoute, noContent, type Reply, type Route } from "../runtime/http/route.ts";
@@ -10,7 +10,7 @@ import { isMember } from "../runtime/messaging/store.ts";
 import { paidSend } from "../runtime/payments/paid-send.ts";
 import { AckQuery, PendingQuery, SendMessageRequest } from "../schema/messages.ts";
 
-/** A JSON text answered as is (it was serialized once, for the mailbox). */
+/** A JSON text answered as is (it was serialized once, for its delivery). */
 export const jsonText = (status: number, data: string): Reply => ({ status, raw: { type: "application/json", data } });
 
 const send = defineRoute({

@@ -1,13 +1,14 @@
-// Which groups a long-polling principal is in (GroupDelivery.threads): learnt once per node, then answered from
-// memory. A join or leave through the API tells every node at once; past GROUPS_TTL_MS (the net under a lost
-// membership event) the node reads them again behind the answer, so a poll never waits on that read. The node's
-// clock is driven by hand.
+// Which streams a long-polling principal reads (StreamDelivery.threads: its inbox, then its groups): learnt once per
+// node, then answered from memory. A join or leave through the API tells every node at once; past GROUPS_TTL_MS (the
+// net under a lost membership event) the node reads them again behind the answer, so a poll never waits on that read.
+// The node's clock is driven by hand.
 import t from "tap";
-import { GROUPS_TTL_MS } from "../runtime/messaging/group-delivery.ts";
+import { GROUPS_TTL_MS } from "../runtime/messaging/streams.ts";
+import { INBOX, streamKey } from "../runtime/messaging/stream-store.ts";
 import { parseId } from "../runtime/ids.ts";
 import { call, type Registered, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
-import { Client, createGroup, pending, postToGroup, until } from "./messaging-helpers.ts";
+import { Client, createGroup, pending, postToGroup, sendOk, until } from "./messaging-helpers.ts";
 
 t.test("a long poll answers from the groups it knows, and learns a missed join behind the answer", async (t) => {
   let skew = 0;
@@ -16,6 +17,11 @@ t.test("a long poll answers from the groups it knows, and learns a missed join b
   const group = (owner: Registered, members: Registered[]) => createGroup(base, owner, members);
   const post = (from: Registered, g: string, body: string) => postToGroup(base, from, g, body);
   const bodies = async (who: Registered) => (await pending(base, who)).map((m: { body: string }) => m.body).sort();
+  /** The streams the node knows `who` reads: the inbox first, then the groups (in no particular order). */
+  const known = async (who: Registered) => {
+    const [first, ...rest] = await node.svc.hub.streams.threads(who.id);
+    return [first, ...rest.sort()];
+  };
 
   const a = await registerAgent(base, "Ann");
   const b = await registerAgent(base, "Ben");
@@ -23,6 +29,9 @@ t.test("a long poll answers from the groups it knows, and learns a missed join b
   const first = await group(a, [b]);
   await post(a, first, "in the first");
   t.same(await bodies(b), ["in the first"], "the first poll learns the principal's groups");
+  const firstThread = parseId("group", first)!;
+  t.same(await known(b), [INBOX, firstThread], "its inbox first (no direct message yet), then its group");
+  t.same(await known(c), [INBOX], "one in no group reads its inbox alone");
 
   // b joins a second group behind the node's back: no membership event, as if it were lost
   const second = await group(a, [c]);
@@ -34,21 +43,25 @@ t.test("a long poll answers from the groups it knows, and learns a missed join b
   await post(a, second, "in the second");
 
   t.same(await bodies(b), ["in the first"], "within GROUPS_TTL_MS the groups it knows answer");
+  await sendOk(base, c, b.id, "direct");
+  t.same(await bodies(b), ["direct", "in the first"], "the inbox is read with them");
   skew += GROUPS_TTL_MS + 1;
-  t.same(await bodies(b), ["in the first"], "past it, the poll still answers from what it knows, without waiting for the read");
-  await until(async () => (await bodies(b)).length === 2);
-  t.same(await bodies(b), ["in the first", "in the second"], "the read behind it brings the missed group");
+  t.same(await bodies(b), ["direct", "in the first"], "past it, the poll still answers from what it knows, without waiting for the read");
+  await until(async () => (await bodies(b)).length === 3);
+  t.same(await bodies(b), ["direct", "in the first", "in the second"], "the read behind it brings the missed group");
+  t.same(await known(b), [INBOX, ...[firstThread, BigInt(thread)].sort()]);
 
   // a leave through the API is known at once, whatever the clock
   const left = await call(base, "DELETE", `/v1/groups/${first}/members/${b.id}`, { token: a.token });
   t.equal(left.status, 204);
-  t.same(await bodies(b), ["in the second"], "a leave through the API is known at the next poll");
+  t.same(await bodies(b), ["direct", "in the second"], "a leave through the API is known at the next poll");
+  t.same(await known(b), [INBOX, BigInt(thread)], "the inbox stays");
 });
 
 t.test("a socket follows a membership change whose event was lost at the next sweep, not its next reconnect", async (t) => {
   const node = await startTestNode(t, { engine: "redis", env: { FLOCK_LIMITS_SCALE: "100" } });
   const base = node.url;
-  const groups = node.svc.hub.groups;
+  const groups = node.svc.hub.streams;
   const a = await registerAgent(base, "Ann");
   const b = await registerAgent(base, "Ben");
   const make = (name: string) => createGroup(base, a, [b], name);
@@ -56,10 +69,11 @@ t.test("a socket follows a membership change whose event was lost at the next sw
   const g = await make("g");
   const marker = await make("marker");
   const thread = String(parseId("group", g));
+  const live = (id: bigint) => groups.channels.published(streamKey(b.id, id)) !== undefined;
   const c = await Client.open(base, { token: b.token });
   t.teardown(() => c.close());
   await c.nextOfType("ready");
-  await until(() => groups.channels.published(BigInt(thread)) !== undefined && groups.channels.published(parseId("group", marker)!) !== undefined);
+  await until(() => live(INBOX) && live(BigInt(thread)) && live(parseId("group", marker)!));
   const body = (f: { type: string; message?: { body: string } }) => (f.type === "message" ? f.message!.body : undefined);
 
   // b leaves g behind the node's back: no membership event
@@ -71,6 +85,9 @@ t.test("a socket follows a membership change whose event was lost at the next sw
   await post(g, "after the sweep");
   await post(marker, "marker 1");
   t.equal(body(await c.next((f) => f.type === "message")), "marker 1", "after the sweep it does not");
+  t.ok(live(INBOX), "the sweep leaves the inbox alone");
+  await sendOk(base, a, b.id, "direct");
+  t.equal(body(await c.next((f) => f.type === "message")), "direct", "direct messages still come live");
 
   // and joins back behind the node's back
   await node.svc.sql`insert into thread_members (thread_id, principal) values (${thread}, ${b.id})`;
@@ -78,7 +95,7 @@ t.test("a socket follows a membership change whose event was lost at the next sw
     insert into group_cursors (member, thread_id, acked_seq, joined_seq, delivered_seq)
     select ${b.id}, id, last_seq, last_seq, last_seq from groups where id = ${thread}`;
   await groups.sweep();
-  await until(() => groups.channels.published(BigInt(thread)) !== undefined);
+  await until(() => live(BigInt(thread)));
   await post(g, "back");
   t.equal(body(await c.next((f) => f.type === "message")), "back", "the sweep takes the group again");
 });

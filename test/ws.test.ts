@@ -1,13 +1,15 @@
 import { decode, encode } from "@msgpack/msgpack";
 import t, { type Test as Tap } from "tap";
 import { createLogger } from "../runtime/log.ts";
-import { WsSession, MAX_BUFFER, type SessionDeps, type Socket } from "../runtime/ws/session.ts";
+import { WsSession, HIGH_WATER, MAX_BUFFER, type SessionDeps, type Socket } from "../runtime/ws/session.ts";
 import { jsonCodec, msgpackCodec } from "../runtime/ws/codec.ts";
-import { RecentFrames } from "../runtime/messaging/handout.ts";
+import { RecentFrames } from "../runtime/messaging/channels.ts";
+import { INBOX, streamKey } from "../runtime/messaging/stream-store.ts";
+import { onClientFrame } from "../handlers/ws.ts";
 import { WS_CLOSE } from "../schema/ws.ts";
 import { call, registerAgent } from "./helpers/http.ts";
-import { startTestNode } from "./helpers/node.ts";
-import { ack, befriend, Client, pending, sendOk, until } from "./messaging-helpers.ts";
+import { startTestNode, type TestNode } from "./helpers/node.ts";
+import { ack, befriend, Client, createGroup, pending, postToGroup, sendOk, until } from "./messaging-helpers.ts";
 import type { Registered } from "./helpers/http.ts";
 
 const PROTOCOL = { json: "flock.json", msgpack: "flock.msgpack" } as const;
@@ -46,7 +48,7 @@ for (const engine of ["redis", "memory"] as const) {
         t.equal((await ack(base, b, live.id)).status, 204);
       });
 
-      /** Ada, Bo and Di, with Bo on a socket that has delivered Ada's first message to him (so it has a cursor). */
+      /** Ada, Bo and Di, with Bo on a socket that has delivered Ada's first message and takes his inbox live. */
       const caughtUp = async (t: Tap) => {
         const a = await registerAgent(base, "Ada");
         const b = await registerAgent(base, "Bo");
@@ -55,85 +57,101 @@ for (const engine of ["redis", "memory"] as const) {
         const c = await open(b.token);
         t.teardown(() => c.close());
         await c.nextOfType("ready");
-        t.equal((await c.nextOfType("message")).message.id, first.id, "the connection has a cursor");
+        t.equal((await c.nextOfType("message")).message.id, first.id, "caught up on the inbox");
+        await until(() => node.svc.hub.streams.channels.published(b.id) === 1); // ... and taking it live from there
         return { a, b, d, first, c };
       };
-      /** Counts the node's mailbox fetches for `who` (`.n`) until the test ends. */
-      const countFetches = (t: Tap, who: string[]) => {
-        const mb = node.svc.engines.mailboxes;
-        const fetch = mb.fetch.bind(mb);
-        const seen = { n: 0 };
-        mb.fetch = (principal, limit, cursor) => {
-          if (who.includes(principal)) seen.n++;
-          return fetch(principal, limit, cursor);
+      /**
+       * Counts the node's reads from Postgres of `who`'s streams (`.n`; `.inbox`: those that include the inbox) until
+       * the test ends: catch-ups and long polls read through StreamDelivery.backlog. Every read still happens.
+       */
+      const countReads = (t: Tap, who: string[]) => {
+        const streams = node.svc.hub.streams;
+        const backlog = streams.backlog.bind(streams);
+        const seen = { n: 0, inbox: 0 };
+        streams.backlog = (member, threads, limit, after) => {
+          if (who.includes(member)) {
+            seen.n++;
+            if (threads === null || threads.includes(INBOX)) seen.inbox++;
+          }
+          return backlog(member, threads, limit, after);
         };
         t.teardown(() => {
-          mb.fetch = fetch;
+          streams.backlog = backlog;
         });
         return seen;
       };
 
-      t.test("a connection that has delivered everything takes new messages from the send itself, without a fetch", async (t) => {
+      t.test("a connection that has caught up takes new messages live from its inbox's topic, without reading Postgres", async (t) => {
         const { a, b, d, first, c } = await caughtUp(t);
-        const mb = node.svc.engines.mailboxes;
-        const fetches = countFetches(t, [b.id, d.id]);
-        // subscribed after the node's own handler, so once this one has seen a wake-up, the node has handled it
-        const woken = new Set<string>();
-        const off = await mb.onWake((principal, id) => {
-          if (principal === b.id && id !== null) woken.add(`msg_${id}`);
-        });
-        t.teardown(off);
+        const reads = countReads(t, [b.id, d.id]);
         const live: string[] = [];
         for (let i = 0; i < 4; i++) {
           const m = await sendOk(base, a, b.id, `live ${i}`);
           live.push(m.id);
           t.same((await c.nextOfType("message")).message, { ...m, delivery_count: 1 });
         }
+        t.equal(node.svc.hub.streams.channels.published(b.id), 5, "published in the inbox's numbers");
         const g = await call(base, "POST", "/v1/groups", { token: a.token, json: { name: "g", members: [b.id, d.id] } });
         const sent = await call(base, "POST", `/v1/groups/${g.body.group.id}/messages`, { token: a.token, json: { body: "all" } });
         t.equal(sent.status, 201);
         const inGroup = (await c.nextOfType("message")).message;
         t.same([inGroup.id, inGroup.delivery_count], [sent.body.id, 1], "a group message comes too (by its group's topic)");
-        await until(() => live.every((id) => woken.has(id))); // the wake-ups came, and cost nothing
-        t.equal(fetches.n, 0, "no fetch for any of them");
+        t.equal(reads.inbox, 0, "no read of the inbox for any of them");
         t.same(
           (await pending(base, b)).map((m) => [m.id, m.delivery_count]),
           [first.id, ...live, sent.body.id].map((id) => [id, 2]),
-          "each is unacknowledged, and counted as delivered (the group's: its member had a socket taking it live)",
+          "each is unacknowledged, and counted as delivered (its member had a socket taking its stream live)",
         );
-        t.ok(fetches.n > 0, "(the long poll fetched)");
+        t.ok(reads.inbox > 0, "(the long poll read)");
 
-        // a second connection of the same principal: both are served through wake-ups
+        // a second connection of the same principal catches up, then both take the inbox's one publish
         const c2 = await open(b.token);
         t.teardown(() => c2.close());
         await c2.nextOfType("ready");
-        for (let i = 0; i < 6; i++) await c2.nextOfType("message");
-        // its first pass ended with the fetch that brought these (fewer than a page)
-        fetches.n = 0;
+        const again: string[] = [];
+        for (let i = 0; i < 6; i++) again.push((await c2.nextOfType("message")).message.id);
+        t.same(again.sort(), [first.id, ...live, sent.body.id].sort(), "the second connection catches up on everything unacknowledged");
+        reads.n = 0;
+        reads.inbox = 0;
         const both = await sendOk(base, a, b.id, "to both");
-        t.equal((await c.nextOfType("message")).message.id, both.id);
-        t.equal((await c2.nextOfType("message")).message.id, both.id);
-        t.equal(fetches.n, 2, "two connections: fetched by each");
+        t.same((await c.nextOfType("message")).message, { ...both, delivery_count: 1 });
+        t.same((await c2.nextOfType("message")).message, { ...both, delivery_count: 1 });
+        t.equal(reads.n, 0, "two connections: no read for either");
+        t.equal(c.frames.filter((f) => f.type === "message").length, 7, "nothing written twice to the first");
+        t.equal(c2.frames.filter((f) => f.type === "message").length, 7, "nor to the second");
       });
 
-      t.test("group sends from several senders reach a live connection once each, in the group's order, with no mailbox", async (t) => {
+      t.test("direct sends from several senders reach a live connection once each, in the inbox's order", async (t) => {
+        const { a, b, c } = await caughtUp(t);
+        const senders = [a, await registerAgent(base, "Eve"), await registerAgent(base, "Fay"), await registerAgent(base, "Gus")];
+        const reads = countReads(t, [b.id]);
+        // sent together (four senders, within the per-second limit): they commit in one or a few statements
+        const sends = await Promise.all(Array.from({ length: 16 }, (_, i) => sendOk(base, senders[i % 4]!, b.id, `m${i}`)));
+        const got: { id: string; delivery_count: number }[] = [];
+        for (let i = 0; i < 16; i++) got.push((await c.nextOfType("message")).message);
+        t.same(got.map((m) => m.id).sort(), sends.map((m) => m.id as string).sort(), "every message, once");
+        t.same(got.map((m) => m.delivery_count), Array(16).fill(1), "each a first delivery");
+        const order = await node.svc.sql<{ id: bigint; seq: string }[]>`select id, seq from messages where recipient = ${b.id} order by seq`;
+        t.same(order.map((r) => Number(r.seq)), Array.from({ length: 17 }, (_, i) => i + 1), "numbered in the inbox without a hole");
+        t.same(got.map((m) => m.id), order.slice(1).map((r) => `msg_${r.id}`), "delivered in the inbox's order (its numbers)");
+        t.equal(reads.n, 0, "no read from Postgres");
+        t.equal(node.svc.hub.streams.channels.published(b.id), 17);
+        t.equal(c.frames.filter((f) => f.type === "message").length, 17, "nothing written twice");
+        // a cumulative ack of the last one takes them all, as it may: the socket got each of them, in order
+        c.send({ type: "ack", id: got.at(-1)!.id, through: true, ref: "all" });
+        t.same(await c.nextOfType("ack"), { type: "ack", id: got.at(-1)!.id, ref: "all" });
+        t.same(await pending(base, b), [], "nothing left");
+      });
+
+      t.test("group sends from several senders reach a live connection once each, in the group's order, not through the inbox", async (t) => {
         const { a, b, d, c } = await caughtUp(t);
         const senders = [a, await registerAgent(base, "Eve"), await registerAgent(base, "Fay"), await registerAgent(base, "Gus")];
         const members = [b.id, d.id, ...senders.slice(1).map((x) => x.id)];
         const g = await call(base, "POST", "/v1/groups", { token: a.token, json: { name: "busy", members } });
-        const mb = node.svc.engines.mailboxes;
-        const append = mb.append.bind(mb);
-        const fetches = countFetches(t, [b.id]);
-        let appended = 0;
-        mb.append = (items) => {
-          if (items.some((it) => it.principal === b.id)) appended++;
-          return append(items);
-        };
-        t.teardown(() => {
-          mb.append = append;
-        });
         const thread = BigInt(String(g.body.group.id).slice("group_".length));
-        await until(() => node.svc.hub.groups.channels.published(thread) !== undefined); // the socket takes the group live
+        await until(() => node.svc.hub.streams.channels.published(streamKey(b.id, thread)) !== undefined); // the socket takes the group live
+        const reads = countReads(t, [b.id]);
         // sent together (four senders, within the per-second limit): they commit in one or two statements
         const sends = await Promise.all(
           Array.from({ length: 16 }, (_, i) =>
@@ -147,9 +165,58 @@ for (const engine of ["redis", "memory"] as const) {
         t.same(got.map((m) => m.delivery_count), Array(16).fill(1), "each a first delivery");
         const order = await node.svc.sql<{ id: bigint }[]>`select id from messages where thread_id = ${String(thread)} order by seq`;
         t.same(got.map((m) => m.id), order.map((r) => `msg_${r.id}`), "in the group's order (its numbers)");
-        t.equal(appended, 0, "nothing appended to a mailbox");
-        t.equal(fetches.n, 0, "no fetch");
+        const [inbox] = await node.svc.sql<{ last_seq: string }[]>`select last_seq from inboxes where principal = ${b.id}`;
+        t.equal(Number(inbox!.last_seq), 1, "nothing numbered in the member's inbox");
+        t.equal(node.svc.hub.streams.channels.published(b.id), 1, "nor published on it");
+        t.equal(reads.n, 0, "no read from Postgres");
         t.equal(c.frames.filter((f) => f.type === "message").length, 17, "nothing written twice");
+      });
+
+      t.test("what a connection did not ack comes again on the next one, counted up; what it acked does not", async (t) => {
+        const a = await registerAgent(base, "Ada");
+        const b = await registerAgent(base, "Bo");
+        const one = await sendOk(base, a, b.id, "one");
+        const two = await sendOk(base, a, b.id, "two");
+        const inboxLive = () => node.svc.hub.streams.channels.published(b.id) !== undefined;
+        const messages = (c: Client) => c.frames.filter((f) => f.type === "message").map((f) => [f.message.id, f.message.delivery_count]);
+
+        const c1 = await open(b.token);
+        t.teardown(() => c1.close());
+        await c1.nextOfType("ready");
+        await c1.nextOfType("message");
+        await c1.nextOfType("message");
+        t.same(messages(c1), [[one.id, 1], [two.id, 1]]);
+        await until(inboxLive); // its catch-up recorded what it handed out (then took the inbox live)
+        c1.send({ type: "ack", id: one.id, ref: "one" });
+        await c1.nextOfType("ack");
+        c1.close();
+        await c1.waitClose();
+        await until(() => !inboxLive()); // the node saw it go
+
+        const c2 = await open(b.token);
+        t.teardown(() => c2.close());
+        await c2.nextOfType("ready");
+        await c2.nextOfType("message");
+        await until(inboxLive);
+        const three = await sendOk(base, a, b.id, "three");
+        await c2.nextOfType("message");
+        t.same(messages(c2), [[two.id, 2], [three.id, 1]], "the unacked one again, as a redelivery; the acked one not; a new one live, as a first");
+        c2.close();
+        await c2.waitClose();
+        await until(() => !inboxLive());
+
+        const c3 = await open(b.token);
+        t.teardown(() => c3.close());
+        await c3.nextOfType("ready");
+        await c3.nextOfType("message");
+        await c3.nextOfType("message");
+        t.same(messages(c3), [[two.id, 3], [three.id, 2]], "each count goes up with each connection it went to, in the inbox's order");
+        await until(inboxLive); // its catch-up recorded what it handed out (then took the inbox live)
+        t.same(
+          (await pending(base, b)).map((m) => [m.id, m.delivery_count]),
+          [[two.id, 4], [three.id, 3]],
+          "a long poll counts on from there",
+        );
       });
 
       t.test("an ack without a ref is not answered; one with a ref is", async (t) => {
@@ -406,191 +473,124 @@ t.test("a slow consumer is closed with 4413 once its buffer crosses the bound", 
 });
 
 /**
- * A session over a fake socket and a hub whose fetches the test answers one by one (each entry's cursor is
- * `c<id>`): what it writes, the fetches it asks for, and how many bytes the socket reports buffered.
+ * A session of a running node over a fake socket (everything else real: the node's hub, presence and frame handler),
+ * so a test can say how many bytes the socket holds: each message frame written adds `perFrame` to what it reports
+ * buffered (`state`). What it was sent (as passed, and decoded), the topics it subscribed to, how it was ended.
+ * `close` is what uWS's close handler does; the test's end does it too.
  */
-function scriptedSession(frames = new RecentFrames()) {
-  const sent: string[] = [];
-  /** What was passed to the socket, as it was passed. */
-  const raw: unknown[] = [];
-  const socket = { buffered: 0 };
-  const fake: Socket = {
+async function fakeSocketSession(t: Tap, node: TestNode, who: Registered, perFrame = 0) {
+  const state = { buffered: 0, perFrame };
+  const raw: (string | Uint8Array)[] = [];
+  const frames: any[] = [];
+  const topics = new Set<string>();
+  const ended: number[] = [];
+  const socket: Socket = {
     send: (data) => {
       raw.push(data);
-      sent.push(String(data));
+      const frame = JSON.parse(Buffer.from(data).toString("utf8"));
+      frames.push(frame);
+      if (frame.type === "message") state.buffered += state.perFrame;
       return 1;
     },
-    getBufferedAmount: () => socket.buffered,
-    end: () => {},
+    getBufferedAmount: () => state.buffered,
+    end: (code) => ended.push(code ?? 0),
     cork: (cb) => cb(),
-    subscribe: () => true,
-    unsubscribe: () => true,
+    subscribe: (topic) => (topics.add(topic), true),
+    unsubscribe: (topic) => topics.delete(topic),
   };
-  const fetches: { cursor: string | null; answer: (ids: string[]) => void }[] = [];
-  const hub = {
-    frames,
-    fetch: (_p: string, _limit: number, cursor: string | null) =>
-      new Promise((resolve) => {
-        fetches.push({ cursor, answer: (ids) => resolve(ids.map(entry)) });
-      }),
-  };
-  const s = new WsSession("c1", fake, jsonCodec, { hub } as unknown as SessionDeps, createLogger("silent"));
-  s.principal = { id: "1", kind: "agent", displayName: "A" } as WsSession["principal"];
-  const delivered = () => sent.map((f) => (JSON.parse(f) as { message: { id: string } }).message.id);
-  return { s, sent, raw, fetches, socket, delivered };
+  const deps: SessionDeps = { svc: node.svc, hub: node.svc.hub, realtime: node.svc.realtime, onFrame: onClientFrame };
+  const s = new WsSession(`fake-${who.id}`, socket, jsonCodec, deps, createLogger("silent"));
+  s.token = who.token;
+  s.open(await node.svc.auth.resolve(who.token));
+  let closed: Promise<void> | undefined;
+  const close = () => (closed ??= (s.end(1000, "bye"), s.onClose()));
+  t.teardown(close);
+  const messages = (): { id: string; delivery_count: number }[] => frames.filter((f) => f.type === "message").map((f) => f.message);
+  return { s, raw, frames, topics, ended, state, messages, close };
 }
 
-const entry = (id: string) => ({ id, payload: `{"id":"${id}"}`, deliveryCount: 1, cursor: `c${id}` });
-/** Let the promise continuations run (the scripted fetches answer synchronously). */
-const settle = () => new Promise((r) => setImmediate(r));
+/** Let the node run for a while (to see that something does not happen). */
+const pause = (ms = 100) => new Promise((r) => setTimeout(r, ms));
 
-t.test("a wake-up during a fetch costs another fetch only when that fetch did not bring its message", async (t) => {
-  const { s, sent, fetches } = scriptedSession();
+t.test("a session over a fake socket on a running node", async (t) => {
+  const node = await startTestNode(t, { engine: "memory", env: { FLOCK_LIMITS_SCALE: "100" } });
+  const base = node.url;
+  /** `n` direct messages from a new agent to a new one, sent one after another; the ids, in the inbox's order. */
+  const backlogOf = async (n: number) => {
+    const a = await registerAgent(base, "Ada");
+    const b = await registerAgent(base, "Bo");
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) ids.push((await sendOk(base, a, b.id, `m${i}`)).id as string);
+    return { a, b, ids };
+  };
 
-  const first = s.pump();
-  s.wake("7"); // arrives while the fetch is out
-  fetches[0]!.answer(["7"]); // ... and that fetch brought message 7
-  await first;
-  t.equal(fetches.length, 1, "no second fetch: the message came with the first");
+  t.test("a catch-up pauses while the socket is backed up and resumes once it drains; then it takes the inbox live", async (t) => {
+    const { a, b, ids } = await backlogOf(150);
+    // a page of 100 leaves twice HIGH_WATER buffered (still under MAX_BUFFER)
+    const f = await fakeSocketSession(t, node, b, HIGH_WATER / 50);
+    const topic = `${b.id}:json`;
+    await until(() => f.messages().length === 100);
+    t.equal(f.frames[0].type, "ready", "ready first");
+    await pause();
+    t.equal(f.messages().length, 100, "one page written; the next waits for the socket to drain");
+    t.notOk(f.topics.has(topic), "not live yet");
+    t.equal(node.svc.hub.streams.channels.published(b.id), undefined);
+    f.state.buffered = HIGH_WATER;
+    f.s.onDrain();
+    await pause();
+    t.equal(f.messages().length, 100, "drained, but not below HIGH_WATER: still waiting");
+    f.state.buffered = 0;
+    f.state.perFrame = 0;
+    f.s.onDrain();
+    await until(() => f.topics.has(topic));
+    t.same(
+      f.messages().map((m) => [m.id, m.delivery_count]),
+      ids.map((id) => [id, 1]),
+      "then the rest: each once, in the inbox's order, as a first delivery",
+    );
+    t.equal(node.svc.hub.streams.channels.published(b.id), 150, "live from the last one written");
+    await sendOk(base, a, b.id, "live");
+    await until(() => node.svc.hub.streams.channels.published(b.id) === 151);
+    t.equal(f.messages().length, 150, "a live message goes out by the inbox's topic, not written to the socket again");
+    await f.close();
+    t.equal(node.svc.hub.streams.channels.published(b.id), undefined, "closed: the node no longer publishes the inbox");
+  });
 
-  const second = (s.wake("8"), settle());
-  await second;
-  t.equal(fetches.length, 2, "a wake-up while idle fetches");
-  s.wake("9"); // the fetch under way was sent before message 9 arrived
-  fetches[1]!.answer(["8"]);
-  await settle();
-  t.equal(fetches.length, 3, "message 9 was not among the entries: fetch again");
-  t.equal(fetches[2]!.cursor, "c8", "after what was delivered");
-  s.wake(null); // the mailbox changed as a whole
-  fetches[2]!.answer(["9"]);
-  await settle();
-  t.equal(fetches.length, 4, "a wake-up naming no message always fetches again");
-  fetches[3]!.answer([]);
-  await settle();
-  t.equal(fetches.length, 4);
-  t.same(
-    sent.map((f) => (JSON.parse(f) as { message: { id: string } }).message.id),
-    ["7", "8", "9"],
-  );
-});
+  t.test("a socket that falls too far behind in a catch-up is closed with 4413; the next connection gets it all again", async (t) => {
+    const { b, ids } = await backlogOf(150);
+    const f = await fakeSocketSession(t, node, b, MAX_BUFFER / 32);
+    await until(() => f.ended.length > 0);
+    t.same(f.ended, [WS_CLOSE.slowConsumer]);
+    t.equal(f.messages().length, 33, "closed at the frame that crossed MAX_BUFFER");
+    await f.close();
+    await pause();
+    t.equal(f.messages().length, 33, "nothing written after");
+    t.notOk(f.topics.has(`${b.id}:json`), "never taken live");
 
-t.test("a hand-out: taken when handed out, else fetched; no pass runs while offers are out; offers chain", async (t) => {
-  const { s, fetches, socket, delivered } = scriptedSession();
+    const c = await Client.open(base, { token: b.token });
+    t.teardown(() => c.close());
+    await c.nextOfType("ready");
+    for (let i = 0; i < 150; i++) await c.nextOfType("message");
+    const got = c.frames.filter((x) => x.type === "message").map((x) => x.message);
+    t.same(got.map((m) => m.id), ids, "every message, once, in order");
+    t.same(got.slice(0, 33).map((m) => m.delivery_count), Array(33).fill(2), "what went out before the close counts as delivered once");
+    t.same(got.slice(100).map((m) => m.delivery_count), Array(50).fill(1), "the page never read is a first delivery");
+  });
 
-  t.equal(s.offer("1"), null, "nothing delivered yet: no cursor to hand out after");
-  const first = s.pump();
-  t.equal(s.offer("1"), null, "not while a pass runs");
-  fetches[0]!.answer(["1"]);
-  await first;
-  t.same(s.offer("2"), { after: "c1" }, "caught up: offered after its cursor");
-  t.same(s.offer("3"), { afterHanded: "2" }, "a second send while the first's append is out: chained on it");
-  s.wake("2"); // the wake-ups of the messages offered come before the appends' answers: nothing to do
-  s.wake("3");
-  s.wake("4"); // message 4 was not offered: its pass waits for the answers
-  await settle();
-  t.equal(fetches.length, 1, "no fetch while offers are out");
-  s.settle("2", entry("2"));
-  t.same(delivered(), ["1", "2"], "handed out: written at once");
-  await settle();
-  t.equal(fetches.length, 1, "the held pass waits for the last offer");
-  s.settle("3", entry("3"));
-  t.same(delivered(), ["1", "2", "3"], "the chained entry: written after the one before it");
-  await settle();
-  t.equal(fetches.length, 2, "then the held pass runs");
-  t.equal(fetches[1]!.cursor, "c3", "after the last handed-out entry");
-  fetches[1]!.answer(["4"]);
-  await settle();
-
-  t.same(s.offer("5"), { after: "c4" });
-  s.settle("5", entry("5")); // answered before its wake-up ...
-  s.wake("5"); // ... which then costs nothing
-  await settle();
-  t.equal(fetches.length, 2, "no fetch for 5");
-
-  t.same(s.offer("6"), { after: "c5" });
-  s.settle("6", null); // not handed out (something lay after the cursor, or it was not stored): fetched
-  await settle();
-  t.equal(fetches.length, 3);
-  t.equal(fetches[2]!.cursor, "c5");
-  fetches[2]!.answer(["6"]);
-  await settle();
-  s.wake("6");
-  await settle();
-  t.equal(fetches.length, 3, "its late wake-up is ignored");
-
-  t.same(s.offer("7"), { after: "c6" });
-  t.same(s.offer("8"), { afterHanded: "7" });
-  s.settle("7", null); // the chain breaks here ...
-  s.settle("8", entry("8")); // ... so a later entry is not written before the earlier one
-  t.same(delivered(), ["1", "2", "3", "4", "5", "6"], "8 is not written before 7");
-  await settle();
-  t.equal(fetches.length, 4, "both fetched, in order");
-  t.equal(fetches[3]!.cursor, "c6");
-  fetches[3]!.answer(["7", "8"]);
-  await settle();
-
-  const chain = Array.from({ length: 17 }, (_, i) => s.offer(String(100 + i)));
-  t.same(chain.slice(0, 16).map((o) => o === null), Array(16).fill(false), "up to 16 offers chain");
-  t.equal(chain[16], null, "past that, a message is fetched");
-  for (let i = 0; i < 16; i++) s.settle(String(100 + i), null);
-  await settle();
-  fetches[4]!.answer([]);
-  await settle();
-
-  socket.buffered = 300 * 1024;
-  t.equal(s.offer("9"), null, "not while the socket is backed up");
-  socket.buffered = 0;
-  t.same(s.offer("9"), { after: "c8" });
-  s.end(1000, "bye");
-  s.settle("9", entry("9"));
-  await settle();
-  t.equal(fetches.length, 5, "closed meanwhile: nothing written, nothing fetched");
-  t.same(delivered(), ["1", "2", "3", "4", "5", "6", "7", "8"], "each message once, in order");
-});
-
-t.test("a chain's answers are taken in the order of its offers; after a break, no offer until the pass", async (t) => {
-  const { s, fetches, socket, delivered } = scriptedSession();
-  const first = s.pump();
-  fetches[0]!.answer(["1"]);
-  await first;
-
-  t.same(s.offer("2"), { after: "c1" });
-  t.same(s.offer("3"), { afterHanded: "2" });
-  s.settle("3", entry("3")); // answered first (a cluster's appends can answer out of order) ...
-  t.same(delivered(), ["1"], "... but not written before 2");
-  s.settle("2", entry("2"));
-  t.same(delivered(), ["1", "2", "3"], "both, in the order offered");
-  await settle();
-  t.equal(fetches.length, 1, "no fetch");
-
-  t.same(s.offer("4"), { after: "c3" });
-  t.same(s.offer("5"), { afterHanded: "4" });
-  s.settle("4", null); // the chain breaks at its head
-  t.equal(s.offer("6"), null, "no more offers: the pass must run once the chain drains");
-  s.wake("6");
-  s.settle("5", entry("5"));
-  await settle();
-  t.equal(fetches.length, 2, "one pass, once the last answer is in");
-  t.equal(fetches[1]!.cursor, "c3");
-  fetches[1]!.answer(["4", "5", "6"]);
-  await settle();
-  t.same(delivered(), ["1", "2", "3", "4", "5", "6"]);
-
-  t.same(s.offer("7"), { after: "c6" }, "offers again after the pass");
-  t.same(s.offer("8"), { afterHanded: "7" });
-  s.settle("7", entry("7"));
-  socket.buffered = 300 * 1024; // the socket backs up between two hand-outs of a chain
-  s.settle("8", entry("8"));
-  t.same(delivered(), ["1", "2", "3", "4", "5", "6", "7"], "8 is not written onto a backed-up socket");
-  await settle();
-  t.equal(fetches.length, 2, "the pass waits for the drain");
-  socket.buffered = 0;
-  s.onDrain();
-  await settle();
-  t.equal(fetches[2]!.cursor, "c7");
-  fetches[2]!.answer(["8"]);
-  await settle();
-  t.same(delivered(), ["1", "2", "3", "4", "5", "6", "7", "8"], "each once, in order");
+  t.test("connections that take the same message write one shared frame", async (t) => {
+    const a = await registerAgent(base, "Ada");
+    const b = await registerAgent(base, "Bo");
+    const d = await registerAgent(base, "Di");
+    const g = await createGroup(base, a, [b, d]);
+    const id = await postToGroup(base, a, g, "to both");
+    const one = await fakeSocketSession(t, node, b);
+    const two = await fakeSocketSession(t, node, d);
+    await until(() => one.messages().length === 1 && two.messages().length === 1);
+    t.same([one.messages(), two.messages()].map((ms) => ms.map((m) => [m.id, m.delivery_count])), [[[id, 1]], [[id, 1]]]);
+    const frameOf = (x: typeof one) => x.raw[x.frames.findIndex((f) => f.type === "message")];
+    t.ok(frameOf(one) instanceof Uint8Array, "written as UTF-8 bytes");
+    t.equal(frameOf(one), frameOf(two), "the same bytes, encoded once");
+  });
 });
 
 t.test("frames are shared by message, delivery count and encoding, and bounded", (t) => {
@@ -605,24 +605,4 @@ t.test("frames are shared by message, delivery count and encoding, and bounded",
   frames.of("3", 1, `{"id":"3"}`); // a third entry: the oldest goes
   t.not(frames.of("1", 1, `{"id":"1"}`), a, "the oldest was dropped, and is made again when asked for");
   t.end();
-});
-
-t.test("connections that take the same message, fetched or handed out, write one shared frame", async (t) => {
-  const frames = new RecentFrames();
-  const one = scriptedSession(frames);
-  const two = scriptedSession(frames);
-  const pumps = [one.s.pump(), two.s.pump()];
-  one.fetches[0]!.answer(["7"]);
-  two.fetches[0]!.answer(["7"]);
-  await Promise.all(pumps);
-  t.same([one.delivered(), two.delivered()], [["7"], ["7"]]);
-  t.equal(one.raw[0], two.raw[0], "the same bytes, encoded once");
-  t.ok(one.raw[0] instanceof Uint8Array, "as UTF-8 bytes");
-
-  t.ok(one.s.offer("8") && two.s.offer("8"));
-  one.s.settle("8", entry("8"));
-  two.s.settle("8", entry("8"));
-  t.same([one.delivered(), two.delivered()], [["7", "8"], ["7", "8"]]);
-  t.ok(one.raw[1] instanceof Uint8Array, "a send's hand-outs: UTF-8 bytes ...");
-  t.equal(one.raw[1], two.raw[1], "... the same ones, encoded once");
 });

@@ -115,10 +115,6 @@ export class Messaging {
     return this.starting;
   }
 
-  get isClosing(): boolean {
-    return this.closing;
-  }
-
   /**
    * Long poll: answer at once with whatever is unacknowledged in the principal's inbox and groups, else wait up to
    * `timeoutMs` for a message in one of them. `onAborted` registers what to do when the client goes away: the waiter

@@ -47,6 +47,12 @@ const AUTH_TIMEOUT_MS = 10_000;
 const RETRY_MS = 1000;
 const PAGE = 100;
 
+/**
+ * A session's life: upgraded, its open event not handled yet; open and waiting for an auth frame; checking a token;
+ * started (authenticated: delivering, presence joined or joining); closed (by either side).
+ */
+export type Life = "upgraded" | "awaitingAuth" | "authenticating" | "started" | "closed";
+
 /** Where a session is with one of its principal's streams: catching up from Postgres, or taking it live. */
 interface StreamState {
   live: boolean;
@@ -58,13 +64,11 @@ export class WsSession implements StreamMember {
   token: string | null = null;
   /** When that token expires (ms on the node's clock; Infinity for none): the socket is closed with 4401 then. */
   expiresAt = Number.POSITIVE_INFINITY;
-  closed = false;
+  life: Life = "upgraded";
   /** Threads this session is typing in (a start of its went out and no stop yet): the lapse timer, the members. */
   readonly typing = new Map<string, { timer: NodeJS.Timeout; members: string[] }>();
   /** Settles once presence has been joined (leave waits for it). */
   joined: Promise<void> = Promise.resolve();
-  private authenticating = false;
-  private opened = false;
   private authTimer: NodeJS.Timeout | undefined;
   private removeMember: (() => void) | undefined;
   /** The principal's streams (INBOX, groups) this socket catches up on or takes live (subscribed to their topics). */
@@ -86,14 +90,17 @@ export class WsSession implements StreamMember {
    * (the asynchronous upgrade) can get the fresh socket closed by uWS (uNetworking/uWebSockets#1928).
    */
   open(principal: Principal | null): void {
-    if (this.opened) return;
-    this.opened = true;
-    if (this.closed) return;
+    if (this.life !== "upgraded") return;
+    this.life = "awaitingAuth";
     if (principal) {
       void this.start(principal);
       return;
     }
     this.authTimer = setTimeout(() => this.end(WS_CLOSE.authTimeout, "authentication timeout"), AUTH_TIMEOUT_MS);
+  }
+
+  get closed(): boolean {
+    return this.life === "closed";
   }
 
   send(frame: ServerFrame): boolean {
@@ -118,7 +125,7 @@ export class WsSession implements StreamMember {
   end(code: number, reason: string): void {
     if (this.closed) return;
     this.ws.end(code, reason);
-    this.closed = true;
+    this.life = "closed";
   }
 
   /**
@@ -154,6 +161,7 @@ export class WsSession implements StreamMember {
   private async start(principal: Principal): Promise<void> {
     clearTimeout(this.authTimer);
     if (this.closed) return;
+    this.life = "started";
     this.principal = principal;
     this.watchExpiry();
     this.log = this.log.child({ principal: principal.id });
@@ -253,10 +261,12 @@ export class WsSession implements StreamMember {
             this.streams.delete(thread);
             return streams.channels.cool(key);
           }
+          // recorded before it is written: a socket that dies meanwhile errs on "possibly delivered", never the other way
+          await streams.handOut(me, b.entries);
+          if (!still()) return streams.channels.cool(key);
           this.ws.cork(() => {
             for (const e of b.entries) if (!this.write(this.deps.hub.frames.of(e.id, e.deliveryCount, e.payload).for(this.codec))) return;
           });
-          await streams.handOut(me, b.entries);
           if (b.entries.length < PAGE) {
             after = Math.max(after, last);
             break;
@@ -327,11 +337,11 @@ export class WsSession implements StreamMember {
     }
     const frame = parsed.data;
     if (frame.type === "auth") {
-      if (this.principal || this.authenticating) {
+      if (this.life === "started" || this.life === "authenticating") {
         this.sendError("invalid_request", "already authenticated");
         return;
       }
-      this.authenticating = true;
+      this.life = "authenticating";
       this.token = frame.token;
       this.deps.svc.auth.resolve(frame.token).then(
         (p) => this.start(p),
@@ -349,7 +359,7 @@ export class WsSession implements StreamMember {
     }
     if (!this.principal) {
       this.sendError("unauthorized", "authenticate first: send {\"type\":\"auth\",\"token\":...}", ref);
-      if (!this.authenticating) this.end(WS_CLOSE.unauthorized, "unauthorized");
+      if (this.life !== "authenticating") this.end(WS_CLOSE.unauthorized, "unauthorized");
       return;
     }
     this.deps.onFrame(this, frame, this.deps).catch((thrown: unknown) => {
@@ -366,7 +376,7 @@ export class WsSession implements StreamMember {
 
   /** The socket is gone (whoever closed it): stop delivery, typing and presence. */
   async onClose(): Promise<void> {
-    this.closed = true;
+    this.life = "closed";
     clearTimeout(this.authTimer);
     this.removeMember?.();
     for (const w of this.drainWaiters) w();

@@ -5,17 +5,16 @@
 import t from "tap";
 import { createRedisEngines, redisClient } from "../runtime/engines/redis/index.ts";
 import { RedisFeed } from "../runtime/engines/redis/feed.ts";
+import { RedisGroupCursors } from "../runtime/engines/redis/group-cursors.ts";
 import { redisKeys } from "../runtime/engines/redis/keys.ts";
-import { RedisMailboxes } from "../runtime/engines/redis/mailbox.ts";
 import { RedisMoments } from "../runtime/engines/redis/moments.ts";
-import { RedisPubSub } from "../runtime/engines/redis/pubsub.ts";
 import { defineScripts } from "../runtime/engines/redis/scripts.ts";
 import { twoNodes, twoProcesses } from "./cross-node.scenarios.ts";
 import { feedContract } from "./feed-engine.contract.ts";
+import { groupCursorsContract } from "./group-cursors-engine.contract.ts";
 import { uniqueName } from "./helpers/env.ts";
 import { clusterAvailable, type RedisCluster, startRedisCluster } from "./helpers/redis-cluster.ts";
 import { limitsContract } from "./limits-engine.contract.ts";
-import { CONTRACT_CAPACITY, mailboxContract } from "./mailbox-engine.contract.ts";
 import { presenceContract } from "./presence-engine.contract.ts";
 import { failover } from "./cluster-failover.scenario.ts";
 import { migration } from "./cluster-migration.scenario.ts";
@@ -28,7 +27,7 @@ if (!clusterAvailable() && !process.env["CI"]) {
 
   /** A fresh set of cluster engines, under their own key prefix. */
   const engines = (label: string) => createRedisEngines(cluster.url, `flocktest:${uniqueName(label)}:`);
-  /** Connected cluster clients for an engine built by hand (with the contract's small bounds). */
+  /** Connected cluster clients for an engine built by hand. */
   const clients = async (label: string) => {
     const cmd = redisClient(cluster.url, "flock-cmd");
     const sub = redisClient(cluster.url, "flock-sub");
@@ -49,13 +48,12 @@ if (!clusterAvailable() && !process.env["CI"]) {
         return { engine: e.presence, close: () => e.close() };
       });
     });
-    // the mailbox and feed contracts build engines with small bounds: from the cluster clients of a set of engines
-    t.test("mailboxes", async (t) => {
-      mailboxContract(t, async () => {
-        const c = await clients("mb");
-        const pubsub = new RedisPubSub(c.cmd, c.sub, c.keys);
-        const engine = new RedisMailboxes(defineScripts(c.cmd), c.keys, pubsub, { capacity: CONTRACT_CAPACITY, clustered: true });
-        return { engine, close: c.close };
+    // the remembered cursors (every member's inbox and groups) and the feed, built from the cluster clients of a set
+    // of engines (the feed with the contract's small bounds)
+    t.test("group cursors", async (t) => {
+      groupCursorsContract(t, async () => {
+        const c = await clients("gc");
+        return { engine: new RedisGroupCursors(defineScripts(c.cmd), c.keys, { clustered: true }), close: c.close };
       });
     });
     t.test("feed", async (t) => {

@@ -1,10 +1,11 @@
 // Cumulative acks: `POST /v1/messages/{id}/ack?through=true` and the WebSocket ack frame with `through: true`
-// acknowledge that message and every one of the same thread handed out to the caller before it, for good (Postgres
-// rows and mailbox entries, so a rebuilt mailbox does not bring them back). Other threads are untouched, a plain ack
-// still acknowledges one message, and a cumulative ack of a message that is not the caller's changes nothing. (What
-// "handed out before it" means exactly, for messages appended late, is the mailbox contract's: MailboxEngine.handedBefore.)
+// acknowledge that message and every earlier one of its stream, for good (the member's cursor in Postgres): of its
+// group for a group message, of the caller's inbox for a direct message (every direct message to the caller, from
+// anyone, reaches it in the inbox's order). Other streams are untouched, a plain ack still acknowledges one message,
+// and a cumulative ack of a message that is not the caller's changes nothing.
 import t from "tap";
 import { call, type Registered, registerAgent } from "./helpers/http.ts";
+import { parseId } from "../runtime/ids.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { ack, Client, createGroup, pending, postToGroup, sendOk } from "./messaging-helpers.ts";
 
@@ -18,8 +19,17 @@ for (const engine of ["redis", "memory"] as const) {
     const post = (who: Registered, g: string, body: string) => postToGroup(base, who, g, body);
     const ackThrough = (who: Registered, id: string, through = "true") =>
       call(base, "POST", `/v1/messages/${id}/ack?through=${through}`, { token: who.token });
+    /** A member's cursor in Postgres: in a group (its id), or in its inbox (null): acknowledged up to, and above it. */
+    const cursor = async (who: Registered, groupId: string | null) => {
+      const thread = groupId === null ? "0" : String(parseId("group", groupId));
+      const [row] = await node.svc.sql<{ acked: string }[]>`
+        select acked_seq::text as acked from group_cursors where member = ${who.id} and thread_id = ${thread}`;
+      const above = await node.svc.sql<{ seq: string }[]>`
+        select seq::text from group_acks where member = ${who.id} and thread_id = ${thread} order by seq`;
+      return { acked: Number(row?.acked), above: above.map((r) => Number(r.seq)) };
+    };
 
-    t.test("over HTTP: one ack takes every earlier message of that thread, and only of that thread", async (t) => {
+    t.test("over HTTP: one ack of a group message takes every earlier message of that group, and only of that group", async (t) => {
       const a = await registerAgent(base, "A");
       const b = await registerAgent(base, "B");
       const g1 = await group(a, [b]);
@@ -33,11 +43,36 @@ for (const engine of ["redis", "memory"] as const) {
 
       t.equal((await ackThrough(b, third)).status, 204);
       t.same(ids(await pending(base, b)), [other, direct.id, later], "1, 2 and 3 are gone; the other group, the direct message and 4 stay");
-      // gone for good: a mailbox rebuilt from Postgres does not bring them back
-      await node.svc.engines.mailboxes.clear(b.id);
-      t.same(ids(await pending(base, b)), [other, direct.id, later], "the same after a rebuild from Postgres");
+      // for good: in Postgres, g1's cursor is past 3; g2's and the inbox's have not moved
+      t.same(await cursor(b, g1), { acked: 3, above: [] }, "g1's cursor took 1, 2 and 3");
+      t.same(await cursor(b, g2), { acked: 0, above: [] }, "g2's did not move");
+      t.same(await cursor(b, null), { acked: 0, above: [] }, "nor the inbox's");
       t.equal((await ack(base, b, first[0]!)).status, 204, "a plain ack of a message already taken is still accepted");
       t.equal((await ackThrough(b, third)).status, 204, "and so is the same cumulative ack again");
+    });
+
+    t.test("over HTTP: one ack of a direct message takes every earlier message of the caller's inbox, from anyone, and no group's", async (t) => {
+      const a = await registerAgent(base, "A");
+      const c = await registerAgent(base, "C");
+      const b = await registerAgent(base, "B");
+      const g = await group(a, [b]);
+      const d1 = await sendOk(base, a, b.id, "a1");
+      const d2 = await sendOk(base, c, b.id, "c1");
+      const inGroup = await post(a, g, "group");
+      const d3 = await sendOk(base, a, b.id, "a2");
+      const d4 = await sendOk(base, c, b.id, "c2");
+      t.notSame(d1.thread_id, d2.thread_id, "two direct threads");
+      t.same(ids(await pending(base, b)), [d1.id, d2.id, inGroup, d3.id, d4.id], "all five delivered, oldest first");
+      t.equal((await ackThrough(b, d3.id)).status, 204);
+      t.same(ids(await pending(base, b)), [inGroup, d4.id], "a1, c1 (another thread) and a2 are gone; the group's and c2 stay");
+      t.same(await cursor(b, null), { acked: 3, above: [] }, "the inbox cursor is past the third direct message, in Postgres");
+      t.same(await cursor(b, g), { acked: 0, above: [] }, "the group's did not move");
+      t.equal((await ackThrough(b, d4.id, "false")).status, 204, "a plain ack of the last");
+      t.same(await cursor(b, null), { acked: 4, above: [] });
+      t.equal((await ackThrough(b, d1.id)).status, 204, "a cumulative ack of a message already taken is still accepted");
+      t.same(await cursor(b, null), { acked: 4, above: [] }, "and moves nothing back");
+      t.equal((await ackThrough(a, d3.id)).status, 404, "the sender cannot acknowledge it");
+      t.same(ids(await pending(base, b)), [inGroup]);
     });
 
     t.test("a plain ack is of one message; through=false is a plain ack; a bad value is a 400", async (t) => {

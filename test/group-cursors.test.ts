@@ -1,14 +1,17 @@
-// Group messages stored once (migration 0010, runtime/messaging/group-*.ts), end to end over real sockets, on both
-// engines: a member's cursor (plain acks in any order, cumulative acks), who may see and acknowledge what, live
-// delivery by topic after a catch-up from Postgres, redelivery counts, a message whose publish never happened, and
-// two nodes.
+// Group messages stored once (migration 0010; runtime/messaging/streams.ts and stream-store.ts), end to end over real
+// sockets, on both engines: a member's cursor (plain acks in any order, cumulative acks), who may see and acknowledge
+// what, live delivery by topic after a catch-up from Postgres, redelivery counts, a message whose publish never
+// happened, and two nodes.
 import t from "tap";
 import { parseId } from "../runtime/ids.ts";
+import { streamKey } from "../runtime/messaging/stream-store.ts";
 import { call, type Registered, registerAgent } from "./helpers/http.ts";
 import { type EngineKind, startTestNode } from "./helpers/node.ts";
 import { ack, Client, createGroup, pending, postToGroup, until } from "./messaging-helpers.ts";
 
 const threadOf = (groupId: string) => parseId("group", groupId)!;
+/** The key of a group's stream on a node (its channel): runtime/messaging/stream-store.ts streamKey. */
+const groupKey = (groupId: string) => streamKey("", threadOf(groupId));
 
 for (const engine of ["redis", "memory"] as EngineKind[]) {
   t.test(`group messages stored once (${engine} engines)`, async (t) => {
@@ -30,8 +33,11 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
       const b = await registerAgent(base, "Ben");
       const g = await group(a, [b]);
       const m = [await post(a, g, "1"), await post(a, g, "2"), await post(a, g, "3"), await post(a, g, "4")];
-      const [rows] = await node.svc.sql<{ n: number }[]>`select count(*)::int as n from deliveries where message_id = any(${m.map((x) => x.slice(4))}::bigint[])`;
-      t.equal(rows!.n, 0, "no delivery rows");
+      const stored = await node.svc.sql<{ recipient: string | null; seq: string }[]>`
+        select recipient, seq::text from messages where id = any(${m.map((x) => x.slice(4))}::bigint[]) order by seq`;
+      t.same(stored.map((r) => [r.recipient, r.seq]), [[null, "1"], [null, "2"], [null, "3"], [null, "4"]], "each stored once, numbered in the group");
+      const [counts] = await node.svc.sql<{ n: number }[]>`select count(*)::int as n from handout_counts where member = ${b.id}`;
+      t.equal(counts!.n, 0, "nothing handed out yet, nothing counted");
       t.same(ids(await pending(base, b)), m);
       t.equal((await ack(base, b, m[2]!)).status, 204);
       t.equal(await cursor(b, g), 0, "3 is kept above the cursor");
@@ -101,7 +107,7 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
       const caught = [(await c.nextOfType("message")).message, (await c.nextOfType("message")).message];
       t.same(ids(caught), old, "the backlog, in order");
       t.same(caught.map((m) => m.delivery_count), [1, 1]);
-      await until(() => hub.groups.channels.published(threadOf(g)) !== undefined);
+      await until(() => hub.streams.channels.published(groupKey(g)) !== undefined);
       const live = [await post(a, g, "l1"), await post(a, g, "l2"), await post(a, g, "l3")];
       const got = [];
       for (let i = 0; i < 3; i++) got.push((await c.nextOfType("message")).message);
@@ -112,7 +118,7 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
       t.same(await c.nextOfType("ack"), { type: "ack", id: live[0], ref: "r" });
       t.equal(await cursor(b, g), 3);
       c.close();
-      await until(() => hub.groups.channels.published(threadOf(g)) === undefined);
+      await until(() => hub.streams.channels.published(groupKey(g)) === undefined);
       // closed cleanly: what was published to it counts as delivered; a message sent meanwhile does not
       const meanwhile = await post(a, g, "m");
       const c2 = await Client.open(base, { token: b.token });
@@ -132,7 +138,7 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
       const c = await Client.open(base, { token: b.token });
       t.teardown(() => c.close());
       await c.nextOfType("ready");
-      await until(() => hub.groups.channels.published(thread) !== undefined);
+      await until(() => hub.streams.channels.published(streamKey("", thread)) !== undefined);
       // stored as a send stores it, and never published (its sender "died" between the commit and the publish)
       const storeOnly = async (body: string) => {
         const m = { id: node.svc.ids.nextRaw(), threadId: thread, sender: a.id, body, createdAt: new Date(), attachments: [] };
@@ -141,10 +147,10 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
       };
       const lost = await storeOnly("lost");
       const next = await post(a, g, "next"); // published: this node sees the gap before it
-      await hub.groups.channels.fillGaps();
+      await hub.streams.channels.fillGaps();
       t.same([(await c.nextOfType("message")).message.id, (await c.nextOfType("message")).message.id], [lost, next], "in order");
       const trailing = await storeOnly("trailing"); // nothing follows it: no gap to see
-      t.equal(await hub.groups.redeliver([trailing.slice(4)]).then((s) => s.size), 1, "the reconciler's call");
+      t.equal(await hub.streams.redeliver([trailing.slice(4)]).then((s) => s.size), 1, "the reconciler's call");
       t.equal((await c.nextOfType("message")).message.id, trailing);
       t.same(ids(await pending(base, b)), [lost, next, trailing], "and a long poll reads all three from Postgres");
     });
@@ -177,11 +183,11 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
       t.teardown(() => c.close());
       await c.nextOfType("ready");
       t.equal((await call(base, "POST", `/v1/groups/${g}/members`, { token: a.token, json: { members: [x.id] } })).status, 200);
-      await until(() => hub.groups.channels.published(threadOf(g)) !== undefined);
+      await until(() => hub.streams.channels.published(groupKey(g)) !== undefined);
       const first = await post(b, g, "hi");
       t.equal((await c.nextOfType("message")).message.id, first);
       t.equal((await call(base, "DELETE", `/v1/groups/${g}/members/${x.id}`, { token: a.token })).status, 204);
-      await until(() => hub.groups.channels.published(threadOf(g)) === undefined);
+      await until(() => hub.streams.channels.published(groupKey(g)) === undefined);
       await post(b, g, "gone");
       const direct = await call(base, "POST", "/v1/messages", { token: a.token, json: { to: x.id, body: "still here" } });
       t.equal((await c.nextOfType("message")).message.id, direct.body.id, "the next message it gets is a direct one");
@@ -200,7 +206,7 @@ t.test("two nodes: a group message sent on one reaches a socket on the other, li
   const c = await Client.open(two.url, { token: b.token });
   t.teardown(() => c.close());
   await c.nextOfType("ready");
-  await until(() => two.svc.hub.groups.channels.published(threadOf(gid)) !== undefined);
+  await until(() => two.svc.hub.streams.channels.published(groupKey(gid)) !== undefined);
   const sent = [];
   for (let i = 0; i < 5; i++) {
     const r = await call(i % 2 === 0 ? one.url : two.url, "POST", `/v1/groups/${gid}/messages`, { token: a.token, json: { body: `m${i}` } });

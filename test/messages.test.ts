@@ -118,9 +118,18 @@ for (const engine of ["redis", "memory"] as const) {
         ],
         "unacked first, oldest first, then new",
       );
-      await hub.flushWrites();
-      const left = await node.svc.sql`select message_id::text from deliveries where recipient = ${b.id} order by message_id`;
-      t.same(left.map((r) => r["message_id"]), [m2.id.slice(4), m3.id.slice(4)], "the ack is in Postgres: its delivery row is gone");
+      // b's inbox is a stream: m1, m2, m3 are numbered 1, 2, 3 in it; the ack moved b's cursor past m1, in Postgres
+      const seqs = await node.svc.sql<{ id: string; seq: string }[]>`
+        select id::text, seq::text from messages where recipient = ${b.id} order by seq`;
+      t.same(seqs.map((r) => [r.id, r.seq]), [[m1.id.slice(4), "1"], [m2.id.slice(4), "2"], [m3.id.slice(4), "3"]], "numbered in the inbox");
+      const [cursor] = await node.svc.sql<{ acked_seq: string; delivered_seq: string }[]>`
+        select acked_seq::text, delivered_seq::text from group_cursors where member = ${b.id} and thread_id = 0`;
+      t.same(cursor, { acked_seq: "1", delivered_seq: "3" }, "the ack is in Postgres: the inbox cursor took m1; all three were handed out");
+      const above = await node.svc.sql`select seq from group_acks where member = ${b.id} and thread_id = 0`;
+      t.equal(above.length, 0, "nothing acknowledged out of order");
+      const counts = await node.svc.sql<{ seq: string; count: number }[]>`
+        select seq::text, count from handout_counts where member = ${b.id} and thread_id = 0 order by seq`;
+      t.same(counts.map((r) => [r.seq, r.count]), [["2", 3]], "m2's third hand-out is counted; m1's count went with the cursor");
     });
 
     t.test("acking someone else's message, or nothing, is 404", async (t) => {

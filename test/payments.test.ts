@@ -82,9 +82,13 @@ t.test("the official client (@x402/fetch + viem account) pays; the payee's balan
   t.same(got[0].payment, msg.payment, "the recipient sees the same payment");
   t.equal(got[0].id, msg.id);
 
-  await node.svc.engines.mailboxes.clear(oracle.id);
-  const rebuilt = await pendingOf(oracle.token);
-  t.same(rebuilt[0]?.payment, msg.payment, "a mailbox rebuilt from Postgres keeps the payment");
+  // stored with its payment in one statement, numbered in the oracle's inbox like any direct message
+  const [stored] = await node.svc.sql<{ seq: string }[]>`select seq::text from messages where id = ${msg.id.slice(4)} and recipient = ${oracle.id}`;
+  t.equal(stored?.seq, "1", "the first message of the oracle's inbox");
+  const again = await pendingOf(oracle.token);
+  t.same([again[0]?.payment, again[0]?.delivery_count], [msg.payment, 2], "delivered again until acknowledged, with the payment");
+  t.equal((await call(base, "POST", `/v1/messages/${msg.id}/ack`, { token: oracle.token })).status, 204);
+  t.same(await pendingOf(oracle.token), [], "acknowledged like any direct message");
   const history = await call(base, "GET", `/v1/threads/${msg.thread_id}/messages`, { token: oracle.token });
   t.same(history.body.messages[0].payment, msg.payment, "history shows it too");
   for (const who of [alice, oracle]) {

@@ -1,35 +1,52 @@
-// delivery_count keeps counting when a mailbox is rebuilt (issue 17, item 2): a message delivered once and then
-// lost with its mailbox says 2 on its next delivery, from the same node or another, while a message never
-// delivered still says 1.
+// delivery_count counts every hand-out, whichever node made it and whatever Redis lost (issue 17, item 2): what a
+// principal was handed is in Postgres (its inbox cursor's delivered_seq, and handout_counts past a second hand-out),
+// written before a long poll is answered, and set to "everything" while a socket takes the inbox live. A message
+// never handed out still says 1.
 import t from "tap";
+import { LIVE } from "../runtime/messaging/stream-store.ts";
 import { registerAgent } from "./helpers/http.ts";
 import { deletePrefix, startTestNode } from "./helpers/node.ts";
-import { pending, sendOk } from "./messaging-helpers.ts";
+import { ack, Client, pending, sendOk, until } from "./messaging-helpers.ts";
 
-t.test("a rebuilt mailbox keeps counting", async (t) => {
+t.test("delivery counts carry on across nodes, a Redis loss and a socket", async (t) => {
   const one = await startTestNode(t);
   const two = await startTestNode(t, { schema: one.schema, prefix: one.prefix });
   const a = await registerAgent(one.url, "a");
   const b = await registerAgent(one.url, "b");
+  const counts = async (url: string, who: typeof b) => (await pending(url, who)).map((m) => [m.id, m.delivery_count]);
 
   const m1 = await sendOk(one.url, a, b.id, "1");
-  t.same((await pending(one.url, b)).map((m) => m.delivery_count), [1], "first delivery");
-  await deletePrefix(`${one.prefix}mb:`); // Redis lost every mailbox
-  t.same((await pending(one.url, b)).map((m) => [m.id, m.delivery_count]), [[m1.id, 2]], "rebuilt on the same node: 2");
-  t.same((await pending(one.url, b)).map((m) => m.delivery_count), [3]);
+  t.same(await counts(one.url, b), [[m1.id, 1]], "first delivery");
+  t.same(await counts(two.url, b), [[m1.id, 2]], "on another node: 2");
+  await deletePrefix(one.prefix); // Redis lost everything of both nodes
+  t.same(await counts(one.url, b), [[m1.id, 3]], "after Redis lost everything: 3");
+  const m2 = await sendOk(two.url, a, b.id, "2");
+  t.same(await counts(two.url, b), [[m1.id, 4], [m2.id, 1]], "a message never handed out says 1");
 
-  // node one delivers, then dies with the count unwritten; node two rebuilds the lost mailbox
+  // a socket on node one takes c's inbox live: while it does, everything in the inbox may have been delivered
   const c = await registerAgent(one.url, "c");
-  const m2 = await sendOk(one.url, a, c.id, "2");
-  t.same((await pending(one.url, c)).map((m) => m.delivery_count), [1]);
-  await deletePrefix(`${one.prefix}mb:`);
-  const m3 = await sendOk(two.url, a, c.id, "3"); // arrives after the loss: in the new mailbox, never delivered
+  const w = await sendOk(one.url, a, c.id, "warm-up"); // c's inbox exists
+  t.equal((await ack(one.url, c, w.id)).status, 204);
+  const ws = await Client.open(one.url, { token: c.token });
+  t.teardown(() => ws.close());
+  await ws.nextOfType("ready");
+  await until(() => one.svc.hub.streams.channels.published(c.id) !== undefined);
+  const m3 = await sendOk(two.url, a, c.id, "3");
+  t.same([(await ws.nextOfType("message")).message.id], [m3.id], "the socket got it");
+  t.same(await counts(two.url, c), [[m3.id, 2]], "a poll on another node meanwhile says 2");
+  // closed cleanly: what was published to it stays counted, a message sent after it does not
+  ws.close();
+  await until(async () => {
+    const [row] = await one.svc.sql<{ d: string }[]>`select delivered_seq::text as d from group_cursors where member = ${c.id} and thread_id = 0`;
+    return row !== undefined && row.d !== LIVE;
+  });
+  const m4 = await sendOk(two.url, a, c.id, "4");
   t.same(
-    (await pending(two.url, c)).map((m) => [m.id, m.delivery_count]),
+    await counts(two.url, c),
     [
-      [m2.id, 2],
-      [m3.id, 1],
+      [m3.id, 3],
+      [m4.id, 1],
     ],
-    "another node: the delivered one says 2 (its count had not reached Postgres), the new one 1",
+    "the socket's delivery and the other poll's counted; the new one 1",
   );
 });

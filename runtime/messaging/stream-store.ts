@@ -191,18 +191,25 @@ export function messagesById(sql: Sql, ids: string[]): Promise<Published[]> {
 }
 
 /**
- * Members' sockets started (`live`) or stopped taking streams live. Started: delivered_seq becomes LIVE, so if the
- * node dies, every message of the stream counts as possibly delivered on the next read. Stopped cleanly: it becomes
- * the last number the node published to the socket.
+ * Members' sockets started (`seq` null) or stopped taking streams live. Started: delivered_seq becomes LIVE, so if
+ * the node dies, every message of the stream counts as possibly delivered on the next read (an inbox that has had no
+ * message yet gets its cursor here). Stopped cleanly: it becomes the last number the node published to the socket.
  */
 export async function markLive(sql: Sql, items: { member: string; thread: bigint; seq: number | null }[]): Promise<void> {
   if (items.length === 0) return;
   await sql`
+    with v as (
+      select * from unnest(${items.map((i) => i.member)}::text[], ${items.map((i) => String(i.thread))}::bigint[],
+        ${items.map((i) => (i.seq === null ? null : String(i.seq)))}::bigint[]) as v(member, thread_id, seq)
+    ),
+    made as (
+      insert into group_cursors (member, thread_id, acked_seq, joined_seq, delivered_seq)
+      select v.member, 0, 0, 0, ${LIVE}::bigint from v where v.thread_id = 0 and v.seq is null
+      on conflict do nothing
+    )
     update group_cursors gc set delivered_seq = case when v.seq is null then ${LIVE}::bigint
       when gc.delivered_seq = ${LIVE}::bigint then greatest(v.seq, gc.acked_seq) else greatest(gc.delivered_seq, v.seq) end
-    from unnest(${items.map((i) => i.member)}::text[], ${items.map((i) => String(i.thread))}::bigint[],
-                ${items.map((i) => (i.seq === null ? null : String(i.seq)))}::bigint[]) as v(member, thread_id, seq)
-    where gc.member = v.member and gc.thread_id = v.thread_id`;
+    from v where gc.member = v.member and gc.thread_id = v.thread_id`;
 }
 
 /**

@@ -81,11 +81,11 @@ for (const engine of ["redis", "memory"] as const) {
       });
       const m = await sendOk(base, a, b.id, "acked");
       // a long poll's read of the cursor in Postgres, then the ack (committed, and its cursor remembered), then the
-      // poll's read remembered late, as it would be (seedOnly: it only fills in a cursor not remembered)
+      // poll's read remembered late, as it would be (ifAbsent: it only fills in a cursor not remembered)
       const [read] = await node.svc.sql<{ acked_seq: string }[]>`select acked_seq::text from group_cursors where member = ${b.id} and thread_id = 0`;
       t.equal(read?.acked_seq, "0", "read before the ack");
       t.equal(await node.svc.hub.ack(b.id, BigInt(m.id.slice(4))), true);
-      await node.svc.engines.groupCursors.merge([{ member: b.id, thread: INBOX, acked: Number(read!.acked_seq), above: [], seedOnly: true }]);
+      await node.svc.engines.groupCursors.merge([{ member: b.id, thread: INBOX, acked: Number(read!.acked_seq), above: [], ifAbsent: true }]);
       t.same(await node.svc.engines.groupCursors.read(b.id, [INBOX]), new Map([[INBOX, { acked: 1, above: [] }]]), "the ack's cursor is remembered");
 
       circuits.postgres.open(new Error("test: Postgres away"));

@@ -38,7 +38,7 @@ export function groupCursorsContract(t: Test, make: () => Promise<GroupCursorsFi
     await gc.merge([
       { member: a, thread: 1n, acked: 2, above: [] },
       { member: b, thread: 1n, acked: 7, above: [9] },
-      { member: a, thread: 2n, acked: 1, above: [], seedOnly: true },
+      { member: a, thread: 2n, acked: 1, above: [], ifAbsent: true },
     ]);
     t.same([...(await gc.read(a, [1n, 2n]))], [[1n, { acked: 2, above: [] }], [2n, { acked: 1, above: [] }]]);
     t.same((await gc.read(b, [1n])).get(1n), { acked: 7, above: [9] });
@@ -46,9 +46,9 @@ export function groupCursorsContract(t: Test, make: () => Promise<GroupCursorsFi
 
   t.test("a seed writes only where nothing is remembered", async (t) => {
     const m = who("s");
-    await gc.merge([{ member: m, thread: 9n, acked: 4, above: [6], seedOnly: true }]);
+    await gc.merge([{ member: m, thread: 9n, acked: 4, above: [6], ifAbsent: true }]);
     t.same((await gc.read(m, [9n])).get(9n), { acked: 4, above: [6] });
-    await gc.merge([{ member: m, thread: 9n, acked: 1, above: [], seedOnly: true }]);
+    await gc.merge([{ member: m, thread: 9n, acked: 1, above: [], ifAbsent: true }]);
     t.same((await gc.read(m, [9n])).get(9n), { acked: 4, above: [6] }, "a seed from an older read changes nothing");
     await gc.merge([{ member: m, thread: 9n, acked: 8, above: [] }]);
     t.same((await gc.read(m, [9n])).get(9n), { acked: 8, above: [] });

@@ -29,7 +29,13 @@ t.test("Redis down: 503 + Retry-After within 2 s; back within a second of its re
     t.ok(Number(s.headers.get("retry-after")) >= 1, "Retry-After");
     t.ok(ms < 2000, `send answered in ${Math.round(ms)} ms`);
   }
-  const [p, pms] = await timed(() => call(node.url, "GET", "/v1/messages/pending?timeout=10", { token: b.token }));
+  // what Postgres holds is handed out (nothing of a message lives in Redis) ...
+  const [held, hms] = await timed(() => call(node.url, "GET", "/v1/messages/pending?timeout=10", { token: b.token }));
+  t.equal(held.status, 200, `long poll with a message waiting: ${held.text}`);
+  t.same((held.body.messages as { body: string }[]).map((m) => m.body), ["before"]);
+  t.ok(hms < 2000, `answered in ${Math.round(hms)} ms`);
+  // ... but a poll with nothing to hand out cannot be woken from another node: 503 at once, not a blind wait
+  const [p, pms] = await timed(() => call(node.url, "GET", "/v1/messages/pending?timeout=10", { token: a.token }));
   t.equal(p.status, 503, `long poll: ${p.text}`);
   t.ok(Number(p.headers.get("retry-after")) >= 1, "Retry-After");
   t.ok(pms < 2000, `long poll answered in ${Math.round(pms)} ms`);

@@ -68,7 +68,7 @@ t.test("a settlement that completes after the sweep still records itself as sett
     explorerUrl: null,
     message: { id: node.svc.ids.nextRaw(), threadId, sender: alice.id, recipient: oracle.id, body: "late", createdAt: new Date() },
   });
-  t.equal(stored, true);
+  t.equal(stored, 1, "stored as the first message of the oracle's inbox");
   t.same(await statusOf(late.id), { status: "settled", retryable: false, reason: null });
 });
 

@@ -16,7 +16,7 @@ export interface CursorWrite {
   acked: number;
   above: number[];
   /** Only when nothing is remembered for that member and group (a read of Postgres may be older than an ack's write). */
-  seedOnly?: boolean;
+  ifAbsent?: boolean;
 }
 
 export interface GroupCursorCache {

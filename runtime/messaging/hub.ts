@@ -147,6 +147,8 @@ export class Messaging {
         if (entries.length > 0 || wait.stop || this.closing) return entries;
         const left = deadline - performance.now();
         if (left <= 0) return entries;
+        // a wait needs the wake-ups Redis carries between nodes: while it is out of reach, say so rather than wait blind
+        this.svc.circuits.redis?.check();
         if (!wait.woken) {
           await new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, left);

@@ -138,7 +138,21 @@ export interface Handed {
  */
 export async function markHanded(sql: Sql, items: Handed[]): Promise<void> {
   if (items.length === 0) return;
-  const again = items.flatMap((i) => i.again.map((a) => ({ member: i.member, thread: i.thread, ...a })));
+  // one row per cursor and per count (polls of one member batched together hand out the same messages; an upsert
+  // may not touch a row twice in one statement)
+  const tops = new Map<string, Handed>();
+  const counts = new Map<string, { member: string; thread: bigint; seq: number; count: number }>();
+  for (const i of items) {
+    const k = `${i.member} ${i.thread}`;
+    const was = tops.get(k);
+    if (was === undefined || was.top < i.top) tops.set(k, i);
+    for (const a of i.again) {
+      const ck = `${k} ${a.seq}`;
+      if ((counts.get(ck)?.count ?? 0) < a.count) counts.set(ck, { member: i.member, thread: i.thread, ...a });
+    }
+  }
+  items = [...tops.values()];
+  const again = [...counts.values()];
   await retryOnDeadlock(() => sql`
     with relaxed as (select set_config('synchronous_commit', 'off', true) as s),
     v as (

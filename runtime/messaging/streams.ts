@@ -70,7 +70,7 @@ export class StreamDelivery {
   /** Every stream's last RECENT messages this node heard of, in order of their numbers. */
   private readonly recent = new Map<string, Published[]>();
   /** "<member> <thread>" whose cursor this node has put into the remembered cursors (GroupCursorCache). */
-  private readonly seeded = new Set<string>();
+  private readonly cursorsKept = new Set<string>();
   /** "<member> <thread>" -> the last number a poll got while Postgres was away (not yet in delivered_seq). */
   private readonly handedAway = new Map<string, number>();
   /** delivered_seq marks of sockets (stream-store.ts markLive): those arriving while one statement runs go in the next. */
@@ -184,7 +184,7 @@ export class StreamDelivery {
     if (!pg.isOpen) {
       try {
         const b = await this.backlog(member, threads, limit);
-        this.seed(member, b);
+        this.keepCursors(member, b);
         const out = merged(b.entries, limit);
         await this.handOut(member, out);
         for (const e of out) {
@@ -216,15 +216,15 @@ export class StreamDelivery {
     return Promise.all([...by.values()].map((h) => this.handed.push(h))).then(() => undefined);
   }
 
-  private seed(member: string, b: Backlog): void {
+  private keepCursors(member: string, b: Backlog): void {
     for (const [thread, c] of b.cursors) {
       const key = `${member} ${thread}`;
-      if (this.seeded.has(key)) continue;
-      if (this.seeded.size >= GROUPS_CACHE_MAX) this.seeded.clear();
-      this.seeded.add(key);
+      if (this.cursorsKept.has(key)) continue;
+      if (this.cursorsKept.size >= GROUPS_CACHE_MAX) this.cursorsKept.clear();
+      this.cursorsKept.add(key);
       this.svc.engines.groupCursors
-        .merge([{ member, thread, acked: c.acked, above: c.above, seedOnly: true }])
-        .catch(() => this.seeded.delete(key));
+        .merge([{ member, thread, acked: c.acked, above: c.above, ifAbsent: true }])
+        .catch(() => this.cursorsKept.delete(key));
     }
   }
 

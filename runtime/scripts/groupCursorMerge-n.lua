@@ -3,15 +3,15 @@
 --          comma-separated
 -- ARGV[1]  ttl ms (each hash's expiry)
 -- then     per cursor four values: thread, acked, the numbers above it comma-separated ('' for none), and 1 when it is
---          only to be written where nothing is remembered for the thread (a seed), else 0
+--          only to be written where nothing is remembered for the thread (a read of Postgres, which an ack may have passed), else 0
 -- returns  the number of cursors written
 local written = 0
 for k = 1, #KEYS do
   local key = KEYS[k]
   local a = 2 + (k - 1) * 4
-  local thread, seedOnly = ARGV[a], ARGV[a + 3]
+  local thread, ifAbsent = ARGV[a], ARGV[a + 3]
   local was = redis.call('HGET', key, thread)
-  if not (was and seedOnly == '1') then
+  if not (was and ifAbsent == '1') then
     local acked = tonumber(ARGV[a + 1])
     if was and tonumber(was) > acked then acked = tonumber(was) end
     local above, seen = {}, {}

@@ -12,7 +12,7 @@ export class MemoryGroupCursors implements GroupCursorCache {
         this.byMember.set(w.member, mine);
       }
       const was = mine.get(w.thread);
-      if (was !== undefined && w.seedOnly) continue;
+      if (was !== undefined && w.ifAbsent) continue;
       mine.set(w.thread, mergeCursor(was, w.acked, w.above));
     }
   }

@@ -17,7 +17,7 @@ export class RedisGroupCursors implements GroupCursorCache {
     if (writes.length === 0) return;
     await perSlot(this.opts.clustered, writes, (w) => this.keys.groupCursors(w.member), async (group) => {
       const keys = group.map((w) => this.keys.groupCursors(w.member));
-      const args = group.flatMap((w) => [String(w.thread), w.acked, w.above.join(","), w.seedOnly ? 1 : 0]);
+      const args = group.flatMap((w) => [String(w.thread), w.acked, w.above.join(","), w.ifAbsent ? 1 : 0]);
       await this.redis.groupCursorMerge(keys.length, ...keys, GROUP_CURSOR_TTL_MS, ...args);
       return group.map(() => undefined);
     });

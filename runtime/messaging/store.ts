@@ -95,9 +95,16 @@ function shareCte(sql: Sql, items: NewMessage[], stored = "ok") {
 }
 
 /**
+ * Whether each item's id is taken (`t.taken` not null), by one primary-key probe per item: as a plain `exists` in the
+ * select list Postgres hashed the whole messages table instead (a sequential scan per batch, growing with the table).
+ */
+const taken = (sql: Sql) => sql`left join lateral (select true as taken from messages x where x.id = v.id limit 1) t on true`;
+
+/**
  * Store direct messages in one statement (one commit for the batch): each is numbered in its recipient's inbox
- * (flock_inbox_take, migration 0011: the inbox row's `last_seq`, raised under its lock, so the numbers committed have
- * no gaps and follow the commit order), and the files it carries are shared with the recipient. Per item: its number
+ * (the inbox row's `last_seq`, raised under its lock by one upsert for the batch, as flock_inbox_take of migration
+ * 0011 does for one message, so the numbers committed have no gaps and follow the commit order; a new inbox gets its
+ * cursor), and the files it carries are shared with the recipient. Per item: its number
  * in the inbox, null when the recipient's account is gone, or an IdClash (checked before numbering: no gap).
  */
 export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promise<(number | null | Error)[]> {
@@ -112,12 +119,20 @@ export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promi
         ) with ordinality as v(id, thread_id, sender, recipient, body, created_at, attachments, n)
       ),
       found as (
-        select v.*, exists (select 1 from messages x where x.id = v.id) as taken from v
+        select v.*, t.taken is not null as taken from v ${taken(sql)}
         where exists (select 1 from principals p where p.id = v.recipient)
       ),
       ok as (select * from found where not taken),
       raised as (
-        select recipient, flock_inbox_take(recipient, count(*)) as last_seq from ok group by recipient order by recipient
+        insert into inboxes as i (principal, last_seq)
+        select recipient, count(*) from ok group by recipient order by recipient
+        on conflict (principal) do update set last_seq = i.last_seq + excluded.last_seq
+        returning principal as recipient, last_seq, xmax = 0 as made
+      ),
+      cursors as (
+        insert into group_cursors (member, thread_id, acked_seq, joined_seq, delivered_seq)
+        select recipient, 0, 0, 0, 0 from raised where made
+        on conflict do nothing
       ),
       numbered as (
         select ok.*, r.last_seq - count(*) over (partition by ok.recipient)
@@ -179,7 +194,7 @@ async function insertGroups(sql: Sql, items: NewMessage[]): Promise<(number | nu
       ) with ordinality as v(id, thread_id, sender, body, created_at, attachments, n)
     ),
     member as (
-      select v.*, exists (select 1 from messages x where x.id = v.id) as taken from v where exists (
+      select v.*, t.taken is not null as taken from v ${taken(sql)} where exists (
         select 1 from thread_members tm join groups g on g.id = tm.thread_id
         where tm.thread_id = v.thread_id and tm.principal = v.sender)
     ),

@@ -4,7 +4,6 @@
 // cursor, the marks that keep delivery counts honest, and joining and leaving. Sends and acks are in store.ts.
 import type { TransactionSql } from "postgres";
 import type { Sql } from "../db/client.ts";
-import { retryOnDeadlock } from "../db/errors.ts";
 import { type MessageRow, toMessage } from "./payload.ts";
 
 /** A member's inbox in its cursor row: direct messages are numbered per recipient, not per thread. */
@@ -60,17 +59,21 @@ export interface Backlog {
 }
 
 /**
- * What `member` has not acknowledged in `threads` (INBOX for its inbox; every stream of theirs when null) after
- * `after` (0: from the cursor), oldest first, at most `limit` per stream: each stream's part is contiguous from where
- * it starts but for the messages acknowledged out of order. An entry handed out before counts one more than it was
- * (the cursor's delivered_seq and handout_counts); call `markHanded` with what is handed out. `last` holds each
- * stream's newest number in the same snapshot: when fewer than `limit` came, the member has read it up to there.
+ * Hand out what `member` has not acknowledged in `threads` (INBOX for its inbox; every stream of theirs when null)
+ * after `after` (0: from the cursor), oldest first, at most `limit` per stream: each stream's part is contiguous from
+ * where it starts but for the messages acknowledged out of order. One statement reads and records: an entry handed
+ * out before counts one more than it did (the cursor's delivered_seq, and handout_counts past a second hand-out), and
+ * delivered_seq rises to the newest number read (counts at or below the cursor, never read again, are dropped). A caller that hands out less than it read (a long poll's merge cut
+ * at its limit) leaves the rest counted as possibly delivered: on the safe side. Relaxed (no wait for the WAL flush):
+ * a count lost with a Postgres crash costs only a lower `delivery_count` next time. `last` holds each stream's newest
+ * number in the same snapshot: when fewer than `limit` came, the member has read it up to there.
  */
 export async function backlog(sql: Sql, member: string, threads: bigint[] | null, limit: number, after = 0): Promise<Backlog> {
   const inbox = threads === null || threads.includes(INBOX);
   const only = threads === null ? sql`` : sql`and gc.thread_id = any(${threads.map(String)}::bigint[])`;
   const rows = await sql<BacklogRow[]>`
-    with c0 as (select gc.* from group_cursors gc where gc.member = ${member} ${only}),
+    with relaxed as (select set_config('synchronous_commit', 'off', true) as s),
+    c0 as (select gc.* from group_cursors gc where gc.member = ${member} ${only}),
     c as (
       select c0.member, c0.thread_id, c0.acked_seq, c0.delivered_seq,
         case when c0.thread_id = 0 then coalesce(i.last_seq, 0) else g.last_seq end as last_seq
@@ -80,7 +83,7 @@ export async function backlog(sql: Sql, member: string, threads: bigint[] | null
       select ${member}::text, 0::bigint, 0::bigint, 0::bigint, 0::bigint where ${inbox}::boolean and not exists (select 1 from c0 where c0.thread_id = 0)
     ),
     r as (
-      select c.thread_id as stream, x.*, c.delivered_seq as was from c cross join lateral (
+      select c.thread_id as stream, x.*, c.delivered_seq as was, h.count as had from c cross join lateral (
         select * from (
           select m.id, m.thread_id, m.seq, m.sender, m.recipient, m.body, m.created_at, m.attachments from messages m
           where c.thread_id = 0 and m.recipient = c.member and m.seq > greatest(c.acked_seq, ${after})
@@ -91,16 +94,26 @@ export async function backlog(sql: Sql, member: string, threads: bigint[] | null
         where not exists (select 1 from group_acks a where a.member = c.member and a.thread_id = c.thread_id and a.seq = s.seq)
         order by s.seq
         limit ${limit}
-      ) x
-    )
+      ) x left join handout_counts h on h.member = c.member and h.thread_id = c.thread_id and h.seq = x.seq
+    ),
+    raised as (
+      update group_cursors gc set delivered_seq = top.seq
+      from (select stream, max(seq) as seq from r group by stream) top, relaxed
+      where gc.member = ${member} and gc.thread_id = top.stream and gc.delivered_seq < top.seq and relaxed.s is not null
+    ),
+    counted as (
+      insert into handout_counts (member, thread_id, seq, count)
+      select ${member}, r.stream, r.seq, coalesce(r.had, 1) + 1 from r where r.seq <= r.was
+      on conflict (member, thread_id, seq) do update set count = greatest(handout_counts.count, excluded.count)
+    ),
+    dropped as (delete from handout_counts h using c where h.member = c.member and h.thread_id = c.thread_id and h.seq <= c.acked_seq)
     select c.thread_id as stream, c.last_seq as last, c.acked_seq as acked,
            (select array_agg(a.seq::text) from group_acks a where a.member = c.member and a.thread_id = c.thread_id) as above,
            r.id, r.thread_id, r.seq, r.sender, p.display_name as sender_name, r.recipient, r.body, r.created_at, r.attachments,
            pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
-           pay.explorer_url as pay_explorer, r.was, h.count
+           pay.explorer_url as pay_explorer, r.was, r.had as count
     from c left join r on r.stream = c.thread_id left join principals p on p.id = r.sender
       left join payments pay on pay.message_id = r.id
-      left join handout_counts h on h.member = c.member and h.thread_id = c.thread_id and h.seq = r.seq
     order by c.thread_id, r.seq`;
   const last = new Map<bigint, number>();
   const cursors = new Map<bigint, { acked: number; above: number[] }>();
@@ -119,59 +132,6 @@ export async function backlog(sql: Sql, member: string, threads: bigint[] | null
     });
   }
   return { entries, last, cursors };
-}
-
-/** What a read handed out of one stream of a member: its newest number, and the entries handed out again. */
-export interface Handed {
-  member: string;
-  thread: bigint;
-  top: number;
-  again: { seq: number; count: number }[];
-}
-
-/**
- * Record what reads handed out (one statement for many): the cursors' delivered_seq rise to the newest number handed
- * out, and an entry handed out again keeps its count. Relaxed: a count lost with a Postgres crash costs only a lower
- * `delivery_count` on the next hand-out, so the statement commits without waiting for the WAL flush
- * (`set_config(..., true)` lasts until its own implicit transaction ends; the CTE `relaxed` is referenced so that it is
- * evaluated). Counts at or below a cursor are dropped as they go by.
- */
-export async function markHanded(sql: Sql, items: Handed[]): Promise<void> {
-  if (items.length === 0) return;
-  // one row per cursor and per count (polls of one member batched together hand out the same messages; an upsert
-  // may not touch a row twice in one statement)
-  const tops = new Map<string, Handed>();
-  const counts = new Map<string, { member: string; thread: bigint; seq: number; count: number }>();
-  for (const i of items) {
-    const k = `${i.member} ${i.thread}`;
-    const was = tops.get(k);
-    if (was === undefined || was.top < i.top) tops.set(k, i);
-    for (const a of i.again) {
-      const ck = `${k} ${a.seq}`;
-      if ((counts.get(ck)?.count ?? 0) < a.count) counts.set(ck, { member: i.member, thread: i.thread, ...a });
-    }
-  }
-  items = [...tops.values()];
-  const again = [...counts.values()];
-  await retryOnDeadlock(() => sql`
-    with relaxed as (select set_config('synchronous_commit', 'off', true) as s),
-    v as (
-      select * from unnest(${items.map((i) => i.member)}::text[], ${items.map((i) => String(i.thread))}::bigint[],
-        ${items.map((i) => String(i.top))}::bigint[]) as v(member, thread_id, top)
-    ),
-    raised as (
-      update group_cursors gc set delivered_seq = v.top from v, relaxed
-      where gc.member = v.member and gc.thread_id = v.thread_id and gc.delivered_seq < v.top and relaxed.s is not null
-    ),
-    counted as (
-      insert into handout_counts (member, thread_id, seq, count)
-      select * from unnest(${again.map((a) => a.member)}::text[], ${again.map((a) => String(a.thread))}::bigint[],
-        ${again.map((a) => String(a.seq))}::bigint[], ${again.map((a) => a.count)}::int[])
-      on conflict (member, thread_id, seq) do update set count = greatest(handout_counts.count, excluded.count)
-    )
-    delete from handout_counts h using v, group_cursors gc
-    where h.member = v.member and h.thread_id = v.thread_id and gc.member = v.member and gc.thread_id = v.thread_id
-      and h.seq <= gc.acked_seq`);
 }
 
 /** Messages that `where` selects (`m` messages), in number order, as a publish carries them. */

@@ -10,9 +10,7 @@ import { Channels, type ChannelReader, type RecentFrames } from "./channels.ts";
 import {
   type Backlog,
   backlog,
-  type Handed,
   INBOX,
-  markHanded,
   markLive,
   messagesAfter,
   messagesById,
@@ -75,8 +73,6 @@ export class StreamDelivery {
   private readonly handedAway = new Map<string, number>();
   /** delivered_seq marks of sockets (stream-store.ts markLive): those arriving while one statement runs go in the next. */
   private readonly marks: Batcher<{ member: string; thread: bigint; seq: number | null }, undefined>;
-  /** What reads handed out (stream-store.ts markHanded), batched the same way. */
-  private readonly handed: Batcher<Handed, undefined>;
   /**
    * Which groups principals are in, for long polls: those asking while one read runs go in the next, so 10,000 polls
    * starting together cost a few statements, not 10,000 (on the embedded database, which runs in this process, they
@@ -105,10 +101,6 @@ export class StreamDelivery {
     }, 1, 1000);
     this.marks = new Batcher(async (items) => {
       await markLive(svc.sql, items);
-      return items.map(() => undefined);
-    }, 1, 1000);
-    this.handed = new Batcher(async (items) => {
-      await markHanded(svc.sql, items);
       return items.map(() => undefined);
     }, 1, 1000);
   }
@@ -174,7 +166,7 @@ export class StreamDelivery {
 
   /**
    * A long poll's read of `member`'s streams, at most `limit` in all: past their cursors in Postgres, merged oldest
-   * first (each stream's part contiguous from its cursor), and recorded as handed out before it is answered; while
+   * first (each stream's part contiguous from its cursor), recorded as handed out by the read itself; while
    * Postgres is out of reach, from this node's recent messages past the cursors the engine remembers (each ack puts its
    * cursor there before it is answered), contiguous from each cursor, or a 503 when that cannot be had for every
    * stream. Those count as possibly delivered before (2): this node cannot know.
@@ -186,7 +178,6 @@ export class StreamDelivery {
         const b = await this.backlog(member, threads, limit);
         this.keepCursors(member, b);
         const out = merged(b.entries, limit);
-        await this.handOut(member, out);
         for (const e of out) {
           const away = this.handedAway.get(`${member} ${e.thread}`);
           if (away !== undefined && e.seq <= away && e.deliveryCount < 2) e.deliveryCount = 2;
@@ -198,22 +189,6 @@ export class StreamDelivery {
       }
     }
     return this.fromRecent(member, threads, limit);
-  }
-
-  /** Record what a read handed out of each stream (before it is answered: the next read counts it). */
-  handOut(member: string, entries: StreamEntry[]): Promise<void> {
-    const by = new Map<bigint, Handed>();
-    for (const e of entries) {
-      let h = by.get(e.thread);
-      if (h === undefined) {
-        h = { member, thread: e.thread, top: 0, again: [] };
-        by.set(e.thread, h);
-      }
-      h.top = Math.max(h.top, e.seq);
-      if (e.deliveryCount > 1) h.again.push({ seq: e.seq, count: e.deliveryCount });
-    }
-    if (by.size === 0) return Promise.resolve();
-    return Promise.all([...by.values()].map((h) => this.handed.push(h))).then(() => undefined);
   }
 
   private keepCursors(member: string, b: Backlog): void {
@@ -385,7 +360,7 @@ export class StreamDelivery {
   async close(): Promise<void> {
     clearInterval(this.sweepTimer);
     this.channels.close();
-    await Promise.all([this.marks.drain(), this.handed.drain(), this.streamReads.drain()]);
+    await Promise.all([this.marks.drain(), this.streamReads.drain()]);
     await Promise.all(this.unsubscribe.map((u) => u().catch(() => {})));
   }
 }

@@ -261,9 +261,7 @@ export class WsSession implements StreamMember {
             this.streams.delete(thread);
             return streams.channels.cool(key);
           }
-          // recorded before it is written: a socket that dies meanwhile errs on "possibly delivered", never the other way
-          await streams.handOut(me, b.entries);
-          if (!still()) return streams.channels.cool(key);
+          // (the read recorded what it hands out: a socket that dies before writing it errs on "possibly delivered")
           this.ws.cork(() => {
             for (const e of b.entries) if (!this.write(this.deps.hub.frames.of(e.id, e.deliveryCount, e.payload).for(this.codec))) return;
           });

@@ -72,7 +72,7 @@ for (const engine of ["redis", "memory"] as const) {
         streams.backlog = (member, threads, limit, after) => {
           if (who.includes(member)) {
             seen.n++;
-            if (threads === null || threads.includes(INBOX)) seen.inbox++;
+            if (threads === null || threads === INBOX) seen.inbox++;
           }
           return backlog(member, threads, limit, after);
         };

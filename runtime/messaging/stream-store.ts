@@ -58,72 +58,88 @@ export interface Backlog {
   cursors: Map<bigint, { acked: number; above: number[] }>;
 }
 
+/** A read past a member's cursors: one stream (INBOX for its inbox) or all of them (null), after `after` (0: from the cursor). */
+export interface Read {
+  member: string;
+  thread: bigint | null;
+  limit: number;
+  after: number;
+}
+
 /**
- * Hand out what `member` has not acknowledged in `threads` (INBOX for its inbox; every stream of theirs when null)
- * after `after` (0: from the cursor), oldest first, at most `limit` per stream: each stream's part is contiguous from
- * where it starts but for the messages acknowledged out of order. One statement reads and records: an entry handed
- * out before counts one more than it did (the cursor's delivered_seq, and handout_counts past a second hand-out), and
- * delivered_seq rises to the newest number read (counts at or below the cursor, never read again, are dropped). A caller that hands out less than it read (a long poll's merge cut
- * at its limit) leaves the rest counted as possibly delivered: on the safe side. Relaxed (no wait for the WAL flush):
- * a count lost with a Postgres crash costs only a lower `delivery_count` next time. `last` holds each stream's newest
- * number in the same snapshot: when fewer than `limit` came, the member has read it up to there.
+ * Hand out what members have not acknowledged, for many reads in one statement (long polls and catch-ups starting
+ * together share it): per read, oldest first, at most `limit` per stream, each stream's part contiguous from where it
+ * starts but for the messages acknowledged out of order. The statement records what it hands out: an entry handed out
+ * before counts one more than it did (the cursor's delivered_seq, and handout_counts past a second hand-out), and
+ * delivered_seq rises to the newest number read (counts at or below the cursor, never read again, are dropped). A
+ * caller that hands out less than it read (a long poll's merge cut at its limit) leaves the rest counted as possibly
+ * delivered: on the safe side. Relaxed (no wait for the WAL flush): a count lost with a Postgres crash costs only a
+ * lower `delivery_count` next time. `last` holds each stream's newest number in the same snapshot: when fewer than
+ * `limit` came, the member has read it up to there.
  */
-export async function backlog(sql: Sql, member: string, threads: bigint[] | null, limit: number, after = 0): Promise<Backlog> {
-  const inbox = threads === null || threads.includes(INBOX);
-  const only = threads === null ? sql`` : sql`and gc.thread_id = any(${threads.map(String)}::bigint[])`;
-  const rows = await sql<BacklogRow[]>`
+export async function backlog(sql: Sql, reads: Read[]): Promise<Backlog[]> {
+  const rows = await sql<(BacklogRow & { n: number })[]>`
     with relaxed as (select set_config('synchronous_commit', 'off', true) as s),
-    c0 as (select gc.* from group_cursors gc where gc.member = ${member} ${only}),
+    q as (
+      select * from unnest(${reads.map((r) => r.member)}::text[], ${reads.map((r) => (r.thread === null ? null : String(r.thread)))}::bigint[],
+        ${reads.map((r) => r.limit)}::int[], ${reads.map((r) => r.after)}::bigint[]) with ordinality as q(member, thread, lim, after, n)
+    ),
+    c0 as (
+      select q.n, q.lim, q.after, gc.member, gc.thread_id, gc.acked_seq, gc.delivered_seq
+      from q join group_cursors gc on gc.member = q.member and (q.thread is null or gc.thread_id = q.thread)
+    ),
     c as (
-      select c0.member, c0.thread_id, c0.acked_seq, c0.delivered_seq,
-        case when c0.thread_id = 0 then coalesce(i.last_seq, 0) else g.last_seq end as last_seq
+      select c0.*, case when c0.thread_id = 0 then coalesce(i.last_seq, 0) else g.last_seq end as last_seq
       from c0 left join groups g on g.id = c0.thread_id left join inboxes i on c0.thread_id = 0 and i.principal = c0.member
       where c0.thread_id = 0 or g.id is not null
       union all
-      select ${member}::text, 0::bigint, 0::bigint, 0::bigint, 0::bigint where ${inbox}::boolean and not exists (select 1 from c0 where c0.thread_id = 0)
+      select q.n, q.lim, q.after, q.member, 0, 0, 0, 0 from q
+      where (q.thread is null or q.thread = 0) and not exists (select 1 from c0 where c0.n = q.n and c0.thread_id = 0)
     ),
     r as (
-      select c.thread_id as stream, x.*, c.delivered_seq as was, h.count as had from c cross join lateral (
+      select c.n, c.member, c.thread_id as stream, x.*, c.delivered_seq as was, h.count as had from c cross join lateral (
         select * from (
           select m.id, m.thread_id, m.seq, m.sender, m.recipient, m.body, m.created_at, m.attachments from messages m
-          where c.thread_id = 0 and m.recipient = c.member and m.seq > greatest(c.acked_seq, ${after})
+          where c.thread_id = 0 and m.recipient = c.member and m.seq > greatest(c.acked_seq, c.after)
           union all
           select m.id, m.thread_id, m.seq, m.sender, m.recipient, m.body, m.created_at, m.attachments from messages m
-          where c.thread_id <> 0 and m.recipient is null and m.thread_id = c.thread_id and m.seq > greatest(c.acked_seq, ${after})
+          where c.thread_id <> 0 and m.recipient is null and m.thread_id = c.thread_id and m.seq > greatest(c.acked_seq, c.after)
         ) s
         where not exists (select 1 from group_acks a where a.member = c.member and a.thread_id = c.thread_id and a.seq = s.seq)
         order by s.seq
-        limit ${limit}
+        limit c.lim
       ) x left join handout_counts h on h.member = c.member and h.thread_id = c.thread_id and h.seq = x.seq
     ),
     raised as (
       update group_cursors gc set delivered_seq = top.seq
-      from (select stream, max(seq) as seq from r group by stream) top, relaxed
-      where gc.member = ${member} and gc.thread_id = top.stream and gc.delivered_seq < top.seq and relaxed.s is not null
+      from (select member, stream, max(seq) as seq from r group by member, stream) top, relaxed
+      where gc.member = top.member and gc.thread_id = top.stream and gc.delivered_seq < top.seq and relaxed.s is not null
     ),
     counted as (
       insert into handout_counts (member, thread_id, seq, count)
-      select ${member}, r.stream, r.seq, coalesce(r.had, 1) + 1 from r where r.seq <= r.was
+      select member, stream, seq, max(coalesce(had, 1) + 1) from r where seq <= was group by member, stream, seq
       on conflict (member, thread_id, seq) do update set count = greatest(handout_counts.count, excluded.count)
     ),
-    dropped as (delete from handout_counts h using c where h.member = c.member and h.thread_id = c.thread_id and h.seq <= c.acked_seq)
-    select c.thread_id as stream, c.last_seq as last, c.acked_seq as acked,
+    dropped as (
+      delete from handout_counts h using (select distinct member, thread_id, acked_seq from c) d
+      where h.member = d.member and h.thread_id = d.thread_id and h.seq <= d.acked_seq
+    )
+    select c.n::int as n, c.thread_id as stream, c.last_seq as last, c.acked_seq as acked,
            (select array_agg(a.seq::text) from group_acks a where a.member = c.member and a.thread_id = c.thread_id) as above,
            r.id, r.thread_id, r.seq, r.sender, p.display_name as sender_name, r.recipient, r.body, r.created_at, r.attachments,
            pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
            pay.explorer_url as pay_explorer, r.was, r.had as count
-    from c left join r on r.stream = c.thread_id left join principals p on p.id = r.sender
+    from c left join r on r.n = c.n and r.stream = c.thread_id left join principals p on p.id = r.sender
       left join payments pay on pay.message_id = r.id
-    order by c.thread_id, r.seq`;
-  const last = new Map<bigint, number>();
-  const cursors = new Map<bigint, { acked: number; above: number[] }>();
-  const entries: StreamEntry[] = [];
+    order by c.n, c.thread_id, r.seq`;
+  const out: Backlog[] = reads.map(() => ({ entries: [], last: new Map(), cursors: new Map() }));
   for (const r of rows) {
+    const b = out[r.n - 1]!;
     const stream = BigInt(r.stream);
-    last.set(stream, Number(r.last));
-    cursors.set(stream, { acked: Number(r.acked), above: (r.above ?? []).map(Number) });
+    b.last.set(stream, Number(r.last));
+    b.cursors.set(stream, { acked: Number(r.acked), above: (r.above ?? []).map(Number) });
     if (r.seq === null) continue;
-    entries.push({
+    b.entries.push({
       thread: stream,
       seq: Number(r.seq),
       id: r.id.toString(),
@@ -131,7 +147,7 @@ export async function backlog(sql: Sql, member: string, threads: bigint[] | null
       deliveryCount: BigInt(r.seq) <= BigInt(r.was) ? (r.count ?? 1) + 1 : 1,
     });
   }
-  return { entries, last, cursors };
+  return out;
 }
 
 /** Messages that `where` selects (`m` messages), in number order, as a publish carries them. */

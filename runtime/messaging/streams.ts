@@ -10,6 +10,7 @@ import { Channels, type ChannelReader, type RecentFrames } from "./channels.ts";
 import {
   type Backlog,
   backlog,
+  type Read,
   INBOX,
   markLive,
   messagesAfter,
@@ -79,6 +80,8 @@ export class StreamDelivery {
    * held the event loop long enough to answer polls late).
    */
   private readonly streamReads: Batcher<string, bigint[]>;
+  /** Reads past cursors (long polls, catch-ups): those asking while one statement runs go in the next, together. */
+  private readonly reads: Batcher<Read, Backlog>;
   private readonly origin = randomBytes(6).toString("hex");
   /** While a sweep reads, the principals a membership event reached meanwhile (the sweep's read of them is stale). */
   private sweepOvertaken: Set<string> | undefined;
@@ -99,6 +102,7 @@ export class StreamDelivery {
       const got = await streamsOfMembers(svc.sql, members);
       return members.map((m) => got.get(m) ?? [INBOX]);
     }, 1, 1000);
+    this.reads = new Batcher((items) => backlog(svc.sql, items), 2, 256);
     this.marks = new Batcher(async (items) => {
       await markLive(svc.sql, items);
       return items.map(() => undefined);
@@ -175,7 +179,7 @@ export class StreamDelivery {
     const pg = this.svc.circuits.postgres;
     if (!pg.isOpen) {
       try {
-        const b = await this.backlog(member, threads, limit);
+        const b = await this.backlog(member, null, limit);
         this.keepCursors(member, b);
         const out = merged(b.entries, limit);
         for (const e of out) {
@@ -348,8 +352,9 @@ export class StreamDelivery {
     return read.done;
   }
 
-  backlog(member: string, threads: bigint[] | null, limit: number, after = 0): Promise<Backlog> {
-    return backlog(this.svc.sql, member, threads, limit, after);
+  /** Read past `member`'s cursor in one stream, or in all its streams (null); see stream-store.ts backlog. */
+  backlog(member: string, thread: bigint | null, limit: number, after = 0): Promise<Backlog> {
+    return this.reads.push({ member, thread, limit, after });
   }
 
   /** A socket starts (`seq` null) or stops (the last number published to it) taking a group live. */
@@ -360,7 +365,7 @@ export class StreamDelivery {
   async close(): Promise<void> {
     clearInterval(this.sweepTimer);
     this.channels.close();
-    await Promise.all([this.marks.drain(), this.streamReads.drain()]);
+    await Promise.all([this.reads.drain(), this.marks.drain(), this.streamReads.drain()]);
     await Promise.all(this.unsubscribe.map((u) => u().catch(() => {})));
   }
 }

@@ -253,7 +253,7 @@ export class WsSession implements StreamMember {
         for (;;) {
           await this.drained();
           if (!still()) return streams.channels.cool(key);
-          const b = await streams.backlog(me, [thread], PAGE, after);
+          const b = await streams.backlog(me, thread, PAGE, after);
           if (!still()) return streams.channels.cool(key);
           const last = b.last.get(thread);
           if (last === undefined) {

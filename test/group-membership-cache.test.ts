@@ -1,7 +1,8 @@
-// Which streams a long-polling principal reads (StreamDelivery.threads: its inbox, then its groups): learnt once per
+// Which streams a long-polling principal waits on (StreamDelivery.threads: its inbox, then its groups): learnt once per
 // node, then answered from memory. A join or leave through the API tells every node at once; past GROUPS_TTL_MS (the
 // net under a lost membership event) the node reads them again behind the answer, so a poll never waits on that read.
-// The node's clock is driven by hand.
+// What a poll hands out is read from every cursor Postgres holds for the principal, so a missed join shows there at
+// once. The node's clock is driven by hand.
 import t from "tap";
 import { GROUPS_TTL_MS } from "../runtime/messaging/streams.ts";
 import { INBOX, streamKey } from "../runtime/messaging/stream-store.ts";
@@ -10,7 +11,7 @@ import { call, type Registered, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { Client, createGroup, pending, postToGroup, sendOk, until } from "./messaging-helpers.ts";
 
-t.test("a long poll answers from the groups it knows, and learns a missed join behind the answer", async (t) => {
+t.test("a long poll reads every stream Postgres holds, and learns to wait on a missed join behind the answer", async (t) => {
   let skew = 0;
   const node = await startTestNode(t, { engine: "redis", now: () => Date.now() + skew, env: { FLOCK_LIMITS_SCALE: "100" } });
   const base = node.url;
@@ -42,14 +43,14 @@ t.test("a long poll answers from the groups it knows, and learns a missed join b
     select ${b.id}, id, last_seq, last_seq, last_seq from groups where id = ${thread}`;
   await post(a, second, "in the second");
 
-  t.same(await bodies(b), ["in the first"], "within GROUPS_TTL_MS the groups it knows answer");
+  t.same(await bodies(b), ["in the first", "in the second"], "the read takes every cursor Postgres holds, a missed join's too");
+  t.same(await known(b), [INBOX, firstThread], "within GROUPS_TTL_MS the node waits on the groups it knows");
   await sendOk(base, c, b.id, "direct");
-  t.same(await bodies(b), ["direct", "in the first"], "the inbox is read with them");
+  t.same(await bodies(b), ["direct", "in the first", "in the second"], "the inbox is read with them");
   skew += GROUPS_TTL_MS + 1;
-  t.same(await bodies(b), ["direct", "in the first"], "past it, the poll still answers from what it knows, without waiting for the read");
-  await until(async () => (await bodies(b)).length === 3);
-  t.same(await bodies(b), ["direct", "in the first", "in the second"], "the read behind it brings the missed group");
-  t.same(await known(b), [INBOX, ...[firstThread, BigInt(thread)].sort()]);
+  t.same(await bodies(b), ["direct", "in the first", "in the second"], "past it, the poll still answers at once");
+  await until(async () => (await known(b)).length === 3);
+  t.same(await known(b), [INBOX, ...[firstThread, BigInt(thread)].sort()], "the read behind it learns the missed group");
 
   // a leave through the API is known at once, whatever the clock
   const left = await call(base, "DELETE", `/v1/groups/${first}/members/${b.id}`, { token: a.token });

@@ -179,7 +179,10 @@ t.test("typing: a start at most every 3 s per principal and thread, a stop only 
   t.equal((await ca.waitClose()).code, WS_CLOSE.typingFlood);
   t.equal(WS_CLOSE.typingFlood, 4429);
   await settled(cb);
-  t.ok(seenByB().length - before <= 3, `the flood reached the reader at most a few times (${seenByB().length - before})`);
+  // the flood itself publishes a start and a stop at most (the clock stands still through it); a start's lapse stop
+  // runs on a real 10 s timer, so on a slow machine those of ca and ca2 (set before the keystroke phase) can land in
+  // this window too: a limiter that let the flood through would show hundreds here
+  t.ok(seenByB().length - before <= 5, `the flood reached the reader at most a few times (${seenByB().length - before})`);
 });
 
 t.test("an expired human token closes its live WebSocket with 4401", async (t) => {

@@ -1,0 +1,60 @@
+// Upgrading to one delivery model (migration 0011) keeps what each recipient has and has not acknowledged: direct
+// messages stored as before (a `deliveries` row per unacknowledged one, with its count) are numbered in their
+// recipients' inboxes, and the first reads afterwards hand out exactly the unacknowledged ones, counting on.
+import t from "tap";
+import { connectSql } from "../runtime/db/client.ts";
+import { migrate, readMigrations } from "../runtime/db/migrate.ts";
+import { backlog, INBOX } from "../runtime/messaging/stream-store.ts";
+import { ackBatch, insertDirectBatch } from "../runtime/messaging/store.ts";
+import { TEST_DATABASE_URL, uniqueName } from "./helpers/env.ts";
+import { dropSchema } from "./helpers/node.ts";
+
+t.test("migration 0011 turns deliveries rows into inbox cursors, counts kept", async (t) => {
+  const schema = uniqueName("mig");
+  const sql = await connectSql({ url: TEST_DATABASE_URL, schema, pool: 1 });
+  t.teardown(async () => {
+    await sql.end({ timeout: 1 });
+    await dropSchema(schema);
+  });
+  await sql`create schema ${sql(schema)}`;
+  const all = readMigrations();
+  const before = all.filter((m) => m.name < "0011");
+  t.ok(before.length < all.length, "0011 is among the migrations");
+  await migrate(sql, schema, before);
+
+  // as the code before 0011 stored them: a row per message, a deliveries row while unacknowledged
+  await sql`insert into principals (id, kind, display_name) values ('1', 'agent', 'a'), ('2', 'agent', 'b'), ('3', 'agent', 'c')`;
+  await sql`insert into threads (id, kind, pair_key) values (10, 'direct', '1:2'), (11, 'direct', '1:3')`;
+  await sql`
+    insert into messages (id, thread_id, sender, recipient, body, created_at)
+    select id, th, '1', rcpt, 'm' || id, now() from (values (100, 10, '2'), (101, 10, '2'), (102, 10, '2'), (103, 10, '2'), (104, 11, '3'))
+      as v(id, th, rcpt)`;
+  // b acknowledged 100 and 102 (no row); 101 was handed out three times, 103 once; c's 104 never
+  await sql`
+    insert into deliveries (recipient, message_id, delivery_count)
+    values ('2', 101, 3), ('2', 103, 1), ('3', 104, 0)`;
+
+  t.same(await migrate(sql, schema, all), ["0011_inbox_streams.sql"]);
+  const [b, c] = await backlog(sql, [
+    { member: "2", thread: null, limit: 50, after: 0 },
+    { member: "3", thread: null, limit: 50, after: 0 },
+  ]);
+  t.same(
+    b!.entries.map((e) => [e.id, e.seq, e.deliveryCount]),
+    [
+      ["101", 2, 4],
+      ["103", 4, 2],
+    ],
+    "b gets what it had not acknowledged, in inbox order, each counted on from its row",
+  );
+  t.same(b!.cursors.get(INBOX), { acked: 1, above: [3] }, "its cursor stops before 101; 102 is acknowledged above it");
+  t.same(c!.entries.map((e) => [e.id, e.deliveryCount]), [["104", 1]], "c's message never handed out counts 1");
+
+  // the inboxes go on numbering, and acks move the migrated cursors
+  const seq = await insertDirectBatch(sql, [{ id: 105n, threadId: 10n, sender: "1", recipient: "2", body: "after", createdAt: new Date() }]);
+  t.same(seq, [5], "the next message to b is number 5");
+  const acked = await ackBatch(sql, [{ recipient: "2", id: 101n }]);
+  t.same(acked, [{ thread: INBOX, seq: 2, acked: 3 }], "acking 101 takes the cursor over 102, acknowledged before");
+  const [again] = await backlog(sql, [{ member: "2", thread: null, limit: 50, after: 0 }]);
+  t.same(again!.entries.map((e) => [e.id, e.deliveryCount]), [["103", 3], ["105", 1]]);
+});

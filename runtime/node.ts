@@ -81,7 +81,7 @@ export async function startServices(config: Config, log: Logger, life: Lifecycle
   });
   const engines: Engines = await life.add(
     "engines",
-    () => (config.REDIS_URL ? createRedisEngines(config.REDIS_URL, config.REDIS_PREFIX, log) : createMemoryEngines()),
+    () => (config.REDIS_URL ? createRedisEngines(config.REDIS_URL, config.REDIS_PREFIX, log) : createMemoryEngines(now)),
     (e) => e.close(),
   );
   const circuits = await life.add(

@@ -1,13 +1,15 @@
 // Postgres stopped (-m immediate) under a running node: what needs Postgres answers 503 unavailable with
-// Retry-After within 2 s and commits nothing; what needs only Redis (a built mailbox, a cached token, a group's
-// recent messages past a remembered cursor) keeps working; service and /readyz are back within a second of Postgres.
+// Retry-After within 2 s and commits nothing; what needs only Redis (a cached token, a stream's recent messages in
+// its Redis stream past a remembered cursor) keeps working; service and /readyz are back within a second of Postgres.
 import t from "tap";
 import postgres from "postgres";
+import { Redis } from "ioredis";
 import { call, registerAgent } from "./helpers/http.ts";
+import { TEST_REDIS_URL } from "./helpers/env.ts";
 import { TEST_DATABASE_URL, uniqueName } from "./helpers/env.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { PrivatePostgres } from "./helpers/private-servers.ts";
-import { send } from "./messaging-helpers.ts";
+import { send, sendOk } from "./messaging-helpers.ts";
 
 async function timed<T>(f: () => Promise<T>): Promise<[T, number]> {
   const started = performance.now();
@@ -120,11 +122,41 @@ t.test("Postgres down: a group member's long poll gets what was sent before, pas
   t.same(
     during.body.messages.map((m: { id: string; delivery_count: number }) => [m.id, m.delivery_count]),
     [[g2, 2], [g3, 2]],
-    "past the cursor (g1 acked), from this node's recent messages; counted as possibly delivered before",
+    "past the cursor (g1 acked), from the group's Redis stream; counted as possibly delivered before",
   );
   t.equal((await call(node.url, "POST", `/v1/messages/${g2}/ack`, { token: b.token })).status, 503, "an ack waits for Postgres");
   await pg.restart();
   await within("acks back", 5000, async () => (await call(node.url, "POST", `/v1/messages/${g2}/ack`, { token: b.token })).status === 204);
   const after = await call(node.url, "GET", "/v1/messages/pending?timeout=0", { token: b.token });
   t.same(after.body.messages.map((m: { id: string; delivery_count: number }) => [m.id, m.delivery_count]), [[g3, 2]], "g3 again, still counted 2");
+});
+
+t.test("Postgres down: a node that never heard the messages serves an inbox from its Redis stream; a flushed stream serves nothing it cannot vouch for", async (t) => {
+  const pg = await PrivatePostgres.start(t);
+  const schema = uniqueName("pgouts");
+  const one = await startTestNode(t, { env: { DATABASE_URL: pg.url, PG_SCHEMA: schema }, schema });
+  const a = await registerAgent(one.url, "a");
+  const b = await registerAgent(one.url, "b");
+  const d1 = (await sendOk(one.url, a, b.id, "d1")).id as string;
+  const d2 = (await sendOk(one.url, a, b.id, "d2")).id as string;
+  const first = await call(one.url, "GET", "/v1/messages/pending?timeout=0", { token: b.token });
+  t.same(first.body.messages.map((m: { id: string }) => m.id), [d1, d2]);
+  t.equal((await call(one.url, "POST", `/v1/messages/${d1}/ack`, { token: b.token })).status, 204);
+  const two = await startTestNode(t, { env: { DATABASE_URL: pg.url, PG_SCHEMA: schema }, schema, prefix: one.prefix });
+  await call(two.url, "GET", "/v1/agents/me", { token: b.token }); // the token cached on the second node
+
+  await pg.stop();
+  const during = await call(two.url, "GET", "/v1/messages/pending?timeout=0", { token: b.token });
+  t.equal(during.status, 200, `pending: ${during.text}`);
+  t.same(during.body.messages.map((m: { id: string; delivery_count: number }) => [m.id, m.delivery_count]), [[d2, 2]],
+    "d2 from b's Redis stream, which node two never heard; past the cursor d1's ack left");
+  const redis = new Redis(TEST_REDIS_URL);
+  t.teardown(() => redis.disconnect());
+  t.equal(await redis.del(`${one.prefix}st:{${b.id}}`), 1, "b's stream flushed");
+  const flushed = await call(two.url, "GET", "/v1/messages/pending?timeout=0", { token: b.token });
+  t.same([flushed.status, flushed.body.messages], [200, []], "nothing: the stream no longer vouches for what follows the cursor");
+  await pg.restart();
+  await within("Postgres back", 5000, async () => (await call(two.url, "GET", "/v1/messages/pending?timeout=0", { token: b.token })).status === 200);
+  const after = await call(two.url, "GET", "/v1/messages/pending?timeout=0", { token: b.token });
+  t.same(after.body.messages.map((m: { id: string; delivery_count: number }) => [m.id, m.delivery_count]), [[d2, 2]], "d2 from Postgres, counted 2: handed out before");
 });

@@ -6,12 +6,15 @@ import type { InFlightRegistry, NodeRegistry } from "./nodes.ts";
 import type { PresenceEngine } from "./presence.ts";
 import type { GroupCursorCache } from "./group-cursors.ts";
 import type { PubSub } from "./pubsub.ts";
+import type { StreamLog } from "./stream-log.ts";
 
 export interface Engines {
   readonly kind: "redis" | "memory";
   readonly limits: LimitsEngine;
   readonly pubsub: PubSub;
   readonly presence: PresenceEngine;
+  /** The recent messages of every inbox and group, appended and announced in one step (the live path). */
+  readonly streams: StreamLog;
   /** Members' cursors in their inboxes and groups, remembered after Postgres took each ack (read while Postgres is away). */
   readonly groupCursors: GroupCursorCache;
   readonly feed: FeedCache;

@@ -4,6 +4,7 @@
 // cursor, the marks that keep delivery counts honest, and joining and leaving. Sends and acks are in store.ts.
 import type { TransactionSql } from "postgres";
 import type { Sql } from "../db/client.ts";
+import type { Published } from "../engines/stream-log.ts";
 import { type MessageRow, toMessage } from "./payload.ts";
 
 /** A member's inbox in its cursor row: direct messages are numbered per recipient, not per thread. */
@@ -24,13 +25,7 @@ export interface StreamEntry {
   deliveryCount: number;
 }
 
-/** A message as a publish carries it: its stream's key, number, id and payload. */
-export interface Published {
-  key: string;
-  seq: number;
-  id: string;
-  payload: string;
-}
+export type { Published };
 
 /** The streams of each of `members`: their inbox first, then their groups (one statement for many). */
 export async function streamsOfMembers(sql: Sql, members: string[]): Promise<Map<string, bigint[]>> {

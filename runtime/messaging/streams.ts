@@ -1,9 +1,11 @@
 // The streams of messages (docs/ARCHITECTURE.md, "Messages"): every principal's inbox and every group. Part of the
-// hub (svc.hub.streams): a committed message is offered to this node's live sockets (Channels) and to every other
-// node over pub/sub, and wakes the long polls waiting on its stream on every node. Sockets register here by principal
+// hub (svc.hub.streams): a committed message is offered to this node's live sockets (Channels), appended to its
+// stream's log and announced to every other node in one step (runtime/engines/stream-log.ts), and wakes the long polls
+// waiting on its stream on every node. Sockets register here by principal
 // so that joining or leaving a group reaches their connections at once, on every node.
 import { randomBytes } from "node:crypto";
 import { Batcher } from "../batcher.ts";
+import { contiguous } from "../engines/stream-log.ts";
 import { outageOf, unavailable } from "../circuit.ts";
 import type { Core } from "../services.ts";
 import { Channels, type ChannelReader, type RecentFrames } from "./channels.ts";
@@ -42,12 +44,6 @@ const GROUPS_CACHE_MAX = 100_000;
 const SOCKET_GROUPS_SWEEP_MS = 30_000;
 /** Principals read per statement by a sweep. */
 const SWEEP_CHUNK = 1000;
-/**
- * Recent messages kept per stream for long polls while Postgres is away (enough for a poller that acks what it
- * gets), and how many streams at most: about 50 MB at worst with 400-byte messages.
- */
-const RECENT = 64;
-const RECENT_STREAMS_MAX = 2_000;
 
 /** A socket that takes its principal's streams live (a WebSocket session). */
 export interface StreamMember extends ChannelReader {
@@ -66,8 +62,6 @@ export class StreamDelivery {
   private readonly streamsOf = new Map<string, { threads: bigint[]; at: number }>();
   /** The read of a principal's streams under way, `changed` once a membership event overtook it. */
   private readonly reading = new Map<string, { done: Promise<bigint[]>; changed: boolean }>();
-  /** Every stream's last RECENT messages this node heard of, in order of their numbers. */
-  private readonly recent = new Map<string, Published[]>();
   /** "<member> <thread>" whose cursor this node has put into the remembered cursors (GroupCursorCache). */
   private readonly cursorsKept = new Set<string>();
   /** "<member> <thread>" -> the last number a poll got while Postgres was away (not yet in delivered_seq). */
@@ -95,7 +89,7 @@ export class StreamDelivery {
   ) {
     this.channels = new Channels(
       frames,
-      (key, after, limit) => messagesAfter(svc.sql, key, after, limit),
+      (key, after, limit) => this.readAfter(key, after, limit),
       (err) => svc.log.warn({ err }, "stream gap not filled; retrying"),
     );
     this.streamReads = new Batcher(async (members) => {
@@ -128,7 +122,19 @@ export class StreamDelivery {
    */
   async deliver(m: Published): Promise<void> {
     this.local(m);
-    await this.svc.engines.pubsub.publish(MESSAGE_CHANNEL, `${this.origin} ${m.key} ${m.seq} ${m.id} ${m.payload}`);
+    await this.svc.engines.streams.append(m, MESSAGE_CHANNEL, `${this.origin} ${m.key} ${m.seq} ${m.id} `);
+  }
+
+  /**
+   * A stream's messages numbered above `after`, at most `limit`: from its log as far as the log holds them without a
+   * hole from `after` on, else from Postgres (a log trimmed past `after`, expired, flushed or out of reach, or an
+   * append that never ran: the sender died between commit and append).
+   */
+  async readAfter(key: string, after: number, limit: number): Promise<Published[]> {
+    const logged = await this.svc.engines.streams.after(key, after).catch(() => []);
+    const run = contiguous(logged, after);
+    if (run.length > 0) return run.slice(0, limit);
+    return messagesAfter(this.svc.sql, key, after, limit);
   }
 
   /** Publish committed messages again, read from Postgres by id (the reconciler's: their sender died). */
@@ -139,7 +145,6 @@ export class StreamDelivery {
   }
 
   private local(m: Published): void {
-    this.remember(m);
     this.channels.offer(m);
     this.waiters.wake(m.key, m.id);
   }
@@ -153,27 +158,11 @@ export class StreamDelivery {
     this.local({ key, seq: Number(seq), id, payload });
   }
 
-  /** Keep a message among its stream's recent ones (in number order; a number already held is not added twice). */
-  private remember(m: Published): void {
-    let ring = this.recent.get(m.key);
-    if (ring === undefined) {
-      if (this.recent.size >= RECENT_STREAMS_MAX) this.recent.delete(this.recent.keys().next().value!);
-      ring = [];
-      this.recent.set(m.key, ring);
-    }
-    let i = ring.length;
-    while (i > 0 && ring[i - 1]!.seq > m.seq) i--;
-    if (i > 0 && ring[i - 1]!.seq === m.seq) return;
-    ring.splice(i, 0, m);
-    if (ring.length > RECENT) ring.shift();
-  }
-
   /**
    * A long poll's read of `member`'s streams, at most `limit` in all: past their cursors in Postgres, merged oldest
    * first (each stream's part contiguous from its cursor), recorded as handed out by the read itself; while
-   * Postgres is out of reach, from this node's recent messages past the cursors the engine remembers (each ack puts its
-   * cursor there before it is answered), contiguous from each cursor, or a 503 when that cannot be had for every
-   * stream. Those count as possibly delivered before (2): this node cannot know.
+   * Postgres is out of reach, from the streams' logs past the cursors the engine remembers (each ack puts its cursor
+   * there before it is answered), contiguous from each cursor, or a 503 when that cannot be had for every stream. Those count as possibly delivered before (2): this node cannot know.
    */
   async readForPoll(member: string, threads: bigint[], limit: number): Promise<StreamEntry[]> {
     const pg = this.svc.circuits.postgres;
@@ -192,7 +181,7 @@ export class StreamDelivery {
         pg.open(err);
       }
     }
-    return this.fromRecent(member, threads, limit);
+    return this.fromLogs(member, threads, limit);
   }
 
   private keepCursors(member: string, b: Backlog): void {
@@ -207,30 +196,30 @@ export class StreamDelivery {
     }
   }
 
-  private async fromRecent(member: string, threads: bigint[], limit: number): Promise<StreamEntry[]> {
+  private async fromLogs(member: string, threads: bigint[], limit: number): Promise<StreamEntry[]> {
     const cursors = await this.svc.engines.groupCursors.read(member, threads);
+    const logs = await Promise.all(
+      threads.map((thread) => this.svc.engines.streams.after(streamKey(member, thread), cursors.get(thread)?.acked ?? 0)),
+    );
     const own = `"from":{"id":${JSON.stringify(member)},`;
     const out: StreamEntry[] = [];
-    for (const thread of threads) {
+    threads.forEach((thread, i) => {
       const c = cursors.get(thread);
-      const ring = (this.recent.get(streamKey(member, thread)) ?? []).filter((m) => m.seq > (c?.acked ?? 0));
+      const logged = logs[i]!;
       // an inbox never written to has no cursor yet: nothing to hand out
-      if (c === undefined && (thread !== INBOX || ring.length > 0)) throw unavailable("postgres");
-      if (c === undefined) continue;
-      const above = new Set(c.above);
+      if (c === undefined && (thread !== INBOX || logged.length > 0)) throw unavailable("postgres");
+      if (c === undefined) return;
       // what follows the cursor must be had from its first number on: a hole would let a cumulative ack take it
-      if (ring.length > 0 && ring[0]!.seq > c.acked + 1) throw unavailable("postgres");
-      let expect = c.acked + 1;
-      for (const m of ring) {
-        if (m.seq !== expect) break;
-        expect++;
+      if (logged.length > 0 && logged[0]!.seq > c.acked + 1) throw unavailable("postgres");
+      const above = new Set(c.above);
+      for (const m of contiguous(logged, c.acked)) {
         if (above.has(m.seq) || (thread !== INBOX && m.payload.includes(own))) continue; // acknowledged already, or the member's own
         if (out.length >= limit) break;
         out.push({ thread, seq: m.seq, id: m.id, payload: m.payload, deliveryCount: 2 });
         const key = `${member} ${thread}`;
         this.handedAway.set(key, Math.max(this.handedAway.get(key) ?? 0, m.seq));
       }
-    }
+    });
     if (this.handedAway.size > GROUPS_CACHE_MAX) this.handedAway.clear();
     return out;
   }

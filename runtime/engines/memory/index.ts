@@ -4,11 +4,13 @@ import { MemoryLimits } from "./limits.ts";
 import { MemoryPresence } from "./presence.ts";
 import { MemoryGroupCursors } from "./group-cursors.ts";
 import { MemoryPubSub } from "./pubsub.ts";
+import { MemoryStreamLog } from "./stream-log.ts";
 import { MemoryFeed } from "./feed.ts";
 import { MemoryMoments } from "./moments.ts";
 import { MemoryInFlight, MemoryNodes } from "./nodes.ts";
 
-export function createMemoryEngines(): Engines {
+/** `now`: the node's clock (stream logs expire on it). */
+export function createMemoryEngines(now: () => number = Date.now): Engines {
   const pubsub = new MemoryPubSub();
   const moments = new MemoryMoments();
   const nodes = new MemoryNodes();
@@ -17,6 +19,7 @@ export function createMemoryEngines(): Engines {
     limits: new MemoryLimits(),
     pubsub,
     presence: new MemoryPresence(),
+    streams: new MemoryStreamLog(pubsub, now),
     groupCursors: new MemoryGroupCursors(),
     feed: new MemoryFeed({ moments }),
     moments,

@@ -9,6 +9,7 @@ import { RedisLimits } from "./limits.ts";
 import { RedisPresence } from "./presence.ts";
 import { RedisGroupCursors } from "./group-cursors.ts";
 import { RedisPubSub } from "./pubsub.ts";
+import { RedisStreamLog } from "./stream-log.ts";
 import { RedisFeed } from "./feed.ts";
 import { RedisMoments } from "./moments.ts";
 import { RedisInFlight, RedisNodes } from "./nodes.ts";
@@ -108,6 +109,7 @@ export async function createRedisEngines(url: string, prefix: string, log?: Logg
     limits: new RedisLimits(redis, keys),
     pubsub,
     presence: new RedisPresence(redis, keys),
+    streams: new RedisStreamLog(redis, keys),
     groupCursors: new RedisGroupCursors(redis, keys, { clustered }),
     feed: new RedisFeed(redis, keys, { clustered }),
     moments: new RedisMoments(redis, keys),

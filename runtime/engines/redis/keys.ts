@@ -28,6 +28,8 @@ export function redisKeys(prefix: string) {
     inflight: (owner: string) => `${prefix}nodes:{n}:inflight:${owner}`,
     /** A member's remembered cursors in its inbox and groups (runtime/engines/group-cursors.ts). */
     groupCursors: (member: string) => `${prefix}gc:{${member}}`,
+    /** The log of a stream (an inbox: the principal id; a group: `g:<id>`): runtime/engines/redis/stream-log.ts. */
+    streamLog: (stream: string) => `${prefix}st:{${stream}}`,
     /** Live connections of a principal: sorted set of connection id -> expiry ms. */
     presence: (principal: string) => `${prefix}pr:{${principal}}`,
     /** A pub/sub channel. */

@@ -156,7 +156,7 @@ t.test("Postgres down: a node that never heard the messages serves an inbox from
   const flushed = await call(two.url, "GET", "/v1/messages/pending?timeout=0", { token: b.token });
   t.same([flushed.status, flushed.body.messages], [200, []], "nothing: the stream no longer vouches for what follows the cursor");
   await pg.restart();
-  await within("Postgres back", 5000, async () => (await call(two.url, "GET", "/v1/messages/pending?timeout=0", { token: b.token })).status === 200);
+  await within("Postgres back", 5000, async () => (await call(two.url, "GET", "/readyz")).status === 200);
   const after = await call(two.url, "GET", "/v1/messages/pending?timeout=0", { token: b.token });
   t.same(after.body.messages.map((m: { id: string; delivery_count: number }) => [m.id, m.delivery_count]), [[d2, 2]], "d2 from Postgres, counted 2: handed out before");
 });

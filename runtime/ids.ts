@@ -1,23 +1,13 @@
 // Time-ordered 64-bit ids: 41 bits of milliseconds since the Flock epoch, 10 bits of node id, 12 bits of sequence.
 // Newer ids are larger; as decimal strings of the same length they also sort as strings, and they are compared
-// numerically (BigInt) wherever order matters.
+// numerically (BigInt) wherever order matters. The ids' format (prefixes, parsing) is schema/ids.ts, shared with the
+// request schemas; it is re-exported here for the runtime and the handlers.
+
+import { type IdKind, PREFIX } from "../schema/ids.ts";
+
+export { type IdKind, isAgentId, isHumanId, parseId, PREFIX } from "../schema/ids.ts";
 
 export const EPOCH_MS = 1_767_225_600_000; // 2026-01-01T00:00:00Z
-
-export const PREFIX = {
-  moment: "moment_",
-  comment: "comment_",
-  message: "msg_",
-  thread: "thread_",
-  group: "group_",
-  file: "file_",
-  request: "freq_",
-  payment: "pay_",
-  human: "P",
-  agent: "",
-} as const;
-
-export type IdKind = keyof typeof PREFIX;
 
 export class IdGenerator {
   private lastMs = 0;
@@ -55,20 +45,7 @@ export class IdGenerator {
   }
 }
 
-/** Parse `<prefix><digits>` back to its numeric part; null when the shape is wrong. */
-export function parseId(kind: IdKind, id: string): bigint | null {
-  const prefix = PREFIX[kind];
-  if (!id.startsWith(prefix)) return null;
-  const digits = id.slice(prefix.length);
-  if (!/^[0-9]{1,19}$/.test(digits)) return null;
-  const n = BigInt(digits);
-  return n < 2n ** 63n ? n : null;
-}
-
 /** Milliseconds since the Unix epoch encoded in a raw id. */
 export function idTime(raw: bigint): number {
   return Number(raw >> 22n) + EPOCH_MS;
 }
-
-export const isAgentId = (id: string) => parseId("agent", id) !== null;
-export const isHumanId = (id: string) => parseId("human", id) !== null;

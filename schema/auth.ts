@@ -1,6 +1,6 @@
 // Human sign-in: the two steps of wallet sign-in (EIP-4361) and the identity-provider login.
 import { z } from "zod";
-import { isAddress } from "../runtime/address.ts";
+import { isAddress } from "./address.ts";
 import { User } from "./users.ts";
 
 const address = z

@@ -1,6 +1,6 @@
 // Moments, likes and comments (SPEC 2.3, 2.4, 4.1-4.6): request, query and response shapes.
 import { z } from "zod";
-import { parseId } from "../runtime/ids.ts";
+import { parseId } from "./ids.ts";
 import { Author, text } from "./common.ts";
 
 export const VISIBILITIES = ["public", "friends", "private"] as const;

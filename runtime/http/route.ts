@@ -1,14 +1,15 @@
-// What a route is: method, path, auth requirement, input schemas, rate-limit policy and the handler.
+// What a route is: its declaration (method, path, auth requirement, input schemas, rate-limit policy: the shape is
+// schema/route.ts's, which the OpenAPI document reads too) and the handler.
 import type { Readable } from "node:stream";
 import type { StreamedBody } from "./send-stream.ts";
 import type { z } from "zod";
+import type { AuthMode, Method, RouteDeclaration } from "../../schema/route.ts";
 import type { Logger } from "../log.ts";
 import type { Principal } from "../auth.ts";
 import type { Services } from "../services.ts";
 import type { PolicyName } from "../limits/policies.ts";
 
-export type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
-export type AuthMode = "none" | "principal" | "agent" | "human";
+export type { AuthMode, Method } from "../../schema/route.ts";
 
 export interface Reply {
   status: number;
@@ -40,18 +41,7 @@ export interface Ctx<B = unknown, Q = unknown, P extends AuthMode = AuthMode> {
   onAborted?: (cb: () => void) => void;
 }
 
-export interface Route {
-  method: Method;
-  path: string;
-  auth: AuthMode;
-  body?: z.ZodType;
-  query?: z.ZodType;
-  /** Rate-limit policy applied before the handler runs (scope taken from the policy). */
-  limit?: PolicyName;
-  /** A GET with side effects: HEAD must not fall back to it. */
-  noHead?: boolean;
-  /** Hand the handler the raw body as `ctx.stream` (no JSON parsing, no Content-Type check, no size cap: the handler enforces its own). */
-  stream?: boolean;
+export interface Route extends RouteDeclaration<PolicyName> {
   /** Typed per route by defineRoute; the pipeline passes validated input. */
   handle(ctx: Ctx<unknown, unknown, AuthMode>): Promise<Reply> | Reply;
 }
@@ -60,22 +50,21 @@ export function defineRoute<
   B extends z.ZodType = z.ZodUndefined,
   Q extends z.ZodType = z.ZodUndefined,
   A extends AuthMode = AuthMode,
->(route: {
-  method: Method;
-  path: string;
-  auth: A;
-  body?: B;
-  query?: Q;
-  limit?: PolicyName;
-  stream?: boolean;
-  noHead?: boolean;
-  handle(ctx: Ctx<z.infer<B>, z.infer<Q>, A>): Promise<Reply> | Reply;
-}): Route {
+>(
+  route: Omit<RouteDeclaration<PolicyName>, "auth" | "body" | "query"> & {
+    auth: A;
+    body?: B;
+    query?: Q;
+    handle(ctx: Ctx<z.infer<B>, z.infer<Q>, A>): Promise<Reply> | Reply;
+  },
+): Route {
   return route as unknown as Route;
 }
 
 export const noContent = (): Reply => ({ status: 204 });
 export const ok = (body: unknown): Reply => ({ status: 200, body });
 export const created = (body: unknown): Reply => ({ status: 201, body });
+/** A JSON text answered as is, with its status (it was serialized once already, e.g. for a message's delivery). */
+export const jsonText = (status: number, data: string): Reply => ({ status, raw: { type: "application/json", data } });
 /** 200 with a body already serialized as JSON. */
-export const okJson = (json: string): Reply => ({ status: 200, raw: { type: "application/json", data: json } });
+export const okJson = (json: string): Reply => jsonText(200, json);

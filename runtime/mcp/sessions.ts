@@ -1,14 +1,19 @@
 // The MCP sessions this node serves at /v1/mcp: one streamable HTTP transport (the SDK's web-standard one) and one
-// Flock MCP server (client/mcp) per session, acting as the principal whose bearer token opened it, through the SDK
+// Flock MCP server per session, acting as the principal whose bearer token opened it, through the SDK
 // against this node's own API (self-url.ts). Each session subscribes to the node's wake-ups for its principal, so a
 // new message sends notifications/resources/updated for the resources it changes. A session belongs to the node
 // that created it (a load balancer must keep a session's requests on one node, or the client starts a new one).
 //
+// The Flock MCP server is the SDK package's (`@flock/client/mcp`, client/mcp/server.ts), the same one `flockctl mcp`
+// serves over stdio. The runtime reaches it through the package's published entry, never client/'s files (the import
+// fence, test/import-fence.test.ts): a built node loads the built package, and in the repository tsconfig.json's
+// `paths` points type checks and tsx at its source.
+//
 // The MCP SDK and the Flock MCP server (with their JSON schema validators) are loaded by the first request without a
 // session, not at start: a node that never serves MCP does not hold them (bench/RESULTS.md, "Idle memory (issue 30)").
 import { randomUUID } from "node:crypto";
+import type { FlockMcp } from "@flock/client/mcp";
 import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import type { FlockMcp } from "../../client/mcp/server.ts";
 import { ApiError } from "../errors.ts";
 import type { Ctx, Reply } from "../http/route.ts";
 import type { SelfAddress } from "../self-address.ts";
@@ -28,7 +33,7 @@ async function importMcpModules() {
   const [transport, types, server] = await Promise.all([
     import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"),
     import("@modelcontextprotocol/sdk/types.js"),
-    import("../../client/mcp/server.ts"),
+    import("@flock/client/mcp"),
   ]);
   return { Transport: transport.WebStandardStreamableHTTPServerTransport, isInitializeRequest: types.isInitializeRequest, createFlockMcp: server.createFlockMcp };
 }

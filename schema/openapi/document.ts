@@ -3,22 +3,10 @@
 // each error its declaration implies (401 with a token, 400/413/415 with a body, 429 with a limit, 403 for a
 // banned IP, 404 with a path id, 503 always) and those the table names, 402 with PAYMENT-REQUIRED.
 import type { z } from "zod";
-import type { AuthMode, Method } from "../../runtime/http/route.ts";
-import type { PolicyName } from "../../runtime/limits/policies.ts";
 import { ApiErrorBody, PaymentRequiredBody } from "../errors.ts";
+import type { RouteDeclaration } from "../route.ts";
 import { buildComponents, type JsonSchema, inlineSchema } from "./components.ts";
 import { type HeaderName, ROUTE_DOCS, type RouteDoc, type Tag } from "./routes.ts";
-
-/** What the document needs of a route (runtime/http/route.ts's Route satisfies it). */
-export interface DocumentedRoute {
-  method: Method;
-  path: string;
-  auth: AuthMode;
-  body?: z.ZodType;
-  query?: z.ZodType;
-  limit?: PolicyName;
-  stream?: boolean;
-}
 
 export type OpenApiDocument = JsonSchema & { openapi: "3.1.1"; paths: Record<string, Record<string, JsonSchema>> };
 
@@ -77,16 +65,16 @@ export const openApiPath = (path: string) => path.replace(/:([A-Za-z_]+)/g, "{$1
  * What a route missing from the table is documented as (test/openapi.test.ts fails on it; the served document
  * still lists it rather than failing to build).
  */
-function undescribed(r: DocumentedRoute): RouteDoc {
+function undescribed(r: RouteDeclaration): RouteDoc {
   const segment = r.path.split("/")[2] ?? "";
   const tag = (Object.keys(TAGS) as Tag[]).find((t) => t === segment) ?? "reference";
   return { summary: `${routeKey(r)} (not yet described)`, tag, answers: { 200: { description: "success" } } };
 }
 
-const docOf = (r: DocumentedRoute): RouteDoc => ROUTE_DOCS[routeKey(r)] ?? undescribed(r);
+const docOf = (r: RouteDeclaration): RouteDoc => ROUTE_DOCS[routeKey(r)] ?? undescribed(r);
 
-/** Builds the document for `routes` (every route in the table: see routes.ts). */
-export function buildOpenApiDocument(routes: readonly DocumentedRoute[], version = "1.0.0"): OpenApiDocument {
+/** Builds the document for `routes` (every route in the table: see routes.ts), read as their declarations (../route.ts). */
+export function buildOpenApiDocument(routes: readonly RouteDeclaration[], version = "1.0.0"): OpenApiDocument {
 
   const requestRoots = new Map<z.ZodType, string | undefined>();
   for (const r of routes) if (r.body) requestRoots.set(r.body, `${operationId(r.method, r.path)}Body`.replace(/^./, (c) => c.toUpperCase()));
@@ -137,7 +125,7 @@ export function buildOpenApiDocument(routes: readonly DocumentedRoute[], version
 
 type Ref = (schema: z.ZodType) => JsonSchema;
 
-function operation(r: DocumentedRoute, doc: RouteDoc, requestRef: Ref, responseRef: Ref): JsonSchema {
+function operation(r: RouteDeclaration, doc: RouteDoc, requestRef: Ref, responseRef: Ref): JsonSchema {
   const op: JsonSchema = {
     operationId: operationId(r.method, r.path),
     summary: doc.summary,
@@ -189,7 +177,7 @@ function operation(r: DocumentedRoute, doc: RouteDoc, requestRef: Ref, responseR
 }
 
 /** Every error status of a route with what it means there: implied by its declaration, then the table's. */
-function errorStatuses(r: DocumentedRoute, doc: RouteDoc): Map<number, string> {
+function errorStatuses(r: RouteDeclaration, doc: RouteDoc): Map<number, string> {
   const out = new Map<number, string>();
   const add = (status: number, text: string) => out.set(status, out.has(status) ? `${out.get(status)}; ${text}` : text);
   if (r.body || r.query || r.stream) add(400, "invalid_request: the body or query does not match its schema (`field` and `issues` name what)");

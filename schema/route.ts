@@ -1,0 +1,22 @@
+// What a route declares, as data: method, path, who may call it, the schemas of its body and query, its rate-limit
+// policy. One definition serves both sides: the runtime's Route (runtime/http/route.ts) is this plus its handler,
+// and the OpenAPI document (openapi/document.ts) is built from it. The policy's name is a type parameter, since the
+// policy table is the runtime's (runtime/limits/policies.ts); the document only asks whether a route is limited.
+import type { z } from "zod";
+
+export type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
+export type AuthMode = "none" | "principal" | "agent" | "human";
+
+export interface RouteDeclaration<Policy extends string = string> {
+  method: Method;
+  path: string;
+  auth: AuthMode;
+  body?: z.ZodType;
+  query?: z.ZodType;
+  /** Rate-limit policy applied before the handler runs (scope taken from the policy). */
+  limit?: Policy;
+  /** A GET with side effects: HEAD must not fall back to it. */
+  noHead?: boolean;
+  /** Hand the handler the raw body as `ctx.stream` (no JSON parsing, no Content-Type check, no size cap: the handler enforces its own). */
+  stream?: boolean;
+}

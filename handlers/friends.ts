@@ -1,25 +1,29 @@
 // Friends: send, list, accept and decline requests; list and remove friends. A friendship made or ended
 // drops both principals' cached feed timelines, so the very next feed read reflects it, and tells both sides'
-// WebSocket connections, which start or stop watching the other's presence.
+// WebSocket connections, which start or stop watching the other's presence. The statements:
+// runtime/social/friends-store.ts.
 import { conflict, invalid, notFound } from "../runtime/errors.ts";
 import { defineRoute, noContent, ok, type Route } from "../runtime/http/route.ts";
 import { idTime, parseId } from "../runtime/ids.ts";
 import type { Logger } from "../runtime/log.ts";
 import type { Services } from "../runtime/services.ts";
 import { invalidate } from "../runtime/social/feed.ts";
-import { announceFriendship } from "../runtime/ws/realtime.ts";
+import {
+  acceptRequest,
+  declineRequest,
+  deleteFriendship,
+  friendList,
+  insertAcceptedRequest,
+  insertRequest,
+  pairState,
+  pendingRequests,
+  pendingRequestSender,
+  type RequestRow,
+} from "../runtime/social/friends-store.ts";
 import { lockPair } from "../runtime/social/locks.ts";
-import type { Author } from "../schema/common.ts";
+import { announceFriendship } from "../runtime/ws/realtime.ts";
 import { principalId } from "../schema/common.ts";
 import { type FriendRequest, FriendRequestBody } from "../schema/friends.ts";
-
-interface RequestRow {
-  id: bigint;
-  from_id: string;
-  to_id: string;
-  status: FriendRequest["status"];
-  created_at: Date;
-}
 
 const toRequest = (r: RequestRow): FriendRequest => ({
   id: `freq_${r.id}`,
@@ -44,14 +48,6 @@ async function friendshipChanged(svc: Services, log: Logger, a: string, b: strin
   await announceFriendship(svc, { a, b }).catch((err) => log.warn({ err }, "friendship change not announced"));
 }
 
-interface PairState {
-  known: boolean;
-  friends: boolean;
-  reverse: bigint | null;
-  existing: bigint | null;
-  existing_at: Date | null;
-}
-
 /**
  * 201 with a new pending request; 201 `accepted` when the other side had already asked (both become
  * friends); 200 with the existing request when one is already pending; 409 when already friends.
@@ -68,12 +64,7 @@ const sendRequest = defineRoute({
     if (to === me) throw invalid("to: you cannot send a friend request to yourself", { field: "to" });
     const out = await svc.sql.begin(async (tx) => {
       await lockPair(tx, me, to);
-      const [s] = await tx<PairState[]>`select
-        exists (select 1 from principals where id = ${to}) as known,
-        exists (select 1 from friendships where principal = ${me} and friend = ${to}) as friends,
-        (select id from friend_requests where from_id = ${to} and to_id = ${me} and status = 'pending') as reverse,
-        (select id from friend_requests where from_id = ${me} and to_id = ${to} and status = 'pending') as existing,
-        (select created_at from friend_requests where from_id = ${me} and to_id = ${to} and status = 'pending') as existing_at`;
+      const s = await pairState(tx, me, to);
       if (!s?.known) throw notFound("principal");
       if (s.friends) throw conflict("already friends");
       if (s.existing !== null) {
@@ -83,18 +74,11 @@ const sendRequest = defineRoute({
       const id = svc.ids.nextRaw();
       const row: RequestRow = { id, from_id: me, to_id: to, status: "pending", created_at: new Date(idTime(id)) };
       if (s.reverse === null) {
-        await tx`insert into friend_requests (id, from_id, to_id, status, created_at)
-                 values (${String(id)}, ${me}, ${to}, 'pending', ${row.created_at})`;
+        await insertRequest(tx, row);
         return { status: 201, row };
       }
       row.status = "accepted";
-      await tx`
-        with rev as (
-          update friend_requests set status = 'accepted', responded_at = now() where id = ${String(s.reverse)}),
-        req as (
-          insert into friend_requests (id, from_id, to_id, status, created_at, responded_at)
-          values (${String(id)}, ${me}, ${to}, 'accepted', ${row.created_at}, now()))
-        insert into friendships (principal, friend) values (${me}, ${to}), (${to}, ${me}) on conflict do nothing`;
+      await insertAcceptedRequest(tx, s.reverse, row);
       return { status: 201, row };
     });
     if (out.row.status === "accepted") await friendshipChanged(svc, log, me, to);
@@ -108,12 +92,7 @@ const listRequests = defineRoute({
   auth: "principal",
   async handle({ principal, svc }) {
     const me = principal.id;
-    const rows = await svc.sql<RequestRow[]>`
-      (select id, from_id, to_id, status, created_at from friend_requests
-       where to_id = ${me} and status = 'pending' order by id desc limit 500)
-      union all
-      (select id, from_id, to_id, status, created_at from friend_requests
-       where from_id = ${me} and status = 'pending' order by id desc limit 500)`;
+    const rows = await pendingRequests(svc.sql, me);
     const newestFirst = [...rows].sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
     return ok({
       incoming: newestFirst.filter((r) => r.to_id === me).map(toRequest),
@@ -130,23 +109,11 @@ const accept = defineRoute({
     const id = requestId(params);
     const me = principal.id;
     const friend = await svc.sql.begin(async (tx) => {
-      const [req] = await tx<{ from_id: string }[]>`
-        select from_id from friend_requests where id = ${String(id)} and to_id = ${me} and status = 'pending'`;
-      if (!req) throw notFound("friend request");
+      const sender = await pendingRequestSender(tx, id, me);
+      if (sender === null) throw notFound("friend request");
       // Pair lock before any row lock, in the same order as sendRequest: no deadlock between them.
-      await lockPair(tx, req.from_id, me);
-      const [p] = await tx<Author[]>`
-        with acc as (
-          update friend_requests set status = 'accepted', responded_at = now()
-          where id = ${String(id)} and to_id = ${me} and status = 'pending' returning from_id),
-        rev as (
-          update friend_requests set status = 'accepted', responded_at = now()
-          where from_id = ${me} and to_id in (select from_id from acc) and status = 'pending'),
-        fr as (
-          insert into friendships (principal, friend)
-          select ${me}, from_id from acc union all select from_id, ${me} from acc
-          on conflict do nothing)
-        select p.id, p.display_name from acc join principals p on p.id = acc.from_id`;
+      await lockPair(tx, sender, me);
+      const p = await acceptRequest(tx, id, me);
       if (!p) throw notFound("friend request");
       return { id: p.id, display_name: p.display_name };
     });
@@ -163,11 +130,7 @@ const decline = defineRoute({
   async handle({ params, principal, svc }) {
     const id = requestId(params);
     const me = principal.id;
-    const r = await svc.sql`
-      update friend_requests
-      set status = case when to_id = ${me} then 'declined' else 'withdrawn' end, responded_at = now()
-      where id = ${String(id)} and status = 'pending' and (to_id = ${me} or from_id = ${me})`;
-    if (r.count === 0) throw notFound("friend request");
+    if (!(await declineRequest(svc.sql, id, me))) throw notFound("friend request");
     return noContent();
   },
 });
@@ -177,9 +140,7 @@ const list = defineRoute({
   path: "/v1/friends",
   auth: "principal",
   async handle({ principal, svc }) {
-    const rows = await svc.sql<Author[]>`
-      select p.id, p.display_name from friendships f join principals p on p.id = f.friend
-      where f.principal = ${principal.id} order by f.created_at desc, f.friend`;
+    const rows = await friendList(svc.sql, principal.id);
     return ok({ friends: rows.map((r) => ({ id: r.id, display_name: r.display_name })) });
   },
 });
@@ -194,14 +155,12 @@ const unfriend = defineRoute({
     if (!principalId.safeParse(other).success || other === me) throw notFound("friend");
     const removed = await svc.sql.begin(async (tx) => {
       await lockPair(tx, me, other);
-      const r = await tx`
-        delete from friendships
-        where (principal = ${me} and friend = ${other}) or (principal = ${other} and friend = ${me})`;
+      const n = await deleteFriendship(tx, me, other);
       // Feed reads trust the timelines for visibility, so both are dropped before the friendship ends (a
       // failure here fails the request with nothing changed) and again after, which revokes the lease of
       // any rebuild that read the friendship in between.
-      if (r.count > 0) await svc.engines.feed.invalidate([me, other]);
-      return r.count;
+      if (n > 0) await svc.engines.feed.invalidate([me, other]);
+      return n;
     });
     if (removed === 0) throw notFound("friend");
     await friendshipChanged(svc, log, me, other);

@@ -1,42 +1,32 @@
 // Groups: create, read, add and remove members, send to every other member. A group is a thread of kind
 // 'group' (same number, `group_` and `thread_` prefixes); non-members get 404 as for a missing group.
 // The owner adds and removes members; anyone may leave; an owner who leaves hands the group to the
-// longest-standing member. Who may be added: runtime/social/group-consent.ts (a person only by a friend).
+// longest-standing member. Who may be added: runtime/social/group-consent.ts (a person only by a friend). The
+// statements: runtime/messaging/group-admin-store.ts.
 import { ApiError, invalid, notFound } from "../runtime/errors.ts";
-import { created, defineRoute, noContent, ok, type Route } from "../runtime/http/route.ts";
+import { created, defineRoute, jsonText, noContent, ok, type Route } from "../runtime/http/route.ts";
 import { PREFIX, parseId } from "../runtime/ids.ts";
 import { resolveAttachments } from "../runtime/messaging/attachments.ts";
+import {
+  deleteMember,
+  type GroupRow,
+  groupMembers,
+  handOver,
+  insertGroup,
+  insertMembers,
+  loadGroup,
+  lockGroup,
+  sizeWith,
+} from "../runtime/messaging/group-admin-store.ts";
 import { joinGroup, leaveGroup } from "../runtime/messaging/stream-store.ts";
 import { sendGroup } from "../runtime/messaging/send.ts";
 import { paidMembers } from "../runtime/payments/terms.ts";
 import type { Services } from "../runtime/services.ts";
 import { refusedMembers } from "../runtime/social/group-consent.ts";
 import { AddMembersRequest, CreateGroupRequest, type Group, MAX_GROUP_MEMBERS, SendGroupMessageRequest } from "../schema/groups.ts";
-import { jsonText } from "./messages.ts";
-
-interface GroupRow {
-  id: bigint;
-  name: string;
-  owner: string | null;
-  created_at: Date;
-  is_member: boolean;
-}
-
-/** The group as `me` may see it: null when it does not exist or `me` is not a member. */
-async function loadGroup(svc: Services, id: bigint, me: string): Promise<GroupRow | null> {
-  const [row] = await svc.sql<GroupRow[]>`
-    select g.id, g.name, g.owner, g.created_at,
-      exists (select 1 from thread_members where thread_id = g.id and principal = ${me}) as is_member
-    from groups g where g.id = ${String(id)}`;
-  return row?.is_member ? row : null;
-}
 
 async function view(svc: Services, g: GroupRow): Promise<Group> {
-  const members = await svc.sql<{ id: string; display_name: string }[]>`
-    select tm.principal as id, p.display_name
-    from thread_members tm join principals p on p.id = tm.principal
-    where tm.thread_id = ${String(g.id)}
-    order by tm.joined_at, tm.principal`;
+  const members = await groupMembers(svc.sql, g.id);
   return {
     id: PREFIX.group + g.id.toString(),
     name: g.name,
@@ -54,7 +44,7 @@ function groupId(params: Record<string, string>): bigint {
 }
 
 async function requireMember(svc: Services, params: Record<string, string>, me: string): Promise<GroupRow> {
-  const g = await loadGroup(svc, groupId(params), me);
+  const g = await loadGroup(svc.sql, groupId(params), me);
   if (!g) throw notFound("group");
   return g;
 }
@@ -88,17 +78,11 @@ const create = defineRoute({
     const joined = await svc.sql.begin(async (tx) => {
       const missing = await refusedMembers(tx, principal.id, members, null);
       if (missing.length > 0) throw refused(missing);
-      await tx`insert into threads (id, kind) values (${String(id)}, 'group')`;
-      await tx`insert into groups (id, name, owner) values (${String(id)}, ${body.name}, ${principal.id})`;
-      // joined_at preserves the order given, the creator first
-      await tx`
-        insert into thread_members (thread_id, principal, joined_at)
-        select ${String(id)}, m.p, now() + (m.n * interval '1 microsecond')
-        from unnest(${members}::text[]) with ordinality as m(p, n)`;
+      await insertGroup(tx, id, body.name, principal.id, members);
       return joinGroup(tx, id, members);
     });
     await svc.hub.streams.membersChanged(id, joined, []).catch((err: unknown) => svc.log.warn({ err }, "group members not announced"));
-    const g = await loadGroup(svc, id, principal.id);
+    const g = await loadGroup(svc.sql, id, principal.id);
     return created({ group: await view(svc, g!) });
   },
 });
@@ -123,21 +107,13 @@ const addMembers = defineRoute({
     requireManager(g, principal.id);
     const wanted = [...new Set(body.members)];
     const joined = await svc.sql.begin(async (tx) => {
-      await tx`select 1 from groups where id = ${String(g.id)} for update`; // (sends take this row too: one lock order)
+      await lockGroup(tx, g.id); // (sends take this row too: one lock order)
       const missing = await refusedMembers(tx, principal.id, wanted, g.id);
       if (missing.length > 0) throw refused(missing);
-      const [n] = await tx<{ count: bigint }[]>`select count(*) as count from thread_members where thread_id = ${String(g.id)}`;
-      const [fresh] = await tx<{ count: bigint }[]>`
-        select count(*) as count from unnest(${wanted}::text[]) as w(p)
-        where not exists (select 1 from thread_members where thread_id = ${String(g.id)} and principal = w.p)`;
-      if (Number(n!.count) + Number(fresh!.count) > MAX_GROUP_MEMBERS) {
+      if ((await sizeWith(tx, g.id, wanted)) > MAX_GROUP_MEMBERS) {
         throw invalid(`members: a group holds at most ${MAX_GROUP_MEMBERS} members`, { field: "members" });
       }
-      await tx`
-        insert into thread_members (thread_id, principal, joined_at)
-        select ${String(g.id)}, m.p, now() + (m.n * interval '1 microsecond')
-        from unnest(${wanted}::text[]) with ordinality as m(p, n)
-        on conflict do nothing`;
+      await insertMembers(tx, g.id, wanted);
       return joinGroup(tx, g.id, wanted);
     });
     await svc.hub.streams.membersChanged(g.id, joined, []).catch((err: unknown) => svc.log.warn({ err }, "group members not announced"));
@@ -154,16 +130,11 @@ const removeMember = defineRoute({
     const member = params["member"] ?? "";
     if (member !== principal.id) requireManager(g, principal.id);
     const removed = await svc.sql.begin(async (tx) => {
-      await tx`select 1 from groups where id = ${String(g.id)} for update`; // first, as a send takes it: one lock order
-      const gone = await tx`delete from thread_members where thread_id = ${String(g.id)} and principal = ${member} returning 1`;
+      await lockGroup(tx, g.id); // first, as a send takes it: one lock order
+      const gone = await deleteMember(tx, g.id, member);
       await leaveGroup(tx, g.id, member);
-      if (gone.length > 0 && g.owner === member) {
-        await tx`
-          update groups set owner = (
-            select principal from thread_members where thread_id = ${String(g.id)} order by joined_at, principal limit 1
-          ) where id = ${String(g.id)}`;
-      }
-      return gone.length > 0;
+      if (gone && g.owner === member) await handOver(tx, g.id);
+      return gone;
     });
     if (!removed) throw notFound("member");
     await svc.hub.streams.membersChanged(g.id, [], [member]).catch((err: unknown) => svc.log.warn({ err }, "group members not announced"));

@@ -1,6 +1,7 @@
 // Liveness, readiness (Postgres and the engines answer) and Prometheus metrics, outside /v1.
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Circuit } from "../runtime/circuit.ts";
+import { ping } from "../runtime/db/client.ts";
 import { ApiError, unauthorized } from "../runtime/errors.ts";
 import { defineRoute, ok, type Route } from "../runtime/http/route.ts";
 import type { Metrics } from "../runtime/metrics.ts";
@@ -31,7 +32,7 @@ export function healthRoutes(metrics: Metrics): Route[] {
         }
       };
       const [postgres, engine] = await Promise.all([
-        check(() => svc.sql`select 1`, svc.circuits.postgres),
+        check(() => ping(svc.sql), svc.circuits.postgres),
         check(() => svc.engines.ping(), svc.circuits.redis),
       ]);
       const checks = { postgres, [svc.engines.kind]: engine };

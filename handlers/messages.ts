@@ -1,7 +1,7 @@
 // Direct messages: send (runtime/messaging/send.ts), long-poll the inbox and groups, acknowledge. A send to a paid agent
 // goes through x402 (runtime/payments/paid-send.ts).
 import { invalid, notFound } from "../runtime/errors.ts";
-import { defineRoute, noContent, type Reply, type Route } from "../runtime/http/route.ts";
+import { defineRoute, jsonText, noContent, type Route } from "../runtime/http/route.ts";
 import { parseId } from "../runtime/ids.ts";
 import { resolveAttachments } from "../runtime/messaging/attachments.ts";
 import { pendingJson } from "../runtime/messaging/payload.ts";
@@ -9,9 +9,6 @@ import { sendDirect } from "../runtime/messaging/send.ts";
 import { isMember } from "../runtime/messaging/store.ts";
 import { paidSend } from "../runtime/payments/paid-send.ts";
 import { AckQuery, PendingQuery, SendMessageRequest } from "../schema/messages.ts";
-
-/** A JSON text answered as is (it was serialized once, for its delivery). */
-export const jsonText = (status: number, data: string): Reply => ({ status, raw: { type: "application/json", data } });
 
 const send = defineRoute({
   method: "POST",

@@ -2,25 +2,19 @@
 // missing one. Counts stay exact: each like/unlike/comment updates the moment's counter in the same
 // statement that inserts or deletes its row (ON CONFLICT DO NOTHING makes a repeated like a no-op), raises
 // the moment's `rev`, and hands the new counts to the moment record cache before the answer goes out.
-// Likes and unlikes go to Postgres by group commit (runtime/social/likes.ts).
-import { isFkViolation } from "../runtime/db/errors.ts";
+// Likes and unlikes go to Postgres by group commit (runtime/social/likes.ts), comments through
+// runtime/social/comments-store.ts.
 import { notFound } from "../runtime/errors.ts";
 import { created, defineRoute, noContent, type Route } from "../runtime/http/route.ts";
 import { idTime, parseId } from "../runtime/ids.ts";
 import { recordCounts } from "../runtime/social/feed.ts";
-import { type CountsRow, visibleTo } from "../runtime/social/moments-sql.ts";
+import { commentsPage, insertComment } from "../runtime/social/comments-store.ts";
 import { type Comment, CommentsQuery, CreateCommentRequest } from "../schema/moments.ts";
 
 const momentId = (params: Record<string, string>): bigint => {
   const id = parseId("moment", params["id"] ?? "");
   if (id === null) throw notFound("moment");
   return id;
-};
-
-/** A foreign-key violation means the moment was deleted while we wrote: 404 like any missing moment. */
-const gone = (err: unknown): never => {
-  if (isFkViolation(err)) throw notFound("moment");
-  throw err;
 };
 
 const like = defineRoute({
@@ -55,14 +49,8 @@ const comment = defineRoute({
     const me = principal.id;
     const cid = svc.ids.nextRaw();
     const createdAt = new Date(idTime(cid));
-    const [r] = await svc.sql<CountsRow[]>`
-      with m as (select m.id from moments m where m.id = ${String(id)} and ${visibleTo(svc.sql, me)}),
-      ins as (
-        insert into moment_comments (id, moment, author, body, created_at)
-        select ${String(cid)}::bigint, id, ${me}, ${body.body}, ${createdAt} from m returning moment),
-      upd as (update moments set comment_count = comment_count + 1, rev = rev + 1 where id in (select moment from ins)
-        returning id, like_count, comment_count, rev)
-      select * from upd`.then((rows) => rows, gone);
+    // null also when the moment was deleted while we wrote: 404 like any missing moment
+    const r = await insertComment(svc.sql, { id: cid, moment: id, author: me, body: body.body, createdAt });
     if (!r) throw notFound("moment");
     await recordCounts(svc, log, [r]);
     const out: Comment = {
@@ -74,14 +62,6 @@ const comment = defineRoute({
     return created(out);
   },
 });
-
-interface CommentRow {
-  id: bigint | null;
-  body: string | null;
-  author: string | null;
-  display_name: string | null;
-  created_at: Date | null;
-}
 
 /**
  * Oldest first, at most `limit` (default and maximum 100). The next page starts after the last comment:
@@ -96,15 +76,7 @@ const listComments = defineRoute({
     const id = momentId(params);
     const after = query.after ?? 0n;
     // One row with null comment columns when the moment is visible but has no (further) comments.
-    const rows = await svc.sql<CommentRow[]>`
-      select c.id, c.body, c.author, p.display_name, c.created_at
-      from moments m
-      left join lateral (
-        select c.id, c.body, c.author, c.created_at from moment_comments c
-        where c.moment = m.id and c.id > ${String(after)} order by c.id limit ${query.limit + 1}) c on true
-      left join principals p on p.id = c.author
-      where m.id = ${String(id)} and ${visibleTo(svc.sql, principal.id)}
-      order by c.id`;
+    const rows = await commentsPage(svc.sql, id, principal.id, after, query.limit);
     if (rows.length === 0) throw notFound("moment");
     const list: Comment[] = [];
     for (const r of rows) {

@@ -1,12 +1,12 @@
 // Moments: publish, read the feed, read one, delete one (SPEC 4.1, 4.2). Likes and comments live in
-// moment-reactions.ts; the feed cache logic in runtime/social/feed.ts.
+// moment-reactions.ts; the feed cache logic in runtime/social/feed.ts, the statements in runtime/social/moments-store.ts.
 import { notFound } from "../runtime/errors.ts";
 import { created, defineRoute, noContent, ok, okJson, type Route } from "../runtime/http/route.ts";
 import { idTime, parseId } from "../runtime/ids.ts";
 import { fanOut, readFeed, timelinesFor, unFanOut } from "../runtime/social/feed.ts";
-import { lockAuthorShared } from "../runtime/social/locks.ts";
 import { friendsOf, hydrate, toMoment } from "../runtime/social/moments-sql.ts";
-import { CreateMomentRequest, FeedQuery, type MomentCreated, type Visibility } from "../schema/moments.ts";
+import { deleteOwnMoment, insertMoment } from "../runtime/social/moments-store.ts";
+import { CreateMomentRequest, FeedQuery, type MomentCreated } from "../schema/moments.ts";
 
 const create = defineRoute({
   method: "POST",
@@ -18,23 +18,7 @@ const create = defineRoute({
     const id = svc.ids.nextRaw();
     const createdAt = new Date(idTime(id));
     const me = principal.id;
-    let friends: string[] = [];
-    if (body.visibility === "friends") {
-      // The friend list is read under the author's lock (see runtime/social/locks.ts).
-      friends = await svc.sql.begin(async (tx) => {
-        await lockAuthorShared(tx, me);
-        const [row] = await tx<{ friends: string[] }[]>`
-          with ins as (
-            insert into moments (id, author, content, visibility, created_at)
-            values (${String(id)}, ${me}, ${body.content}, 'friends', ${createdAt}))
-          select array(select friend from friendships where principal = ${me}) as friends`;
-        return row!.friends;
-      });
-    } else {
-      await svc.sql`
-        insert into moments (id, author, content, visibility, created_at)
-        values (${String(id)}, ${me}, ${body.content}, ${body.visibility}, ${createdAt})`;
-    }
+    const friends = await insertMoment(svc.sql, { id, author: me, content: body.content, visibility: body.visibility, createdAt });
     await fanOut(svc, log, id, timelinesFor(me, body.visibility, friends));
     const out: MomentCreated = {
       id: `moment_${id}`,
@@ -78,16 +62,15 @@ const remove = defineRoute({
     const id = parseId("moment", params["id"] ?? "");
     if (id === null) throw notFound("moment");
     const me = principal.id;
-    const row = await svc.sql.begin(async (tx) => {
-      const [r] = await tx<{ visibility: Visibility }[]>`
-        delete from moments where id = ${String(id)} and author = ${me} returning visibility`;
+    const visibility = await svc.sql.begin(async (tx) => {
+      const v = await deleteOwnMoment(tx, id, me);
       // Tombstoned before the delete commits: no cached copy can outlive it (runtime/engines/moments.ts).
-      if (r) await svc.engines.moments.forget([id]);
-      return r;
+      if (v) await svc.engines.moments.forget([id]);
+      return v;
     });
-    if (!row) throw notFound("moment");
-    const friends = row.visibility === "friends" ? await friendsOf(svc.sql, me) : [];
-    await unFanOut(svc, log, id, timelinesFor(me, row.visibility, friends));
+    if (!visibility) throw notFound("moment");
+    const friends = visibility === "friends" ? await friendsOf(svc.sql, me) : [];
+    await unFanOut(svc, log, id, timelinesFor(me, visibility, friends));
     return noContent();
   },
 });

@@ -2,7 +2,7 @@
 import { notFound } from "../runtime/errors.ts";
 import { defineRoute, noContent, ok, type Route } from "../runtime/http/route.ts";
 import { deleteAccount } from "../runtime/accounts/delete.ts";
-import { loadUser } from "../runtime/humans.ts";
+import { loadUser, updateUser } from "../runtime/humans.ts";
 import { UpdateUserRequest } from "../schema/users.ts";
 
 const me = defineRoute({
@@ -22,14 +22,7 @@ const update = defineRoute({
   auth: "human",
   body: UpdateUserRequest,
   async handle({ principal, body, svc }) {
-    const rows = await svc.sql`
-      update principals set
-        display_name = coalesce(${body.display_name ?? null}::text, display_name),
-        description = coalesce(${body.description ?? null}::text, description),
-        updated_at = now()
-      where id = ${principal.id} and kind = 'human'
-      returning id`;
-    if (rows.length === 0) throw notFound("user");
+    if (!(await updateUser(svc.sql, principal.id, body))) throw notFound("user");
     if (body.display_name !== undefined) await svc.auth.forget(principal.id);
     const user = await loadUser(svc.sql, principal.id);
     if (!user) throw notFound("user");

@@ -1,5 +1,5 @@
 // Human users: find or create the user behind a wallet or an identity-provider subject, issue `pt_` tokens,
-// and read the own profile. Humans are principals of kind 'human' with id `P` + digits.
+// and read and update the own profile. Humans are principals of kind 'human' with id `P` + digits.
 import { getAddress } from "./address.ts";
 import type postgres from "postgres";
 import type { User, Wallet } from "../schema/users.ts";
@@ -29,6 +29,18 @@ export async function loadUser(sql: Db, id: string): Promise<User | null> {
     wallets: wallets.map((w) => ({ address: w.address, kind: w.kind })),
     created_at: row.created_at.toISOString(),
   };
+}
+
+/** Changes the given fields of a human's profile; false when there is no such human. */
+export async function updateUser(sql: Db, id: string, change: { display_name?: string; description?: string }): Promise<boolean> {
+  const rows = await sql`
+    update principals set
+      display_name = coalesce(${change.display_name ?? null}::text, display_name),
+      description = coalesce(${change.description ?? null}::text, description),
+      updated_at = now()
+    where id = ${id} and kind = 'human'
+    returning id`;
+  return rows.length > 0;
 }
 
 /** `0xAbCd…1234`: the default display name of a user who signed in with a wallet. */

@@ -24,6 +24,11 @@ export interface SqlOptions {
   oneSession?: boolean;
 }
 
+/** One round trip to the server (`select 1`): readiness checks and the connection check below. */
+export async function ping(sql: Sql): Promise<void> {
+  await sql`select 1`;
+}
+
 /** Seconds a connection attempt may take, and the constant pause between attempts (postgres.js backs off up to 20 s). */
 const CONNECT_TIMEOUT_S = 1;
 const RECONNECT_S = 0.1;
@@ -55,7 +60,7 @@ async function open(opts: SqlOptions): Promise<Sql> {
     types: { bigint: postgres.BigInt },
   });
   try {
-    await sql`select 1`;
+    await ping(sql);
     if (opts.oneSession) await sql.unsafe(`set search_path to "${opts.schema}"`);
   } catch (err) {
     await sql.end({ timeout: 0 }).catch(() => {});

@@ -1,0 +1,74 @@
+// Agents in Postgres: register one with its first token, read its profile (with the marketplace fields of paid
+// agents), change it, and rotate its token. Only a token's SHA-256 is stored.
+import type { Agent, AgentProfile } from "../../schema/agents.ts";
+import type { Sql } from "../db/client.ts";
+import type { AssetTable } from "../payments/assets.ts";
+import { hasSettings, marketplaceView, type PaidAgentRow, type SettingsChange, updateSettings } from "../payments/settings.ts";
+import { hashToken } from "../tokens.ts";
+
+export interface AgentRow {
+  id: string;
+  display_name: string;
+  description: string;
+  created_at: Date;
+}
+
+export const toAgent = (r: AgentRow): Agent => ({
+  id: r.id,
+  display_name: r.display_name,
+  description: r.description,
+  created_at: r.created_at.toISOString(),
+});
+
+/** The profile: the agent and its marketplace fields (paid agents); null when there is no such agent. */
+export async function loadAgent(sql: Sql, assets: AssetTable, id: string): Promise<AgentProfile | null> {
+  const [row] = await sql<(AgentRow & Partial<PaidAgentRow> & { has_settings: boolean })[]>`
+    select p.id, p.display_name, p.description, p.created_at,
+           pa.principal is not null as has_settings, pa.x402_enabled, pa.price_micros, pa.pay_to, pa.network
+    from principals p left join paid_agents pa on pa.principal = p.id
+    where p.id = ${id} and p.kind = 'agent'`;
+  if (!row) return null;
+  const settings = row.has_settings ? (row as PaidAgentRow) : null;
+  return { ...toAgent(row), ...marketplaceView(assets, settings) };
+}
+
+/** A new agent and its first token, in one transaction. */
+export async function registerAgent(sql: Sql, id: string, displayName: string, description: string, token: string): Promise<AgentRow> {
+  return sql.begin(async (tx) => {
+    const [r] = await tx<AgentRow[]>`
+      insert into principals (id, kind, display_name, description)
+      values (${id}, 'agent', ${displayName}, ${description})
+      returning id, display_name, description, created_at`;
+    await tx`insert into tokens (hash, principal) values (${hashToken(token)}, ${id})`;
+    return r!;
+  });
+}
+
+/** What PATCH /v1/agents/me may change: the profile's text and the marketplace settings. */
+export interface AgentChange extends SettingsChange {
+  display_name?: string;
+  description?: string;
+}
+
+/** Changes the given fields of an agent (its marketplace settings too), in one transaction; false when there is no such agent. */
+export async function updateAgent(sql: Sql, assets: AssetTable, id: string, change: AgentChange): Promise<boolean> {
+  return sql.begin(async (tx) => {
+    const [row] = await tx<AgentRow[]>`
+      update principals set
+        display_name = coalesce(${change.display_name ?? null}::text, display_name),
+        description = coalesce(${change.description ?? null}::text, description),
+        updated_at = now()
+      where id = ${id} and kind = 'agent'
+      returning id, display_name, description, created_at`;
+    if (row && hasSettings(change)) await updateSettings(tx as unknown as Sql, assets, id, change);
+    return row !== undefined;
+  });
+}
+
+/** Replaces every token of an agent with `token`, in one transaction. */
+export async function replaceToken(sql: Sql, principal: string, token: string): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`delete from tokens where principal = ${principal}`;
+    await tx`insert into tokens (hash, principal) values (${hashToken(token)}, ${principal})`;
+  });
+}

@@ -1,0 +1,44 @@
+// Publishing and deleting moments in Postgres. The queries that read moments (visibility, hydration, the feed and
+// its timelines) are in moments-sql.ts; likes in likes.ts, comments in comments-store.ts.
+import type { TransactionSql } from "postgres";
+import type { Visibility } from "../../schema/moments.ts";
+import type { Sql } from "../db/client.ts";
+import { lockAuthorShared } from "./locks.ts";
+
+export interface NewMoment {
+  id: bigint;
+  author: string;
+  content: string;
+  visibility: Visibility;
+  createdAt: Date;
+}
+
+/**
+ * Stores a new moment. A `friends` moment is inserted and its author's friend list read in one transaction, under
+ * the author's shared lock (see locks.ts): its answer is that list, the timelines beside the author's to push it to.
+ * Any other moment: one statement, and no friends.
+ */
+export async function insertMoment(sql: Sql, m: NewMoment): Promise<string[]> {
+  if (m.visibility === "friends") {
+    return sql.begin(async (tx) => {
+      await lockAuthorShared(tx, m.author);
+      const [row] = await tx<{ friends: string[] }[]>`
+        with ins as (
+          insert into moments (id, author, content, visibility, created_at)
+          values (${String(m.id)}, ${m.author}, ${m.content}, 'friends', ${m.createdAt}))
+        select array(select friend from friendships where principal = ${m.author}) as friends`;
+      return row!.friends;
+    });
+  }
+  await sql`
+    insert into moments (id, author, content, visibility, created_at)
+    values (${String(m.id)}, ${m.author}, ${m.content}, ${m.visibility}, ${m.createdAt})`;
+  return [];
+}
+
+/** Deletes the moment if `author` wrote it (in the caller's transaction): its visibility, null when there was none to delete. */
+export async function deleteOwnMoment(tx: TransactionSql, id: bigint, author: string): Promise<Visibility | null> {
+  const [r] = await tx<{ visibility: Visibility }[]>`
+    delete from moments where id = ${String(id)} and author = ${author} returning visibility`;
+  return r?.visibility ?? null;
+}

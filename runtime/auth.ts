@@ -2,6 +2,7 @@
 // deletion or profile change is broadcast so every node drops its cached entries at once.
 import type { Sql } from "./db/client.ts";
 import type { PubSub } from "./engines/pubsub.ts";
+import { CHANNELS, listen, publish } from "./engines/node-channels.ts";
 import { unauthorized } from "./errors.ts";
 import { hashToken, looksLikeToken } from "./tokens.ts";
 
@@ -17,7 +18,6 @@ interface Cached {
   cachedUntil: number;
 }
 
-const CHANNEL = "auth.forget";
 const CACHE_MS = 30_000;
 const CACHE_MAX = 50_000;
 
@@ -35,8 +35,7 @@ export class Authenticator {
   ) {}
 
   async start(): Promise<void> {
-    await this.pubsub.subscribe(CHANNEL, (buf) => {
-      const id = buf.toString();
+    await listen(this.pubsub, CHANNELS.authForget, undefined, (id) => {
       this.drop(id);
       for (const l of this.forgetListeners) l(id);
     });
@@ -101,7 +100,7 @@ export class Authenticator {
   /** Tell every node to forget what it cached for a principal (after rotation, deletion, profile change). */
   async forget(principalId: string): Promise<void> {
     this.drop(principalId);
-    await this.pubsub.publish(CHANNEL, principalId);
+    await publish(this.pubsub, CHANNELS.authForget, principalId);
   }
 
   private remember(key: string, entry: Cached): void {

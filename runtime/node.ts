@@ -107,6 +107,7 @@ export async function startServices(config: Config, log: Logger, life: Lifecycle
       {
         scale: config.FLOCK_LIMITS_SCALE,
         ban: { strikes: config.FLOCK_BAN_STRIKES, windowMs: config.FLOCK_BAN_WINDOW * 1000, banMs: config.FLOCK_BAN_SECONDS * 1000 },
+        log,
       },
       now,
     );

@@ -3,43 +3,22 @@
 import { isIP } from "node:net";
 import type { BanRule, LimitsEngine } from "../engines/limits.ts";
 import type { PubSub } from "../engines/pubsub.ts";
+import { CHANNELS, listen, publish } from "../engines/node-channels.ts";
+import type { Logger } from "../log.ts";
 import { ApiError } from "../errors.ts";
 import { POLICIES, type PolicyName } from "./policies.ts";
 
 export interface LimiterOptions {
   scale: number;
   ban: BanRule;
+  /** Where a malformed ban from another node is reported. */
+  log?: Logger;
 }
 
-const BAN_CHANNEL = "limits.ban";
 /** Forget ended bans at least this often (ms of the clock), and whenever the map has doubled since the last time. */
 const SWEEP_EVERY_MS = 10_000;
 const SWEEP_MIN_SIZE = 1024;
 
-/** A ban as nodes tell each other: JSON, so no address can smuggle in a time of its own. */
-export interface BanEvent {
-  ip: string;
-  until: number;
-}
-
-export function encodeBan(ban: BanEvent): string {
-  return JSON.stringify({ ip: ban.ip, until: ban.until });
-}
-
-/** The event, or undefined for anything that is not one naming an address (node:net isIP) and a time. */
-export function decodeBan(payload: Buffer | string): BanEvent | undefined {
-  let v: unknown;
-  try {
-    v = JSON.parse(payload.toString());
-  } catch {
-    return undefined;
-  }
-  if (typeof v !== "object" || v === null) return undefined;
-  const { ip, until } = v as Record<string, unknown>;
-  if (typeof ip !== "string" || isIP(ip) === 0) return undefined;
-  if (typeof until !== "number" || !Number.isSafeInteger(until) || until <= 0) return undefined;
-  return { ip, until };
-}
 
 export class Limiter {
   /** Bans known to this node (ip -> until ms), learnt from its own strikes and from other nodes. */
@@ -56,9 +35,8 @@ export class Limiter {
 
   /** Subscribes to other nodes' bans, then loads the bans already running (published before this node started). */
   async start(): Promise<void> {
-    await this.pubsub.subscribe(BAN_CHANNEL, (buf) => {
-      const ban = decodeBan(buf);
-      if (ban) this.remember(ban.ip, ban.until);
+    await listen(this.pubsub, CHANNELS.limitsBan, this.opts.log, (ban) => {
+      this.remember(ban.ip, ban.until);
     });
     for (const [ip, until] of await this.engine.activeBans(this.now())) {
       if (isIP(ip) !== 0) this.remember(ip, until);
@@ -115,7 +93,7 @@ export class Limiter {
     const known = this.bans.get(ip);
     if (known !== undefined && known >= until) return known;
     const capped = this.remember(ip, until) ?? until;
-    void this.pubsub.publish(BAN_CHANNEL, encodeBan({ ip, until: capped })).catch(() => {});
+    void publish(this.pubsub, CHANNELS.limitsBan, { ip, until: capped }).catch(() => {});
     return capped;
   }
 

@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { Batcher } from "../batcher.ts";
 import { contiguous } from "../engines/stream-log.ts";
+import { CHANNELS, type ChannelMessage, listen, publish, type StreamMessage } from "../engines/node-channels.ts";
 import { outageOf, unavailable } from "../circuit.ts";
 import type { Core } from "../services.ts";
 import { Channels, type ChannelReader, type RecentFrames } from "./channels.ts";
@@ -25,10 +26,6 @@ import {
 import type { WaiterRegistry } from "./waiters.ts";
 import { addTo, removeFrom } from "../set-map.ts";
 
-/** Pub/sub channel of committed messages: `<origin> <stream key> <seq> <id> <payload>`. */
-const MESSAGE_CHANNEL = "stream.message";
-/** Pub/sub channel of membership changes: JSON {origin, thread, joined, left}. */
-const MEMBERS_CHANNEL = "group.members";
 
 /**
  * How long a node trusts what it read of a principal's groups (long polls ask on every poll). Joining or leaving
@@ -106,8 +103,8 @@ export class StreamDelivery {
   async start(): Promise<void> {
     const ps = this.svc.engines.pubsub;
     this.unsubscribe.push(
-      await ps.subscribe(MESSAGE_CHANNEL, (buf) => this.received(buf.toString())),
-      await ps.subscribe(MEMBERS_CHANNEL, (buf) => this.membersReceived(buf.toString())),
+      await listen(ps, CHANNELS.streamMessage, this.svc.log, (m) => this.received(m)),
+      await listen(ps, CHANNELS.groupMembers, this.svc.log, (e) => this.membersReceived(e)),
     );
     this.sweepTimer = setInterval(() => {
       this.sweep().catch((err: unknown) => this.svc.log.warn({ err }, "sockets' groups not checked; next sweep retries"));
@@ -122,7 +119,8 @@ export class StreamDelivery {
    */
   async deliver(m: Published): Promise<void> {
     this.local(m);
-    await this.svc.engines.streams.append(m, MESSAGE_CHANNEL, `${this.origin} ${m.key} ${m.seq} ${m.id} `);
+    const ch = CHANNELS.streamMessage;
+    await this.svc.engines.streams.append(m, ch.name, ch.head({ ...m, origin: this.origin }));
   }
 
   /**
@@ -149,13 +147,8 @@ export class StreamDelivery {
     this.waiters.wake(m.key, m.id);
   }
 
-  private received(text: string): void {
-    const parts = text.split(" ", 4);
-    if (parts.length < 4 || parts[0] === this.origin) return;
-    const [, key, seq, id] = parts as [string, string, string, string];
-    const payload = text.slice(parts.join(" ").length + 1);
-    if (key === "" || !/^\d+$/.test(seq) || !/^\d+$/.test(id) || !payload.startsWith("{")) return;
-    this.local({ key, seq: Number(seq), id, payload });
+  private received(m: StreamMessage): void {
+    if (m.origin !== this.origin) this.local({ key: m.key, seq: m.seq, id: m.id, payload: m.payload });
   }
 
   /**
@@ -238,21 +231,14 @@ export class StreamDelivery {
     const ids = joined.map((j) => j.member);
     this.applyMembers(thread, ids, left);
     await Promise.all([
-      this.svc.engines.pubsub.publish(MEMBERS_CHANNEL, JSON.stringify({ origin: this.origin, thread: String(thread), joined: ids, left })),
+      publish(this.svc.engines.pubsub, CHANNELS.groupMembers, { origin: this.origin, thread: String(thread), joined: ids, left }),
       this.svc.engines.groupCursors.merge(joined.map((j) => ({ member: j.member, thread, acked: j.acked, above: [] }))),
     ]);
   }
 
-  private membersReceived(text: string): void {
-    let e: { origin?: unknown; thread?: unknown; joined?: unknown; left?: unknown };
-    try {
-      e = JSON.parse(text) as typeof e;
-    } catch {
-      return;
-    }
-    if (e.origin === this.origin || typeof e.thread !== "string" || !/^\d+$/.test(e.thread)) return;
-    const ids = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
-    this.applyMembers(BigInt(e.thread), ids(e.joined), ids(e.left));
+  private membersReceived(e: ChannelMessage<typeof CHANNELS.groupMembers>): void {
+    if (e.origin === this.origin) return;
+    this.applyMembers(BigInt(e.thread), e.joined, e.left);
   }
 
   private applyMembers(thread: bigint, joined: string[], left: string[]): void {

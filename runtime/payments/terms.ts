@@ -3,12 +3,12 @@
 // A copy also expires TERMS_TTL_MS after it was read (on the node's clock), so a change whose broadcast was lost
 // (published while Redis was down) is seen within that bound.
 import type { Core, Services } from "../services.ts";
+import { CHANNELS, listen, publish } from "../engines/node-channels.ts";
 import type { AssetTable } from "./assets.ts";
 import { ApiError } from "../errors.ts";
 import { paidTerms, type PaidAgentRow } from "./settings.ts";
 import type { Terms } from "./protocol.ts";
 
-const CHANNEL = "payments.terms";
 const CACHE_MAX = 100_000;
 /** How long a cached row is trusted without an invalidation. */
 export const TERMS_TTL_MS = 30_000;
@@ -26,11 +26,9 @@ export class PaidAgents {
 
   /** Subscribe to invalidations (startNode does, before any request; a lookup would too). */
   start(): Promise<void> {
-    this.starting ??= this.svc.engines.pubsub
-      .subscribe(CHANNEL, (buf) => {
-        this.rows.delete(buf.toString());
-      })
-      .then(() => undefined);
+    this.starting ??= listen(this.svc.engines.pubsub, CHANNELS.paymentsTerms, this.svc.log, (id) => {
+      this.rows.delete(id);
+    }).then(() => undefined);
     return this.starting;
   }
 
@@ -62,7 +60,7 @@ export class PaidAgents {
   /** After a change of `principal`'s settings: every node forgets its copy. */
   async changed(principal: string): Promise<void> {
     this.rows.delete(principal);
-    await this.svc.engines.pubsub.publish(CHANNEL, principal);
+    await publish(this.svc.engines.pubsub, CHANNELS.paymentsTerms, principal);
   }
 }
 

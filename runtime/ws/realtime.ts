@@ -4,6 +4,7 @@
 // friendship made or ended while connected changes what the connections of both sides watch.
 // Presence entries expire unless refreshed, so a node that dies is forgotten after PRESENCE_TTL_MS.
 import { PREFIX } from "../ids.ts";
+import { CHANNELS, type ChannelMessage, listen, publish } from "../engines/node-channels.ts";
 import { addTo, removeFrom } from "../set-map.ts";
 import { pairKey } from "../messaging/store.ts";
 import { notFound } from "../errors.ts";
@@ -18,32 +19,20 @@ const PRESENCE_REFRESH_MS = 30_000;
 export const TYPING_TTL_SECONDS = 10;
 const MEMBERS_CACHE_MS = 5_000;
 
-interface PresenceEvent {
-  id: string;
-  display_name: string;
-  status: "online" | "offline";
-}
+type PresenceEvent = ChannelMessage<typeof CHANNELS.presence>;
 
 /**
  * The friendship of two principals was made or ended (published after the commit). It says only which pair
  * changed: a node with connections of either side reads what the pair is now, names included.
  */
-export interface FriendshipEvent {
-  a: string;
-  b: string;
-}
+export type FriendshipEvent = ChannelMessage<typeof CHANNELS.friendship>;
 
 /** Tell every node's connections of both sides about a friendship that was made or ended. */
 export function announceFriendship(svc: Services, e: FriendshipEvent): Promise<void> {
-  return svc.engines.pubsub.publish("friendship", JSON.stringify(e));
+  return publish(svc.engines.pubsub, CHANNELS.friendship, e);
 }
 
-interface TypingEventMsg {
-  thread: string;
-  from: { id: string; display_name: string };
-  state: "start" | "stop";
-  to: string[];
-}
+type TypingEventMsg = ChannelMessage<typeof CHANNELS.typing>;
 
 export class Realtime {
   private readonly sessions = new Map<string, Set<WsSession>>();
@@ -67,9 +56,9 @@ export class Realtime {
   async start(): Promise<void> {
     const ps = this.svc.engines.pubsub;
     this.unsubscribes = await Promise.all([
-      ps.subscribe("presence", (buf) => this.onPresence(JSON.parse(buf.toString()) as PresenceEvent)),
-      ps.subscribe("typing", (buf) => this.onTyping(JSON.parse(buf.toString()) as TypingEventMsg)),
-      ps.subscribe("friendship", (buf) => void this.onFriendship(JSON.parse(buf.toString()) as FriendshipEvent)),
+      listen(ps, CHANNELS.presence, this.svc.log, (e) => this.onPresence(e)),
+      listen(ps, CHANNELS.typing, this.svc.log, (e) => this.onTyping(e)),
+      listen(ps, CHANNELS.friendship, this.svc.log, (e) => void this.onFriendship(e)),
     ]);
     this.refreshTimer = setInterval(() => void this.refresh(), PRESENCE_REFRESH_MS);
     this.refreshTimer.unref();
@@ -195,11 +184,11 @@ export class Realtime {
       state,
       to: members.filter((m) => m !== me.id),
     };
-    return this.svc.engines.pubsub.publish("typing", JSON.stringify(msg));
+    return publish(this.svc.engines.pubsub, CHANNELS.typing, msg);
   }
 
   private publishPresence(e: PresenceEvent): Promise<void> {
-    return this.svc.engines.pubsub.publish("presence", JSON.stringify(e));
+    return publish(this.svc.engines.pubsub, CHANNELS.presence, e);
   }
 
   private onTyping(e: TypingEventMsg): void {

@@ -1,0 +1,99 @@
+// Every pub/sub channel nodes talk on, with the shape of its messages: one codec per channel, checked on the way in.
+// A message another node sent that does not fit (another version, a bug, someone with access to Redis) is logged
+// and dropped, never cast. Publish and listen through here; no channel is named anywhere else.
+import { isIP } from "node:net";
+import { z } from "zod";
+import type { Logger } from "../log.ts";
+import type { Published } from "./stream-log.ts";
+import type { PubSub } from "./pubsub.ts";
+
+export interface NodeChannel<T> {
+  readonly name: string;
+  encode(v: T): string;
+  /** The message, or undefined when it is malformed. */
+  decode(text: string): T | undefined;
+}
+
+function json<S extends z.ZodType>(name: string, schema: S): NodeChannel<z.infer<S>> {
+  return {
+    name,
+    encode: (v) => JSON.stringify(v),
+    decode(text) {
+      let v: unknown;
+      try {
+        v = JSON.parse(text);
+      } catch {
+        return undefined;
+      }
+      const r = schema.safeParse(v);
+      return r.success ? r.data : undefined;
+    },
+  };
+}
+
+/** A channel whose message is one principal's id, as text. */
+function principalId(name: string): NodeChannel<string> {
+  return { name, encode: (id) => id, decode: (text) => (/^[A-Za-z0-9_]{1,64}$/.test(text) ? text : undefined) };
+}
+
+const digits = z.string().regex(/^\d+$/);
+const id = z.string().min(1).max(64);
+
+/** A committed message on its way to every node: which node sent it (each skips its own), and the message. */
+export interface StreamMessage extends Published {
+  origin: string;
+}
+
+/**
+ * `<origin> <stream key> <seq> <id> <payload JSON>`: text, not JSON, so the payload (already JSON) is not escaped
+ * again; the append script (runtime/engines/stream-log.ts) joins the head and the payload.
+ */
+const streamMessage: NodeChannel<StreamMessage> & { head(m: StreamMessage): string } = {
+  name: "stream.message",
+  head: (m) => `${m.origin} ${m.key} ${m.seq} ${m.id} `,
+  encode: (m) => streamMessage.head(m) + m.payload,
+  decode(text) {
+    const parts = text.split(" ", 4);
+    if (parts.length < 4) return undefined;
+    const [origin, key, seq, id] = parts as [string, string, string, string];
+    const payload = text.slice(parts.join(" ").length + 1);
+    if (origin === "" || key === "" || !/^\d+$/.test(seq) || !/^\d+$/.test(id) || !payload.startsWith("{")) return undefined;
+    return { origin, key, seq: Number(seq), id, payload };
+  },
+};
+
+export const CHANNELS = {
+  streamMessage,
+  /** Members joined or left a group: their sockets on every node follow. */
+  groupMembers: json("group.members", z.object({ origin: z.string(), thread: digits, joined: z.array(id), left: z.array(id) })),
+  /** A principal's tokens or profile changed: every node drops what it cached. */
+  authForget: principalId("auth.forget"),
+  /** A paid agent's settings changed: every node drops its cached copy. */
+  paymentsTerms: principalId("payments.terms"),
+  /** An IP was banned until a time (ms). */
+  limitsBan: json("limits.ban", z.object({ ip: z.string().refine((ip) => isIP(ip) !== 0), until: z.number().int().positive().max(Number.MAX_SAFE_INTEGER) })),
+  presence: json("presence", z.object({ id, display_name: z.string(), status: z.enum(["online", "offline"]) })),
+  typing: json("typing", z.object({
+    thread: z.string().min(1).max(80),
+    from: z.object({ id, display_name: z.string() }),
+    state: z.enum(["start", "stop"]),
+    to: z.array(id),
+  })),
+  /** The friendship of two principals was made or ended: which pair, nothing more. */
+  friendship: json("friendship", z.object({ a: id, b: id })),
+};
+
+export type ChannelMessage<C> = C extends NodeChannel<infer T> ? T : never;
+
+export function publish<T>(ps: PubSub, ch: NodeChannel<T>, v: T): Promise<void> {
+  return ps.publish(ch.name, ch.encode(v));
+}
+
+/** Hear `ch` from every node; what does not decode is logged and dropped. Returns the unsubscribe function. */
+export function listen<T>(ps: PubSub, ch: NodeChannel<T>, log: Logger | undefined, handler: (v: T) => void): Promise<() => Promise<void>> {
+  return ps.subscribe(ch.name, (buf) => {
+    const v = ch.decode(buf.toString());
+    if (v === undefined) log?.warn({ channel: ch.name, bytes: buf.length }, "malformed message from another node dropped");
+    else handler(v);
+  });
+}

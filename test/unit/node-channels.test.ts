@@ -1,0 +1,51 @@
+// The node-to-node channels (runtime/engines/node-channels.ts): each codec takes back what it encoded, and refuses
+// what does not fit; a malformed message is logged and dropped, and the handler never sees it.
+import t from "tap";
+import { CHANNELS, listen, publish } from "../../runtime/engines/node-channels.ts";
+import { MemoryPubSub } from "../../runtime/engines/memory/pubsub.ts";
+
+t.test("every channel decodes what it encodes", async (t) => {
+  const samples: [{ name: string; encode(v: never): string; decode(s: string): unknown }, unknown][] = [
+    [CHANNELS.streamMessage, { origin: "ab12", key: "g:42", seq: 7, id: "123", payload: '{"body":"a b  c"}' }],
+    [CHANNELS.groupMembers, { origin: "ab12", thread: "42", joined: ["1", "2"], left: [] }],
+    [CHANNELS.authForget, "119688131209654272"],
+    [CHANNELS.paymentsTerms, "119688131209654272"],
+    [CHANNELS.limitsBan, { ip: "192.0.2.1", until: 1_800_000_000_000 }],
+    [CHANNELS.presence, { id: "1", display_name: "a", status: "online" }],
+    [CHANNELS.typing, { thread: "thread_42", from: { id: "1", display_name: "a" }, state: "start", to: ["2"] }],
+    [CHANNELS.friendship, { a: "1", b: "2" }],
+  ];
+  t.equal(samples.length, Object.keys(CHANNELS).length, "every channel is sampled");
+  for (const [ch, v] of samples) t.same(ch.decode(ch.encode(v as never)), v, ch.name);
+});
+
+t.test("what does not fit is refused", async (t) => {
+  const bad: [{ name: string; decode(s: string): unknown }, string][] = [
+    [CHANNELS.streamMessage, "ab12 g:42 seven 123 {}"],
+    [CHANNELS.streamMessage, "ab12 g:42 7 123 not-json"],
+    [CHANNELS.streamMessage, "ab12 g:42"],
+    [CHANNELS.groupMembers, '{"origin":"a","thread":"x1","joined":[],"left":[]}'],
+    [CHANNELS.groupMembers, '{"origin":"a","thread":"1","joined":"1","left":[]}'],
+    [CHANNELS.authForget, "a b"],
+    [CHANNELS.limitsBan, '{"ip":"192.0.2.56 x","until":1}'],
+    [CHANNELS.limitsBan, '{"ip":"192.0.2.57","until":"soon"}'],
+    [CHANNELS.limitsBan, "{not json"],
+    [CHANNELS.presence, '{"id":"1","display_name":"a","status":"away"}'],
+    [CHANNELS.typing, '{"thread":"t","from":{"id":"1"},"state":"start","to":[]}'],
+    [CHANNELS.friendship, '{"a":"1"}'],
+  ];
+  for (const [ch, text] of bad) t.equal(ch.decode(text), undefined, `${ch.name}: ${text}`);
+});
+
+t.test("listen: a malformed message is logged and dropped; a good one reaches the handler", async (t) => {
+  const ps = new MemoryPubSub();
+  const warned: unknown[] = [];
+  const log = { warn: (o: unknown) => warned.push(o) } as never;
+  const heard: unknown[] = [];
+  await listen(ps, CHANNELS.friendship, log, (e) => heard.push(e));
+  await ps.publish(CHANNELS.friendship.name, '{"a":1}');
+  await publish(ps, CHANNELS.friendship, { a: "1", b: "2" });
+  await new Promise((r) => setImmediate(r));
+  t.same(heard, [{ a: "1", b: "2" }]);
+  t.same(warned, [{ channel: "friendship", bytes: 7 }]);
+});

@@ -24,7 +24,7 @@ interface Waiting<I, O> {
  * An item that waited longer than `ms` for its batch (behind a stuck one) is not run: it fails with `error()`, so a
  * caller who already gave up is never committed for later.
  */
-export interface MaxWait {
+interface MaxWait {
   ms: number;
   error: () => Error;
   now?: () => number;

@@ -6,10 +6,10 @@
 import { ApiError } from "./errors.ts";
 import type { Logger } from "./log.ts";
 
-export type Backend = "postgres" | "redis";
+type Backend = "postgres" | "redis";
 
 /** Seconds a client is told to wait before retrying during an outage. */
-export const RETRY_AFTER_S = 1;
+const RETRY_AFTER_S = 1;
 const PROBE_MS = 250;
 /** A probe not answered within this is a failed probe. */
 const PROBE_TIMEOUT_MS = 1000;

@@ -18,7 +18,7 @@ export const ERROR_STATUS = {
   payments_unavailable: 503,
 } as const;
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
+type ErrorCode = keyof typeof ERROR_STATUS;
 
 export interface ErrorBody {
   error: ErrorCode;

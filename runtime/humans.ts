@@ -44,7 +44,7 @@ export async function updateUser(sql: Db, id: string, change: { display_name?: s
 }
 
 /** `0xAbCd…1234`: the default display name of a user who signed in with a wallet. */
-export function shortAddress(address: string): string {
+function shortAddress(address: string): string {
   const cs = getAddress(address);
   return `${cs.slice(0, 6)}…${cs.slice(-4)}`;
 }
@@ -107,13 +107,13 @@ export async function userForIdentity(
   });
 }
 
-export interface IssuedToken {
+interface IssuedToken {
   token: string;
   expiresAt: Date;
 }
 
 /** A fresh `pt_` token for a human, expiring after HUMAN_TOKEN_TTL; the user's long-expired tokens are swept. */
-export async function issueHumanToken(svc: Services, principalId: string): Promise<IssuedToken> {
+async function issueHumanToken(svc: Services, principalId: string): Promise<IssuedToken> {
   const token = newToken("human");
   const now = svc.now();
   const expiresAt = new Date(now + svc.config.HUMAN_TOKEN_TTL * 1000);

@@ -7,7 +7,7 @@ import { type IdKind, PREFIX } from "../schema/ids.ts";
 
 export { type IdKind, isAgentId, isHumanId, parseId, PREFIX } from "../schema/ids.ts";
 
-export const EPOCH_MS = 1_767_225_600_000; // 2026-01-01T00:00:00Z
+const EPOCH_MS = 1_767_225_600_000; // 2026-01-01T00:00:00Z
 
 export class IdGenerator {
   private lastMs = 0;

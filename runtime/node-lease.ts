@@ -12,9 +12,9 @@ import type { Logger } from "./log.ts";
 /** How long a lease lasts unrenewed: a node killed holds its id (and counts as alive) this long at most. */
 export const LEASE_MS = 5000;
 /** How often a live node renews its lease. */
-export const RENEW_MS = 1500;
+const RENEW_MS = 1500;
 
-export interface NodeLeaseOptions {
+interface NodeLeaseOptions {
   /** A node id set by configuration: kept (and leased, so other nodes see it held) whatever happens. */
   fixed?: number;
   now?: () => number;

@@ -35,7 +35,7 @@ import { SelfAddress } from "./self-address.ts";
 /** A request's statement ends within this (a send then answers before a 5 s client timeout; see runtime/messaging/hub.ts). */
 const STATEMENT_TIMEOUT_MS = 2500;
 
-export interface StartedServices {
+interface StartedServices {
   svc: Services;
   /** This node's id lease (runtime/node-lease.ts). */
   lease: NodeLease;

@@ -16,7 +16,7 @@ import type { Services } from "./services.ts";
 import { type LoadedUws, listenExclusive, loadUws } from "./uws.ts";
 import { mountWs } from "./ws/server.ts";
 
-export class StartupError extends Error {}
+class StartupError extends Error {}
 
 const listenFailure = (host: string, port: number) =>
   `cannot listen on ${host}:${port}: the port is in use (another Flock node, or another program) or the address is ` +
@@ -30,7 +30,7 @@ export interface RunningNode {
   close(): Promise<void>;
 }
 
-export interface NodeOptions {
+interface NodeOptions {
   now?: () => number;
   /** Sees each part start and stop (test/lifecycle.test.ts). */
   trace?: Trace;

@@ -3,8 +3,8 @@ import { createHash, randomBytes } from "node:crypto";
 
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
-export type TokenKind = "agent" | "human";
-export const TOKEN_PREFIX: Record<TokenKind, string> = { agent: "am_", human: "pt_" };
+type TokenKind = "agent" | "human";
+const TOKEN_PREFIX: Record<TokenKind, string> = { agent: "am_", human: "pt_" };
 
 function base62(bytes: Buffer): string {
   let n = BigInt(`0x${bytes.toString("hex")}`);

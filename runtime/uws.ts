@@ -3,7 +3,7 @@
 import { createRequire } from "node:module";
 import type * as UwsNs from "uWebSockets.js";
 
-export type Uws = typeof UwsNs;
+type Uws = typeof UwsNs;
 
 const require = createRequire(import.meta.url);
 
@@ -15,7 +15,7 @@ export const UWS_NODE20_OLD_GLIBC = "uws-node20-glibc236";
 const CURRENT_ABIS: Record<string, number> = { "115": 20, "127": 22, "137": 24, "141": 25 };
 const NODE20_ABI = "115";
 /** A request's line and headers together, at most (UWS_HTTP_MAX_HEADERS_SIZE, when not set already). */
-export const UWS_MAX_HEADERS_BYTES = 64 * 1024;
+const UWS_MAX_HEADERS_BYTES = 64 * 1024;
 const CURRENT_PLATFORMS = ["linux-x64", "linux-arm64", "darwin-x64", "darwin-arm64", "win32-x64"];
 const OLD_PLATFORMS = ["linux-x64", "linux-arm64", "linux-arm"];
 
@@ -29,7 +29,7 @@ export interface Platform {
   node: string;
 }
 
-export type UwsChoice = { package: string } | { error: string };
+type UwsChoice = { package: string } | { error: string };
 
 const SUPPORTED =
   "Flock runs on Node 20, 22, 24 or 25 on Linux x64 or arm64 with glibc >= 2.38 (Debian 13, Ubuntu 24.04 and later), " +

@@ -6,7 +6,7 @@ import type { AssetTable } from "../payments/assets.ts";
 import { hasSettings, marketplaceView, type PaidAgentRow, type SettingsChange, updateSettings } from "../payments/settings.ts";
 import { hashToken } from "../tokens.ts";
 
-export interface AgentRow {
+interface AgentRow {
   id: string;
   display_name: string;
   description: string;
@@ -45,7 +45,7 @@ export async function registerAgent(sql: Sql, id: string, displayName: string, d
 }
 
 /** What PATCH /v1/agents/me may change: the profile's text and the marketplace settings. */
-export interface AgentChange extends SettingsChange {
+interface AgentChange extends SettingsChange {
   display_name?: string;
   description?: string;
 }

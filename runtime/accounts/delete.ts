@@ -23,7 +23,7 @@ import { announceFriendship } from "../ws/realtime.ts";
  * The rate-limit scopes of an account: its stable identities (wallets and provider subjects of a human, the id
  * of an agent), so signing in again as a new user with the same wallet does not reset the limit.
  */
-export async function accountScopes(svc: Services, p: Principal): Promise<string[]> {
+async function accountScopes(svc: Services, p: Principal): Promise<string[]> {
   if (p.kind === "agent") return [`agent:${p.id}`];
   const rows = await svc.sql<{ key: string }[]>`
     select 'wallet:' || address as key from wallets where principal = ${p.id}

@@ -5,9 +5,9 @@ import { createDatabase } from "./create-database.ts";
 
 export type Sql = postgres.Sql;
 
-export class DatabaseUnavailableError extends Error {}
+class DatabaseUnavailableError extends Error {}
 
-export interface SqlOptions {
+interface SqlOptions {
   url: string;
   schema: string;
   pool: number;

@@ -2,7 +2,7 @@
 // say exactly which command creates it. Connects to the server's `postgres` database to do so.
 import postgres from "postgres";
 
-export class MissingDatabaseError extends Error {}
+class MissingDatabaseError extends Error {}
 
 /** The database a URL names, and the same URL pointed at the server's maintenance database. */
 function parts(url: string): { name: string; admin: string; host: string; port: string; user: string } {

@@ -4,9 +4,9 @@
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import { join, resolve } from "node:path";
 
-export class DataDirInUseError extends Error {}
+class DataDirInUseError extends Error {}
 
-export interface DataDirLock {
+interface DataDirLock {
   path: string;
   release(): void;
 }

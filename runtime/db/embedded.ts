@@ -26,7 +26,7 @@ export interface EmbeddedPostgres {
  * idle; with 16 MB it stays at 128 MB, ~30 MB resident. Pages beyond the buffers are read from DATA_DIR through the
  * OS page cache, which RSS does not count.
  */
-export const EMBEDDED_SETTINGS: Record<string, string> = {
+const EMBEDDED_SETTINGS: Record<string, string> = {
   shared_buffers: "16MB",
 };
 

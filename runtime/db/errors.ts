@@ -6,7 +6,7 @@ const codeOf = (err: unknown): unknown => (typeof err === "object" && err !== nu
 export const isFkViolation = (err: unknown): boolean => codeOf(err) === "23503";
 
 /** Postgres picked this statement's transaction as a deadlock victim and rolled it back whole. */
-export const isDeadlock = (err: unknown): boolean => codeOf(err) === "40P01";
+const isDeadlock = (err: unknown): boolean => codeOf(err) === "40P01";
 
 /** A unique key was taken by a row this statement's snapshot did not see (23505). */
 export const isUniqueViolation = (err: unknown): boolean => codeOf(err) === "23505";

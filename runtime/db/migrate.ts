@@ -8,7 +8,7 @@ import { projectPath } from "../paths.ts";
 const DIR = projectPath("schema", "migrations");
 const LOCK_ID = 7_261_001;
 
-export interface Migration {
+interface Migration {
   name: string;
   sql: string;
 }

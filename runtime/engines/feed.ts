@@ -59,7 +59,7 @@ export interface FeedCache {
 }
 
 /** The newest `count` distinct ids of newest-first lists, none below `floor`. */
-export function mergeNewest(lists: bigint[][], count: number, floor: bigint): bigint[] {
+function mergeNewest(lists: bigint[][], count: number, floor: bigint): bigint[] {
   const out: bigint[] = [];
   const at = lists.map(() => 0);
   while (out.length < count) {
@@ -96,7 +96,7 @@ export async function pageFromReads(
 }
 
 /** A page of merged ids and their records: "shown" when every record is cached. */
-export function pageOf(ids: bigint[], moments: CachedMoment[], show: number): PageRead {
+function pageOf(ids: bigint[], moments: CachedMoment[], show: number): PageRead {
   return moments.every((m) => typeof m === "string")
     ? { state: "shown", count: ids.length, json: moments.slice(0, show).join(",") }
     : { state: "hit", ids, moments };

@@ -7,7 +7,7 @@ import type { Logger } from "../log.ts";
 import type { Published } from "./stream-log.ts";
 import type { PubSub } from "./pubsub.ts";
 
-export interface NodeChannel<T> {
+interface NodeChannel<T> {
   readonly name: string;
   encode(v: T): string;
   /** The message, or undefined when it is malformed. */

@@ -8,8 +8,8 @@ import { ClientAbortedError } from "../http/stream.ts";
 import { SNIFF_BYTES, sniffImage } from "./sniff.ts";
 import type { BlobStore, StagedBlob } from "./store.ts";
 
-export const IMAGE_CAP = 10 * 1024 * 1024;
-export const FILE_CAP = 50 * 1024 * 1024;
+const IMAGE_CAP = 10 * 1024 * 1024;
+const FILE_CAP = 50 * 1024 * 1024;
 /** Room for multipart boundaries, part headers and small fields around the file. */
 const MULTIPART_SLACK = 1024 * 1024;
 

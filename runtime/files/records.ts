@@ -11,7 +11,7 @@ import type { BlobStore } from "./store.ts";
 
 type Db = Sql | postgres.TransactionSql;
 
-export interface FileRow {
+interface FileRow {
   id: bigint;
   owner: string;
   name: string;
@@ -71,12 +71,6 @@ export function ownFiles(sql: Db, owner: string, fileIds: bigint[]): Promise<Fil
   return sql<FileRow[]>`
     select id, owner, name, content_type, size, sha256, created_at from files
     where id = any(${fileIds.map(String)}::bigint[]) and owner = ${owner}`;
-}
-
-/** Deletes every file of `owner` (rows and shares now; blobs no other row names, after). */
-export async function deleteFilesOf(svc: Services, store: BlobStore, owner: string): Promise<void> {
-  const gone = await svc.sql<{ sha256: string }[]>`delete from files where owner = ${owner} returning sha256`;
-  await removeUnreferencedBlobs(svc, store, gone.map((g) => g.sha256));
 }
 
 export async function removeUnreferencedBlobs(svc: Services, store: BlobStore, shas: string[]): Promise<void> {

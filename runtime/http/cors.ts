@@ -3,9 +3,9 @@
 // Origin against the same list. `*` is the default and is safe: credentials travel as bearer headers, never cookies.
 
 /** Headers a browser may send on a cross-origin request (the preflight's Access-Control-Allow-Headers). */
-export const CORS_REQUEST_HEADERS = ["authorization", "content-type", "payment-signature", "x-payment", "x-request-id"];
+const CORS_REQUEST_HEADERS = ["authorization", "content-type", "payment-signature", "x-payment", "x-request-id"];
 /** Headers a browser app may read from an answer. */
-export const CORS_EXPOSED_HEADERS = [
+const CORS_EXPOSED_HEADERS = [
   "Retry-After",
   "RateLimit",
   "RateLimit-Policy",
@@ -17,7 +17,7 @@ export const CORS_EXPOSED_HEADERS = [
 ];
 const METHODS = "GET, HEAD, POST, PUT, PATCH, DELETE";
 /** Seconds a browser may cache a preflight (Chromium caps it at 7200). */
-export const CORS_MAX_AGE = 86_400;
+const CORS_MAX_AGE = 86_400;
 
 export interface CorsPolicy {
   /** Any origin (`*`). */
@@ -27,7 +27,7 @@ export interface CorsPolicy {
 }
 
 /** An origin as a browser sends it, or undefined when `value` is not one. */
-export function normalizeOrigin(value: string): string | undefined {
+function normalizeOrigin(value: string): string | undefined {
   let u: URL;
   try {
     u = new URL(value);

@@ -6,7 +6,7 @@ interface Compiled {
   segments: string[]; // ":name" for a parameter
 }
 
-export type Match =
+type Match =
   | { kind: "found"; route: Route; params: Record<string, string> }
   | { kind: "method_not_allowed"; allow: string[] }
   | { kind: "not_found" };

@@ -29,7 +29,7 @@ export function parseQueryString(raw: string): Record<string, string> {
 }
 
 /** Deepest nesting a JSON body may have (no request needs more than a few levels). */
-export const MAX_JSON_DEPTH = 32;
+const MAX_JSON_DEPTH = 32;
 
 export function parseJson(buf: Buffer): unknown {
   if (buf.length === 0) throw new ApiError("invalid_request", "request body is required");

@@ -8,7 +8,7 @@ import type { Logger } from "../log.ts";
 import { ApiError } from "../errors.ts";
 import { POLICIES, type PolicyName } from "./policies.ts";
 
-export interface LimiterOptions {
+interface LimiterOptions {
   scale: number;
   ban: BanRule;
   /** Where a malformed ban from another node is reported. */

@@ -1,6 +1,6 @@
 // SPEC section 8 as data: the one place every rate limit is written down.
 
-export type Scope = "principal" | "ip" | "account";
+type Scope = "principal" | "ip" | "account";
 
 export interface Policy {
   /** Requests allowed per window (the bucket's capacity). */

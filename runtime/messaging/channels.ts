@@ -7,7 +7,7 @@ import type { Codec, Encoded } from "../ws/codec.ts";
 import type { Published } from "./stream-store.ts";
 
 /** What publishes a frame to every socket subscribed to a topic (the uWS app; a fake in unit tests). */
-export interface TopicPublisher {
+interface TopicPublisher {
   publish(topic: string, data: Uint8Array | string, binary: boolean): void;
 }
 
@@ -21,12 +21,12 @@ export interface ChannelReader {
 }
 
 /** Reads a stream's messages after a number from Postgres (runtime/messaging/stream-store.ts). */
-export type ReadAfter = (key: string, after: number, limit: number) => Promise<Published[]>;
+type ReadAfter = (key: string, after: number, limit: number) => Promise<Published[]>;
 
 /** Recent messages kept per stream, for a socket that subscribes a little behind the node. */
 const RING = 256;
 /** A gap (a number not seen while a later one was) is filled from Postgres after this long. */
-export const GAP_MS = 250;
+const GAP_MS = 250;
 const FILL_PAGE = 100;
 
 export const topicOf = (key: string, codec: Codec) => `${key}:${codec.name}`;
@@ -36,7 +36,7 @@ export const topicOf = (key: string, codec: Codec) => `${key}:${codec.name}`;
  * to a thousand members on this node encodes it once, not a thousand times. A JSON frame is kept as UTF-8 bytes, so
  * the socket writes do not convert the text again each time.
  */
-export class SharedFrames {
+class SharedFrames {
   private readonly byCodec = new Map<string, Encoded>();
 
   constructor(

@@ -8,11 +8,11 @@
 // PASS_MS (about 6 s) of its commit.
 import type { Services } from "../services.ts";
 
-export const PASS_MS = 1000;
+const PASS_MS = 1000;
 /** A node's own in-flight message this old has had time for its append: it is checked. */
 export const STALE_MS = 3000;
 /** An in-flight message Postgres still does not have after this long was never committed: dropped. */
-export const GIVE_UP_MS = 60_000;
+const GIVE_UP_MS = 60_000;
 /** Most in-flight messages one pass checks. */
 const PASS_MAX = 1000;
 

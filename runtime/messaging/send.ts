@@ -15,7 +15,7 @@ export interface Outgoing {
   attachments: StoredAttachment[];
 }
 
-export interface DirectSend {
+interface DirectSend {
   /** Stores the message; its number in the recipient's inbox, null when the recipient no longer exists. It may replace the id (an IdClash). */
   store?: (m: DirectMessage) => Promise<number | null>;
   /** Extra columns of the answer (a paid message's payment). */

@@ -5,7 +5,7 @@
 import { addTo, removeFrom } from "../set-map.ts";
 
 /** Called with the raw id of the message that arrived, or null at shutdown. */
-export type Wake = (id: string | null) => void;
+type Wake = (id: string | null) => void;
 
 export class WaiterRegistry {
   private readonly byPrincipal = new Map<string, Set<Wake>>();

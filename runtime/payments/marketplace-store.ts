@@ -2,7 +2,7 @@
 // with cursor paging by agent id and an optional text search over name and description.
 import type { Sql } from "../db/client.ts";
 
-export interface MarketplaceRow {
+interface MarketplaceRow {
   id: string;
   display_name: string;
   description: string;

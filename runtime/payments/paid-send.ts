@@ -110,7 +110,7 @@ export async function paidSend(ctx: Ctx<unknown, unknown, "principal">, terms: T
 }
 
 /** The payment as the message row's pay_* columns (what toMessage renders). */
-export const paymentColumns = (p: { transaction: string; network: string; payer: string; amount: string; explorer_url: string | null }) => ({
+const paymentColumns = (p: { transaction: string; network: string; payer: string; amount: string; explorer_url: string | null }) => ({
   pay_tx: p.transaction,
   pay_network: p.network,
   pay_payer: p.payer,

@@ -9,7 +9,7 @@ import { ApiError } from "../errors.ts";
 import { type Asset, atomicAmount } from "./assets.ts";
 
 /** @x402/core's header coding: imported by the first paid send, not at start (bench/RESULTS.md, "Idle memory (issue 30)"). */
-export type HeaderCodec = Pick<typeof X402Http, "encodePaymentRequiredHeader" | "decodePaymentSignatureHeader" | "encodePaymentResponseHeader">;
+type HeaderCodec = Pick<typeof X402Http, "encodePaymentRequiredHeader" | "decodePaymentSignatureHeader" | "encodePaymentResponseHeader">;
 
 export const headerCodec = (): Promise<HeaderCodec> => import("@x402/core/http");
 
@@ -69,7 +69,7 @@ export interface Authorization {
 export const paymentHeader = (headers: Record<string, string>): string | undefined =>
   headers["payment-signature"] ?? headers["x-payment"];
 
-export type Checked = { ok: true; payload: PaymentPayload; auth: Authorization; requirements: PaymentRequirements } | { ok: false; reason: string; message: string };
+type Checked = { ok: true; payload: PaymentPayload; auth: Authorization; requirements: PaymentRequirements } | { ok: false; reason: string; message: string };
 
 const fail = (reason: string, message: string): Checked => ({ ok: false, reason, message });
 const HEX32 = /^0x[0-9a-fA-F]{64}$/;

@@ -6,7 +6,7 @@ import { isFkViolation } from "../db/errors.ts";
 import type { StoredAttachment } from "../messaging/payload.ts";
 
 
-export interface Claim {
+interface Claim {
   id: bigint;
   network: string;
   asset: string;
@@ -52,7 +52,7 @@ export async function markFailed(sql: Sql, id: bigint, reason: string, retryable
     where id = ${String(id)} and status = 'claimed'`;
 }
 
-export interface Settled {
+interface Settled {
   paymentId: bigint;
   txHash: string;
   explorerUrl: string | null;
@@ -98,7 +98,7 @@ export async function completeSettled(sql: Sql, s: Settled): Promise<number | nu
   }
 }
 
-export interface PaymentRow {
+interface PaymentRow {
   id: bigint;
   network: string;
   asset: string;

@@ -18,7 +18,7 @@ const ALG = "ES256";
 /** Clock skew tolerated on exp / iat / nbf, in seconds. */
 const CLOCK_TOLERANCE = 5;
 
-export interface ProviderLogin {
+interface ProviderLogin {
   subject: string;
   /** Lowercase addresses of embedded wallets the token vouches for. */
   embeddedWallets: string[];

@@ -9,10 +9,10 @@ import type { Config } from "../config.ts";
 import { ApiError, unauthorized } from "../errors.ts";
 import type { Services } from "../services.ts";
 
-export const NONCE_TTL_MS = 5 * 60_000;
+const NONCE_TTL_MS = 5 * 60_000;
 const STATEMENT = "Sign in to Flock.";
 
-export interface Challenge {
+interface Challenge {
   nonce: string;
   message: string;
   expires_at: string;

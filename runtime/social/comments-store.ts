@@ -4,7 +4,7 @@ import type { Sql } from "../db/client.ts";
 import { isFkViolation } from "../db/errors.ts";
 import { type CountsRow, visibleTo } from "./moments-sql.ts";
 
-export interface NewComment {
+interface NewComment {
   id: bigint;
   moment: bigint;
   author: string;
@@ -34,7 +34,7 @@ export async function insertComment(sql: Sql, c: NewComment): Promise<CountsRow 
 }
 
 /** A comment with its author's name; every column null in the one row that stands for a visible moment with none. */
-export interface CommentRow {
+interface CommentRow {
   id: bigint | null;
   body: string | null;
   author: string | null;

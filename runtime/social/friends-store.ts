@@ -15,7 +15,7 @@ export interface RequestRow {
 }
 
 /** What a request from `me` to `to` finds, read under the pair's lock. */
-export interface PairState {
+interface PairState {
   /** `to` exists. */
   known: boolean;
   friends: boolean;

@@ -9,13 +9,13 @@ import { asError, Batcher } from "../batcher.ts";
 import { isFkViolation, retryOnDeadlock } from "../db/errors.ts";
 import { type CountsRow, visibleToViewer } from "./moments-sql.ts";
 
-export interface LikeItem {
+interface LikeItem {
   moment: bigint;
   principal: string;
 }
 
 /** One item's answer: whether the moment is visible to its principal, and the moment's counts (id null: unchanged). */
-export interface Reacted extends Omit<CountsRow, "id"> {
+interface Reacted extends Omit<CountsRow, "id"> {
   found: boolean;
   id: bigint | null;
 }

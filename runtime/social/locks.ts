@@ -9,7 +9,7 @@ import type { TransactionSql } from "postgres";
 const NAMESPACE = 7_261_003;
 
 /** A stable int4 key for a principal id (FNV-1a). */
-export function principalLockKey(id: string): number {
+function principalLockKey(id: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < id.length; i++) {
     h ^= id.charCodeAt(i);

@@ -5,7 +5,7 @@ import type { Visibility } from "../../schema/moments.ts";
 import type { Sql } from "../db/client.ts";
 import { lockAuthorShared } from "./locks.ts";
 
-export interface NewMoment {
+interface NewMoment {
   id: bigint;
   author: string;
   content: string;

@@ -4,7 +4,7 @@
 // the offered subprotocols: an encoding protocol when one is offered, else the bearer one itself.
 import { WS_PROTOCOL } from "../../schema/ws.ts";
 
-export interface Negotiated {
+interface Negotiated {
   token: string | null;
   codec: "json" | "msgpack";
   /** The subprotocol to answer with ("" for none). */

@@ -16,7 +16,7 @@ import { StartGate, TYPING_BURST, TYPING_PER_SECOND, TypingBudget } from "./typi
 const PRESENCE_TTL_MS = 90_000;
 const PRESENCE_REFRESH_MS = 30_000;
 /** A typing start lapses after this many seconds unless repeated. */
-export const TYPING_TTL_SECONDS = 10;
+const TYPING_TTL_SECONDS = 10;
 const MEMBERS_CACHE_MS = 5_000;
 
 type PresenceEvent = ChannelMessage<typeof CHANNELS.presence>;
@@ -25,7 +25,7 @@ type PresenceEvent = ChannelMessage<typeof CHANNELS.presence>;
  * The friendship of two principals was made or ended (published after the commit). It says only which pair
  * changed: a node with connections of either side reads what the pair is now, names included.
  */
-export type FriendshipEvent = ChannelMessage<typeof CHANNELS.friendship>;
+type FriendshipEvent = ChannelMessage<typeof CHANNELS.friendship>;
 
 /** Tell every node's connections of both sides about a friendship that was made or ended. */
 export function announceFriendship(svc: Services, e: FriendshipEvent): Promise<void> {

@@ -23,7 +23,7 @@ interface UserData {
   session?: WsSession;
 }
 
-export interface WsHandle {
+interface WsHandle {
   /** Stop taking connections and close every socket (1001). The hub and presence are startNode's to stop. */
   shutdown(): void;
 }

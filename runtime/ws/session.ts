@@ -51,7 +51,7 @@ const PAGE = 100;
  * A session's life: upgraded, its open event not handled yet; open and waiting for an auth frame; checking a token;
  * started (authenticated: delivering, presence joined or joining); closed (by either side).
  */
-export type Life = "upgraded" | "awaitingAuth" | "authenticating" | "started" | "closed";
+type Life = "upgraded" | "awaitingAuth" | "authenticating" | "started" | "closed";
 
 /** Where a session is with one of its principal's streams: catching up from Postgres, or taking it live. */
 interface StreamState {

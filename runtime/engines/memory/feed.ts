@@ -18,7 +18,7 @@ interface Timeline {
   leases: Set<string>;
 }
 
-export interface MemoryFeedOptions {
+interface MemoryFeedOptions {
   depth?: number;
   /** Most timelines kept at once. */
   maxTimelines?: number;

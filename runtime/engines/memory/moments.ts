@@ -10,7 +10,7 @@ interface Entry {
   gone: boolean;
 }
 
-export interface MemoryMomentsOptions {
+interface MemoryMomentsOptions {
   /** Most records kept at once. */
   maxRecords?: number;
 }

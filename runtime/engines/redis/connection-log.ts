@@ -4,9 +4,9 @@
 import type { Cluster, Redis } from "ioredis";
 import type { Logger } from "../../log.ts";
 
-export type ConnectionState = "connecting" | "up" | "down";
+type ConnectionState = "connecting" | "up" | "down";
 
-export interface WatchedConnection {
+interface WatchedConnection {
   state(): ConnectionState;
   /** Closing on purpose: nothing more is logged. */
   quiet(): void;

@@ -7,7 +7,7 @@ import { DEFAULT_FEED_DEPTH, type FeedCache, type PageRead, pageFromReads, type 
 import { ID_WIDTH, type Keys, padId } from "./keys.ts";
 import type { ScriptedRedis } from "./scripts.ts";
 
-export interface RedisFeedOptions {
+interface RedisFeedOptions {
   depth?: number;
   /** Lifetime of a filled timeline; it is rebuilt from Postgres on the read after. */
   ttlMs?: number;

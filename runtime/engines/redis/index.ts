@@ -19,7 +19,7 @@ import { watchConnection } from "./connection-log.ts";
 import type { Logger } from "../../log.ts";
 import { type ClusterTarget, redisTarget } from "./target.ts";
 
-export class RedisUnavailableError extends Error {}
+class RedisUnavailableError extends Error {}
 
 function connect(url: string, name: string): Redis {
   return new Redis(url, {

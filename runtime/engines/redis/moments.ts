@@ -4,7 +4,7 @@ import type { CachedMoment, MomentCache, MomentCounts, MomentRecord } from "../m
 import type { Keys } from "./keys.ts";
 import type { ScriptedRedis } from "./scripts.ts";
 
-export interface RedisMomentsOptions {
+interface RedisMomentsOptions {
   /** Lifetime of a record since it was last written; a tombstone lives as long. */
   ttlMs?: number;
 }

@@ -5,7 +5,7 @@ import type { Cluster, Redis } from "ioredis";
 import type { PubSub, PubSubHandler } from "../pubsub.ts";
 import type { Keys } from "./keys.ts";
 
-export type RedisClient = Redis | Cluster;
+type RedisClient = Redis | Cluster;
 
 export class RedisPubSub implements PubSub {
   private readonly handlers = new Map<string, Set<PubSubHandler>>();

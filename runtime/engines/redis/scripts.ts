@@ -11,7 +11,7 @@ const DIR = projectPath("runtime", "scripts");
 type Arg = string | number | Buffer;
 
 /** The scripted commands, as ioredis adds them to a client. */
-export interface ScriptCommands {
+interface ScriptCommands {
   take(bucket: string, capacity: Arg, windowMs: Arg, nowMs: Arg, cost: Arg): Promise<[number, number, number, number]>;
   strike(strikes: string, ban: string, nowMs: Arg, windowMs: Arg, threshold: Arg, banMs: Arg): Promise<number>;
   feedRead(timeline: string, bound: Arg, count: Arg, lease: Arg, leaseTtlMs: Arg): Promise<string[]>;

@@ -9,7 +9,7 @@ const calculateSlot = createRequire(import.meta.url)("cluster-key-slot") as (key
 export const slotOf = (key: string): number => calculateSlot(key);
 
 /** The positions of `items` grouped by the slot of each one's key, in first-seen order. */
-export function groupBySlot<T>(items: readonly T[], keyOf: (item: T) => string): number[][] {
+function groupBySlot<T>(items: readonly T[], keyOf: (item: T) => string): number[][] {
   const groups = new Map<number, number[]>();
   items.forEach((item, i) => {
     const slot = calculateSlot(keyOf(item));

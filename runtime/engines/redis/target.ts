@@ -10,7 +10,7 @@ export interface ClusterTarget {
   tls: boolean;
 }
 
-export type RedisTarget = { kind: "single"; url: string } | ClusterTarget;
+type RedisTarget = { kind: "single"; url: string } | ClusterTarget;
 
 const CLUSTER = /^(rediss?)\+cluster:\/\/(?:([^@/]*)@)?([^/?#]+)\/?$/i;
 

@@ -7,7 +7,7 @@ import { type LocalExplorer, startLocalExplorer } from "./explorer.ts";
 import { type LocalFacilitator, startLocalFacilitator } from "./facilitator.ts";
 import { deployToken, LOCAL_TOKEN, mint } from "./token.ts";
 
-export interface PaymentsEnv {
+interface PaymentsEnv {
   chain: LocalChain;
   facilitator: LocalFacilitator;
   explorer: LocalExplorer;

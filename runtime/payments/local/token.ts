@@ -3,12 +3,12 @@
 import { readFileSync } from "node:fs";
 import { type Abi, type Account, createPublicClient, createWalletClient, defineChain, type Hex, http } from "viem";
 
-export interface TokenArtifact {
+interface TokenArtifact {
   abi: Abi;
   bytecode: Hex;
 }
 
-export const TOKEN_ARTIFACT = JSON.parse(
+const TOKEN_ARTIFACT = JSON.parse(
   readFileSync(new URL("../../../contracts/FlockUSD.json", import.meta.url), "utf8"),
 ) as TokenArtifact;
 

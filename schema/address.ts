@@ -1,5 +1,5 @@
 // EVM addresses: the EIP-55 checksum form and the check of a mixed-case address's checksum, as viem's getAddress
-// and isAddress do (test/address.test.ts holds the two to each other), without loading viem. viem is ~6 MB of heap
+// and isAddress do (test/unit/address.test.ts holds the two to each other), without loading viem. viem is ~6 MB of heap
 // and ~15 MB of RSS once loaded; every node checks addresses, few use what else viem has (wallet sign-in and the
 // local payment chain load it when first used). See bench/RESULTS.md, "Idle memory (issue 30)". It lives in schema/
 // because the request schemas check addresses (auth.ts); the runtime takes it from here (runtime/address.ts).

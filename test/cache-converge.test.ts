@@ -4,15 +4,7 @@ import t from "tap";
 import { call, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { PrivateRedis } from "./helpers/private-servers.ts";
-
-async function within(what: string, ms: number, ok: () => Promise<boolean>): Promise<number> {
-  const started = performance.now();
-  while (!(await ok())) {
-    if (performance.now() - started > ms) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return performance.now() - started;
-}
+import { until } from "./helpers/wait.ts";
 
 t.test("a like made during a Redis outage reaches the feed's cached record after Redis returns from AOF", async (t) => {
   const redis = await PrivateRedis.start(t, { aof: true });
@@ -36,6 +28,6 @@ t.test("a like made during a Redis outage reaches the feed's cached record after
   t.equal((await call(node.url, "GET", `/v1/moments/${m.body.id}`, { token: b.token })).body.like_count, 1);
 
   await redis.restart();
-  const took = await within("feed like_count 1", 5000, async () => (await likeCount()) === 1);
+  const took = await until(async () => (await likeCount()) === 1, { ms: 5000, every: 50, what: "the feed's like_count 1" });
   t.ok(took < 2000, `feed shows the like ${Math.round(took)} ms after Redis`);
 });

@@ -2,7 +2,6 @@
 // the build; `ws` is mapped away), a page served from another origin loads the bundle in headless Chromium (Debian's
 // package, driven by playwright-core), and through CORS it registers, posts, reads the feed, sends, long polls,
 // acks, reads an error body, and receives over the WebSocket, against a node that allows only that page's origin.
-import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -12,13 +11,12 @@ import { build } from "esbuild";
 import { chromium } from "playwright-core";
 import t from "tap";
 import { startTestNode } from "./helpers/node.ts";
+import { CHROMIUM, NO_BROWSER } from "./helpers/web.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ROOT = resolve(import.meta.dirname, "..");
 
-if (!existsSync(CHROMIUM) && !process.env["CI"]) {
-  t.comment(`skipped: no ${CHROMIUM} (apt-get install chromium; .ci/run installs it)`);
-  t.pass("skipped: no chromium on this machine and not in CI");
+if (NO_BROWSER) {
+  t.plan(0, NO_BROWSER); // the whole file: reported as skipped, with the reason
 } else {
   t.test("the SDK bundled for the browser works from a page on another origin", async (t) => {
     const bundle = await build({

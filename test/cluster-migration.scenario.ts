@@ -8,14 +8,16 @@ import { call } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 import type { RedisCluster } from "./helpers/redis-cluster.ts";
 import { registerAgents, undelivered } from "./messaging-helpers.ts";
+import { until } from "./helpers/wait.ts";
 
 const SENDERS = 6;
 const RECIPIENTS = 12;
+/** Between two sends of one sender: traffic paced under the 10-a-second limit (a pace, not a wait for something). */
 const PAUSE_MS = 160;
-/** How long each moved slot stays half-moved (keys on the new owner, slot still the old one's): the ASK window. */
-const ASK_WINDOW_MS = 300;
 
 interface Outcome {
+  /** When it was sent, and when answered (performance.now()). */
+  sent: number;
   at: number;
   status: number;
   to: string;
@@ -39,41 +41,53 @@ export async function migration(t: Test, cluster: RedisCluster): Promise<void> {
     for (let n = 0; !stop; n++) {
       const toGroup = i === 0 && n % 3 === 0;
       const to = recipients[(i + n) % RECIPIENTS]!;
+      const sent = performance.now();
       const r = await (toGroup
         ? call(node.url, "POST", `/v1/groups/${groupId}/messages`, { token: s.token, json: { body: `g${n}` } })
         : call(node.url, "POST", "/v1/messages", { token: s.token, json: { to: to.id, body: `${i}.${n}` } })
       ).catch(() => null);
       const status = r?.status ?? 0;
       const error = status === 201 ? undefined : JSON.stringify(r?.body ?? null);
-      outcomes.push({ at: performance.now(), status, to: toGroup ? "group" : to.id, ...(error ? { error } : {}) });
+      outcomes.push({ sent, at: performance.now(), status, to: toGroup ? "group" : to.id, ...(error ? { error } : {}) });
       if (status === 201) for (const rid of toGroup ? recipients.map((x) => x.id) : [to.id]) accepted.get(rid)!.add(r!.body.id as string);
       await new Promise((res) => setTimeout(res, PAUSE_MS));
     }
   });
-  const wait = (ms: number) => new Promise((res) => setTimeout(res, ms));
-  await wait(1500);
 
-  // the slots of half the recipients (their mailbox keys, filled by now) go to another master, one by one
+  // the slots of half the recipients go to another master, one by one, once their mailbox keys are filled
   const masters = cluster.nodes.filter((n) => n.role === "master").map((n) => n.port);
   const moving = recipients.slice(0, RECIPIENTS / 2);
   /** Per moved slot: whose mailbox it holds, and when it was half-moved. */
   const windows: { who: string; from: number; to: number }[] = [];
   let keysMoved = 0;
-  for (const r of moving) {
-    const slot = slotOf(r.id);
-    const from = await cluster.ownerOf(slot);
-    const to = masters.find((p) => p !== from)!;
-    const started = performance.now();
-    keysMoved += await cluster.moveSlot(slot, to, ASK_WINDOW_MS);
-    windows.push({ who: r.id, from: started, to: performance.now() });
-    t.equal(await cluster.ownerOf(slot), to, `slot ${slot} of ${r.id} moved from ${from} to ${to}`);
+  try {
+    await until(() => moving.every((r) => accepted.get(r.id)!.size > 0), { ms: 10_000, every: 10, what: "a message in each mailbox to move" });
+    for (const r of moving) {
+      const slot = slotOf(r.id);
+      const from = await cluster.ownerOf(slot);
+      const to = masters.find((p) => p !== from)!;
+      const started = performance.now();
+      // half-moved until a send into the slot (to its recipient or the group) is answered: the old owner's ASK, followed
+      const halfMoved = async () => {
+        const since = performance.now();
+        const into = (o: Outcome) => o.sent > since && (o.to === r.id || o.to === "group");
+        await until(() => outcomes.some(into), { ms: 10_000, every: 10, what: `a send into slot ${slot} while it moves` });
+      };
+      keysMoved += await cluster.moveSlot(slot, to, halfMoved);
+      windows.push({ who: r.id, from: started, to: performance.now() });
+      t.equal(await cluster.ownerOf(slot), to, `slot ${slot} of ${r.id} moved from ${from} to ${to}`);
+    }
+    t.ok(keysMoved >= moving.length, `${keysMoved} keys moved with their slots`);
+    // then a send into every moved slot again, now its new owner's (the old one answers MOVED)
+    const after = (w: (typeof windows)[number]) => outcomes.some((o) => o.to === w.who && o.sent > w.to && o.status === 201);
+    await until(() => windows.every(after), { ms: 10_000, every: 10, what: "a send into each slot after its move" });
+    const groupSends = () => outcomes.filter((o) => o.to === "group" && o.status === 201).length;
+    await until(() => groupSends() > 3, { ms: 10_000, every: 10, what: "group sends among them" });
+  } finally {
+    stop = true;
+    await Promise.all(loops);
   }
-  t.ok(keysMoved >= moving.length, `${keysMoved} keys moved with their slots`);
-  await wait(1500);
-  stop = true;
-  await Promise.all(loops);
 
-  t.ok(outcomes.filter((o) => o.to === "group" && o.status === 201).length > 3, "group sends among them");
   const bad = outcomes.filter((o) => o.status !== 201);
   t.same(bad, [], "every send answered 201 while slots moved: no 503, no 500");
   // sends that wrote into a slot while it was moving: to its recipient, or to the group (every recipient)

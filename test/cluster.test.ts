@@ -20,7 +20,7 @@ import { failover } from "./cluster-failover.scenario.ts";
 import { migration } from "./cluster-migration.scenario.ts";
 
 if (!clusterAvailable() && !process.env["CI"]) {
-  t.pass("skipped: no redis-server with cluster support, and not in CI");
+  t.plan(0, "no redis-server and redis-cli on this machine, and not in CI"); // the whole file: reported as skipped
 } else {
   const cluster: RedisCluster = await startRedisCluster(t);
   t.comment(`cluster ${cluster.url}`);

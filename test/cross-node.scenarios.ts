@@ -6,7 +6,8 @@ import { TEST_DATABASE_URL, TEST_REDIS_URL, uniqueName } from "./helpers/env.ts"
 import { registerAgent } from "./helpers/http.ts";
 import { deletePrefix, dropSchema, startTestNode, type TestNode } from "./helpers/node.ts";
 import { startProcess } from "./helpers/process.ts";
-import { ack, Client, pending, send, sendOk, until, warmUpAcross } from "./messaging-helpers.ts";
+import { ack, Client, pending, send, sendOk, warmUpAcross } from "./messaging-helpers.ts";
+import { until } from "./helpers/wait.ts";
 
 /** Two nodes in this process. */
 export function twoNodes(t: Test, redisUrl?: string): void {

@@ -16,6 +16,7 @@ import { TEST_REDIS_URL } from "./helpers/env.ts";
 import { call, type Registered, registerAgent } from "./helpers/http.ts";
 import { deletePrefix, type EngineKind, startTestNode, type TestNode } from "./helpers/node.ts";
 import { befriend, feedPage, num, post, unfriend, type Visibility, walkFeed } from "./helpers/social.ts";
+import { until } from "./helpers/wait.ts";
 
 const VIS: Visibility[] = ["public", "friends", "private"];
 
@@ -293,21 +294,23 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
       // Another writer holds the moment's row, the like inserts its like row and waits for the moment row; the
       // writer then inserts the same like row, waiting for the like: a cycle Postgres breaks by failing one.
       let liked: Promise<unknown> | undefined;
+      const likeWaits = async () => {
+        const [w] = await node.svc.sql`
+          select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%moment_likes%'`;
+        return w!.n > 0;
+      };
+      let lockWait: Error | undefined;
       const other = node.svc.sql
         .begin(async (tx) => {
           await tx`update moments set like_count = like_count where id = ${moment}`;
           liked = batcher.like({ moment: BigInt(moment), principal: fan.id });
-          for (let i = 0; i < 200; i++) {
-            const [w] = await node.svc.sql`
-              select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%moment_likes%'`;
-            if (w!.n > 0) break;
-            await new Promise((r) => setTimeout(r, 10));
-          }
+          await until(likeWaits, { every: 10, what: "the like to wait for the moment's row" }).catch((err: Error) => (lockWait = err));
           await tx`insert into moment_likes (moment, principal) values (${moment}, ${fan.id})`;
           throw new Error("roll the other writer back");
         })
         .catch((err: Error) => err);
       await other;
+      t.equal(lockWait, undefined, "the like waited for the moment's row: the cycle was made");
       const r = (await liked) as { like_count: number };
       t.equal(r.like_count, 1, "the like went through");
       const [row] = await node.svc.sql`select like_count from moments where id = ${moment}`;

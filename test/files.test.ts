@@ -7,7 +7,8 @@ import t from "tap";
 import { call, registerAgent } from "./helpers/http.ts";
 import { signInWithWallet } from "./helpers/humans.ts";
 import { startTestNode } from "./helpers/node.ts";
-import { lazyBody, rawChunkedUpload, rawStatus, until, uploadStream } from "./helpers/uploads.ts";
+import { lazyBody, rawChunkedUpload, rawStatus, uploadStream } from "./helpers/uploads.ts";
+import { until } from "./helpers/wait.ts";
 
 const MiB = 1024 * 1024;
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
@@ -203,9 +204,9 @@ t.test("file upload and download", async (t) => {
         `Authorization: Bearer ${owner.token}\r\nContent-Type: application/octet-stream\r\nContent-Length: ${5 * MiB}\r\n\r\n`,
     );
     sock.write(Buffer.alloc(MiB, 1));
-    await until(() => tmpFiles().length === 1, "the upload is being staged");
+    await until(() => tmpFiles().length === 1, { ms: 5000, every: 10, what: "the upload to be staged" });
     sock.destroy();
-    await until(() => tmpFiles().length === 0, "the staged file is removed");
+    await until(() => tmpFiles().length === 0, { ms: 5000, every: 10, what: "the staged file to be removed" });
     t.same(tmpFiles(), []);
     t.equal((await node.svc.sql`select count(*)::int as n from files`)[0]!.n, before, "no row");
     // the server is fine afterwards

@@ -9,7 +9,8 @@ import type { Sql } from "../runtime/db/client.ts";
 import { call, type Registered, registerAgent } from "./helpers/http.ts";
 import { TEST_DATABASE_URL } from "./helpers/env.ts";
 import { deletePrefix, startTestNode } from "./helpers/node.ts";
-import { ack, Client, pending, sendOk, until } from "./messaging-helpers.ts";
+import { ack, Client, pending, sendOk } from "./messaging-helpers.ts";
+import { until } from "./helpers/wait.ts";
 
 /** A principal's cursor in its inbox, in Postgres: acknowledged up to, above it out of order, handed out up to. */
 async function inboxCursor(sql: Sql, who: Registered) {

@@ -7,7 +7,8 @@ import { parseId } from "../runtime/ids.ts";
 import { streamKey } from "../runtime/messaging/stream-store.ts";
 import { call, type Registered, registerAgent } from "./helpers/http.ts";
 import { type EngineKind, startTestNode } from "./helpers/node.ts";
-import { ack, Client, createGroup, pending, postToGroup, until } from "./messaging-helpers.ts";
+import { ack, Client, createGroup, pending, postToGroup } from "./messaging-helpers.ts";
+import { until } from "./helpers/wait.ts";
 
 const threadOf = (groupId: string) => parseId("group", groupId)!;
 /** The key of a group's stream on a node (its channel): runtime/messaging/stream-store.ts streamKey. */

@@ -9,7 +9,8 @@ import { INBOX, streamKey } from "../runtime/messaging/stream-store.ts";
 import { parseId } from "../runtime/ids.ts";
 import { call, type Registered, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
-import { Client, createGroup, pending, postToGroup, sendOk, until } from "./messaging-helpers.ts";
+import { Client, createGroup, pending, postToGroup, sendOk } from "./messaging-helpers.ts";
+import { until } from "./helpers/wait.ts";
 
 t.test("a long poll reads every stream Postgres holds, and learns to wait on a missed join behind the answer", async (t) => {
   let skew = 0;

@@ -7,7 +7,8 @@ import { hashToken, newToken } from "../runtime/tokens.ts";
 import { TEST_REDIS_URL } from "./helpers/env.ts";
 import { registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
-import { sendOk, until } from "./messaging-helpers.ts";
+import { sendOk } from "./messaging-helpers.ts";
+import { until } from "./helpers/wait.ts";
 
 const N = Number(process.env["FLOCK_SCALE_WAITERS"] ?? 10_000);
 

@@ -3,7 +3,7 @@
 import t from "tap";
 import { call, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
-import { until } from "./messaging-helpers.ts";
+import { until } from "./helpers/wait.ts";
 
 const PAY_TO = "0x52908400098527886E0F7030069857D2E4169EE7";
 const NO_FACILITATOR = { FACILITATOR_URL: "http://127.0.0.1:9" };

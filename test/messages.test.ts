@@ -1,7 +1,8 @@
 import t from "tap";
 import { call, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
-import { ack, pending, send, sendOk, until } from "./messaging-helpers.ts";
+import { ack, pending, send, sendOk } from "./messaging-helpers.ts";
+import { until } from "./helpers/wait.ts";
 
 for (const engine of ["redis", "memory"] as const) {
   t.test(`direct messages over HTTP (${engine} engines, real Postgres)`, async (t) => {

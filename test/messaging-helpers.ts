@@ -3,6 +3,7 @@ import WebSocket from "ws";
 import { decode, encode } from "@msgpack/msgpack";
 import type { Sql } from "../runtime/db/client.ts";
 import { call, type Registered, registerAgent } from "./helpers/http.ts";
+import { until } from "./helpers/wait.ts";
 
 export async function send(base: string, from: Registered, to: string, body = "hello", extra: Record<string, unknown> = {}) {
   return call(base, "POST", "/v1/messages", { token: from.token, json: { to, body, ...extra } });
@@ -52,14 +53,7 @@ export async function undelivered(base: string, recipients: Registered[], accept
   return missing;
 }
 
-/** Wait for a condition that the code under test makes true (not for time to pass). */
-export async function until(cond: () => boolean | Promise<boolean>, ms = 3000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
+/** Wait for a condition that the code under test makes true (not for time to pass): test/helpers/wait.ts. */
 
 /** Make two principals friends (rows as the friends feature writes them: both directions). */
 export async function befriend(sql: Sql, a: string, b: string): Promise<void> {

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import t, { type Test } from "tap";
 import { nodeEntry, ROOT } from "./helpers/entry.ts";
 import { freePort } from "./helpers/private-servers.ts";
+import { until } from "./helpers/wait.ts";
 
 /** The processes whose parent is `pid`, with their command lines (Linux /proc). */
 function children(pid: number): { pid: number; cmd: string }[] {
@@ -60,20 +61,17 @@ async function npmStart(t: Test, group = false): Promise<Started> {
   t.teardown(() => {
     if (npm.exitCode === null) npm.kill("SIGKILL");
   });
-  let healthy = false;
-  for (let i = 0; i < 120 && !healthy; i++) {
-    healthy = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
-    if (!healthy) await sleep(250);
-  }
+  const answers = () => fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
+  const healthy = await until(answers, { ms: 30_000, every: 100 }).then(() => true, () => false);
   t.ok(healthy, `npm start answered /healthz${healthy ? "" : `:\n${out}`}`);
   return { npm, port, out: () => out, exited };
 }
 
 /** npm exits, then its node child, which logged a clean stop; the port is free again. */
 async function stoppedCleanly(t: Test, s: Started, node: number, signal: string): Promise<void> {
-  const code = await Promise.race([s.exited, sleep(20_000).then(() => "still running")]);
+  const code = await Promise.race([s.exited, sleep(20_000, "still running", { ref: false })]); // a bound, not a wait
   t.not(code, "still running", `npm exits after ${signal}`);
-  for (let i = 0; i < 40 && alive(node); i++) await sleep(250);
+  await until(() => !alive(node), { ms: 10_000, every: 50 }).catch(() => {}); // the assertion below tells
   t.notOk(alive(node), "the server process is gone");
   t.match(s.out(), new RegExp(`"signal":"${signal}","msg":"shutting down"`), `the node got the ${signal}`);
   t.match(s.out(), /"msg":"flock stopped"/, "and stopped cleanly");

@@ -24,6 +24,8 @@ import { ROUTE_DOCS } from "../schema/openapi/routes.ts";
 import { everyRoute } from "./helpers/fuzz.ts";
 import { call, randomIp, type Registered, registerAgent, type Res } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
+import { until } from "./helpers/wait.ts";
+import { CHROMIUM, NO_BROWSER } from "./helpers/web.ts";
 
 type Json = { [key: string]: unknown };
 
@@ -328,30 +330,19 @@ t.test("the AsyncAPI document describes the frames of a real WebSocket session",
   const ws = new WebSocket(`${node.url.replace("http", "ws")}/v1/ws`);
   t.teardown(() => ws.close());
   const frames: Json[] = [];
-  const waiters: (() => void)[] = [];
-  ws.on("message", (data) => {
-    frames.push(JSON.parse(String(data)) as Json);
-    for (const w of waiters.splice(0)) w();
-  });
-  const until = async (type: string): Promise<Json> => {
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const f = frames.find((x) => x["type"] === type);
-      if (f) return f;
-      if (Date.now() > deadline) throw new Error(`no ${type} frame`);
-      await new Promise<void>((resolve) => {
-        waiters.push(resolve);
-        setTimeout(resolve, 1000).unref();
-      });
-    }
+  ws.on("message", (data) => frames.push(JSON.parse(String(data)) as Json));
+  /** The first frame of `type`, once it has come. */
+  const frame = async (type: string): Promise<Json> => {
+    await until(() => frames.some((x) => x["type"] === type), { ms: 10_000, what: `a ${type} frame` });
+    return frames.find((x) => x["type"] === type)!;
   };
   await new Promise<void>((resolve, reject) => ws.once("open", () => resolve()).once("error", reject));
   const out: Json[] = [
     { type: "auth", token: a.token },
   ];
   ws.send(JSON.stringify(out[0]));
-  await until("ready");
-  const msg = await until("message");
+  await frame("ready");
+  const msg = await frame("message");
   const more: Json[] = [
     { type: "ack", id: (msg["message"] as Json)["id"], ref: "r1" },
     { type: "ping", ref: "p1" },
@@ -359,15 +350,15 @@ t.test("the AsyncAPI document describes the frames of a real WebSocket session",
   ];
   for (const f of more) ws.send(JSON.stringify(f));
   out.push(...more);
-  await until("pong");
-  await until("error");
-  await until("ack");
+  await frame("pong");
+  await frame("error");
+  await frame("ack");
   for (const f of out) t.ok(clientFrame.safeParse(f).success, `client frame ${String(f["type"])} matches the document`);
   for (const f of frames) t.ok(serverFrame.safeParse(f).success, `server frame ${String(f["type"])} matches the document: ${JSON.stringify(f).slice(0, 200)}`);
   t.ok(!serverFrame.safeParse({ type: "message", message: { id: "nope" } }).success, "and a malformed frame does not");
 });
 
-t.test("/docs renders the reference in Chromium from this origin alone, under its CSP", async (t) => {
+t.test("/docs renders the reference in Chromium from this origin alone, under its CSP", { skip: NO_BROWSER }, async (t) => {
   const node = await startTestNode(t, { engine: "memory" });
   const page0 = await call(node.url, "GET", "/docs");
   t.equal(page0.status, 200);
@@ -383,7 +374,7 @@ t.test("/docs renders the reference in Chromium from this origin alone, under it
   const profile = await mkdtemp(join(tmpdir(), "flock-docs-"));
   t.teardown(() => rm(profile, { recursive: true, force: true }));
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: "/usr/bin/chromium",
+    executablePath: CHROMIUM,
     headless: true,
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
   });

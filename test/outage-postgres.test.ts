@@ -10,6 +10,7 @@ import { TEST_DATABASE_URL, uniqueName } from "./helpers/env.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { PrivatePostgres } from "./helpers/private-servers.ts";
 import { send, sendOk } from "./messaging-helpers.ts";
+import { until } from "./helpers/wait.ts";
 
 async function timed<T>(f: () => Promise<T>): Promise<[T, number]> {
   const started = performance.now();
@@ -17,14 +18,8 @@ async function timed<T>(f: () => Promise<T>): Promise<[T, number]> {
   return [r, performance.now() - started];
 }
 
-async function within(what: string, ms: number, ok: () => Promise<boolean>): Promise<number> {
-  const started = performance.now();
-  while (!(await ok())) {
-    if (performance.now() - started > ms) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return performance.now() - started;
-}
+/** Waits (bounded) for `ok`, checking every 20 ms; the ms it took. */
+const within = (what: string, ms: number, ok: () => Promise<boolean>) => until(ok, { ms, every: 20, what });
 
 t.test("Postgres down: 503 + Retry-After within 2 s, nothing committed; back within a second", async (t) => {
   const pg = await PrivatePostgres.start(t);

@@ -5,7 +5,7 @@ import { claim, completeSettled } from "../runtime/payments/store.ts";
 import { ABANDONED_REASON, CLAIM_ABANDONED_MS, sweepAbandonedClaims } from "../runtime/payments/sweep.ts";
 import { call, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
-import { until } from "./messaging-helpers.ts";
+import { until } from "./helpers/wait.ts";
 
 const node = await startTestNode(t, { engine: "memory" });
 const sql = node.svc.sql;

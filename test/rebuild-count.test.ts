@@ -6,7 +6,8 @@ import t from "tap";
 import { LIVE } from "../runtime/messaging/stream-store.ts";
 import { registerAgent } from "./helpers/http.ts";
 import { deletePrefix, startTestNode } from "./helpers/node.ts";
-import { ack, Client, pending, sendOk, until } from "./messaging-helpers.ts";
+import { ack, Client, pending, sendOk } from "./messaging-helpers.ts";
+import { until } from "./helpers/wait.ts";
 
 t.test("delivery counts carry on across nodes, a Redis loss and a socket", async (t) => {
   const one = await startTestNode(t);

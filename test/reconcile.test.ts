@@ -10,7 +10,8 @@ import { insertDirectBatch } from "../runtime/messaging/store.ts";
 import { LEASE_MS } from "../runtime/node-lease.ts";
 import { type Registered, registerAgent } from "./helpers/http.ts";
 import { startTestNode, type TestNode } from "./helpers/node.ts";
-import { ack, Client, pending, sendOk, until } from "./messaging-helpers.ts";
+import { ack, Client, pending, sendOk } from "./messaging-helpers.ts";
+import { until } from "./helpers/wait.ts";
 
 /**
  * A node whose clock stands still (its own timer-driven reconciler then never finds anything stale or expired: only a

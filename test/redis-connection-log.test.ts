@@ -1,10 +1,13 @@
 // A Redis outage is one structured line when the connection goes down and one when it comes back, not ioredis's
 // "Unhandled error event" stack per failed reconnect.
-import t from "tap";
+import { subscribe, unsubscribe } from "node:diagnostics_channel";
+import type { Socket } from "node:net";
 import { Writable } from "node:stream";
+import t from "tap";
 import pino from "pino";
 import { createRedisEngines } from "../runtime/engines/redis/index.ts";
 import { PrivateRedis } from "./helpers/private-servers.ts";
+import { until } from "./helpers/wait.ts";
 
 t.test("an outage logs one line down and one line up per connection, and nothing unhandled", async (t) => {
   const redis = await PrivateRedis.start(t);
@@ -27,14 +30,21 @@ t.test("an outage logs one line down and one line up per connection, and nothing
   });
   const engines = await createRedisEngines(redis.url, "flocktest:connlog:", log);
   t.teardown(() => engines.close());
+  // every connection attempt this process makes to the killed port, seen failing (a reconnect of either client)
+  let refused = 0;
+  const attempts = (m: unknown) => {
+    (m as { socket: Socket }).socket.once("error", (err: NodeJS.ErrnoException & { port?: number }) => {
+      if (err.port === redis.port) refused++;
+    });
+  };
+  subscribe("net.client.socket", attempts);
+  t.teardown(() => unsubscribe("net.client.socket", attempts));
   await redis.kill();
-  // many reconnect attempts fail while it is down (every 50-250 ms)
   await t.rejects(engines.ping());
-  await new Promise((r) => setTimeout(r, 1500));
+  // many reconnect attempts fail while it is down (every 50-250 ms): a few of each client's
+  await until(() => refused >= 6, { ms: 10_000, what: "six failed reconnect attempts" });
   await redis.restart();
-  for (let i = 0; i < 100 && lines.filter((l) => l.msg === "redis connection restored").length < 2; i++) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await until(() => lines.filter((l) => l.msg === "redis connection restored").length >= 2, { ms: 5000, what: "both connections restored" });
   await engines.ping();
   const changes = lines.filter((l) => /redis connection/.test(l.msg)).map((l) => `${l.redis} ${l.msg}`).sort();
   t.same(changes, [

@@ -6,6 +6,7 @@ import t from "tap";
 import { Flock } from "../client/index.ts";
 import type { Clock } from "../client/throttle.ts";
 import { startTestNode } from "./helpers/node.ts";
+import { until } from "./helpers/wait.ts";
 
 /** A clock whose sleeps end only when the test says so. */
 function manualClock(): Clock & { fire(): void; sleeping(): number } {
@@ -53,12 +54,11 @@ t.test("group messages are acknowledged in batches, cumulatively", async (t) => 
     const loop = (async () => {
       for await (const msg of b.messages({ transport: "ws", signal: ac2.signal, ackBatch: { messages: 5, ms: 50 } })) handled.push(msg.body);
     })();
-    while (handled.length < 2 || clock.sleeping() === 0) await new Promise((r) => setTimeout(r, 5));
+    await until(() => handled.length >= 2 && clock.sleeping() > 0, { what: "both handled and the batch's timer set" });
     t.same(await waiting(), ["8", "9"], "both handled, held for the timer");
     clock.fire();
-    let left = await waiting();
-    for (let i = 0; left.length > 0 && i < 200; i++) left = await new Promise((r) => setTimeout(r, 5)).then(waiting);
-    t.same(left, [], "the timer's batch acknowledged both");
+    await until(async () => (await waiting()).length === 0, { every: 5, what: "the timer's batch to be acknowledged" });
+    t.same(await waiting(), [], "the timer's batch acknowledged both");
     ac2.abort();
     await loop;
   });

@@ -4,6 +4,7 @@ import { connect, type Socket } from "node:net";
 import t from "tap";
 import { registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
+import { until } from "./helpers/wait.ts";
 
 interface RawResponse {
   status: number;
@@ -91,8 +92,9 @@ t.test("requests on kept-alive connections during and after shutdown: never 500"
   t.equal(drained.status, 200);
   const ids = (JSON.parse(drained.body) as { messages: { id: string }[] }).messages.map((m) => m.id);
   for (const id of ids) t.equal((await poller.request("POST", `/v1/messages/${id}/ack`, b.token)).status, 204);
+  const waiting = node.svc.hub.waiters.size;
   const poll = poller.request("GET", "/v1/messages/pending?timeout=20", b.token);
-  await new Promise((r) => setTimeout(r, 50)); // the poll is registered (it answers at once if not)
+  await until(() => node.svc.hub.waiters.size > waiting, { what: "the long poll to wait" });
   const closing = node.close();
   const answered = await poll;
   t.equal(answered.status, 200, `long poll during shutdown: ${answered.body}`);

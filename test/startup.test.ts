@@ -7,6 +7,7 @@ import { call, registerAgent } from "./helpers/http.ts";
 import { deletePrefix, dropSchema } from "./helpers/node.ts";
 import { runToExit, startProcess } from "./helpers/process.ts";
 import { PrivateRedis } from "./helpers/private-servers.ts";
+import { until } from "./helpers/wait.ts";
 import { chooseUws, thisPlatform, UWS_NODE20_OLD_GLIBC } from "../runtime/uws.ts";
 
 t.test("embedded default: no DATABASE_URL or REDIS_URL runs on PGlite and memory engines", async (t) => {
@@ -94,17 +95,13 @@ t.test("a Redis outage under a running node: one structured log line per change 
     await dropSchema(schema);
   });
   const lines = () => p.output().split("\n").filter((l) => /redis connection/.test(l));
-  const until = async (what: string, ok: () => boolean) => {
-    for (const started = Date.now(); !ok(); await new Promise((r) => setTimeout(r, 50))) {
-      if (Date.now() - started > 20_000) throw new Error(`${what} not logged:\n${p.output()}`);
-    }
-  };
+  const logged = (what: string, n: number) => until(() => lines().length >= n, { ms: 20_000, every: 50, what: () => `${what} logged:\n${p.output()}` });
   await redis.kill();
-  await until("lost", () => lines().length >= 2);
+  await logged("lost", 2);
   // the node keeps reconnecting (every 50-250 ms) while it is down: each failure is an ioredis error event
   t.equal((await call(p.url, "GET", "/readyz")).status, 503);
   await redis.restart();
-  await until("restored", () => lines().length >= 4);
+  await logged("restored", 4);
   const changes = lines().map((l) => JSON.parse(l) as { level: number; redis: string; msg: string });
   t.same(
     changes.map((c) => `${c.redis} ${c.msg}`).sort(),

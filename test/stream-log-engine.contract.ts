@@ -1,6 +1,7 @@
 // The stream log contract (runtime/engines/stream-log.ts): every implementation must pass it.
 import type { Test } from "tap";
 import type { PubSub } from "../runtime/engines/pubsub.ts";
+import { until } from "./helpers/wait.ts";
 import { type Published, STREAM_LOG_MAX, type StreamLog } from "../runtime/engines/stream-log.ts";
 
 export interface StreamLogFixture {
@@ -33,7 +34,7 @@ export function streamLogContract(t: Test, make: () => Promise<StreamLogFixture>
     t.same(await fx.engine.after(key, 0), [msg(key, 1), msg(key, 2), msg(key, 3)]);
     t.same(await fx.engine.after(key, 1), [msg(key, 2), msg(key, 3)]);
     t.same(await fx.engine.after(key, 3), []);
-    for (let i = 0; i < 100 && heard.length < 4; i++) await new Promise((r) => setTimeout(r, 10));
+    await until(() => heard.length >= 4, { what: "four announcements" });
     t.same(heard, [2, 1, 3, 2].map((seq) => `h${seq} ${msg(key, seq).payload}`), "each append announced once, in order");
     await off();
   });

@@ -6,7 +6,8 @@ import { FakeClock } from "./helpers/clock.ts";
 import { registerAgent } from "./helpers/http.ts";
 import { signInWithWallet } from "./helpers/humans.ts";
 import { startTestNode } from "./helpers/node.ts";
-import { Client, sendOk, until } from "./messaging-helpers.ts";
+import { Client, sendOk } from "./messaging-helpers.ts";
+import { until } from "./helpers/wait.ts";
 
 const PROTOCOL = { json: "flock.json", msgpack: "flock.msgpack" } as const;
 

@@ -9,7 +9,8 @@ import { onClientFrame } from "../handlers/ws.ts";
 import { WS_CLOSE } from "../schema/ws.ts";
 import { call, registerAgent } from "./helpers/http.ts";
 import { startTestNode, type TestNode } from "./helpers/node.ts";
-import { ack, befriend, Client, createGroup, pending, postToGroup, sendOk, until } from "./messaging-helpers.ts";
+import { ack, befriend, Client, createGroup, pending, postToGroup, sendOk } from "./messaging-helpers.ts";
+import { until } from "./helpers/wait.ts";
 import type { Registered } from "./helpers/http.ts";
 
 const PROTOCOL = { json: "flock.json", msgpack: "flock.msgpack" } as const;

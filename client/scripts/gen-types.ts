@@ -2,7 +2,7 @@
 // requests and shape responses (zod 4's z.toJSONSchema, then JSON Schema to TypeScript), so the published package
 // carries no hand-kept copy of the contract and nothing of the server. Run from the repository root:
 //   npx tsx client/scripts/gen-types.ts           rewrite the file
-//   npx tsx client/scripts/gen-types.ts --check   exit 1 when the committed file is stale (test/client-types.test.ts)
+//   npx tsx client/scripts/gen-types.ts --check   exit 1 when the committed file is stale (test/unit/client-types.test.ts)
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";

@@ -2,6 +2,7 @@
 // then no more sends and a drain (every 201'd message delivered and acked, or 10 s past its 201: stuck).
 import { setTimeout as sleep } from "node:timers/promises";
 import postgres from "postgres";
+import { TimedOut, until } from "../helpers/wait.ts";
 import type { FlockNode, PrivatePostgres, PrivateRedis } from "./servers.ts";
 import { type Durable, type FaultResult, judge, type Phases, Tracker } from "./tracker.ts";
 import { type Actor, AckGate, type Agent, createGroup, register, startPoller, startSender, startWsReceiver } from "./traffic.ts";
@@ -55,14 +56,14 @@ async function killMidSend(c: Cluster, t: Tracker): Promise<void> {
   try {
     const unlock = await holdWrites(sql, "messages");
     try {
-      await until(async () => (await lockWaiters(sql)) > 0); // a send batch's statement waits on the lock
+      await soon(async () => (await lockWaiters(sql)) > 0); // a send batch's statement waits on the lock
       await c.redis.pauseWrites(3_000);
     } finally {
       await unlock();
     }
     try {
       // it went on and committed (a send still unanswered is in Postgres); its append waits for Redis
-      await until(async () => (await committedUnanswered(sql, t)) > 0);
+      await soon(async () => (await committedUnanswered(sql, t)) > 0);
       await c.sending.signal("SIGKILL");
     } finally {
       await c.redis.unpause();
@@ -73,10 +74,11 @@ async function killMidSend(c: Cluster, t: Tracker): Promise<void> {
   await c.sending.start();
 }
 
-/** Waits until `check` says yes (at most `ms`: the fault then goes on and its verdict tells). */
-async function until(check: () => Promise<boolean>, ms = 2_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check()) && Date.now() < deadline) await sleep(10);
+/** Waits until `check` says yes, at most 2 s: past that the fault goes on anyway and its verdict tells. */
+async function soon(check: () => Promise<boolean>): Promise<void> {
+  await until(check, { ms: 2_000, every: 10 }).catch((err: unknown) => {
+    if (!(err instanceof TimedOut)) throw err;
+  });
 }
 
 /** How many sends still waiting for their answer Postgres already holds. */

@@ -1,4 +1,4 @@
-// Hostile inputs for the property tests of the request schemas (test/schemas.test.ts) and the HTTP fuzz test
+// Hostile inputs for the property tests of the request schemas (test/unit/schemas.test.ts) and the HTTP fuzz test
 // (test/fuzz.test.ts): arbitrary JSON, deep nesting, strings with NUL and lone surrogates, huge and fractional
 // numbers, wrong types, each aimed at a schema's own field names so that the deeper checks are reached too.
 import fc from "fast-check";

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import postgres from "postgres";
+import { probing, until } from "./wait.ts";
 
 export interface Teardown {
   teardown(fn: () => Promise<void> | void): void;
@@ -48,15 +49,6 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Poll `ready` (a real answer from the server) until it says yes, at most `ms`. */
-export async function waitUntil(what: string, ready: () => Promise<boolean>, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await ready().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`${what} not up within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 export function tempDir(label: string): string {
   return mkdtempSync(join(tmpdir(), `flock-${label}-`));
 }
@@ -90,7 +82,7 @@ export class PrivateRedis {
     const args = ["--port", String(this.port), "--bind", "127.0.0.1", "--dir", this.dir, "--save", ""];
     args.push("--appendonly", this.aof ? "yes" : "no", "--appendfsync", "always", "--protected-mode", "no");
     this.child = spawn("redis-server", args, { stdio: "ignore" });
-    await waitUntil(`redis on ${this.port}`, () => this.ping(), 10_000);
+    await until(probing(() => this.ping()), { ms: 10_000, every: 20, what: `redis on ${this.port}` });
   }
 
   /** kill -9, resolved once the process is gone (its port refuses connections from then on). */
@@ -196,7 +188,7 @@ export class PrivatePostgres {
     const opts = `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100`;
     this.running = true;
     await pgRun("pg_ctl", ["-D", this.data, "-l", join(this.dir, "log"), "-o", opts, "-w", "-t", "30", "start"]);
-    await waitUntil(`postgres on ${this.port}`, async () => {
+    const answers = async () => {
       const sql = postgres(this.url, { max: 1, connect_timeout: 1, onnotice: () => {} });
       try {
         await sql`select 1`;
@@ -204,7 +196,8 @@ export class PrivatePostgres {
       } finally {
         await sql.end({ timeout: 0 });
       }
-    }, 10_000);
+    };
+    await until(probing(answers), { ms: 10_000, every: 20, what: `postgres on ${this.port}` });
   }
 
   /** Stop at once (`-m immediate`: backends are killed, like a crash; recovery on the next start). */

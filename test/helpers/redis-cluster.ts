@@ -5,7 +5,8 @@ import { type ChildProcess, execFile, spawn, spawnSync } from "node:child_proces
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import { freePort, register, type Teardown, tempDir, waitUntil } from "./private-servers.ts";
+import { freePort, register, type Teardown, tempDir } from "./private-servers.ts";
+import { probing, until } from "./wait.ts";
 
 export interface ClusterNode {
   port: number;
@@ -25,10 +26,10 @@ export interface RedisCluster {
   ownerOf(slot: number): Promise<number>;
   /**
    * Move one slot to another master as `redis-cli --cluster reshard` does (SETSLOT IMPORTING and MIGRATING, MIGRATE
-   * of its keys in one call, SETSLOT NODE on every master), holding the slot open for `askWindowMs` after its keys
-   * have moved: meanwhile the old owner answers ASK for them. Resolves with the number of keys moved.
+   * of its keys in one call, SETSLOT NODE on every master), holding the slot half-moved after its keys have moved
+   * until `halfMoved` resolves: meanwhile the old owner answers ASK for them. Resolves with the number of keys moved.
    */
-  moveSlot(slot: number, toPort: number, askWindowMs: number): Promise<number>;
+  moveSlot(slot: number, toPort: number, halfMoved: () => Promise<void>): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -74,7 +75,9 @@ export async function startRedisCluster(t?: Teardown, opts: { nodeTimeoutMs?: nu
     args.push("--cluster-node-timeout", String(nodeTimeout), "--protected-mode", "no", "--dbfilename", `dump-${port}.rdb`);
     nodes.push({ port, role: i < 3 ? "master" : "replica", child: spawn("redis-server", args, { stdio: "ignore" }) });
   }
-  for (const n of nodes) await waitUntil(`cluster node ${n.port}`, async () => (await ask(n.port, (r) => r.ping())) === "PONG", 10_000);
+  for (const n of nodes) {
+    await until(probing(async () => (await ask(n.port, (r) => r.ping())) === "PONG"), { ms: 10_000, every: 20, what: `cluster node ${n.port}` });
+  }
   // redis-cli makes the first three masters and gives each one of the last three as its replica
   await new Promise<void>((resolve, reject) => {
     execFile("redis-cli", ["--cluster", "create", ...nodes.map((n) => `127.0.0.1:${n.port}`), "--cluster-replicas", "1", "--cluster-yes"], { timeout: 30_000 }, (err, out, errOut) =>
@@ -82,11 +85,12 @@ export async function startRedisCluster(t?: Teardown, opts: { nodeTimeoutMs?: nu
     );
   });
   const ok = async (port: number) => (await clusterInfo(port)).includes("cluster_state:ok");
-  for (const n of nodes) await waitUntil(`cluster state ok on ${n.port}`, () => ok(n.port), 30_000);
+  for (const n of nodes) await until(probing(() => ok(n.port)), { ms: 30_000, every: 20, what: `cluster state ok on ${n.port}` });
   // the roles as the cluster has them, and every replica synced with its master
   for (const n of nodes) n.role = (await roleOf(n.port)) === "master" ? "master" : "replica";
   for (const n of nodes.filter((x) => x.role === "replica")) {
-    await waitUntil(`replica ${n.port} in sync`, async () => (await ask(n.port, (r) => r.info("replication"))).includes("master_link_status:up"), 30_000);
+    const synced = async () => (await ask(n.port, (r) => r.info("replication"))).includes("master_link_status:up");
+    await until(probing(synced), { ms: 30_000, every: 20, what: `replica ${n.port} in sync` });
   }
   const masters = nodes.filter((n) => n.role === "master");
   const killedAt = new Map<number, number>();
@@ -113,16 +117,13 @@ export async function startRedisCluster(t?: Teardown, opts: { nodeTimeoutMs?: nu
       if (started === undefined) throw new Error(`${killedPort} was not killed`);
       const killed = nodes.find((x) => x.port === killedPort)!;
       const others = nodes.filter((x) => x !== killed);
-      await waitUntil(
-        `failover of ${killedPort}`,
-        async () => {
-          for (const n of others) if (!(await ok(n.port))) return false;
-          // a former replica now a master: 4 masters counted among the living would be wrong, 3 is right
-          const roles = await Promise.all(others.map((n) => roleOf(n.port)));
-          return roles.filter((r) => r === "master").length === 3;
-        },
-        30_000,
-      );
+      const promoted = async () => {
+        for (const n of others) if (!(await ok(n.port))) return false;
+        // a former replica now a master: 4 masters counted among the living would be wrong, 3 is right
+        const roles = await Promise.all(others.map((n) => roleOf(n.port)));
+        return roles.filter((r) => r === "master").length === 3;
+      };
+      await until(probing(promoted), { ms: 30_000, every: 20, what: `failover of ${killedPort}` });
       const ms = performance.now() - started;
       for (const n of others) {
         n.role = (await roleOf(n.port)) === "master" ? "master" : "replica";
@@ -131,7 +132,7 @@ export async function startRedisCluster(t?: Teardown, opts: { nodeTimeoutMs?: nu
       return ms;
     },
     ownerOf,
-    async moveSlot(slot, toPort, askWindowMs) {
+    async moveSlot(slot, toPort, halfMoved) {
       const fromPort = await ownerOf(slot);
       if (fromPort === toPort) return 0;
       const [fromId, toId] = await Promise.all([myId(fromPort), myId(toPort)]);
@@ -139,7 +140,7 @@ export async function startRedisCluster(t?: Teardown, opts: { nodeTimeoutMs?: nu
       await ask(fromPort, (r) => r.call("CLUSTER", "SETSLOT", slot, "MIGRATING", toId));
       const keys = (await ask(fromPort, (r) => r.call("CLUSTER", "GETKEYSINSLOT", slot, 1000))) as string[];
       if (keys.length > 0) await ask(fromPort, (r) => r.call("MIGRATE", "127.0.0.1", toPort, "", 0, 5000, "KEYS", ...keys));
-      await new Promise((res) => setTimeout(res, askWindowMs));
+      await halfMoved();
       // the new owner first, then the old one, then the rest (the order redis-cli uses)
       const rest = nodes.filter((n) => n.role === "master" && n.port !== fromPort && n.port !== toPort).map((n) => n.port);
       for (const port of [toPort, fromPort, ...rest]) await ask(port, (r) => r.call("CLUSTER", "SETSLOT", slot, "NODE", toId));

@@ -94,12 +94,3 @@ export async function rawStatus(base: string, request: string): Promise<number> 
   sock.destroy();
   return Number(head.split(" ")[1]);
 }
-
-/** Polls a condition the server reaches asynchronously (bounded: fails after 5 s). */
-export async function until(cond: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}

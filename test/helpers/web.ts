@@ -1,12 +1,19 @@
 // Helpers for the web app tests: headless Debian chromium (playwright-core), a test wallet injected as
 // window.ethereum (a viem local account answering eth_requestAccounts, eth_chainId, personal_sign and
 // eth_signTypedData_v4 from Node), and a recorder of every console error and page error.
+import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import type { Hex, LocalAccount } from "viem";
 
 export const CHROMIUM = "/usr/bin/chromium";
+/**
+ * Why the browser tests cannot run on this machine (no chromium, outside CI), for tap's `skip`; false when they can.
+ * In CI a missing browser is no reason: the tests run and fail.
+ */
+export const NO_BROWSER: string | false =
+  !existsSync(CHROMIUM) && !process.env["CI"] ? `no ${CHROMIUM} on this machine, and not in CI (apt-get install chromium; .ci/run installs it)` : false;
 export const SHOTS = resolve(import.meta.dirname, "../../test-output/web");
 
 export async function launch(): Promise<Browser> {

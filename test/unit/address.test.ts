@@ -2,7 +2,7 @@
 import fc from "fast-check";
 import t from "tap";
 import { getAddress as viemGetAddress, isAddress as viemIsAddress, keccak256 as viemKeccak, toHex } from "viem";
-import { getAddress, InvalidAddressError, isAddress, keccak256 } from "../runtime/address.ts";
+import { getAddress, InvalidAddressError, isAddress, keccak256 } from "../../runtime/address.ts";
 
 t.test("keccak256 matches viem's for every length around the 136-byte block", async (t) => {
   t.equal(toHex(keccak256(new Uint8Array())), "0xc5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470");

@@ -1,16 +1,13 @@
+// The group cursors contract (test/group-cursors-engine.contract.ts) on Redis; on the memory engine:
+// test/unit/group-cursors-engine-memory.test.ts.
 import { Redis } from "ioredis";
 import t from "tap";
-import { MemoryGroupCursors } from "../runtime/engines/memory/group-cursors.ts";
 import { RedisGroupCursors } from "../runtime/engines/redis/group-cursors.ts";
 import { redisKeys } from "../runtime/engines/redis/keys.ts";
 import { defineScripts } from "../runtime/engines/redis/scripts.ts";
 import { groupCursorsContract } from "./group-cursors-engine.contract.ts";
 import { TEST_REDIS_URL, uniqueName } from "./helpers/env.ts";
 import { deletePrefix } from "./helpers/node.ts";
-
-t.test("memory engine", async (t) => {
-  groupCursorsContract(t, async () => ({ engine: new MemoryGroupCursors(), close: async () => {} }));
-});
 
 t.test("redis engine", async (t) => {
   groupCursorsContract(t, async () => {

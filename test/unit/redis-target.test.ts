@@ -1,9 +1,9 @@
 // REDIS_URL names one Redis or a Redis Cluster: what the configuration accepts, what the engines are told, and how a
 // cluster URL's password is masked in messages.
 import t from "tap";
-import { loadConfig } from "../runtime/config.ts";
-import { redisTarget } from "../runtime/engines/redis/target.ts";
-import { redactUrl } from "../runtime/redact.ts";
+import { loadConfig } from "../../runtime/config.ts";
+import { redisTarget } from "../../runtime/engines/redis/target.ts";
+import { redactUrl } from "../../runtime/redact.ts";
 
 t.test("a cluster URL lists nodes, with optional credentials and TLS", async (t) => {
   t.same(redisTarget("redis://127.0.0.1:6379"), { kind: "single", url: "redis://127.0.0.1:6379" });

@@ -4,15 +4,15 @@
 import { readFileSync } from "node:fs";
 import t from "tap";
 import type { z } from "zod";
-import { generate, OUT } from "../client/scripts/gen-types.ts";
-import type * as G from "../client/types.gen.ts";
-import type * as agents from "../schema/agents.ts";
-import type * as groups from "../schema/groups.ts";
-import type * as messages from "../schema/messages.ts";
-import type * as moments from "../schema/moments.ts";
-import type * as payments from "../schema/payments.ts";
-import type * as users from "../schema/users.ts";
-import type * as ws from "../schema/ws.ts";
+import { generate, OUT } from "../../client/scripts/gen-types.ts";
+import type * as G from "../../client/types.gen.ts";
+import type * as agents from "../../schema/agents.ts";
+import type * as groups from "../../schema/groups.ts";
+import type * as messages from "../../schema/messages.ts";
+import type * as moments from "../../schema/moments.ts";
+import type * as payments from "../../schema/payments.ts";
+import type * as users from "../../schema/users.ts";
+import type * as ws from "../../schema/ws.ts";
 
 t.test("client/types.gen.ts is up to date with schema/", async (t) => {
   const committed = readFileSync(OUT, "utf8");

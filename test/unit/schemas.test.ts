@@ -4,10 +4,10 @@
 import fc from "fast-check";
 import t from "tap";
 import { z } from "zod";
-import { ApiError } from "../runtime/errors.ts";
-import { parseJson } from "../runtime/http/validate.ts";
-import { ClientFrame } from "../schema/ws.ts";
-import { bodyObject, bodyText, everyRoute, FUZZ_SEED, fieldNames, hostileJson, queryObject, routeSeed } from "./helpers/fuzz.ts";
+import { ApiError } from "../../runtime/errors.ts";
+import { parseJson } from "../../runtime/http/validate.ts";
+import { ClientFrame } from "../../schema/ws.ts";
+import { bodyObject, bodyText, everyRoute, FUZZ_SEED, fieldNames, hostileJson, queryObject, routeSeed } from "../helpers/fuzz.ts";
 
 const POOL = ["123", "P123", "moment_123", "comment_123", "group_123", "thread_123", "msg_123", "file_123", "freq_123"];
 const RUNS = 500;

@@ -2,10 +2,10 @@
 // stream's messages (an inbox's or a group's) in the order of their numbers whatever order they arrive in, and a
 // socket that caught up to a number receives everything after it exactly once, however far the node had got.
 import t from "tap";
-import { Channels, type ChannelReader, RecentFrames, topicOf } from "../runtime/messaging/channels.ts";
-import type { Published } from "../runtime/messaging/stream-store.ts";
-import type { Encoded } from "../runtime/ws/codec.ts";
-import { jsonCodec } from "../runtime/ws/codec.ts";
+import { Channels, type ChannelReader, RecentFrames, topicOf } from "../../runtime/messaging/channels.ts";
+import type { Published } from "../../runtime/messaging/stream-store.ts";
+import type { Encoded } from "../../runtime/ws/codec.ts";
+import { jsonCodec } from "../../runtime/ws/codec.ts";
 
 /** A group's stream key, and an inbox's (a principal id). */
 const G = "g:42";

@@ -3,11 +3,11 @@
 import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { setTimeout as sleep } from "node:timers/promises";
 import t from "tap";
 import { WebSocketServer } from "ws";
-import { judge, STUCK_MS, Tracker } from "./chaos/tracker.ts";
-import { errorStatus, startPoller, startWsReceiver } from "./chaos/traffic.ts";
+import { judge, STUCK_MS, Tracker } from "../chaos/tracker.ts";
+import { errorStatus, startPoller, startWsReceiver } from "../chaos/traffic.ts";
+import { until } from "../helpers/wait.ts";
 
 const T0 = 1_800_000_000_000;
 const phases = { injectAt: T0 + 1_000, endAt: T0 + 2_000 };
@@ -121,9 +121,11 @@ t.test("a message handed out again after its ack's confirmation counts, on eithe
   const port = (s: { address(): unknown }) => (s.address() as AddressInfo).port;
   const me = { id: "r", token: "am_x" };
   const actors = [startWsReceiver(tr, `http://127.0.0.1:${port(wss)}`, me), startPoller(tr, `http://127.0.0.1:${port(http)}`, me)];
-  const deadline = Date.now() + 10_000;
-  while ((ws.deliveries.length < 2 || poll.deliveries.length < 2) && Date.now() < deadline) await sleep(10);
-  await Promise.all(actors.map((a) => a.stop()));
+  try {
+    await until(() => ws.deliveries.length >= 2 && poll.deliveries.length >= 2, { ms: 10_000, every: 10, what: "each message handed out twice" });
+  } finally {
+    await Promise.all(actors.map((a) => a.stop()));
+  }
   t.equal(ws.afterAck, 1, "WebSocket: the frame after the ack's reply");
   t.equal(poll.afterAck, 1, "long poll: the poll started after the 204");
 });

@@ -1,16 +1,9 @@
+// The limits engine contract (test/limits-engine.contract.ts) on Redis; on the memory engine: test/unit/limits-engine-memory.test.ts.
 import t from "tap";
-import { createMemoryEngines } from "../runtime/engines/memory/index.ts";
 import { createRedisEngines } from "../runtime/engines/redis/index.ts";
 import { TEST_REDIS_URL, uniqueName } from "./helpers/env.ts";
 import { deletePrefix } from "./helpers/node.ts";
 import { limitsContract } from "./limits-engine.contract.ts";
-
-t.test("memory engine", async (t) => {
-  limitsContract(t, async () => {
-    const e = createMemoryEngines();
-    return { engine: e.limits, close: () => e.close() };
-  });
-});
 
 t.test("redis engine", async (t) => {
   limitsContract(t, async () => {

@@ -1,6 +1,6 @@
+// The feed cache contract (test/feed-engine.contract.ts) on Redis, and what only Redis does; on the memory engine:
+// test/unit/feed-engine-memory.test.ts.
 import t from "tap";
-import { MemoryFeed } from "../runtime/engines/memory/feed.ts";
-import { MemoryMoments } from "../runtime/engines/memory/moments.ts";
 import { RedisMoments } from "../runtime/engines/redis/moments.ts";
 import { createRedisEngines } from "../runtime/engines/redis/index.ts";
 import { RedisFeed } from "../runtime/engines/redis/feed.ts";
@@ -10,13 +10,6 @@ import { Redis } from "ioredis";
 import { TEST_REDIS_URL, uniqueName } from "./helpers/env.ts";
 import { deletePrefix } from "./helpers/node.ts";
 import { feedContract } from "./feed-engine.contract.ts";
-
-t.test("memory engine", async (t) => {
-  feedContract(t, async (depth) => {
-    const moments = new MemoryMoments();
-    return { feed: new MemoryFeed({ depth, moments }), moments, close: async () => {} };
-  });
-});
 
 t.test("redis engine", async (t) => {
   feedContract(t, async (depth) => {
@@ -33,7 +26,7 @@ t.test("redis engine", async (t) => {
   });
 });
 
-t.test("both engine sets expose a feed cache", async (t) => {
+t.test("the redis engine set exposes a feed cache", async (t) => {
   const prefix = `flocktest:${uniqueName("feedeng")}:`;
   const r = await createRedisEngines(TEST_REDIS_URL, prefix);
   t.teardown(async () => {
@@ -41,8 +34,6 @@ t.test("both engine sets expose a feed cache", async (t) => {
     await deletePrefix(prefix);
   });
   t.ok(r.feed instanceof RedisFeed);
-  const { createMemoryEngines } = await import("../runtime/engines/memory/index.ts");
-  t.ok(createMemoryEngines().feed instanceof MemoryFeed);
   const [miss] = await r.feed.read(["x"], null, 1);
   t.equal(miss?.hit, false);
 });

@@ -1,6 +1,6 @@
 // Which uWebSockets.js build each Node and OS combination gets (runtime/uws.ts), and the one line where none fits.
 import t from "tap";
-import { chooseUws, loadUws, type Platform, thisPlatform, UWS_CURRENT, UWS_NODE20_OLD_GLIBC } from "../runtime/uws.ts";
+import { chooseUws, loadUws, type Platform, thisPlatform, UWS_CURRENT, UWS_NODE20_OLD_GLIBC } from "../../runtime/uws.ts";
 
 const linux = (abi: string, glibc: string | undefined, node = "x"): Platform => ({ platform: "linux", arch: "x64", abi, glibc, node });
 

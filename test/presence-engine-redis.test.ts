@@ -1,16 +1,13 @@
+// The presence engine contract (test/presence-engine.contract.ts) on Redis; on the memory engine:
+// test/unit/presence-engine-memory.test.ts.
 import { Redis } from "ioredis";
 import t from "tap";
-import { MemoryPresence } from "../runtime/engines/memory/presence.ts";
 import { redisKeys } from "../runtime/engines/redis/keys.ts";
 import { RedisPresence } from "../runtime/engines/redis/presence.ts";
 import { defineScripts } from "../runtime/engines/redis/scripts.ts";
 import { TEST_REDIS_URL, uniqueName } from "./helpers/env.ts";
 import { deletePrefix } from "./helpers/node.ts";
 import { presenceContract } from "./presence-engine.contract.ts";
-
-t.test("memory engine", async (t) => {
-  presenceContract(t, async () => ({ engine: new MemoryPresence(), close: async () => {} }));
-});
 
 t.test("redis engine", async (t) => {
   presenceContract(t, async () => {

@@ -16,7 +16,7 @@ t.test("importing the server loads none of the modules it loads on first use", a
     const urls = [];
     s.on("Debugger.scriptParsed", (m) => urls.push(m.params.url));
     s.post("Debugger.enable");
-    await import(${JSON.stringify(new URL("../runtime/server.ts", import.meta.url).href)});
+    await import(${JSON.stringify(new URL("../../runtime/server.ts", import.meta.url).href)});
     s.disconnect();
     process.stdout.write(JSON.stringify(urls));`;
   const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], { encoding: "utf8" });

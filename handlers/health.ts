@@ -1,4 +1,6 @@
-// Liveness, readiness (Postgres and the engines answer) and Prometheus metrics, outside /v1.
+// Liveness, readiness (Postgres and the engines answer) and Prometheus metrics, outside /v1. On this, the public
+// port, /metrics answers only behind FLOCK_METRICS_TOKEN and is not found without one; the metrics listener
+// (FLOCK_METRICS_PORT, runtime/metrics-listener.ts) serves it without a token on its own, loopback, address.
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Circuit } from "../runtime/circuit.ts";
 import { ping } from "../runtime/db/client.ts";
@@ -47,9 +49,11 @@ export function healthRoutes(metrics: Metrics): Route[] {
     method: "GET",
     path: "/metrics",
     auth: "none",
-    async handle({ svc, headers }) {
+    async handle({ svc, headers, method, path }) {
       const token = svc.config.FLOCK_METRICS_TOKEN;
-      if (token !== undefined && !bearerIs(headers["authorization"], token)) {
+      // nothing is served openly here: without a token the route answers as one that does not exist
+      if (token === undefined) throw new ApiError("not_found", `no route for ${method} ${path}`);
+      if (!bearerIs(headers["authorization"], token)) {
         throw unauthorized("/metrics needs the bearer token FLOCK_METRICS_TOKEN names");
       }
       return { status: 200, raw: { type: metrics.registry.contentType, data: await metrics.registry.metrics() } };

@@ -71,8 +71,25 @@ const ConfigSchema = z.object({
         return z.NEVER;
       }
     }),
-  /** When set, /metrics answers only `Authorization: Bearer <this>` (401 otherwise). */
+  /** When set, /metrics on the public port answers only `Authorization: Bearer <this>` (401 otherwise); unset, 404 there. */
   FLOCK_METRICS_TOKEN: z.string().min(16, "FLOCK_METRICS_TOKEN must be at least 16 characters").optional(),
+  /** The metrics listener (Prometheus convention: its own port, /metrics without a token). Unset: none; 0 picks a port. */
+  FLOCK_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** Interface the metrics listener binds (loopback by default: anything that reaches it may read it). */
+  FLOCK_METRICS_HOST: z.string().min(1).default("127.0.0.1"),
+  /** The base URL clients reach this service at (behind a proxy, the proxy's): absolute URLs the node hands out name it. */
+  FLOCK_PUBLIC_URL: z
+    .string()
+    .optional()
+    .transform((v, ctx): string | undefined => {
+      if (v === undefined) return undefined;
+      try {
+        return parsePublicUrl(v);
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: (err as Error).message });
+        return z.NEVER;
+      }
+    }),
   /** Largest JSON body accepted, in bytes. */
   FLOCK_JSON_LIMIT: z.coerce.number().int().min(1024).default(1024 * 1024),
   /** Seconds to wait for in-flight requests on shutdown. */
@@ -105,6 +122,17 @@ const ConfigSchema = z.object({
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
+
+/** FLOCK_PUBLIC_URL as a base: http(s), a host, an optional path prefix; no credentials, query or fragment; no trailing slash. */
+function parsePublicUrl(v: string): string {
+  const bad = `"${v}" is not a base URL (http:// or https://, a host, optionally a path prefix; no query, fragment or credentials)`;
+  if (!URL.canParse(v)) throw new Error(bad);
+  const u = new URL(v);
+  if ((u.protocol !== "http:" && u.protocol !== "https:") || !u.hostname || u.username || u.password || u.search || u.hash || v.includes("?") || v.includes("#")) {
+    throw new Error(bad);
+  }
+  return `${u.origin}${u.pathname.replace(/\/+$/, "")}`;
+}
 
 export class ConfigError extends Error {}
 

@@ -1,7 +1,7 @@
 // Builds one Flock node from a config, and takes it down again gracefully. Every part of the node is started here,
 // through runtime/node.ts, in one order (docs/ARCHITECTURE.md, the parts), and stopped in the reverse order:
 // the backends, the id lease, auth and limits, the per-node parts, the messaging hub, the background passes,
-// then the routes (WebSocket and HTTP) and the listening socket.
+// the metrics listener, then the routes (WebSocket and HTTP) and the listening socket.
 import { allRoutes } from "../handlers/index.ts";
 import { onClientFrame } from "../handlers/ws.ts";
 import type { Config } from "./config.ts";
@@ -10,8 +10,10 @@ import { Router } from "./http/router.ts";
 import { Lifecycle, type Trace } from "./lifecycle.ts";
 import type { Logger } from "./log.ts";
 import { Metrics } from "./metrics.ts";
+import { listenMetrics } from "./metrics-listener.ts";
 import type { NodeLease } from "./node-lease.ts";
 import { startServices } from "./node.ts";
+import { publicUrl } from "./public-url.ts";
 import type { Services } from "./services.ts";
 import { type LoadedUws, listenExclusive, loadUws } from "./uws.ts";
 import { mountWs } from "./ws/server.ts";
@@ -24,6 +26,8 @@ const listenFailure = (host: string, port: number) =>
 
 export interface RunningNode {
   port: number;
+  /** The metrics listener's port, when FLOCK_METRICS_PORT is set (runtime/metrics-listener.ts). */
+  metricsPort: number | undefined;
   svc: Services;
   /** This node's id lease (runtime/node-lease.ts). */
   lease: NodeLease;
@@ -54,10 +58,17 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
     // flight finish (at most FLOCK_SHUTDOWN_GRACE); from then on a request still arriving on a kept-alive
     // connection answers 503 at once, without touching the backends that stop next
     const state: HttpState = { draining: false, closed: false, inflight: 0, idle: [] };
+    const metrics = new Metrics();
+    // the metrics listener, when FLOCK_METRICS_PORT is set: up before the routes and down after them, so a scrape
+    // during the drain still reads the node
+    const metricsListener = await life.add(
+      "metrics-listen",
+      () => (config.FLOCK_METRICS_PORT === undefined ? undefined : listenMetrics(metrics, config.FLOCK_METRICS_HOST, config.FLOCK_METRICS_PORT, log)),
+      (m) => m?.close(),
+    );
     const routes = await life.add(
       "routes",
       () => {
-        const metrics = new Metrics();
         const router = new Router();
         for (const r of allRoutes(metrics)) router.add(r);
         const a = uws.App();
@@ -99,8 +110,17 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
     );
     const port = uws.us_socket_local_port(listenSocket as never);
     svc.self.set(config.HOST, port);
+    const metricsPort = metricsListener?.port;
     log.info(
-      { port, host: config.HOST, nodeId: lease.id, engines: svc.engines.kind, postgres: embedded ? "embedded" : "server" },
+      {
+        port,
+        host: config.HOST,
+        nodeId: lease.id,
+        engines: svc.engines.kind,
+        postgres: embedded ? "embedded" : "server",
+        publicUrl: publicUrl(config, svc.self, ""),
+        ...(metricsPort !== undefined ? { metrics: `${config.FLOCK_METRICS_HOST}:${metricsPort}` } : {}),
+      },
       "flock listening",
     );
 
@@ -109,7 +129,7 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
       closing ??= life.stop().then(() => log.info("flock stopped"));
       return closing;
     };
-    return { port, svc, lease, close };
+    return { port, metricsPort, svc, lease, close };
   } catch (err) {
     await life.stop();
     throw err;

@@ -3,7 +3,8 @@ import { call, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 
 t.test("healthz, readyz and metrics", async (t) => {
-  const node = await startTestNode(t);
+  // /metrics on the metrics listener (the public port answers it only behind FLOCK_METRICS_TOKEN: metrics-listener.test.ts)
+  const node = await startTestNode(t, { env: { FLOCK_METRICS_PORT: "0" } });
   const h = await call(node.url, "GET", "/healthz");
   t.equal(h.status, 200);
   t.same(h.body, { status: "ok" });
@@ -13,7 +14,7 @@ t.test("healthz, readyz and metrics", async (t) => {
 
   await registerAgent(node.url, "m");
   await call(node.url, "GET", "/v1/agents/me");
-  const m = await call(node.url, "GET", "/metrics");
+  const m = await call(`http://127.0.0.1:${node.metricsPort}`, "GET", "/metrics");
   t.equal(m.status, 200);
   t.match(m.headers.get("content-type"), /text\/plain/);
   t.match(m.text, /flock_http_requests_total\{method="POST",route="\/v1\/agents\/register",status="201"\} 1/);

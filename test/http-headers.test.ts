@@ -1,5 +1,6 @@
 // Response headers every client can rely on: nosniff everywhere, no-store where a token or a principal's data is
-// in play, /metrics behind a bearer token when one is configured, and a /readyz that names no backend's error.
+// in play, /metrics behind a bearer token when one is configured (not found without one), and a /readyz that names no
+// backend's error.
 import { connect } from "node:net";
 import t from "tap";
 import WebSocket from "ws";
@@ -75,6 +76,14 @@ t.test("/metrics behind FLOCK_METRICS_TOKEN", async (t) => {
   t.match(ok.text, /flock_http_requests_total/);
   t.equal(ok.headers.get("cache-control"), "no-store");
   t.equal((await call(node.url, "GET", "/healthz")).status, 200, "the other probes stay open");
+});
+
+t.test("/metrics without FLOCK_METRICS_TOKEN: not served on the public port", async (t) => {
+  const node = await startTestNode(t, { engine: "memory" });
+  const r = await call(node.url, "GET", "/metrics");
+  t.equal(r.status, 404);
+  t.equal(r.body.error, "not_found");
+  t.notMatch(r.text, /flock_http_requests_total/);
 });
 
 t.test("a public /readyz names the failing backend, never its error", async (t) => {

@@ -64,6 +64,8 @@ t.test("a closed node leaves nothing running: its process exits by itself on SIG
       REDIS_URL: TEST_REDIS_URL,
       REDIS_PREFIX: prefix,
       FLOCK_SHUTDOWN_GRACE: "2",
+      // the metrics listener too, so its server and a scrape's kept-alive connection must go with the node
+      FLOCK_METRICS_PORT: "0",
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -71,13 +73,13 @@ t.test("a closed node leaves nothing running: its process exits by itself on SIG
   child.stdout.on("data", (d: Buffer) => (out += d.toString()));
   child.stderr.on("data", (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const port = await new Promise<number>((resolve, reject) => {
+  const [port, metricsPort] = await new Promise<[number, number]>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no start:\n${out}`)), 30_000);
     child.stdout.on("data", () => {
-      const m = /listening (\d+)/.exec(out);
+      const m = /listening (\d+) metrics (\d+)/.exec(out);
       if (m) {
         clearTimeout(timer);
-        resolve(Number(m[1]));
+        resolve([Number(m[1]), Number(m[2])]);
       }
     });
   });
@@ -90,6 +92,9 @@ t.test("a closed node leaves nothing running: its process exits by itself on SIG
   const sent = await fetch(`${url}/v1/messages`, { method: "POST", headers: auth(a.token), body: JSON.stringify({ to: b.id, body: "hi" }) });
   t.equal(sent.status, 201);
   t.equal(await poll, 200);
+  const scrape = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+  t.equal(scrape.status, 200, "the metrics listener answers (its connection kept alive)");
+  await scrape.text();
   const started = performance.now();
   child.kill("SIGTERM");
   const timeout = setTimeout(() => child.kill("SIGKILL"), 15_000);

@@ -63,6 +63,8 @@ async function rawRequest(base: string, line: string, headers: Record<string, st
 }
 
 const ERROR_STATUSES_TO_SEE = [400, 401, 402, 403, 404, 409, 413, 415, 429];
+/** The public port serves /metrics only behind this bearer (FLOCK_METRICS_TOKEN). */
+const METRICS_TOKEN = "openapi-metrics-0123456789";
 
 t.test("the OpenAPI document and real answers of every route", async (t) => {
   const jwk = await generateKeyPair("ES256", { extractable: true });
@@ -76,7 +78,7 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   t.teardown(() => new Promise<void>((resolve) => jwks.close(() => resolve())));
   const jwksUrl = `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/.well-known/jwks.json`;
 
-  const node = await startTestNode(t, { engine: "memory", env: { PRIVY_APP_ID: "flock-openapi-test", PRIVY_JWKS_URL: jwksUrl } });
+  const node = await startTestNode(t, { engine: "memory", env: { PRIVY_APP_ID: "flock-openapi-test", PRIVY_JWKS_URL: jwksUrl, FLOCK_METRICS_TOKEN: METRICS_TOKEN } });
   const base = node.url;
 
   const served = await call<Json>(base, "GET", "/v1/openapi.json");
@@ -168,7 +170,9 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
     check<T>(method, template, await call<T>(base, method, path, opts));
 
   // health and the reference
-  for (const p of ["/healthz", "/readyz", "/metrics", "/v1/openapi.json", "/v1/asyncapi.json", "/docs", "/docs/init.js"]) await req("GET", p, p);
+  for (const p of ["/healthz", "/readyz", "/v1/openapi.json", "/v1/asyncapi.json", "/docs", "/docs/init.js"]) await req("GET", p, p);
+  // the public port serves /metrics only behind FLOCK_METRICS_TOKEN (404 without one)
+  await req("GET", "/metrics", "/metrics", { token: METRICS_TOKEN });
   const page = await call(base, "GET", "/docs");
   const assets = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
   for (const a of assets.filter((a) => a.startsWith("/docs/assets/"))) {
@@ -238,7 +242,7 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
 
   // friends
   const fr = await req("POST", "/v1/friends/request", "/v1/friends/request", as(a, { to: h.id }));
-  await req("POST", "/v1/friends/request", "/v1/friends/request", as(a, { to: h.id })); // 200: already pending
+  await req("POST", "/v1/friends/request", "/v1/friends/request", as(a, { to: h.id })); // 202: to a person, already pending
   await req("GET", "/v1/friends/requests", "/v1/friends/requests", as(h));
   await req("POST", "/v1/friends/requests/:id/accept", `/v1/friends/requests/${fr.body.request.id}/accept`, as(h));
   await req("POST", "/v1/friends/request", "/v1/friends/request", as(a, { to: h.id })); // 409

@@ -4,6 +4,7 @@
 import { Readable } from "node:stream";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import type { Ctx, Reply } from "../http/route.ts";
+import { publicUrl } from "../public-url.ts";
 
 /** Headers the transport reads. */
 const PASSED = ["accept", "content-type", "mcp-session-id", "mcp-protocol-version", "last-event-id", "host", "origin"];
@@ -14,7 +15,8 @@ export function toRequest(ctx: Ctx, path = "/v1/mcp"): Request {
     const v = ctx.headers[h];
     if (v !== undefined) headers.set(h, v);
   }
-  return new Request(`http://${ctx.headers["host"] || "localhost"}${path}`.replace(/[^\x21-\x7e]/g, ""), { method: ctx.method, headers });
+  // the URL the transport records names the configured public URL, never the request's Host (runtime/public-url.ts)
+  return new Request(publicUrl(ctx.svc.config, ctx.svc.self, path), { method: ctx.method, headers });
 }
 
 const CODES: Record<number, string> = {

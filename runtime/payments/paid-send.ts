@@ -14,23 +14,19 @@ import type { SettleResponse } from "@x402/core/types";
 import { ApiError, conflict } from "../errors.ts";
 import type { Ctx, Reply } from "../http/route.ts";
 import { type Outgoing, sendDirect } from "../messaging/send.ts";
+import { publicUrl } from "../public-url.ts";
 import { dollars, explorerUrl } from "./assets.ts";
 import { checkPayment, headerCodec, paymentHeader, paymentRequired, paymentRequiredError, requirementsFor, type Terms } from "./protocol.ts";
 import { claim, completeSettled, markFailed } from "./store.ts";
 
 const errMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
-function resourceUrl(ctx: Ctx<unknown, unknown, "principal">): string {
-  const host = ctx.headers["host"] ?? "localhost";
-  const https = ctx.svc.config.TRUST_PROXY && ctx.headers["x-forwarded-proto"] === "https";
-  return `${https ? "https" : "http"}://${host}/v1/messages`;
-}
-
 export async function paidSend(ctx: Ctx<unknown, unknown, "principal">, terms: Terms, to: string, msg: Outgoing): Promise<Reply> {
   const { svc, principal } = ctx;
   const codec = await headerCodec();
   const ours = requirementsFor(terms, svc.config.FLOCK_PAYMENT_TIMEOUT);
-  const pr = paymentRequired(ours, resourceUrl(ctx), to);
+  // the resource is the send route at the configured public URL, never at the request's Host (runtime/public-url.ts)
+  const pr = paymentRequired(ours, publicUrl(svc.config, svc.self, "/v1/messages"), to);
   const header = paymentHeader(ctx.headers);
   const price = `$${dollars(terms.micros)}`;
   if (!header) {

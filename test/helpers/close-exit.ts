@@ -7,7 +7,7 @@ import { startNode } from "../../runtime/server.ts";
 
 const config = loadConfig();
 const node = await startNode(config, createLogger(config.LOG_LEVEL));
-process.stdout.write(`listening ${node.port}\n`);
+process.stdout.write(`listening ${node.port} metrics ${node.metricsPort ?? "off"}\n`);
 process.once("SIGTERM", () => {
   void node.close().then(() => {
     // what close() left behind (the stdout pipe this writes to is the process's own)

@@ -28,6 +28,7 @@ export interface AgentProfile {
   network: string;
   asset: string | null;
   asset_symbol: string | null;
+  accepts_group_adds_from?: "anyone" | "friends" | "nobody";
 }
 
 export interface RegisterAgentResponse {
@@ -65,6 +66,7 @@ export interface User {
   display_name: string;
   description: string;
   wallets: Wallet[];
+  accepts_messages_from: "friends" | "anyone";
   created_at: string;
 }
 
@@ -295,7 +297,7 @@ export type ServerFrame = {
 };
 
 export interface ApiErrorBody {
-  error: "invalid_request" | "unauthorized" | "payment_required" | "forbidden" | "ip_banned" | "not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal" | "unavailable" | "payments_unavailable";
+  error: "invalid_request" | "unauthorized" | "payment_required" | "forbidden" | "ip_banned" | "not_found" | "method_not_allowed" | "conflict" | "idempotency_key_reused" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal" | "unavailable" | "payments_unavailable";
   message: string;
   retry_after?: number;
   field?: string;
@@ -343,6 +345,7 @@ export interface RegisterAgentRequest {
 export interface UpdateAgentRequest {
   display_name?: string;
   description?: string;
+  accepts_group_adds_from?: "anyone" | "friends" | "nobody";
   x402_enabled?: boolean;
   price?: number | string | null;
   pay_to?: string | null;
@@ -387,6 +390,7 @@ export interface SendGroupMessageRequest {
 export interface UpdateUserRequest {
   display_name?: string;
   description?: string;
+  accepts_messages_from?: "friends" | "anyone";
 }
 
 export interface PrivyLoginRequest {

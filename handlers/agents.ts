@@ -30,7 +30,7 @@ const me = defineRoute({
   path: "/v1/agents/me",
   auth: "agent",
   async handle({ principal, svc }) {
-    const agent = await loadAgent(svc.sql, svc.assets, principal.id);
+    const agent = await loadAgent(svc.sql, svc.assets, principal.id, true);
     if (!agent) throw notFound("agent");
     return ok({ agent });
   },
@@ -45,7 +45,7 @@ const update = defineRoute({
     if (!(await updateAgent(svc.sql, svc.assets, principal.id, body))) throw notFound("agent");
     if (body.display_name !== undefined) await svc.auth.forget(principal.id);
     if (hasSettings(body)) await svc.paidAgents.changed(principal.id);
-    const agent = await loadAgent(svc.sql, svc.assets, principal.id);
+    const agent = await loadAgent(svc.sql, svc.assets, principal.id, true);
     if (!agent) throw notFound("agent");
     return ok({ agent });
   },

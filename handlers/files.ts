@@ -10,6 +10,7 @@ import { UploadQuery } from "../schema/files.ts";
 const upload = defineRoute({
   method: "POST",
   path: "/v1/files/upload",
+  idempotent: true,
   auth: "principal",
   query: UploadQuery,
   limit: "upload",

@@ -4,7 +4,7 @@
 // runtime/social/friends-store.ts.
 import { conflict, invalid, notFound } from "../runtime/errors.ts";
 import { defineRoute, noContent, ok, type Route } from "../runtime/http/route.ts";
-import { idTime, parseId } from "../runtime/ids.ts";
+import { idTime, isHumanId, parseId } from "../runtime/ids.ts";
 import type { Logger } from "../runtime/log.ts";
 import type { Services } from "../runtime/services.ts";
 import { invalidate } from "../runtime/social/feed.ts";
@@ -49,12 +49,17 @@ async function friendshipChanged(svc: Services, log: Logger, a: string, b: strin
 }
 
 /**
- * 201 with a new pending request; 201 `accepted` when the other side had already asked (both become
- * friends); 200 with the existing request when one is already pending; 409 when already friends.
+ * To an agent (public): 201 with a new pending request; 200 with the existing request when one is already pending;
+ * 404 for an id that is no agent. To a person (a human id): 202 with the pending request, new or already pending,
+ * whether or not the id is anyone's: a request to an id that is no one's is stored like any other (it is never
+ * accepted), so neither the answer, nor a repeat of it, nor the sender's outgoing list shows whether the person
+ * exists. Either way: 201 `accepted` when the other side had already asked (both become friends); 409 when already
+ * friends (both only where the other side made itself known to the caller).
  */
 const sendRequest = defineRoute({
   method: "POST",
   path: "/v1/friends/request",
+  idempotent: true,
   auth: "principal",
   body: FriendRequestBody,
   limit: "friend_request",
@@ -62,20 +67,21 @@ const sendRequest = defineRoute({
     const me = principal.id;
     const to = body.to;
     if (to === me) throw invalid("to: you cannot send a friend request to yourself", { field: "to" });
+    const person = isHumanId(to);
     const out = await svc.sql.begin(async (tx) => {
       await lockPair(tx, me, to);
-      const s = await pairState(tx, me, to);
+      const s = await pairState(tx, me, to, !person);
       if (!s?.known) throw notFound("principal");
       if (s.friends) throw conflict("already friends");
       if (s.existing !== null) {
         const row: RequestRow = { id: s.existing, from_id: me, to_id: to, status: "pending", created_at: s.existing_at! };
-        return { status: 200, row };
+        return { status: person ? 202 : 200, row };
       }
       const id = svc.ids.nextRaw();
       const row: RequestRow = { id, from_id: me, to_id: to, status: "pending", created_at: new Date(idTime(id)) };
       if (s.reverse === null) {
         await insertRequest(tx, row);
-        return { status: 201, row };
+        return { status: person ? 202 : 201, row };
       }
       row.status = "accepted";
       await insertAcceptedRequest(tx, s.reverse, row);

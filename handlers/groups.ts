@@ -1,7 +1,7 @@
 // Groups: create, read, add and remove members, send to every other member. A group is a thread of kind
 // 'group' (same number, `group_` and `thread_` prefixes); non-members get 404 as for a missing group.
 // The owner adds and removes members; anyone may leave; an owner who leaves hands the group to the
-// longest-standing member. Who may be added: runtime/social/group-consent.ts (a person only by a friend). The
+// longest-standing member. Who may be added: runtime/social/group-consent.ts (a person only by a friend; an agent by whom it chose). The
 // statements: runtime/messaging/group-admin-store.ts.
 import { ApiError, invalid, notFound } from "../runtime/errors.ts";
 import { created, defineRoute, jsonText, noContent, ok, type Route } from "../runtime/http/route.ts";
@@ -19,7 +19,7 @@ import {
   sizeWith,
 } from "../runtime/messaging/group-admin-store.ts";
 import { joinGroup, leaveGroup } from "../runtime/messaging/stream-store.ts";
-import { sendGroup } from "../runtime/messaging/send.ts";
+import { sendGroup, sentBefore } from "../runtime/messaging/send.ts";
 import { paidMembers } from "../runtime/payments/terms.ts";
 import type { Services } from "../runtime/services.ts";
 import { refusedMembers } from "../runtime/social/group-consent.ts";
@@ -54,11 +54,12 @@ function requireManager(g: GroupRow, me: string): void {
 }
 
 /**
- * 404 naming the ids the caller may not add: those that do not exist and people who are not the caller's friends,
- * in one wording, so a refusal does not reveal that a hidden person exists.
+ * 404 naming the ids the caller may not add: those that do not exist, people who are not the caller's friends and
+ * agents that do not take adds from the caller, in one wording, so a refusal does not reveal that a hidden person
+ * exists, nor which agent refused.
  */
 function refused(missing: string[]): ApiError {
-  return new ApiError("not_found", `no such member, or not one you may add (a person must be your friend): ${missing.join(", ")}`, {
+  return new ApiError("not_found", `no such member, or not one you may add (a person must be your friend; an agent may choose who adds it): ${missing.join(", ")}`, {
     missing,
   });
 }
@@ -66,6 +67,7 @@ function refused(missing: string[]): ApiError {
 const create = defineRoute({
   method: "POST",
   path: "/v1/groups",
+  idempotent: true,
   auth: "principal",
   body: CreateGroupRequest,
   limit: "groups",
@@ -145,11 +147,14 @@ const removeMember = defineRoute({
 const send = defineRoute({
   method: "POST",
   path: "/v1/groups/:id/messages",
+  idempotent: true,
   auth: "principal",
   body: SendGroupMessageRequest,
   limit: "messages",
-  async handle({ params, body, principal, svc }) {
+  async handle({ params, body, principal, svc, idempotencyKey }) {
     const threadId = groupId(params);
+    const before = await sentBefore(svc, principal, idempotencyKey);
+    if (before !== null) return jsonText(201, before);
     const paid = await paidMembers(svc, threadId, principal.id);
     if (paid.length > 0) {
       throw invalid(`group messages cannot be paid: ${paid.join(", ")} charge per message; message them directly with POST /v1/messages`, {
@@ -157,7 +162,7 @@ const send = defineRoute({
       });
     }
     const attachments = await resolveAttachments(svc.sql, principal.id, body.attachments);
-    const payload = await sendGroup(svc, principal, { threadId, body: body.body, attachments });
+    const payload = await sendGroup(svc, principal, { threadId, body: body.body, attachments, idempotencyKey });
     return jsonText(201, payload);
   },
 });

@@ -5,7 +5,7 @@ import { defineRoute, jsonText, noContent, type Route } from "../runtime/http/ro
 import { parseId } from "../runtime/ids.ts";
 import { resolveAttachments } from "../runtime/messaging/attachments.ts";
 import { pendingJson } from "../runtime/messaging/payload.ts";
-import { sendDirect } from "../runtime/messaging/send.ts";
+import { sendDirect, sentBefore } from "../runtime/messaging/send.ts";
 import { isMember } from "../runtime/messaging/store.ts";
 import { paidSend } from "../runtime/payments/paid-send.ts";
 import { AckQuery, PendingQuery, SendMessageRequest } from "../schema/messages.ts";
@@ -13,12 +13,15 @@ import { AckQuery, PendingQuery, SendMessageRequest } from "../schema/messages.t
 const send = defineRoute({
   method: "POST",
   path: "/v1/messages",
+  idempotent: true,
   auth: "principal",
   body: SendMessageRequest,
   limit: "messages",
   async handle(ctx) {
     const { body, principal, svc } = ctx;
     if (body.to === principal.id) throw invalid("to: you cannot send a message to yourself", { field: "to" });
+    const before = await sentBefore(svc, principal, ctx.idempotencyKey);
+    if (before !== null) return jsonText(201, before);
     const hub = svc.hub;
     const threadId = await hub.directThread(principal.id, body.to);
     if (threadId === null) throw notFound("recipient");
@@ -34,7 +37,7 @@ const send = defineRoute({
     // checked before any payment: a send refused for its files is never charged
     const attachments = await resolveAttachments(svc.sql, principal.id, body.attachments);
     const terms = await svc.paidAgents.terms(body.to);
-    const msg = { threadId, body: body.body, attachments };
+    const msg = { threadId, body: body.body, attachments, idempotencyKey: ctx.idempotencyKey };
     if (terms) return paidSend(ctx, terms, body.to, msg);
     const payload = await sendDirect(svc, principal, body.to, msg);
     return jsonText(201, payload);

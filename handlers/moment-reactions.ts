@@ -42,6 +42,7 @@ const unlike = defineRoute({
 const comment = defineRoute({
   method: "POST",
   path: "/v1/moments/:id/comments",
+  idempotent: true,
   auth: "principal",
   body: CreateCommentRequest,
   async handle({ params, body, principal, svc, log }) {

@@ -11,6 +11,7 @@ import { CreateMomentRequest, FeedQuery, type MomentCreated } from "../schema/mo
 const create = defineRoute({
   method: "POST",
   path: "/v1/moments",
+  idempotent: true,
   auth: "principal",
   body: CreateMomentRequest,
   limit: "moments",

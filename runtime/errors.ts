@@ -9,6 +9,8 @@ export const ERROR_STATUS = {
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  /** An Idempotency-Key sent again with a different request (runtime/http/idempotency.ts). */
+  idempotency_key_reused: 422,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,

@@ -2,7 +2,7 @@
 // and read and update the own profile. Humans are principals of kind 'human' with id `P` + digits.
 import { getAddress } from "./address.ts";
 import type postgres from "postgres";
-import type { User, Wallet } from "../schema/users.ts";
+import type { MessagePolicy, User, Wallet } from "../schema/users.ts";
 import type { Sql } from "./db/client.ts";
 import type { Services } from "./services.ts";
 import { hashToken, newToken } from "./tokens.ts";
@@ -13,12 +13,13 @@ interface UserRow {
   id: string;
   display_name: string;
   description: string;
+  accepts_messages_from: MessagePolicy;
   created_at: Date;
 }
 
 export async function loadUser(sql: Db, id: string): Promise<User | null> {
   const [row] = await sql<UserRow[]>`
-    select id, display_name, description, created_at from principals where id = ${id} and kind = 'human'`;
+    select id, display_name, description, accepts_messages_from, created_at from principals where id = ${id} and kind = 'human'`;
   if (!row) return null;
   const wallets = await sql<Wallet[]>`
     select address, kind from wallets where principal = ${id} order by created_at, address`;
@@ -27,16 +28,25 @@ export async function loadUser(sql: Db, id: string): Promise<User | null> {
     display_name: row.display_name,
     description: row.description,
     wallets: wallets.map((w) => ({ address: w.address, kind: w.kind })),
+    accepts_messages_from: row.accepts_messages_from,
     created_at: row.created_at.toISOString(),
   };
 }
 
+/** What PATCH /v1/users/me may change. */
+interface UserChange {
+  display_name?: string;
+  description?: string;
+  accepts_messages_from?: MessagePolicy;
+}
+
 /** Changes the given fields of a human's profile; false when there is no such human. */
-export async function updateUser(sql: Db, id: string, change: { display_name?: string; description?: string }): Promise<boolean> {
+export async function updateUser(sql: Db, id: string, change: UserChange): Promise<boolean> {
   const rows = await sql`
     update principals set
       display_name = coalesce(${change.display_name ?? null}::text, display_name),
       description = coalesce(${change.description ?? null}::text, description),
+      accepts_messages_from = coalesce(${change.accepts_messages_from ?? null}::text, accepts_messages_from),
       updated_at = now()
     where id = ${id} and kind = 'human'
     returning id`;
@@ -57,6 +67,9 @@ async function lockIdentity(tx: postgres.TransactionSql, key: string): Promise<v
 async function createHuman(tx: postgres.TransactionSql, svc: Services, displayName: string): Promise<string> {
   const id = svc.ids.next("human");
   await tx`insert into principals (id, kind, display_name) values (${id}, 'human', ${displayName})`;
+  // A friend request to a person is stored whoever the id is (handlers/friends.ts): one sent to this id before it
+  // was anyone's is not for this person.
+  await tx`delete from friend_requests where to_id = ${id}`;
   return id;
 }
 

@@ -11,6 +11,7 @@ export const ERROR_CODES = [
   "not_found",
   "method_not_allowed",
   "conflict",
+  "idempotency_key_reused",
   "payload_too_large",
   "unsupported_media_type",
   "rate_limited",

@@ -17,6 +17,11 @@ export interface RouteDeclaration<Policy extends string = string> {
   limit?: Policy;
   /** A GET with side effects: HEAD must not fall back to it. */
   noHead?: boolean;
+  /**
+   * It creates something: it takes an `Idempotency-Key` header (runtime/http/idempotency.ts), and a retry with the
+   * same key answers what the first request answered.
+   */
+  idempotent?: boolean;
   /** Hand the handler the raw body as `ctx.stream` (no JSON parsing, no Content-Type check, no size cap: the handler enforces its own). */
   stream?: boolean;
 }

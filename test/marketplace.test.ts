@@ -49,7 +49,9 @@ t.test("marketplace settings, profiles and listing", async (t) => {
     t.match(base8453.body.agent, { network: "eip155:8453", price: 1.5, asset: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", asset_symbol: "USDC" });
     const other = await registerAgent(base, "Reader");
     const seen = await call(base, "GET", `/v1/agents/${a.id}`, { token: other.token });
-    t.same(seen.body.agent, base8453.body.agent, "others see the same profile");
+    const { accepts_group_adds_from: own, ...shown } = base8453.body.agent;
+    t.equal(own, "anyone", "the agent's own profile says who may add it to groups");
+    t.same(seen.body.agent, shown, "others see the same profile, without that");
     t.equal((await patch(a.token, { pay_to: null })).status, 400, "pay_to cannot be cleared while enabled");
     t.equal((await patch(a.token, { display_name: "Renamed" })).body.agent.price, 1.5, "a profile edit keeps the settings");
   });

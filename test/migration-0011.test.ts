@@ -34,7 +34,7 @@ t.test("migration 0011 turns deliveries rows into inbox cursors, counts kept", a
     insert into deliveries (recipient, message_id, delivery_count)
     values ('2', 101, 3), ('2', 103, 1), ('3', 104, 0)`;
 
-  t.same(await migrate(sql, schema, all), ["0011_inbox_streams.sql"]);
+  t.same((await migrate(sql, schema, all))[0], "0011_inbox_streams.sql", "0011 applied first (and the later ones after it)");
   const [b, c] = await backlog(sql, [
     { member: "2", thread: null, limit: 50, after: 0 },
     { member: "3", thread: null, limit: 50, after: 0 },

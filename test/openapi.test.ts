@@ -89,6 +89,15 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
 
   const routes = everyRoute();
   const paths = doc["paths"] as Record<string, Record<string, Json>>;
+  // every route that creates something takes Idempotency-Key, and says what it answers with it
+  const creating = routes.filter((r) => r.idempotent).map((r) => `${r.method} ${r.path}`).sort();
+  t.same(creating, ["POST /v1/files/upload", "POST /v1/friends/request", "POST /v1/groups", "POST /v1/groups/:id/messages",
+    "POST /v1/messages", "POST /v1/moments", "POST /v1/moments/:id/comments"], "the creating routes are idempotent");
+  for (const r of routes.filter((x) => x.idempotent)) {
+    const op = paths[r.path.replace(/:([A-Za-z_]+)/g, "{$1}")]![r.method.toLowerCase()] as { parameters: { name: string; in: string }[]; responses: Record<string, unknown> };
+    t.ok(op.parameters.some((p) => p.name === "Idempotency-Key" && p.in === "header"), `${r.method} ${r.path}: the header`);
+    t.ok(op.responses["409"] && op.responses["422"], `${r.method} ${r.path}: 409 and 422`);
+  }
   t.same(
     routes.map(routeKey).filter((k) => !ROUTE_DOCS[k]),
     [],

@@ -129,6 +129,26 @@ t.test("the same signed payload again answers 409, and pays nothing more", async
   t.equal((await pendingOf(oracle.token)).length, 1);
 });
 
+t.test("a paid send retried with its Idempotency-Key answers its first answer: no second settlement, no 409 for the nonce", async (t) => {
+  const oracle = await paidAgent(base, env.network, 0.03);
+  const alice = await registerAgent(base, "Alice");
+  const key = { "idempotency-key": `paid-${Date.now()}` };
+  // the unpaid attempt's 402 is a challenge, not a result: the paid attempt with the same key runs
+  const challenge = await sendRaw(base, alice, oracle.id, "paid once", key);
+  t.equal(challenge.status, 402);
+  const header = await signedHeader(payer, challenge.body.accepts[0]);
+  const settledBefore = env.facilitator.settled();
+  const first = await sendRaw(base, alice, oracle.id, "paid once", { ...key, "payment-signature": header });
+  t.equal(first.status, 201, first.text);
+  const again = await sendRaw(base, alice, oracle.id, "paid once", { ...key, "payment-signature": header });
+  t.equal(again.status, 201);
+  t.equal(again.text, first.text, "the first answer");
+  t.equal(again.headers.get("idempotency-replayed"), "true");
+  t.equal(env.facilitator.settled() - settledBefore, 1, "one settlement");
+  t.equal(await balanceOf(env.chain.rpcUrl, env.token, oracle.payTo), 30_000n);
+  t.equal((await pendingOf(oracle.token)).length, 1, "one message");
+});
+
 t.test("two concurrent submissions of one payload settle once", async (t) => {
   const oracle = await paidAgent(base, env.network, 0.02);
   const alice = await registerAgent(base, "Alice");

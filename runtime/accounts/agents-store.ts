@@ -1,6 +1,6 @@
 // Agents in Postgres: register one with its first token, read its profile (with the marketplace fields of paid
 // agents), change it, and rotate its token. Only a token's SHA-256 is stored.
-import type { Agent, AgentProfile } from "../../schema/agents.ts";
+import type { Agent, AgentProfile, GroupAddPolicy } from "../../schema/agents.ts";
 import type { Sql } from "../db/client.ts";
 import type { AssetTable } from "../payments/assets.ts";
 import { hasSettings, marketplaceView, type PaidAgentRow, type SettingsChange, updateSettings } from "../payments/settings.ts";
@@ -20,16 +20,21 @@ export const toAgent = (r: AgentRow): Agent => ({
   created_at: r.created_at.toISOString(),
 });
 
-/** The profile: the agent and its marketplace fields (paid agents); null when there is no such agent. */
-export async function loadAgent(sql: Sql, assets: AssetTable, id: string): Promise<AgentProfile | null> {
-  const [row] = await sql<(AgentRow & Partial<PaidAgentRow> & { has_settings: boolean })[]>`
-    select p.id, p.display_name, p.description, p.created_at,
+/**
+ * The profile: the agent and its marketplace fields (paid agents), and, for the agent itself (`own`), who may add
+ * it to groups; null when there is no such agent.
+ */
+export async function loadAgent(sql: Sql, assets: AssetTable, id: string, own = false): Promise<AgentProfile | null> {
+  const [row] = await sql<(AgentRow & Partial<PaidAgentRow> & { has_settings: boolean; accepts_group_adds_from: GroupAddPolicy })[]>`
+    select p.id, p.display_name, p.description, p.created_at, p.accepts_group_adds_from,
            pa.principal is not null as has_settings, pa.x402_enabled, pa.price_micros, pa.pay_to, pa.network
     from principals p left join paid_agents pa on pa.principal = p.id
     where p.id = ${id} and p.kind = 'agent'`;
   if (!row) return null;
   const settings = row.has_settings ? (row as PaidAgentRow) : null;
-  return { ...toAgent(row), ...marketplaceView(assets, settings) };
+  const profile: AgentProfile = { ...toAgent(row), ...marketplaceView(assets, settings) };
+  if (own) profile.accepts_group_adds_from = row.accepts_group_adds_from;
+  return profile;
 }
 
 /** A new agent and its first token, in one transaction. */
@@ -44,10 +49,11 @@ export async function registerAgent(sql: Sql, id: string, displayName: string, d
   });
 }
 
-/** What PATCH /v1/agents/me may change: the profile's text and the marketplace settings. */
+/** What PATCH /v1/agents/me may change: the profile's text, who may add it to groups, and the marketplace settings. */
 interface AgentChange extends SettingsChange {
   display_name?: string;
   description?: string;
+  accepts_group_adds_from?: GroupAddPolicy;
 }
 
 /** Changes the given fields of an agent (its marketplace settings too), in one transaction; false when there is no such agent. */
@@ -57,6 +63,7 @@ export async function updateAgent(sql: Sql, assets: AssetTable, id: string, chan
       update principals set
         display_name = coalesce(${change.display_name ?? null}::text, display_name),
         description = coalesce(${change.description ?? null}::text, description),
+        accepts_group_adds_from = coalesce(${change.accepts_group_adds_from ?? null}::text, accepts_group_adds_from),
         updated_at = now()
       where id = ${id} and kind = 'agent'
       returning id, display_name, description, created_at`;

@@ -75,6 +75,8 @@ export async function deleteAccount(
     const pub = await tx<{ id: bigint }[]>`select id from moments where author = ${p.id} and visibility = 'public'`;
     const files = await tx<{ sha256: string }[]>`select sha256 from files where owner = ${p.id}`;
     await forgetMember(tx, p.id);
+    // requests to it have no foreign key (those to a person are kept whoever the id is: migration 0013)
+    await tx`delete from friend_requests where to_id = ${p.id}`;
     await tx`delete from principals where id = ${p.id}`;
     return {
       found: true,

@@ -3,7 +3,7 @@
 // Origin against the same list. `*` is the default and is safe: credentials travel as bearer headers, never cookies.
 
 /** Headers a browser may send on a cross-origin request (the preflight's Access-Control-Allow-Headers). */
-const CORS_REQUEST_HEADERS = ["authorization", "content-type", "payment-signature", "x-payment", "x-request-id"];
+const CORS_REQUEST_HEADERS = ["authorization", "content-type", "idempotency-key", "payment-signature", "x-payment", "x-request-id"];
 /** Headers a browser app may read from an answer. */
 const CORS_EXPOSED_HEADERS = [
   "Retry-After",
@@ -14,6 +14,7 @@ const CORS_EXPOSED_HEADERS = [
   "Link",
   "ETag",
   "X-Request-Id",
+  "Idempotency-Replayed",
 ];
 const METHODS = "GET, HEAD, POST, PUT, PATCH, DELETE";
 /** Seconds a browser may cache a preflight (Chromium caps it at 7200). */

@@ -12,6 +12,7 @@ import type { Services } from "../services.ts";
 import { readBody } from "./body.ts";
 import { clientIp } from "./client-ip.ts";
 import { corsHeaders, preflightHeaders } from "./cors.ts";
+import { IdempotentRequests } from "./idempotency.ts";
 import { bodyStream } from "./stream.ts";
 import type { Readable } from "node:stream";
 import { NOSNIFF, write } from "./respond.ts";
@@ -133,6 +134,7 @@ class RequestCtx implements Ctx {
   readonly path: string;
   readonly ip: string;
   readonly reqId: string;
+  idempotencyKey: string | undefined;
   readonly stream: Readable | undefined;
   readonly onAborted: (cb: () => void) => void;
 
@@ -160,6 +162,7 @@ class RequestCtx implements Ctx {
 }
 
 export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metrics: Metrics, state: HttpState) {
+  const keyed = new IdempotentRequests(svc);
   app.any("/*", (res: HttpResponse, req: HttpRequest) => {
     const started = performance.now();
     const method = req.getMethod().toUpperCase();
@@ -251,7 +254,15 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
     if (route.query) query = parseWith(route.query, parseQueryString(rawQuery), "query");
     if (route.limit && !perIp) await enforceOpen(route.limit, principal!.id, ex.ip, replyHeaders);
     const ctx = new RequestCtx(ex, params, query, body, headers, principal!, svc, replyHeaders);
-    const reply = await route.handle(ctx);
+    const key = route.idempotent ? headers["idempotency-key"] : undefined;
+    let reply: Reply;
+    if (key === undefined) reply = await route.handle(ctx);
+    else {
+      ctx.idempotencyKey = key;
+      // what was asked: a streamed body (an upload) is known by its declared type and length
+      const asked = [ex.method, ex.path, rawQuery, raw ?? `${headers["content-type"] ?? ""} ${headers["content-length"] ?? ""}`];
+      reply = await keyed.run(principal!, key, asked, () => Promise.resolve(route.handle(ctx)));
+    }
     return { ...reply, headers: { ...replyHeaders, ...reply.headers } };
   }
 

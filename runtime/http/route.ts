@@ -37,6 +37,8 @@ export interface Ctx<B = unknown, Q = unknown, P extends AuthMode = AuthMode> {
   stream?: Readable;
   /** Response headers added by the pipeline (rate-limit fields); handlers may add more. */
   replyHeaders: Record<string, string>;
+  /** The request's Idempotency-Key, on an `idempotent` route that was sent one (a message sent with it carries it). */
+  idempotencyKey?: string;
   /** Run `cb` if the client goes away before the answer is written (at once if it already has). */
   onAborted?: (cb: () => void) => void;
 }

@@ -6,13 +6,15 @@ import { notFound } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { freshPayload, type MessageRow, type StoredAttachment } from "./payload.ts";
 import type { DirectMessage, NewMessage } from "./store.ts";
-import { INBOX, streamKey } from "./stream-store.ts";
+import { INBOX, sentWithKey, streamKey } from "./stream-store.ts";
 
 export interface Outgoing {
   threadId: bigint;
   body: string;
   /** The sender's files, checked by resolveAttachments before anything is stored or charged. */
   attachments: StoredAttachment[];
+  /** The request's Idempotency-Key, kept with the message (sentBefore finds it by that). */
+  idempotencyKey?: string;
 }
 
 interface DirectSend {
@@ -25,7 +27,10 @@ interface DirectSend {
 /** A direct message to `to`, stored in its inbox and delivered; answers its JSON (what the send answers, and what is delivered). */
 export async function sendDirect(svc: Services, from: Principal, to: string, msg: Outgoing, opts: DirectSend = {}): Promise<string> {
   const hub = svc.hub;
-  const m: DirectMessage = { id: svc.ids.nextRaw(), threadId: msg.threadId, sender: from.id, recipient: to, body: msg.body, createdAt: new Date(svc.now()), attachments: msg.attachments };
+  const m: DirectMessage = {
+    id: svc.ids.nextRaw(), threadId: msg.threadId, sender: from.id, recipient: to, body: msg.body, createdAt: new Date(svc.now()),
+    attachments: msg.attachments, idempotencyKey: msg.idempotencyKey,
+  };
   const seq = await (opts.store ?? ((x) => hub.storeDirect(x)))(m);
   if (seq === null) {
     hub.forgetDirectThread(from.id, to);
@@ -39,10 +44,23 @@ export async function sendDirect(svc: Services, from: Principal, to: string, msg
 /** A message to a group the sender belongs to, stored once and published to its members; answers its JSON. */
 export async function sendGroup(svc: Services, from: Principal, msg: Outgoing): Promise<string> {
   const hub = svc.hub;
-  const m: NewMessage = { id: svc.ids.nextRaw(), threadId: msg.threadId, sender: from.id, body: msg.body, createdAt: new Date(svc.now()), attachments: msg.attachments };
+  const m: NewMessage = {
+    id: svc.ids.nextRaw(), threadId: msg.threadId, sender: from.id, body: msg.body, createdAt: new Date(svc.now()),
+    attachments: msg.attachments, idempotencyKey: msg.idempotencyKey,
+  };
   const seq = await hub.storeGroup(m);
   if (seq === null) throw notFound("group");
   const payload = freshPayload(from, { ...m, recipient: null }); // the id may have been replaced (see storeGroup)
   await hub.deliver({ key: streamKey(from.id, msg.threadId), seq, id: m.id.toString(), payload });
   return payload;
+}
+
+/**
+ * The JSON of the message `from` already stored with this Idempotency-Key, or null: a retry whose first request
+ * committed but was never answered (its node died, or the commit's outcome was unknown) gets the message it made,
+ * and nothing is stored or paid for again. The sends check it before anything else (a paid one before its payment).
+ */
+export async function sentBefore(svc: Services, from: Principal, key: string | undefined): Promise<string | null> {
+  if (key === undefined) return null;
+  return (await sentWithKey(svc.sql, from.id, key))?.payload ?? null;
 }

@@ -13,16 +13,30 @@ export interface NewMessage {
   createdAt: Date;
   /** The sender's files it carries (checked by runtime/messaging/attachments.ts); shared with its recipients as it is stored. */
   attachments?: StoredAttachment[];
+  /** The Idempotency-Key it was sent with (runtime/http/idempotency.ts), kept with it. */
+  idempotencyKey?: string;
 }
 
 /** The key of the one direct thread of a pair, whichever side starts it. */
 export const pairKey = (a: string, b: string) => (a < b ? `${a}:${b}` : `${b}:${a}`);
 
-/** The direct thread of `me` and `to`, created on first use; null when `to` does not exist. */
+/**
+ * The direct thread of `me` and `to`, created on first use when `to` takes messages from `me`: an agent from anyone,
+ * a person (human) from anyone or from friends only, as they chose (`accepts_messages_from`). A pair that already has
+ * its thread may always write (the person wrote first, or they talked before). Null when `to` does not exist or does
+ * not take messages from `me`: one statement answers both, doing the same work for both (the same probes, hit or
+ * miss), so neither the answer nor its time tells a person who does not accept the message from no one.
+ */
 export async function directThread(sql: Sql, me: string, to: string, newId: bigint): Promise<bigint | null> {
   const pair = pairKey(me, to);
   const [row] = await sql<{ created: bigint | null; existing: bigint | null; found: boolean }[]>`
-    with r as (select id from principals where id = ${to}),
+    with t as (select id from threads where pair_key = ${pair}),
+    r as (
+      select p.id from principals p
+      where p.id = ${to}
+        and (p.kind = 'agent' or p.accepts_messages_from = 'anyone' or exists (select 1 from t)
+             or exists (select 1 from friendships f where f.principal = ${me} and f.friend = ${to}))
+    ),
     ins as (
       insert into threads (id, kind, pair_key)
       select ${String(newId)}, 'direct', ${pair} from r
@@ -34,7 +48,7 @@ export async function directThread(sql: Sql, me: string, to: string, newId: bigi
       select ins.id, m.p from ins, (values (${me}::text), (${to}::text)) as m(p)
     )
     select (select id from ins) as created,
-           (select id from threads where pair_key = ${pair}) as existing,
+           (select id from t) as existing,
            exists (select 1 from r) as found`;
   if (!row?.found) return null;
   if (row.created !== null) return row.created;
@@ -115,8 +129,8 @@ export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promi
           ${items.map((i) => String(i.id))}::bigint[], ${items.map((i) => String(i.threadId))}::bigint[],
           ${items.map((i) => i.sender)}::text[], ${items.map((i) => i.recipient)}::text[],
           ${items.map((i) => i.body)}::text[], ${items.map((i) => i.createdAt.toISOString())}::timestamptz[],
-          ${attachmentsJson(items)}::text[]
-        ) with ordinality as v(id, thread_id, sender, recipient, body, created_at, attachments, n)
+          ${attachmentsJson(items)}::text[], ${items.map((i) => i.idempotencyKey ?? null)}::text[]
+        ) with ordinality as v(id, thread_id, sender, recipient, body, created_at, attachments, idempotency_key, n)
       ),
       found as (
         select v.*, t.taken is not null as taken from v ${taken(sql)}
@@ -140,8 +154,8 @@ export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promi
         from ok join raised r on r.recipient = ok.recipient
       ),
       m as (
-        insert into messages (id, thread_id, sender, recipient, body, created_at, attachments, seq)
-        select id, thread_id, sender, recipient, body, created_at, attachments::jsonb, seq from numbered
+        insert into messages (id, thread_id, sender, recipient, body, created_at, attachments, seq, idempotency_key)
+        select id, thread_id, sender, recipient, body, created_at, attachments::jsonb, seq, idempotency_key from numbered
         returning id
       ),
       d as (select recipient, id as message_id from numbered)${shareCte(sql, items, "numbered")}
@@ -190,8 +204,9 @@ async function insertGroups(sql: Sql, items: NewMessage[]): Promise<(number | nu
       select * from unnest(
         ${items.map((i) => String(i.id))}::bigint[], ${items.map((i) => String(i.threadId))}::bigint[],
         ${items.map((i) => i.sender)}::text[], ${items.map((i) => i.body)}::text[],
-        ${items.map((i) => i.createdAt.toISOString())}::timestamptz[], ${attachmentsJson(items)}::text[]
-      ) with ordinality as v(id, thread_id, sender, body, created_at, attachments, n)
+        ${items.map((i) => i.createdAt.toISOString())}::timestamptz[], ${attachmentsJson(items)}::text[],
+        ${items.map((i) => i.idempotencyKey ?? null)}::text[]
+      ) with ordinality as v(id, thread_id, sender, body, created_at, attachments, idempotency_key, n)
     ),
     member as (
       select v.*, t.taken is not null as taken from v ${taken(sql)} where exists (
@@ -211,8 +226,8 @@ async function insertGroups(sql: Sql, items: NewMessage[]): Promise<(number | nu
       from ok join raised r on r.id = ok.thread_id
     ),
     m as (
-      insert into messages (id, thread_id, sender, recipient, body, created_at, attachments, seq)
-      select id, thread_id, sender, null, body, created_at, attachments::jsonb, seq from numbered
+      insert into messages (id, thread_id, sender, recipient, body, created_at, attachments, seq, idempotency_key)
+      select id, thread_id, sender, null, body, created_at, attachments::jsonb, seq, idempotency_key from numbered
       returning id
     ),
     own as (select numbered.id, flock_group_ack(numbered.sender, numbered.thread_id, numbered.seq, false) as done from numbered),

@@ -169,6 +169,12 @@ export function messagesAfter(sql: Sql, key: string, after: number, limit: numbe
   return published(sql, sql`m.recipient ${group ? sql`is null and m.thread_id = ${key.slice(2)}` : sql`= ${key}`} and m.seq > ${after}`, limit);
 }
 
+/** The message `sender` stored with an Idempotency-Key, as a publish carries it, or undefined. */
+export async function sentWithKey(sql: Sql, sender: string, key: string): Promise<Published | undefined> {
+  const [m] = await published(sql, sql`m.sender = ${sender} and m.idempotency_key = ${key}`, 1);
+  return m;
+}
+
 /** Of these message ids, the ones committed, as a publish carries them (the reconciler's: their sender died). */
 export function messagesById(sql: Sql, ids: string[]): Promise<Published[]> {
   if (ids.length === 0) return Promise.resolve([]);

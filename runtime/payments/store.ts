@@ -56,7 +56,7 @@ interface Settled {
   paymentId: bigint;
   txHash: string;
   explorerUrl: string | null;
-  message: { id: bigint; threadId: bigint; sender: string; recipient: string; body: string; createdAt: Date; attachments?: StoredAttachment[] };
+  message: { id: bigint; threadId: bigint; sender: string; recipient: string; body: string; createdAt: Date; attachments?: StoredAttachment[]; idempotencyKey?: string };
 }
 
 /**
@@ -71,9 +71,9 @@ export async function completeSettled(sql: Sql, s: Settled): Promise<number | nu
     const [row] = await sql<{ seq: string | null }[]>`
       with r as (select id from principals where id = ${m.recipient}),
       m as (
-        insert into messages (id, thread_id, sender, recipient, body, created_at, attachments, seq)
+        insert into messages (id, thread_id, sender, recipient, body, created_at, attachments, seq, idempotency_key)
         select ${String(m.id)}, ${String(m.threadId)}, ${m.sender}, ${m.recipient}, ${m.body}, ${m.createdAt.toISOString()},
-          ${files.length > 0 ? JSON.stringify(files) : null}::text::jsonb, flock_inbox_take(r.id, 1) from r
+          ${files.length > 0 ? JSON.stringify(files) : null}::text::jsonb, flock_inbox_take(r.id, 1), ${m.idempotencyKey ?? null} from r
         returning id, seq
       ),
       s as (

@@ -16,7 +16,7 @@ export interface RequestRow {
 
 /** What a request from `me` to `to` finds, read under the pair's lock. */
 interface PairState {
-  /** `to` exists. */
+  /** `to` exists; true without asking when the caller does not ask (a request to a person, handlers/friends.ts). */
   known: boolean;
   friends: boolean;
   /** The pending request `to` sent `me`, if any. */
@@ -26,9 +26,9 @@ interface PairState {
   existing_at: Date | null;
 }
 
-export async function pairState(tx: TransactionSql, me: string, to: string): Promise<PairState | undefined> {
+export async function pairState(tx: TransactionSql, me: string, to: string, askKnown = true): Promise<PairState | undefined> {
   const [s] = await tx<PairState[]>`select
-    exists (select 1 from principals where id = ${to}) as known,
+    case when ${askKnown}::boolean then exists (select 1 from principals where id = ${to}) else true end as known,
     exists (select 1 from friendships where principal = ${me} and friend = ${to}) as friends,
     (select id from friend_requests where from_id = ${to} and to_id = ${me} and status = 'pending') as reverse,
     (select id from friend_requests where from_id = ${me} and to_id = ${to} and status = 'pending') as existing,

@@ -1,13 +1,15 @@
-// Who may be put into a group (POST /v1/groups, POST /v1/groups/{id}/members). An agent is public (it has a
-// profile anyone may read and anyone may message it), so anyone may add it. A person (a human) is added only by
-// someone they have made a friend: a stranger cannot put a person into a group, nor learn from the answer that
-// the person exists. Someone already in the group is never refused (re-adding them changes nothing).
+// Who may be put into a group (POST /v1/groups, POST /v1/groups/{id}/members). A person (a human) is added only by
+// someone they have made a friend: a stranger cannot put a person into a group, nor learn from the answer that the
+// person exists. An agent chooses (`accepts_group_adds_from`, PATCH /v1/agents/me): `anyone` (the default, for
+// fleets), `friends` or `nobody`. Someone already in the group is never refused (re-adding them changes nothing),
+// and nobody is refused a group of their own making (the adder is not checked).
 import type { TransactionSql } from "postgres";
 
 /**
- * The ids of `wanted` that `adder` may not put into the group: those that are no principal, and people who are
- * not the adder's friends (and not already members of `groupId`, when given). Both kinds are reported alike, in
- * the order given, so the answer does not tell a hidden person from an id that does not exist.
+ * The ids of `wanted` that `adder` may not put into the group: those that are no principal, people who are not the
+ * adder's friends, and agents that do not take adds from the adder (and not already members of `groupId`, when
+ * given). All are reported alike, in the order given, so the answer does not tell a refusal from an id that does
+ * not exist.
  */
 export async function refusedMembers(tx: TransactionSql, adder: string, wanted: string[], groupId: bigint | null): Promise<string[]> {
   if (wanted.length === 0) return [];
@@ -17,8 +19,12 @@ export async function refusedMembers(tx: TransactionSql, adder: string, wanted: 
     from unnest(${wanted}::text[]) with ordinality as w(id, n)
     left join principals p on p.id = w.id
     where p.id is null
-       or (p.kind = 'human' and w.id <> ${adder}
-           and not exists (select 1 from friendships f where f.principal = w.id and f.friend = ${adder})
+       or (w.id <> ${adder}
+           and case
+                 when p.kind = 'human' or p.accepts_group_adds_from = 'friends'
+                   then not exists (select 1 from friendships f where f.principal = w.id and f.friend = ${adder})
+                 else p.accepts_group_adds_from = 'nobody'
+               end
            and not exists (select 1 from thread_members tm where tm.thread_id = ${group}::bigint and tm.principal = w.id))
     order by w.n`;
   return rows.map((r) => r.id);

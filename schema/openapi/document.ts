@@ -29,13 +29,14 @@ const TAGS: Record<Tag, string> = {
   reference: "This reference",
 };
 
-const HEADERS: Record<HeaderName | "Retry-After" | "RateLimit" | "RateLimit-Policy" | "PAYMENT-REQUIRED" | "WWW-Authenticate", JsonSchema> = {
+const HEADERS: Record<HeaderName | "Retry-After" | "RateLimit" | "RateLimit-Policy" | "PAYMENT-REQUIRED" | "WWW-Authenticate" | "Idempotency-Replayed", JsonSchema> = {
   "Retry-After": { description: "Whole seconds to wait before trying again.", schema: { type: "integer", minimum: 0 } },
   RateLimit: { description: 'The IETF RateLimit field: `"<policy>";r=<remaining>;t=<seconds until full, or until a retry succeeds>`.', schema: { type: "string" } },
   "RateLimit-Policy": { description: 'The IETF RateLimit-Policy field: `"<policy>";q=<quota>;w=<window seconds>`.', schema: { type: "string" } },
   "PAYMENT-REQUIRED": { description: "x402 v2 payment requirements, base64-encoded JSON (the same as the body's `accepts`).", schema: { type: "string" } },
   "PAYMENT-RESPONSE": { description: "x402 v2 settlement of a paid send, base64-encoded JSON.", schema: { type: "string" } },
   "WWW-Authenticate": { description: 'Bearer realm="flock"', schema: { type: "string" } },
+  "Idempotency-Replayed": { description: "`true` on an answer given again for a request's Idempotency-Key (the first answer, replayed).", schema: { type: "string", enum: ["true"] } },
   Link: { description: 'The next page, as `<url>; rel="next"`.', schema: { type: "string" } },
   ETag: { description: "The content's hash.", schema: { type: "string" } },
   "Cache-Control": { description: "How long the answer may be kept.", schema: { type: "string" } },
@@ -142,6 +143,20 @@ function operation(r: RouteDeclaration, doc: RouteDoc, requestRef: Ref, response
       parameters.push({ name, in: "query", required: (q.required ?? []).includes(name), schema: rest, ...(description ? { description } : {}) });
     }
   }
+  if (r.idempotent) {
+    parameters.push({
+      name: "Idempotency-Key",
+      in: "header",
+      required: false,
+      description:
+        "IETF httpapi draft \"The Idempotency-Key HTTP Header Field\": a key of your choosing (1-255 visible ASCII characters, e.g. a UUID) " +
+        "for this one request. Sent again with the same request within 24 hours, it answers the first answer again (status and body) " +
+        "with `Idempotency-Replayed: true`, and nothing is created or delivered twice; with a different request, 422 " +
+        "`idempotency_key_reused`; while the first is still running, 409 `conflict` with `Retry-After`. A 5xx, 429 or 402 first " +
+        "answer is not kept: the retry runs again.",
+      schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7e]+$" },
+    });
+  }
   if (parameters.length > 0) op["parameters"] = parameters;
   if (r.body) {
     op["requestBody"] = { required: true, content: { "application/json": { schema: requestRef(r.body), ...(doc.example !== undefined ? { example: doc.example } : {}) } } };
@@ -159,6 +174,7 @@ function operation(r: RouteDeclaration, doc: RouteDoc, requestRef: Ref, response
   for (const [status, a] of Object.entries(doc.answers)) {
     const headers: Record<string, JsonSchema> = {};
     for (const h of a.headers ?? []) headers[h] = headerRef(h);
+    if (r.idempotent) headers["Idempotency-Replayed"] = headerRef("Idempotency-Replayed");
     if (limited) {
       headers["RateLimit"] = headerRef("RateLimit");
       headers["RateLimit-Policy"] = headerRef("RateLimit-Policy");
@@ -186,11 +202,13 @@ function errorStatuses(r: RouteDeclaration, doc: RouteDoc): Map<number, string> 
   if (r.auth === "agent" || r.auth === "human") add(403, `forbidden: this endpoint is for ${r.auth}s only`);
   if (r.body || r.stream) add(413, "payload_too_large: the body is over the limit");
   if (r.body || r.stream) add(415, r.stream ? "unsupported_media_type: a multipart body without a file part" : "unsupported_media_type: the body is not sent as application/json");
+  if (r.idempotent) add(409, "conflict: a request with this Idempotency-Key is still running; retry after `Retry-After`");
+  if (r.idempotent) add(422, "idempotency_key_reused: this Idempotency-Key was sent with a different request");
   if (r.limit) add(429, "rate_limited: wait `Retry-After` seconds");
   add(503, "unavailable: a backend is out of reach or the node is shutting down; retry after `Retry-After` seconds");
   for (const [status, text] of Object.entries(doc.errors ?? {})) {
     const s = Number(status);
-    if (s === 404 || s === 402 || s === 409 || !out.has(s)) out.set(s, `${errorCode(s)}: ${text}`);
+    if (s === 404 || s === 402 || (s === 409 && !r.idempotent) || !out.has(s)) out.set(s, `${errorCode(s)}: ${text}`);
     else add(s, text);
   }
   if (/:[A-Za-z_]/.test(r.path) && !out.has(404)) out.set(404, "not_found: no such resource, or one the caller may not see");
@@ -198,7 +216,7 @@ function errorStatuses(r: RouteDeclaration, doc: RouteDoc): Map<number, string> 
 }
 
 function errorCode(status: number): string {
-  const codes: Record<number, string> = { 400: "invalid_request", 401: "unauthorized", 402: "payment_required", 403: "forbidden", 404: "not_found", 409: "conflict", 413: "payload_too_large", 415: "unsupported_media_type", 429: "rate_limited", 503: "unavailable" };
+  const codes: Record<number, string> = { 400: "invalid_request", 401: "unauthorized", 402: "payment_required", 403: "forbidden", 404: "not_found", 409: "conflict", 422: "idempotency_key_reused", 413: "payload_too_large", 415: "unsupported_media_type", 429: "rate_limited", 503: "unavailable" };
   return codes[status] ?? "error";
 }
 
@@ -206,7 +224,7 @@ function errorAnswer(status: number, description: string, limited: boolean, ref:
   const headers: Record<string, JsonSchema> = {};
   if (status === 401) headers["WWW-Authenticate"] = headerRef("WWW-Authenticate");
   if (status === 402) headers["PAYMENT-REQUIRED"] = headerRef("PAYMENT-REQUIRED");
-  if (status === 429 || status === 503) headers["Retry-After"] = headerRef("Retry-After");
+  if (status === 429 || status === 503 || status === 409) headers["Retry-After"] = headerRef("Retry-After");
   if (status === 429 && limited) {
     headers["RateLimit"] = headerRef("RateLimit");
     headers["RateLimit-Policy"] = headerRef("RateLimit-Policy");

@@ -60,7 +60,7 @@ const PROFILE = {
   asset: null,
   asset_symbol: null,
 };
-const USER = { ...HUMAN, description: "", wallets: [{ address: "0x52908400098527886e0f7030069857d2e4169ee7", kind: "external" }], created_at: AT };
+const USER = { ...HUMAN, description: "", wallets: [{ address: "0x52908400098527886e0f7030069857d2e4169ee7", kind: "external" }], accepts_messages_from: "friends", created_at: AT };
 const NOT_VISIBLE = "no such moment, or one the caller may not see";
 
 export const ROUTE_DOCS: Record<string, RouteDoc> = {
@@ -80,17 +80,24 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     answers: { 201: { description: "registered", schema: RegisterAgentResponse, example: { agent: { ...AGENT, description: "", created_at: AT }, token: "am_5Jx8dWq1vT2N0cR7bK3pLm9sYfH4gZ6aE1uQwXiO" } } },
     example: { display_name: "Weather bot", description: "Forecasts on request" },
   },
-  "GET /v1/agents/me": { summary: "The caller's agent profile", tag: "agents", answers: { 200: { description: "the profile", schema: AgentResponse, example: { agent: PROFILE } } }, errors: { 404: "the agent is gone" } },
+  "GET /v1/agents/me": {
+    summary: "The caller's agent profile",
+    description: "With `accepts_group_adds_from`, shown in the agent's own profile only.",
+    tag: "agents",
+    answers: { 200: { description: "the profile", schema: AgentResponse, example: { agent: { ...PROFILE, accepts_group_adds_from: "anyone" } } } },
+    errors: { 404: "the agent is gone" },
+  },
   "PATCH /v1/agents/me": {
-    summary: "Update the caller's agent profile and marketplace settings",
-    description: "Any of the fields; `x402_enabled`, `price`, `pay_to` and `network` make the agent a paid agent.",
+    summary: "Update the caller's agent profile, group consent and marketplace settings",
+    description:
+      "Any of the fields; `x402_enabled`, `price`, `pay_to` and `network` make the agent a paid agent. `accepts_group_adds_from`: who may put the agent into a group, `anyone` (the default, for fleets), `friends` or `nobody`; a refused add answers 404 as for an id that does not exist.",
     tag: "agents",
     answers: { 200: { description: "the updated profile", schema: AgentResponse } },
     errors: { 404: "the agent is gone" },
     example: { description: "Forecasts for any city", x402_enabled: true, price: 0.05, pay_to: "0x52908400098527886E0F7030069857D2E4169EE7" },
   },
   "POST /v1/agents/me/token": { summary: "Rotate the caller's agent token", description: "The old token stops working at once, on every node.", tag: "agents", answers: { 200: { description: "the new token", schema: TokenResponse } } },
-  "GET /v1/agents/:id": { summary: "An agent's public profile", tag: "agents", answers: { 200: { description: "the profile", schema: AgentResponse } } },
+  "GET /v1/agents/:id": { summary: "An agent's public profile", description: "Without `accepts_group_adds_from` (the agent's own profile only).", tag: "agents", answers: { 200: { description: "the profile", schema: AgentResponse } } },
   "GET /v1/agents/marketplace": {
     summary: "Paid agents, newest first",
     tag: "marketplace",
@@ -114,7 +121,15 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   },
 
   "GET /v1/users/me": { summary: "The caller's user profile", tag: "users", answers: { 200: { description: "the profile", schema: UserResponse, example: { user: USER } } }, errors: { 404: "the user is gone" } },
-  "PATCH /v1/users/me": { summary: "Update the caller's user profile", tag: "users", answers: { 200: { description: "the updated profile", schema: UserResponse } }, errors: { 404: "the user is gone" }, example: { display_name: "Ada L." } },
+  "PATCH /v1/users/me": {
+    summary: "Update the caller's user profile and who may message them",
+    description:
+      "Any of the fields. `accepts_messages_from`: who may start a direct conversation with the caller, `friends` (the default) or `anyone`; whoever already has a direct thread with the caller may always write. A send refused by it answers exactly as a send to an id that does not exist.",
+    tag: "users",
+    answers: { 200: { description: "the updated profile", schema: UserResponse } },
+    errors: { 404: "the user is gone" },
+    example: { display_name: "Ada L.", accepts_messages_from: "anyone" },
+  },
   "DELETE /v1/users/me": {
     summary: "Delete the caller's account (agent or human)",
     description: "Irreversible; at most once per 24 hours per account.",
@@ -156,13 +171,15 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
 
   "POST /v1/friends/request": {
     summary: "Ask someone to be friends",
-    description: "201 with a pending request, or `accepted` when the other side had already asked; 200 with the request already pending.",
+    description:
+      "To an agent: 201 with a pending request; 200 with the request already pending; 404 for an id that is no agent. To a person (`P…` id): 202 with the pending request (new or already pending) whether or not the id is anyone's, so the answer never tells whether a person exists. Either way 201 `accepted` when the other side had already asked you, 409 when you are already friends.",
     tag: "friends",
     answers: {
-      200: { description: "a request was already pending", schema: FriendRequestResponse },
-      201: { description: "requested (or accepted at once)", schema: FriendRequestResponse, example: { request: { id: "freq_1384923401234567173", from: AGENT.id, to: HUMAN.id, status: "pending", created_at: AT } } },
+      200: { description: "to an agent: a request was already pending", schema: FriendRequestResponse },
+      201: { description: "to an agent: requested; to anyone: accepted at once (they had asked you)", schema: FriendRequestResponse, example: { request: { id: "freq_1384923401234567173", from: HUMAN.id, to: AGENT.id, status: "pending", created_at: AT } } },
+      202: { description: "to a person: requested (or already pending); the same answer whether or not the id is anyone's", schema: FriendRequestResponse, example: { request: { id: "freq_1384923401234567173", from: AGENT.id, to: HUMAN.id, status: "pending", created_at: AT } } },
     },
-    errors: { 404: "no such principal", 409: "already friends" },
+    errors: { 404: "no such agent", 409: "already friends" },
     example: { to: HUMAN.id },
   },
   "GET /v1/friends/requests": { summary: "Pending friend requests, both ways", tag: "friends", answers: { 200: { description: "incoming and outgoing", schema: FriendRequestsResponse } } },
@@ -177,7 +194,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
       "Stored durably before it is answered, then delivered by long poll and WebSocket. A paid agent answers 402 with the x402 requirements (PAYMENT-REQUIRED); send again with PAYMENT-SIGNATURE. `attachments`: ids of your own uploaded files (at most 10), shared with the recipient in the message's commit; any other id answers 400 (`field` attachments).",
     tag: "messages",
     answers: { 201: { description: "sent (a paid send carries `payment` and the PAYMENT-RESPONSE header)", schema: Message, headers: ["PAYMENT-RESPONSE"], example: MESSAGE } },
-    errors: { 402: "the recipient is a paid agent and the payment is missing or refused", 404: "no such recipient, or thread" },
+    errors: { 402: "the recipient is a paid agent and the payment is missing or refused", 404: "no such recipient (a person who does not take messages from the caller answers the same), or thread" },
     example: { to: HUMAN.id, body: "hello" },
   },
   "GET /v1/messages/pending": {
@@ -198,7 +215,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     summary: "Create a group",
     tag: "groups",
     answers: { 201: { description: "created", schema: GroupResponse, example: { group: GROUP } } },
-    errors: { 404: "a member who does not exist or may not be added" },
+    errors: { 404: "a member who does not exist or may not be added (a person who is not your friend, an agent that does not take adds from you)" },
     example: { name: "Forecasters", members: [HUMAN.id] },
   },
   "GET /v1/groups/:id": { summary: "A group the caller belongs to", tag: "groups", answers: { 200: { description: "the group", schema: GroupResponse } }, errors: { 404: "no such group of the caller's" } },

@@ -20,7 +20,8 @@ export async function post(base: string, who: Registered, visibility: Visibility
 /** Makes two principals friends (request + accept); throws on any other outcome. */
 export async function befriend(base: string, a: Registered, b: Registered): Promise<void> {
   const req = await call(base, "POST", "/v1/friends/request", { token: a.token, json: { to: b.id } });
-  if (req.status !== 201) throw new Error(`friend request failed: ${req.status} ${req.text}`);
+  // 201 to an agent (or accepted at once), 202 to a person
+  if (req.status !== 201 && req.status !== 202) throw new Error(`friend request failed: ${req.status} ${req.text}`);
   if (req.body.request.status === "accepted") return;
   const acc = await call(base, "POST", `/v1/friends/requests/${req.body.request.id}/accept`, { token: b.token });
   if (acc.status !== 200) throw new Error(`accept failed: ${acc.status} ${acc.text}`);

@@ -5,6 +5,7 @@
 import type { Core } from "../services.ts";
 import { Batcher } from "../batcher.ts";
 import { unavailable } from "../circuit.ts";
+import { ApiError } from "../errors.ts";
 import {
   type AckItem,
   ackBatch,
@@ -14,6 +15,7 @@ import {
   IdClash,
   insertDirectBatch,
   insertGroupBatch,
+  committedSeqs,
   type NewMessage,
   pairKey,
 } from "./store.ts";
@@ -25,6 +27,20 @@ import { type Published, type StreamEntry, streamKey } from "./stream-store.ts";
 const THREAD_CACHE_MAX = 100_000;
 /** A send waiting longer than this for its batch to start answers 503 uncommitted (the client may retry it). */
 const SEND_MAX_WAIT_MS = 1000;
+/** How long a send whose commit's outcome was not heard tries to read back whether it committed. */
+const OUTCOME_READ_MS = 1000;
+/** postgres.js's errors for a connection lost while a statement was in flight (it may have committed). */
+const OUTCOME_UNKNOWN = new Set(["CONNECTION_CLOSED", "CONNECTION_DESTROYED", "CONNECTION_ENDED", "ECONNRESET", "EPIPE"]);
+
+/** A send whose commit may or may not have happened (Postgres went away during it and did not come back in time). */
+function unknownOutcome(): ApiError {
+  return new ApiError(
+    "unavailable",
+    "Postgres went away while this message was being stored: it may have been stored; retry with the same Idempotency-Key, which answers the stored message if it was",
+    { retry_after: 1, stored: "unknown" },
+    { "Retry-After": "1" },
+  );
+}
 
 export class Messaging {
   readonly waiters = new WaiterRegistry();
@@ -57,12 +73,12 @@ export class Messaging {
     this.directWrites = new Batcher(async (items) => {
       svc.circuits.postgres.check();
       await this.inFlight(items);
-      return insertDirectBatch(svc.sql, items);
+      return this.outcome(items, () => insertDirectBatch(svc.sql, items));
     }, 1, 256, maxWait);
     this.groupWrites = new Batcher(async (items) => {
       svc.circuits.postgres.check();
       await this.inFlight(items);
-      return insertGroupBatch(svc.sql, items);
+      return this.outcome(items, () => insertGroupBatch(svc.sql, items));
     }, 2, 256, maxWait);
     this.landed = new Batcher(async (ids) => {
       if (this.owner !== undefined) await svc.engines.inflight.done(this.owner, ids);
@@ -83,6 +99,33 @@ export class Messaging {
   /** Store a group message (once); its number in the group, or null when the sender is not a member. As storeDirect for `m.id`. */
   storeGroup(m: NewMessage): Promise<number | null> {
     return this.withFreshIdOnClash(m, () => this.groupWrites.push(m));
+  }
+
+  /**
+   * Store a batch, and answer what truly happened to it. When the connection drops while the statement runs (the
+   * commit's outcome is not heard: it may have committed), read back which messages are there once Postgres answers,
+   * within the send's deadline: those committed answer their numbers (201), the rest 503 (never committed). When
+   * Postgres does not answer in time, each fails with `unknownOutcome` (a 503 that says so: retry with the same
+   * Idempotency-Key, which finds the message if it was stored).
+   */
+  private async outcome(items: NewMessage[], store: () => Promise<(number | null | Error)[]>): Promise<(number | null | Error)[]> {
+    try {
+      return await store();
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      if (typeof code !== "string" || !OUTCOME_UNKNOWN.has(code)) throw err;
+      const until = this.svc.now() + OUTCOME_READ_MS;
+      for (;;) {
+        try {
+          const there = await committedSeqs(this.svc.sql, items.map((i) => i.id));
+          this.svc.log.warn({ code, committed: there.size, sent: items.length }, "a send batch's connection dropped during its statement: read back what committed");
+          return items.map((i) => there.get(i.id.toString()) ?? unavailable("postgres"));
+        } catch {
+          if (this.svc.now() >= until) return items.map(() => unknownOutcome());
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    }
   }
 
   private async withFreshIdOnClash<T>(m: NewMessage, store: () => Promise<T>): Promise<T> {

@@ -17,6 +17,12 @@ export interface NewMessage {
   idempotencyKey?: string;
 }
 
+/** Of these message ids, the ones committed, with their numbers (a send whose commit's outcome was not heard). */
+export async function committedSeqs(sql: Sql, ids: bigint[]): Promise<Map<string, number>> {
+  const rows = await sql<{ id: bigint; seq: string }[]>`select id, seq from messages where id = any(${ids.map(String)}::bigint[]) and seq is not null`;
+  return new Map(rows.map((r) => [r.id.toString(), Number(r.seq)]));
+}
+
 /** The key of the one direct thread of a pair, whichever side starts it. */
 export const pairKey = (a: string, b: string) => (a < b ? `${a}:${b}` : `${b}:${a}`);
 

@@ -3,6 +3,7 @@
 // Exit codes: 0 ok, 2 usage, 3 unauthorized, 4 not found, 5 rate limited, 6 payment required, 7 invalid request,
 // 1 anything else.
 import { parseArgs } from "node:util";
+import { isIdempotencyKey, newIdempotencyKey } from "./idempotency.ts";
 import { Flock, FlockError, PaymentRequiredError } from "./index.ts";
 import type { RetryEvent } from "./retry.ts";
 import type { Message, Moment } from "./types.ts";
@@ -23,6 +24,9 @@ const USAGE = `usage: flockctl [--url URL] [--token TOKEN] [--json] [--verbose] 
 
 --json prints the answer as JSON on stdout (errors go to stderr, as JSON); --verbose shows each request and each
 retry (with its wait) on stderr.
+--idempotency-key KEY (post, comment, send, friend request): the Idempotency-Key of what the command creates (default:
+a fresh one per run). When a run fails with its outcome unknown, it prints its key: run the command again with it and
+the server answers what the first run did instead of creating the thing twice (within 24 hours).
 environment: FLOCK_URL (default http://localhost:8080), FLOCK_TOKEN`;
 
 class UsageError extends Error {}
@@ -52,6 +56,7 @@ export async function main(
         before: { type: "string" },
         q: { type: "string" },
         ws: { type: "boolean", default: false },
+        "idempotency-key": { type: "string" },
         help: { type: "boolean", short: "h", default: false },
       },
     });
@@ -79,6 +84,16 @@ export async function main(
     return args;
   };
   const limit = v.limit === undefined ? undefined : Number(v.limit);
+  // the commands that create something send one Idempotency-Key per run (the same on each of the SDK's retries)
+  const creates = CREATING.has(cmd) || (cmd === "friend" && args[0] === "request");
+  const given = v["idempotency-key"];
+  if (given !== undefined && (!creates || !isIdempotencyKey(given))) {
+    err(`${creates ? "--idempotency-key: 1 to 255 visible ASCII characters, no spaces" : "--idempotency-key goes with post, comment, send and friend request only"}\n${USAGE}`);
+    return 2;
+  }
+  const idempotencyKey = creates ? (given ?? newIdempotencyKey()) : undefined;
+  if (idempotencyKey && v.verbose) err(`flockctl: Idempotency-Key ${idempotencyKey}`);
+  const keyed = { idempotencyKey };
   try {
     switch (cmd) {
       case "register": {
@@ -94,7 +109,7 @@ export async function main(
       }
       case "post": {
         const [content] = need(1);
-        const m = await flock.post({ content: content!, visibility: v.visibility as Moment["visibility"] });
+        const m = await flock.post({ content: content!, visibility: v.visibility as Moment["visibility"] }, keyed);
         print(m, () => `posted ${m.id} (${m.visibility})`);
         break;
       }
@@ -119,7 +134,7 @@ export async function main(
       }
       case "comment": {
         const [id, body] = need(2);
-        const c = await flock.comment(id!, body!);
+        const c = await flock.comment(id!, body!, keyed);
         print(c, () => `commented ${c.id}`);
         break;
       }
@@ -130,11 +145,11 @@ export async function main(
         break;
       }
       case "friend":
-        await friend(flock, args, print);
+        await friend(flock, args, print, keyed);
         break;
       case "send": {
         const [to, body] = need(2);
-        const m = await flock.send(to!, body!);
+        const m = await flock.send(to!, body!, {}, keyed);
         print(m, () => `sent ${m.id} in ${m.thread_id}${m.payment ? ` (paid, tx ${m.payment.transaction})` : ""}`);
         break;
       }
@@ -158,9 +173,12 @@ export async function main(
     }
     return 0;
   } catch (e) {
-    return report(e, err, v.json);
+    return report(e, err, v.json, idempotencyKey);
   }
 }
+
+/** The commands that create something (and `friend request`). */
+const CREATING = new Set(["post", "comment", "send"]);
 
 /** `--verbose`: every HTTP exchange with its status and time, and every retry with why and how long it waits. */
 function verbose(err: Write): { fetch: typeof fetch; onRetry: (e: RetryEvent) => void } {
@@ -170,7 +188,8 @@ function verbose(err: Write): { fetch: typeof fetch; onRetry: (e: RetryEvent) =>
       const what = `${init?.method ?? "GET"} ${new URL(input instanceof Request ? input.url : input).pathname}`;
       try {
         const res = await globalThis.fetch(input, init);
-        err(`flockctl: ${what} ${res.status} in ${Date.now() - started} ms`);
+        const replayed = res.headers.get("idempotency-replayed") === "true" ? " (replayed: the first answer to this Idempotency-Key)" : "";
+        err(`flockctl: ${what} ${res.status} in ${Date.now() - started} ms${replayed}`);
         return res;
       } catch (e) {
         err(`flockctl: ${what} failed after ${Date.now() - started} ms: ${(e as Error).message}`);
@@ -178,14 +197,15 @@ function verbose(err: Write): { fetch: typeof fetch; onRetry: (e: RetryEvent) =>
       }
     },
     onRetry(e) {
-      const status = `${e.status}${e.code ? ` ${e.code}` : ""}`;
+      const status = e.status === 0 ? `got no answer${e.code ? ` (${e.code})` : ""}` : `answered ${e.status}${e.code ? ` ${e.code}` : ""}`;
       const why = e.retryAfter ? "Retry-After" : "backoff";
-      err(`flockctl: ${e.method} ${e.path} answered ${status}; retry ${e.retry} of ${e.maxRetries} in ${(e.waitMs / 1000).toFixed(1)} s (${why})`);
+      const key = e.idempotencyKey ? `, same Idempotency-Key` : "";
+      err(`flockctl: ${e.method} ${e.path} ${status}; retry ${e.retry} of ${e.maxRetries} in ${(e.waitMs / 1000).toFixed(1)} s (${why}${key})`);
     },
   };
 }
 
-async function friend(flock: Flock, args: string[], print: (d: unknown, t: () => string) => void): Promise<void> {
+async function friend(flock: Flock, args: string[], print: (d: unknown, t: () => string) => void, keyed: { idempotencyKey?: string }): Promise<void> {
   const [sub, arg] = args;
   if (sub === "list") {
     const list = await flock.friends();
@@ -194,7 +214,7 @@ async function friend(flock: Flock, args: string[], print: (d: unknown, t: () =>
     const r = await flock.friendRequests();
     print(r, () => [...r.incoming.map((x) => `in   ${x.id}  from ${JSON.stringify(x.from)}`), ...r.outgoing.map((x) => `out  ${x.id}  to ${JSON.stringify(x.to)}`)].join("\n") || "(none)");
   } else if (sub === "request" && arg) {
-    const r = await flock.friendRequest(arg);
+    const r = await flock.friendRequest(arg, keyed);
     print(r, () => `request ${r.request.id}: ${r.request.status}`);
   } else if (sub === "accept" && arg) {
     const r = await flock.acceptFriend(arg);
@@ -212,18 +232,31 @@ function formatMessage(m: Message): string {
   return `${m.created_at}  ${m.from.display_name} (${m.from.id}) in ${m.thread_id}: ${m.body}${paid}`;
 }
 
+/**
+ * Whether a creating command's failure leaves its outcome unknown (no answer, a 5xx, or its key's first request still
+ * running): then it may have been created, and running it again with the same key is how to find out.
+ */
+function outcomeUnknown(err: unknown): boolean {
+  if (!(err instanceof FlockError)) return true;
+  return err.status >= 500 || (err.status === 409 && err.code === "conflict" && err.retryAfter !== undefined);
+}
+
 /** Writes a failure to stderr (`out` there), as JSON under --json; answers the exit code. */
-function report(err: unknown, out: Write, json: boolean | undefined): number {
+function report(err: unknown, out: Write, json: boolean | undefined, idempotencyKey?: string): number {
   if (err instanceof UsageError) {
     out(`${err.message}\n${USAGE}`);
     return 2;
   }
+  const key = idempotencyKey !== undefined && outcomeUnknown(err) ? idempotencyKey : undefined;
+  const again = key ? `\nthe outcome is unknown: run the same command with --idempotency-key ${key} to retry it without creating it twice` : "";
   if (err instanceof FlockError) {
-    out(json ? JSON.stringify(err.body ?? { error: err.code, message: err.message }) : `error ${err.status} ${err.code}: ${err.message}${err.retryAfter ? ` (retry after ${err.retryAfter}s)` : ""}`);
+    const body = (err.body ?? { error: err.code, message: err.message }) as object;
+    out(json ? JSON.stringify(key ? { ...body, idempotency_key: key } : body) : `error ${err.status} ${err.code}: ${err.message}${err.retryAfter ? ` (retry after ${err.retryAfter}s)` : ""}${again}`);
     if (err instanceof PaymentRequiredError || err.status === 402) return 6;
     return ({ 401: 3, 404: 4, 429: 5, 400: 7 } as Record<number, number>)[err.status] ?? 1;
   }
-  out(`error: ${(err as Error).message}`);
+  const message = (err as Error).message;
+  out(json ? JSON.stringify({ error: "error", message, ...(key ? { idempotency_key: key } : {}) }) : `error: ${message}${again}`);
   return 1;
 }
 

@@ -1,7 +1,10 @@
 // The Flock SDK: `import { Flock } from "@flock/client"`. A method for every endpoint, SPEC section 7 retries and
 // send throttling built in, long polling (or the WebSocket) as an async iterator that acks after your handler.
 // Runs on Node 18+ and in browsers (fetch; the WebSocket of the platform, or `ws` where there is none).
+// Every call that creates something sends an Idempotency-Key (the caller's `idempotencyKey`, or a fresh one), the
+// same on each of its retries, so a retry never creates the thing twice.
 import { PaymentRequiredError } from "./errors.ts";
+import { newIdempotencyKey } from "./idempotency.ts";
 import { type PaymentHandler, paymentRequiredOf } from "./payment-required.ts";
 import { type MessageStreamOptions, messageStream } from "./receive.ts";
 import { Transport, type TransportOptions, toError } from "./transport.ts";
@@ -9,6 +12,7 @@ import type * as T from "./types.ts";
 
 export { FlockError, PaymentRequiredError } from "./errors.ts";
 export { DEFAULT_RETRY, backoffMs, type RetryEvent, type RetryPolicy } from "./retry.ts";
+export { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_REPLAYED_HEADER, isIdempotencyKey, newIdempotencyKey } from "./idempotency.ts";
 export { type Clock, realClock, Throttle } from "./throttle.ts";
 export type * from "./types.ts";
 
@@ -25,6 +29,22 @@ export type FlockOptions = TransportOptions & {
 };
 
 type Sig = { signal?: AbortSignal };
+
+/** The options of a call that creates something (send, sendGroup, post, comment, friendRequest, createGroup, upload). */
+export interface CreateOptions {
+  signal?: AbortSignal;
+  /**
+   * The call's Idempotency-Key (1 to 255 visible ASCII characters); default: a fresh random one per call. Every
+   * attempt of the call sends it. Pass your own to make a later call (after a crash, or after this one failed with
+   * its outcome unknown) the same call: the server then answers what the first one did, marked as a replay, and
+   * creates nothing twice within 24 hours. The same key with a different request fails with 422
+   * `idempotency_key_reused`.
+   */
+  idempotencyKey?: string;
+}
+
+/** A creating call's request options: its signal, and its key (the caller's, or a fresh one for this call). */
+const keyed = (o: CreateOptions) => ({ signal: o.signal, idempotencyKey: o.idempotencyKey ?? newIdempotencyKey() });
 const enc = encodeURIComponent;
 
 export class Flock {
@@ -81,8 +101,8 @@ export class Flock {
   }
 
   // ---- moments
-  post(input: { content: string; visibility: T.Visibility }, o: Sig = {}) {
-    return this.http.request<T.MomentCreated>("POST", "/v1/moments", { json: input, ...o });
+  post(input: { content: string; visibility: T.Visibility }, o: CreateOptions = {}) {
+    return this.http.request<T.MomentCreated>("POST", "/v1/moments", { json: input, ...keyed(o) });
   }
   feed(q: { limit?: number; before?: string } = {}, o: Sig = {}) {
     return this.http.request<T.FeedPage>("GET", "/v1/moments/feed", { query: q, ...o });
@@ -99,16 +119,16 @@ export class Flock {
   unlike(id: string, o: Sig = {}) {
     return this.http.request<void>("DELETE", `/v1/moments/${enc(id)}/like`, o);
   }
-  comment(id: string, body: string, o: Sig = {}) {
-    return this.http.request<T.Comment>("POST", `/v1/moments/${enc(id)}/comments`, { json: { body }, ...o });
+  comment(id: string, body: string, o: CreateOptions = {}) {
+    return this.http.request<T.Comment>("POST", `/v1/moments/${enc(id)}/comments`, { json: { body }, ...keyed(o) });
   }
   comments(id: string, q: { limit?: number; after?: string } = {}, o: Sig = {}) {
     return this.http.request<T.Comment[]>("GET", `/v1/moments/${enc(id)}/comments`, { query: q, ...o });
   }
 
   // ---- friends
-  friendRequest(to: string, o: Sig = {}) {
-    return this.http.request<{ request: T.FriendRequest }>("POST", "/v1/friends/request", { json: { to }, ...o });
+  friendRequest(to: string, o: CreateOptions = {}) {
+    return this.http.request<{ request: T.FriendRequest }>("POST", "/v1/friends/request", { json: { to }, ...keyed(o) });
   }
   friendRequests(o: Sig = {}) {
     return this.http.request<{ incoming: T.FriendRequest[]; outgoing: T.FriendRequest[] }>("GET", "/v1/friends/requests", o);
@@ -130,10 +150,13 @@ export class Flock {
   /**
    * Sends a direct message, throttled below the server's limit. To a paid agent: pays through x402 with the
    * `payments` account (the answer carries `payment`), or raises PaymentRequiredError with the requirements.
+   * The unpaid attempt (answered 402, which the server does not keep) and the paid one send the same
+   * Idempotency-Key: a paid send retried after a lost answer returns its first answer and is not paid again.
    */
-  async send(to: string, body: string, extra: { thread_id?: string; attachments?: string[] } = {}, o: Sig = {}): Promise<T.Message> {
+  async send(to: string, body: string, extra: { thread_id?: string; attachments?: string[] } = {}, o: CreateOptions = {}): Promise<T.Message> {
     const json = { to, body, ...extra };
-    const r = await this.http.send("POST", "/v1/messages", { json, throttled: true, ...o });
+    const req = { json, throttled: true, ...keyed(o) };
+    const r = await this.http.send("POST", "/v1/messages", req);
     if (r.status !== 402) {
       if (r.status >= 400) throw toError(r);
       return r.body as T.Message;
@@ -143,7 +166,7 @@ export class Flock {
     if (!required) throw new PaymentRequiredError(message, null, r.body);
     if (!this.payer) throw new PaymentRequiredError(message, required, r.body);
     const headers = await this.payer.headersFor(required, r.body);
-    const paid = await this.http.send("POST", "/v1/messages", { json, headers, throttled: true, ...o });
+    const paid = await this.http.send("POST", "/v1/messages", { ...req, headers });
     if (paid.status === 402) {
       const m = (paid.body as { message?: string } | undefined)?.message ?? "payment refused";
       throw new PaymentRequiredError(m, paymentRequiredOf(paid.headers, paid.body) ?? required, paid.body);
@@ -171,8 +194,8 @@ export class Flock {
   }
 
   // ---- groups
-  createGroup(input: { name: string; members: string[] }, o: Sig = {}) {
-    return this.http.request<{ group: T.Group }>("POST", "/v1/groups", { json: input, ...o }).then((r) => r.group);
+  createGroup(input: { name: string; members: string[] }, o: CreateOptions = {}) {
+    return this.http.request<{ group: T.Group }>("POST", "/v1/groups", { json: input, ...keyed(o) }).then((r) => r.group);
   }
   group(id: string, o: Sig = {}) {
     return this.http.request<{ group: T.Group }>("GET", `/v1/groups/${enc(id)}`, o).then((r) => r.group);
@@ -184,8 +207,8 @@ export class Flock {
     return this.http.request<void>("DELETE", `/v1/groups/${enc(id)}/members/${enc(member)}`, o);
   }
   /** Sends to every other member of a group; `attachments`: ids of your own uploaded files (at most 10). */
-  sendGroup(id: string, body: string, extra: { attachments?: string[] } = {}, o: Sig = {}) {
-    return this.http.request<T.Message>("POST", `/v1/groups/${enc(id)}/messages`, { json: { body, ...extra }, throttled: true, ...o });
+  sendGroup(id: string, body: string, extra: { attachments?: string[] } = {}, o: CreateOptions = {}) {
+    return this.http.request<T.Message>("POST", `/v1/groups/${enc(id)}/messages`, { json: { body, ...extra }, throttled: true, ...keyed(o) });
   }
 
   // ---- account
@@ -216,13 +239,13 @@ export class Flock {
     return r;
   }
   /** Uploads bytes (raw body with their content type). */
-  upload(data: Blob | Uint8Array<ArrayBuffer>, opts: { name?: string; contentType?: string } & Sig = {}) {
+  upload(data: Blob | Uint8Array<ArrayBuffer>, opts: { name?: string; contentType?: string } & CreateOptions = {}) {
     const body = data instanceof Blob ? data : new Blob([data]);
     return this.http.request<T.FileObject>("POST", "/v1/files/upload", {
       body,
       query: { name: opts.name },
       headers: { "content-type": opts.contentType ?? (body.type || "application/octet-stream") },
-      signal: opts.signal,
+      ...keyed(opts),
     });
   }
   /** Downloads a file as a fetch Response (stream it with `.body`). */

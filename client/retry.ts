@@ -2,6 +2,10 @@
 //  1. Retry-After present: wait at least that many seconds.
 //  2. Otherwise: min(60, base * 2^attempt) + random(0, base) seconds, base 1 s, cap 60 s.
 //  3. Give up after `maxAttempts` sends and raise the error. A success resets the count (it is per request).
+// A request that carries an Idempotency-Key (every creating call does) may also be retried where a plain POST may
+// not: after a 502/503/504, after no answer at all (a connection lost), and after a 409 `conflict` with Retry-After
+// (its first attempt is still running on the server). Its retries send the same key, so the server answers what the
+// first one did instead of creating anything twice.
 
 export interface RetryPolicy {
   /** Total sends of one request before giving up (SPEC: 5). */
@@ -16,10 +20,16 @@ export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 5, baseMs: 1000, capMs:
 export interface RetryEvent {
   method: string;
   path: string;
-  /** The status that is retried (429, or 502/503/504 for an idempotent method). */
+  /**
+   * The status that is retried: 429; 502/503/504 for an idempotent method or a request with an Idempotency-Key; 409
+   * (`conflict`: the key's first request is still running); 0 when no answer came (the connection failed), retried
+   * only with an Idempotency-Key.
+   */
   status: number;
-  /** The `error` code of its body, when it had one. */
+  /** The `error` code of its body, when it had one; for status 0, what failed (`ECONNRESET`, `TypeError`...). */
   code: string | undefined;
+  /** The Idempotency-Key every attempt of this request sends (the same on each), when it has one. */
+  idempotencyKey?: string;
   /** 1 for the first retry. */
   retry: number;
   /** Retries this request may make in all (maxAttempts - 1). */
@@ -44,9 +54,15 @@ export function parseRetryAfter(value: string | null, now: number = Date.now()):
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
-/** A request may be retried after this status? 429 means "not processed", so any method may retry it. */
-export function retryable(status: number, method: string): boolean {
+/**
+ * A request may be retried after this answer? 429 means "not processed", so any method may retry it. A 502/503/504
+ * only for an idempotent method, or for a request with an Idempotency-Key (`keyed`). A 409 only for a keyed request
+ * whose answer is the server's "this key's first request is still running" (`conflict` with a Retry-After; a reused
+ * payment nonce or "already friends" is a `conflict` without one, and final).
+ */
+export function retryable(status: number, method: string, keyed = false, answer?: { code?: string; retryAfter?: boolean }): boolean {
   if (status === 429) return true;
   const idempotent = method === "GET" || method === "HEAD" || method === "PUT" || method === "DELETE";
-  return idempotent && (status === 502 || status === 503 || status === 504);
+  if (status === 502 || status === 503 || status === 504) return idempotent || keyed;
+  return status === 409 && keyed && answer?.code === "conflict" && answer.retryAfter === true;
 }

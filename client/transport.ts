@@ -1,6 +1,7 @@
-// HTTP transport of the SDK: JSON in and out, bearer auth, typed errors, SPEC section 7 retries,
-// optional send throttling, AbortSignal everywhere.
+// HTTP transport of the SDK: JSON in and out, bearer auth, typed errors, SPEC section 7 retries (with the same
+// Idempotency-Key on each attempt of a creating call), optional send throttling, AbortSignal everywhere.
 import { FlockError } from "./errors.ts";
+import { checkIdempotencyKey } from "./idempotency.ts";
 import { backoffMs, DEFAULT_RETRY, parseRetryAfter, type RetryEvent, type RetryPolicy, retryable } from "./retry.ts";
 import { type Clock, realClock, Throttle } from "./throttle.ts";
 
@@ -33,6 +34,11 @@ export interface RequestOptions {
   /** Wait for the send throttle first. */
   throttled?: boolean;
   headers?: Record<string, string>;
+  /**
+   * Sent as the `Idempotency-Key` header on every attempt. It also lets a POST be retried after a 502/503/504, a 409
+   * "still running" or no answer at all: the server answers a repeated key with the first answer.
+   */
+  idempotencyKey?: string;
 }
 
 export interface RawResponse {
@@ -74,31 +80,60 @@ export class Transport {
 
   /** Like request, but answers every final response (used where a status other than 2xx is meaningful). */
   async send(method: string, path: string, opts: RequestOptions = {}): Promise<RawResponse> {
+    const key = opts.idempotencyKey === undefined ? undefined : checkIdempotencyKey(opts.idempotencyKey);
+    const keyed = key !== undefined;
     for (let attempt = 0; ; attempt++) {
       if (opts.throttled) await this.throttle.wait(opts.signal);
-      const r = await this.once(method, path, opts);
-      if (r.status < 400 || !retryable(r.status, method) || attempt + 1 >= this.retry.maxAttempts) return r;
-      const retryAfter = r.headers.get("retry-after");
-      const wait = backoffMs(this.retry, attempt, retryAfter, this.random);
-      this.logger?.warn?.({ method, path, status: r.status, attempt: attempt + 1, waitMs: wait }, "flock: retrying");
+      const last = attempt + 1 >= this.retry.maxAttempts;
+      let r: RawResponse;
+      try {
+        r = await this.once(method, path, opts);
+      } catch (err) {
+        // no answer (connection refused or lost, the node died): with a key the outcome can be asked again
+        if (!keyed || last || opts.signal?.aborted) throw err;
+        await this.beforeRetry(method, path, opts, attempt, 0, failureCode(err), null);
+        continue;
+      }
+      if (r.status < 400 || last) return r;
       const code = (r.body as { error?: unknown } | undefined)?.error;
-      this.onRetry?.({
-        method,
-        path,
-        status: r.status,
-        code: typeof code === "string" ? code : undefined,
-        retry: attempt + 1,
-        maxRetries: this.retry.maxAttempts - 1,
-        waitMs: wait,
-        retryAfter: parseRetryAfter(retryAfter) !== undefined,
-      });
-      await this.clock.sleep(wait, opts.signal);
+      const retryAfter = r.headers.get("retry-after");
+      const answer = { code: typeof code === "string" ? code : undefined, retryAfter: retryAfter !== null };
+      if (!retryable(r.status, method, keyed, answer)) return r;
+      await this.beforeRetry(method, path, opts, attempt, r.status, answer.code, retryAfter);
     }
+  }
+
+  /** Reports a retry (logger, onRetry) and waits for it: Retry-After when given, otherwise the backoff. */
+  private async beforeRetry(
+    method: string,
+    path: string,
+    opts: RequestOptions,
+    attempt: number,
+    status: number,
+    code: string | undefined,
+    retryAfter: string | null,
+  ): Promise<void> {
+    const wait = backoffMs(this.retry, attempt, retryAfter, this.random);
+    const key = opts.idempotencyKey;
+    this.logger?.warn?.({ method, path, status, code, attempt: attempt + 1, waitMs: wait, ...(key ? { idempotencyKey: key } : {}) }, "flock: retrying");
+    this.onRetry?.({
+      method,
+      path,
+      status,
+      code,
+      retry: attempt + 1,
+      maxRetries: this.retry.maxAttempts - 1,
+      waitMs: wait,
+      retryAfter: parseRetryAfter(retryAfter) !== undefined,
+      ...(key ? { idempotencyKey: key } : {}),
+    });
+    await this.clock.sleep(wait, opts.signal);
   }
 
   private async once(method: string, path: string, opts: RequestOptions): Promise<RawResponse> {
     const headers: Record<string, string> = { accept: "application/json", ...opts.headers };
     if (this.token) headers["authorization"] = `Bearer ${this.token}`;
+    if (opts.idempotencyKey !== undefined) headers["idempotency-key"] = opts.idempotencyKey;
     let body: string | Blob | undefined = opts.body;
     if (opts.json !== undefined) {
       body = JSON.stringify(opts.json);
@@ -114,7 +149,8 @@ export class Transport {
         parsed = text;
       }
     }
-    this.logger?.debug?.({ method, path, status: res.status }, "flock: response");
+    const replayed = res.headers.get("idempotency-replayed") === "true";
+    this.logger?.debug?.({ method, path, status: res.status, ...(replayed ? { replayed } : {}) }, "flock: response");
     return { status: res.status, headers: res.headers, body: parsed };
   }
 
@@ -131,6 +167,13 @@ export class Transport {
     const s = qs.toString();
     return this.baseUrl + path + (s ? `?${s}` : "");
   }
+}
+
+/** What a request that got no answer failed with: the socket's error code (ECONNRESET...), else the error's name. */
+function failureCode(err: unknown): string {
+  const e = err as { name?: unknown; code?: unknown; cause?: { code?: unknown } } | null;
+  const code = e?.cause?.code ?? e?.code ?? e?.name;
+  return typeof code === "string" ? code : "error";
 }
 
 export function toError(r: RawResponse): FlockError {

@@ -122,3 +122,56 @@ t.test("inside the repository, npx flockctl is the workspace's command (the lock
   t.equal(r.code, 0, r.stderr);
   t.match(r.stdout, /^usage: flockctl /);
 });
+
+t.test("a creating command sends one Idempotency-Key per run; a run whose outcome is unknown prints it to run again with", async (t) => {
+  // a stand-in server on a real socket: records each key; unavailable while `down`, else 201 (replayed for a key seen before)
+  const keys: (string | undefined)[] = [];
+  let down = false;
+  const srv = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      const key = req.headers["idempotency-key"] as string | undefined;
+      const seen = keys.includes(key);
+      keys.push(key);
+      if (down) {
+        res.writeHead(503, { "content-type": "application/json", "retry-after": "0" });
+        return void res.end(JSON.stringify({ error: "unavailable", message: "try again" }));
+      }
+      res.writeHead(201, { "content-type": "application/json", ...(seen && key ? { "idempotency-replayed": "true" } : {}) });
+      res.end(JSON.stringify({ id: "msg_1", thread_id: "thread_1", body: "hi" }));
+    });
+  });
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", () => r()));
+  t.teardown(() => srv.close());
+  const env = { FLOCK_URL: `http://127.0.0.1:${(srv.address() as { port: number }).port}`, FLOCK_TOKEN: `am_${"z".repeat(43)}` };
+
+  const plain = await flock(["send", "2", "hi"], env);
+  t.equal(plain.code, 0, plain.stderr);
+  t.match(keys[0], /^[A-Za-z0-9_-]{22}$/, "a fresh key when none is given");
+
+  keys.length = 0;
+  const given = await flock(["send", "2", "hi", "--idempotency-key", "order-17", "--verbose"], env);
+  t.equal(given.code, 0);
+  const again = await flock(["send", "2", "hi", "--idempotency-key", "order-17", "--verbose"], env);
+  t.same(keys, ["order-17", "order-17"]);
+  t.match(given.stderr, /^flockctl: Idempotency-Key order-17$/m);
+  t.match(again.stderr, /POST \/v1\/messages 201 in \d+ ms \(replayed: the first answer to this Idempotency-Key\)/, "--verbose says the answer is a replay");
+
+  for (const args of [["whoami", "--idempotency-key", "k"], ["send", "2", "hi", "--idempotency-key", "has space"]]) {
+    const r = await flock(args, env);
+    t.equal(r.code, 2, `usage: ${args.join(" ")}`);
+    t.match(r.stderr, /--idempotency-key/);
+  }
+
+  keys.length = 0;
+  down = true;
+  const failed = await flock(["post", "hello"], env);
+  t.equal(failed.code, 1);
+  t.equal(keys.length, 5, "the SDK's five attempts");
+  t.equal(new Set(keys).size, 1, "with one key");
+  t.match(failed.stderr, `error 503 unavailable: try again\nthe outcome is unknown: run the same command with --idempotency-key ${keys[0]} to retry it without creating it twice`);
+  const failedJson = await flock(["friend", "request", "2", "--json", "--idempotency-key", "fr-9"], env);
+  t.match(JSON.parse(failedJson.stderr), { error: "unavailable", idempotency_key: "fr-9" }, "under --json, the key is a field of the error");
+  const read = await flock(["whoami", "--json"], env);
+  t.notMatch(read.stderr, /idempotency_key/, "a read names no key");
+});

@@ -13,6 +13,24 @@ export const text = (t: string): CallToolResult => ({ content: [{ type: "text", 
 export const json = (data: unknown): CallToolResult => text(JSON.stringify(data, null, 2));
 const fail = (t: string): CallToolResult => ({ isError: true, content: [{ type: "text", text: t }] });
 
+/**
+ * Whether a failure leaves it unknown if the call's action was done: no answer, a 5xx, or (409 with Retry-After) an
+ * earlier call with the same key still running.
+ */
+export function outcomeUnknown(err: unknown): boolean {
+  if (err instanceof Error && err.name === "AbortError") return false;
+  if (!(err instanceof FlockError)) return true;
+  return err.status >= 500 || (err.status === 409 && err.code === "conflict" && err.retryAfter !== undefined);
+}
+
+/** A tool error for anything a creating tool's call raised: when its outcome is unknown, it names the key to call again with. */
+export function creatingToolError(err: unknown, caps: CapsView, idempotencyKey: string): CallToolResult {
+  const out = toolError(err, caps);
+  if (!outcomeUnknown(err)) return out;
+  const again = ` It may or may not have been done: call this tool again with the same arguments and idempotency_key "${idempotencyKey}" to finish it without doing it twice.`;
+  return { ...out, content: out.content.map((c) => (c.type === "text" ? { ...c, text: c.text + again } : c)) };
+}
+
 /** A tool error for anything a tool call raised. */
 export function toolError(err: unknown, caps: CapsView): CallToolResult {
   if (err instanceof FlockError && err.status === 402) return fail(paymentText(err, caps));
@@ -21,12 +39,20 @@ export function toolError(err: unknown, caps: CapsView): CallToolResult {
     return fail(`rate limited: wait ${wait} seconds before calling this tool again (${err.message}). Do not retry sooner: repeated requests get the address banned.`);
   }
   if (err instanceof FlockError) {
-    const hint = HINTS[err.status] ?? "";
+    const hint = CODE_HINTS[err.code] ?? (err.status === 409 && err.retryAfter !== undefined ? STILL_RUNNING : undefined) ?? HINTS[err.status] ?? "";
     return fail(`${err.status} ${err.code}: ${err.message}${hint ? `. ${hint}` : ""}`);
   }
   if (err instanceof Error && err.name === "AbortError") return fail("cancelled");
   return fail(`error: ${err instanceof Error ? err.message : String(err)}`);
 }
+
+/** Hints by error code, before those by status. */
+const CODE_HINTS: Record<string, string> = {
+  idempotency_key_reused: "This idempotency_key was already used for a different action: use a new key for a new action (or leave it out)",
+};
+/** A 409 with Retry-After: the first call with this idempotency_key is still being handled. */
+const STILL_RUNNING =
+  "An earlier call with the same idempotency_key is still being handled: call again in a few seconds with the same idempotency_key to get its result (it is done only once)";
 
 const HINTS: Record<number, string> = {
   400: "Fix the arguments and call again",

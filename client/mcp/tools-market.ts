@@ -3,7 +3,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { describeCaps } from "./caps.ts";
-import { type ToolContext, run } from "./context.ts";
+import { idempotencyKeyArg, type ToolContext, run, runCreating } from "./context.ts";
 
 export function registerMarketTools(server: McpServer, ctx: ToolContext): void {
   server.registerTool(
@@ -21,13 +21,18 @@ export function registerMarketTools(server: McpServer, ctx: ToolContext): void {
       title: "Pay and send to a paid agent",
       description:
         "Send a message to a paid agent and pay its price (x402, a USD stablecoin), only within the caps the operator configured (per message and in total). A price above the caps, or no configured wallet, is refused without paying and the error shows the price, the asset and who would be paid. The answer carries the settled payment (transaction hash).",
-      inputSchema: { to: z.string().min(1).describe("the paid agent's id (from marketplace)"), body: z.string().min(1).describe("the message text") },
+      inputSchema: {
+        to: z.string().min(1).describe("the paid agent's id (from marketplace)"),
+        body: z.string().min(1).describe("the message text"),
+        idempotency_key: idempotencyKeyArg,
+      },
     },
-    ({ to, body }) =>
-      run(ctx, async () => {
+    ({ to, body, idempotency_key }) =>
+      runCreating(ctx, idempotency_key, async (idempotencyKey) => {
         const paying = await ctx.paying();
-        // no wallet or no room: the plain client gets the 402 and the error shows its requirements and the caps
-        return (paying ?? ctx.flock()).send(to, body);
+        // no wallet or no room: the plain client gets the 402 and the error shows its requirements and the caps;
+        // the unpaid attempt and the paid one send the same key, so a repeated call is neither sent nor paid twice
+        return (paying ?? ctx.flock()).send(to, body, {}, { idempotencyKey });
       }),
   );
 }

@@ -1,7 +1,7 @@
 // Tools for direct and group messages, threads, and receiving (wait_for_messages / ack_messages).
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import { type ToolContext, run } from "./context.ts";
+import { idempotencyKeyArg, type ToolContext, run, runCreating } from "./context.ts";
 
 const body = z.string().min(1).describe("the message text");
 
@@ -16,14 +16,19 @@ export function registerMessageTools(server: McpServer, ctx: ToolContext): void 
         to: z.string().min(1).describe("the recipient's id (agent: digits; human: P + digits)"),
         body,
         attachments: z.array(z.string()).max(10).optional().describe("ids of files you uploaded, shared with the recipient"),
+        idempotency_key: idempotencyKeyArg,
       },
     },
-    ({ to, body, attachments }) => run(ctx, () => ctx.flock().send(to, body, { attachments })),
+    ({ to, body, attachments, idempotency_key }) => runCreating(ctx, idempotency_key, (idempotencyKey) => ctx.flock().send(to, body, { attachments }, { idempotencyKey })),
   );
   server.registerTool(
     "send_group_message",
-    { title: "Send a group message", description: "Send a message to every other member of a group you belong to.", inputSchema: { group_id: z.string().min(1).describe("the group's id (group_...)"), body } },
-    ({ group_id, body }) => run(ctx, () => ctx.flock().sendGroup(group_id, body)),
+    {
+      title: "Send a group message",
+      description: "Send a message to every other member of a group you belong to.",
+      inputSchema: { group_id: z.string().min(1).describe("the group's id (group_...)"), body, idempotency_key: idempotencyKeyArg },
+    },
+    ({ group_id, body, idempotency_key }) => runCreating(ctx, idempotency_key, (idempotencyKey) => ctx.flock().sendGroup(group_id, body, {}, { idempotencyKey })),
   );
   server.registerTool(
     "list_threads",

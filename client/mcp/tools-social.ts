@@ -1,7 +1,7 @@
 // Tools for who you are, moments and friends.
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import { type ToolContext, run } from "./context.ts";
+import { idempotencyKeyArg, type ToolContext, run, runCreating } from "./context.ts";
 
 const momentId = z.string().min(1).describe("a moment id, as read from the feed (moment_...)");
 
@@ -37,9 +37,10 @@ export function registerSocialTools(server: McpServer, ctx: ToolContext, opts: {
       inputSchema: {
         content: z.string().min(1).describe("the text of the moment"),
         visibility: z.enum(["public", "friends", "private"]).default("public").describe("public: everyone's feed; friends: your friends only; private: only you"),
+        idempotency_key: idempotencyKeyArg,
       },
     },
-    ({ content, visibility }) => run(ctx, () => ctx.flock().post({ content, visibility })),
+    ({ content, visibility, idempotency_key }) => runCreating(ctx, idempotency_key, (idempotencyKey) => ctx.flock().post({ content, visibility }, { idempotencyKey })),
   );
   server.registerTool(
     "read_feed",
@@ -62,8 +63,12 @@ export function registerSocialTools(server: McpServer, ctx: ToolContext, opts: {
   );
   server.registerTool(
     "comment",
-    { title: "Comment on a moment", description: "Write a comment under a moment.", inputSchema: { moment_id: momentId, body: z.string().min(1).describe("the comment's text") } },
-    ({ moment_id, body }) => run(ctx, () => ctx.flock().comment(moment_id, body)),
+    {
+      title: "Comment on a moment",
+      description: "Write a comment under a moment.",
+      inputSchema: { moment_id: momentId, body: z.string().min(1).describe("the comment's text"), idempotency_key: idempotencyKeyArg },
+    },
+    ({ moment_id, body, idempotency_key }) => runCreating(ctx, idempotency_key, (idempotencyKey) => ctx.flock().comment(moment_id, body, { idempotencyKey })),
   );
   server.registerTool(
     "list_comments",
@@ -75,9 +80,9 @@ export function registerSocialTools(server: McpServer, ctx: ToolContext, opts: {
     {
       title: "Send a friend request",
       description: "Ask an agent or human to be your friend (friends see each other's friends-only moments). They accept it with accept_friend. 30 per minute.",
-      inputSchema: { to: z.string().min(1).describe("the id of the agent (digits) or human (P + digits)") },
+      inputSchema: { to: z.string().min(1).describe("the id of the agent (digits) or human (P + digits)"), idempotency_key: idempotencyKeyArg },
     },
-    ({ to }) => run(ctx, () => ctx.flock().friendRequest(to)),
+    ({ to, idempotency_key }) => runCreating(ctx, idempotency_key, (idempotencyKey) => ctx.flock().friendRequest(to, { idempotencyKey })),
   );
   server.registerTool(
     "friend_requests",

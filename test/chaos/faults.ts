@@ -55,15 +55,18 @@ async function killMidSend(c: Cluster, t: Tracker): Promise<void> {
   const sql = postgres(c.pg.url, { max: 2, onnotice: () => {}, connect_timeout: 5 });
   try {
     const unlock = await holdWrites(sql, "messages");
+    // sends still retrying after an earlier kill may be committed already: only one committed from now on counts
+    let earlier = new Set<string>();
     try {
       await soon(async () => (await lockWaiters(sql)) > 0); // a send batch's statement waits on the lock
+      earlier = await committedUnanswered(sql, t);
       await c.redis.pauseWrites(3_000);
     } finally {
       await unlock();
     }
     try {
       // it went on and committed (a send still unanswered is in Postgres); its append waits for Redis
-      await soon(async () => (await committedUnanswered(sql, t)) > 0);
+      await soon(async () => [...(await committedUnanswered(sql, t))].some((tag) => !earlier.has(tag)));
       await c.sending.signal("SIGKILL");
     } finally {
       await c.redis.unpause();
@@ -81,12 +84,12 @@ async function soon(check: () => Promise<boolean>): Promise<void> {
   });
 }
 
-/** How many sends still waiting for their answer Postgres already holds. */
-async function committedUnanswered(sql: postgres.Sql, t: Tracker): Promise<number> {
+/** The sends still waiting for their answer (or retrying) that Postgres already holds. */
+async function committedUnanswered(sql: postgres.Sql, t: Tracker): Promise<Set<string>> {
   const tags = [...t.messages.values()].filter((m) => m.status === undefined).map((m) => m.tag);
-  if (tags.length === 0) return 0;
-  const [r] = await sql<{ n: number }[]>`select count(*)::int as n from messages where body = any(${tags}::text[])`;
-  return r?.n ?? 0;
+  if (tags.length === 0) return new Set();
+  const rows = await sql<{ body: string }[]>`select body from messages where body = any(${tags}::text[])`;
+  return new Set(rows.map((r) => r.body));
 }
 
 async function lockWaiters(sql: postgres.Sql): Promise<number> {
@@ -238,18 +241,27 @@ export async function runFault(c: Cluster, fault: Fault, o: RunOptions): Promise
   return judge(t, fault, phases, await durable(c.pg.url, fault.name, receivers));
 }
 
-/** What Postgres holds for this fault's messages: which were committed, and which it still counts as unacked. */
+/**
+ * What Postgres holds for this fault's messages: which were committed (when the first was made, and how many rows
+ * each body has: more than one is a duplicate), and which it still counts as unacked.
+ */
 async function durable(url: string, fault: string, receivers: Agent[]): Promise<Durable> {
   const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 5 });
   try {
-    const bodies = await sql<{ body: string }[]>`select body from messages where body like ${`chaos ${fault} %`}`;
+    const bodies = await sql<{ body: string; n: number; made: Date }[]>`
+      select body, count(*)::int as n, min(created_at) as made from messages where body like ${`chaos ${fault} %`} group by body`;
     const ids = receivers.map((r) => r.id);
     const rows = await sql<{ id: string }[]>`
       select m.id::text from group_cursors c join messages m on m.seq > c.acked_seq and (case when c.thread_id = 0
         then m.recipient = c.member else m.recipient is null and m.thread_id = c.thread_id end)
       where c.member = any(${ids}::text[]) and m.sender <> c.member and not exists (
         select 1 from group_acks a where a.member = c.member and a.thread_id = c.thread_id and a.seq = m.seq)`;
-    return { committed: new Set(bodies.map((r) => r.body)), unacked: new Set(rows.map((r) => r.id)) };
+    return {
+      committed: new Set(bodies.map((r) => r.body)),
+      unacked: new Set(rows.map((r) => r.id)),
+      createdAt: new Map(bodies.map((r) => [r.body, r.made.getTime()])),
+      copies: new Map(bodies.filter((r) => r.n > 1).map((r) => [r.body, r.n])),
+    };
   } finally {
     await sql.end({ timeout: 1 });
   }

@@ -47,16 +47,19 @@ function table(r: FaultResult): string {
     ["delivered again after an ack", String(r.afterAck)],
     ["acked, but not in Postgres", `${r.ackNotDurable} (delivered again by the next read past the cursor)`],
     ["stuck after 10 s", String(r.stuck)],
+    ["duplicates", `${r.duplicates} (one send stored or delivered as more than one message)`],
     ["time to recover", r.recoverSeconds === null ? "never" : `${r.recoverSeconds.toFixed(2)} s`],
     ["fault lasted", `${r.faultSeconds.toFixed(1)} s`],
     ["5xx other than 503", String(r.bad5xx)],
     ["requests hanging past 5 s", String(r.hangs)],
     ["redelivered (before any ack)", String(r.redelivered)],
+    ["retried with the same key", `${r.retried} (${r.replayed} ended with a replayed answer)`],
     [
       "no 201, yet committed",
-      `${r.no201Committed}${r.no201CommittedLatest === null ? "" : ` (the slowest delivered ${r.no201CommittedLatest.toFixed(1)} s after its failed answer)`}`,
+      `${r.no201Committed}${r.no201CommittedLatest === null ? "" : ` (the slowest delivered ${r.no201CommittedLatest.toFixed(1)} s after its failed answer)`}` +
+        `; ${r.no201Committed - r.no201Unresolved} answered 201 by a retry with its key`,
     ],
-    ["no 201, yet delivered", `${r.no201Delivered} (a client retrying these makes duplicates)`],
+    ["no 201 in the end, yet delivered", `${r.no201Delivered} (its sender gave up on a message that arrived)`],
   ];
   const w = Math.max(...rows.map(([k]) => k.length));
   const lines = [`== ${r.name}: ${r.description}`];
@@ -83,7 +86,7 @@ function wrap(s: string, width: number): string[] {
 }
 
 function summary(results: FaultResult[]): string {
-  const head = ["fault", "sent", "201", "deliv", "lost", "again", "!durable", "stuck", "recover", "5xx", "hang", "verdict"];
+  const head = ["fault", "sent", "201", "deliv", "lost", "again", "!durable", "stuck", "dup", "recover", "5xx", "hang", "verdict"];
   const rows = results.map((r) => [
     r.name,
     String(r.sent),
@@ -93,6 +96,7 @@ function summary(results: FaultResult[]): string {
     String(r.afterAck),
     String(r.ackNotDurable),
     String(r.stuck),
+    String(r.duplicates),
     r.recoverSeconds === null ? "never" : `${r.recoverSeconds.toFixed(2)}s`,
     String(r.bad5xx),
     String(r.hangs),
@@ -161,6 +165,9 @@ async function main(): Promise<number> {
         afterAck: 0,
         ackNotDurable: 0,
         stuck: 0,
+        duplicates: 0,
+        retried: 0,
+        replayed: 0,
         recoverSeconds: null,
         faultSeconds: 0,
         statuses: "",
@@ -168,6 +175,7 @@ async function main(): Promise<number> {
         hangs: 0,
         redelivered: 0,
         no201Committed: 0,
+        no201Unresolved: 0,
         no201CommittedLatest: null,
         no201Delivered: 0,
         failures: [`did not run: ${(err as Error).message.split("\n")[0]}`],

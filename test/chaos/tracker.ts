@@ -6,24 +6,48 @@
 // counts when the long poll that brought it STARTED after the ack's 204 had ARRIVED, or when its WebSocket frame
 // ARRIVED after the ack frame's reply (one socket's frames arrive in the order the server sent them, so the server
 // sent the message again after it had confirmed the ack).
+//
+// Senders retry a send that got no 201 with its Idempotency-Key, as the SDK does (traffic.ts): each attempt is kept, and
+// Postgres says when a message was made (created_at), so the attempt that committed it is known. A send committed by
+// an attempt that got no 201 (its node died between the commit and the answer) must still end with a 201 naming that
+// message, from a later attempt with the same key, and be delivered once. A body stored or delivered as more than one
+// message is a duplicate.
 
 export const HANG_MS = 5_000;
 export const STUCK_MS = 10_000;
 
 export interface Delivery {
   at: number;
+  /** The message id it was delivered under (two ids for one body: stored twice). */
+  id?: string;
   /** Tracker.mark() when the long poll was sent, or when the WebSocket frame arrived. */
   fetchSeq: number;
   via: "poll" | "ws";
+}
+
+/** One attempt of a send (the first, or a retry with the same Idempotency-Key). */
+export interface Attempt {
+  startedAt: number;
+  endedAt: number;
+  /** The HTTP status, or what failed (errorStatus: "timeout", "ECONNRESET", ...). */
+  status: string;
+  /** Answered with `Idempotency-Replayed: true` (the first answer to its key). */
+  replayed?: boolean;
 }
 
 export interface MessageRecord {
   tag: string;
   to: string;
   sentAt: number;
+  /** When its sender ended (the final answer, after every retry). */
   answeredAt?: number;
+  /** The final status (the last attempt's). */
   status?: string;
   id?: string;
+  /** The send's Idempotency-Key, the same on every attempt. */
+  key?: string;
+  /** Every attempt, in order (empty for a record made up by hand: then its one attempt is sentAt..answeredAt). */
+  attempts: Attempt[];
   deliveries: Delivery[];
   ackConfirmedAt?: number;
   /** Tracker.mark() when the ack's confirmation arrived. */
@@ -61,7 +85,7 @@ export class Tracker {
   }
 
   sent(tag: string, to: string, at: number): MessageRecord {
-    const rec: MessageRecord = { tag, to, sentAt: at, deliveries: [], afterAck: 0 };
+    const rec: MessageRecord = { tag, to, sentAt: at, attempts: [], deliveries: [], afterAck: 0 };
     this.messages.set(tag, rec);
     return rec;
   }
@@ -119,6 +143,12 @@ export interface FaultResult {
   afterAck: number;
   ackNotDurable: number;
   stuck: number;
+  /** Bodies stored as more than one message in Postgres, or delivered under more than one message id. */
+  duplicates: number;
+  /** Sends that took more than one attempt (retried with the same Idempotency-Key). */
+  retried: number;
+  /** Sends whose final answer was a replay (`Idempotency-Replayed: true`). */
+  replayed: number;
   /** Seconds from the fault's end to the first delivery of a message sent after it; null if none. */
   recoverSeconds: number | null;
   faultSeconds: number;
@@ -127,7 +157,10 @@ export interface FaultResult {
   hangs: number;
   redelivered: number;
   no201Delivered: number;
+  /** Sends committed by an attempt that got no 201 (whatever the retries got later). */
   no201Committed: number;
+  /** Of those, the ones whose sender never got a 201 naming the message delivered (no final 201, or another id). */
+  no201Unresolved: number;
   /** Seconds from the failed answer to the delivery of the slowest message committed without a 201. */
   no201CommittedLatest: number | null;
   failures: string[];
@@ -140,6 +173,28 @@ export interface Durable {
   committed: Set<string>;
   /** Ids (digits) of messages Postgres still counts as unacknowledged (past their stream's cursor). */
   unacked: Set<string>;
+  /** When each committed body's (first) message was made (created_at, ms): which attempt committed it. */
+  createdAt?: Map<string, number>;
+  /** Bodies Postgres holds more than once, with how many rows. */
+  copies?: Map<string, number>;
+}
+
+/** A record's attempts: those kept, or (made up by hand) the one from sentAt to answeredAt with its status. */
+function attemptsOf(m: MessageRecord): Attempt[] {
+  if (m.attempts.length > 0 || m.status === undefined) return m.attempts;
+  return [{ startedAt: m.sentAt, endedAt: m.answeredAt ?? m.sentAt, status: m.status }];
+}
+
+/**
+ * The attempt that made a committed message: the last one started by its created_at (a later one found it; an
+ * earlier one had ended, or was refused). Without created_at, the first attempt.
+ */
+function committingAttempt(m: MessageRecord, createdAt: number | undefined): Attempt | undefined {
+  const attempts = attemptsOf(m);
+  if (createdAt === undefined) return attempts[0];
+  let made: Attempt | undefined;
+  for (const a of attempts) if (a.startedAt <= createdAt) made = a;
+  return made ?? attempts[0];
 }
 
 export function judge(
@@ -150,17 +205,20 @@ export function judge(
 ): FaultResult {
   const committed = pg.committed;
   const msgs = [...t.messages.values()];
+  // when a committed message's own attempt ended (the answer that should have been its 201); else the final answer
+  const madeBy = (m: MessageRecord) => (committed.has(m.tag) ? committingAttempt(m, pg.createdAt?.get(m.tag)) : undefined);
+  const answered = (m: MessageRecord) => madeBy(m)?.endedAt ?? m.answeredAt ?? m.sentAt;
   const created = msgs.filter((m) => m.status === "201");
   const delivered = created.filter((m) => m.deliveries.length > 0);
   // never delivered, and not in Postgres either: the 201 promised something that is gone
   const lost = created.filter((m) => m.deliveries.length === 0 && !committed.has(m.tag));
   // committed, but not delivered within 10 s of its answer (late, or still waiting): a 201'd message, or one whose
   // sender got no answer because its node died between the commit and the publish (the commit came before
-  // that failed answer, so the bound is, if anything, generous)
+  // that failed answer, so the bound is, if anything, generous); the answer is that of the attempt that made it
   const stuck = msgs.filter((m) => {
     if (m.status !== "201" && !committed.has(m.tag)) return false;
     const first = m.deliveries[0]?.at;
-    const deadline = (m.answeredAt ?? m.sentAt) + STUCK_MS;
+    const deadline = answered(m) + STUCK_MS;
     return first === undefined ? committed.has(m.tag) : first > deadline;
   });
   const afterAck = msgs.reduce((n, m) => n + m.afterAck, 0);
@@ -172,12 +230,18 @@ export function judge(
   const redelivered = msgs.filter((m) => m.deliveries.length > 1).length;
   const noCreated = msgs.filter((m) => m.status !== "201");
   const no201Delivered = noCreated.filter((m) => m.deliveries.length > 0).length;
-  const orphans = noCreated.filter((m) => committed.has(m.tag));
+  // committed by an attempt that got no 201 (its node died between the commit and the answer, or answered 503)
+  const orphans = msgs.filter((m) => committed.has(m.tag) && madeBy(m)?.status !== "201");
   const no201Committed = orphans.length;
-  const orphanLatencies = orphans
-    .filter((m) => m.deliveries.length > 0)
-    .map((m) => m.deliveries[0]!.at - (m.answeredAt ?? m.sentAt));
+  const orphanLatencies = orphans.filter((m) => m.deliveries.length > 0).map((m) => m.deliveries[0]!.at - answered(m));
   const no201CommittedLatest = orphanLatencies.length > 0 ? Math.max(...orphanLatencies) / 1000 : null;
+  // each must end with a 201 (a later attempt with its key) naming the one message that was delivered
+  const idsOf = (m: MessageRecord) => new Set(m.deliveries.flatMap((d) => (d.id === undefined ? [] : [d.id])));
+  const unresolved = orphans.filter((m) => m.status !== "201" || (m.id !== undefined && idsOf(m).size > 0 && !idsOf(m).has(m.id)));
+  // stored twice (Postgres holds the body more than once), or delivered under two ids
+  const duplicated = msgs.filter((m) => (pg.copies?.get(m.tag) ?? 1) > 1 || idsOf(m).size > 1);
+  const retried = msgs.filter((m) => m.attempts.length > 1).length;
+  const replayed = msgs.filter((m) => m.attempts.at(-1)?.replayed === true).length;
 
   const after = created.filter((m) => m.sentAt >= phases.endAt && m.deliveries.length > 0);
   const firstBack = after.length > 0 ? Math.min(...after.map((m) => m.deliveries[0]!.at)) : undefined;
@@ -208,6 +272,8 @@ export function judge(
   if (afterAck) failures.push(`delivered again after ack ${afterAck}`);
   if (ackNotDurable) failures.push(`acked but not in Postgres ${ackNotDurable} (delivered again by the next read past the cursor)`);
   if (stuck.length) failures.push(`stuck ${stuck.length}`);
+  if (duplicated.length) failures.push(`duplicates ${duplicated.length} (one send stored or delivered as more than one message)`);
+  if (unresolved.length) failures.push(`committed without a 201, and no retry with its key got the 201 naming it: ${unresolved.length}`);
   if (bad.length) failures.push(`5xx other than 503: ${bad.length}`);
   if (hangs.length) failures.push(`hangs past 5 s: ${hangs.length}`);
   if (created.length === 0) failures.push("no send answered 201 at all");
@@ -226,6 +292,13 @@ export function judge(
   for (const [k, n] of badKinds) worst.push(`5xx: ${k}×${n}`);
   const longest = hangs.reduce((m, r) => Math.max(m, r.endedAt - r.startedAt - r.allowanceMs), 0);
   if (hangs.length) worst.push(`longest hang: ${(longest / 1000).toFixed(1)} s past its allowance (${kinds(hangs)})`);
+  if (duplicated.length) {
+    const d = duplicated[0]!;
+    worst.push(`duplicate: "${d.tag}" stored ${pg.copies?.get(d.tag) ?? 1}×, delivered as ${[...idsOf(d)].join(", ") || "nothing"}; attempts ${trail(d)}`);
+  }
+  for (const m of unresolved.slice(0, 3)) {
+    worst.push(`unresolved: "${m.tag}" attempts ${trail(m)}, answered ${m.id ?? "no id"}, delivered as ${[...idsOf(m)].join(", ") || "nothing"}`);
+  }
   if (stuck.length) {
     const still = stuck.filter((m) => m.deliveries.length === 0).length;
     const bySender = new Map<string, number>();
@@ -247,6 +320,9 @@ export function judge(
     afterAck,
     ackNotDurable,
     stuck: stuck.length,
+    duplicates: duplicated.length,
+    retried,
+    replayed,
     recoverSeconds,
     faultSeconds: (phases.endAt - phases.injectAt) / 1000,
     statuses,
@@ -255,10 +331,18 @@ export function judge(
     redelivered,
     no201Delivered,
     no201Committed,
+    no201Unresolved: unresolved.length,
     no201CommittedLatest,
     failures,
     worst,
   };
+}
+
+/** A send's attempts as "503 → ECONNREFUSED → 201 (replayed)". */
+function trail(m: MessageRecord): string {
+  return attemptsOf(m)
+    .map((a) => `${a.status}${a.replayed ? " (replayed)" : ""}`)
+    .join(" → ");
 }
 
 function kinds(rs: RequestRecord[]): string {

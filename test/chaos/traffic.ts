@@ -1,9 +1,11 @@
-// The chaos traffic: agents registered over HTTP, senders posting direct or group messages at a bounded rate, and
-// receivers taking them by long poll (POST ack) or WebSocket (ack frames with a `ref`, so the ack is confirmed).
+// The chaos traffic: agents registered over HTTP, senders posting direct or group messages at a bounded rate through
+// the SDK (each send with its own Idempotency-Key, retried with it after a 5xx, a 409 "still running" or no answer),
+// and receivers taking them by long poll (POST ack) or WebSocket (ack frames with a `ref`, so the ack is confirmed).
 // Every request has a 5 s budget (a long poll: its wait plus 5 s); every outcome goes to the tracker.
 import { setTimeout as sleep } from "node:timers/promises";
 import WebSocket from "ws";
-import { HANG_MS, type MessageRecord, type Tracker } from "./tracker.ts";
+import { Flock, newIdempotencyKey, type RetryPolicy } from "../../client/index.ts";
+import { type Attempt, HANG_MS, type MessageRecord, type Tracker } from "./tracker.ts";
 
 export interface Agent {
   id: string;
@@ -70,11 +72,12 @@ export interface Actor {
 
 /** A group of `owner` and `member` (so a group message has the one recipient the tracker follows). */
 export async function createGroup(url: string, owner: Agent, member: Agent): Promise<string> {
+  const key = newIdempotencyKey(); // one group, however many attempts
   for (let attempt = 0; ; attempt++) {
     try {
       const r = await fetch(`${url}/v1/groups`, {
         method: "POST",
-        headers: { "content-type": "application/json", authorization: `Bearer ${owner.token}` },
+        headers: { "content-type": "application/json", authorization: `Bearer ${owner.token}`, "idempotency-key": key },
         body: JSON.stringify({ name: "chaos", members: [member.id] }),
         signal: AbortSignal.timeout(HANG_MS),
       });
@@ -89,8 +92,44 @@ export async function createGroup(url: string, owner: Agent, member: Agent): Pro
 }
 
 /**
+ * The senders' retries: the SDK's (SPEC section 7), with a budget that outlasts a node's restart and the server's
+ * hold on a key whose request died with its node (a retry meanwhile answers 409 "still running" with Retry-After 1).
+ */
+export const SEND_RETRY: RetryPolicy = { maxAttempts: 40, baseMs: 250, capMs: 2_000 };
+
+/**
+ * A fetch for one sender's SDK client: each attempt within the 5 s budget, recorded as a "send" request and as an
+ * attempt of the message whose Idempotency-Key it carries.
+ */
+function recordingFetch(t: Tracker, byKey: Map<string, MessageRecord>): typeof fetch {
+  return async (input, init) => {
+    const key = new Headers(init?.headers).get("idempotency-key");
+    const rec = key === null ? undefined : byKey.get(key);
+    const startedAt = Date.now();
+    const budget = AbortSignal.timeout(HANG_MS);
+    const attempt: Attempt = { startedAt, endedAt: startedAt, status: "error" };
+    try {
+      const res = await fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, budget]) : budget });
+      const text = await res.text(); // the body within the budget too
+      attempt.status = String(res.status);
+      if (res.headers.get("idempotency-replayed") === "true") attempt.replayed = true;
+      return new Response(res.status === 204 ? null : text, { status: res.status, headers: res.headers });
+    } catch (err) {
+      attempt.status = errorStatus(err);
+      throw err;
+    } finally {
+      attempt.endedAt = Date.now();
+      t.request("send", startedAt, attempt.status);
+      rec?.attempts.push(attempt);
+    }
+  };
+}
+
+/**
  * One sender: `perSecond` sends to `to` (directly, or to `group`, whose other member `to` is), paced by a timer (not
- * by answers, so a hanging node does not slow the offered load), at most `maxInFlight` at once.
+ * by answers, so a hanging node does not slow the offered load), at most `maxInFlight` at once. Each send is one SDK
+ * call with its own Idempotency-Key: a send that got no 201 (no answer, a 5xx, its key still running) is retried
+ * with that key until it gets one (SEND_RETRY), as any SDK user's would be.
  */
 export function startSender(
   t: Tracker,
@@ -105,27 +144,25 @@ export function startSender(
   let seq = 0;
   let inFlight = 0;
   const running = new Set<Promise<void>>();
+  const byKey = new Map<string, MessageRecord>();
+  // the harness paces the sends itself: the SDK's own throttle (8/s) stays out of the way
+  const flock = new Flock({ baseUrl: url, token: from.token, fetch: recordingFetch(t, byKey), retry: SEND_RETRY, sendsPerSecond: 1e6 });
   const sendOne = async () => {
     const tag = t.newTag(index, seq++);
-    const startedAt = Date.now();
-    const rec = t.sent(tag, to.id, startedAt);
-    let status: string;
+    const rec = t.sent(tag, to.id, Date.now());
+    const key = newIdempotencyKey();
+    rec.key = key;
+    byKey.set(key, rec);
     try {
-      const r = await fetch(group === undefined ? `${url}/v1/messages` : `${url}/v1/groups/${group}/messages`, {
-        method: "POST",
-        headers: { "content-type": "application/json", authorization: `Bearer ${from.token}` },
-        body: JSON.stringify(group === undefined ? { to: to.id, body: tag } : { body: tag }),
-        signal: AbortSignal.timeout(HANG_MS),
-      });
-      status = String(r.status);
-      const text = await r.text();
-      if (r.status === 201) rec.id = (JSON.parse(text) as { id: string }).id;
-    } catch (err) {
-      status = errorStatus(err);
+      const m = await (group === undefined ? flock.send(to.id, tag, {}, { idempotencyKey: key }) : flock.sendGroup(group, tag, {}, { idempotencyKey: key }));
+      rec.id = m.id;
+    } catch {
+      // the last attempt's status says how it ended
+    } finally {
+      byKey.delete(key);
     }
     rec.answeredAt = Date.now();
-    rec.status = status;
-    t.request("send", startedAt, status);
+    rec.status = rec.attempts.at(-1)?.status ?? "error";
   };
   const timer = setInterval(() => {
     if (inFlight >= maxInFlight) return;
@@ -176,7 +213,7 @@ export function startPoller(t: Tracker, url: string, me: Agent, gate = new AckGa
       const at = Date.now();
       const acks: Promise<boolean>[] = [];
       for (const m of messages) {
-        const rec = t.delivered(m.body, { at, fetchSeq, via: "poll" });
+        const rec = t.delivered(m.body, { at, id: m.id, fetchSeq, via: "poll" });
         acks.push(gate.wait().then(() => ack(m.id, rec)));
       }
       // the next poll starts only after every ack has answered, so a message handed out again on it was
@@ -277,7 +314,7 @@ export function startWsReceiver(t: Tracker, url: string, me: Agent, gate = new A
         }
         if (frame.type === "ready") ready = true;
         else if (frame.type === "message" && frame.message) {
-          const rec = t.delivered(frame.message.body, { at: Date.now(), fetchSeq: t.mark(), via: "ws" });
+          const rec = t.delivered(frame.message.body, { at: Date.now(), id: frame.message.id, fetchSeq: t.mark(), via: "ws" });
           const id = frame.message.id;
           void gate.wait().then(() => sendAck(id, rec));
         } else if (frame.type === "ack" && frame.ref) {

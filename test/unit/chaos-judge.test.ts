@@ -1,12 +1,13 @@
-// The chaos suite's verdicts (test/chaos/tracker.ts, traffic.ts) on made-up traffic: what it must count as stuck
-// and as a hang, so a run that passes means what it says.
+// The chaos suite's verdicts (test/chaos/tracker.ts, traffic.ts) on made-up traffic: what it must count as stuck,
+// as a hang and as a duplicate, so a run that passes means what it says; and its senders' retries with their
+// Idempotency-Key against a stand-in server.
 import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import t from "tap";
 import { WebSocketServer } from "ws";
 import { judge, STUCK_MS, Tracker } from "../chaos/tracker.ts";
-import { errorStatus, startPoller, startWsReceiver } from "../chaos/traffic.ts";
+import { errorStatus, startPoller, startSender, startWsReceiver } from "../chaos/traffic.ts";
 import { until } from "../helpers/wait.ts";
 
 const T0 = 1_800_000_000_000;
@@ -128,4 +129,138 @@ t.test("a message handed out again after its ack's confirmation counts, on eithe
   }
   t.equal(ws.afterAck, 1, "WebSocket: the frame after the ack's reply");
   t.equal(poll.afterAck, 1, "long poll: the poll started after the 204");
+});
+
+t.test("a send committed by an attempt that got no 201 must end with a 201 naming it, from a retry with its key, and arrive once", async (t) => {
+  const tr = new Tracker("f");
+  const m = tr.sent(tr.newTag(0, 0), "r", T0);
+  // the node died between the commit and the answer; the retries found its node restarting, then the key still
+  // held, then got the first answer back
+  m.attempts.push(
+    { startedAt: T0, endedAt: T0 + 300, status: "UND_ERR_SOCKET" },
+    { startedAt: T0 + 600, endedAt: T0 + 601, status: "ECONNREFUSED" },
+    { startedAt: T0 + 1_500, endedAt: T0 + 1_510, status: "409" },
+    { startedAt: T0 + 14_000, endedAt: T0 + 14_020, status: "201", replayed: true },
+  );
+  Object.assign(m, { status: "201", answeredAt: T0 + 14_020, id: "msg_5" });
+  tr.delivered(m.tag, { at: T0 + 9_000, id: "msg_5", fetchSeq: tr.mark(), via: "poll" });
+  const durable = { committed: new Set([m.tag]), unacked: new Set<string>(), createdAt: new Map([[m.tag, T0 + 5]]) };
+  const r = judge(tr, { description: "d", strandsSends: true }, phases, durable);
+  t.same(r.failures, [], "committed by its first attempt, answered by a replay, delivered once");
+  t.equal(r.no201Committed, 1, "it counts as committed without a 201 (the attempt that made it got none)");
+  t.equal(r.no201Unresolved, 0);
+  t.equal(r.retried, 1);
+  t.equal(r.replayed, 1);
+  t.equal(r.duplicates, 0);
+  t.equal(r.no201CommittedLatest, 8.7, "measured from the answer of the attempt that made it");
+
+  // the same, delivered 10 s after that attempt's answer: stuck, although within 10 s of the final 201
+  const late = new Tracker("g");
+  const l = late.sent(late.newTag(0, 0), "r", T0);
+  l.attempts.push(...m.attempts);
+  Object.assign(l, { status: "201", answeredAt: T0 + 14_020, id: "msg_5" });
+  late.delivered(l.tag, { at: T0 + 300 + STUCK_MS + 1, id: "msg_5", fetchSeq: late.mark(), via: "poll" });
+  t.equal(judge(late, { description: "d" }, phases, { ...durable, committed: new Set([l.tag]), createdAt: new Map([[l.tag, T0 + 5]]) }).stuck, 1);
+
+  // retries that never got their 201 (the key still held when they gave up)
+  const gaveUp = new Tracker("h");
+  const g = gaveUp.sent(gaveUp.newTag(0, 0), "r", T0);
+  g.attempts.push({ startedAt: T0, endedAt: T0 + 300, status: "ECONNRESET" }, { startedAt: T0 + 1_000, endedAt: T0 + 1_010, status: "409" });
+  Object.assign(g, { status: "409", answeredAt: T0 + 1_010 });
+  gaveUp.delivered(g.tag, { at: T0 + 2_000, id: "msg_6", fetchSeq: gaveUp.mark(), via: "ws" });
+  const u = judge(gaveUp, { description: "d" }, phases, { committed: new Set([g.tag]), unacked: new Set(), createdAt: new Map([[g.tag, T0 + 5]]) });
+  t.equal(u.no201Unresolved, 1);
+  t.equal(u.no201Delivered, 1);
+  t.match(u.failures.join(";"), /no retry with its key got the 201 naming it: 1/);
+  t.match(u.worst.join("\n"), /ECONNRESET → 409/);
+
+  // a retry whose 201 names another message than the one delivered
+  const other = new Tracker("i");
+  const o = other.sent(other.newTag(0, 0), "r", T0);
+  o.attempts.push({ startedAt: T0, endedAt: T0 + 300, status: "503" }, { startedAt: T0 + 1_000, endedAt: T0 + 1_010, status: "201" });
+  Object.assign(o, { status: "201", answeredAt: T0 + 1_010, id: "msg_8" });
+  other.delivered(o.tag, { at: T0 + 1_100, id: "msg_7", fetchSeq: other.mark(), via: "poll" });
+  const w = judge(other, { description: "d" }, phases, { committed: new Set([o.tag]), unacked: new Set(), createdAt: new Map([[o.tag, T0 + 5]]) });
+  t.equal(w.no201Unresolved, 1, "answered msg_8, delivered msg_7");
+});
+
+t.test("a send whose first attempt stored nothing is not an orphan: its retry made it, and its deadline runs from that answer", async (t) => {
+  const tr = new Tracker("f");
+  const m = tr.sent(tr.newTag(0, 0), "r", T0);
+  m.attempts.push({ startedAt: T0, endedAt: T0 + 50, status: "503" }, { startedAt: T0 + 11_000, endedAt: T0 + 11_040, status: "201" });
+  Object.assign(m, { status: "201", answeredAt: T0 + 11_040, id: "msg_1" });
+  tr.delivered(m.tag, { at: T0 + 11_100, id: "msg_1", fetchSeq: tr.mark(), via: "ws" });
+  const r = judge(tr, { description: "d" }, phases, { committed: new Set([m.tag]), unacked: new Set(), createdAt: new Map([[m.tag, T0 + 11_010]]) });
+  t.equal(r.no201Committed, 0);
+  t.equal(r.stuck, 0, "delivered 60 ms after the 201 of the attempt that made it (11 s after the first 503)");
+  t.equal(r.retried, 1);
+  t.equal(r.replayed, 0);
+  t.same(r.failures, []);
+});
+
+t.test("duplicates: a body stored twice, or delivered under two ids; a redelivery of one id is none", async (t) => {
+  const tr = new Tracker("f");
+  const again = tr.sent(tr.newTag(0, 0), "r", T0);
+  Object.assign(again, { status: "201", answeredAt: T0 + 5, id: "msg_1" });
+  tr.delivered(again.tag, { at: T0 + 10, id: "msg_1", fetchSeq: tr.mark(), via: "poll" });
+  tr.delivered(again.tag, { at: T0 + 20, id: "msg_1", fetchSeq: tr.mark(), via: "poll" });
+  const twice = tr.sent(tr.newTag(0, 1), "r", T0);
+  Object.assign(twice, { status: "201", answeredAt: T0 + 5, id: "msg_2" });
+  tr.delivered(twice.tag, { at: T0 + 10, id: "msg_2", fetchSeq: tr.mark(), via: "ws" });
+  tr.delivered(twice.tag, { at: T0 + 20, id: "msg_3", fetchSeq: tr.mark(), via: "ws" });
+  const stored = tr.sent(tr.newTag(0, 2), "r", T0);
+  Object.assign(stored, { status: "201", answeredAt: T0 + 5, id: "msg_4" });
+  tr.delivered(stored.tag, { at: T0 + 10, id: "msg_4", fetchSeq: tr.mark(), via: "poll" });
+  const committed = new Set([again.tag, twice.tag, stored.tag]);
+
+  const r = judge(tr, { description: "d" }, phases, { committed, unacked: new Set(), copies: new Map([[stored.tag, 2]]) });
+  t.equal(r.redelivered, 2, "delivered more than once: the redelivery and the duplicate");
+  t.equal(r.duplicates, 2, "msg_2 and msg_3 for one body; one body stored twice");
+  t.match(r.failures.join(";"), /duplicates 2/);
+  t.match(r.worst.join("\n"), /duplicate: "chaos f s0 #1" stored 1×, delivered as msg_2, msg_3/);
+  t.equal(judge(tr, { description: "d" }, phases, { committed, unacked: new Set() }).duplicates, 1, "without Postgres's copies");
+});
+
+// The sender against a stand-in server (real sockets): one key per send, the same on every attempt, each attempt kept.
+t.test("a sender retries a send that got no answer with the same Idempotency-Key until its 201", async (t) => {
+  const tr = new Tracker("f");
+  const seen: { key: string | undefined; body: string }[] = [];
+  const http = createServer((req, res) => {
+    let body = "";
+    req.on("data", (d: Buffer) => (body += d.toString()));
+    req.on("end", () => {
+      const key = req.headers["idempotency-key"] as string | undefined;
+      const n = seen.filter((s) => s.key === key).length;
+      seen.push({ key, body });
+      if (n === 0) return void req.socket.destroy(); // the node died before answering
+      if (n === 1) {
+        res.writeHead(409, { "content-type": "application/json", "retry-after": "0" });
+        return void res.end(JSON.stringify({ error: "conflict", message: "a request with this Idempotency-Key is still running" }));
+      }
+      const sent = JSON.parse(body) as { to: string; body: string };
+      res.writeHead(201, { "content-type": "application/json", "idempotency-replayed": "true" });
+      res.end(JSON.stringify({ id: "msg_9", thread_id: "thread_1", to: sent.to, body: sent.body }));
+    });
+  });
+  http.listen(0, "127.0.0.1");
+  await once(http, "listening");
+  t.teardown(() => http.close());
+  const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  const sender = startSender(tr, url, { id: "s", token: "am_s" }, { id: "r", token: "am_r" }, 0, 2, undefined, 1);
+  try {
+    await until(() => [...tr.messages.values()][0]?.status !== undefined, { ms: 10_000, every: 10, what: "the first send to end" });
+  } finally {
+    await sender.stop();
+  }
+  const first = [...tr.messages.values()][0]!;
+  t.equal(first.status, "201");
+  t.equal(first.id, "msg_9");
+  t.same(first.attempts.map((a) => a.status), ["UND_ERR_SOCKET", "409", "201"]);
+  t.equal(first.attempts[2]!.replayed, true);
+  const mine = seen.filter((s) => s.key === first.key);
+  t.equal(mine.length, 3, "three attempts with its key");
+  t.match(first.key, /^[A-Za-z0-9_-]{22}$/);
+  t.ok(mine.every((s) => s.body === mine[0]!.body), "the same request each time");
+  t.equal(new Set(seen.map((s) => s.key)).size, tr.messages.size, "one key per send");
+  t.same(tr.requests.filter((r) => r.kind === "send").slice(0, 3).map((r) => r.status), ["UND_ERR_SOCKET", "409", "201"]);
 });

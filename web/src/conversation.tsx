@@ -2,7 +2,7 @@
 // button), live messages from the WebSocket, typing both ways, attachments (upload, inline images, downloads), the
 // group's members, and paid agents paid through the wallet (the price is shown before sending; the message then
 // carries a settled badge with its explorer link).
-import { Flock, FlockError, type AgentProfile, type Group, type Message, type Thread } from "@flock/client";
+import { Flock, FlockError, newIdempotencyKey, type AgentProfile, type Group, type Message, type Thread } from "@flock/client";
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { AttachmentView } from "./attachment.tsx";
 import { useApp } from "./context.ts";
@@ -11,6 +11,18 @@ import { Alert, Dot, dollars, When } from "./ui.tsx";
 import { WalletPayer } from "./wallet.ts";
 
 const order = (a: Message, b: Message) => (a.created_at === b.created_at ? (a.id < b.id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1);
+
+/**
+ * A failed send that may be tried again with its Idempotency-Key: no answer (the connection failed), a 502/503/504
+ * (a node shutting down, a backend outage: whether it was stored may be unknown), or a 409 with Retry-After (the
+ * first attempt with this key is still running). The key makes the retry safe: the server answers a message it
+ * already stored with its first answer instead of storing it again.
+ */
+function retryableSend(err: unknown): boolean {
+  if (!(err instanceof FlockError)) return err instanceof TypeError; // fetch's network failure
+  if (err.status === 502 || err.status === 503 || err.status === 504) return true;
+  return err.status === 409 && err.code === "conflict" && err.retryAfter !== undefined;
+}
 
 function merge(into: readonly Message[], more: readonly Message[]): Message[] {
   const byId = new Map(into.map((m) => [m.id, m]));
@@ -130,20 +142,23 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
       const attachments: string[] = [];
       for (const f of files) attachments.push((await client.upload(f, { name: f.name, contentType: f.type || "application/octet-stream" })).id);
       const extra = attachments.length ? { attachments } : {};
+      // one Idempotency-Key for this message, the same on every attempt (and on a paid send's 402 and paid retry)
+      const key = { idempotencyKey: newIdempotencyKey() };
       const once = async (): Promise<Message | null> => {
-        if (groupId) return client.sendGroup(groupId, body, extra);
-        if (peerId) return (payer ?? client).send(peerId, body, extra);
+        if (groupId) return client.sendGroup(groupId, body, extra, key);
+        if (peerId) return (payer ?? client).send(peerId, body, extra, key);
         return null;
       };
-      // a 503 (a node shutting down, a backend outage) did not take the message: try again, backing off
+      // a send whose outcome is unknown (503, no answer) or still running: try again with the same key, backing off
       let sent: Message | null = null;
       for (let attempt = 0; ; attempt++) {
         try {
           sent = await once();
           break;
         } catch (err) {
-          if (!(err instanceof FlockError && err.status === 503) || attempt >= 4) throw err;
-          await new Promise((r) => setTimeout(r, 500 * 2 ** attempt));
+          if (!retryableSend(err) || attempt >= 4) throw err;
+          const wait = err instanceof FlockError && err.retryAfter !== undefined ? err.retryAfter * 1000 : 500 * 2 ** attempt;
+          await new Promise((r) => setTimeout(r, wait));
         }
       }
       if (!sent) return;

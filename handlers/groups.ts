@@ -4,7 +4,7 @@
 // longest-standing member. Who may be added: runtime/social/group-consent.ts (a person only by a friend; an agent by whom it chose). The
 // statements: runtime/messaging/group-admin-store.ts.
 import { ApiError, invalid, notFound } from "../runtime/errors.ts";
-import { created, defineRoute, jsonText, noContent, ok, type Route } from "../runtime/http/route.ts";
+import { created, defineRoute, jsonText, noContent, ok, replayed, type Route } from "../runtime/http/route.ts";
 import { PREFIX, parseId } from "../runtime/ids.ts";
 import { resolveAttachments } from "../runtime/messaging/attachments.ts";
 import {
@@ -154,7 +154,7 @@ const send = defineRoute({
   async handle({ params, body, principal, svc, idempotencyKey }) {
     const threadId = groupId(params);
     const before = await sentBefore(svc, principal, idempotencyKey);
-    if (before !== null) return jsonText(201, before);
+    if (before !== null) return replayed(jsonText(201, before));
     const paid = await paidMembers(svc, threadId, principal.id);
     if (paid.length > 0) {
       throw invalid(`group messages cannot be paid: ${paid.join(", ")} charge per message; message them directly with POST /v1/messages`, {

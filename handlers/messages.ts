@@ -1,7 +1,7 @@
 // Direct messages: send (runtime/messaging/send.ts), long-poll the inbox and groups, acknowledge. A send to a paid agent
 // goes through x402 (runtime/payments/paid-send.ts).
 import { invalid, notFound } from "../runtime/errors.ts";
-import { defineRoute, jsonText, noContent, type Route } from "../runtime/http/route.ts";
+import { defineRoute, jsonText, noContent, replayed, type Route } from "../runtime/http/route.ts";
 import { parseId } from "../runtime/ids.ts";
 import { resolveAttachments } from "../runtime/messaging/attachments.ts";
 import { pendingJson } from "../runtime/messaging/payload.ts";
@@ -21,7 +21,7 @@ const send = defineRoute({
     const { body, principal, svc } = ctx;
     if (body.to === principal.id) throw invalid("to: you cannot send a message to yourself", { field: "to" });
     const before = await sentBefore(svc, principal, ctx.idempotencyKey);
-    if (before !== null) return jsonText(201, before);
+    if (before !== null) return replayed(jsonText(201, before));
     const hub = svc.hub;
     const threadId = await hub.directThread(principal.id, body.to);
     if (threadId === null) throw notFound("recipient");

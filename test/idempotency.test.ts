@@ -150,6 +150,7 @@ t.test("Idempotency-Key on every creating route", async (t) => {
     const retry = await post(node, me, { path: "/v1/messages", json: { to: peer.id, body: "once" } }, k);
     t.equal(retry.status, 201);
     t.same(retry.body, first.body, "the message it made");
+    t.equal(retry.headers.get("idempotency-replayed"), "true", "marked as a replay");
     t.equal(Number((await sql`select count(*) from messages where idempotency_key = ${k}`)[0]!["count"]), 1);
     const g = key();
     const gFirst = await post(node, me, { path: `/v1/groups/${groupId}/messages`, json: { body: "once" } }, g);

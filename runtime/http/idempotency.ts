@@ -10,15 +10,16 @@ import type { Principal } from "../auth.ts";
 import { ApiError, invalid } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { claimKey, keepAnswer, releaseKey, sweepKeys, takeOver } from "./idempotency-store.ts";
-import type { Reply } from "./route.ts";
+import { type Reply, replayed } from "./route.ts";
 
 /** How long a key's answer is kept. */
 export const IDEMPOTENCY_HOURS = 24;
 /**
  * How long another node's running request may hold a key before a retry takes it over: past every deadline a request
- * has (a send answers within ~3.5 s: docs/ARCHITECTURE.md, "Faults"), so its node has died or lost it.
+ * has (a send answers within ~4.5 s: docs/ARCHITECTURE.md, "Faults"), so its node has died or lost it; an upload,
+ * which streams for as long as its client sends, far longer.
  */
-const RUNNING_STALE_S = 15;
+export const RUNNING_STALE_S = { json: 6, streamed: 120 };
 /** How often a node drops expired keys (as requests come; any node may). */
 const SWEEP_EVERY_MS = 10 * 60 * 1000;
 const KEY = /^[\x21-\x7e]{1,255}$/;
@@ -38,7 +39,7 @@ export class IdempotentRequests {
    * Run `handle` once for `key`: the first time, or again after a failure that left nothing; otherwise answer what
    * the key's first request answered. `request` fingerprints what was asked (method, path, query, body).
    */
-  async run(principal: Principal, key: string, request: (string | Buffer)[], handle: () => Promise<Reply>): Promise<Reply> {
+  async run(principal: Principal, key: string, request: (string | Buffer)[], staleS: number, handle: () => Promise<Reply>): Promise<Reply> {
     if (!KEY.test(key)) throw invalid("Idempotency-Key: 1 to 255 visible ASCII characters", { field: "Idempotency-Key" });
     const sql = this.svc.sql;
     this.sweep();
@@ -58,7 +59,7 @@ export class IdempotentRequests {
           throw new ApiError("idempotency_key_reused", "this Idempotency-Key was used with a different request; use a new key for a new request");
         }
         if (!expired && got.status !== null) return replay(got.status, got.body ?? "");
-        if (!expired && got.owner !== this.owner && got.running_s < RUNNING_STALE_S) throw busy();
+        if (!expired && got.owner !== this.owner && got.running_s < staleS) throw busy();
         if (!(await takeOver(sql, principal.id, key, got.owner, this.owner, expired))) throw busy();
       }
       return await this.runClaimed(principal, key, handle);
@@ -109,9 +110,5 @@ const busy = () => new ApiError("conflict", "a request with this Idempotency-Key
 
 /** The kept answer, marked as a replay. */
 function replay(status: number, body: string): Reply {
-  return {
-    status,
-    ...(body === "" ? {} : { raw: { type: "application/json", data: body } }),
-    headers: { "Idempotency-Replayed": "true" },
-  };
+  return replayed({ status, ...(body === "" ? {} : { raw: { type: "application/json", data: body } }) });
 }

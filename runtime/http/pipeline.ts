@@ -12,7 +12,7 @@ import type { Services } from "../services.ts";
 import { readBody } from "./body.ts";
 import { clientIp } from "./client-ip.ts";
 import { corsHeaders, preflightHeaders } from "./cors.ts";
-import { IdempotentRequests } from "./idempotency.ts";
+import { IdempotentRequests, RUNNING_STALE_S } from "./idempotency.ts";
 import { bodyStream } from "./stream.ts";
 import type { Readable } from "node:stream";
 import { NOSNIFF, write } from "./respond.ts";
@@ -261,7 +261,8 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
       ctx.idempotencyKey = key;
       // what was asked: a streamed body (an upload) is known by its declared type and length
       const asked = [ex.method, ex.path, rawQuery, raw ?? `${headers["content-type"] ?? ""} ${headers["content-length"] ?? ""}`];
-      reply = await keyed.run(principal!, key, asked, () => Promise.resolve(route.handle(ctx)));
+      const stale = route.stream ? RUNNING_STALE_S.streamed : RUNNING_STALE_S.json;
+      reply = await keyed.run(principal!, key, asked, stale, () => Promise.resolve(route.handle(ctx)));
     }
     return { ...reply, headers: { ...replyHeaders, ...reply.headers } };
   }

@@ -4,7 +4,8 @@
 // WebSocket channel reach it as svc.hub.
 import type { Core } from "../services.ts";
 import { Batcher } from "../batcher.ts";
-import { unavailable } from "../circuit.ts";
+import { isOutage, unavailable } from "../circuit.ts";
+import { RedeliveryBackoff } from "./redelivery-backoff.ts";
 import { ApiError } from "../errors.ts";
 import {
   type AckItem,
@@ -58,6 +59,8 @@ export class Messaging {
   /** Acks under way (shutdown lets them finish). */
   private readonly acking = new Set<Promise<boolean>>();
   private readonly threads = new Map<string, bigint>();
+  /** Long polls of members whose acks fail wait before handing out again. */
+  private readonly redelivery = new RedeliveryBackoff();
   private starting: Promise<void> | undefined;
   private closing = false;
 
@@ -186,22 +189,25 @@ export class Messaging {
       }
       for (;;) {
         wait.woken = false;
+        // while this member's acks fail, hand out again only after a backoff (RedeliveryBackoff)
+        const hold = this.redelivery.holdMs(principal);
+        if (hold > 0) {
+          // a wake-up does not end it (new messages would bring the old ones back at once); an abort or a close does
+          const until = performance.now() + hold;
+          for (let left = Math.min(until, deadline) - performance.now(); left > 0 && !wait.stop && !this.closing; ) {
+            await this.pause(left, wait);
+            left = Math.min(until, deadline) - performance.now();
+          }
+          if (until > deadline || wait.stop || this.closing) return [];
+        }
         const entries = await this.streams.readForPoll(principal, threads, limit);
+        if (entries.length > 0) this.redelivery.handedOut(principal);
         if (entries.length > 0 || wait.stop || this.closing) return entries;
         const left = deadline - performance.now();
         if (left <= 0) return entries;
         // a wait needs the wake-ups Redis carries between nodes: while it is out of reach, say so rather than wait blind
         this.svc.circuits.redis?.check();
-        if (!wait.woken) {
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, left);
-            wait.release = () => {
-              clearTimeout(timer);
-              resolve();
-            };
-          });
-          wait.release = undefined;
-        }
+        if (!wait.woken) await this.pause(left, wait);
         if (!wait.woken || wait.stop || this.closing) return [];
       }
     } finally {
@@ -226,6 +232,18 @@ export class Messaging {
     }
   }
 
+  /** Wait `ms`, or less when the poll is woken, aborted or the node closes (`wait.release`). */
+  private async pause(ms: number, wait: { release: (() => void) | undefined }): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wait.release = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    wait.release = undefined;
+  }
+
   /**
    * Acknowledge, for good before answering (acks arriving while one statement runs go together in the next;
    * committed with synchronous_commit on): the member's cursor in the message's stream takes it (`through`: with every
@@ -234,7 +252,16 @@ export class Messaging {
    * never `principal`'s.
    */
   ack(principal: string, rawId: bigint, through = false): Promise<boolean> {
-    const p = this.acks.push({ recipient: principal, id: rawId, through }).then((o) => o !== false);
+    const p = this.acks.push({ recipient: principal, id: rawId, through }).then(
+      (o) => {
+        this.redelivery.ackDone(principal);
+        return o !== false;
+      },
+      (err: unknown) => {
+        if (isOutage(err)) this.redelivery.ackFailed(principal);
+        throw err;
+      },
+    );
     this.acking.add(p);
     // inline arrows: a named closure per ack would cost a property store each (see runtime/http/pipeline.ts)
     p.then(

@@ -16,14 +16,18 @@ const PROBE_TIMEOUT_MS = 1000;
 
 const NAMES: Record<Backend, string> = { postgres: "Postgres", redis: "Redis" };
 
-/** The 503 a request gets while `backend` is out. */
+/** While a circuit is open, how often it logs a summary of the requests it refused (one line, by route). */
+const SUMMARY_MS = 10_000;
+
+/** The 503 a request gets while `backend` is out (it says which backend, for the refusal summary). */
+export class Unavailable extends ApiError {
+  constructor(readonly backend: Backend) {
+    super("unavailable", `${NAMES[backend]} is unavailable; retry shortly`, { retry_after: RETRY_AFTER_S }, { "Retry-After": String(RETRY_AFTER_S) });
+  }
+}
+
 export function unavailable(backend: Backend): ApiError {
-  return new ApiError(
-    "unavailable",
-    `${NAMES[backend]} is unavailable; retry shortly`,
-    { retry_after: RETRY_AFTER_S },
-    { "Retry-After": String(RETRY_AFTER_S) },
-  );
+  return new Unavailable(backend);
 }
 
 const PG_CONNECTION_CODES = new Set([
@@ -69,6 +73,9 @@ export function isOutage(err: unknown): boolean {
 export class Circuit {
   private openedAt: number | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** Requests answered 503 because of this backend since the last summary, by route. */
+  private refusals = new Map<string, number>();
+  private summarizedAt = 0;
   private stopped = false;
 
   constructor(
@@ -86,10 +93,28 @@ export class Circuit {
     if (this.openedAt !== undefined) throw unavailable(this.backend);
   }
 
+  /**
+   * A request was answered 503 because of this backend: counted, and logged as one summary line every SUMMARY_MS
+   * while the circuit is open and once when it closes, never a line per request (an outage refuses thousands).
+   */
+  refused(route: string): void {
+    this.refusals.set(route, (this.refusals.get(route) ?? 0) + 1);
+    if (this.refusals.size > 200 || (this.openedAt === undefined && performance.now() - this.summarizedAt >= SUMMARY_MS)) this.summarize();
+  }
+
+  private summarize(): void {
+    this.summarizedAt = performance.now();
+    if (this.refusals.size === 0) return;
+    const refused = Object.fromEntries(this.refusals);
+    this.refusals = new Map();
+    this.log.warn({ backend: this.backend, refused }, "requests refused while the backend was unavailable");
+  }
+
   /** A connection-class failure was seen: open (once) and probe until the server answers. */
   open(err: unknown): void {
     if (this.openedAt !== undefined || this.stopped) return;
     this.openedAt = performance.now();
+    this.summarizedAt = this.openedAt;
     this.log.warn({ backend: this.backend, err: err instanceof Error ? err.message : String(err) }, "circuit open: backend unavailable");
     this.schedule();
   }
@@ -115,6 +140,7 @@ export class Circuit {
         }),
       ]);
     } catch {
+      if (performance.now() - this.summarizedAt >= SUMMARY_MS) this.summarize();
       this.schedule();
       return;
     } finally {
@@ -123,6 +149,7 @@ export class Circuit {
     const ms = Math.round(performance.now() - (this.openedAt ?? 0));
     this.openedAt = undefined;
     this.log.info({ backend: this.backend, ms }, "circuit closed: backend answers again");
+    this.summarize();
   }
 }
 
@@ -142,6 +169,10 @@ export class Circuits {
     if (backend === undefined) return undefined;
     (backend === "postgres" ? this.postgres : this.redis)?.open(err);
     return unavailable(backend);
+  }
+
+  of(backend: Backend): Circuit | undefined {
+    return backend === "postgres" ? this.postgres : this.redis;
   }
 
   stop(): void {

@@ -5,6 +5,7 @@ import { randomBytes } from "node:crypto";
 import type { HttpRequest, HttpResponse, TemplatedApp } from "uWebSockets.js";
 import type { Principal } from "../auth.ts";
 import { ApiError } from "../errors.ts";
+import { Unavailable } from "../circuit.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
 import { POLICIES, type PolicyName } from "../limits/policies.ts";
@@ -114,11 +115,9 @@ class Exchange {
 
   fail(err: unknown): void {
     // a backend out of reach answers 503 unavailable + Retry-After, never 500 (runtime/circuit.ts)
-    const outage = this.svc.circuits.trip(err);
-    if (outage) {
-      this.log().warn({ err: (err as Error).message, method: this.method, path: this.path }, "backend unavailable");
-      err = outage;
-    }
+    // counted, not logged one by one: the circuit logs its state changes and a summary of refusals (runtime/circuit.ts)
+    err = this.svc.circuits.trip(err) ?? err;
+    if (err instanceof Unavailable) this.svc.circuits.of(err.backend)?.refused(`${this.method} ${this.routeLabel}`);
     if (err instanceof ApiError) {
       this.finish({ status: err.status, body: err.body(), headers: err.headers }, err.code === "payload_too_large" || err.code === "unsupported_media_type");
       return;

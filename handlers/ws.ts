@@ -1,6 +1,7 @@
 // What each client frame of the WebSocket channel does, once the frame is decoded, validated and the
 // connection authenticated (runtime/ws/session.ts). Failures are thrown as ApiError and answered with an
 // error frame carrying the frame's `ref`; the connection stays open.
+import { isOutage } from "../runtime/circuit.ts";
 import { notFound } from "../runtime/errors.ts";
 import { parseId } from "../runtime/ids.ts";
 import type { SessionDeps, WsSession } from "../runtime/ws/session.ts";
@@ -18,7 +19,14 @@ export async function onClientFrame(
       return;
     case "ack": {
       const raw = parseId("message", frame.id);
-      if (raw === null || !(await deps.hub.ack(me.id, raw, frame.through === true))) throw notFound("message");
+      if (raw === null) throw notFound("message");
+      const through = frame.through === true;
+      const mine = await deps.hub.ack(me.id, raw, through).catch((err: unknown) => {
+        // refused while a backend is out: the error frame goes now, and the node retries it until it takes
+        if (isOutage(err)) s.refusedAcks.add({ id: frame.id, raw, through, ...(frame.ref !== undefined ? { ref: frame.ref } : {}) });
+        throw err;
+      });
+      if (!mine) throw notFound("message");
       // Answered only when the client asked, with a ref: an answer per ack cost the server a socket write per
       // delivery (17% of its CPU in the group bench). A failed ack is always answered, with an error frame.
       if (frame.ref !== undefined) s.send({ type: "ack", id: frame.id, ref: frame.ref });

@@ -2,6 +2,7 @@
 // streams (the inbox and each group: what is unacknowledged first, then live from the stream's topic) with flow
 // control, and the bounded outgoing buffer: a client that lets more than MAX_BUFFER pile up is closed with
 // WS_CLOSE.slowConsumer.
+import { AckRetries } from "./ack-retries.ts";
 import { ClientFrame, type Ref, type ServerFrame, WS_CLOSE } from "../../schema/ws.ts";
 import type { Principal } from "../auth.ts";
 import { ApiError } from "../errors.ts";
@@ -70,6 +71,13 @@ export class WsSession implements StreamMember {
   /** Settles once presence has been joined (leave waits for it). */
   joined: Promise<void> = Promise.resolve();
   private authTimer: NodeJS.Timeout | undefined;
+  /** Acks refused during an outage, retried by the node until they take (runtime/ws/ack-retries.ts). */
+  readonly refusedAcks = new AckRetries(
+    (raw, through) => this.deps.hub.ack(this.principal!.id, raw, through),
+    (a) => {
+      if (a.ref !== undefined) this.send({ type: "ack", id: a.id, ref: a.ref });
+    },
+  );
   private removeMember: (() => void) | undefined;
   /** The principal's streams (INBOX, groups) this socket catches up on or takes live (subscribed to their topics). */
   private readonly streams = new Map<bigint, StreamState>();
@@ -376,6 +384,7 @@ export class WsSession implements StreamMember {
   async onClose(): Promise<void> {
     this.life = "closed";
     clearTimeout(this.authTimer);
+    this.refusedAcks.stop();
     this.removeMember?.();
     for (const w of this.drainWaiters) w();
     this.drainWaiters = [];

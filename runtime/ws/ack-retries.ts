@@ -1,0 +1,68 @@
+// A WebSocket ack refused because a backend was out (its error frame said `unavailable`) is retried by the node, on
+// that socket, until it takes: every 250 ms, then every 500 ms, so the message is acknowledged within about half a
+// second of the backend's return, without the client acking again or reconnecting (issue 38, case 2). One that
+// takes is answered with an ack frame when the client's ack carried a ref. At most ACKS_MAX are held per socket.
+import { isOutage } from "../circuit.ts";
+
+const FIRST_MS = 250;
+const EVERY_MS = 500;
+const ACKS_MAX = 1000;
+
+export interface RefusedAck {
+  /** The message id as the client sent it. */
+  id: string;
+  raw: bigint;
+  through: boolean;
+  ref?: string | number;
+}
+
+export class AckRetries {
+  private readonly pending = new Map<string, RefusedAck>();
+  private timer: NodeJS.Timeout | undefined;
+  private delay = FIRST_MS;
+  private stopped = false;
+
+  constructor(
+    /** Acknowledge for the socket's principal (false: not its message). */
+    private readonly ack: (raw: bigint, through: boolean) => Promise<boolean>,
+    /** It took: tell the client when it asked (a ref). */
+    private readonly done: (a: RefusedAck) => void,
+  ) {}
+
+  add(a: RefusedAck): void {
+    if (this.stopped) return;
+    if (this.pending.size >= ACKS_MAX) this.pending.delete(this.pending.keys().next().value!);
+    this.pending.set(`${a.id} ${a.through}`, a);
+    this.schedule();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.pending.clear();
+  }
+
+  private schedule(): void {
+    if (this.timer !== undefined || this.stopped || this.pending.size === 0) return;
+    this.timer = setTimeout(() => void this.retry(), this.delay);
+    this.timer.unref();
+  }
+
+  private async retry(): Promise<void> {
+    for (const [key, a] of [...this.pending]) {
+      if (this.stopped) return;
+      try {
+        const mine = await this.ack(a.raw, a.through);
+        this.pending.delete(key);
+        if (mine) this.done(a);
+      } catch (err) {
+        if (!isOutage(err)) this.pending.delete(key);
+        else break; // still out: the rest wait for the next turn
+      }
+    }
+    this.timer = undefined;
+    this.delay = EVERY_MS;
+    if (this.pending.size === 0) this.delay = FIRST_MS;
+    this.schedule();
+  }
+}

@@ -28,6 +28,8 @@ export interface Fault {
   strandsSends?: boolean;
   /** The fault meets acks under way: the run fails unless some (long poll and WebSocket) were answered unavailable. */
   meetsAcks?: boolean;
+  /** A graceful shutdown (SIGTERM): every request it accepted gets an answer, none a reset. */
+  graceful?: boolean;
 }
 
 async function restart(node: FlockNode, sig: NodeJS.Signals): Promise<void> {
@@ -167,11 +169,13 @@ export const FAULTS: Fault[] = [
   {
     name: "sigterm-receiver",
     description: "SIGTERM of the receiving node (graceful), restarted",
+    graceful: true,
     run: (c) => restart(c.receiving, "SIGTERM"),
   },
   {
     name: "sigterm-sender",
     description: "SIGTERM of the sending node (graceful), restarted",
+    graceful: true,
     run: (c) => restart(c.sending, "SIGTERM"),
   },
 ];
@@ -203,6 +207,7 @@ export async function ensureHealthy(c: Cluster, timeoutMs = 30_000): Promise<voi
 
 export async function runFault(c: Cluster, fault: Fault, o: RunOptions): Promise<FaultResult> {
   await ensureHealthy(c);
+  const logsFrom = Date.now(); // the nodes' log lines from here to the end of the drain are the fault's
   const t = new Tracker(fault.name);
   const senders: Agent[] = [];
   const receivers: Agent[] = [];
@@ -236,9 +241,10 @@ export async function runFault(c: Cluster, fault: Fault, o: RunOptions): Promise
   while (!t.drained(Date.now(), committed)) await sleep(100);
   await sleep(1_000); // a moment more for late redeliveries to show
   o.log(`  ${fault.name}: drained in ${((Date.now() - drainStart) / 1000).toFixed(1)} s`);
+  const logs = [c.sending, c.receiving].flatMap((n) => n.linesSince(logsFrom));
   await Promise.all(actors.map((a) => a.stop()));
 
-  return judge(t, fault, phases, await durable(c.pg.url, fault.name, receivers));
+  return judge(t, fault, phases, await durable(c.pg.url, fault.name, receivers), logs);
 }
 
 /**

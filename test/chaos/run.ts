@@ -11,7 +11,7 @@ import { mkdirSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { type Cluster, FAULTS, runFault } from "./faults.ts";
 import { cleanupAll, FlockNode, freePort, makeTempDir, PrivatePostgres, PrivateRedis } from "./servers.ts";
-import type { FaultResult } from "./tracker.ts";
+import { ACK_RECOVERY_MS, FAIL_ON_SIGTERM_RESETS, type FaultResult, LOG_LINE_BUDGET, MAX_REDELIVERIES_PER_S, notRun } from "./tracker.ts";
 
 const RUN_LIMIT_MS = 6 * 60_000;
 
@@ -60,6 +60,19 @@ function table(r: FaultResult): string {
         `; ${r.no201Committed - r.no201Unresolved} answered 201 by a retry with its key`,
     ],
     ["no 201 in the end, yet delivered", `${r.no201Delivered} (its sender gave up on a message that arrived)`],
+    ["503 but committed", `${r.committed503} (a 503 without "stored":"unknown" for a stored send); ${r.unknown503} 503s said "stored":"unknown"`],
+    [
+      "refused acks",
+      `${r.refusedAcks}, ${r.refusedAcksLate} not acknowledged within ${ACK_RECOVERY_MS / 1000} s of recovery` +
+        `${r.refusedAckSlowest === null ? "" : ` (the slowest ${r.refusedAckSlowest.toFixed(2)} s)`}` +
+        `${r.refusedAcksUnconfirmed ? `; ${r.refusedAcksUnconfirmed} acknowledged in Postgres, never confirmed` : ""}`,
+    ],
+    ["redeliveries per message", `${r.redeliveryRate.toFixed(1)}/s at the most (limit ${MAX_REDELIVERIES_PER_S}/s); ${r.hotLoops} over it`],
+    [
+      "resets during SIGTERM",
+      r.resets === null ? "- (not a graceful shutdown)" : `${r.resets}${FAIL_ON_SIGTERM_RESETS ? "" : " (reported only: FAIL_ON_SIGTERM_RESETS is off)"}`,
+    ],
+    ["node log lines", r.logLines === null ? "not counted" : `${r.logLines} (budget ${LOG_LINE_BUDGET})`],
   ];
   const w = Math.max(...rows.map(([k]) => k.length));
   const lines = [`== ${r.name}: ${r.description}`];
@@ -86,7 +99,10 @@ function wrap(s: string, width: number): string[] {
 }
 
 function summary(results: FaultResult[]): string {
-  const head = ["fault", "sent", "201", "deliv", "lost", "again", "!durable", "stuck", "dup", "recover", "5xx", "hang", "verdict"];
+  const head = [
+    "fault", "sent", "201", "deliv", "lost", "again", "!durable", "stuck", "dup", "recover", "5xx", "hang",
+    "503+stored", "ack>2s", "redeliv/s", "resets", "logs", "verdict",
+  ];
   const rows = results.map((r) => [
     r.name,
     String(r.sent),
@@ -100,6 +116,11 @@ function summary(results: FaultResult[]): string {
     r.recoverSeconds === null ? "never" : `${r.recoverSeconds.toFixed(2)}s`,
     String(r.bad5xx),
     String(r.hangs),
+    String(r.committed503),
+    `${r.refusedAcksLate}/${r.refusedAcks}`,
+    r.redeliveryRate.toFixed(1),
+    r.resets === null ? "-" : String(r.resets),
+    r.logLines === null ? "-" : String(r.logLines),
     r.failures.length ? "FAIL" : "pass",
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
@@ -155,32 +176,7 @@ async function main(): Promise<number> {
       });
     } catch (err) {
       log(`  ${fault.name}: the harness could not run it: ${(err as Error).message}`);
-      result = {
-        name: fault.name,
-        description: fault.description,
-        sent: 0,
-        created: 0,
-        delivered: 0,
-        lost: 0,
-        afterAck: 0,
-        ackNotDurable: 0,
-        stuck: 0,
-        duplicates: 0,
-        retried: 0,
-        replayed: 0,
-        recoverSeconds: null,
-        faultSeconds: 0,
-        statuses: "",
-        bad5xx: 0,
-        hangs: 0,
-        redelivered: 0,
-        no201Committed: 0,
-        no201Unresolved: 0,
-        no201CommittedLatest: null,
-        no201Delivered: 0,
-        failures: [`did not run: ${(err as Error).message.split("\n")[0]}`],
-        worst: [],
-      };
+      result = notRun(fault.name, fault.description, (err as Error).message.split("\n")[0]!);
     }
     log(table(result));
     log(`   (${((Date.now() - t0) / 1000).toFixed(1)} s)`);

@@ -10,6 +10,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 export { freePort, PrivatePostgres, PrivateRedis } from "../helpers/private-servers.ts";
 
 import { nodeEntry, ROOT } from "../helpers/entry.ts";
+import type { LogLine } from "./tracker.ts";
 
 // --- cleanup ---------------------------------------------------------------------------------------------
 
@@ -60,6 +61,8 @@ export class FlockNode {
   private readonly logFile: string;
   /** Starts so far (1 after the first start). */
   starts = 0;
+  /** Every line it has logged (stdout and stderr, every start), with when it arrived: a fault counts its own. */
+  readonly lines: (LogLine & { at: number })[] = [];
 
   constructor(
     readonly name: string,
@@ -98,6 +101,8 @@ export class FlockNode {
     log.write(`--- start ${this.starts} pid ${child.pid} at ${new Date().toISOString()}\n`);
     child.stdout!.pipe(log);
     child.stderr!.pipe(log);
+    this.countLines(child.stdout!);
+    this.countLines(child.stderr!);
     let died = false;
     child.once("exit", () => {
       died = true;
@@ -141,6 +146,25 @@ export class FlockNode {
     return out;
   }
 
+  /** The lines logged from `since` on. */
+  linesSince(since: number): LogLine[] {
+    return this.lines.filter((l) => l.at >= since).map(({ node, level, msg }) => ({ node, level, msg }));
+  }
+
+  private countLines(stream: NodeJS.ReadableStream): void {
+    let rest = "";
+    stream.on("data", (chunk: Buffer) => {
+      const parts = (rest + chunk.toString("utf8")).split("\n");
+      rest = parts.pop()!;
+      const at = Date.now();
+      for (const line of parts) if (line.trim()) this.lines.push({ at, node: this.name, ...parseLine(line) });
+    });
+    stream.on("end", () => {
+      if (rest.trim()) this.lines.push({ at: Date.now(), node: this.name, ...parseLine(rest) });
+      rest = "";
+    });
+  }
+
   logTail(lines = 30): string {
     try {
       return readFileSync(this.logFile, "utf8").split("\n").slice(-lines).join("\n");
@@ -152,4 +176,17 @@ export class FlockNode {
   get logPath(): string {
     return this.logFile;
   }
+}
+
+/** A pino line's level and msg; any other line as it is. */
+function parseLine(line: string): { level?: number; msg: string } {
+  try {
+    const j = JSON.parse(line) as { level?: unknown; msg?: unknown };
+    if (typeof j === "object" && j !== null) {
+      return { level: typeof j.level === "number" ? j.level : undefined, msg: typeof j.msg === "string" ? j.msg : line };
+    }
+  } catch {
+    // not JSON
+  }
+  return { msg: line };
 }

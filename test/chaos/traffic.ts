@@ -2,6 +2,10 @@
 // the SDK (each send with its own Idempotency-Key, retried with it after a 5xx, a 409 "still running" or no answer),
 // and receivers taking them by long poll (POST ack) or WebSocket (ack frames with a `ref`, so the ack is confirmed).
 // Every request has a 5 s budget (a long poll: its wait plus 5 s); every outcome goes to the tracker.
+// A refused ack is retried as a client would: a long poller retries its POST with backoff (250 ms doubling to 1 s, the
+// Retry-After of an outage's 503) while it goes on polling; a WebSocket receiver waits for the node, which retries an
+// ack it refused as `unavailable` on that socket and answers the ack's `ref` once it takes (its own retry only after
+// WS_REFUSED_FALLBACK_MS, so a node that never retries shows as a late ack).
 import { setTimeout as sleep } from "node:timers/promises";
 import WebSocket from "ws";
 import { Flock, newIdempotencyKey, type RetryPolicy } from "../../client/index.ts";
@@ -113,6 +117,7 @@ function recordingFetch(t: Tracker, byKey: Map<string, MessageRecord>): typeof f
       const text = await res.text(); // the body within the budget too
       attempt.status = String(res.status);
       if (res.headers.get("idempotency-replayed") === "true") attempt.replayed = true;
+      if (res.status === 503 && storedUnknown(text)) attempt.storedUnknown = true;
       return new Response(res.status === 204 ? null : text, { status: res.status, headers: res.headers });
     } catch (err) {
       attempt.status = errorStatus(err);
@@ -123,6 +128,15 @@ function recordingFetch(t: Tracker, byKey: Map<string, MessageRecord>): typeof f
       rec?.attempts.push(attempt);
     }
   };
+}
+
+/** A 503's body saying the node could not tell whether the send was stored (`"stored":"unknown"`). */
+function storedUnknown(text: string): boolean {
+  try {
+    return (JSON.parse(text) as { stored?: unknown }).stored === "unknown";
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -182,11 +196,23 @@ export function startSender(
 }
 
 const POLL_WAIT_S = 2;
+/** A long poller's retries of a refused ack: 250 ms, doubling, at most 1 s apart (an outage's Retry-After). */
+const ACK_RETRY_FIRST_MS = 250;
+const ACK_RETRY_CAP_MS = 1_000;
 
-/** A long-poll receiver: GET /v1/messages/pending, then POST every ack; retries on errors with a small backoff. */
+type AckOutcome = "ok" | "final" | "retry";
+
+/**
+ * A long-poll receiver: GET /v1/messages/pending, then POST every ack; retries on errors with a small backoff. An
+ * ack refused (a 5xx, 429, or no answer) is retried with backoff until it takes, while the receiver goes on polling
+ * and acking what each poll hands out (so a node that hands the message out again in a hot loop while its acks fail
+ * shows; a poll that hands out a message whose ack did not reach the node yet is acked at once, as the SDK does).
+ */
 export function startPoller(t: Tracker, url: string, me: Agent, gate = new AckGate()): Actor {
   const stop = new AbortController();
   const auth = { authorization: `Bearer ${me.token}` };
+  /** Acks being retried, by message id. */
+  const retrying = new Map<string, Promise<void>>();
   const loop = async () => {
     let failures = 0;
     while (!stop.signal.aborted) {
@@ -211,18 +237,42 @@ export function startPoller(t: Tracker, url: string, me: Agent, gate = new AckGa
       }
       failures = 0;
       const at = Date.now();
-      const acks: Promise<boolean>[] = [];
+      const acks: Promise<AckOutcome>[] = [];
       for (const m of messages) {
         const rec = t.delivered(m.body, { at, id: m.id, fetchSeq, via: "poll" });
-        acks.push(gate.wait().then(() => ack(m.id, rec)));
+        acks.push(
+          gate.wait().then(async () => {
+            const outcome = await ack(m.id, rec);
+            if (outcome === "retry") retryAck(m.id, rec);
+            return outcome;
+          }),
+        );
       }
       // the next poll starts only after every ack has answered, so a message handed out again on it was
       // handed out after its 204
       const results = await Promise.all(acks);
-      if (results.some((ok) => !ok)) await sleep(200);
+      if (results.some((o) => o !== "ok")) await sleep(200);
     }
   };
-  const ack = async (id: string, rec: MessageRecord | undefined): Promise<boolean> => {
+  const retryAck = (id: string, rec: MessageRecord | undefined) => {
+    if (rec) t.ackRefused(rec, Date.now());
+    if (retrying.has(id)) return; // retried already (handed out again meanwhile, and acked again at once)
+    const run = async () => {
+      for (let delay = ACK_RETRY_FIRST_MS; !stop.signal.aborted; delay = Math.min(delay * 2, ACK_RETRY_CAP_MS)) {
+        try {
+          await sleep(delay, undefined, { signal: stop.signal });
+        } catch {
+          return; // stopped
+        }
+        if ((await ack(id, rec)) !== "retry") return;
+      }
+    };
+    retrying.set(
+      id,
+      run().finally(() => retrying.delete(id)),
+    );
+  };
+  const ack = async (id: string, rec: MessageRecord | undefined): Promise<AckOutcome> => {
     const startedAt = Date.now();
     try {
       const r = await fetch(`${url}/v1/messages/${id}/ack`, {
@@ -233,10 +283,11 @@ export function startPoller(t: Tracker, url: string, me: Agent, gate = new AckGa
       await r.arrayBuffer();
       t.request("ack", startedAt, String(r.status));
       if (r.status === 204 && rec) t.ackConfirmed(rec, Date.now());
-      return r.status === 204;
+      if (r.status === 204) return "ok";
+      return r.status >= 500 || r.status === 429 ? "retry" : "final";
     } catch (err) {
       t.request("ack", startedAt, errorStatus(err));
-      return false;
+      return "retry";
     }
   };
   const done = loop();
@@ -244,6 +295,7 @@ export function startPoller(t: Tracker, url: string, me: Agent, gate = new AckGa
     async stop() {
       stop.abort();
       await done;
+      await Promise.all([...retrying.values()]);
     },
   };
 }
@@ -260,12 +312,22 @@ interface PendingAck {
   rec: MessageRecord | undefined;
   sentAt: number;
   timer: NodeJS.Timeout;
+  /** Refused as `unavailable`: the node retries it and answers this ref when it takes. */
+  refused?: boolean;
 }
+
+/**
+ * How long a WebSocket receiver waits for the node's own retry of an ack it refused as `unavailable` before acking
+ * again itself (longer than an outage and ACK_RECOVERY_MS together, so a node that never retries shows as late).
+ */
+const WS_REFUSED_FALLBACK_MS = 15_000;
 
 /**
  * A WebSocket receiver: acks every message with a `ref`, records the confirmation, retries an ack that failed
  * or got no answer within 5 s, and reconnects (with backoff) whenever the socket closes; the server sends every
- * unacknowledged message again on connect.
+ * unacknowledged message again on connect. An ack refused as `unavailable` is left to the node, which retries it on
+ * the socket and confirms its ref once it takes (recorded as a "ws-ack-retried" request); the receiver acks again
+ * only if that has not come within WS_REFUSED_FALLBACK_MS.
  */
 export function startWsReceiver(t: Tracker, url: string, me: Agent, gate = new AckGate()): Actor {
   const stop = new AbortController();
@@ -322,14 +384,26 @@ export function startWsReceiver(t: Tracker, url: string, me: Agent, gate = new A
           if (!p) return;
           pending.delete(frame.ref);
           clearTimeout(p.timer);
-          t.request("ws-ack", p.sentAt, "ok");
+          // the node's retry of a refused ack takes as long as the outage: no hang
+          if (p.refused) t.request("ws-ack-retried", p.sentAt, "ok", Number.POSITIVE_INFINITY);
+          else t.request("ws-ack", p.sentAt, "ok");
           if (p.rec) t.ackConfirmed(p.rec, Date.now());
         } else if (frame.type === "error") {
           const p = frame.ref ? pending.get(frame.ref) : undefined;
           t.request(p ? "ws-ack" : "ws-frame", p?.sentAt ?? Date.now(), `ws-${frame.error ?? "error"}`);
           if (!p || !frame.ref) return;
-          pending.delete(frame.ref);
+          if (p.rec) t.ackRefused(p.rec, Date.now());
           clearTimeout(p.timer);
+          if (frame.error === "unavailable") {
+            // the node retries it on this socket and answers this ref when it takes; ack again only as a fallback
+            p.refused = true;
+            p.sentAt = Date.now();
+            p.timer = setTimeout(() => {
+              if (p.rec?.ackConfirmedAt === undefined) sendAck(p.id, p.rec);
+            }, WS_REFUSED_FALLBACK_MS);
+            return;
+          }
+          pending.delete(frame.ref);
           setTimeout(() => sendAck(p.id, p.rec), 250);
         }
       });

@@ -6,7 +6,17 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import t from "tap";
 import { WebSocketServer } from "ws";
-import { judge, STUCK_MS, Tracker } from "../chaos/tracker.ts";
+import {
+  ACK_RECOVERY_MS,
+  FAIL_ON_SIGTERM_RESETS,
+  judge,
+  LOG_LINE_BUDGET,
+  type LogLine,
+  MAX_REDELIVERIES_PER_S,
+  type MessageRecord,
+  STUCK_MS,
+  Tracker,
+} from "../chaos/tracker.ts";
 import { errorStatus, startPoller, startSender, startWsReceiver } from "../chaos/traffic.ts";
 import { until } from "../helpers/wait.ts";
 
@@ -263,4 +273,235 @@ t.test("a sender retries a send that got no answer with the same Idempotency-Key
   t.ok(mine.every((s) => s.body === mine[0]!.body), "the same request each time");
   t.equal(new Set(seen.map((s) => s.key)).size, tr.messages.size, "one key per send");
   t.same(tr.requests.filter((r) => r.kind === "send").slice(0, 3).map((r) => r.status), ["UND_ERR_SOCKET", "409", "201"]);
+});
+
+// --- issue 38's cases ----------------------------------------------------------------------------------------
+
+/** A tracker with one message answered 201, delivered and acked: a clean run to add one case to. */
+function oneGood(acked = true): { tr: Tracker; m: MessageRecord; durable: { committed: Set<string>; unacked: Set<string> } } {
+  const tr = new Tracker("f");
+  const m = tr.sent(tr.newTag(0, 0), "r", T0);
+  Object.assign(m, { status: "201", answeredAt: T0 + 5, id: "msg_1" });
+  tr.delivered(m.tag, { at: T0 + 10, id: "msg_1", fetchSeq: tr.mark(), via: "poll" });
+  if (acked) tr.ackConfirmed(m, T0 + 12);
+  return { tr, m, durable: { committed: new Set([m.tag]), unacked: new Set() } };
+}
+
+t.test("503 but committed: a plain 503 for the attempt that stored the message fails; `stored: unknown` does not", async (t) => {
+  const tr = new Tracker("f");
+  const lie = tr.sent(tr.newTag(0, 0), "r", T0);
+  lie.attempts.push({ startedAt: T0, endedAt: T0 + 40, status: "503" }, { startedAt: T0 + 300, endedAt: T0 + 310, status: "201", replayed: true });
+  Object.assign(lie, { status: "201", answeredAt: T0 + 310, id: "msg_1" });
+  tr.delivered(lie.tag, { at: T0 + 400, id: "msg_1", fetchSeq: tr.mark(), via: "poll" });
+  const honest = tr.sent(tr.newTag(0, 1), "r", T0);
+  honest.attempts.push(
+    { startedAt: T0, endedAt: T0 + 40, status: "503", storedUnknown: true },
+    { startedAt: T0 + 300, endedAt: T0 + 310, status: "201", replayed: true },
+  );
+  Object.assign(honest, { status: "201", answeredAt: T0 + 310, id: "msg_2" });
+  tr.delivered(honest.tag, { at: T0 + 400, id: "msg_2", fetchSeq: tr.mark(), via: "ws" });
+  // refused, then stored by its retry: the 503 was true
+  const retried = tr.sent(tr.newTag(0, 2), "r", T0);
+  retried.attempts.push({ startedAt: T0, endedAt: T0 + 40, status: "503" }, { startedAt: T0 + 300, endedAt: T0 + 310, status: "201" });
+  Object.assign(retried, { status: "201", answeredAt: T0 + 310, id: "msg_3" });
+  tr.delivered(retried.tag, { at: T0 + 400, id: "msg_3", fetchSeq: tr.mark(), via: "poll" });
+  const createdAt = new Map([
+    [lie.tag, T0 + 20],
+    [honest.tag, T0 + 20],
+    [retried.tag, T0 + 305],
+  ]);
+  const r = judge(tr, { description: "d" }, phases, { committed: new Set(createdAt.keys()), unacked: new Set(), createdAt });
+  t.equal(r.committed503, 1, "only the plain 503 whose attempt stored it");
+  t.equal(r.unknown503, 1);
+  t.match(r.failures.join(";"), /503 but committed 1/);
+  t.match(r.worst.join("\n"), /503 but committed: "chaos f s0 #0" attempts 503 → 201 \(replayed\)/);
+  t.equal(r.no201Unresolved, 0, "(each still ended with the 201 naming it)");
+});
+
+t.test(`a refused ack must be acknowledged within ${ACK_RECOVERY_MS / 1000} s of the backend's recovery`, async (t) => {
+  const at = (ms: number | undefined) => {
+    const { tr, m, durable } = oneGood(false);
+    tr.ackRefused(m, T0 + 1_200);
+    tr.ackRefused(m, T0 + 1_700); // the first refusal is kept
+    if (ms !== undefined) tr.ackConfirmed(m, ms);
+    return { tr, m, durable };
+  };
+  const fast = at(phases.endAt + 1_900);
+  const r = judge(fast.tr, { description: "d" }, phases, fast.durable);
+  t.equal(fast.m.ackRefusedAt, T0 + 1_200);
+  t.equal(r.refusedAcks, 1);
+  t.equal(r.refusedAcksLate, 0);
+  t.equal(r.refusedAckSlowest, 1.9, "measured from the fault's end");
+  t.same(r.failures, []);
+
+  const slow = at(phases.endAt + 2_100);
+  const s = judge(slow.tr, { description: "d" }, phases, slow.durable);
+  t.equal(s.refusedAcksLate, 1);
+  t.match(s.failures.join(";"), /refused acks not acknowledged within 2 s of recovery: 1 of 1/);
+  t.match(s.worst.join("\n"), /refused ack: "chaos f s0 #0" \(via poll\) acknowledged 2\.1 s after recovery/);
+
+  const early = at(phases.endAt - 500);
+  t.equal(judge(early.tr, { description: "d" }, phases, early.durable).refusedAckSlowest, 0, "acknowledged before the fault's end: 0");
+
+  const never = at(undefined);
+  const n = judge(never.tr, { description: "d" }, phases, { ...never.durable, unacked: new Set(["1"]) });
+  t.equal(n.refusedAcksLate, 1, "never acknowledged (Postgres still counts it unacked)");
+  t.match(n.worst.join("\n"), /never acknowledged/);
+  const unconfirmed = judge(never.tr, { description: "d" }, phases, never.durable);
+  t.equal(unconfirmed.refusedAcksLate, 0, "acknowledged in Postgres though never confirmed: its time is unknown, not judged");
+  t.equal(unconfirmed.refusedAcksUnconfirmed, 1);
+
+  // refused well after the fault's end: measured from the refusal
+  const later = at(undefined);
+  later.m.ackRefusedAt = phases.endAt + 10_000;
+  later.tr.ackConfirmed(later.m, phases.endAt + 11_000);
+  t.equal(judge(later.tr, { description: "d" }, phases, later.durable).refusedAckSlowest, 1);
+});
+
+t.test(`at most ${MAX_REDELIVERIES_PER_S} hand-outs again per second of one message, over any 5 s`, async (t) => {
+  // the node's backoff while acks fail: 1 s, 2 s, 4 s, 8 s
+  const { tr, m, durable } = oneGood(false);
+  for (const dt of [1_000, 3_000, 7_000, 15_000]) tr.delivered(m.tag, { at: T0 + 10 + dt, id: "msg_1", fetchSeq: tr.mark(), via: "poll" });
+  const r = judge(tr, { description: "d" }, phases, durable);
+  t.equal(r.redeliveryRate, 0.4, "three hand-outs within 5 s (at 0, 1 and 3 s): two again, 0.4/s");
+  t.equal(r.hotLoops, 0);
+  t.same(r.failures, []);
+
+  // issue 38: 308 hand-outs in 15 s
+  const hot = oneGood(false);
+  for (let i = 1; i < 308; i++) hot.tr.delivered(hot.m.tag, { at: T0 + 10 + i * 49, id: "msg_1", fetchSeq: hot.tr.mark(), via: "poll" });
+  const h = judge(hot.tr, { description: "d" }, phases, hot.durable);
+  t.ok(h.redeliveryRate > 20, `${h.redeliveryRate}/s`);
+  t.equal(h.hotLoops, 1);
+  t.match(h.failures.join(";"), /handed out again more than 3\/s: 1 messages \(hot loop\)/);
+  t.match(h.worst.join("\n"), /hot loop: "chaos f s0 #0" handed out 308×/);
+
+  // 16 hand-outs in 5 s is 3/s again: the limit itself passes; one more fails
+  const edge = oneGood(false);
+  for (let i = 1; i < 16; i++) edge.tr.delivered(edge.m.tag, { at: T0 + 10 + i * 300, id: "msg_1", fetchSeq: edge.tr.mark(), via: "ws" });
+  t.equal(judge(edge.tr, { description: "d" }, phases, edge.durable).hotLoops, 0);
+  edge.tr.delivered(edge.m.tag, { at: T0 + 10 + 16 * 300, id: "msg_1", fetchSeq: edge.tr.mark(), via: "ws" });
+  t.equal(judge(edge.tr, { description: "d" }, phases, edge.durable).hotLoops, 1);
+});
+
+t.test("requests reset during a graceful shutdown are counted (and fail the run by default)", async (t) => {
+  const { tr, durable } = oneGood();
+  tr.requests.push(
+    { kind: "send", startedAt: phases.injectAt + 5, endedAt: phases.injectAt + 20, status: "UND_ERR_SOCKET", allowanceMs: 0 },
+    { kind: "poll", startedAt: phases.injectAt - 1_000, endedAt: phases.injectAt + 30, status: "ECONNRESET", allowanceMs: 2_000 },
+    { kind: "send", startedAt: phases.injectAt + 40, endedAt: phases.injectAt + 41, status: "ECONNREFUSED", allowanceMs: 0 },
+    { kind: "send", startedAt: phases.injectAt + 40, endedAt: phases.injectAt + 41, status: "503", allowanceMs: 0 },
+    { kind: "send", startedAt: T0, endedAt: T0 + 10, status: "ECONNRESET", allowanceMs: 0 }, // before the signal
+    { kind: "ws-close", startedAt: T0, endedAt: phases.injectAt + 30, status: "close-1006", allowanceMs: Infinity },
+  );
+  const r = judge(tr, { description: "d", graceful: true }, phases, durable);
+  t.equal(r.resets, 2, "a send and a long poll reset; a refused connection, a 503 and a closed socket are not resets");
+  t.equal(r.failures.some((f) => /requests reset during SIGTERM: 2/.test(f)), FAIL_ON_SIGTERM_RESETS);
+  t.match(r.worst.join("\n"), /reset during SIGTERM: send×1, poll×1/);
+  const kill = judge(tr, { description: "d" }, phases, durable);
+  t.equal(kill.resets, null, "not a graceful fault: not counted");
+  t.same(kill.failures, []);
+});
+
+t.test(`a fault may log at most ${LOG_LINE_BUDGET} lines on its nodes`, async (t) => {
+  const { tr, durable } = oneGood();
+  const lines = (n: number): LogLine[] =>
+    Array.from({ length: n }, (_, i) => ({ node: "sending", level: 40, msg: i % 2 ? "postgres unavailable" : "circuit open" }));
+  const ok = judge(tr, { description: "d" }, phases, durable, lines(LOG_LINE_BUDGET));
+  t.equal(ok.logLines, LOG_LINE_BUDGET);
+  t.same(ok.failures, []);
+  const over = judge(tr, { description: "d" }, phases, durable, lines(LOG_LINE_BUDGET + 1));
+  t.match(over.failures.join(";"), /node log lines 51 over the budget of 50/);
+  t.match(over.worst.join("\n"), /log lines: 26× sending: circuit open; 25× sending: postgres unavailable/);
+  t.equal(judge(tr, { description: "d" }, phases, durable).logLines, null, "not counted");
+});
+
+// The receivers' retries of refused acks against stand-in servers (real sockets).
+t.test("a long poller retries a refused ack with backoff, and goes on polling meanwhile", async (t) => {
+  const tr = new Tracker("f");
+  const m = tr.sent(tr.newTag(0, 0), "r", Date.now());
+  let acks = 0;
+  let polls = 0;
+  const http = createServer((req, res) => {
+    if (req.method === "POST") {
+      acks++;
+      if (acks <= 3) return void res.writeHead(503, { "retry-after": "1" }).end(JSON.stringify({ error: "unavailable" }));
+      return void res.writeHead(204).end();
+    }
+    polls++;
+    const messages = polls === 1 ? [{ id: "msg_1", body: m.tag }] : [];
+    setTimeout(() => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ messages })), 50);
+  });
+  http.listen(0, "127.0.0.1");
+  await once(http, "listening");
+  t.teardown(() => http.close());
+  const poller = startPoller(tr, `http://127.0.0.1:${(http.address() as AddressInfo).port}`, { id: "r", token: "am_x" });
+  try {
+    await until(() => m.ackConfirmedAt !== undefined, { ms: 10_000, every: 10, what: "the ack to take" });
+  } finally {
+    await poller.stop();
+  }
+  t.same(tr.requests.filter((r) => r.kind === "ack").map((r) => r.status), ["503", "503", "503", "204"]);
+  t.ok(m.ackRefusedAt !== undefined && m.ackConfirmedAt! - m.ackRefusedAt >= 250 + 500 + 1_000 - 50, "250 ms, 500 ms, 1 s apart");
+  t.ok(polls > 3, `polled on meanwhile (${polls} polls)`);
+});
+
+t.test("a WebSocket receiver leaves an ack refused as unavailable to the node, which confirms its ref later", async (t) => {
+  const tr = new Tracker("f");
+  const m = tr.sent(tr.newTag(0, 0), "r", Date.now());
+  const acked: string[] = [];
+  const wss = new WebSocketServer({ port: 0, host: "127.0.0.1" });
+  wss.on("connection", (sock) => {
+    sock.send(JSON.stringify({ type: "ready" }));
+    sock.send(JSON.stringify({ type: "message", message: { id: "msg_1", body: m.tag } }));
+    sock.on("message", (data) => {
+      const f = JSON.parse(data.toString()) as { type: string; id: string; ref: string };
+      if (f.type !== "ack") return;
+      acked.push(f.ref);
+      sock.send(JSON.stringify({ type: "error", error: "unavailable", message: "Postgres is unavailable", ref: f.ref }));
+      // the node's own retry takes 600 ms later, on this socket
+      setTimeout(() => sock.send(JSON.stringify({ type: "ack", id: f.id, ref: f.ref })), 600);
+    });
+  });
+  await once(wss, "listening");
+  t.teardown(() => wss.close());
+  const ws = startWsReceiver(tr, `http://127.0.0.1:${(wss.address() as AddressInfo).port}`, { id: "r", token: "am_x" });
+  try {
+    await until(() => m.ackConfirmedAt !== undefined, { ms: 10_000, every: 10, what: "the node's ack frame" });
+  } finally {
+    await ws.stop();
+  }
+  t.equal(acked.length, 1, "acked once: the node retried it");
+  t.ok(m.ackRefusedAt !== undefined && m.ackConfirmedAt! - m.ackRefusedAt >= 550);
+  t.same(tr.requests.filter((r) => r.kind.startsWith("ws-ack")).map((r) => `${r.kind} ${r.status}`), ["ws-ack ws-unavailable", "ws-ack-retried ok"]);
+  const r = judge(tr, { description: "d" }, { injectAt: m.sentAt, endAt: m.ackRefusedAt! }, { committed: new Set([m.tag]), unacked: new Set() });
+  t.equal(r.refusedAcks, 1);
+  t.equal(r.refusedAcksLate, 0);
+});
+
+t.test("a sender keeps a 503's `stored: unknown`", async (t) => {
+  const tr = new Tracker("f");
+  let n = 0;
+  const http = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      if (n++ === 0) {
+        res.writeHead(503, { "content-type": "application/json", "retry-after": "0" });
+        return void res.end(JSON.stringify({ error: "unavailable", message: "may have been stored", retry_after: 0, stored: "unknown" }));
+      }
+      res.writeHead(201, { "content-type": "application/json", "idempotency-replayed": "true" });
+      res.end(JSON.stringify({ id: "msg_9", thread_id: "thread_1", to: "r", body: "x" }));
+    });
+  });
+  http.listen(0, "127.0.0.1");
+  await once(http, "listening");
+  t.teardown(() => http.close());
+  const sender = startSender(tr, `http://127.0.0.1:${(http.address() as AddressInfo).port}`, { id: "s", token: "am_s" }, { id: "r", token: "am_r" }, 0, 2, undefined, 1);
+  try {
+    await until(() => [...tr.messages.values()][0]?.status !== undefined, { ms: 10_000, every: 10, what: "the first send to end" });
+  } finally {
+    await sender.stop();
+  }
+  const first = [...tr.messages.values()][0]!;
+  t.same(first.attempts.map((a) => [a.status, a.storedUnknown === true]), [["503", true], ["201", false]]);
 });

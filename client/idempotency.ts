@@ -15,6 +15,11 @@ const VALID = /^[\x21-\x7e]{1,255}$/;
  * A fresh key: 16 random bytes (128 bits) as base64url without padding, 22 characters of [A-Za-z0-9_-]. From the
  * platform's crypto.getRandomValues (every browser, secure context or not, and Node 19+); on a Node 18 without the
  * global Web Crypto, Math.random fills the bytes (a key only has to be unique among its principal's own keys).
+ * @example
+ * ```ts
+ * const key = newIdempotencyKey(); // keep it (say, with the order) before calling
+ * await flock.send(to, "order 17 shipped", {}, { idempotencyKey: key });
+ * ```
  */
 export function newIdempotencyKey(): string {
   const bytes = new Uint8Array(16);
@@ -26,7 +31,14 @@ export function newIdempotencyKey(): string {
   return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
-/** True when `key` is a key the server accepts (1 to 255 visible ASCII characters, 0x21-0x7E). */
+/**
+ * True when `key` is a key the server accepts (1 to 255 visible ASCII characters, 0x21-0x7E).
+ * @example
+ * ```ts
+ * isIdempotencyKey("order-17"); // true
+ * isIdempotencyKey("has space"); // false
+ * ```
+ */
 export function isIdempotencyKey(key: string): boolean {
   return VALID.test(key);
 }

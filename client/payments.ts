@@ -24,8 +24,40 @@ export interface PaymentOptions {
 
 /** Every Flock network settles in a USD stablecoin with 6 decimals: 1 dollar is 1,000,000 atomic units. */
 const UNITS_PER_DOLLAR = 1_000_000;
-const toUnits = (dollars: number) => BigInt(Math.floor(dollars * UNITS_PER_DOLLAR));
+const toUnits = (dollars: number) => BigInt(Math.round(dollars * UNITS_PER_DOLLAR));
 
+/**
+ * Atomic units as dollars, with at least 2 decimals and as many more as it needs (up to 6).
+ *
+ * @example
+ * ```ts
+ * import { dollars } from "@flock/client/payments";
+ * console.log(dollars(50_000n)); // "$0.05"
+ * ```
+ */
+export function dollars(units: bigint): string {
+  const sign = units < 0n ? "-" : "";
+  const abs = units < 0n ? -units : units;
+  const whole = abs / BigInt(UNITS_PER_DOLLAR);
+  const frac = (abs % BigInt(UNITS_PER_DOLLAR)).toString().padStart(6, "0").replace(/0+$/, "").padEnd(2, "0");
+  return `${sign}$${whole}.${frac}`;
+}
+
+/**
+ * Pays paid agents (x402 v2, the exact EVM scheme) with a viem account, within a per-message and a per-session cap
+ * in US dollars; refusals (a price above a cap) are PaymentRequiredErrors that say the amounts in dollars.
+ * @example
+ * ```ts
+ * import { Flock } from "@flock/client";
+ * import { Payer } from "@flock/client/payments";
+ * import { privateKeyToAccount } from "viem/accounts";
+ *
+ * const payer = new Payer({ account: privateKeyToAccount(key), maxPerMessage: 0.5, maxPerSession: 10 });
+ * const flock = new Flock({ baseUrl: "http://localhost:8080", token, payments: payer });
+ * await flock.send(paidAgentId, "a paid question"); // pays the price if it is within both caps
+ * console.log(payer.spent); // atomic units (1e-6 dollars) signed for so far
+ * ```
+ */
 export class Payer implements PaymentHandler {
   private readonly http: x402HTTPClient;
   private readonly perMessage: bigint;
@@ -48,6 +80,11 @@ export class Payer implements PaymentHandler {
   /**
    * The payment headers for a 402's requirements: the cheapest exact option within both caps is signed and its
    * amount counted before signing. Raises PaymentRequiredError when no option fits.
+   * @example
+   * ```ts
+   * // the SDK calls it for a 402; by hand:
+   * const headers = await payer.headersFor(paymentRequiredOf(res.headers, body)!, body);
+   * ```
    */
   async headersFor(requiredAnswer: PaymentRequired, body: unknown): Promise<Record<string, string>> {
     // the same x402 v2 object the server sent, read by the core SDK without x402's own (stricter) typing
@@ -59,10 +96,19 @@ export class Payer implements PaymentHandler {
     if (!pick) throw new PaymentRequiredError("no payment option this client can pay (exact scheme on an EVM network)", required, body);
     const amount = BigInt(pick.amount);
     if (amount > this.perMessage) {
-      throw new PaymentRequiredError(`the price (${amount} units) is above this client's per-message cap (${this.perMessage})`, required, body);
+      throw new PaymentRequiredError(
+        `the price (${dollars(amount)}) is above this client's per-message cap (${dollars(this.perMessage)}): raise maxPerMessage to pay it`,
+        required,
+        body,
+      );
     }
     if (this.signedFor + amount > this.perSession) {
-      throw new PaymentRequiredError(`paying ${amount} units would pass this client's session cap (${this.perSession})`, required, body);
+      const left = this.perSession - this.signedFor;
+      throw new PaymentRequiredError(
+        `paying ${dollars(amount)} would pass this client's session cap (${dollars(this.perSession)}, ${dollars(left)} left): raise maxPerSession or use a new Payer`,
+        required,
+        body,
+      );
     }
     this.signedFor += amount;
     const payload = await this.http.createPaymentPayload({ ...required, accepts: [pick] });

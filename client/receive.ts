@@ -1,5 +1,6 @@
 // Receiving: long polling (the default) or the WebSocket, as one async iterator with ack-after-handling.
 import { AckBatch, type AckBatchOptions } from "./ack-batch.ts";
+import { FlockNetworkError } from "./errors.ts";
 import type { Flock } from "./index.ts";
 import type { Message } from "./types.ts";
 
@@ -17,13 +18,20 @@ export interface MessageStreamOptions {
    * and neither is anything after it.
    */
   ackBatch?: AckBatchOptions;
+  /**
+   * Leaving the loop (`break`, `return`, or a throw) acknowledges the message the loop body had (default true): the
+   * body was done with it. JavaScript tells an iterator only that its loop ended, never whether by `break` or by a
+   * throw, so `false` leaves that message unacknowledged whichever way the loop ended (it comes again, with a higher
+   * `delivery_count`); what the loop finished before it is acknowledged either way.
+   */
+  ackOnExit?: boolean;
 }
 
 /**
- * Polls, yields each message, and acknowledges it when the consumer asks for the next one (the loop body
- * finished without throwing; group messages in one cumulative ack per thread at the end of the poll's batch). A
- * message whose loop body threw is left unacknowledged, so the server hands it out again. Only after the whole batch
- * is handled and acknowledged does it poll again, because a poll answers every unacknowledged message first.
+ * Polls, yields each message, and acknowledges it when the consumer asks for the next one or leaves the loop (group
+ * messages in one cumulative ack per thread at the end of the poll's batch); with `ackOnExit: false` a message the
+ * loop was left with is not acknowledged, so the server hands it out again. Only after the whole batch is handled
+ * and acknowledged does it poll again, because a poll answers every unacknowledged message first.
  */
 export async function* messageStream(flock: Flock, opts: MessageStreamOptions = {}): AsyncGenerator<Message> {
   if (opts.transport === "ws") {
@@ -49,16 +57,22 @@ export async function* messageStream(flock: Flock, opts: MessageStreamOptions = 
     // acks do not take the signal: a loop stopped after a handler still acknowledges what it finished (as over the
     // WebSocket); the signal ends the long poll
     const acks = new AckBatch((id, through) => flock.ack(id, { through }), flock.http.clock, { ...opts.ackBatch, ms: null });
+    /** The message the loop body has: set while it is out, cleared once the loop asks for the next one. */
+    let inHand: Message | undefined;
     try {
       for (const msg of batch) {
+        inHand = msg;
         yield msg;
+        inHand = undefined;
         await acks.handled(msg);
       }
       await acks.flush();
     } catch (err) {
       if (!isTransient(err)) throw err; // a transient failure: what was not acknowledged comes again next poll
     } finally {
-      // the loop stopped (or its body threw) in the middle of a batch: what was handled is still acknowledged
+      // the loop was left (break, return, a throw) in the middle of a batch: the message it had, unless told
+      // otherwise, and what it handled before are still acknowledged
+      if (inHand && opts.ackOnExit !== false) await acks.handled(inHand).catch(() => {});
       await acks.flush().catch(() => {});
     }
   }
@@ -66,7 +80,8 @@ export async function* messageStream(flock: Flock, opts: MessageStreamOptions = 
 
 /** Network failures and 5xx answers are worth waiting out; anything else is the caller's problem. */
 export function isTransient(err: unknown): boolean {
-  if (err instanceof TypeError) return true; // fetch: connection refused / reset
+  if (err instanceof FlockNetworkError) return err.retryable; // refused, reset, timed out (not a bad URL or host)
+  if (err instanceof TypeError) return true; // a custom fetch's connection failure
   const status = (err as { status?: number }).status;
   return status !== undefined && status >= 500;
 }

@@ -39,7 +39,14 @@ export interface RetryEvent {
   retryAfter: boolean;
 }
 
-/** Milliseconds to wait before retry number `attempt` (0 for the first retry). */
+/**
+ * Milliseconds to wait before retry number `attempt` (0 for the first retry).
+ * @example
+ * ```ts
+ * backoffMs(DEFAULT_RETRY, 2, null, Math.random); // 4000-5000 ms: the third retry's wait
+ * backoffMs(DEFAULT_RETRY, 0, "7", Math.random); // 7000: the server's Retry-After wins
+ * ```
+ */
 export function backoffMs(policy: RetryPolicy, attempt: number, retryAfterHeader: string | null, random: () => number): number {
   const ra = parseRetryAfter(retryAfterHeader);
   if (ra !== undefined) return ra;

@@ -23,6 +23,15 @@ export const realClock: Clock = {
     }),
 };
 
+/**
+ * A send throttle: at most `perSecond` calls of `wait` resolve per second, in the order they were made (the SDK
+ * keeps its sends below the server's 10 a second with one).
+ * @example
+ * ```ts
+ * const throttle = new Throttle(8);
+ * await throttle.wait(); // at once; the ninth within a second waits its turn
+ * ```
+ */
 export class Throttle {
   private next = 0;
 
@@ -33,7 +42,17 @@ export class Throttle {
     if (!(perSecond > 0)) throw new RangeError("throttle rate must be positive");
   }
 
-  /** Resolves when the caller may send; reserves its slot first, so concurrent callers queue fairly. */
+  /**
+   * Resolves when the caller may send; reserves its slot first, so concurrent callers queue fairly.
+   * @example
+   * ```ts
+   * const throttle = new Throttle(8); // 8 a second
+   * for (const to of recipients) {
+   *   await throttle.wait();
+   *   await fetch(`${baseUrl}/v1/messages`, { method: "POST", headers, body });
+   * }
+   * ```
+   */
   async wait(signal?: AbortSignal): Promise<void> {
     const gap = 1000 / this.perSecond;
     const now = this.clock.now();

@@ -1,6 +1,6 @@
 // HTTP transport of the SDK: JSON in and out, bearer auth, typed errors, SPEC section 7 retries (with the same
 // Idempotency-Key on each attempt of a creating call), optional send throttling, AbortSignal everywhere.
-import { FlockError } from "./errors.ts";
+import { FlockError, FlockNetworkError } from "./errors.ts";
 import { checkIdempotencyKey } from "./idempotency.ts";
 import { backoffMs, DEFAULT_RETRY, parseRetryAfter, type RetryEvent, type RetryPolicy, retryable } from "./retry.ts";
 import { type Clock, realClock, Throttle } from "./throttle.ts";
@@ -90,7 +90,7 @@ export class Transport {
         r = await this.once(method, path, opts);
       } catch (err) {
         // no answer (connection refused or lost, the node died): with a key the outcome can be asked again
-        if (!keyed || last || opts.signal?.aborted) throw err;
+        if (!keyed || last || opts.signal?.aborted || (err instanceof FlockError && !err.retryable)) throw err;
         await this.beforeRetry(method, path, opts, attempt, 0, failureCode(err), null);
         continue;
       }
@@ -139,8 +139,14 @@ export class Transport {
       body = JSON.stringify(opts.json);
       headers["content-type"] = "application/json";
     }
-    const res = await this.fetchImpl(this.url(path, opts.query), { method, headers, body, signal: opts.signal });
-    const text = await res.text();
+    const url = this.url(path, opts.query);
+    const res = await this.fetch(url, { method, headers, body, signal: opts.signal });
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (err) {
+      throw FlockNetworkError.from(url, err) ?? err; // the connection was lost while the answer streamed in
+    }
     let parsed: unknown;
     if (text) {
       try {
@@ -158,7 +164,20 @@ export class Transport {
   raw(method: string, path: string, opts: { signal?: AbortSignal } = {}): Promise<Response> {
     const headers: Record<string, string> = {};
     if (this.token) headers["authorization"] = `Bearer ${this.token}`;
-    return this.fetchImpl(this.url(path), { method, headers, signal: opts.signal });
+    return this.fetch(this.url(path), { method, headers, signal: opts.signal });
+  }
+
+  /**
+   * fetch, with every failure to get an answer raised as a FlockNetworkError naming the URL and the cause (an abort
+   * by the caller's signal stays the AbortError it is).
+   */
+  private async fetch(url: string, init: RequestInit): Promise<Response> {
+    if (!/^https?:\/\//i.test(this.baseUrl)) throw badBaseUrl(this.baseUrl, url);
+    try {
+      return await this.fetchImpl(url, init);
+    } catch (err) {
+      throw FlockNetworkError.from(url, err) ?? err;
+    }
   }
 
   url(path: string, query?: Record<string, string | number | undefined>): string {
@@ -169,8 +188,20 @@ export class Transport {
   }
 }
 
+/** A base URL that is not an http(s) URL (`localhost:8080`, `flock.example`): said before anything is sent. */
+function badBaseUrl(baseUrl: string, url: string): FlockNetworkError {
+  const scheme = /^[a-z][a-z\d+.-]*:\/\//i.test(baseUrl);
+  const fix = scheme ? "use an http:// or https:// URL" : `add the scheme: "http://${baseUrl}"`;
+  return new FlockNetworkError(
+    url,
+    { message: `the base URL "${baseUrl}" is not an http(s) URL`, code: "invalid_url" },
+    `the base URL "${baseUrl}" is not an http(s) URL: ${fix} (the baseUrl option, or FLOCK_URL for the command line)`,
+  );
+}
+
 /** What a request that got no answer failed with: the socket's error code (ECONNRESET...), else the error's name. */
 function failureCode(err: unknown): string {
+  if (err instanceof FlockNetworkError) return err.cause.code ?? "network_error";
   const e = err as { name?: unknown; code?: unknown; cause?: { code?: unknown } } | null;
   const code = e?.cause?.code ?? e?.code ?? e?.name;
   return typeof code === "string" ? code : "error";

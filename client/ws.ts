@@ -49,16 +49,22 @@ export async function* wsMessageStream(flock: Flock, opts: MessageStreamOptions)
     // confirmed acks (each carries a ref, the server answers once it is final): a direct message is acknowledged
     // before the next message is taken, a group message with its batch (one cumulative ack per thread)
     const acks = new AckBatch((id, through) => conn.ack(id, through), flock.http.clock, opts.ackBatch);
+    /** The message the loop body has: set while it is out, cleared once the loop asks for the next one. */
+    let inHand: Message | undefined;
     try {
       for (;;) {
         const next = await conn.next();
         if (next === null) break; // closed: reconnect
         failures = 0;
+        inHand = next;
         yield next;
+        inHand = undefined;
         await acks.handled(next);
       }
     } finally {
-      // a stop right after a handler (or a handler that threw, for what came before) still acknowledges the handled
+      // the loop left (break, return, a throw) with a message: acknowledged unless `ackOnExit: false`; a stop right
+      // after a handler still acknowledges what was handled
+      if (inHand && opts.ackOnExit !== false) await acks.handled(inHand);
       await acks.flush();
       conn.close();
     }

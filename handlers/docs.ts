@@ -2,9 +2,12 @@
 // /v1/asyncapi.json (the WebSocket, AsyncAPI 3), and the reference page at /docs rendered by swagger-ui from this
 // node (no CDN): the page, its start-up script and swagger-ui's files under a versioned path, cached for good.
 // The page's Content-Security-Policy allows only this origin (and data: images, which swagger-ui's CSS uses).
-import { readFileSync } from "node:fs";
+// Beside it, /docs/sdk/ serves the SDK reference (TypeDoc's HTML from the client's doc comments, built into
+// dist/sdk-docs by `npm run build:docs`, part of the build that `npm ci` runs).
+import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { dirname, extname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { notFound } from "../runtime/errors.ts";
 import { defineRoute, type Reply, type Route } from "../runtime/http/route.ts";
 import { buildAsyncApiDocument } from "../schema/openapi/asyncapi.ts";
@@ -56,6 +59,40 @@ window.ui = SwaggerUIBundle({
 });
 `;
 
+/** The SDK reference's folder: dist/sdk-docs beside the sources (run from source) or beside dist/handlers (built). */
+const SDK_DIR = [fileURLToPath(new URL("../dist/sdk-docs", import.meta.url)), fileURLToPath(new URL("../sdk-docs", import.meta.url))].find((d) =>
+  existsSync(join(d, "index.html")),
+);
+/** TypeDoc's output folders (one level deep) and file types; anything else is 404. */
+const SDK_DIRS = new Set(["assets", "classes", "functions", "interfaces", "modules", "types", "variables", "enums", "namespaces", "media"]);
+const SDK_TYPES: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".json": "application/json",
+};
+/** TypeDoc's pages run its own scripts and inline styles: still this origin only, no network beyond it. */
+const SDK_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self'; " +
+  "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'";
+const SDK_HEADERS = { "Cache-Control": "no-cache", "Content-Security-Policy": SDK_CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer" };
+
+/** A file of the SDK reference, or 404 (an unknown name, a name with a path in it, or no reference built). */
+function sdkFile(dir: string | undefined, file: string): Reply {
+  const type = SDK_TYPES[extname(file)];
+  if (SDK_DIR === undefined || type === undefined || !/^[\w.-]+$/.test(file) || file.startsWith(".") || (dir !== undefined && !SDK_DIRS.has(dir))) {
+    throw notFound(SDK_DIR === undefined ? "SDK reference (not built here: npm run build:docs)" : "file");
+  }
+  const path = dir === undefined ? join(SDK_DIR, file) : join(SDK_DIR, dir, file);
+  if (!existsSync(path)) throw notFound("file");
+  let data = readFileSync(path);
+  // the index is also served at /docs/sdk (no slash), where its relative links need a base to resolve
+  if (dir === undefined && file === "index.html") data = Buffer.from(data.toString("utf8").replace("<head>", '<head><base href="/docs/sdk/">'));
+  return text(type, data, SDK_HEADERS);
+}
+
 const PAGE_HEADERS = { "Cache-Control": "no-cache", "Content-Security-Policy": DOCS_CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer" };
 
 const text = (type: string, data: string | Buffer, headers: Record<string, string>): Reply => ({ status: 200, raw: { type, data }, headers });
@@ -88,6 +125,9 @@ export function docRoutes(others: readonly Route[]): Route[] {
     }),
     defineRoute({ method: "GET", path: "/docs", auth: "none", handle: () => text("text/html; charset=utf-8", PAGE, PAGE_HEADERS) }),
     defineRoute({ method: "GET", path: "/docs/init.js", auth: "none", handle: () => text("text/javascript; charset=utf-8", INIT, PAGE_HEADERS) }),
+    defineRoute({ method: "GET", path: "/docs/sdk", auth: "none", handle: () => sdkFile(undefined, "index.html") }),
+    defineRoute({ method: "GET", path: "/docs/sdk/:file", auth: "none", handle: ({ params }) => sdkFile(undefined, params["file"] ?? "") }),
+    defineRoute({ method: "GET", path: "/docs/sdk/:dir/:file", auth: "none", handle: ({ params }) => sdkFile(params["dir"], params["file"] ?? "") }),
     defineRoute({
       method: "GET",
       path: "/docs/assets/:version/:file",

@@ -8,7 +8,10 @@ import { z } from "zod";
 export const wellFormed = (s: string): string => (s as string & { toWellFormed(): string }).toWellFormed();
 
 /** Free text with lone surrogates replaced and surrounding whitespace trimmed, then bounded. */
-export const text = (min: number, max: number) => z.string().overwrite(wellFormed).trim().min(min).max(max);
+export const text = (min: number, max: number) => {
+  const rule = min > 0 ? `must be ${min} to ${max} characters (after trimming spaces)` : `must be at most ${max} characters (after trimming spaces)`;
+  return z.string().overwrite(wellFormed).trim().min(min, rule).max(max, rule);
+};
 
 /** An agent (digits) or human (`P` + digits) identifier. */
 export const principalId = z.string().regex(/^P?[0-9]{1,19}$/, "must be an agent or human id");

@@ -13,10 +13,10 @@ export const MAX_BODY = 8000;
 export const messageBody = z
   .string()
   .overwrite(wellFormed)
-  .min(1)
-  .max(MAX_BODY * 2)
-  .refine((s) => s.trim().length > 0, { message: "must not be blank" })
-  .refine((s) => codePoints(s) <= MAX_BODY, { message: `must be at most ${MAX_BODY} characters` });
+  .min(1, `must be 1 to ${MAX_BODY} characters`)
+  .max(MAX_BODY * 2, `must be 1 to ${MAX_BODY} characters`)
+  .refine((s) => s.trim().length > 0, { message: "must not be blank (only spaces)" })
+  .refine((s) => codePoints(s) <= MAX_BODY, { message: `must be 1 to ${MAX_BODY} characters` });
 
 function codePoints(s: string): number {
   let n = s.length;

@@ -3,7 +3,7 @@
 // node through it (register, post, feed, send, receive by long poll and by WebSocket) with plain node, and a .ts
 // consumer type-checks under strict, module nodenext and skipLibCheck false.
 import { execFile } from "node:child_process";
-import { mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -19,19 +19,30 @@ const dir = await mkdtemp(join(tmpdir(), "flock-client-"));
 t.teardown(() => rm(dir, { recursive: true, force: true }));
 
 t.test("the packed SDK installs alone and works from plain JavaScript and strict TypeScript", async (t) => {
-  // npm pack runs the package's prepare script, so the tarball holds a fresh build
+  // npm pack runs the package's prepack script, so the tarball holds a fresh build
   await run(NPM, ["pack", "./client", "--pack-destination", dir, "--silent"], { cwd: ROOT, timeout: 60_000 });
   const tarball = (await readdir(dir)).find((f) => f.endsWith(".tgz"));
   if (!tarball) throw new Error("npm pack wrote no tarball");
   const size = (await stat(join(dir, tarball))).size;
   t.ok(size < 150 * 1024, `the tarball is ${(size / 1024).toFixed(1)} KB (under 150 KB)`);
+  // the size both READMEs state ("about N KB") is true, within a quarter
+  for (const readme of ["README.md", "client/README.md"]) {
+    const stated = /flock-client-0\.1\.0\.tgz \(about (\d+) KB\)/.exec(await readFile(join(ROOT, readme), "utf8"));
+    t.ok(stated, `${readme} states the tarball's size`);
+    const kb = Number(stated?.[1]);
+    t.ok(Math.abs(size / 1024 - kb) <= kb / 4, `${readme}: about ${kb} KB, measured ${(size / 1024).toFixed(1)} KB`);
+  }
 
   const app = join(dir, "app");
   await run("mkdir", [app]);
   await writeFile(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
   const install = (mode: string) =>
-    run(NPM, ["install", mode, "--no-audit", "--no-fund", "--silent", join(dir, tarball)], { cwd: app, timeout: 60_000 });
-  await install("--offline").catch(() => install("--prefer-offline"));
+    run(NPM, ["install", mode, "--no-audit", "--no-fund", "--loglevel", "warn", join(dir, tarball)], { cwd: app, timeout: 60_000 });
+  const installed = await install("--offline").catch(() => install("--prefer-offline"));
+  // no install-time script a consumer would be asked about (or warned of): the package ships its build in dist/
+  t.notMatch(installed.stderr, /prepare|install script|lifecycle|scripts? (is|are) not allowed/i, "installing warns of no script");
+  const packed = JSON.parse(await readFile(join(app, "node_modules/@flock/client/package.json"), "utf8")) as { scripts?: Record<string, string> };
+  for (const hook of ["preinstall", "install", "postinstall", "prepare"]) t.notOk(packed.scripts?.[hook], `no ${hook} script`);
 
   const ls = JSON.parse((await run(NPM, ["ls", "--all", "--json"], { cwd: app })).stdout) as Tree;
   const names = [...walk(ls)];
@@ -50,6 +61,11 @@ t.test("the packed SDK installs alone and works from plain JavaScript and strict
     delivery: 1,
     websocket: ["by WebSocket"],
   });
+
+  // CommonJS: require() gets the CommonJS build, which works the same (a .cjs file, as an older project has)
+  await writeFile(join(app, "consumer.cjs"), CONSUMER_CJS);
+  const cjs = JSON.parse((await run(process.execPath, ["consumer.cjs", node.url], { cwd: app, timeout: 30_000 })).stdout) as Record<string, unknown>;
+  t.match(cjs, { flock: "function", registered: /^\d+$/, network: ["FlockNetworkError", true, "ECONNREFUSED"] });
 
   await writeFile(join(app, "consumer.ts"), CONSUMER_TS);
   await writeFile(
@@ -102,6 +118,22 @@ for await (const m of b.messages({ transport: "ws", signal: ac.signal })) {
   if (m.body === "by WebSocket") ac.abort();
 }
 console.log(JSON.stringify({ feed: feed.moments.map((m) => m.content), polled, delivery, websocket }));
+`;
+
+const CONSUMER_CJS = `
+const { Flock, FlockNetworkError } = require("@flock/client");
+const net = require("node:net");
+(async () => {
+  const flock = new Flock({ baseUrl: process.argv[2] });
+  const reg = await flock.register({ display_name: "From CommonJS" });
+  const port = await new Promise((r) => { const s = net.createServer().listen(0, "127.0.0.1", () => { const p = s.address().port; s.close(() => r(p)); }); });
+  const err = await new Flock({ baseUrl: "http://127.0.0.1:" + port, retry: { maxAttempts: 1 } }).me().catch((e) => e);
+  console.log(JSON.stringify({
+    flock: typeof Flock,
+    registered: reg.agent.id,
+    network: [err.name, err instanceof FlockNetworkError, err.cause && err.cause.code],
+  }));
+})();
 `;
 
 const CONSUMER_TS = `

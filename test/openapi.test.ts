@@ -189,6 +189,13 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
     await req("GET", "/docs/assets/:version/:file", `/docs/assets/${version}/${file}`);
   }
   await req("GET", "/docs/assets/:version/:file", "/docs/assets/0.0.0/swagger-ui.css"); // another version: 404
+  // the SDK reference (TypeDoc, built by npm run build:docs): its index, a page, a class's page, and 404s
+  await req("GET", "/docs/sdk", "/docs/sdk");
+  const modules = await req("GET", "/docs/sdk/:file", "/docs/sdk/modules.html");
+  await req("GET", "/docs/sdk/:file", "/docs/sdk/nothing.html"); // 404
+  const classPage = [...modules.text.matchAll(/href="(?:\.\/)?(classes\/[\w.-]+\.html|modules\/[\w.-]+\.html)"/g)].map((m) => m[1]!)[0] ?? "modules/index.html";
+  await req("GET", "/docs/sdk/:dir/:file", `/docs/sdk/${classPage}`);
+  await req("GET", "/docs/sdk/:dir/:file", "/docs/sdk/runtime/main.js"); // not a folder of the reference: 404
   // the web app: its page and the bundle it names (built by web/build.mjs)
   const app = await req("GET", "/", "/");
   for (const a of [...app.text.matchAll(/(?:src|href)="\/assets\/([^"]+)"/g)].map((m) => m[1]!)) await req("GET", "/assets/:file", `/assets/${a}`);

@@ -2,7 +2,7 @@
 // never a protocol error: a 429 says how long to wait, a 402 names the price, the asset, whom it goes to and the
 // operator's caps. The SDK's transport has already retried per SPEC section 7 when one of these comes back.
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { FlockError, PaymentRequiredError } from "../errors.ts";
+import { FlockError, FlockNetworkError, PaymentRequiredError } from "../errors.ts";
 import { paymentRequiredOf } from "../payment-required.ts";
 import type { PaymentRequired } from "../types.ts";
 import { type CapsView, describeCaps } from "./caps.ts";
@@ -19,6 +19,7 @@ const fail = (t: string): CallToolResult => ({ isError: true, content: [{ type: 
  */
 export function outcomeUnknown(err: unknown): boolean {
   if (err instanceof Error && err.name === "AbortError") return false;
+  if (err instanceof FlockNetworkError) return err.retryable; // no answer (but a bad URL or host sent nothing)
   if (!(err instanceof FlockError)) return true;
   return err.status >= 500 || (err.status === 409 && err.code === "conflict" && err.retryAfter !== undefined);
 }
@@ -33,6 +34,7 @@ export function creatingToolError(err: unknown, caps: CapsView, idempotencyKey: 
 
 /** A tool error for anything a tool call raised. */
 export function toolError(err: unknown, caps: CapsView): CallToolResult {
+  if (err instanceof FlockNetworkError) return fail(`${err.message}. The Flock server did not answer: tell the operator if this persists`);
   if (err instanceof FlockError && err.status === 402) return fail(paymentText(err, caps));
   if (err instanceof FlockError && err.status === 429) {
     const wait = err.retryAfter ?? 1;

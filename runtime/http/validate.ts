@@ -1,14 +1,13 @@
-// Turns zod failures into the one error shape: 400 invalid_request naming the field(s).
+// Turns zod failures into the one error shape: 400 invalid_request naming the field(s), each issue a plain sentence
+// (`content: must be 1 to 2000 characters`, `visibility: required; one of public, friends, private`).
 import type { z } from "zod";
+import { describeIssue } from "../../schema/issues.ts";
 import { ApiError } from "../errors.ts";
 
 export function parseWith<T extends z.ZodType>(schema: T, input: unknown, where: "body" | "query"): z.infer<T> {
   const r = schema.safeParse(input);
   if (r.success) return r.data;
-  const issues = r.error.issues.map((i) => ({
-    field: i.path.length > 0 ? i.path.join(".") : where,
-    message: i.message,
-  }));
+  const issues = r.error.issues.map((i) => describeIssue(i, input, where));
   const first = issues[0]!;
   return fail(first.field, `${first.field}: ${first.message}`, issues);
 }

@@ -1,4 +1,5 @@
-// Configuration: read once from the environment, validated with zod.
+// Configuration: read once from the environment, validated with zod. A bad setting is refused in a plain sentence
+// naming its rule (`PORT must be a whole number from 0 to 65535 (got "abc")`), not in zod's own wording.
 import { z } from "zod";
 import { type CorsPolicy, parseCorsOrigins } from "./http/cors.ts";
 import { parseTrustProxy, type ProxyTrust } from "./http/client-ip.ts";
@@ -146,7 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const v = env[key];
     if (v === undefined) continue;
     if (v.trim() === "" && NOT_EMPTY.has(key)) {
-      empty.push(`  ${key}: set but empty (unset it to use the default)`);
+      empty.push(`  ${key} is set but empty (unset it to use the default)`);
       continue;
     }
     if (v !== "") picked[key] = v;
@@ -154,8 +155,53 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = ConfigSchema.safeParse(picked);
   if (!parsed.success || empty.length > 0) {
     const issues = parsed.success ? [] : parsed.error.issues;
-    const lines = [...empty, ...issues.map((i) => `  ${i.path.join(".")}: ${i.message}`)];
+    const seen = new Set<string>();
+    const lines = [...empty];
+    for (const i of issues) {
+      const key = String(i.path[0] ?? "");
+      // a setting's own rule (refine, transform) is already a sentence; zod's built-in wording is replaced by the rule
+      if (i.code === "custom") lines.push(`  ${i.path.join(".")}: ${i.message}`);
+      else if (!seen.has(key)) lines.push(`  ${ownRule(key, i.message) ?? `${key} must be ${ruleOf(key)}`}${got(key, picked[key])}`);
+      seen.add(key);
+    }
     throw new ConfigError(`invalid configuration:\n${lines.join("\n")}`);
   }
   return parsed.data;
+}
+
+/** A value as the error quotes it; never for a setting that may hold a secret (a URL's password, a token, a key). */
+const got = (key: string, v: string | undefined) => (/URL|TOKEN|KEY|SECRET/.test(key) ? "" : ` (got ${JSON.stringify(v ?? "")})`);
+
+/** The schema's own sentence for a check (`PG_SCHEMA must be a lowercase SQL identifier`), not zod's default wording. */
+function ownRule(key: string, message: string): string | undefined {
+  if (message.startsWith(key)) return message;
+  if (message.startsWith("must ")) return `${key} ${message}`;
+  return undefined;
+}
+
+/** Rules the schema cannot put in words itself. */
+const RULE_WORDS: Record<string, string> = { REDIS_PREFIX: "letters, digits and _ : . - only" };
+
+/** A setting's rule in words, from its schema: `a whole number from 0 to 65535`, `one of info, debug...`, `a URL`. */
+function ruleOf(key: string): string {
+  if (RULE_WORDS[key]) return RULE_WORDS[key];
+  let schema = (ConfigSchema.shape as Record<string, z.ZodType>)[key];
+  while (schema instanceof z.ZodDefault || schema instanceof z.ZodOptional) schema = schema.unwrap() as z.ZodType;
+  if (schema instanceof z.ZodEnum) return `one of ${schema.options.join(", ")}`;
+  if (schema instanceof z.ZodNumber) {
+    const what = schema.isInt ? "a whole number" : "a number";
+    const checks = (schema.def.checks ?? []).map((c) => c._zod.def as { check?: string; value?: number; inclusive?: boolean });
+    const low = checks.find((c) => c.check === "greater_than");
+    const high = checks.find((c) => c.check === "less_than");
+    if (low?.inclusive && high?.inclusive) return `${what} from ${low.value} to ${high.value}`;
+    const parts = [low && (low.inclusive ? `${low.value} or more` : `above ${low.value}`), high && (high.inclusive ? `at most ${high.value}` : `below ${high.value}`)];
+    return [what, parts.filter(Boolean).join(" and ")].filter(Boolean).join(", ");
+  }
+  if (schema instanceof z.ZodString) {
+    const formats = (schema.def.checks ?? []).map((c) => (c._zod.def as { format?: string }).format);
+    if (formats.includes("url")) return "a URL (such as https://example.com)";
+    if (formats.includes("regex")) return "in the documented format (see README.md, Configuration)";
+    return "a non-empty text";
+  }
+  return "a valid value (see README.md, Configuration)";
 }

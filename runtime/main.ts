@@ -1,4 +1,6 @@
-// Process entry: configuration, one node, signals. Any startup failure is a clear message and exit code 1.
+// Process entry: configuration, one node, signals. Any startup failure is a clear message and exit code 1. Once
+// listening, one human line on stderr names the address (`flock listening on http://localhost:8080`); the log
+// itself stays pino's JSON on stdout.
 import { ConfigError, loadConfig } from "./config.ts";
 import { createLogger } from "./log.ts";
 import { startNode } from "./server.ts";
@@ -28,6 +30,8 @@ async function main(): Promise<void> {
     process.stderr.write(`flock: failed to start: ${verbose && e.stack ? e.stack : e.message}\n`);
     process.exit(1);
   }
+  // for the person at the terminal, beside the JSON log (stdout stays one JSON object a line for log collectors)
+  process.stderr.write(`${listeningLine(config.HOST, node.port)}\n`);
   let signalledAt: number | undefined;
   const stop = (signal: string) => {
     if (signalledAt !== undefined) {
@@ -49,6 +53,13 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));
+}
+
+/** `flock listening on http://127.0.0.1:8080`; a wildcard HOST is shown as localhost, noting every interface listens. */
+function listeningLine(host: string, port: number): string {
+  const any = host === "0.0.0.0" || host === "::" || host === "[::]";
+  const shown = any ? "localhost" : host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+  return `flock listening on http://${shown}:${port}${any ? ` (every interface, ${host})` : ""}`;
 }
 
 void main();

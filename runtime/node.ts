@@ -2,6 +2,7 @@
 // backends and their circuits, the node's id lease, what checks requests, the per-node parts handlers use, the
 // messaging hub, the background passes. runtime/server.ts then mounts the routes and listens; `life` stops it
 // all in the reverse order. No part is made lazily elsewhere: handlers and tests reach them on Services.
+import { createServer } from "node:net";
 import { Authenticator } from "./auth.ts";
 import { Circuits } from "./circuit.ts";
 import type { Config } from "./config.ts";
@@ -47,6 +48,31 @@ interface Postgres {
   embedded: EmbeddedPostgres | undefined;
 }
 
+/** Why PORT (on HOST) cannot be listened on, in words, with what to do. */
+export function listenFailure(host: string, port: number, code?: string): string {
+  const what =
+    code === "EACCES"
+      ? "this user may not listen on it (ports below 1024 need privileges)"
+      : code === "EADDRNOTAVAIL"
+        ? "the address is not one of this machine's"
+        : "the port is in use (another Flock node, or another program) or the address is not one of this machine's";
+  return `cannot listen on ${host}:${port}: ${what}; stop the other process or set PORT (and HOST) to others`;
+}
+
+/**
+ * Fails fast, before anything is created or migrated, when PORT is taken (or HOST is not this machine's): a test
+ * listen without port sharing, closed at once. The real listen still checks (another process may take the port in
+ * between). PORT 0 picks a free port and needs no check.
+ */
+export async function checkPortFree(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  const srv = createServer();
+  await new Promise<void>((resolve, reject) => {
+    srv.once("error", (err: NodeJS.ErrnoException) => reject(new Error(listenFailure(host, port, err.code))));
+    srv.listen({ host, port, exclusive: true }, () => srv.close(() => resolve()));
+  });
+}
+
 /** The embedded database when there is no DATABASE_URL, and the pool. */
 async function openPostgres(config: Config, log: Logger): Promise<Postgres> {
   let embedded: EmbeddedPostgres | undefined;
@@ -71,7 +97,8 @@ async function openPostgres(config: Config, log: Logger): Promise<Postgres> {
 /** Start every part of a node but its routes and its listening socket, in order, each registered with `life`. */
 export async function startServices(config: Config, log: Logger, life: Lifecycle, now: () => number): Promise<StartedServices> {
   // the backends, and a circuit for each
-  const { sql, embedded } = await life.add("postgres", () => openPostgres(config, log), async (pg) => {
+  // the port is checked first, before the embedded database is created or anything is migrated
+  const { sql, embedded } = await life.add("postgres", async () => (await checkPortFree(config.HOST, config.PORT), openPostgres(config, log)), async (pg) => {
     await pg.sql.end({ timeout: 5 });
     await pg.embedded?.stop();
   });

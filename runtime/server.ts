@@ -12,7 +12,7 @@ import type { Logger } from "./log.ts";
 import { Metrics } from "./metrics.ts";
 import { listenMetrics } from "./metrics-listener.ts";
 import type { NodeLease } from "./node-lease.ts";
-import { startServices } from "./node.ts";
+import { listenFailure, startServices } from "./node.ts";
 import { publicUrl } from "./public-url.ts";
 import type { Services } from "./services.ts";
 import { type LoadedUws, listenExclusive, loadUws } from "./uws.ts";
@@ -20,9 +20,6 @@ import { mountWs } from "./ws/server.ts";
 
 class StartupError extends Error {}
 
-const listenFailure = (host: string, port: number) =>
-  `cannot listen on ${host}:${port}: the port is in use (another Flock node, or another program) or the address is ` +
-  `not one of this machine's; stop the other process or set PORT (and HOST) to others`;
 
 export interface RunningNode {
   port: number;

@@ -1,6 +1,6 @@
 // What a new user hits at start: two nodes on one DATA_DIR or one port, a database that does not exist yet,
 // settings that are empty or of the wrong kind, and a fatal error printed once.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -63,9 +63,21 @@ t.test("a port taken by another program fails at once", async (t) => {
   await new Promise<void>((r) => srv.listen(0, "127.0.0.1", () => r()));
   t.teardown(() => srv.close());
   const port = (srv.address() as { port: number }).port;
-  const r = await runToExit({ DATA_DIR: tempDir(t, "taken"), PORT: String(port) });
+  const dir = tempDir(t, "taken");
+  const r = await runToExit({ DATA_DIR: dir, PORT: String(port) });
   t.equal(r.code, 1);
-  t.match(r.output, /cannot listen on/);
+  t.match(r.output, new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use .*set PORT`));
+  t.same(readdirSync(dir), [], "checked before anything was created: the embedded database was never made");
+  t.notMatch(r.output, /embedded Postgres|migrations applied/, "nor started or migrated");
+  t.equal(r.output.match(/failed to start/g)?.length, 1, "one message");
+});
+
+t.test("a HOST that is not this machine's fails before anything is created", async (t) => {
+  const dir = tempDir(t, "nothost");
+  const r = await runToExit({ DATA_DIR: dir, HOST: "192.0.2.1", PORT: String(await freePort()) });
+  t.equal(r.code, 1);
+  t.match(r.output, /cannot listen on 192\.0\.2\.1:\d+: the address is not one of this machine's; .*set PORT \(and HOST\)/);
+  t.same(readdirSync(dir), []);
 });
 
 t.test("real mode creates a database that does not exist yet", async (t) => {
@@ -104,8 +116,8 @@ t.test("a database the role may not create: the exact command to run", async (t)
 });
 
 t.test("configuration: empty PORT and non-Postgres URLs are errors", async (t) => {
-  t.throws(() => loadConfig({ PORT: "" }), /PORT: set but empty/);
-  t.throws(() => loadConfig({ PORT: "  " }), /PORT: set but empty/);
+  t.throws(() => loadConfig({ PORT: "" }), /PORT is set but empty/);
+  t.throws(() => loadConfig({ PORT: "  " }), /PORT is set but empty/);
   t.throws(() => loadConfig({ DATABASE_URL: "mysql://localhost/x" }), /DATABASE_URL: must be a postgres:\/\/ or postgresql:\/\/ URL/);
   t.throws(() => loadConfig({ REDIS_URL: "http://localhost:6379" }), /REDIS_URL: must be a redis/);
   t.equal(loadConfig({ DATABASE_URL: "postgresql://u@h/db" }).DATABASE_URL, "postgresql://u@h/db");
@@ -113,5 +125,25 @@ t.test("configuration: empty PORT and non-Postgres URLs are errors", async (t) =
   t.equal(loadConfig({ LOG_LEVEL: "" }).LOG_LEVEL, "info", "an empty optional setting still means its default");
   const r = await runToExit({ PORT: "" });
   t.equal(r.code, 1);
-  t.match(r.output, /invalid configuration:\n\s+PORT: set but empty/);
+  t.match(r.output, /invalid configuration:\n\s+PORT is set but empty/);
+});
+
+t.test("configuration errors are plain sentences naming the rule, not the schema library's wording", async (t) => {
+  const message = (env: Record<string, string>) => {
+    try {
+      loadConfig(env);
+    } catch (err) {
+      return (err as Error).message;
+    }
+    return "";
+  };
+  t.match(message({ PORT: "abc" }), /^invalid configuration:\n {2}PORT must be a whole number from 0 to 65535 \(got "abc"\)$/);
+  t.match(message({ PORT: "70000" }), /PORT must be a whole number from 0 to 65535 \(got "70000"\)/);
+  t.match(message({ LOG_LEVEL: "loud" }), /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent \(got "loud"\)/);
+  t.match(message({ FLOCK_BAN_STRIKES: "0" }), /FLOCK_BAN_STRIKES must be a whole number, 1 or more \(got "0"\)/);
+  t.match(message({ PG_SCHEMA: "Bad" }), /PG_SCHEMA must be a lowercase SQL identifier \(got "Bad"\)/);
+  const secret = message({ FLOCK_METRICS_TOKEN: "short-secret" });
+  t.match(secret, /FLOCK_METRICS_TOKEN must be at least 16 characters/);
+  t.notMatch(secret, /short-secret/, "a setting that may hold a secret is never quoted");
+  t.notMatch(message({ PORT: "abc", PG_POOL: "x" }), /Invalid input|expected number|received NaN/);
 });

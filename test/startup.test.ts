@@ -119,7 +119,17 @@ t.test("a Redis outage under a running node: one structured log line per change 
 t.test("invalid configuration is refused by name", async (t) => {
   const r = await runToExit({ PORT: "not-a-port" });
   t.equal(r.code, 1);
-  t.match(r.output, /invalid configuration:\n\s+PORT/);
+  t.match(r.output, /invalid configuration:\n\s+PORT must be a whole number from 0 to 65535 \(got "not-a-port"\)/, "a plain sentence with the rule");
+  t.notMatch(r.output, /Invalid input|expected number|NaN/, "not the schema library's wording");
+});
+
+t.test("a started node prints one human line with its address on stderr, beside the JSON log", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "flock-line-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const p = await startProcess({ DATA_DIR: dir });
+  t.teardown(() => p.stop());
+  await until(() => p.output().includes("flock listening on "));
+  t.match(p.output(), new RegExp(`^flock listening on http://127\\.0\\.0\\.1:${p.port}$`, "m"));
 });
 
 // v20.30 (Node 20 on glibc < 2.38) falls back to its slow pure-JS server when asked (UWS_USE_FALLBACK) or when its

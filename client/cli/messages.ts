@@ -1,0 +1,145 @@
+// Conversations: send, listen (consumes the mailbox), threads, and a thread's history (with --follow).
+import type { Message, Thread } from "../types.ts";
+import { type Command, type Ctx, isHumanToken, need } from "./context.ts";
+import { SetupError } from "./report.ts";
+import { limitOf } from "./social.ts";
+
+/** How often `history --follow` reads the thread again (it acknowledges nothing, so it never takes a message from whoever consumes the mailbox). */
+const FOLLOW_EVERY_MS = 1000;
+
+export function formatMessage(m: Message): string {
+  const paid = m.payment ? ` [paid ${m.payment.amount} units, tx ${m.payment.transaction}]` : "";
+  const files = m.attachments?.length ? ` [files: ${m.attachments.map((a) => `${a.id} ${a.name}`).join(", ")}]` : "";
+  return `${m.created_at}  ${m.from.display_name} (${m.from.id}) in ${m.thread_id}: ${m.body}${files}${paid}`;
+}
+
+/** An AbortSignal that Ctrl-C (or SIGTERM) aborts. */
+export function untilInterrupted(): AbortSignal {
+  const ac = new AbortController();
+  const stop = () => ac.abort();
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  ac.signal.addEventListener("abort", () => {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+  });
+  return ac.signal;
+}
+
+const threadLine = (t: Thread) => {
+  const who = t.kind === "direct" ? `with ${t.peer?.display_name} (${t.peer?.id})` : `group ${t.group?.name} (${t.group?.id})`;
+  const last = t.last_message ? `${t.last_message.from.display_name}: ${t.last_message.body}` : "(no messages)";
+  return `${t.id}  ${who}  ${t.updated_at}  ${last}`;
+};
+
+/** Every thread of the caller (pages of 100), or until `found` picks one. */
+async function findThread(ctx: Ctx, found: (t: Thread) => boolean): Promise<Thread | undefined> {
+  let before: string | undefined;
+  for (;;) {
+    const page = await ctx.flock.threads({ limit: 100, before });
+    const hit = page.threads.find(found);
+    if (hit || !page.has_more || page.threads.length === 0) return hit;
+    before = page.threads.at(-1)!.id;
+  }
+}
+
+/** A thread id from what the user typed: a thread id, a group id, or the id of an agent or person talked with. */
+async function threadOf(ctx: Ctx, target: string): Promise<string> {
+  if (target.startsWith("thread_")) return target;
+  if (target.startsWith("group_")) return (await ctx.flock.group(target)).thread_id;
+  const t = await findThread(ctx, (x) => x.kind === "direct" && x.peer?.id === target);
+  if (!t) throw new SetupError(`no conversation with ${target} yet`, `flockctl send ${target} "hello" starts one; flockctl threads lists yours`, 4);
+  return t.id;
+}
+
+const idNumber = (id: string) => BigInt(id.replace(/^\D+/, "") || "0");
+
+/** Prints what arrives in a thread from now on, reading its history every second, until Ctrl-C. */
+async function follow(ctx: Ctx, threadId: string, seen: bigint, line: (m: Message) => string): Promise<void> {
+  const signal = untilInterrupted();
+  let last = seen;
+  let down = false;
+  while (!signal.aborted) {
+    await new Promise<void>((r) => {
+      const t = setTimeout(r, FOLLOW_EVERY_MS);
+      signal.addEventListener("abort", () => (clearTimeout(t), r()), { once: true });
+    });
+    if (signal.aborted) break;
+    let page;
+    try {
+      page = await ctx.flock.threadMessages(threadId, { limit: 100 }, { signal });
+    } catch (e) {
+      if (signal.aborted) break;
+      if ((e as { status?: number }).status !== undefined && (e as { status: number }).status < 500 && (e as { status: number }).status !== 0) throw e;
+      if (!down) ctx.err(`flockctl: lost the server (${(e as Error).message}); still following`);
+      down = true;
+      continue;
+    }
+    if (down) ctx.err("flockctl: the server answers again");
+    down = false;
+    const fresh = page.messages.filter((m) => idNumber(m.id) > last).reverse();
+    for (const m of fresh) ctx.out(line(m));
+    if (fresh.length > 0) last = idNumber(fresh.at(-1)!.id);
+  }
+}
+
+export const messageCommands: Record<string, Command> = {
+  send: {
+    usage: "send <to> <body> [--attach FILE_ID]...       a direct message to an agent or person",
+    flags: ["attach"],
+    creates: true,
+    async run(ctx) {
+      const [to, body] = need(ctx, ["to", "body"], "send <to> <body>");
+      const m = await ctx.flock.send(to!, body!, ctx.flags.attach ? { attachments: ctx.flags.attach } : {}, ctx.keyed);
+      ctx.print(m, () => `sent ${m.id} in ${m.thread_id}${m.payment ? ` (paid, tx ${m.payment.transaction})` : ""}`);
+    },
+  },
+  listen: {
+    usage: "listen [--ws]                                 print incoming messages as they arrive and ack them (--ws: over the WebSocket)",
+    flags: ["ws"],
+    async run(ctx) {
+      const signal = untilInterrupted();
+      for await (const m of ctx.flock.messages({ transport: ctx.flags.ws ? "ws" : "poll", signal })) {
+        ctx.print(m, () => formatMessage(m));
+      }
+    },
+  },
+  threads: {
+    usage: "threads [--limit N] [--before THREAD_ID]     your conversations, latest first",
+    flags: ["limit", "before"],
+    async run(ctx) {
+      const page = await ctx.flock.threads({ limit: limitOf(ctx), before: ctx.flags.before });
+      ctx.print(page, () =>
+        [...page.threads.map(threadLine), page.has_more ? `more: --before ${page.threads.at(-1)?.id}` : page.threads.length ? "(end)" : "(no conversations yet)"].join("\n"),
+      );
+    },
+  },
+  history: {
+    usage:
+      "history <thread_id|group_id|id> [--limit N] [--before MESSAGE_ID] [--follow]   a conversation, oldest first; --follow keeps printing new messages",
+    flags: ["limit", "before", "follow"],
+    async run(ctx) {
+      const [target] = need(ctx, ["thread_id|group_id|id"], "history <thread_id|group_id|id>");
+      const threadId = await threadOf(ctx, target!);
+      const page = await ctx.flock.threadMessages(threadId, { limit: limitOf(ctx), before: ctx.flags.before });
+      const line = (m: Message) => (ctx.flags.json ? JSON.stringify(m) : formatMessage(m));
+      const oldestFirst = [...page.messages].reverse();
+      if (ctx.flags.follow) {
+        // one line per message (a JSON line under --json), then the new ones as they come
+        for (const m of oldestFirst) ctx.out(line(m));
+        const newest = page.messages[0];
+        return follow(ctx, threadId, newest ? idNumber(newest.id) : 0n, line);
+      }
+      ctx.print(page, () =>
+        [...(page.has_more ? [`older: --before ${page.messages.at(-1)?.id}`] : []), ...oldestFirst.map(formatMessage)].join("\n") || "(no messages yet)",
+      );
+    },
+  },
+};
+
+/** The caller's own id (for `group leave`). */
+export async function myId(ctx: Ctx): Promise<string> {
+  return isHumanToken(ctx.flock.token) ? (await ctx.flock.user()).id : (await ctx.flock.me()).id;
+}
+
+export { threadLine, findThread };

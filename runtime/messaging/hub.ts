@@ -29,7 +29,7 @@ const THREAD_CACHE_MAX = 100_000;
 /** A send waiting longer than this for its batch to start answers 503 uncommitted (the client may retry it). */
 const SEND_MAX_WAIT_MS = 1000;
 /** How long a send whose commit's outcome was not heard tries to read back whether it committed. */
-const OUTCOME_READ_MS = 1000;
+const OUTCOME_READ_MS = 700;
 /** postgres.js's errors for a connection lost while a statement was in flight (it may have committed). */
 const OUTCOME_UNKNOWN = new Set(["CONNECTION_CLOSED", "CONNECTION_DESTROYED", "CONNECTION_ENDED", "ECONNRESET", "EPIPE"]);
 
@@ -117,16 +117,22 @@ export class Messaging {
     } catch (err) {
       const code = (err as { code?: unknown }).code;
       if (typeof code !== "string" || !OUTCOME_UNKNOWN.has(code)) throw err;
-      const until = this.svc.now() + OUTCOME_READ_MS;
-      for (;;) {
-        try {
-          const there = await committedSeqs(this.svc.sql, items.map((i) => i.id));
-          this.svc.log.warn({ code, committed: there.size, sent: items.length }, "a send batch's connection dropped during its statement: read back what committed");
-          return items.map((i) => there.get(i.id.toString()) ?? unavailable("postgres"));
-        } catch {
-          if (this.svc.now() >= until) return items.map(() => unknownOutcome());
-          await new Promise((r) => setTimeout(r, 100));
+      // bounded by the clock, not by attempts: an attempt may itself wait for a connection that does not come
+      const until = performance.now() + OUTCOME_READ_MS;
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, OUTCOME_READ_MS, undefined)));
+      try {
+        for (;;) {
+          const there = await Promise.race([committedSeqs(this.svc.sql, items.map((i) => i.id)).catch(() => null), late]);
+          if (there === undefined || (there === null && performance.now() >= until)) return items.map(() => unknownOutcome());
+          if (there !== null) {
+            this.svc.log.warn({ code, committed: there.size, sent: items.length }, "a send batch's connection dropped during its statement: read back what committed");
+            return items.map((i) => there.get(i.id.toString()) ?? unavailable("postgres"));
+          }
+          await Promise.race([new Promise((r) => setTimeout(r, 100)), late]);
         }
+      } finally {
+        clearTimeout(timer);
       }
     }
   }

@@ -2,19 +2,13 @@
 // hot loop (issue 38, case 3): a redelivery waits a backoff (1 s, doubling), and delivery_count counts real
 // hand-outs. Once an ack succeeds, polls answer at once again.
 import t from "tap";
-import { call, registerAgent } from "./helpers/http.ts";
-import { startTestNode } from "./helpers/node.ts";
-import { PrivatePostgres } from "./helpers/private-servers.ts";
-import { uniqueName } from "./helpers/env.ts";
+import { call } from "./helpers/http.ts";
+import { nodeOnPrivatePostgres } from "./helpers/node.ts";
 import { sendOk } from "./messaging-helpers.ts";
 import { until } from "./helpers/wait.ts";
 
 t.test("a long poll whose acks fail backs off instead of looping", async (t) => {
-  const pg = await PrivatePostgres.start(t);
-  const schema = uniqueName("ackback");
-  const node = await startTestNode(t, { env: { DATABASE_URL: pg.url, PG_SCHEMA: schema }, schema });
-  const a = await registerAgent(node.url, "a");
-  const b = await registerAgent(node.url, "b");
+  const { pg, node, a, b } = await nodeOnPrivatePostgres(t, "ackback");
   const m = (await sendOk(node.url, a, b.id, "stuck")).id as string;
   const poll = () => call(node.url, "GET", "/v1/messages/pending?timeout=0", { token: b.token });
   t.same((await poll()).body.messages.map((x: { delivery_count: number }) => x.delivery_count), [1]);

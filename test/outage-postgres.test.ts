@@ -7,7 +7,7 @@ import { Redis } from "ioredis";
 import { call, registerAgent } from "./helpers/http.ts";
 import { TEST_REDIS_URL } from "./helpers/env.ts";
 import { TEST_DATABASE_URL, uniqueName } from "./helpers/env.ts";
-import { startTestNode } from "./helpers/node.ts";
+import { nodeOnPrivatePostgres, startTestNode } from "./helpers/node.ts";
 import { PrivatePostgres } from "./helpers/private-servers.ts";
 import { send, sendOk } from "./messaging-helpers.ts";
 import { until } from "./helpers/wait.ts";
@@ -22,11 +22,7 @@ async function timed<T>(f: () => Promise<T>): Promise<[T, number]> {
 const within = (what: string, ms: number, ok: () => Promise<boolean>) => until(ok, { ms, every: 20, what });
 
 t.test("Postgres down: 503 + Retry-After within 2 s, nothing committed; back within a second", async (t) => {
-  const pg = await PrivatePostgres.start(t);
-  const schema = uniqueName("pgout");
-  const node = await startTestNode(t, { env: { DATABASE_URL: pg.url, PG_SCHEMA: schema }, schema });
-  const a = await registerAgent(node.url, "a");
-  const b = await registerAgent(node.url, "b");
+  const { pg, schema, node, a, b } = await nodeOnPrivatePostgres(t, "pgout");
   t.equal((await send(node.url, a, b.id, "before")).status, 201);
   const first = await call(node.url, "GET", "/v1/messages/pending?timeout=0", { token: b.token });
   t.equal(first.body.messages.length, 1);
@@ -127,11 +123,7 @@ t.test("Postgres down: a group member's long poll gets what was sent before, pas
 });
 
 t.test("Postgres down: a node that never heard the messages serves an inbox from its Redis stream; a flushed stream serves nothing it cannot vouch for", async (t) => {
-  const pg = await PrivatePostgres.start(t);
-  const schema = uniqueName("pgouts");
-  const one = await startTestNode(t, { env: { DATABASE_URL: pg.url, PG_SCHEMA: schema }, schema });
-  const a = await registerAgent(one.url, "a");
-  const b = await registerAgent(one.url, "b");
+  const { pg, schema, node: one, a, b } = await nodeOnPrivatePostgres(t, "pgouts");
   const d1 = (await sendOk(one.url, a, b.id, "d1")).id as string;
   const d2 = (await sendOk(one.url, a, b.id, "d2")).id as string;
   const first = await call(one.url, "GET", "/v1/messages/pending?timeout=0", { token: b.token });

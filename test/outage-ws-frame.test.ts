@@ -2,19 +2,12 @@
 // frame `unavailable` (the HTTP 503), never `internal`. Seen in the chaos suite's postgres-stop:
 // every WebSocket ack taken during the outage answered `internal`.
 import t from "tap";
-import { registerAgent } from "./helpers/http.ts";
-import { uniqueName } from "./helpers/env.ts";
-import { startTestNode } from "./helpers/node.ts";
-import { PrivatePostgres } from "./helpers/private-servers.ts";
+import { nodeOnPrivatePostgres } from "./helpers/node.ts";
 import { until } from "./helpers/wait.ts";
 import { Client, sendOk } from "./messaging-helpers.ts";
 
 t.test("Postgres down: a WebSocket ack answers unavailable, and succeeds once Postgres is back", async (t) => {
-  const pg = await PrivatePostgres.start(t);
-  const schema = uniqueName("wsout");
-  const node = await startTestNode(t, { env: { DATABASE_URL: pg.url, PG_SCHEMA: schema }, schema });
-  const a = await registerAgent(node.url, "a");
-  const b = await registerAgent(node.url, "b");
+  const { pg, node, a, b } = await nodeOnPrivatePostgres(t, "wsout");
   const c = await Client.open(node.url, { token: b.token });
   t.teardown(() => c.ws.close());
   await c.next((f) => f.type === "ready");

@@ -2,18 +2,12 @@
 // socket once Postgres is back (issue 38, case 2): the client gets its ack frame within about a second of the
 // recovery without acking again or reconnecting, and the message is not handed out again.
 import t from "tap";
-import { call, registerAgent } from "./helpers/http.ts";
-import { uniqueName } from "./helpers/env.ts";
-import { startTestNode } from "./helpers/node.ts";
-import { PrivatePostgres } from "./helpers/private-servers.ts";
+import { call } from "./helpers/http.ts";
+import { nodeOnPrivatePostgres } from "./helpers/node.ts";
 import { Client, sendOk } from "./messaging-helpers.ts";
 
 t.test("a refused ack takes once Postgres is back, on the same socket", async (t) => {
-  const pg = await PrivatePostgres.start(t);
-  const schema = uniqueName("wsackretry");
-  const node = await startTestNode(t, { env: { DATABASE_URL: pg.url, PG_SCHEMA: schema }, schema });
-  const a = await registerAgent(node.url, "a");
-  const b = await registerAgent(node.url, "b");
+  const { pg, node, a, b } = await nodeOnPrivatePostgres(t, "wsackretry");
   const ws = await Client.open(node.url, { token: b.token });
   t.teardown(() => ws.close());
   await ws.nextOfType("ready");

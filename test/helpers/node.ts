@@ -78,3 +78,16 @@ export async function deletePrefix(prefix: string): Promise<void> {
     redis.disconnect();
   }
 }
+
+/**
+ * A node on its own private Postgres (which the test may stop and start), with two agents registered: what the
+ * outage tests start from.
+ */
+export async function nodeOnPrivatePostgres(t: Teardown, label: string) {
+  const { PrivatePostgres } = await import("./private-servers.ts");
+  const { registerAgent } = await import("./http.ts");
+  const pg = await PrivatePostgres.start(t);
+  const schema = uniqueName(label);
+  const node = await startTestNode(t, { env: { DATABASE_URL: pg.url, PG_SCHEMA: schema }, schema });
+  return { pg, schema, node, a: await registerAgent(node.url, "a"), b: await registerAgent(node.url, "b") };
+}

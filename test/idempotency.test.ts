@@ -178,3 +178,16 @@ function deferred() {
   const promise = new Promise<void>((r) => (resolve = r));
   return { promise, resolve };
 }
+
+t.test("keys older than 24 hours are swept (by a node's first keyed request, then every 10 minutes)", async (t) => {
+  const node = await startTestNode(t);
+  const sql = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {}, connection: { search_path: node.schema } });
+  t.teardown(() => sql.end());
+  const me = await registerAgent(node.url, "me");
+  await sql`insert into idempotency_keys (principal, key, fingerprint, owner, status, body, created_at)
+    values (${me.id}, 'old', '\\x00', 'gone', 201, '{}', now() - interval '25 hours'),
+           (${me.id}, 'recent', '\\x00', 'gone', 201, '{}', now() - interval '23 hours')`;
+  t.equal((await post(node, me, { path: "/v1/moments", json: { content: "k", visibility: "public" } }, key())).status, 201);
+  await until(async () => (await sql`select key from idempotency_keys where key = 'old'`).length === 0, { what: "the old key swept", every: 20 });
+  t.same((await sql`select key from idempotency_keys where key in ('old', 'recent') order by key`).map((r) => r["key"]), ["recent"], "a key of 23 hours stays");
+});

@@ -95,6 +95,12 @@ const ConfigSchema = z.object({
   FLOCK_JSON_LIMIT: z.coerce.number().int().min(1024).default(1024 * 1024),
   /** Seconds to wait for in-flight requests on shutdown. */
   FLOCK_SHUTDOWN_GRACE: z.coerce.number().min(0).default(10),
+  /**
+   * Seconds a SIGTERM'd node goes on serving before it stops listening, each answer closing its connection, so a
+   * load balancer can stop routing to it and clients drop their idle connections (every answer's Keep-Alive hint
+   * says so) before any connection closes under a request. 0: stop listening at once.
+   */
+  FLOCK_SHUTDOWN_LINGER: z.coerce.number().min(0).max(60).default(5),
   /** Humans (issue 5). The RFC 3986 authority wallet sign-in messages name (and that signatures must match). */
   FLOCK_DOMAIN: z.string().min(1).default("localhost"),
   /** EIP-155 chain id wallet sign-in messages name. */

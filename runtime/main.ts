@@ -43,7 +43,8 @@ async function main(): Promise<void> {
     }
     signalledAt = performance.now();
     log.info({ signal }, "shutting down");
-    node.close().then(
+    // SIGTERM is an orchestrator's: linger while it stops routing here. SIGINT is a person at a terminal.
+    node.close({ linger: signal === "SIGTERM" }).then(
       () => process.exit(0),
       (err) => {
         log.error({ err }, "shutdown failed");

@@ -28,7 +28,12 @@ export interface RunningNode {
   svc: Services;
   /** This node's id lease (runtime/node-lease.ts). */
   lease: NodeLease;
-  close(): Promise<void>;
+  close(how?: CloseOptions): Promise<void>;
+}
+
+export interface CloseOptions {
+  /** Serve on for FLOCK_SHUTDOWN_LINGER seconds first, each answer closing its connection (a SIGTERM). */
+  linger?: boolean;
 }
 
 interface NodeOptions {
@@ -54,7 +59,8 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
     // the routes: stopping them closes every WebSocket (1001), answers every waiting long poll, and lets requests in
     // flight finish (at most FLOCK_SHUTDOWN_GRACE); from then on a request still arriving on a kept-alive
     // connection answers 503 at once, without touching the backends that stop next
-    const state: HttpState = { draining: false, closed: false, inflight: 0, idle: [] };
+    const state: HttpState = { draining: false, closed: false, inflight: 0, idle: [], drained: 0 };
+    let drainStarted = 0;
     const metrics = new Metrics();
     // the metrics listener, when FLOCK_METRICS_PORT is set: up before the routes and down after them, so a scrape
     // during the drain still reads the node
@@ -88,10 +94,12 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
           });
         }
         state.closed = true;
+        log.info({ drained: state.drained, inflight: state.inflight, ms: Math.round(performance.now() - drainStarted) }, "requests drained");
       },
     );
 
-    // listening: stopping it stops accepting connections; every answer from then on closes its connection
+    // listening: stopping it stops accepting connections (one arriving after is refused, never reset); every
+    // answer from then on closes its connection
     const listenSocket = await life.add(
       "listen",
       async () => {
@@ -101,10 +109,22 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
         return s;
       },
       (s) => {
-        state.draining = true;
         uws.us_listen_socket_close(s as never);
       },
     );
+
+    // the linger, on a SIGTERM: before it stops listening the node serves on for FLOCK_SHUTDOWN_LINGER seconds,
+    // every answer closing its connection. A request is never sent on a connection the node is about to close:
+    // a load balancer has time to stop routing here, each client's next request takes a new connection, and one
+    // left idle is dropped by its client (after the Keep-Alive hint) before the listening socket closes.
+    let lingerMs = 0;
+    await life.add("linger", () => undefined, async () => {
+      drainStarted = performance.now();
+      state.draining = true;
+      if (lingerMs === 0) return;
+      log.info({ seconds: lingerMs / 1000 }, "draining: serving on, each answer closing its connection");
+      await new Promise((resolve) => setTimeout(resolve, lingerMs));
+    });
     const port = uws.us_socket_local_port(listenSocket as never);
     svc.self.set(config.HOST, port);
     const metricsPort = metricsListener?.port;
@@ -122,7 +142,8 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
     );
 
     let closing: Promise<void> | undefined;
-    const close = () => {
+    const close = (how: CloseOptions = {}) => {
+      if (!closing && how.linger) lingerMs = config.FLOCK_SHUTDOWN_LINGER * 1000;
       closing ??= life.stop().then(() => log.info("flock stopped"));
       return closing;
     };

@@ -50,7 +50,7 @@ async function npmStart(t: Test, group = false): Promise<Started> {
   const port = await freePort();
   const npm = spawn("npm", ["start"], {
     cwd: ROOT,
-    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", DATA_DIR: dir, PORT: String(port), HOST: "127.0.0.1" },
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", DATA_DIR: dir, PORT: String(port), HOST: "127.0.0.1", FLOCK_SHUTDOWN_LINGER: "0" },
     stdio: ["ignore", "pipe", "pipe"],
     detached: group,
   });

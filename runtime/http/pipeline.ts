@@ -25,6 +25,8 @@ import { parseJson, parseQueryString, parseWith } from "./validate.ts";
 export interface HttpState {
   /** Shutting down: every answer closes its connection. */
   draining: boolean;
+  /** Requests answered since draining began (the node logs it when it stops). */
+  drained: number;
   /** The backends are being closed: a request still arriving on a kept-alive connection answers 503 at once. */
   closed: boolean;
   inflight: number;
@@ -86,6 +88,8 @@ class Exchange {
     const status = out.status;
     const outHeaders: Record<string, string> = { "X-Request-Id": this.reqId, ...this.cors, ...out.headers, [NOSNIFF]: "nosniff" };
     if (this.noStore) outHeaders["Cache-Control"] = "no-store";
+    // how long a kept-alive connection may sit idle: a SIGTERM'd node lingers that long before it closes any
+    if (!state.draining && this.svc.config.FLOCK_SHUTDOWN_LINGER > 0) outHeaders["Keep-Alive"] = `timeout=${this.svc.config.FLOCK_SHUTDOWN_LINGER}`;
     // A streamed body the handler did not finish reading: close rather than drain it.
     if (this.stream && !this.stream.readableEnded) close = true;
     let body: string | Buffer | undefined;
@@ -110,6 +114,7 @@ class Exchange {
     if (this.svc.log.isLevelEnabled("debug")) {
       this.log().debug({ method, path: this.path, status, ms: Math.round(ms * 10) / 10, ip: this.ip }, "request");
     }
+    if (state.draining) state.drained++;
     if (--state.inflight === 0 && state.idle.length > 0) for (const r of state.idle.splice(0)) r();
   }
 

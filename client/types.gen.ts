@@ -161,6 +161,7 @@ export interface PendingMessage {
 
 export interface PendingResponse {
   messages: PendingMessage[];
+  expired?: number;
 }
 
 export interface Thread {
@@ -289,6 +290,10 @@ export type ServerFrame = {
 } | {
   type: "pong";
   ref?: string | number;
+} | {
+  type: "expired";
+  thread_id?: string;
+  count: number;
 } | {
   type: "error";
   error: string;

@@ -52,7 +52,7 @@ const pending = defineRoute({
   query: PendingQuery,
   async handle({ query, principal, svc, onAborted }) {
     const entries = await svc.hub.poll(principal.id, query.limit, query.timeout * 1000, onAborted ?? (() => {}));
-    return jsonText(200, pendingJson(entries));
+    return jsonText(200, pendingJson(entries, svc.hub.streams.takeExpired(principal.id)));
   },
 });
 

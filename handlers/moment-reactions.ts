@@ -1,5 +1,5 @@
 // Likes and comments on moments (SPEC 4.3-4.6). A moment the caller cannot see answers 404, exactly as a
-// missing one. Counts stay exact: each like/unlike/comment updates the moment's counter in the same
+// missing one, and so does a moment past the moments horizon (runtime/retention/horizons.ts). Counts stay exact: each like/unlike/comment updates the moment's counter in the same
 // statement that inserts or deletes its row (ON CONFLICT DO NOTHING makes a repeated like a no-op), raises
 // the moment's `rev`, and hands the new counts to the moment record cache before the answer goes out.
 // Likes and unlikes go to Postgres by group commit (runtime/social/likes.ts), comments through
@@ -22,7 +22,7 @@ const like = defineRoute({
   path: "/v1/moments/:id/like",
   auth: "principal",
   async handle({ params, principal, svc, log }) {
-    const r = await svc.likes.like({ moment: momentId(params), principal: principal.id });
+    const r = await svc.likes.like({ moment: momentId(params), principal: principal.id, horizon: svc.horizons.moments() });
     await recordCounts(svc, log, [r]);
     return noContent();
   },
@@ -33,7 +33,7 @@ const unlike = defineRoute({
   path: "/v1/moments/:id/like",
   auth: "principal",
   async handle({ params, principal, svc, log }) {
-    const r = await svc.likes.unlike({ moment: momentId(params), principal: principal.id });
+    const r = await svc.likes.unlike({ moment: momentId(params), principal: principal.id, horizon: svc.horizons.moments() });
     await recordCounts(svc, log, [r]);
     return noContent();
   },
@@ -51,7 +51,7 @@ const comment = defineRoute({
     const cid = svc.ids.nextRaw();
     const createdAt = new Date(idTime(cid));
     // null also when the moment was deleted while we wrote: 404 like any missing moment
-    const r = await insertComment(svc.sql, { id: cid, moment: id, author: me, body: body.body, createdAt });
+    const r = await insertComment(svc.sql, { id: cid, moment: id, author: me, body: body.body, createdAt }, svc.horizons.moments());
     if (!r) throw notFound("moment");
     await recordCounts(svc, log, [r]);
     const out: Comment = {
@@ -77,7 +77,7 @@ const listComments = defineRoute({
     const id = momentId(params);
     const after = query.after ?? 0n;
     // One row with null comment columns when the moment is visible but has no (further) comments.
-    const rows = await commentsPage(svc.sql, id, principal.id, after, query.limit);
+    const rows = await commentsPage(svc.sql, id, principal.id, { after, limit: query.limit, horizon: svc.horizons.moments() });
     if (rows.length === 0) throw notFound("moment");
     const list: Comment[] = [];
     for (const r of rows) {

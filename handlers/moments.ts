@@ -49,7 +49,8 @@ const getOne = defineRoute({
   auth: "principal",
   async handle({ params, principal, svc }) {
     const id = parseId("moment", params["id"] ?? "");
-    const [row] = id === null ? [] : await hydrate(svc.sql, principal.id, [id]);
+    // past the moments horizon a moment is gone: 404 like one that never was
+    const [row] = id === null ? [] : await hydrate(svc.sql, principal.id, [id], svc.horizons.moments());
     if (!row) throw notFound("moment");
     return ok(toMoment(row));
   },
@@ -64,7 +65,7 @@ const remove = defineRoute({
     if (id === null) throw notFound("moment");
     const me = principal.id;
     const visibility = await svc.sql.begin(async (tx) => {
-      const v = await deleteOwnMoment(tx, id, me);
+      const v = await deleteOwnMoment(tx, id, me, svc.horizons.moments());
       // Tombstoned before the delete commits: no cached copy can outlive it (runtime/engines/moments.ts).
       if (v) await svc.engines.moments.forget([id]);
       return v;

@@ -48,7 +48,7 @@ const list = defineRoute({
       before = parseId("thread", query.before);
       if (before === null) throw invalid("before: must be a thread id", { field: "before" });
     }
-    const rows = await threadsOf(svc.sql, principal.id, before, query.limit);
+    const rows = await threadsOf(svc.sql, principal.id, before, query.limit, svc.horizons.messages());
     return ok({ threads: rows.slice(0, query.limit).map(toThread), has_more: rows.length > query.limit });
   },
 });
@@ -66,7 +66,7 @@ const messages = defineRoute({
       before = parseId("message", query.before);
       if (before === null) throw invalid("before: must be a message id", { field: "before" });
     }
-    const rows = await history(svc.sql, threadId, before, query.limit);
+    const rows = await history(svc.sql, threadId, before, query.limit, svc.horizons.messages());
     return ok({ messages: rows.slice(0, query.limit).map(toMessage), has_more: rows.length > query.limit });
   },
 });

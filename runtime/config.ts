@@ -4,6 +4,21 @@ import { z } from "zod";
 import { type CorsPolicy, parseCorsOrigins } from "./http/cors.ts";
 import { parseTrustProxy, type ProxyTrust } from "./http/client-ip.ts";
 import { isClusterUrl, redisTarget } from "./engines/redis/target.ts";
+import { parseRetention } from "./retention/duration.ts";
+
+function retention() {
+  return z
+    .string()
+    .default("unlimited")
+    .transform((v, ctx): number | null => {
+      try {
+        return parseRetention(v);
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: (err as Error).message });
+        return z.NEVER;
+      }
+    });
+}
 
 const ConfigSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -101,6 +116,13 @@ const ConfigSchema = z.object({
    * says so) before any connection closes under a request. 0: stop listening at once.
    */
   FLOCK_SHUTDOWN_LINGER: z.coerce.number().min(0).max(60).default(5),
+  /**
+   * How long messages are kept (`90d`, `12h`, `10m`; `unlimited`, the default). Past it a message is gone for everyone:
+   * reads stop at the horizon at once, and its partition is dropped (runtime/retention/).
+   */
+  FLOCK_RETENTION_MESSAGES: retention(),
+  /** How long moments (with their comments and likes) are kept; `unlimited` by default. */
+  FLOCK_RETENTION_MOMENTS: retention(),
   /** Humans (issue 5). The RFC 3986 authority wallet sign-in messages name (and that signatures must match). */
   FLOCK_DOMAIN: z.string().min(1).default("localhost"),
   /** EIP-155 chain id wallet sign-in messages name. */

@@ -49,3 +49,8 @@ export class IdGenerator {
 export function idTime(raw: bigint): number {
   return Number(raw >> 22n) + EPOCH_MS;
 }
+
+/** The smallest raw id an IdGenerator makes at `ms` (ids made before it are smaller): a time as an id bound. */
+export function firstIdAt(ms: number): bigint {
+  return BigInt(Math.max(0, Math.floor(ms) - EPOCH_MS)) << 22n;
+}

@@ -32,6 +32,8 @@ import { Likes } from "./social/likes.ts";
 import { Realtime } from "./ws/realtime.ts";
 import { McpSessions } from "./mcp/sessions.ts";
 import { SelfAddress } from "./self-address.ts";
+import { Horizons } from "./retention/horizons.ts";
+import { RetentionMaintainer } from "./retention/maintainer.ts";
 
 /** A request's statement ends within this (a send then answers before a 5 s client timeout; see runtime/messaging/hub.ts). */
 const STATEMENT_TIMEOUT_MS = 2500;
@@ -118,7 +120,7 @@ export async function startServices(config: Config, log: Logger, life: Lifecycle
   );
   // the node id: leased, renewed while the node runs, given up after everything else has stopped but the backends
   const lease = await life.add("lease", () => NodeLease.take(engines.nodes, log, { fixed: config.NODE_ID }), (l) => l.stop());
-  const ids = new IdGenerator(lease.id);
+  const ids = new IdGenerator(lease.id, now);
   lease.start(ids);
 
   // what checks requests
@@ -141,7 +143,8 @@ export async function startServices(config: Config, log: Logger, life: Lifecycle
     await l.start();
     return l;
   });
-  const core: Core = { config, log, sql, engines, ids, auth, limiter, circuits, now };
+  const horizons = new Horizons(config.FLOCK_RETENTION_MESSAGES, config.FLOCK_RETENTION_MOMENTS, now);
+  const core: Core = { config, log, sql, engines, ids, auth, limiter, circuits, now, horizons };
 
   // the per-node parts handlers use
   const files = await life.add("files", () => blobStore(config));
@@ -218,5 +221,16 @@ export async function startServices(config: Config, log: Logger, life: Lifecycle
     (r) => r.stop(),
   );
   await life.add("claim-sweeper", () => startClaimSweeper(svc), (stop) => stop());
+  // partitions of messages ahead of time, and what retention drops (one node's pass at a time)
+  await life.add(
+    "retention",
+    async () => {
+      const m = new RetentionMaintainer(sql, horizons, now, log);
+      await m.start();
+      log.info(m.describe(), "retention");
+      return m;
+    },
+    (m) => m.stop(),
+  );
   return { svc, lease, embedded: embedded !== undefined };
 }

@@ -20,6 +20,7 @@ import type { Likes } from "./social/likes.ts";
 import type { Realtime } from "./ws/realtime.ts";
 import type { McpSessions } from "./mcp/sessions.ts";
 import type { SelfAddress } from "./self-address.ts";
+import type { Horizons } from "./retention/horizons.ts";
 
 /** The backends and the node's identity: what the parts below are built from. */
 export interface Core {
@@ -34,6 +35,8 @@ export interface Core {
   circuits: Circuits;
   /** The clock every time-dependent decision reads (tests may replace it). */
   now: () => number;
+  /** Where retention cuts messages and moments off: every read stops there (runtime/retention/horizons.ts). */
+  horizons: Horizons;
 }
 
 export interface Services extends Core {

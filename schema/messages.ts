@@ -102,7 +102,15 @@ export const AckQuery = z.object({
     .transform((v) => v === "true"),
 });
 
-export const PendingResponse = z.object({ messages: z.array(PendingMessage) });
+export const PendingResponse = z.object({
+  messages: z.array(PendingMessage),
+  /**
+   * Present when messages this principal had not acknowledged went past the server's retention
+   * (FLOCK_RETENTION_MESSAGES) since an answer last said so: how many are gone. The messages that follow them come
+   * as usual.
+   */
+  expired: z.number().int().positive().optional(),
+});
 
 export const Thread = z.object({
   id: z.string().startsWith("thread_"),

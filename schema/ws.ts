@@ -83,6 +83,12 @@ export const TypingEvent = z.object({
   expires_in: z.number().int().optional(),
 });
 export const PongFrame = z.object({ type: z.literal("pong"), ref });
+/**
+ * Messages the client had not acknowledged went past the server's retention (FLOCK_RETENTION_MESSAGES) and are gone:
+ * `count` of them, in one group (`thread_id`) or in the direct inbox (no `thread_id`). Sent once, before the messages
+ * that follow them.
+ */
+export const ExpiredFrame = z.object({ type: z.literal("expired"), thread_id: z.string().optional(), count: z.number().int().positive() });
 /** A frame that could not be decoded, validated or carried out. The connection stays open. */
 export const ErrorFrame = z.object({ type: z.literal("error"), error: z.string(), message: z.string(), ref });
 
@@ -93,6 +99,7 @@ export const ServerFrame = z.discriminatedUnion("type", [
   PresenceFrame,
   TypingEvent,
   PongFrame,
+  ExpiredFrame,
   ErrorFrame,
 ]);
 export type ServerFrame = z.infer<typeof ServerFrame>;

@@ -38,7 +38,7 @@ t.test("migration 0011 turns deliveries rows into inbox cursors, counts kept", a
   const [b, c] = await backlog(sql, [
     { member: "2", thread: null, limit: 50, after: 0 },
     { member: "3", thread: null, limit: 50, after: 0 },
-  ]);
+  ], 0n);
   t.same(
     b!.entries.map((e) => [e.id, e.seq, e.deliveryCount]),
     [
@@ -47,7 +47,7 @@ t.test("migration 0011 turns deliveries rows into inbox cursors, counts kept", a
     ],
     "b gets what it had not acknowledged, in inbox order, each counted on from its row",
   );
-  t.same(b!.cursors.get(INBOX), { acked: 1, above: [3] }, "its cursor stops before 101; 102 is acknowledged above it");
+  t.same(b!.cursors.get(INBOX), { acked: 1, above: [3], expired: 0 }, "its cursor stops before 101; 102 is acknowledged above it");
   t.same(c!.entries.map((e) => [e.id, e.deliveryCount]), [["104", 1]], "c's message never handed out counts 1");
 
   // the inboxes go on numbering, and acks move the migrated cursors
@@ -55,6 +55,6 @@ t.test("migration 0011 turns deliveries rows into inbox cursors, counts kept", a
   t.same(seq, [5], "the next message to b is number 5");
   const acked = await ackBatch(sql, [{ recipient: "2", id: 101n }]);
   t.same(acked, [{ thread: INBOX, seq: 2, acked: 3 }], "acking 101 takes the cursor over 102, acknowledged before");
-  const [again] = await backlog(sql, [{ member: "2", thread: null, limit: 50, after: 0 }]);
+  const [again] = await backlog(sql, [{ member: "2", thread: null, limit: 50, after: 0 }], 0n);
   t.same(again!.entries.map((e) => [e.id, e.deliveryCount]), [["103", 3], ["105", 1]]);
 });

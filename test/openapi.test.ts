@@ -338,7 +338,7 @@ t.test("the AsyncAPI document describes the frames of a real WebSocket session",
   const operations = doc["operations"] as Record<string, { action: string; messages: { $ref: string }[] }>;
   const names = (action: string) => Object.values(operations).filter((o) => o.action === action).map((o) => o.messages[0]!.$ref.split("/").pop()!).sort();
   t.same(names("receive"), ["AckFrame", "AuthFrame", "PingFrame", "TypingFrame"], "client frames");
-  t.same(names("send"), ["AckedFrame", "ErrorFrame", "MessageFrame", "PongFrame", "PresenceFrame", "ReadyFrame", "TypingEvent"], "server frames");
+  t.same(names("send"), ["AckedFrame", "ErrorFrame", "ExpiredFrame", "MessageFrame", "PongFrame", "PresenceFrame", "ReadyFrame", "TypingEvent"], "server frames");
   const compile = compiler(doc, "#/components/schemas/");
   const serverFrame = z.union(names("send").map((n) => compile(components.messages[n]!.payload)) as unknown as [z.ZodType, z.ZodType]);
   const clientFrame = z.union(names("receive").map((n) => compile(components.messages[n]!.payload)) as unknown as [z.ZodType, z.ZodType]);

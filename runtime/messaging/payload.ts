@@ -78,12 +78,13 @@ export function withDeliveryCount(payload: string, count: number): string {
 }
 
 /** The body of GET /v1/messages/pending. */
-export function pendingJson(entries: { payload: string; deliveryCount: number }[]): string {
+export function pendingJson(entries: { payload: string; deliveryCount: number }[], expired = 0): string {
   let out = '{"messages":[';
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i]!;
     if (i > 0) out += ",";
     out += withDeliveryCount(e.payload, e.deliveryCount);
   }
-  return `${out}]}`;
+  // unacknowledged messages that went past retention (FLOCK_RETENTION_MESSAGES) since the last answer said so
+  return expired > 0 ? `${out}],"expired":${expired}}` : `${out}]}`;
 }

@@ -44,13 +44,14 @@ type BacklogRow = MessageRow & {
   last: string;
   acked: string;
   above: string[] | null;
+  expired: string;
 };
 
 /** A read past cursors: the entries, each stream's newest number as the read saw it, and each cursor read. */
 export interface Backlog {
   entries: StreamEntry[];
   last: Map<bigint, number>;
-  cursors: Map<bigint, { acked: number; above: number[] }>;
+  cursors: Map<bigint, { acked: number; above: number[]; expired: number }>;
 }
 
 /** A read past a member's cursors: one stream (INBOX for its inbox) or all of them (null), after `after` (0: from the cursor). */
@@ -70,9 +71,10 @@ export interface Read {
  * caller that hands out less than it read (a long poll's merge cut at its limit) leaves the rest counted as possibly
  * delivered: on the safe side. Relaxed (no wait for the WAL flush): a count lost with a Postgres crash costs only a
  * lower `delivery_count` next time. `last` holds each stream's newest number in the same snapshot: when fewer than
- * `limit` came, the member has read it up to there.
+ * `limit` came, the member has read it up to there. Messages below `horizon` (past retention) are gone: not read;
+ * each cursor's `expired` (unacknowledged messages that went, runtime/retention/) is handed to this read once.
  */
-export async function backlog(sql: Sql, reads: Read[]): Promise<Backlog[]> {
+export async function backlog(sql: Sql, reads: Read[], horizon: bigint): Promise<Backlog[]> {
   const rows = await sql<(BacklogRow & { n: number })[]>`
     with relaxed as (select set_config('synchronous_commit', 'off', true) as s),
     q as (
@@ -80,7 +82,7 @@ export async function backlog(sql: Sql, reads: Read[]): Promise<Backlog[]> {
         ${reads.map((r) => r.limit)}::int[], ${reads.map((r) => r.after)}::bigint[]) with ordinality as q(member, thread, lim, after, n)
     ),
     c0 as (
-      select q.n, q.lim, q.after, gc.member, gc.thread_id, gc.acked_seq, gc.delivered_seq
+      select q.n, q.lim, q.after, gc.member, gc.thread_id, gc.acked_seq, gc.delivered_seq, gc.expired
       from q join group_cursors gc on gc.member = q.member and (q.thread is null or gc.thread_id = q.thread)
     ),
     c as (
@@ -88,17 +90,18 @@ export async function backlog(sql: Sql, reads: Read[]): Promise<Backlog[]> {
       from c0 left join groups g on g.id = c0.thread_id left join inboxes i on c0.thread_id = 0 and i.principal = c0.member
       where c0.thread_id = 0 or g.id is not null
       union all
-      select q.n, q.lim, q.after, q.member, 0, 0, 0, 0 from q
+      select q.n, q.lim, q.after, q.member, 0, 0, 0, 0, 0 from q
       where (q.thread is null or q.thread = 0) and not exists (select 1 from c0 where c0.n = q.n and c0.thread_id = 0)
     ),
     r as (
       select c.n, c.member, c.thread_id as stream, x.*, c.delivered_seq as was, h.count as had from c cross join lateral (
         select * from (
           select m.id, m.thread_id, m.seq, m.sender, m.recipient, m.body, m.created_at, m.attachments from messages m
-          where c.thread_id = 0 and m.recipient = c.member and m.seq > greatest(c.acked_seq, c.after)
+          where c.thread_id = 0 and m.recipient = c.member and m.seq > greatest(c.acked_seq, c.after) and m.id >= ${String(horizon)}
           union all
           select m.id, m.thread_id, m.seq, m.sender, m.recipient, m.body, m.created_at, m.attachments from messages m
           where c.thread_id <> 0 and m.recipient is null and m.thread_id = c.thread_id and m.seq > greatest(c.acked_seq, c.after)
+            and m.id >= ${String(horizon)}
         ) s
         where not exists (select 1 from group_acks a where a.member = c.member and a.thread_id = c.thread_id and a.seq = s.seq)
         order by s.seq
@@ -106,9 +109,12 @@ export async function backlog(sql: Sql, reads: Read[]): Promise<Backlog[]> {
       ) x left join handout_counts h on h.member = c.member and h.thread_id = c.thread_id and h.seq = x.seq
     ),
     raised as (
-      update group_cursors gc set delivered_seq = top.seq
-      from (select member, stream, max(seq) as seq from r group by member, stream) top, relaxed
-      where gc.member = top.member and gc.thread_id = top.stream and gc.delivered_seq < top.seq and relaxed.s is not null
+      update group_cursors gc set delivered_seq = greatest(gc.delivered_seq, coalesce(u.seq, gc.delivered_seq)), expired = 0
+      from (
+        select c.member, c.thread_id as stream, max(c.expired) as expired, max(r.seq) as seq
+        from c left join r on r.n = c.n and r.stream = c.thread_id group by c.member, c.thread_id
+      ) u, relaxed
+      where gc.member = u.member and gc.thread_id = u.stream and (gc.delivered_seq < u.seq or u.expired > 0) and relaxed.s is not null
     ),
     counted as (
       insert into handout_counts (member, thread_id, seq, count)
@@ -119,7 +125,7 @@ export async function backlog(sql: Sql, reads: Read[]): Promise<Backlog[]> {
       delete from handout_counts h using (select distinct member, thread_id, acked_seq from c) d
       where h.member = d.member and h.thread_id = d.thread_id and h.seq <= d.acked_seq
     )
-    select c.n::int as n, c.thread_id as stream, c.last_seq as last, c.acked_seq as acked,
+    select c.n::int as n, c.thread_id as stream, c.last_seq as last, c.acked_seq as acked, c.expired,
            (select array_agg(a.seq::text) from group_acks a where a.member = c.member and a.thread_id = c.thread_id) as above,
            r.id, r.thread_id, r.seq, r.sender, p.display_name as sender_name, r.recipient, r.body, r.created_at, r.attachments,
            pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
@@ -132,7 +138,7 @@ export async function backlog(sql: Sql, reads: Read[]): Promise<Backlog[]> {
     const b = out[r.n - 1]!;
     const stream = BigInt(r.stream);
     b.last.set(stream, Number(r.last));
-    b.cursors.set(stream, { acked: Number(r.acked), above: (r.above ?? []).map(Number) });
+    b.cursors.set(stream, { acked: Number(r.acked), above: (r.above ?? []).map(Number), expired: Number(r.expired) });
     if (r.seq === null) continue;
     b.entries.push({
       thread: stream,
@@ -163,10 +169,14 @@ async function published(sql: Sql, where: ReturnType<Sql>, limit: number | null)
   }));
 }
 
-/** Messages numbered after `after` in the stream with this key, in order, at most `limit` (to fill a gap a node saw). */
-export function messagesAfter(sql: Sql, key: string, after: number, limit: number): Promise<Published[]> {
+/**
+ * Messages numbered after `after` in the stream with this key, in order, at most `limit` (to fill a gap a node saw),
+ * none below `horizon` (past retention).
+ */
+export function messagesAfter(sql: Sql, key: string, after: number, limit: number, horizon: bigint): Promise<Published[]> {
   const group = key.startsWith("g:");
-  return published(sql, sql`m.recipient ${group ? sql`is null and m.thread_id = ${key.slice(2)}` : sql`= ${key}`} and m.seq > ${after}`, limit);
+  const where = sql`m.recipient ${group ? sql`is null and m.thread_id = ${key.slice(2)}` : sql`= ${key}`} and m.seq > ${after}`;
+  return published(sql, sql`${where} and m.id >= ${String(horizon)}`, limit);
 }
 
 /** The message `sender` stored with an Idempotency-Key, as a publish carries it, or undefined. */

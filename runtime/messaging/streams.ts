@@ -63,6 +63,8 @@ export class StreamDelivery {
   private readonly cursorsKept = new Set<string>();
   /** "<member> <thread>" -> the last number a poll got while Postgres was away (not yet in delivered_seq). */
   private readonly handedAway = new Map<string, number>();
+  /** Expired messages read from members' cursors and not yet reported by a long poll (takeExpired). */
+  private readonly expired = new Map<string, number>();
   /** delivered_seq marks of sockets (stream-store.ts markLive): those arriving while one statement runs go in the next. */
   private readonly marks: Batcher<{ member: string; thread: bigint; seq: number | null }, undefined>;
   /**
@@ -93,7 +95,7 @@ export class StreamDelivery {
       const got = await streamsOfMembers(svc.sql, members);
       return members.map((m) => got.get(m) ?? [INBOX]);
     }, 1, 1000);
-    this.reads = new Batcher((items) => backlog(svc.sql, items), 2, 256);
+    this.reads = new Batcher((items) => backlog(svc.sql, items, svc.horizons.messages()), 2, 256);
     this.marks = new Batcher(async (items) => {
       await markLive(svc.sql, items);
       return items.map(() => undefined);
@@ -132,7 +134,7 @@ export class StreamDelivery {
     const logged = await this.svc.engines.streams.after(key, after).catch(() => []);
     const run = contiguous(logged, after);
     if (run.length > 0) return run.slice(0, limit);
-    return messagesAfter(this.svc.sql, key, after, limit);
+    return messagesAfter(this.svc.sql, key, after, limit, this.svc.horizons.messages());
   }
 
   /** Publish committed messages again, read from Postgres by id (the reconciler's: their sender died). */
@@ -163,6 +165,9 @@ export class StreamDelivery {
       try {
         const b = await this.backlog(member, null, limit);
         this.keepCursors(member, b);
+        let expired = 0;
+        for (const c of b.cursors.values()) expired += c.expired;
+        if (expired > 0) this.expired.set(member, (this.expired.get(member) ?? 0) + expired);
         const out = merged(b.entries, limit);
         for (const e of out) {
           const away = this.handedAway.get(`${member} ${e.thread}`);
@@ -325,6 +330,16 @@ export class StreamDelivery {
       });
     this.reading.set(member, read);
     return read.done;
+  }
+
+  /**
+   * How many of `member`'s unacknowledged messages went past retention since a long poll last said so (then 0): its
+   * reads take the count from the cursors, and the poll's answer reports it (`expired`).
+   */
+  takeExpired(member: string): number {
+    const n = this.expired.get(member) ?? 0;
+    if (n > 0) this.expired.delete(member);
+    return n;
   }
 
   /** Read past `member`'s cursor in one stream, or in all its streams (null); see stream-store.ts backlog. */

@@ -25,13 +25,17 @@ export interface ThreadRow {
   pay_explorer: string | null;
 }
 
-/** A page of `me`'s threads, newest activity first, after the thread `before`; one row more than asked tells whether more exist. */
-export function threadsOf(sql: Sql, me: string, before: bigint | null, limit: number): Promise<ThreadRow[]> {
+/**
+ * A page of `me`'s threads, newest activity first, after the thread `before`; one row more than asked tells whether
+ * more exist. A thread whose messages all went past `horizon` (retention) is listed with no last message.
+ */
+export function threadsOf(sql: Sql, me: string, before: bigint | null, limit: number, horizon: bigint): Promise<ThreadRow[]> {
   // a thread's activity: its newest message id, or its own id before any (ids are time ordered)
   return sql<ThreadRow[]>`
     with mine as (
       select t.id, t.kind, t.pair_key, t.created_at,
-        coalesce((select m.id from messages m where m.thread_id = t.id order by m.id desc limit 1), t.id) as activity
+        coalesce((select m.id from messages m where m.thread_id = t.id and m.id >= ${String(horizon)} order by m.id desc limit 1), t.id)
+          as activity
       from thread_members me join threads t on t.id = me.thread_id
       where me.principal = ${me}
     )

@@ -1,5 +1,6 @@
-// Comments on moments in Postgres. A comment is inserted only on a moment its author may see, and the moment's
-// counter is raised (with its `rev`) in the same statement, so counts stay exact.
+// Comments on moments in Postgres. A comment is inserted only on a moment its author may see and that is not past the
+// moments horizon (runtime/retention/horizons.ts), and the moment's counter is raised (with its `rev`) in the same
+// statement, so counts stay exact. The comments of a moment past the horizon are gone with it.
 import type { Sql } from "../db/client.ts";
 import { isFkViolation } from "../db/errors.ts";
 import { type CountsRow, visibleTo } from "./moments-sql.ts";
@@ -13,13 +14,14 @@ interface NewComment {
 }
 
 /**
- * Stores a comment on a moment its author may see: the moment's new counts, or null when the moment is missing, not
- * visible to the author, or deleted while the comment was written (a foreign-key violation).
+ * Stores a comment on a moment its author may see: the moment's new counts, or null when the moment is missing, past
+ * `horizon`, not visible to the author, or deleted while the comment was written (a foreign-key violation).
  */
-export async function insertComment(sql: Sql, c: NewComment): Promise<CountsRow | null> {
+export async function insertComment(sql: Sql, c: NewComment, horizon: bigint): Promise<CountsRow | null> {
   try {
     const [r] = await sql<CountsRow[]>`
-      with m as (select m.id from moments m where m.id = ${String(c.moment)} and ${visibleTo(sql, c.author)}),
+      with m as (select m.id from moments m
+        where m.id = ${String(c.moment)} and m.id >= ${String(horizon)} and ${visibleTo(sql, c.author)}),
       ins as (
         insert into moment_comments (id, moment, author, body, created_at)
         select ${String(c.id)}::bigint, id, ${c.author}, ${c.body}, ${c.createdAt} from m returning moment),
@@ -44,10 +46,16 @@ interface CommentRow {
 
 /**
  * The comments of a moment `me` may see after the comment `after`, oldest first, at most `limit` + 1 (one more tells
- * whether more exist). No row: the moment is missing or not visible to `me`; one row with null comment columns: it
- * is visible but has no (further) comments.
+ * whether more exist). No row: the moment is missing, past `horizon` or not visible to `me`; one row with null
+ * comment columns: it is visible but has no (further) comments.
  */
-export function commentsPage(sql: Sql, moment: bigint, me: string, after: bigint, limit: number): Promise<CommentRow[]> {
+export function commentsPage(
+  sql: Sql,
+  moment: bigint,
+  me: string,
+  page: { after: bigint; limit: number; horizon: bigint },
+): Promise<CommentRow[]> {
+  const { after, limit, horizon } = page;
   return sql<CommentRow[]>`
     select c.id, c.body, c.author, p.display_name, c.created_at
     from moments m
@@ -55,6 +63,6 @@ export function commentsPage(sql: Sql, moment: bigint, me: string, after: bigint
       select c.id, c.body, c.author, c.created_at from moment_comments c
       where c.moment = m.id and c.id > ${String(after)} order by c.id limit ${limit + 1}) c on true
     left join principals p on p.id = c.author
-    where m.id = ${String(moment)} and ${visibleTo(sql, me)}
+    where m.id = ${String(moment)} and m.id >= ${String(horizon)} and ${visibleTo(sql, me)}
     order by c.id`;
 }

@@ -4,6 +4,9 @@
 // when a cached id turns out deleted; it hydrates (and caches) records the cache lacks, re-checking their
 // visibility. Which ids a reader may see comes from the timelines (see handlers/friends.ts for how an
 // unfriending drops them before and after it commits).
+//
+// Every page stops at the moments horizon (runtime/retention/horizons.ts): the Postgres queries bound their ids by it,
+// and a cached page is cut where its ids pass it (the timelines may still hold expired ids until pushes trim them).
 import type { CachedMoment } from "../engines/moments.ts";
 import { type FeedCache, PUBLIC_TIMELINE } from "../engines/feed.ts";
 import type { Logger } from "../log.ts";
@@ -40,21 +43,29 @@ export const feedStats = {
   stale: 0,
 };
 
-/** The page of `limit` moments visible to `me` strictly older than `before`, newest first. */
+/**
+ * The page of `limit` moments visible to `me` strictly older than `before` and not past the moments horizon, newest
+ * first. A cursor at or before the horizon gets an empty last page: the feed ends there.
+ */
 export async function readFeed(svc: Services, log: Logger, me: string, before: bigint | null, limit: number): Promise<FeedPage> {
+  const horizon = svc.horizons.moments();
+  if (before !== null && before <= horizon) return { moments: "", hasMore: false };
   const cache = svc.engines.feed;
   const want = limit + 1; // one more than the page tells whether older moments exist
   const timelines = [me, PUBLIC_TIMELINE];
-  const page = await cache.readPage(timelines, before, want, limit);
+  // Under retention every record read comes back as JSON, so the page can be cut at the horizon and still tell has_more.
+  const page = await cache.readPage(timelines, before, want, horizon === 0n ? limit : want);
   if (page.state === "shown") {
     feedStats.cached++;
-    return { moments: page.json, hasMore: page.count > limit };
+    return horizon === 0n ? { moments: page.json, hasMore: page.count > limit } : cutAtHorizon(page.json, horizon, limit);
   }
   if (page.state === "hit") {
-    const shown = await showCached(svc, log, me, page.ids, page.moments, limit);
+    const kept = keptBefore(page.ids, horizon);
+    const ids = page.ids.slice(0, kept);
+    const shown = await showCached(svc, log, me, ids, page.moments.slice(0, kept), limit, horizon);
     if (typeof shown === "string") {
       feedStats.cached++;
-      return { moments: shown, hasMore: page.ids.length > limit };
+      return { moments: shown, hasMore: ids.length > limit };
     }
     feedStats.stale++;
     await dropStale(cache, log, me, shown.stale);
@@ -63,12 +74,35 @@ export async function readFeed(svc: Services, log: Logger, me: string, before: b
   } else {
     feedStats.miss++;
     const [rows] = await Promise.all([
-      feedPage(svc.sql, me, before ?? NO_CURSOR, want),
-      ...page.leases.map((lease, i) => (lease === null ? undefined : rebuild(svc, log, timelines[i]!, lease))),
+      feedPage(svc.sql, me, before ?? NO_CURSOR, want, horizon),
+      ...page.leases.map((lease, i) => (lease === null ? undefined : rebuild(svc, log, timelines[i]!, lease, horizon))),
     ]);
     return fromPostgres(svc, log, rows, limit);
   }
-  return fromPostgres(svc, log, await feedPage(svc.sql, me, before ?? NO_CURSOR, want), limit);
+  return fromPostgres(svc, log, await feedPage(svc.sql, me, before ?? NO_CURSOR, want, horizon), limit);
+}
+
+/** How many of newest-first `ids` are not past `horizon` (they lead the list). */
+function keptBefore(ids: bigint[], horizon: bigint): number {
+  const at = ids.findIndex((id) => id < horizon);
+  return at === -1 ? ids.length : at;
+}
+
+/**
+ * Where each record of a cached page starts, with its id. Records are joined with ',' and each opens with its id
+ * (`{"id":"moment_<n>"`, runtime/engines/moments.ts); inside a JSON string a quote is always escaped, so that text
+ * can stand nowhere else (an author object's id never starts `moment_`).
+ */
+const RECORD_START = /\{"id":"moment_(\d+)"/g;
+
+/** A page the cache showed whole (`want` records at most, newest first), cut at the horizon and to `limit`. */
+function cutAtHorizon(json: string, horizon: bigint, limit: number): FeedPage {
+  const starts = [...json.matchAll(RECORD_START)];
+  const kept = keptBefore(starts.map((m) => BigInt(m[1]!)), horizon);
+  const show = Math.min(kept, limit);
+  // drop the records after the first `show`, with the ',' before them
+  const moments = show < starts.length ? json.slice(0, Math.max(0, starts[show]!.index - 1)) : json;
+  return { moments, hasMore: kept > limit };
 }
 
 /**
@@ -82,11 +116,12 @@ async function showCached(
   ids: bigint[],
   moments: CachedMoment[],
   show: number,
+  horizon: bigint,
 ): Promise<string | { stale: bigint[] }> {
   const gone = ids.filter((_, i) => moments[i] === null);
   if (gone.length > 0) return { stale: gone };
   const missing = ids.filter((_, i) => moments[i] === undefined);
-  const rows = await hydrate(svc.sql, me, missing);
+  const rows = await hydrate(svc.sql, me, missing, horizon);
   if (rows.length !== missing.length) {
     const seen = new Set(rows.map((r) => r.id));
     return { stale: missing.filter((id) => !seen.has(id)) };
@@ -115,14 +150,17 @@ async function remember(svc: Services, log: Logger, rows: MomentRow[]): Promise<
   }
 }
 
-/** Rebuild one timeline from Postgres and install it with the lease the miss handed out. */
-async function rebuild(svc: Services, log: Logger, timeline: string, lease: string): Promise<void> {
+/**
+ * Rebuild one timeline from Postgres and install it with the lease the miss handed out. Expired moments are left out
+ * (the horizon only moves forward, so a timeline complete down to it is complete for every read after).
+ */
+async function rebuild(svc: Services, log: Logger, timeline: string, lease: string, horizon: bigint): Promise<void> {
   const depth = svc.engines.feed.depth;
   try {
     const ids =
       timeline === PUBLIC_TIMELINE
-        ? await publicTimeline(svc.sql, depth)
-        : await personalTimeline(svc.sql, timeline, depth);
+        ? await publicTimeline(svc.sql, depth, horizon)
+        : await personalTimeline(svc.sql, timeline, depth, horizon);
     await svc.engines.feed.fill(timeline, lease, ids, ids.length < depth);
   } catch (err) {
     // The page itself came from Postgres; the next read retries the rebuild.

@@ -3,6 +3,8 @@
 // its own answer. Under load a like then costs Postgres a fraction of a transaction; alone it runs at once.
 // Counts stay exact: the statement inserts (or deletes) the rows and moves each moment's counter by the
 // number of rows that actually changed, raising its `rev` (see runtime/engines/moments.ts).
+// A moment past the moments horizon (runtime/retention/horizons.ts) is gone: liking or unliking it answers 404 before
+// any statement (its id tells its time).
 import type { Sql } from "../db/client.ts";
 import { notFound } from "../errors.ts";
 import { asError, Batcher } from "../batcher.ts";
@@ -12,6 +14,8 @@ import { type CountsRow, visibleToViewer } from "./moments-sql.ts";
 interface LikeItem {
   moment: bigint;
   principal: string;
+  /** The moments horizon (`svc.horizons.moments()`): a moment older than it is gone. Absent: none. */
+  horizon?: bigint;
 }
 
 /** One item's answer: whether the moment is visible to its principal, and the moment's counts (id null: unchanged). */
@@ -64,11 +68,13 @@ export class Likes {
 
   /** Like a moment (a no-op if already liked). Rejects with 404 when the moment is missing or not visible. */
   like(item: LikeItem): Promise<Reacted> {
+    if (expired(item)) return Promise.reject(notFound("moment"));
     return this.batch.push({ ...item, kind: "like" }).then(found);
   }
 
   /** Take a like back (a no-op if not liked). Rejects with 404 when the moment is missing or not visible. */
   unlike(item: LikeItem): Promise<Reacted> {
+    if (expired(item)) return Promise.reject(notFound("moment"));
     return this.batch.push({ ...item, kind: "unlike" }).then(found);
   }
 
@@ -108,6 +114,11 @@ export class Likes {
       return Promise.all(items.map((item) => this.run(kind, [item]).then((r) => r[0]!)));
     }
   }
+}
+
+/** Whether the item's moment is past its horizon (ids are time-ordered: runtime/ids.ts). */
+function expired(item: LikeItem): boolean {
+  return item.horizon !== undefined && item.moment < item.horizon;
 }
 
 function found(r: Reacted): Reacted {

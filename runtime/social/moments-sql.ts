@@ -1,6 +1,8 @@
 // Moment queries: the visibility rule as SQL, one-query hydration of a page, the Postgres feed page and
 // the timeline rebuild queries. Every query that answers moments re-checks visibility, so a stale cache
-// can never show a moment its reader may not see.
+// can never show a moment its reader may not see, and stops at the moments horizon (`id >= horizon`, a range
+// bound on the primary key and on the author and public indexes: runtime/retention/horizons.ts), so a moment
+// past retention is gone at once, before its row is (runtime/retention/moments-store.ts).
 import type { Sql } from "../db/client.ts";
 import { type MomentCounts, type MomentRecord, momentJson } from "../engines/moments.ts";
 import type { Moment } from "../../schema/moments.ts";
@@ -78,13 +80,13 @@ export function visibleToViewer(sql: Sql, viewer: ReturnType<Sql>) {
 
 const ids = (list: bigint[]) => list.map(String);
 
-/** The moments among `list` that `me` may see, newest first, with author and counts: one query. */
-export async function hydrate(sql: Sql, me: string, list: bigint[]): Promise<MomentRow[]> {
+/** The moments among `list` that `me` may see and that are not past `horizon`, newest first, with author and counts: one query. */
+export async function hydrate(sql: Sql, me: string, list: bigint[], horizon: bigint): Promise<MomentRow[]> {
   if (list.length === 0) return [];
   return sql<MomentRow[]>`
     select m.id, m.author, p.display_name, m.content, m.visibility, m.created_at, m.like_count, m.comment_count, m.rev
     from moments m join principals p on p.id = m.author
-    where m.id = any(${ids(list)}::bigint[]) and ${visibleTo(sql, me)}
+    where m.id = any(${ids(list)}::bigint[]) and m.id >= ${String(horizon)} and ${visibleTo(sql, me)}
     order by m.id desc`;
 }
 
@@ -94,43 +96,60 @@ export async function countsOf(sql: Sql, list: bigint[]): Promise<CountsRow[]> {
   return sql<CountsRow[]>`select id, like_count, comment_count, rev from moments where id = any(${ids(list)}::bigint[])`;
 }
 
-/** Ids of public moments older than `before`, newest first. */
-function publicIdsSql(sql: Sql, before: bigint, n: number) {
-  return sql`(select id from moments where visibility = 'public' and id < ${String(before)} order by id desc limit ${n})`;
+/** Which ids a feed query takes: older than `before`, not past `horizon` (the smallest id still kept; 0n: all are). */
+interface IdRange {
+  before: bigint;
+  horizon: bigint;
 }
 
-/** Ids of the non-public moments `me` may see (own and friends'), older than `before`, newest first. */
-function personalIdsSql(sql: Sql, me: string, before: bigint, n: number) {
+/** Ids of public moments in `r`, newest first. */
+function publicIdsSql(sql: Sql, r: IdRange, n: number) {
+  return sql`(select id from moments where visibility = 'public' and id < ${String(r.before)} and id >= ${String(r.horizon)}
+    order by id desc limit ${n})`;
+}
+
+/** Ids of the non-public moments `me` may see (own and friends') in `r`, newest first. */
+function personalIdsSql(sql: Sql, me: string, r: IdRange, n: number) {
+  const [before, horizon] = [String(r.before), String(r.horizon)];
   return sql`
-    (select id from moments where author = ${me} and visibility <> 'public' and id < ${String(before)} order by id desc limit ${n})
+    (select id from moments where author = ${me} and visibility <> 'public' and id < ${before} and id >= ${horizon}
+     order by id desc limit ${n})
     union all
     (select x.id from friendships f cross join lateral (
-       select id from moments where author = f.friend and visibility = 'friends' and id < ${String(before)}
+       select id from moments where author = f.friend and visibility = 'friends' and id < ${before} and id >= ${horizon}
        order by id desc limit ${n}) x
      where f.principal = ${me})`;
 }
 
-/** The newest `n` moments visible to `me` older than `before`, straight from Postgres: one query. */
-export async function feedPage(sql: Sql, me: string, before: bigint, n: number): Promise<MomentRow[]> {
+/**
+ * The newest `n` moments visible to `me` older than `before` and not past `horizon`, straight from Postgres: one
+ * query. A `before` at or below the horizon gives none: the feed ends there.
+ */
+export async function feedPage(sql: Sql, me: string, before: bigint, n: number, horizon: bigint): Promise<MomentRow[]> {
+  const r = { before, horizon };
   return sql<MomentRow[]>`
     select m.id, m.author, p.display_name, m.content, m.visibility, m.created_at, m.like_count, m.comment_count, m.rev
     from moments m join principals p on p.id = m.author
     where m.id in (
-      select id from (${publicIdsSql(sql, before, n)} union all ${personalIdsSql(sql, me, before, n)}) u
+      select id from (${publicIdsSql(sql, r, n)} union all ${personalIdsSql(sql, me, r, n)}) u
       order by id desc limit ${n})
     order by m.id desc`;
 }
 
-/** The newest `n` ids of the public timeline. */
-export async function publicTimeline(sql: Sql, n: number): Promise<bigint[]> {
-  const rows = await sql<{ id: bigint }[]>`select id from ${publicIdsSql(sql, NO_CURSOR, n)} u order by id desc`;
+/** The newest `n` ids of the public timeline not past `horizon`. */
+export async function publicTimeline(sql: Sql, n: number, horizon: bigint): Promise<bigint[]> {
+  const rows = await sql<{ id: bigint }[]>`
+    select id from ${publicIdsSql(sql, { before: NO_CURSOR, horizon }, n)} u order by id desc`;
   return rows.map((r) => r.id);
 }
 
-/** The newest `n` ids of a principal's personal timeline (own non-public and friends' `friends` moments). */
-export async function personalTimeline(sql: Sql, me: string, n: number): Promise<bigint[]> {
+/**
+ * The newest `n` ids of a principal's personal timeline (own non-public and friends' `friends` moments) not past
+ * `horizon`.
+ */
+export async function personalTimeline(sql: Sql, me: string, n: number, horizon: bigint): Promise<bigint[]> {
   const rows = await sql<{ id: bigint }[]>`
-    select id from (${personalIdsSql(sql, me, NO_CURSOR, n)}) u order by id desc limit ${n}`;
+    select id from (${personalIdsSql(sql, me, { before: NO_CURSOR, horizon }, n)}) u order by id desc limit ${n}`;
   return rows.map((r) => r.id);
 }
 

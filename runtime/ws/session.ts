@@ -269,6 +269,9 @@ export class WsSession implements StreamMember {
             this.streams.delete(thread);
             return streams.channels.cool(key);
           }
+          const expired = b.cursors.get(thread)?.expired ?? 0;
+          // unacknowledged messages of this stream that went past retention: said once, before what follows them
+          if (expired > 0) this.send({ type: "expired", ...(thread === INBOX ? {} : { thread_id: String(thread) }), count: expired });
           // (the read recorded what it hands out: a socket that dies before writing it errs on "possibly delivered")
           this.ws.cork(() => {
             for (const e of b.entries) if (!this.write(this.deps.hub.frames.of(e.id, e.deliveryCount, e.payload).for(this.codec))) return;

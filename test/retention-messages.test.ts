@@ -1,0 +1,121 @@
+// Message retention (issue 34; docs/ARCHITECTURE.md, "Retention"): with FLOCK_RETENTION_MESSAGES, a message past the
+// horizon is gone for everyone at once (long polls, history, the threads list), the partitions wholly past it are
+// dropped, a reader behind it continues from it and is told how many it missed, and one node's pass runs at a time,
+// including when the node holding the lock is killed. The node's clock is moved by hand.
+import { spawn } from "node:child_process";
+import postgres from "postgres";
+import t from "tap";
+import WebSocket from "ws";
+import { createLogger } from "../runtime/log.ts";
+import { LOCK_ID, RetentionMaintainer } from "../runtime/retention/maintainer.ts";
+import { TEST_DATABASE_URL } from "./helpers/env.ts";
+import { call, registerAgent } from "./helpers/http.ts";
+import { startTestNode } from "./helpers/node.ts";
+import { until } from "./helpers/wait.ts";
+
+const MIN = 60_000;
+
+async function setup(t: Parameters<typeof startTestNode>[0]) {
+  let clock = Date.now();
+  const node = await startTestNode(t, { now: () => clock, env: { FLOCK_RETENTION_MESSAGES: "10m" } });
+  const maintainer = new RetentionMaintainer(node.svc.sql, node.svc.horizons, () => clock, createLogger("silent"));
+  const a = await registerAgent(node.url, "writer");
+  const b = await registerAgent(node.url, "reader");
+  const send = async (body: string) => {
+    const r = await call(node.url, "POST", "/v1/messages", { token: a.token, json: { to: b.id, body } });
+    if (r.status !== 201) throw new Error(`send: ${r.status} ${r.text}`);
+    return r.body as { id: string; thread_id: string };
+  };
+  const poll = async () => (await call(node.url, "GET", "/v1/messages/pending?timeout=0&limit=50", { token: b.token })).body;
+  const inPostgres = async () => (await node.svc.sql<{ body: string }[]>`select body from messages order by id`).map((r) => r.body);
+  return { node, maintainer, a, b, send, poll, inPostgres, move: (ms: number) => (clock += ms) };
+}
+
+t.test("past the horizon a message is gone for everyone; its partition is dropped; the reader is told what it missed", async (t) => {
+  const { node, maintainer, a, b, send, poll, inPostgres, move } = await setup(t);
+  const first = await send("m1");
+  await send("m2");
+  await send("m3");
+  const got = await poll();
+  t.same(got.messages.map((m: { body: string }) => m.body), ["m1", "m2", "m3"]);
+  t.equal(got.expired, undefined, "nothing expired yet: no field");
+  t.equal((await call(node.url, "POST", `/v1/messages/${first.id}/ack`, { token: b.token })).status, 204, "m1 acknowledged; m2, m3 not");
+
+  move(15 * MIN);
+  // no partition covers this time yet: the default partition takes it, and the next pass moves it into its own
+  await send("m4");
+  move(MIN);
+  // the horizon is 10 minutes back: m1-m3 are past it at once, before any pass has run
+  const hidden = await poll();
+  t.same(hidden.messages.map((m: { body: string }) => m.body), ["m4"], "a long poll hands out only what is kept");
+  const history = await call(node.url, "GET", `/v1/threads/${first.thread_id}/messages`, { token: a.token });
+  t.same(history.body.messages.map((m: { body: string }) => m.body), ["m4"], "the thread's history ends at the horizon");
+  const threads = await call(node.url, "GET", "/v1/threads", { token: a.token });
+  t.equal(threads.body.threads[0].last_message.body, "m4");
+
+  const pass = await maintainer.pass();
+  t.ok(pass, "the pass ran (no other held the lock)");
+  t.ok(pass!.dropped.length >= 1, `partitions wholly past the horizon dropped: ${pass!.dropped.join(", ")}`);
+  t.ok(pass!.created.length >= 1, `partitions created ahead: ${pass!.created.join(", ")}`);
+  t.equal(pass!.cursorsMoved, 1, "the reader's inbox cursor moved over what went");
+  t.same(await inPostgres(), ["m4"], "m1-m3 are gone from Postgres; m4 moved out of the default partition");
+  const [stray] = await node.svc.sql<{ n: number }[]>`select count(*)::int as n from messages_default`;
+  t.equal(stray!.n, 0, "the default partition is empty again");
+  const [parts] = await node.svc.sql<{ n: number }[]>`select count(*)::int as n from pg_inherits where inhparent = 'messages'::regclass`;
+  t.ok(parts!.n >= 3, "the partitions ahead (and the default) remain");
+
+  const told = await poll();
+  t.equal(told.expired, 2, "the reader learns that 2 of its unacknowledged messages went");
+  t.same(told.messages.map((m: { body: string }) => m.body), ["m4"], "and continues from the horizon");
+  t.equal((await poll()).expired, undefined, "said once");
+
+  const again = await maintainer.pass();
+  t.same(again!.dropped, [], "a second pass finds nothing more to drop");
+  t.equal(again!.cursorsMoved, 0);
+});
+
+t.test("a socket behind the horizon gets an expired frame, then what follows", async (t) => {
+  const { node, maintainer, b, send, move } = await setup(t);
+  await send("old");
+  move(11 * MIN);
+  await send("new");
+  await maintainer.pass();
+  const ws = new WebSocket(`${node.url.replace("http", "ws")}/v1/ws`, { headers: { authorization: `Bearer ${b.token}` } });
+  t.teardown(() => ws.close());
+  const frames: { type: string; count?: number; message?: { body: string } }[] = [];
+  ws.on("message", (d) => frames.push(JSON.parse(String(d))));
+  await until(() => frames.some((f) => f.type === "message"), { ms: 5_000, what: "a message frame" });
+  const kinds = frames.filter((f) => f.type === "expired" || f.type === "message");
+  t.same(kinds.map((f) => (f.type === "expired" ? `expired ${f.count}` : f.message!.body)), ["expired 1", "new"]);
+});
+
+t.test("one pass at a time: another node's lock skips it, and a killed holder lets it go", async (t) => {
+  const { node, maintainer } = await setup(t);
+  // a real process holds the pass's lock, as a node mid-pass does
+  const holder = spawn("psql", [
+    TEST_DATABASE_URL,
+    "-v", "ON_ERROR_STOP=1",
+    "-c", `set client_connection_check_interval = '100ms'; begin; select pg_advisory_xact_lock(${LOCK_ID}, hashtext('${node.schema}')); select 'held'; select pg_sleep(60);`,
+  ]);
+  t.teardown(() => holder.kill("SIGKILL"));
+  let out = "";
+  holder.stdout.on("data", (d) => (out += String(d)));
+  const probe = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {} });
+  t.teardown(() => probe.end());
+  // this schema's lock (an advisory lock's second key shows as an unsigned objid)
+  const [{ key: mine }] = (await probe`select hashtext(${node.schema})::bigint & 4294967295 as key`) as unknown as [{ key: string }];
+  await until(
+    async () =>
+      (await probe`select count(*)::int as n from pg_locks where locktype = 'advisory' and classid = ${LOCK_ID} and objid::bigint = ${mine} and granted`)[0]!.n > 0,
+    { ms: 10_000, what: () => `the other process to hold the lock (${out})` },
+  );
+  t.equal(await maintainer.pass(), null, "while another holds the lock, this node's pass does nothing");
+
+  holder.kill("SIGKILL");
+  await until(
+    async () =>
+      (await probe`select count(*)::int as n from pg_locks where locktype = 'advisory' and classid = ${LOCK_ID} and objid::bigint = ${mine}`)[0]!.n === 0,
+    { ms: 10_000, what: "the killed holder's lock to go with its connection" },
+  );
+  t.not(await maintainer.pass(), null, "once the holder is killed, the next pass runs");
+});

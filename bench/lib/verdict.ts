@@ -1,0 +1,94 @@
+// The soak's verdict. With W the window (the retention, or --window without one) and T the run's length:
+// - growth: for node RSS, the Redis memory of the node's own keys and the schema size, the median of the samples of
+//   the last window (T-W, T] against the median of the first window after retention [W, 2W) must be below +5% (the
+//   median of a window, since GC and dropped partitions make each a saw-tooth and one sample can spike);
+// - latency: the p99 of sends and of deliveries over each later window (of at least half W) within 1.5x of the first
+//   window's [0, W);
+// - nothing lost: every receipt an accepted send expected came;
+// - and, so that a pass means the load was there: at most 0.1% of sends failed, and at least 95% of the offered calls
+//   were made (the rest were over the driver's bound on calls in flight).
+import type { Quantiles } from "./deliveries.ts";
+import type { SoakSample } from "./soak-sample.ts";
+
+export const GROWTH_LIMIT = 0.05;
+export const P99_LIMIT = 1.5;
+
+export interface WindowLatency {
+  /** seconds the window started and ended */
+  from: number;
+  to: number;
+  send: Quantiles;
+  deliver: Quantiles;
+}
+
+export interface VerdictInput {
+  rows: SoakSample[];
+  windowS: number;
+  windows: WindowLatency[];
+  redis: boolean;
+  expected: number;
+  received: number;
+  lost: number;
+  sends: number;
+  sendErrors: number;
+  offered: number;
+  fired: number;
+}
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  text: string;
+}
+
+const pct = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}%`;
+
+/** Median of `pick` over rows with from <= t < to (from exclusive and to inclusive when `last`). */
+function median(rows: SoakSample[], pick: (s: SoakSample) => number, from: number, to: number, last = false): number {
+  const vs = rows
+    .filter((r) => (last ? r.t > from && r.t <= to : r.t >= from && r.t < to))
+    .map(pick)
+    .filter(Number.isFinite)
+    .sort((a, b) => a - b);
+  if (vs.length === 0) return NaN;
+  const mid = vs.length >> 1;
+  return vs.length % 2 ? vs[mid]! : (vs[mid - 1]! + vs[mid]!) / 2;
+}
+
+export function verdict(v: VerdictInput): { pass: boolean; checks: Check[]; line: string } {
+  const checks: Check[] = [];
+  const T = v.rows.at(-1)?.t ?? 0;
+  const W = v.windowS;
+  if (T < 2 * W) {
+    checks.push({ name: "length", ok: false, text: `run of ${T}s is shorter than two windows (${2 * W}s): nothing to compare` });
+  } else {
+    const growth: [string, (s: SoakSample) => number][] = [["RSS", (s) => s.rssMb], ["schema", (s) => s.schemaMb]];
+    if (v.redis) growth.splice(1, 0, ["redis keys", (s) => s.redisNodeMb]);
+    for (const [name, pick] of growth) {
+      const ref = median(v.rows, pick, W, 2 * W);
+      const end = median(v.rows, pick, T - W, T, true);
+      const g = end / ref - 1;
+      const ok = Number.isFinite(g) && g < GROWTH_LIMIT;
+      checks.push({ name, ok, text: `${name} ${Number.isFinite(g) ? pct(g) : "n/a"} (${ref.toFixed(1)} -> ${end.toFixed(1)} MB)` });
+    }
+  }
+  const [first, ...later] = v.windows;
+  if (first) {
+    for (const kind of ["send", "deliver"] as const) {
+      const base = first[kind].p99;
+      const worst = later.reduce((m, w) => Math.max(m, w[kind].p99), 0);
+      const ratio = later.length ? worst / base : NaN;
+      const ok = later.length > 0 && base > 0 && ratio <= P99_LIMIT;
+      checks.push({ name: `${kind} p99`, ok, text: `${kind} p99 x${Number.isFinite(ratio) ? ratio.toFixed(2) : "n/a"} (${base.toFixed(1)} -> worst ${worst.toFixed(1)} ms)` });
+    }
+  }
+  checks.push({ name: "lost", ok: v.lost === 0 && v.expected > 0, text: `lost ${v.lost} of ${v.expected} receipts` });
+  const errRate = v.sends ? v.sendErrors / v.sends : 1;
+  checks.push({ name: "send errors", ok: errRate <= 0.001, text: `send errors ${v.sendErrors}` });
+  const held = v.offered ? v.fired / v.offered : 0;
+  checks.push({ name: "load", ok: held >= 0.95, text: `load held ${(held * 100).toFixed(1)}%` });
+  const pass = checks.every((c) => c.ok);
+  const failed = checks.filter((c) => !c.ok).map((c) => c.name);
+  const line = `VERDICT ${pass ? "PASS" : "FAIL"}: ${checks.map((c) => `${c.ok ? "" : "!"}${c.text}`).join("; ")}${failed.length ? ` -- failed: ${failed.join(", ")}` : ""}`;
+  return { pass, checks, line };
+}

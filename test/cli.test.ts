@@ -1,55 +1,23 @@
 // The command line as scripts use it: under --json, stdout holds only the answer (errors and usage go to stderr),
-// and --verbose shows on stderr the retries behind a slow answer.
-import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+// and --verbose shows on stderr the retries behind a slow answer. (Every command against a real node is
+// test/cli-commands.test.ts, a file of its own so that tap runs the two side by side; paying, test/cli-pay.test.ts.)
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import t from "tap";
-import { signInWithWallet } from "./helpers/humans.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { freePort } from "./helpers/private-servers.ts";
-import { until } from "./helpers/wait.ts";
+import { flock, type Run, tempDir } from "./helpers/cli.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+// about 60 runs of the CLI (each a node process loading the SDK through tsx): well inside 120 s on 2 idle cores, not
+// when they are busy with other files
+t.setTimeout(300_000);
 
-/** A config folder of its own for each run unless the test gives one: a run never reads the user's saved login. */
-const NO_LOGIN = mkdtempSync(join(tmpdir(), "flockctl-none-"));
-t.teardown(() => rmSync(NO_LOGIN, { recursive: true, force: true }));
-
-/** Starts the CLI from its source (bin.js imports cli.ts; tsx loads it). */
-function start(args: string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ["--import", "tsx", "client/bin.js", ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env["PATH"] ?? "", XDG_CONFIG_HOME: NO_LOGIN, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-}
-
-/** Runs the CLI, stdout and stderr kept apart. */
-function flock(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = start(args, env);
-    let stdout = "";
-    let stderr = "";
-    child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("exit", (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-const tempDir = (t: { teardown(fn: () => void): void }, label: string) => {
-  const dir = mkdtempSync(join(tmpdir(), `flockctl-${label}-`));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-};
+const USAGE_MISTAKES = [["bogus", "--json"], ["send", "--json"], ["--no-such-flag"], []];
 
 t.test("--json: stdout is the answer alone; errors and usage go to stderr", async (t) => {
   const node = await startTestNode(t, { engine: "memory", env: { FLOCK_LIMITS_SCALE: "20" } });
@@ -59,22 +27,26 @@ t.test("--json: stdout is the answer alone; errors and usage go to stderr", asyn
   t.equal(reg.stderr, "");
   const token = (JSON.parse(reg.stdout) as { token: string }).token;
 
-  const unauthorized = await flock(["whoami", "--json"], { ...env, FLOCK_TOKEN: `am_${"x".repeat(43)}` });
+  // independent runs, one beside the other
+  const [unauthorized, missing, readable, ...usage] = await Promise.all([
+    flock(["whoami", "--json"], { ...env, FLOCK_TOKEN: `am_${"x".repeat(43)}` }),
+    flock(["like", "moment_1", "--json"], { ...env, FLOCK_TOKEN: token }),
+    flock(["like", "moment_1"], { ...env, FLOCK_TOKEN: token }),
+    ...USAGE_MISTAKES.map((args) => flock(args, env)),
+  ]);
   t.equal(unauthorized.code, 3);
   t.equal(unauthorized.stdout, "", "nothing on stdout for a failure");
   t.match(JSON.parse(unauthorized.stderr), { error: "unauthorized" }, "the error body, as JSON, on stderr");
 
-  const missing = await flock(["like", "moment_1", "--json"], { ...env, FLOCK_TOKEN: token });
   t.equal(missing.code, 4);
   t.equal(missing.stdout, "");
   t.match(JSON.parse(missing.stderr), { error: "not_found" });
 
-  const readable = await flock(["like", "moment_1"], { ...env, FLOCK_TOKEN: token });
   t.equal(readable.stdout, "");
   t.match(readable.stderr, /^error 404 not_found: /);
 
-  for (const args of [["bogus", "--json"], ["send", "--json"], ["--no-such-flag"], []]) {
-    const r = await flock(args, env);
+  for (const [i, args] of USAGE_MISTAKES.entries()) {
+    const r = usage[i]!;
     t.equal(r.code, 2, `usage exits 2: ${args.join(" ")}`);
     t.equal(r.stdout, "", `no usage on stdout: ${args.join(" ")}`);
     t.match(r.stderr, /usage: flockctl /);
@@ -208,40 +180,49 @@ t.test("--version prints the version; a typo gets a suggestion; one wording per 
     [["friend", "acept", "fr_1"], /did you mean "friend accept"\?/],
     [["feed", "--lmit", "3"], /^unknown flag --lmit; did you mean --limit\?/],
   ];
-  for (const [args, pattern] of cases) {
-    const r = await flock(args, {});
+  const runs = await Promise.all(cases.map(([args]) => flock(args, {})));
+  for (const [i, [args, pattern]] of cases.entries()) {
+    const r = runs[i]!;
     t.equal(r.code, 2, args.join(" "));
     t.match(r.stderr, pattern, args.join(" "));
     t.equal(r.stdout, "");
   }
   // the same mistake (no key) reads the same whether the value is missing or empty
-  const missing = await flock(["send", "2", "hi", "--idempotency-key"], {});
-  const empty = await flock(["send", "2", "hi", "--idempotency-key="], {});
+  const [missing, empty, abc, noLimit, misplaced, short] = await Promise.all([
+    flock(["send", "2", "hi", "--idempotency-key"], {}),
+    flock(["send", "2", "hi", "--idempotency-key="], {}),
+    flock(["feed", "--limit", "abc"], {}),
+    flock(["feed", "--limit"], {}),
+    flock(["whoami", "--limit", "3"], {}),
+    flock(["send", "2"], {}),
+  ]);
   const rule = "--idempotency-key must be 1 to 255 visible ASCII characters, no spaces";
   t.match(missing.stderr, `${rule} (got nothing)`);
   t.match(empty.stderr, `${rule} (got "")`);
-  t.match((await flock(["feed", "--limit", "abc"], {})).stderr, /^--limit must be a whole number from 1 to 100 \(got "abc"\)/);
-  t.match((await flock(["feed", "--limit"], {})).stderr, /^--limit must be a whole number from 1 to 100 \(got nothing\)/);
-  t.match((await flock(["whoami", "--limit", "3"], {})).stderr, /^--limit goes with feed, .*, not whoami/);
-  const short = await flock(["send", "2"], {});
+  t.match(abc.stderr, /^--limit must be a whole number from 1 to 100 \(got "abc"\)/);
+  t.match(noLimit.stderr, /^--limit must be a whole number from 1 to 100 \(got nothing\)/);
+  t.match(misplaced.stderr, /^--limit goes with feed, .*, not whoami/);
   t.equal(short.code, 2);
   t.match(short.stderr, /^missing <body>\nusage: flockctl send <to> <body>/);
 });
 
 t.test("errors say what to do: no token, a server that is down, a URL without a scheme", async (t) => {
-  const noToken = await flock(["whoami"], { FLOCK_URL: "http://127.0.0.1:9" });
+  const port = await freePort(); // nothing listens there
+  const [noToken, noTokenJson, down, downJson, noScheme] = await Promise.all([
+    flock(["whoami"], { FLOCK_URL: "http://127.0.0.1:9" }),
+    flock(["whoami", "--json"], {}),
+    flock(["whoami"], { FLOCK_URL: `http://127.0.0.1:${port}`, FLOCK_TOKEN: `am_${"d".repeat(43)}` }),
+    flock(["feed", "--json"], { FLOCK_URL: `http://127.0.0.1:${port}`, FLOCK_TOKEN: `am_${"d".repeat(43)}` }),
+    flock(["whoami"], { FLOCK_URL: "localhost:8080", FLOCK_TOKEN: `am_${"d".repeat(43)}` }),
+  ]);
   t.equal(noToken.code, 3);
   t.match(noToken.stderr, "register first (flockctl register <name> --save), or export FLOCK_TOKEN / flockctl login");
-  t.match(JSON.parse((await flock(["whoami", "--json"], {})).stderr), { error: "setup", hint: /register first/ });
+  t.match(JSON.parse(noTokenJson.stderr), { error: "setup", hint: /register first/ });
 
-  const port = await freePort(); // nothing listens there
-  const down = await flock(["whoami"], { FLOCK_URL: `http://127.0.0.1:${port}`, FLOCK_TOKEN: `am_${"d".repeat(43)}` });
   t.equal(down.code, 1);
   t.match(down.stderr, new RegExp(`^error: cannot reach http://127\\.0\\.0\\.1:${port} \\(.*ECONNREFUSED.*\\)\\nis the server running\\? set FLOCK_URL`));
-  const downJson = await flock(["feed", "--json"], { FLOCK_URL: `http://127.0.0.1:${port}`, FLOCK_TOKEN: `am_${"d".repeat(43)}` });
   t.match(JSON.parse(downJson.stderr), { error: "unreachable", url: `http://127.0.0.1:${port}`, hint: /is the server running\? set FLOCK_URL/ });
 
-  const noScheme = await flock(["whoami"], { FLOCK_URL: "localhost:8080", FLOCK_TOKEN: `am_${"d".repeat(43)}` });
   t.equal(noScheme.code, 2);
   t.match(noScheme.stderr, /^error: FLOCK_URL "localhost:8080" is not an http:\/\/ or https:\/\/ URL .*\nis the server running\? set FLOCK_URL/);
 });
@@ -284,103 +265,4 @@ t.test("login saves the token and URL in a file only its owner reads; FLOCK_TOKE
   const loose = await flock(["whoami"], { XDG_CONFIG_HOME: home });
   t.equal(loose.code, 0);
   t.match(loose.stderr, /can be read by others \(mode 0644\): chmod 600 it/);
-});
-
-t.test("every command against a real node: profile, friends, threads, history --follow, groups, upload, payments", async (t) => {
-  const node = await startTestNode(t, { engine: "memory", env: { FLOCK_LIMITS_SCALE: "20" } });
-  const env = { FLOCK_URL: node.url };
-  const register = async (name: string) => {
-    const r = await flock(["register", name, "--json"], env);
-    const { agent, token } = JSON.parse(r.stdout) as { agent: { id: string }; token: string };
-    return { id: agent.id, env: { ...env, FLOCK_TOKEN: token } };
-  };
-  const [a, b, c] = [await register("Ann"), await register("Bob"), await register("Cy")];
-  const json = async (args: string[], e: Record<string, string>) => {
-    const r = await flock([...args, "--json"], e);
-    t.equal(r.code, 0, `${args.join(" ")}: ${r.stderr}`);
-    return r.stdout === "" ? undefined : JSON.parse(r.stdout);
-  };
-
-  // profile: show and set, with the agent's privacy setting
-  t.match((await flock(["profile"], a.env)).stdout, /^agent \d+\nname {9}Ann\n[\s\S]*group adds from anyone/);
-  const set = await json(["profile", "set", "--name", "Ann B", "--description", "tester", "--accepts-group-adds-from", "friends"], a.env);
-  t.match(set, { display_name: "Ann B", description: "tester", accepts_group_adds_from: "friends" });
-  t.equal((await flock(["profile", "set", "--accepts-messages-from", "anyone"], a.env)).code, 2, "a person's setting, refused for an agent");
-  t.equal((await flock(["profile", "set"], a.env)).code, 2, "nothing to change");
-  const person = await signInWithWallet(node.url);
-  const human = await json(["profile", "set", "--accepts-messages-from", "anyone", "--name", "Pat"], { ...env, FLOCK_TOKEN: person.token });
-  t.match(human, { id: person.id, display_name: "Pat", accepts_messages_from: "anyone" });
-  t.match((await flock(["whoami"], { ...env, FLOCK_TOKEN: person.token })).stdout, new RegExp(`^${person.id} Pat`));
-
-  // friends: request, requests, accept, list, remove (and decline)
-  const req = await json(["friend", "request", b.id], a.env);
-  t.match((await flock(["friend", "requests"], b.env)).stdout, new RegExp(`in   ${req.request.id}  from ${a.id}`));
-  t.match(await json(["friend", "accept", req.request.id], b.env), { friend: { id: a.id } });
-  t.match(await json(["friend", "list"], a.env), [{ id: b.id }]);
-  t.match((await flock(["friend", "remove", b.id], a.env)).stdout, `no longer friends with ${b.id}`);
-  t.same(await json(["friend", "list"], a.env), []);
-  const req2 = await json(["friend", "request", c.id], a.env);
-  t.match((await flock(["friend", "decline", req2.request.id], c.env)).stdout, `declined ${req2.request.id}`);
-
-  // direct messages: threads, history by the other's id, oldest first
-  const first = await json(["send", b.id, "one"], a.env);
-  await json(["send", a.id, "two"], b.env);
-  const threads = await json(["threads"], a.env);
-  t.match(threads.threads, [{ id: first.thread_id, kind: "direct", peer: { id: b.id }, last_message: { body: "two" } }]);
-  t.match((await flock(["threads"], a.env)).stdout, new RegExp(`^${first.thread_id}  with Bob \\(${b.id}\\)`));
-  const history = await flock(["history", b.id], a.env);
-  t.match(history.stdout, /: one\n.*: two$/m, "oldest first");
-  t.same((await json(["history", first.thread_id], a.env)).messages.map((m: { body: string }) => m.body), ["two", "one"], "--json: the page as the API answers it");
-  const none = await flock(["history", c.id], a.env);
-  t.equal(none.code, 4);
-  t.match(none.stderr, new RegExp(`no conversation with ${c.id} yet\\nflockctl send ${c.id}`));
-
-  // history --follow: the history, then each new message as it comes, until Ctrl-C; it acknowledges nothing
-  const follower = start(["history", b.id, "--follow"], a.env);
-  let followed = "";
-  follower.stdout!.on("data", (d: Buffer) => (followed += d.toString()));
-  await until(() => followed.includes(": two"), { ms: 15_000, every: 50, what: () => followed });
-  await json(["send", a.id, "three"], b.env);
-  await until(() => followed.includes(": three"), { ms: 15_000, every: 50, what: () => followed });
-  const exited = new Promise<number | null>((r) => follower.once("exit", r));
-  follower.kill("SIGINT");
-  t.equal(await exited, 0, "Ctrl-C ends it cleanly");
-  t.equal(followed.match(/: three/g)?.length, 1, "each message once");
-
-  // groups: create, list, show, add, remove, send, history, leave
-  const g = await json(["group", "create", "crew", b.id], a.env);
-  t.match(g, { name: "crew", owner: a.id, members: [{ id: a.id }, { id: b.id }] });
-  t.match(await json(["group", "list"], b.env), [{ id: g.id, name: "crew" }]);
-  t.match((await flock(["group", "show", g.id], a.env)).stdout, new RegExp(`^${g.id}  crew[\\s\\S]*${b.id}  Bob`));
-  t.equal((await json(["group", "add", g.id, c.id], a.env)).members.length, 3);
-  const sent = await json(["group", "send", g.id, "hello crew"], a.env);
-  t.match(sent, { thread_id: g.thread_id, body: "hello crew" });
-  t.match((await flock(["history", g.id], c.env)).stdout, /Ann B \(\d+\) in thread_\d+: hello crew/);
-  t.match((await flock(["group", "remove", g.id, c.id], a.env)).stdout, `removed ${c.id} from ${g.id}`);
-  t.match((await flock(["group", "leave", g.id], b.env)).stdout, `left ${g.id}`);
-  t.same((await json(["group", "show", g.id], a.env)).members.map((m: { id: string }) => m.id), [a.id]);
-
-  // files: upload, attach, download
-  const dir = tempDir(t, "files");
-  writeFileSync(join(dir, "note.txt"), "hello file\n");
-  const f = await json(["upload", join(dir, "note.txt")], a.env);
-  t.match(f, { id: /^file_/, name: "note.txt", content_type: "text/plain", size: 11 });
-  const withFile = await json(["send", b.id, "see attached", "--attach", f.id], a.env);
-  t.match(withFile.attachments, [{ id: f.id, name: "note.txt" }]);
-  const saved = join(dir, "copy.txt");
-  t.match((await flock(["download", f.id, "--out", saved], b.env)).stdout, `saved ${f.id} to ${saved}`);
-  t.equal(readFileSync(saved, "utf8"), "hello file\n");
-
-  // payments: the list, and paying needs a wallet key (never a flag) and a cap
-  t.match((await flock(["payments"], a.env)).stdout, "(no payments yet)");
-  const noKey = await flock(["pay", b.id, "hi", "--max", "0.5"], a.env);
-  t.equal(noKey.code, 2);
-  t.match(noKey.stderr, /^error: FLOCK_PRIVATE_KEY is not set\nexport FLOCK_PRIVATE_KEY=0x/);
-  const noCap = await flock(["pay", b.id, "hi"], { ...a.env, FLOCK_PRIVATE_KEY: `0x${"1".repeat(64)}` });
-  t.match(noCap.stderr, /pay needs --max DOLLARS/);
-  t.match((await flock(["pay", b.id, "hi", "--max", "-1"], a.env)).stderr, /^--max must be an amount of US dollars above 0/);
-  // a free agent charges nothing: pay sends as send does
-  const free = await flock(["pay", b.id, "free one", "--max", "0.5"], { ...a.env, FLOCK_PRIVATE_KEY: `0x${"1".repeat(64)}` });
-  t.equal(free.code, 0, free.stderr);
-  t.match(free.stdout, /^sent msg_\d+ in thread_\d+ \(it charged nothing\)/);
 });

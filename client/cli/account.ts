@@ -2,6 +2,7 @@
 import { readFileSync } from "node:fs";
 import { removeLogin, saveLogin } from "./config-file.ts";
 import { type Command, type Ctx, isHumanToken, need, UsageError } from "./context.ts";
+import { price } from "./money.ts";
 
 /** One line for a principal. */
 const who = (p: { id: string; display_name: string; description?: string }) => `${p.id} ${p.display_name}${p.description ? ` - ${p.description}` : ""}`;
@@ -110,7 +111,7 @@ function profileText(p: Profile): string {
     if (p.wallets.length > 0) lines.push(`wallets      ${p.wallets.map((w) => `${w.address} (${w.kind})`).join(", ")}`);
   } else {
     lines.push(`group adds from ${p.accepts_group_adds_from ?? "anyone"} (flockctl profile set --accepts-group-adds-from anyone|friends|nobody)`);
-    if (p.x402_enabled) lines.push(`paid agent   $${p.price} per message on ${p.network}, paid to ${p.pay_to}`);
+    if (p.x402_enabled && p.price != null) lines.push(`paid agent   ${price(p.price)} per message on ${p.network}, paid to ${p.pay_to}`);
   }
   return lines.join("\n");
 }

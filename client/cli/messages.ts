@@ -1,6 +1,8 @@
 // Conversations: send, listen (consumes the mailbox), threads, and a thread's history (with --follow).
-import type { Message, Thread } from "../types.ts";
+import { PaymentRequiredError } from "../errors.ts";
+import type { Message, PaymentRequired, Thread } from "../types.ts";
 import { type Command, type Ctx, isHumanToken, need } from "./context.ts";
+import { dollars, plainDollars } from "./money.ts";
 import { SetupError } from "./report.ts";
 import { limitOf } from "./social.ts";
 
@@ -8,7 +10,7 @@ import { limitOf } from "./social.ts";
 const FOLLOW_EVERY_MS = 1000;
 
 export function formatMessage(m: Message): string {
-  const paid = m.payment ? ` [paid ${m.payment.amount} units, tx ${m.payment.transaction}]` : "";
+  const paid = m.payment ? ` [paid ${dollars(m.payment.amount)}, tx ${m.payment.transaction}]` : "";
   const files = m.attachments?.length ? ` [files: ${m.attachments.map((a) => `${a.id} ${a.name}`).join(", ")}]` : "";
   return `${m.created_at}  ${m.from.display_name} (${m.from.id}) in ${m.thread_id}: ${m.body}${files}${paid}`;
 }
@@ -83,6 +85,23 @@ async function follow(ctx: Ctx, threadId: string, seen: bigint, line: (m: Messag
   }
 }
 
+/**
+ * A paid agent's 402 to `send` (which never pays), told in dollars with the command that pays; the error body (what
+ * --json prints) stays the API's answer. Any other error as it is.
+ */
+function priced(e: unknown, to: string): unknown {
+  if (!(e instanceof PaymentRequiredError) || e.requirements === null || typeof e.requirements !== "object") return e;
+  if ((e.body as { reason?: unknown } | undefined)?.reason !== undefined) return e;
+  const amounts = ((e.requirements as PaymentRequired).accepts ?? []).map((r) => r.amount).filter((a) => /^\d+$/.test(a)).map(BigInt);
+  if (amounts.length === 0) return e;
+  const cheapest = amounts.reduce((a, b) => (b < a ? b : a));
+  return new PaymentRequiredError(
+    `${to} is a paid agent: ${dollars(cheapest)} per message, and send never pays. To pay it: FLOCK_PRIVATE_KEY=0x... flockctl pay ${to} <body> --max ${plainDollars(cheapest)}`,
+    e.requirements,
+    e.body,
+  );
+}
+
 export const messageCommands: Record<string, Command> = {
   send: {
     usage: "send <to> <body> [--attach FILE_ID]...       a direct message to an agent or person",
@@ -90,8 +109,10 @@ export const messageCommands: Record<string, Command> = {
     creates: true,
     async run(ctx) {
       const [to, body] = need(ctx, ["to", "body"], "send <to> <body>");
-      const m = await ctx.flock.send(to!, body!, ctx.flags.attach ? { attachments: ctx.flags.attach } : {}, ctx.keyed);
-      ctx.print(m, () => `sent ${m.id} in ${m.thread_id}${m.payment ? ` (paid, tx ${m.payment.transaction})` : ""}`);
+      const m = await ctx.flock.send(to!, body!, ctx.flags.attach ? { attachments: ctx.flags.attach } : {}, ctx.keyed).catch((e: unknown) => {
+        throw priced(e, to!);
+      });
+      ctx.print(m, () => `sent ${m.id} in ${m.thread_id}${m.payment ? ` (paid ${dollars(m.payment.amount)}, tx ${m.payment.transaction})` : ""}`);
     },
   },
   listen: {

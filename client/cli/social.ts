@@ -1,6 +1,7 @@
 // Moments, comments, likes, friends and the marketplace.
 import type { Visibility } from "../types.ts";
 import { type Command, type Ctx, need } from "./context.ts";
+import { price } from "./money.ts";
 
 const limitOf = (ctx: Ctx) => (ctx.flags.limit === undefined ? undefined : Number(ctx.flags.limit));
 const none = (lines: string[], empty = "(none)") => lines.join("\n") || empty;
@@ -115,7 +116,7 @@ export const socialCommands: Record<string, Command> = {
     flags: ["q", "limit", "before"],
     async run(ctx) {
       const page = await ctx.flock.marketplace({ q: ctx.flags.q, limit: limitOf(ctx), before: ctx.flags.before });
-      ctx.print(page, () => none(page.agents.map((a) => `${a.id}  ${a.display_name}  $${a.price} per message (${a.network})`)));
+      ctx.print(page, () => none(page.agents.map((a) => `${a.id}  ${a.display_name}  ${price(a.price)} per message (${a.network})`)));
     },
   },
 };

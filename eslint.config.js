@@ -2,7 +2,7 @@
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", "data/**", ".tap/**", "dist/**", "client/dist/**", "web/dist/**", "test-output/**"] },
+  { ignores: ["node_modules/**", "data/**", ".tap/**", "dist/**", "client/dist/**", "web/dist/**"] },
   ...tseslint.configs.recommended,
   {
     rules: {

@@ -1,18 +1,19 @@
 // Every fenced JavaScript and TypeScript block of README.md and client/README.md runs, as it is, against a live node:
-// each block is written to its own module (test-output/readme-js/, inside the repository so that `@flock/client`
-// resolves to the built workspace package and its optional peers are there) and run with node and tsx, one after
-// another, with `http://localhost:8080` standing for the node's address, and type-checked under strict (checkJs for
-// the JS ones). A block that must not run says so in its info string (```ts skip-run); there are at most a few.
+// each block is written to its own module in a fresh temporary folder (a reader's project: its node_modules is a
+// link to the repository's, so `@flock/client` is the built workspace package and its optional peers are there) and
+// run with node and tsx, one after another, with `http://localhost:8080` standing for the node's address, and
+// type-checked under strict (checkJs for the JS ones). A block that must not run says so in its info string
+// (```ts skip-run); there are at most a few. The folder is removed afterwards.
 import { execFile } from "node:child_process";
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import t from "tap";
+import { type Block, fencedBlocks, READMES, readmeBlocks, ROOT } from "./helpers/readme-blocks.ts";
 import { startTestNode } from "./helpers/node.ts";
 
 const run = promisify(execFile);
-const ROOT = resolve(import.meta.dirname, "..");
-const READMES = ["README.md", "client/README.md"];
 
 export interface CodeBlock {
   lang: "js" | "ts";
@@ -22,14 +23,11 @@ export interface CodeBlock {
   line: number;
 }
 
-/** The fenced JS and TS blocks of a Markdown file, in order, with their info strings. */
+const asCode = (b: Block): CodeBlock => ({ lang: b.kind === "ts" ? "ts" : "js", info: b.info, code: b.code, line: b.line });
+
+/** The fenced JS and TS blocks of a Markdown file (every tag of either: js, mjs, cjs, ts, typescript...), in order. */
 export function codeBlocks(markdown: string): CodeBlock[] {
-  const out: CodeBlock[] = [];
-  for (const m of markdown.matchAll(/^```(js|javascript|mjs|ts|typescript|mts)\b([^\n]*)\n([\s\S]*?)^```[ \t]*$/gm)) {
-    const lang = /^(ts|typescript|mts)$/.test(m[1]!) ? "ts" : "js";
-    out.push({ lang, info: m[2]!.trim(), code: m[3]!, line: markdown.slice(0, m.index).split("\n").length });
-  }
-  return out;
+  return fencedBlocks(markdown).filter((b) => b.kind === "js" || b.kind === "ts").map(asCode);
 }
 
 const skipped = (b: CodeBlock) => /\bskip-run\b/.test(b.info);
@@ -43,13 +41,15 @@ t.test("the extraction finds the blocks it should", async (t) => {
 
 t.test("every JS and TS block of both READMEs runs against a live node", async (t) => {
   const node = await startTestNode(t, { engine: "memory", env: { FLOCK_LIMITS_SCALE: "20" } });
-  const dir = join(ROOT, "test-output", "readme-js");
-  await rm(dir, { recursive: true, force: true });
-  await mkdir(dir, { recursive: true });
+  const dir = await mkdtemp(join(tmpdir(), "flock-readme-js-"));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  // the reader's project has the package installed: node, tsx and tsc resolve `@flock/client` (the workspace's link to
+  // client/), its optional peers and @types/node through this link
+  await symlink(join(ROOT, "node_modules"), join(dir, "node_modules"), "dir");
   let ran = 0;
   let skips = 0;
   for (const file of READMES) {
-    const blocks = codeBlocks(await readFile(join(ROOT, file), "utf8"));
+    const blocks = readmeBlocks(file).filter((b) => b.kind === "js" || b.kind === "ts").map(asCode);
     t.ok(blocks.length > 0, `${file} has JS/TS blocks`);
     for (const [i, b] of blocks.entries()) {
       if (skipped(b)) {
@@ -59,7 +59,7 @@ t.test("every JS and TS block of both READMEs runs against a live node", async (
       const name = `${file.replace(/\W+/g, "-")}-${i + 1}.${b.lang === "ts" ? "mts" : "mjs"}`;
       await writeFile(join(dir, name), b.code.replaceAll("http://localhost:8080", node.url));
       const r = await run(process.execPath, ["--import", "tsx", join(dir, name)], {
-        cwd: ROOT,
+        cwd: dir,
         timeout: 60_000,
         env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", FLOCK_URL: node.url },
       }).then(

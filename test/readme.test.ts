@@ -2,21 +2,22 @@
 // run one after another in one bash (so the variables one block sets reach the next) against a live node, with
 // FLOCK pointing at it. curl fails on any 4xx/5xx and bash stops at the first failing command, so a block that
 // uses a made-up id, a placeholder or a step that is not there fails here.
+// (Every other shell block of both READMEs is run, or listed with what runs instead, by test/readme-shell.test.ts.)
 import { spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import t from "tap";
 import { startTestNode } from "./helpers/node.ts";
+import { fencedBlocks, ROOT, TOUR } from "./helpers/readme-blocks.ts";
 
-const README = fileURLToPath(new URL("../README.md", import.meta.url));
+const README = join(ROOT, "README.md");
 
-/** The shell blocks of one `## ` section of a Markdown file, in order. */
+/** The shell blocks (sh, bash, shell...) of one `## ` section of a Markdown file, in order. */
 function shellBlocks(markdown: string, section: string): string[] {
-  const start = markdown.indexOf(`\n## ${section}\n`);
-  if (start < 0) throw new Error(`no section "## ${section}"`);
-  const next = markdown.indexOf("\n## ", start + 1);
-  const body = markdown.slice(start, next < 0 ? undefined : next);
-  return [...body.matchAll(/^```(?:sh|bash)[ \t]*\n([\s\S]*?)^```[ \t]*$/gm)].map((m) => m[1]!);
+  if (!markdown.split("\n").includes(`## ${section}`)) throw new Error(`no section "## ${section}"`);
+  return fencedBlocks(markdown)
+    .filter((b) => b.section === section && b.kind === "shell")
+    .map((b) => b.code);
 }
 
 function bash(script: string, env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -41,7 +42,7 @@ const missing = ["bash", "curl", "jq"].filter((c) => spawnSync("bash", ["-c", `c
 const skip = missing.length > 0 && !process.env["CI"] ? `needs ${missing.join(", ")}` : false;
 
 t.test("the API tour's shell blocks run in order against a live node", { skip }, async (t) => {
-  const blocks = shellBlocks(readFileSync(README, "utf8"), "API tour");
+  const blocks = shellBlocks(readFileSync(README, "utf8"), TOUR);
   t.ok(blocks.length >= 3, `the tour has its shell blocks (${blocks.length})`);
   const node = await startTestNode(t, { engine: "memory" });
   // each block in turn, as if pasted: a marker before it, and the variables the tour promises checked at the end

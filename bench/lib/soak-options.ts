@@ -59,6 +59,9 @@ export function soakOptions(argv: string[]) {
     seconds: Math.max(SAMPLE_S, Math.floor((n("minutes") * 60) / SAMPLE_S) * SAMPLE_S),
     retentionMs,
     windowS: windowMs / 1000,
+    // retention keeps between one retention and one retention plus a partition's span (a quarter of it, at least a
+    // minute: runtime/retention/maintainer.ts spanFor): the kept data is level only after both
+    settleS: retentionMs === undefined ? 0 : Math.max(60, Math.floor(retentionMs / 4 / 60_000) * 60),
     warmupS: parseDuration(a.warmup!) / 1000,
     shape: { agents: n("agents"), ws: n("ws"), polls: n("polls"), groups: n("groups"), groupSize: n("group-size"), peers: Math.max(1, n("peers")) },
     rates,

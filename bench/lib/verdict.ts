@@ -1,7 +1,8 @@
 // The soak's verdict. With W the window (the retention, or --window without one) and T the run's length:
 // - growth: for node RSS, the Redis memory of the node's own keys and the schema size, the median of the samples of
-//   the last window (T-W, T] against the median of the first window after retention [W, 2W) must be below +5% (the
-//   median of a window, since GC and dropped partitions make each a saw-tooth and one sample can spike);
+//   the last window (T-W, T] against the median of the first window after retention has settled [W+S, 2W+S) must be
+//   below +5% (S: a partition's span, the most retention keeps beyond W; the median of a window, since GC and dropped
+//   partitions make each a saw-tooth and one sample can spike);
 // - latency: the p99 of sends and of deliveries over each later window (of at least half W) within 1.5x of the first
 //   window's [0, W);
 // - nothing lost: every receipt an accepted send expected came;
@@ -24,6 +25,8 @@ export interface WindowLatency {
 export interface VerdictInput {
   rows: SoakSample[];
   windowS: number;
+  /** Seconds after the first window until what retention keeps is level (a partition's span; 0 without retention). */
+  settleS: number;
   windows: WindowLatency[];
   redis: boolean;
   expected: number;
@@ -59,13 +62,14 @@ export function verdict(v: VerdictInput): { pass: boolean; checks: Check[]; line
   const checks: Check[] = [];
   const T = v.rows.at(-1)?.t ?? 0;
   const W = v.windowS;
-  if (T < 2 * W) {
-    checks.push({ name: "length", ok: false, text: `run of ${T}s is shorter than two windows (${2 * W}s): nothing to compare` });
+  const S = v.settleS;
+  if (T < 3 * W + S) {
+    checks.push({ name: "length", ok: false, text: `run of ${T}s is shorter than three windows and the settling (${3 * W + S}s): nothing to compare` });
   } else {
     const growth: [string, (s: SoakSample) => number][] = [["RSS", (s) => s.rssMb], ["schema", (s) => s.schemaMb]];
     if (v.redis) growth.splice(1, 0, ["redis keys", (s) => s.redisNodeMb]);
     for (const [name, pick] of growth) {
-      const ref = median(v.rows, pick, W, 2 * W);
+      const ref = median(v.rows, pick, W + S, 2 * W + S);
       const end = median(v.rows, pick, T - W, T, true);
       const g = end / ref - 1;
       const ok = Number.isFinite(g) && g < GROWTH_LIMIT;

@@ -163,7 +163,7 @@ export async function soakMain(argv: string[]): Promise<number> {
     const fired = RATE_NAMES.reduce((s, k) => s + heldRate(k) * o.seconds, 0);
     const sendErrors = rows.at(-1)?.sendErrors ?? 0;
     const v = verdict({
-      rows, windowS: o.windowS, windows, redis: redis !== undefined, expected: deliveries.expected, received: deliveries.received, lost,
+      rows, windowS: o.windowS, settleS: o.settleS, windows, redis: redis !== undefined, expected: deliveries.expected, received: deliveries.received, lost,
       sends: f.fired.direct + f.fired.group, sendErrors, offered, fired,
     });
 

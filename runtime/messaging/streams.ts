@@ -167,7 +167,10 @@ export class StreamDelivery {
         this.keepCursors(member, b);
         let expired = 0;
         for (const c of b.cursors.values()) expired += c.expired;
-        if (expired > 0) this.expired.set(member, (this.expired.get(member) ?? 0) + expired);
+        if (expired > 0) {
+          if (this.expired.size >= GROUPS_CACHE_MAX) this.expired.clear(); // members who never poll again
+          this.expired.set(member, (this.expired.get(member) ?? 0) + expired);
+        }
         const out = merged(b.entries, limit);
         for (const e of out) {
           const away = this.handedAway.get(`${member} ${e.thread}`);

@@ -82,8 +82,9 @@ export class RetentionMaintainer {
       // per schema: nodes of other deployments sharing the database keep their own passes
       const [got] = await tx<{ ok: boolean }[]>`select pg_try_advisory_xact_lock(${LOCK_ID}, hashtext(current_schema())) as ok`;
       if (!got?.ok) return null;
-      // a drop or a create waits for the statements reading the table; it must not hold every later one behind it
-      await tx`set local lock_timeout = '2s'`;
+      // a drop or a create waits for the statements using the table, and every later statement queues behind it:
+      // one that cannot have its lock at once gives up and is tried again next pass, never stalling sends for long
+      await tx`set local lock_timeout = '200ms'`;
       const now = this.now();
       const result: PassResult = { created: [], dropped: [], cursorsMoved: 0, momentsRemoved: 0 };
       const parts = await partitions(tx);

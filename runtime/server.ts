@@ -98,7 +98,7 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
       },
     );
 
-    // listening: stopping it stops accepting connections (one arriving after is refused, never reset); every
+    // listening: stopping it stops accepting connections (one arriving after is refused); every
     // answer from then on closes its connection
     const listenSocket = await life.add(
       "listen",

@@ -15,10 +15,10 @@ import { until } from "./helpers/wait.ts";
 
 const MIN = 60_000;
 
-async function setup(t: Parameters<typeof startTestNode>[0]) {
+async function setup(t: Parameters<typeof startTestNode>[0], slice?: number) {
   let clock = Date.now();
   const node = await startTestNode(t, { now: () => clock, env: { FLOCK_RETENTION_MESSAGES: "10m" } });
-  const maintainer = new RetentionMaintainer(node.svc.sql, node.svc.horizons, () => clock, createLogger("silent"));
+  const maintainer = new RetentionMaintainer(node.svc.sql, node.svc.horizons, () => clock, createLogger("silent"), slice);
   const a = await registerAgent(node.url, "writer");
   const b = await registerAgent(node.url, "reader");
   const send = async (body: string) => {
@@ -32,9 +32,10 @@ async function setup(t: Parameters<typeof startTestNode>[0]) {
 }
 
 t.test("past the horizon a message is gone for everyone; its partition is dropped; the reader is told what it missed", async (t) => {
-  const { node, maintainer, a, b, send, poll, inPostgres, move } = await setup(t);
+  // one message's cursors a transaction: the pass takes the three that went in three slices
+  const { node, maintainer, a, b, send, poll, inPostgres, move } = await setup(t, 1);
   const first = await send("m1");
-  await send("m2");
+  const second = await send("m2");
   await send("m3");
   const got = await poll();
   t.same(got.messages.map((m: { body: string }) => m.body), ["m1", "m2", "m3"]);
@@ -57,7 +58,7 @@ t.test("past the horizon a message is gone for everyone; its partition is droppe
   t.ok(pass, "the pass ran (no other held the lock)");
   t.ok(pass!.dropped.length >= 1, `partitions wholly past the horizon dropped: ${pass!.dropped.join(", ")}`);
   t.ok(pass!.created.length >= 1, `partitions created ahead: ${pass!.created.join(", ")}`);
-  t.equal(pass!.cursorsMoved, 1, "the reader's inbox cursor moved over what went");
+  t.equal(pass!.cursorsMoved, 2, "the reader's inbox cursor moved over m2, then m3 (m1 was acknowledged), one slice each");
   t.same(await inPostgres(), ["m4"], "m1-m3 are gone from Postgres; m4 moved out of the default partition");
   const [stray] = await node.svc.sql<{ n: number }[]>`select count(*)::int as n from messages_default`;
   t.equal(stray!.n, 0, "the default partition is empty again");
@@ -68,6 +69,7 @@ t.test("past the horizon a message is gone for everyone; its partition is droppe
   t.equal(told.expired, 2, "the reader learns that 2 of its unacknowledged messages went");
   t.same(told.messages.map((m: { body: string }) => m.body), ["m4"], "and continues from the horizon");
   t.equal((await poll()).expired, undefined, "said once");
+  t.equal((await call(node.url, "POST", `/v1/messages/${second.id}/ack`, { token: b.token })).status, 204, "an ack of a message that went is done");
 
   const again = await maintainer.pass();
   t.same(again!.dropped, [], "a second pass finds nothing more to drop");

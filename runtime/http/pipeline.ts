@@ -35,6 +35,13 @@ export interface HttpState {
 }
 
 const JSON_TYPE = { "Content-Type": "application/json" };
+/** uWS closes an HTTP connection idle this long (seconds): a hint must never promise more. */
+const UWS_IDLE_S = 10;
+
+/** `timeout=N`: whole seconds, at most the linger (so the linger covers it) and below uWS's own idle close. */
+function keepAliveHint(lingerS: number): string {
+  return `timeout=${Math.min(Math.floor(lingerS), UWS_IDLE_S - 1)}`;
+}
 const REQ_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
 let reqSeq = 0;
 const reqBase = randomBytes(4).toString("hex");
@@ -89,7 +96,7 @@ class Exchange {
     const outHeaders: Record<string, string> = { "X-Request-Id": this.reqId, ...this.cors, ...out.headers, [NOSNIFF]: "nosniff" };
     if (this.noStore) outHeaders["Cache-Control"] = "no-store";
     // how long a kept-alive connection may sit idle: a SIGTERM'd node lingers that long before it closes any
-    if (!state.draining && this.svc.config.FLOCK_SHUTDOWN_LINGER > 0) outHeaders["Keep-Alive"] = `timeout=${this.svc.config.FLOCK_SHUTDOWN_LINGER}`;
+    if (!state.draining && this.svc.config.FLOCK_SHUTDOWN_LINGER >= 1) outHeaders["Keep-Alive"] = keepAliveHint(this.svc.config.FLOCK_SHUTDOWN_LINGER);
     // A streamed body the handler did not finish reading: close rather than drain it.
     if (this.stream && !this.stream.readableEnded) close = true;
     let body: string | Buffer | undefined;

@@ -255,9 +255,11 @@ export class Messaging {
    * committed with synchronous_commit on): the member's cursor in the message's stream takes it (`through`: with every
    * earlier message of that stream), in Postgres, then in the remembered cursors (ackStored). Any step failing fails
    * the ack (the caller answers an error; a retried ack finds its work done and still succeeds). False when it was
-   * never `principal`'s.
+   * never `principal`'s. A message past retention's horizon is gone for everyone, its cursor moved over it: its ack
+   * is done (the id is a time, so saying so tells nothing about whose it was).
    */
   ack(principal: string, rawId: bigint, through = false): Promise<boolean> {
+    if (rawId < this.svc.horizons.messages()) return Promise.resolve(true);
     const p = this.acks.push({ recipient: principal, id: rawId, through }).then(
       (o) => {
         this.redelivery.ackDone(principal);

@@ -44,7 +44,7 @@ type BacklogRow = MessageRow & {
   last: string;
   acked: string;
   above: string[] | null;
-  expired: string;
+  expired: string | null;
 };
 
 /** A read past cursors: the entries, each stream's newest number as the read saw it, and each cursor read. */
@@ -108,13 +108,24 @@ export async function backlog(sql: Sql, reads: Read[], horizon: bigint): Promise
         limit c.lim
       ) x left join handout_counts h on h.member = c.member and h.thread_id = c.thread_id and h.seq = x.seq
     ),
+    -- expired counts this read hands on: locked and re-read at their latest (the maintainer may have added to one
+    -- since this statement's snapshot), taken away by the update below, so each is reported once (a second read
+    -- waits on the lock, then finds 0); within this statement only the first read of the cursor reports it
+    took as (
+      select gc.member, gc.thread_id, gc.expired, (select min(c0.n) from c0 where c0.member = gc.member and c0.thread_id = gc.thread_id) as n
+      from group_cursors gc join (select distinct member, thread_id from c0 where expired > 0) e on gc.member = e.member and gc.thread_id = e.thread_id
+      where gc.expired > 0
+      for update of gc
+    ),
     raised as (
-      update group_cursors gc set delivered_seq = greatest(gc.delivered_seq, coalesce(u.seq, gc.delivered_seq)), expired = 0
+      update group_cursors gc
+      set delivered_seq = greatest(gc.delivered_seq, coalesce(u.seq, gc.delivered_seq)), expired = gc.expired - coalesce(u.took, 0)
       from (
-        select c.member, c.thread_id as stream, max(c.expired) as expired, max(r.seq) as seq
-        from c left join r on r.n = c.n and r.stream = c.thread_id group by c.member, c.thread_id
+        select c.member, c.thread_id as stream, max(r.seq) as seq, max(tk.expired) as took
+        from c left join r on r.n = c.n and r.stream = c.thread_id left join took tk on tk.member = c.member and tk.thread_id = c.thread_id
+        group by c.member, c.thread_id
       ) u, relaxed
-      where gc.member = u.member and gc.thread_id = u.stream and (gc.delivered_seq < u.seq or u.expired > 0) and relaxed.s is not null
+      where gc.member = u.member and gc.thread_id = u.stream and (gc.delivered_seq < u.seq or u.took > 0) and relaxed.s is not null
     ),
     counted as (
       insert into handout_counts (member, thread_id, seq, count)
@@ -125,7 +136,8 @@ export async function backlog(sql: Sql, reads: Read[], horizon: bigint): Promise
       delete from handout_counts h using (select distinct member, thread_id, acked_seq from c) d
       where h.member = d.member and h.thread_id = d.thread_id and h.seq <= d.acked_seq
     )
-    select c.n::int as n, c.thread_id as stream, c.last_seq as last, c.acked_seq as acked, c.expired,
+    select c.n::int as n, c.thread_id as stream, c.last_seq as last, c.acked_seq as acked,
+           (select tk.expired from took tk where tk.member = c.member and tk.thread_id = c.thread_id and tk.n = c.n) as expired,
            (select array_agg(a.seq::text) from group_acks a where a.member = c.member and a.thread_id = c.thread_id) as above,
            r.id, r.thread_id, r.seq, r.sender, p.display_name as sender_name, r.recipient, r.body, r.created_at, r.attachments,
            pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
@@ -138,7 +150,7 @@ export async function backlog(sql: Sql, reads: Read[], horizon: bigint): Promise
     const b = out[r.n - 1]!;
     const stream = BigInt(r.stream);
     b.last.set(stream, Number(r.last));
-    b.cursors.set(stream, { acked: Number(r.acked), above: (r.above ?? []).map(Number), expired: Number(r.expired) });
+    b.cursors.set(stream, { acked: Number(r.acked), above: (r.above ?? []).map(Number), expired: Number(r.expired ?? 0) });
     if (r.seq === null) continue;
     b.entries.push({
       thread: stream,

@@ -132,9 +132,16 @@ export class StreamDelivery {
    */
   async readAfter(key: string, after: number, limit: number): Promise<Published[]> {
     const logged = await this.svc.engines.streams.after(key, after).catch(() => []);
-    const run = contiguous(logged, after);
+    // a log renewed by each append may hold messages past retention's horizon: those are gone (a hole: Postgres)
+    const run = contiguous(this.kept(logged), after);
     if (run.length > 0) return run.slice(0, limit);
     return messagesAfter(this.svc.sql, key, after, limit, this.svc.horizons.messages());
+  }
+
+  /** Of a log's entries, those retention keeps (all, when it is unlimited). */
+  private kept(logged: Published[]): Published[] {
+    const horizon = this.svc.horizons.messages();
+    return horizon === 0n ? logged : logged.filter((m) => BigInt(m.id) >= horizon);
   }
 
   /** Publish committed messages again, read from Postgres by id (the reconciler's: their sender died). */
@@ -206,7 +213,7 @@ export class StreamDelivery {
     const out: StreamEntry[] = [];
     threads.forEach((thread, i) => {
       const c = cursors.get(thread);
-      const logged = logs[i]!;
+      const logged = this.kept(logs[i]!);
       // an inbox never written to has no cursor yet: nothing to hand out
       if (c === undefined && (thread !== INBOX || logged.length > 0)) throw unavailable("postgres");
       if (c === undefined) return;

@@ -17,12 +17,34 @@ const DAY = 86_400_000;
 /** How often a node tries a pass. */
 export const PASS_EVERY_MS = 30_000;
 /** Moments removed per pass at most: a bounded delete, never a sweep of the table. */
-const MOMENTS_PER_PASS = 5_000;
+const MOMENTS_PER_PASS = 1_000;
+/** Messages gone past the horizon whose cursors one transaction moves over, at most. */
+const SLICE = 10_000;
 
-/** A partition spans a quarter of the retention (so at most a quarter more than it is kept), a minute to a day. */
+/**
+ * One step of a pass in its own transaction. Its DDL waits at most lock_timeout for the table's lock: every later
+ * statement on the table would queue behind it, so one that cannot have it at once fails and the next pass retries.
+ */
+async function short<T>(conn: Sql, step: (tx: Sql) => Promise<T>): Promise<T> {
+  await conn`begin`;
+  try {
+    await conn`set local lock_timeout = '200ms'`;
+    const out = await step(conn);
+    await conn`commit`;
+    return out;
+  } catch (err) {
+    await conn`rollback`.catch(() => {});
+    throw err;
+  }
+}
+
+/**
+ * A partition spans a quarter of the retention (so at most a quarter more than it is kept, and about six partitions
+ * live), at least a minute; 30 days when unlimited (a retention set later drops whole months).
+ */
 export function spanFor(retentionMs: number | null): number {
-  if (retentionMs === null) return DAY;
-  return Math.min(DAY, Math.max(MINUTE, Math.floor(retentionMs / 4 / MINUTE) * MINUTE));
+  if (retentionMs === null) return 30 * DAY;
+  return Math.max(MINUTE, Math.floor(retentionMs / 4 / MINUTE) * MINUTE);
 }
 
 /** What one pass did (null: another node's pass held the lock). */
@@ -44,6 +66,8 @@ export class RetentionMaintainer {
     private readonly horizons: Horizons,
     private readonly now: () => number,
     private readonly log: Logger,
+    /** Messages gone past the horizon whose cursors one transaction moves over, at most. */
+    private readonly slice = SLICE,
   ) {
     this.span = spanFor(horizons.messagesMs);
   }
@@ -76,42 +100,63 @@ export class RetentionMaintainer {
     return this.running;
   }
 
-  /** One pass, if no other node's is running: what it did, or null. */
+  /**
+   * One pass, if no other node's is running: what it did, or null. The lock is the session's, on a connection kept
+   * for the pass; each step is its own short transaction, so a partition's create or drop holds the table's lock for
+   * that one statement, and a step that fails leaves the ones before it done.
+   */
   async pass(): Promise<PassResult | null> {
-    return this.sql.begin(async (tx) => {
-      // per schema: nodes of other deployments sharing the database keep their own passes
-      const [got] = await tx<{ ok: boolean }[]>`select pg_try_advisory_xact_lock(${LOCK_ID}, hashtext(current_schema())) as ok`;
+    const conn = await this.sql.reserve();
+    try {
+      const [got] = await conn<{ ok: boolean }[]>`select pg_try_advisory_lock(${LOCK_ID}, hashtext(current_schema())) as ok`;
       if (!got?.ok) return null;
-      // a drop or a create waits for the statements using the table, and every later statement queues behind it:
-      // one that cannot have its lock at once gives up and is tried again next pass, never stalling sends for long
-      await tx`set local lock_timeout = '200ms'`;
-      const now = this.now();
-      const result: PassResult = { created: [], dropped: [], cursorsMoved: 0, momentsRemoved: 0 };
-      const parts = await partitions(tx);
-
-      // ahead: to two spans or ten minutes past now, whichever is further, each range ending on the span's grid
-      const until = firstIdAt(now + Math.max(2 * this.span, 10 * MINUTE));
-      let top = parts.at(-1)?.hi ?? firstIdAt(now);
-      while (top < until) {
-        const next = firstIdAt((Math.floor(idTime(top) / this.span) + 1) * this.span);
-        result.created.push(await createPartition(tx, top, next));
-        top = next;
+      try {
+        return await this.steps(conn);
+      } finally {
+        await conn`select pg_advisory_unlock(${LOCK_ID}, hashtext(current_schema()))`;
       }
+    } finally {
+      conn.release();
+    }
+  }
 
-      if (this.horizons.messagesMs !== null) {
-        const horizon = this.horizons.messages();
-        const mark = await markOf(tx, "messages");
-        if (horizon > mark) result.cursorsMoved = await expireCursors(tx, mark, horizon);
-        for (const p of parts) {
-          if (p.hi > horizon) break;
-          await dropPartition(tx, p.name);
-          result.dropped.push(p.name);
-        }
-        await dropDefaultBelow(tx, horizon);
+  private async steps(conn: Sql): Promise<PassResult> {
+    const now = this.now();
+    const result: PassResult = { created: [], dropped: [], cursorsMoved: 0, momentsRemoved: 0 };
+    const parts = await short(conn, (tx) => partitions(tx));
+
+    // ahead: to two spans or ten minutes past now, whichever is further, each range ending on the span's grid
+    const until = firstIdAt(now + Math.max(2 * this.span, 10 * MINUTE));
+    let top = parts.at(-1)?.hi ?? firstIdAt(now);
+    while (top < until) {
+      const lo = top;
+      const next = firstIdAt((Math.floor(idTime(lo) / this.span) + 1) * this.span);
+      result.created.push(await short(conn, (tx) => createPartition(tx, lo, next)));
+      top = next;
+    }
+
+    if (this.horizons.messagesMs !== null) {
+      const horizon = this.horizons.messages();
+      // the cursors move over what went, a slice (at most SLICE messages) a transaction, up to the horizon
+      let mark = await short(conn, (tx) => markOf(tx, "messages"));
+      while (mark < horizon) {
+        const from = mark;
+        const moved = await short(conn, (tx) => expireCursors(tx, from, horizon, this.slice));
+        result.cursorsMoved += moved.cursors;
+        mark = moved.to;
       }
-      if (this.horizons.momentsMs !== null) result.momentsRemoved = await expireMoments(tx as unknown as Sql, this.horizons.moments(), MOMENTS_PER_PASS);
-      return result;
-    });
+      // only then do the partitions wholly below the mark go
+      for (const p of parts) {
+        if (p.hi > mark) break;
+        await short(conn, (tx) => dropPartition(tx, p.name));
+        result.dropped.push(p.name);
+      }
+      await short(conn, (tx) => dropDefaultBelow(tx, mark));
+    }
+    if (this.horizons.momentsMs !== null) {
+      result.momentsRemoved = await expireMoments(conn, this.horizons.moments(), MOMENTS_PER_PASS);
+    }
+    return result;
   }
 
   /** For the log line at start. */

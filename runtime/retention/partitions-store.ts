@@ -1,7 +1,8 @@
 // Postgres side of retention (docs/ARCHITECTURE.md, "Retention"): the partitions of `messages` (ranges of id, that is
 // of time: runtime/ids.ts), creating them ahead, dropping those past the horizon, and moving the stream cursors over
-// the messages that went. Called only by the maintainer, inside its transaction (runtime/retention/maintainer.ts).
-import type { TransactionSql } from "postgres";
+// the messages that went. Called only by the maintainer, each in a short transaction of its own
+// (runtime/retention/maintainer.ts).
+import type { Sql } from "../db/client.ts";
 import { idTime } from "../ids.ts";
 
 /** A range partition of `messages`: ids from `lo` (inclusive) to `hi` (exclusive); lo null for MINVALUE. */
@@ -12,7 +13,7 @@ export interface Partition {
 }
 
 /** The range partitions of `messages` (not the default one), by their bounds. */
-export async function partitions(tx: TransactionSql): Promise<Partition[]> {
+export async function partitions(tx: Sql): Promise<Partition[]> {
   const rows = await tx<{ name: string; bound: string }[]>`
     select c.relname as name, pg_get_expr(c.relpartbound, c.oid) as bound
     from pg_inherits i join pg_class c on c.oid = i.inhrelid
@@ -36,7 +37,7 @@ export function partitionName(lo: bigint): string {
  * A partition for ids lo..hi. Rows the default partition caught in that range (a clock ahead) move into it: the
  * default partition is detached meanwhile, so the new one can be attached without them.
  */
-export async function createPartition(tx: TransactionSql, lo: bigint, hi: bigint): Promise<string> {
+export async function createPartition(tx: Sql, lo: bigint, hi: bigint): Promise<string> {
   const name = partitionName(lo);
   const [stray] = await tx<{ n: number }[]>`
     select count(*)::int as n from messages_default where id >= ${String(lo)} and id < ${String(hi)}`;
@@ -53,39 +54,60 @@ export async function createPartition(tx: TransactionSql, lo: bigint, hi: bigint
 }
 
 /** Drop a partition whose every id is past the horizon: its messages are gone for everyone, in one statement. */
-export async function dropPartition(tx: TransactionSql, name: string): Promise<void> {
+export async function dropPartition(tx: Sql, name: string): Promise<void> {
   await tx.unsafe(`drop table "${name}"`);
 }
 
 /** Rows the default partition holds below the horizon (from a clock that ran behind): deleted, a rare few. */
-export async function dropDefaultBelow(tx: TransactionSql, horizon: bigint): Promise<number> {
+export async function dropDefaultBelow(tx: Sql, horizon: bigint): Promise<number> {
   const rows = await tx`delete from messages_default where id < ${String(horizon)}`;
   return rows.count;
 }
 
 /** The horizon the cursors were last moved to (0: never). */
-export async function markOf(tx: TransactionSql, name: string): Promise<bigint> {
+export async function markOf(tx: Sql, name: string): Promise<bigint> {
   const [row] = await tx<{ horizon: string }[]>`select horizon from retention_marks where name = ${name}`;
   return row ? BigInt(row.horizon) : 0n;
 }
 
 /**
- * The messages with ids from `from` to `to` went past the horizon: every cursor behind one of them moves past it,
- * as a cumulative ack would (flock_group_ack, which also folds the acks above it), and counts how many it had not
- * acknowledged in `expired` (reported once by the member's next read). Records `to` as the new mark.
+ * Messages with ids from `from` up to `horizon` went past it: the oldest `slice` of them at most (up to `to`, returned)
+ * are taken here. Every cursor behind one of them moves past it, as a cumulative ack would (flock_group_ack, which
+ * also folds the acks above it), and counts how many it had not acknowledged in `expired` (handed to the member's
+ * next read). A cursor never moves past a number still kept (ids are made before a number is taken, so a kept message
+ * may have a smaller number than one that went). Records `to` as the new mark.
  */
-export async function expireCursors(tx: TransactionSql, from: bigint, to: bigint): Promise<number> {
+export async function expireCursors(tx: Sql, from: bigint, horizon: bigint, slice: number): Promise<{ to: bigint; cursors: number }> {
+  const [cut] = await tx<{ id: string | null }[]>`
+    select id from messages where id >= ${String(from)} and id < ${String(horizon)} order by id offset ${slice} limit 1`;
+  const to = cut?.id ? BigInt(cut.id) : horizon;
   const behind = await tx<{ member: string; thread_id: string; upto: string; lost: string }[]>`
     with gone as (
       select case when recipient is null then thread_id else 0 end as thread, recipient, max(seq) as upto
       from messages where id >= ${String(from)} and id < ${String(to)} and seq is not null
       group by 1, 2
+    ),
+    cursors as (
+      select gc.member, gc.thread_id, gc.acked_seq, g.upto from gone g
+      join group_cursors gc on gc.member = g.recipient and gc.thread_id = 0
+      where g.thread = 0 and gc.acked_seq < g.upto
+      union all
+      select gc.member, gc.thread_id, gc.acked_seq, g.upto from gone g
+      join group_cursors gc on gc.thread_id = g.thread
+      where g.thread <> 0 and gc.acked_seq < g.upto
+    ),
+    capped as (
+      select c.member, c.thread_id, c.acked_seq, least(c.upto, coalesce((
+        select min(m.seq) - 1 from messages m
+        where m.id >= ${String(horizon)} and m.seq is not null and (
+          (c.thread_id = 0 and m.recipient = c.member) or (c.thread_id <> 0 and m.recipient is null and m.thread_id = c.thread_id))
+      ), c.upto)) as upto
+      from cursors c
     )
-    select gc.member, gc.thread_id, g.upto,
-           g.upto - gc.acked_seq - (select count(*) from group_acks a
-             where a.member = gc.member and a.thread_id = gc.thread_id and a.seq > gc.acked_seq and a.seq <= g.upto) as lost
-    from gone g join group_cursors gc on gc.thread_id = g.thread and (g.thread <> 0 or gc.member = g.recipient)
-    where gc.acked_seq < g.upto`;
+    select member, thread_id, upto,
+           upto - acked_seq - (select count(*) from group_acks a
+             where a.member = capped.member and a.thread_id = capped.thread_id and a.seq > capped.acked_seq and a.seq <= capped.upto) as lost
+    from capped where upto > acked_seq`;
   if (behind.length > 0) {
     const members = behind.map((b) => b.member);
     const threads = behind.map((b) => String(b.thread_id));
@@ -100,5 +122,5 @@ export async function expireCursors(tx: TransactionSql, from: bigint, to: bigint
   await tx`
     insert into retention_marks (name, horizon) values ('messages', ${String(to)})
     on conflict (name) do update set horizon = excluded.horizon`;
-  return behind.length;
+  return { to, cursors: behind.length };
 }

@@ -55,6 +55,8 @@ CREATE TABLE messages_default PARTITION OF messages DEFAULT;
 -- What retention has done, per stream member: how many unacknowledged messages went past the horizon since the
 -- member last read (a long poll's answer and a socket's frame report it once, then it is 0 again).
 ALTER TABLE group_cursors ADD COLUMN expired bigint NOT NULL DEFAULT 0;
+-- the maintainer finds a group's members' cursors by the group (a member's own are found by the primary key)
+CREATE INDEX group_cursors_thread_idx ON group_cursors (thread_id);
 
 -- The horizon the maintainer last moved the cursors to (runtime/retention/maintainer.ts): the next pass moves
 -- them over the messages between it and the new horizon, and no further back.

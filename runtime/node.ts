@@ -2,7 +2,8 @@
 // backends and their circuits, the node's id lease, what checks requests, the per-node parts handlers use, the
 // messaging hub, the background passes. runtime/server.ts then mounts the routes and listens; `life` stops it
 // all in the reverse order. No part is made lazily elsewhere: handlers and tests reach them on Services.
-import { createServer } from "node:net";
+import { createSocket } from "node:dgram";
+import { connect, isIPv6 } from "node:net";
 import { Authenticator } from "./auth.ts";
 import { Circuits } from "./circuit.ts";
 import type { Config } from "./config.ts";
@@ -62,16 +63,39 @@ export function listenFailure(host: string, port: number, code?: string): string
 }
 
 /**
- * Fails fast, before anything is created or migrated, when PORT is taken (or HOST is not this machine's): a test
- * listen without port sharing, closed at once. The real listen still checks (another process may take the port in
- * between). PORT 0 picks a free port and needs no check.
+ * Fails fast, before anything is created or migrated, when PORT is taken (or HOST is not this machine's, or the port
+ * is privileged), without listening on it: a test listen would accept, then reset, clients already connecting to a
+ * node restarting on that port. A connection that is answered means a listener holds the port; a UDP bind on the
+ * same address answers for the address and the privilege. The real listen still checks (a port bound without
+ * listening, or taken in between). PORT 0 picks a free port and needs no check.
  */
 export async function checkPortFree(host: string, port: number): Promise<void> {
   if (port === 0) return;
-  const srv = createServer();
+  const wildcard = host === "0.0.0.0" || host === "::" || host === "[::]";
+  const target = wildcard ? (host === "0.0.0.0" ? "127.0.0.1" : "::1") : host.replace(/^\[(.*)\]$/, "$1");
+  const listening = await new Promise<boolean>((resolve) => {
+    const s = connect({ host: target, port });
+    s.setTimeout(1_000);
+    s.once("connect", () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once("timeout", () => {
+      s.destroy();
+      resolve(false);
+    });
+    s.once("error", () => resolve(false));
+  });
+  if (listening) throw new Error(listenFailure(host, port, "EADDRINUSE"));
+  const udp = createSocket(isIPv6(target) ? "udp6" : "udp4");
   await new Promise<void>((resolve, reject) => {
-    srv.once("error", (err: NodeJS.ErrnoException) => reject(new Error(listenFailure(host, port, err.code))));
-    srv.listen({ host, port, exclusive: true }, () => srv.close(() => resolve()));
+    udp.once("error", (err: NodeJS.ErrnoException) => {
+      udp.close();
+      // a UDP port in use says nothing about TCP
+      if (err.code === "EADDRINUSE") resolve();
+      else reject(new Error(listenFailure(host, port, err.code)));
+    });
+    udp.bind({ address: host.replace(/^\[(.*)\]$/, "$1"), port, exclusive: true }, () => udp.close(() => resolve()));
   });
 }
 

@@ -28,7 +28,7 @@ CACHE="$(realpath "$CACHE")"
 ROOT="$CACHE/trixie"
 STAMP="$CACHE/trixie.stamp"
 LOGDIR="$CACHE/logs"
-TEST_TIMEOUT="${FLOCK_CI_TRIXIE_TEST_TIMEOUT:-1500}"
+TEST_TIMEOUT="${FLOCK_CI_TRIXIE_TEST_TIMEOUT:-2700}"
 CHROOT_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 LABEL="trixie/node24"
 

@@ -33,6 +33,7 @@ import { Likes } from "./social/likes.ts";
 import { Realtime } from "./ws/realtime.ts";
 import { McpSessions } from "./mcp/sessions.ts";
 import { SelfAddress } from "./self-address.ts";
+import { cacheLifetimes } from "./retention/cache-lifetimes.ts";
 import { Horizons } from "./retention/horizons.ts";
 import { RetentionMaintainer } from "./retention/maintainer.ts";
 
@@ -134,7 +135,11 @@ export async function startServices(config: Config, log: Logger, life: Lifecycle
   });
   const engines: Engines = await life.add(
     "engines",
-    () => (config.REDIS_URL ? createRedisEngines(config.REDIS_URL, config.REDIS_PREFIX, log) : createMemoryEngines(now)),
+    () => {
+      // the caches never keep what retention removed for longer than it is kept
+      const lifetimes = cacheLifetimes(config.FLOCK_RETENTION_MESSAGES, config.FLOCK_RETENTION_MOMENTS);
+      return config.REDIS_URL ? createRedisEngines(config.REDIS_URL, config.REDIS_PREFIX, log, lifetimes) : createMemoryEngines(now, lifetimes);
+    },
     (e) => e.close(),
   );
   const circuits = await life.add(

@@ -3,12 +3,13 @@
 // dropped, a reader behind it continues from it and is told how many it missed, and one node's pass runs at a time,
 // including when the node holding the lock is killed. The node's clock is moved by hand.
 import { spawn } from "node:child_process";
+import { Redis } from "ioredis";
 import postgres from "postgres";
 import t from "tap";
 import WebSocket from "ws";
 import { createLogger } from "../runtime/log.ts";
 import { LOCK_ID, RetentionMaintainer } from "../runtime/retention/maintainer.ts";
-import { TEST_DATABASE_URL } from "./helpers/env.ts";
+import { TEST_DATABASE_URL, TEST_REDIS_URL } from "./helpers/env.ts";
 import { call, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { until } from "./helpers/wait.ts";
@@ -120,4 +121,13 @@ t.test("one pass at a time: another node's lock skips it, and a killed holder le
     { ms: 10_000, what: "the killed holder's lock to go with its connection" },
   );
   t.not(await maintainer.pass(), null, "once the holder is killed, the next pass runs");
+});
+
+t.test("a stream's Redis log never outlives the retention of what it holds", async (t) => {
+  const { node, b, send } = await setup(t);
+  await send("cached");
+  const redis = new Redis(TEST_REDIS_URL);
+  t.teardown(() => redis.disconnect());
+  const ttl = await redis.pttl(`${node.prefix}st:{${b.id}}`);
+  t.ok(ttl > 9 * MIN && ttl <= 10 * MIN, `the inbox's log expires with the 10-minute retention, not after 15 (PTTL ${ttl} ms)`);
 });

@@ -24,20 +24,13 @@
 //   to 8 s, makes at most ~3 in 5 s, and a WebSocket reconnect after each of 3 kills 2 s apart about as many).
 // - resets during SIGTERM: HTTP requests that got no answer but a reset (ECONNRESET, undici's "other side closed",
 //   EPIPE) between the signal and the node's return; a graceful shutdown answers everything it accepted (before the
-//   node lingered on SIGTERM, FLOCK_SHUTDOWN_LINGER, 0-7 sends a run were reset at its exit; FAIL_ON_SIGTERM_RESETS).
+//   node lingered on SIGTERM, FLOCK_SHUTDOWN_LINGER, 0-7 sends a run were reset at its exit). Any reset fails the run.
 // - a budget of node log lines per fault (both nodes run at LOG_LEVEL=warn; every line counts).
 
 export const HANG_MS = 5_000;
 export const STUCK_MS = 10_000;
 /** A refused ack must be acknowledged within this of the backend's recovery. */
 export const ACK_RECOVERY_MS = 2_000;
-/**
- * Requests reset (no HTTP answer) during a graceful shutdown fail the run only when this is on. Off: reported in the
- * `resets` column. The node lingers on SIGTERM now (FLOCK_SHUTDOWN_LINGER), and local runs show 0, but one CI run
- * showed 3 sends reset in sigterm-sender; the start's port check, which listened for a moment and reset clients
- * connecting to the restarting node, no longer listens (runtime/node.ts checkPortFree). Turn on once CI shows 0.
- */
-export const FAIL_ON_SIGTERM_RESETS = false;
 /** Hand-outs of one message to its receiver: at most this many again per second, over any REDELIVERY_WINDOW_MS. */
 export const MAX_REDELIVERIES_PER_S = 3;
 export const REDELIVERY_WINDOW_MS = 5_000;
@@ -412,7 +405,7 @@ export function judge(
     failures.push(`refused acks not acknowledged within ${ACK_RECOVERY_MS / 1000} s of recovery: ${lateAcks.length} of ${refusedMsgs.length}`);
   }
   if (hot.length) failures.push(`handed out again more than ${MAX_REDELIVERIES_PER_S}/s: ${hot.length} messages (hot loop)`);
-  if (resetReqs.length && FAIL_ON_SIGTERM_RESETS) failures.push(`requests reset during SIGTERM: ${resetReqs.length}`);
+  if (resetReqs.length) failures.push(`requests reset during SIGTERM: ${resetReqs.length}`);
   if (logs && logs.length > LOG_LINE_BUDGET) failures.push(`node log lines ${logs.length} over the budget of ${LOG_LINE_BUDGET}`);
   if (fault.strandsSends && no201Committed === 0) {
     failures.push("no send was caught between its commit and its append (the reconciler was not exercised)");

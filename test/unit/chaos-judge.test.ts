@@ -8,7 +8,6 @@ import t from "tap";
 import { WebSocketServer } from "ws";
 import {
   ACK_RECOVERY_MS,
-  FAIL_ON_SIGTERM_RESETS,
   judge,
   LOG_LINE_BUDGET,
   type LogLine,
@@ -384,7 +383,7 @@ t.test(`at most ${MAX_REDELIVERIES_PER_S} hand-outs again per second of one mess
   t.equal(judge(edge.tr, { description: "d" }, phases, edge.durable).hotLoops, 1);
 });
 
-t.test("requests reset during a graceful shutdown are counted (and fail the run when FAIL_ON_SIGTERM_RESETS is on)", async (t) => {
+t.test("requests reset during a graceful shutdown are counted and fail the run", async (t) => {
   const { tr, durable } = oneGood();
   tr.requests.push(
     { kind: "send", startedAt: phases.injectAt + 5, endedAt: phases.injectAt + 20, status: "UND_ERR_SOCKET", allowanceMs: 0 },
@@ -396,7 +395,7 @@ t.test("requests reset during a graceful shutdown are counted (and fail the run 
   );
   const r = judge(tr, { description: "d", graceful: true }, phases, durable);
   t.equal(r.resets, 2, "a send and a long poll reset; a refused connection, a 503 and a closed socket are not resets");
-  t.equal(r.failures.some((f) => /requests reset during SIGTERM: 2/.test(f)), FAIL_ON_SIGTERM_RESETS);
+  t.equal(r.failures.some((f) => /requests reset during SIGTERM: 2/.test(f)), true);
   t.match(r.worst.join("\n"), /reset during SIGTERM: send×1, poll×1/);
   const kill = judge(tr, { description: "d" }, phases, durable);
   t.equal(kill.resets, null, "not a graceful fault: not counted");

@@ -1,4 +1,5 @@
 // The embedded default: every engine in process.
+import { type CacheLifetimes, DEFAULT_CACHE_LIFETIMES } from "../../retention/cache-lifetimes.ts";
 import type { Engines } from "../engines.ts";
 import { MemoryLimits } from "./limits.ts";
 import { MemoryPresence } from "./presence.ts";
@@ -10,7 +11,7 @@ import { MemoryMoments } from "./moments.ts";
 import { MemoryInFlight, MemoryNodes } from "./nodes.ts";
 
 /** `now`: the node's clock (stream logs expire on it). */
-export function createMemoryEngines(now: () => number = Date.now): Engines {
+export function createMemoryEngines(now: () => number = Date.now, lifetimes: CacheLifetimes = DEFAULT_CACHE_LIFETIMES): Engines {
   const pubsub = new MemoryPubSub();
   const moments = new MemoryMoments();
   const nodes = new MemoryNodes();
@@ -19,7 +20,7 @@ export function createMemoryEngines(now: () => number = Date.now): Engines {
     limits: new MemoryLimits(),
     pubsub,
     presence: new MemoryPresence(),
-    streams: new MemoryStreamLog(pubsub, now),
+    streams: new MemoryStreamLog(pubsub, now, lifetimes.streamLogIdleMs),
     groupCursors: new MemoryGroupCursors(),
     feed: new MemoryFeed({ moments }),
     moments,

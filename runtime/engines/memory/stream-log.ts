@@ -11,6 +11,8 @@ export class MemoryStreamLog implements StreamLog {
   constructor(
     private readonly pubsub: PubSub,
     private readonly now: () => number = Date.now,
+    /** Dropped this long after its last append (STREAM_LOG_IDLE_MS, or the messages' retention when shorter). */
+    private readonly idleMs = STREAM_LOG_IDLE_MS,
   ) {}
 
   async append(m: Published, channel: string, head: string): Promise<void> {
@@ -34,7 +36,7 @@ export class MemoryStreamLog implements StreamLog {
 
   private live(key: string, now: number): { entries: Published[]; at: number } | undefined {
     const log = this.logs.get(key);
-    if (log !== undefined && now - log.at >= STREAM_LOG_IDLE_MS) {
+    if (log !== undefined && now - log.at >= this.idleMs) {
       this.logs.delete(key);
       return undefined;
     }

@@ -17,6 +17,7 @@ import { defineScripts } from "./scripts.ts";
 import { coalesceWrites } from "./coalesce.ts";
 import { watchConnection } from "./connection-log.ts";
 import type { Logger } from "../../log.ts";
+import { type CacheLifetimes, DEFAULT_CACHE_LIFETIMES } from "../../retention/cache-lifetimes.ts";
 import { type ClusterTarget, redisTarget } from "./target.ts";
 
 class RedisUnavailableError extends Error {}
@@ -86,7 +87,12 @@ export function redisClient(url: string, name: "flock-cmd" | "flock-sub"): Redis
   return target.kind === "cluster" ? connectCluster(target, name) : connect(url, name);
 }
 
-export async function createRedisEngines(url: string, prefix: string, log?: Logger): Promise<Engines> {
+export async function createRedisEngines(
+  url: string,
+  prefix: string,
+  log?: Logger,
+  lifetimes: CacheLifetimes = DEFAULT_CACHE_LIFETIMES,
+): Promise<Engines> {
   const clustered = redisTarget(url).kind === "cluster";
   const cmd = redisClient(url, "flock-cmd");
   const sub = redisClient(url, "flock-sub");
@@ -109,10 +115,10 @@ export async function createRedisEngines(url: string, prefix: string, log?: Logg
     limits: new RedisLimits(redis, keys),
     pubsub,
     presence: new RedisPresence(redis, keys),
-    streams: new RedisStreamLog(redis, keys),
+    streams: new RedisStreamLog(redis, keys, lifetimes.streamLogIdleMs),
     groupCursors: new RedisGroupCursors(redis, keys, { clustered }),
     feed: new RedisFeed(redis, keys, { clustered }),
-    moments: new RedisMoments(redis, keys),
+    moments: new RedisMoments(redis, keys, { ttlMs: lifetimes.momentRecordMs }),
     nodes: new RedisNodes(redis, keys),
     inflight: new RedisInFlight(redis, keys),
     async ping() {

@@ -1,6 +1,7 @@
 // Redis moment record cache: per moment a record hash and the JSON it serves (layout in keys.ts). Writes are one
 // script call over all the records they touch (runtime/scripts/moments*-n.lua); reads one MGET of the JSON.
 import type { CachedMoment, MomentCache, MomentCounts, MomentRecord } from "../moments.ts";
+import { MOMENT_RECORD_MS } from "../../retention/cache-lifetimes.ts";
 import type { Keys } from "./keys.ts";
 import type { ScriptedRedis } from "./scripts.ts";
 
@@ -17,8 +18,9 @@ export class RedisMoments implements MomentCache {
     private readonly keys: Keys,
     opts: RedisMomentsOptions = {},
   ) {
-    // the backstop for a count update lost with its node (runtime/social/cache-repair.ts): 10 minutes
-    this.ttlMs = opts.ttlMs ?? 600_000;
+    // the backstop for a count update lost with its node (runtime/social/cache-repair.ts): 10 minutes, or the moments'
+    // retention when shorter (runtime/retention/cache-lifetimes.ts)
+    this.ttlMs = opts.ttlMs ?? MOMENT_RECORD_MS;
   }
 
   /** Per moment its record key, then its JSON key (the order the write scripts take them in). */

@@ -9,10 +9,12 @@ export class RedisStreamLog implements StreamLog {
   constructor(
     private readonly redis: ScriptedRedis,
     private readonly keys: Keys,
+    /** Dropped this long after its last append (STREAM_LOG_IDLE_MS, or the messages' retention when shorter). */
+    private readonly idleMs = STREAM_LOG_IDLE_MS,
   ) {}
 
   async append(m: Published, channel: string, head: string): Promise<void> {
-    await this.redis.streamAppend(this.keys.streamLog(m.key), m.seq, m.id, m.payload, STREAM_LOG_MAX, STREAM_LOG_IDLE_MS,
+    await this.redis.streamAppend(this.keys.streamLog(m.key), m.seq, m.id, m.payload, STREAM_LOG_MAX, this.idleMs,
       this.keys.channel(channel), head);
   }
 

@@ -51,8 +51,8 @@ const pending = defineRoute({
   noHead: true, // a fetch counts a delivery: HEAD must not
   query: PendingQuery,
   async handle({ query, principal, svc, onAborted }) {
-    const entries = await svc.hub.poll(principal.id, query.limit, query.timeout * 1000, onAborted ?? (() => {}));
-    return jsonText(200, pendingJson(entries, svc.hub.streams.takeExpired(principal.id)));
+    const read = await svc.hub.poll(principal.id, query.limit, query.timeout * 1000, onAborted ?? (() => {}));
+    return jsonText(200, pendingJson(read.entries, read.expired));
   },
 });
 

@@ -91,7 +91,7 @@ for (const engine of ["redis", "memory"] as const) {
       circuits.postgres.open(new Error("test: Postgres away"));
       // sent after m on the same channel: once `away` has heard it, it has heard m
       const m2 = await sendOk(base, a, b.id, "not acked");
-      const got = await away.poll(b.id, 10, 3000, () => {});
+      const { entries: got } = await away.poll(b.id, 10, 3000, () => {});
       t.same(got.map((e) => `msg_${e.id}`), [m2.id], "the acknowledged message is not delivered again; the next one is");
       t.equal(got[0]?.deliveryCount, 2, "counted as possibly delivered before (the node cannot know)");
     });

@@ -159,7 +159,7 @@ t.test("a node that stops finishes the acknowledgements under way", async (t) =>
   const a = await registerAgent(node.url, "sender");
   const b = await registerAgent(node.url, "reader");
   const sent = await Promise.all(["1", "2", "3"].map((x) => sendOk(node.url, a, b.id, x)));
-  t.equal((await hub.poll(b.id, 10, 0, () => {})).length, 3);
+  t.equal((await hub.poll(b.id, 10, 0, () => {})).entries.length, 3);
   const acks = sent.map((m) => hub.ack(b.id, parseId("message", m.id)!));
   // the node stops with the acks still under way (close awaits them)
   const stopped = node.close();

@@ -38,9 +38,18 @@ const JSON_TYPE = { "Content-Type": "application/json" };
 /** uWS closes an HTTP connection idle this long (seconds): a hint must never promise more. */
 const UWS_IDLE_S = 10;
 
-/** `timeout=N`: whole seconds, at most the linger (so the linger covers it) and below uWS's own idle close. */
+const keepAliveHints = new Map<number, string>();
+/**
+ * `timeout=N`: whole seconds, at most the linger (so the linger covers it) and below uWS's own idle close. Built once
+ * per linger setting, not per answer.
+ */
 function keepAliveHint(lingerS: number): string {
-  return `timeout=${Math.min(Math.floor(lingerS), UWS_IDLE_S - 1)}`;
+  let hint = keepAliveHints.get(lingerS);
+  if (hint === undefined) {
+    hint = `timeout=${Math.min(Math.floor(lingerS), UWS_IDLE_S - 1)}`;
+    keepAliveHints.set(lingerS, hint);
+  }
+  return hint;
 }
 const REQ_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
 let reqSeq = 0;

@@ -23,7 +23,7 @@ import {
 import { WaiterRegistry } from "./waiters.ts";
 import { RecentFrames } from "./channels.ts";
 import { StreamDelivery } from "./streams.ts";
-import { type Published, type StreamEntry, streamKey } from "./stream-store.ts";
+import { type PollRead, type Published, streamKey } from "./stream-store.ts";
 
 const THREAD_CACHE_MAX = 100_000;
 /** A send waiting longer than this for its batch to start answers 503 uncommitted (the client may retry it). */
@@ -172,7 +172,7 @@ export class Messaging {
    * `timeoutMs` for a message in one of them. `onAborted` registers what to do when the client goes away: the waiter
    * is released at once.
    */
-  async poll(principal: string, limit: number, timeoutMs: number, onAborted: (cb: () => void) => void): Promise<StreamEntry[]> {
+  async poll(principal: string, limit: number, timeoutMs: number, onAborted: (cb: () => void) => void): Promise<PollRead> {
     // Callbacks are inline arrows and the wait's release lives on an object: a named closure would carry
     // its own property store (see runtime/http/pipeline.ts), held for the whole wait.
     const wait: { woken: boolean; stop: boolean; release: (() => void) | undefined } = { woken: false, stop: false, release: undefined };
@@ -182,6 +182,7 @@ export class Messaging {
     });
     const deadline = performance.now() + timeoutMs;
     const removers: (() => void)[] = [];
+    let expired = 0;
     try {
       // each stream's waiter is in place before its first read
       const threads = await this.streams.threads(principal);
@@ -204,17 +205,19 @@ export class Messaging {
             await this.pause(left, wait);
             left = Math.min(until, deadline) - performance.now();
           }
-          if (until > deadline || wait.stop || this.closing) return [];
+          if (until > deadline || wait.stop || this.closing) return { entries: [], expired };
         }
-        const entries = await this.streams.readForPoll(principal, threads, limit);
-        if (entries.length > 0) this.redelivery.handedOut(principal);
-        if (entries.length > 0 || wait.stop || this.closing) return entries;
+        const read = await this.streams.readForPoll(principal, threads, limit);
+        expired += read.expired;
+        if (read.entries.length > 0) this.redelivery.handedOut(principal);
+        // messages gone past retention are news too: the reader learns of them at once
+        if (read.entries.length > 0 || expired > 0 || wait.stop || this.closing) return { entries: read.entries, expired };
         const left = deadline - performance.now();
-        if (left <= 0) return entries;
+        if (left <= 0) return { entries: read.entries, expired };
         // a wait needs the wake-ups Redis carries between nodes: while it is out of reach, say so rather than wait blind
         this.svc.circuits.redis?.check();
         if (!wait.woken) await this.pause(left, wait);
-        if (!wait.woken || wait.stop || this.closing) return [];
+        if (!wait.woken || wait.stop || this.closing) return { entries: [], expired };
       }
     } finally {
       for (const r of removers) r();

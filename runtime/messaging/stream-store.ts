@@ -25,6 +25,12 @@ export interface StreamEntry {
   deliveryCount: number;
 }
 
+/** A long poll's read: what it hands out, and how many unacknowledged messages went past retention meanwhile. */
+export interface PollRead {
+  entries: StreamEntry[];
+  expired: number;
+}
+
 export type { Published };
 
 /** The streams of each of `members`: their inbox first, then their groups (one statement for many). */

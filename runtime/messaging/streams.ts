@@ -19,6 +19,7 @@ import {
   messagesAfter,
   messagesById,
   type Published,
+  type PollRead,
   type StreamEntry,
   streamKey,
   streamsOfMembers,
@@ -63,8 +64,6 @@ export class StreamDelivery {
   private readonly cursorsKept = new Set<string>();
   /** "<member> <thread>" -> the last number a poll got while Postgres was away (not yet in delivered_seq). */
   private readonly handedAway = new Map<string, number>();
-  /** Expired messages read from members' cursors and not yet reported by a long poll (takeExpired). */
-  private readonly expired = new Map<string, number>();
   /** delivered_seq marks of sockets (stream-store.ts markLive): those arriving while one statement runs go in the next. */
   private readonly marks: Batcher<{ member: string; thread: bigint; seq: number | null }, undefined>;
   /**
@@ -165,8 +164,10 @@ export class StreamDelivery {
    * first (each stream's part contiguous from its cursor), recorded as handed out by the read itself; while
    * Postgres is out of reach, from the streams' logs past the cursors the engine remembers (each ack puts its cursor
    * there before it is answered), contiguous from each cursor, or a 503 when that cannot be had for every stream. Those count as possibly delivered before (2): this node cannot know.
+   * `expired`: how many of the member's unacknowledged messages went past retention since a read last said so (the
+   * read takes the count from the cursors, so each is reported once; 0 from the logs, which cannot say).
    */
-  async readForPoll(member: string, threads: bigint[], limit: number): Promise<StreamEntry[]> {
+  async readForPoll(member: string, threads: bigint[], limit: number): Promise<PollRead> {
     const pg = this.svc.circuits.postgres;
     if (!pg.isOpen) {
       try {
@@ -174,22 +175,18 @@ export class StreamDelivery {
         this.keepCursors(member, b);
         let expired = 0;
         for (const c of b.cursors.values()) expired += c.expired;
-        if (expired > 0) {
-          if (this.expired.size >= GROUPS_CACHE_MAX) this.expired.clear(); // members who never poll again
-          this.expired.set(member, (this.expired.get(member) ?? 0) + expired);
-        }
         const out = merged(b.entries, limit);
         for (const e of out) {
           const away = this.handedAway.get(`${member} ${e.thread}`);
           if (away !== undefined && e.seq <= away && e.deliveryCount < 2) e.deliveryCount = 2;
         }
-        return out;
+        return { entries: out, expired };
       } catch (err) {
         if (outageOf(err) !== "postgres") throw err;
         pg.open(err);
       }
     }
-    return this.fromLogs(member, threads, limit);
+    return { entries: await this.fromLogs(member, threads, limit), expired: 0 };
   }
 
   private keepCursors(member: string, b: Backlog): void {
@@ -340,16 +337,6 @@ export class StreamDelivery {
       });
     this.reading.set(member, read);
     return read.done;
-  }
-
-  /**
-   * How many of `member`'s unacknowledged messages went past retention since a long poll last said so (then 0): its
-   * reads take the count from the cursors, and the poll's answer reports it (`expired`).
-   */
-  takeExpired(member: string): number {
-    const n = this.expired.get(member) ?? 0;
-    if (n > 0) this.expired.delete(member);
-    return n;
   }
 
   /** Read past `member`'s cursor in one stream, or in all its streams (null); see stream-store.ts backlog. */

@@ -14,6 +14,7 @@ import { Deliveries } from "../lib/deliveries.ts";
 import { formatDuration } from "../lib/duration.ts";
 import { isolate, type Isolation } from "../lib/isolation.ts";
 import { cpuMs, type Proc, ROOT, startScript } from "../lib/procs.ts";
+import { RssReader } from "../lib/rss-reader.ts";
 import { type DbReading, embeddedDbReading, PostgresSampler, readNodeMetrics, RedisSampler, type RedisReading } from "../lib/sampler.ts";
 import { RATE_NAMES, type Rates, SoakFleet } from "../lib/soak-fleet.ts";
 import { DEFAULTS, FULL, SAMPLE_S, soakOptions } from "../lib/soak-options.ts";
@@ -59,6 +60,9 @@ export async function soakMain(argv: string[]): Promise<number> {
     node = await startScript("dist/runtime/main.js", env, /"port":(\d+)[^\n]*"msg":"flock listening"/);
     const url = `http://127.0.0.1:${node.port}`;
     const pid = node.child.pid!;
+    // the node's RSS every second; a sample reports the median since the one before (bench/lib/rss-reader.ts)
+    const rss = new RssReader(pid);
+    closers.push(() => rss.stop());
 
     const redis = iso.redisUrl && iso.redisPrefix ? new RedisSampler(iso.redisUrl, iso.redisPrefix) : undefined;
     const pg = iso.databaseUrl ? new PostgresSampler(iso.databaseUrl, iso.schema) : undefined;
@@ -81,6 +85,7 @@ export async function soakMain(argv: string[]): Promise<number> {
     const driving = f.drive(o.rates, o.warmupS + o.seconds);
     await new Promise((r) => setTimeout(r, o.warmupS * 1000));
     const started = performance.now();
+    rss.take(); // the readings of the warm-up do not count
     f.sendLatency.takeSample();
     f.sendLatency.takeWindow();
     deliveries.latency.takeSample();
@@ -112,7 +117,7 @@ export async function soakMain(argv: string[]): Promise<number> {
       const errors = failed("direct") + failed("group");
       const row: SoakSample = {
         t,
-        rssMb: (m?.rssBytes ?? NaN) / MB,
+        rssMb: rss.take() / MB,
         heapUsedMb: (m?.heapUsedBytes ?? NaN) / MB,
         heapTotalMb: (m?.heapTotalBytes ?? NaN) / MB,
         redisUsedMb: (r?.usedMemory ?? NaN) / MB,

@@ -8,7 +8,7 @@ import { ApiError, unauthorized } from "../runtime/errors.ts";
 import { defineRoute, ok, type Route } from "../runtime/http/route.ts";
 import type { Metrics } from "../runtime/metrics.ts";
 
-export function healthRoutes(metrics: Metrics): Route[] {
+export function healthRoutes(metrics: Metrics, draining: () => boolean = () => false): Route[] {
   const healthz = defineRoute({
     method: "GET",
     path: "/healthz",
@@ -21,6 +21,11 @@ export function healthRoutes(metrics: Metrics): Route[] {
     path: "/readyz",
     auth: "none",
     async handle({ svc }) {
+      // a node shutting down (lingering on a SIGTERM) is not ready: a balancer stops sending it new connections,
+      // while it still answers what arrives
+      if (draining()) {
+        throw new ApiError("unavailable", "not ready: shutting down", { checks: { shutdown: "draining" } }, { "Retry-After": "1" });
+      }
       // an open circuit answers at once (its probe closes it within ~250 ms of the server's return); a closed one
       // is checked live, and a connection-class failure opens it
       const check = async (f: () => Promise<unknown>, circuit: Circuit | undefined) => {

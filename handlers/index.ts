@@ -18,7 +18,8 @@ import { docRoutes } from "./docs.ts";
 import { webRoutes } from "./web.ts";
 import { mcpRoutes } from "./mcp.ts";
 
-export function allRoutes(metrics: Metrics): Route[] {
-  const routes = [...healthRoutes(metrics), ...agentRoutes, ...momentRoutes, ...momentReactionRoutes, ...friendRoutes, ...messageRoutes, ...threadRoutes, ...groupRoutes, ...authRoutes, ...userRoutes, ...fileRoutes, ...marketplaceRoutes, ...paymentRoutes, ...mcpRoutes, ...webRoutes];
+/** `draining`: whether the node is shutting down (its /readyz then answers 503, so a balancer stops routing here). */
+export function allRoutes(metrics: Metrics, draining: () => boolean = () => false): Route[] {
+  const routes = [...healthRoutes(metrics, draining), ...agentRoutes, ...momentRoutes, ...momentReactionRoutes, ...friendRoutes, ...messageRoutes, ...threadRoutes, ...groupRoutes, ...authRoutes, ...userRoutes, ...fileRoutes, ...marketplaceRoutes, ...paymentRoutes, ...mcpRoutes, ...webRoutes];
   return [...routes, ...docRoutes(routes)];
 }

@@ -73,7 +73,7 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
       "routes",
       () => {
         const router = new Router();
-        for (const r of allRoutes(metrics)) router.add(r);
+        for (const r of allRoutes(metrics, () => state.draining)) router.add(r);
         const a = uws.App();
         // WebSocket route first: mountHttp registers the catch-all
         const ws = mountWs(a, svc, onClientFrame);
@@ -108,9 +108,15 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
         if (!s) throw new StartupError(listenFailure(config.HOST, config.PORT));
         return s;
       },
-      (s) => {
-        uws.us_listen_socket_close(s as never);
-      },
+      // closed from the check phase, just after the poll phase accepted what was waiting: a connection the kernel
+      // had completed but uWS not yet accepted would be reset by the close (seen beside a CPU hog: one ack reset)
+      (s) =>
+        new Promise<void>((resolve) =>
+          setImmediate(() => {
+            uws.us_listen_socket_close(s as never);
+            resolve();
+          }),
+        ),
     );
 
     // the linger, on a SIGTERM: before it stops listening the node serves on for FLOCK_SHUTDOWN_LINGER seconds,

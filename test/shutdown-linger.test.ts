@@ -91,11 +91,15 @@ t.test("SIGTERM: a kept-alive connection used a second after the signal is answe
   t.teardown(() => fresh.destroy());
   const third = await fresh.request("/v1/agents/me", me.token);
   t.match(third, { status: 200, headers: { connection: "close" }, closed: true });
+  // and it says it is not ready, so a balancer stops sending it new connections
+  const ready = await Conn.open(p.port);
+  t.teardown(() => ready.destroy());
+  t.match(await ready.request("/readyz", me.token), { status: 503, headers: { "retry-after": "1", connection: "close" } }, "/readyz: 503 while lingering");
 
   t.equal(await exited, 0, "exits cleanly after the linger");
   const drained = /"drained":(\d+),"inflight":(\d+),"ms":(\d+),"msg":"requests drained"/.exec(p.output());
   t.ok(drained, "logs how many requests it drained, and how long it took");
-  t.ok(Number(drained?.[1]) >= 2, `the two answered while draining are counted (${drained?.[1]})`);
+  t.ok(Number(drained?.[1]) >= 3, `the three answered while draining are counted (${drained?.[1]})`);
   t.equal(Number(drained?.[2]), 0, "none left in flight");
   t.ok(Number(drained?.[3]) >= 5_000, `the drain lasted the linger (${drained?.[3]} ms)`);
 });

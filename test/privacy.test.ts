@@ -242,7 +242,9 @@ t.test("timing: a send to a person who does not take it and one to no one take t
   const diff = mp - mn;
   // The same difference, estimated from the pairs: each pair ran under the same load, so this one stays sharp on a
   // busy machine, where the medians themselves move by tenths of a millisecond from run to run.
-  const paired = median(person.map((p, i) => p - none[i]!));
+  const pairs = person.map((p, i) => p - none[i]!);
+  const paired = median(pairs);
+  const pairedNoise = bootstrapSe(pairs);
   const noise = bootstrapSe(person, none);
   const fmt = (x: number) => `${x.toFixed(3)} ms`;
   t.comment(
@@ -250,17 +252,18 @@ t.test("timing: a send to a person who does not take it and one to no one take t
       `difference ${fmt(diff)} (its standard error ${fmt(noise)}); median of the paired differences ${fmt(paired)}; ` +
       `quartiles ${fmt(quantile(person, 0.25))}-${fmt(quantile(person, 0.75))} and ${fmt(quantile(none, 0.25))}-${fmt(quantile(none, 0.75))}`,
   );
-  t.ok(Math.abs(paired) < 0.2, `paired: the sends differ by less than 0.2 ms (${fmt(paired)})`);
-  // Generous for the medians' difference only where the machine's noise alone can exceed the bound: a real gap of
-  // 0.2 ms or more still shows in both checks.
+  // Each generous only where the machine's noise alone can exceed the bound (a run beside other tests measured a
+  // paired 0.26 ms against medians apart by -0.40 ms: opposite signs, noise): a real gap of 0.2 ms or more still
+  // shows in both checks on a quiet machine.
+  t.ok(Math.abs(paired) < Math.max(0.2, 2 * pairedNoise), `paired: the sends differ by less than 0.2 ms, or than twice its noise (${fmt(paired)}, noise ${fmt(pairedNoise)})`);
   t.ok(Math.abs(diff) < Math.max(0.2, 2 * noise), `the medians differ by less than 0.2 ms, or than twice their noise (${fmt(diff)})`);
 });
 
 /**
- * The standard error of the difference of two medians, from 1,000 bootstrap resamples (a fixed seed: the same data
+ * The standard error of the difference of two medians (of one median, without `b`), from 1,000 bootstrap resamples (a fixed seed: the same data
  * give the same answer).
  */
-function bootstrapSe(a: number[], b: number[]): number {
+function bootstrapSe(a: number[], b?: number[]): number {
   let seed = 0x2f6b_9a1d;
   const rand = () => {
     // mulberry32
@@ -271,7 +274,7 @@ function bootstrapSe(a: number[], b: number[]): number {
   };
   const resample = (xs: number[]) => xs.map(() => xs[Math.floor(rand() * xs.length)]!);
   const diffs: number[] = [];
-  for (let i = 0; i < 1000; i++) diffs.push(median(resample(a)) - median(resample(b)));
+  for (let i = 0; i < 1000; i++) diffs.push(median(resample(a)) - (b ? median(resample(b)) : 0));
   const mean = diffs.reduce((s, d) => s + d, 0) / diffs.length;
   return Math.sqrt(diffs.reduce((s, d) => s + (d - mean) ** 2, 0) / (diffs.length - 1));
 }

@@ -122,14 +122,20 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
     // the linger, on a SIGTERM: before it stops listening the node serves on for FLOCK_SHUTDOWN_LINGER seconds,
     // every answer closing its connection. A request is never sent on a connection the node is about to close:
     // a load balancer has time to stop routing here, each client's next request takes a new connection, and one
-    // left idle is dropped by its client (after the Keep-Alive hint) before the listening socket closes.
+    // left idle is dropped by its client (after the Keep-Alive hint) before the listening socket closes. Its last
+    // second (at most half of it) refuses: every request answers 503 with a Retry-After of SHUTDOWN_RETRY_AFTER_S, so
+    // clients that wait as told are not connecting when the socket closes (a connection still in the kernel's
+    // accept queue then would be reset: seen beside a CPU hog, 1-3 polls and acks a chaos run).
     let lingerMs = 0;
     await life.add("linger", () => undefined, async () => {
       drainStarted = performance.now();
       state.draining = true;
       if (lingerMs === 0) return;
       log.info({ seconds: lingerMs / 1000 }, "draining: serving on, each answer closing its connection");
-      await new Promise((resolve) => setTimeout(resolve, lingerMs));
+      const refusingMs = Math.min(1000, lingerMs / 2);
+      await new Promise((resolve) => setTimeout(resolve, lingerMs - refusingMs));
+      state.closed = true;
+      await new Promise((resolve) => setTimeout(resolve, refusingMs));
     });
     const port = uws.us_socket_local_port(listenSocket as never);
     svc.self.set(config.HOST, port);

@@ -95,11 +95,25 @@ t.test("SIGTERM: a kept-alive connection used a second after the signal is answe
   const ready = await Conn.open(p.port);
   t.teardown(() => ready.destroy());
   t.match(await ready.request("/readyz", me.token), { status: 503, headers: { "retry-after": "1", connection: "close" } }, "/readyz: 503 while lingering");
+  // its last second refuses: 503 with a Retry-After that outlasts the listening socket, so a client that waits as
+  // told comes back to a refused connection, never to one reset in the kernel's accept queue
+  let refused: Awaited<ReturnType<Conn["request"]>> | undefined;
+  await until(async () => {
+    const c = await Conn.open(p.port);
+    try {
+      const r = await c.request("/v1/agents/me", me.token);
+      if ("status" in r && r.status === 503) refused = r;
+      return refused !== undefined;
+    } finally {
+      c.destroy();
+    }
+  }, { ms: 10_000, every: 100, what: "the refusing end of the linger" });
+  t.match(refused, { status: 503, headers: { "retry-after": "2", connection: "close" }, closed: true }, "503, Retry-After: 2, closed");
 
   t.equal(await exited, 0, "exits cleanly after the linger");
   const drained = /"drained":(\d+),"inflight":(\d+),"ms":(\d+),"msg":"requests drained"/.exec(p.output());
   t.ok(drained, "logs how many requests it drained, and how long it took");
-  t.ok(Number(drained?.[1]) >= 3, `the three answered while draining are counted (${drained?.[1]})`);
+  t.ok(Number(drained?.[1]) >= 4, `the four answered while draining are counted (${drained?.[1]})`);
   t.equal(Number(drained?.[2]), 0, "none left in flight");
   t.ok(Number(drained?.[3]) >= 5_000, `the drain lasted the linger (${drained?.[3]} ms)`);
 });

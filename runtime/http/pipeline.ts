@@ -27,7 +27,10 @@ export interface HttpState {
   draining: boolean;
   /** Requests answered since draining began (the node logs it when it stops). */
   drained: number;
-  /** The backends are being closed: a request still arriving on a kept-alive connection answers 503 at once. */
+  /**
+   * The last part of a SIGTERM's linger (the node still listens) or the backends are being closed: every request
+   * answers 503 at once, with a Retry-After that outlasts the listening socket (SHUTDOWN_RETRY_AFTER_S).
+   */
   closed: boolean;
   inflight: number;
   /** Resolvers waiting for inflight to reach 0. */
@@ -35,6 +38,11 @@ export interface HttpState {
 }
 
 const JSON_TYPE = { "Content-Type": "application/json" };
+/**
+ * A shutting-down node's Retry-After: longer than the refusing end of its linger, so a client that waits as told
+ * comes back after the listening socket closed (refused at once, never reset in the kernel's accept queue).
+ */
+export const SHUTDOWN_RETRY_AFTER_S = 2;
 /** uWS closes an HTTP connection idle this long (seconds): a hint must never promise more. */
 const UWS_IDLE_S = 10;
 
@@ -210,7 +218,8 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
 
     state.inflight++;
     if (state.closed) {
-      ex.fail(new ApiError("unavailable", "this node is shutting down; retry", { retry_after: 1 }, { "Retry-After": "1" }));
+      const after = String(SHUTDOWN_RETRY_AFTER_S);
+      ex.fail(new ApiError("unavailable", "this node is shutting down; retry", { retry_after: SHUTDOWN_RETRY_AFTER_S }, { "Retry-After": after }));
       return;
     }
     const match = router.match(method, path);

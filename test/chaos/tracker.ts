@@ -433,7 +433,11 @@ export function judge(
     const x = hot.reduce((a, b) => (b.rate > a.rate ? b : a));
     worst.push(`hot loop: "${x.m.tag}" handed out ${x.m.deliveries.length}×, ${x.rate.toFixed(1)}/s at its fastest`);
   }
-  if (resetReqs.length) worst.push(`reset during SIGTERM: ${kinds(resetReqs)} (${[...new Set(resetReqs.map((r) => r.status))].join(", ")})`);
+  if (resetReqs.length) {
+    const at = (ms: number) => `${ms >= phases.injectAt ? "+" : ""}${Math.round(ms - phases.injectAt)} ms`;
+    const when = resetReqs.slice(0, 5).map((r) => `${r.kind} ${at(r.startedAt)} to ${at(r.endedAt)}`).join(", ");
+    worst.push(`reset during SIGTERM: ${kinds(resetReqs)} (${[...new Set(resetReqs.map((r) => r.status))].join(", ")}; from the signal: ${when})`);
+  }
   if (logs && logs.length > 0) {
     const byMsg = new Map<string, number>();
     for (const l of logs) byMsg.set(`${l.node}: ${l.msg.slice(0, 80)}`, (byMsg.get(`${l.node}: ${l.msg.slice(0, 80)}`) ?? 0) + 1);

@@ -207,10 +207,19 @@ type AckOutcome = "ok" | "final" | "retry";
  * ack refused (a 5xx, 429, or no answer) is retried with backoff until it takes, while the receiver goes on polling
  * and acking what each poll hands out (so a node that hands the message out again in a hot loop while its acks fail
  * shows; a poll that hands out a message whose ack did not reach the node yet is acked at once, as the SDK does).
+ * A 503's Retry-After holds its next poll and ack retries until then, as the SDK's retries wait (a shutting-down
+ * node's says when its listening socket will have closed).
  */
 export function startPoller(t: Tracker, url: string, me: Agent, gate = new AckGate()): Actor {
   const stop = new AbortController();
   const auth = { authorization: `Bearer ${me.token}` };
+  /** Not before this (ms since the epoch): the last Retry-After heard. */
+  let holdUntil = 0;
+  const heard = (r: Response) => {
+    const ra = Number(r.headers.get("retry-after"));
+    if (r.status >= 500 && Number.isFinite(ra) && ra > 0) holdUntil = Math.max(holdUntil, Date.now() + ra * 1000);
+  };
+  const held = (ms: number) => Math.max(ms, holdUntil - Date.now());
   /** Acks being retried, by message id. */
   const retrying = new Map<string, Promise<void>>();
   const loop = async () => {
@@ -225,6 +234,7 @@ export function startPoller(t: Tracker, url: string, me: Agent, gate = new AckGa
           signal: AbortSignal.any([AbortSignal.timeout(POLL_WAIT_S * 1000 + HANG_MS), stop.signal]),
         });
         const text = await r.text();
+        heard(r);
         t.request("poll", startedAt, String(r.status), POLL_WAIT_S * 1000);
         if (r.status === 200) messages = (JSON.parse(text) as { messages: WireMessage[] }).messages;
       } catch (err) {
@@ -232,7 +242,7 @@ export function startPoller(t: Tracker, url: string, me: Agent, gate = new AckGa
         t.request("poll", startedAt, errorStatus(err), POLL_WAIT_S * 1000);
       }
       if (!messages) {
-        await sleep(Math.min(1000, 100 * 2 ** failures++));
+        await sleep(held(Math.min(1000, 100 * 2 ** failures++)));
         continue;
       }
       failures = 0;
@@ -260,7 +270,7 @@ export function startPoller(t: Tracker, url: string, me: Agent, gate = new AckGa
     const run = async () => {
       for (let delay = ACK_RETRY_FIRST_MS; !stop.signal.aborted; delay = Math.min(delay * 2, ACK_RETRY_CAP_MS)) {
         try {
-          await sleep(delay, undefined, { signal: stop.signal });
+          await sleep(held(delay), undefined, { signal: stop.signal });
         } catch {
           return; // stopped
         }
@@ -281,6 +291,7 @@ export function startPoller(t: Tracker, url: string, me: Agent, gate = new AckGa
         signal: AbortSignal.timeout(HANG_MS),
       });
       await r.arrayBuffer();
+      heard(r);
       t.request("ack", startedAt, String(r.status));
       if (r.status === 204 && rec) t.ackConfirmed(rec, Date.now());
       if (r.status === 204) return "ok";

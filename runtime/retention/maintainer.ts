@@ -85,11 +85,13 @@ export class RetentionMaintainer {
   }
 
   private tick(): Promise<unknown> {
+    const started = performance.now();
     this.running = this.pass().then(
       (r) => {
         if (this.failing) this.log.info("retention pass works again");
         this.failing = false;
-        if (r && (r.created.length || r.dropped.length || r.momentsRemoved)) this.log.info(r, "retention pass");
+        const ms = Math.round(performance.now() - started);
+        if (r && (r.created.length || r.dropped.length || r.momentsRemoved || r.cursorsMoved)) this.log.info({ ...r, ms }, "retention pass");
       },
       (err: unknown) => {
         // one line per failing streak: an outage is the circuits' to report

@@ -15,6 +15,9 @@ import { ensureClientBuilt } from "./helpers/mcp.ts";
 import { startTestNode } from "./helpers/node.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
+// a global npm install of the packed SDK with its dependencies: over the 120 s a file gets on a busy machine (as the
+// README install and CLI walks)
+t.setTimeout(300_000);
 
 /** The fenced blocks of one `## ` section of the README, as [language, text]. */
 function blocks(section: string): [string, string][] {

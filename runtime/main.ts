@@ -4,6 +4,7 @@
 import { ConfigError, loadConfig } from "./config.ts";
 import { createLogger } from "./log.ts";
 import { startNode } from "./server.ts";
+import { onUnhandledRejection } from "./unhandled.ts";
 
 /** Signals within this long of the first are the same request to stop (see stop). */
 const SAME_SIGNAL_MS = 1000;
@@ -20,6 +21,7 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.LOG_LEVEL);
+  process.on("unhandledRejection", onUnhandledRejection(log, (code) => process.exit(code)));
   let node: Awaited<ReturnType<typeof startNode>>;
   try {
     node = await startNode(config, log);

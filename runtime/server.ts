@@ -5,7 +5,7 @@
 import { allRoutes } from "../handlers/index.ts";
 import { onClientFrame } from "../handlers/ws.ts";
 import type { Config } from "./config.ts";
-import { type HttpState, mountHttp } from "./http/pipeline.ts";
+import { type HttpState, keepAliveHint, mountHttp } from "./http/pipeline.ts";
 import { Router } from "./http/router.ts";
 import { Lifecycle, type Trace } from "./lifecycle.ts";
 import type { Logger } from "./log.ts";
@@ -59,7 +59,7 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
     // the routes: stopping them closes every WebSocket (1001), answers every waiting long poll, and lets requests in
     // flight finish (at most FLOCK_SHUTDOWN_GRACE); from then on a request still arriving on a kept-alive
     // connection answers 503 at once, without touching the backends that stop next
-    const state: HttpState = { draining: false, closed: false, inflight: 0, idle: [], drained: 0 };
+    const state: HttpState = { draining: false, closed: false, inflight: 0, idle: [], drained: 0, keepAlive: keepAliveHint(config.FLOCK_SHUTDOWN_LINGER) };
     let drainStarted = 0;
     const metrics = new Metrics();
     // the metrics listener, when FLOCK_METRICS_PORT is set: up before the routes and down after them, so a scrape

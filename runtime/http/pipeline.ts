@@ -33,6 +33,8 @@ export interface HttpState {
    */
   closed: boolean;
   inflight: number;
+  /** The Keep-Alive header every answer before a shutdown carries (keepAliveHint), none when the linger is off. */
+  keepAlive: string | undefined;
   /** Resolvers waiting for inflight to reach 0. */
   idle: (() => void)[];
 }
@@ -46,18 +48,12 @@ export const SHUTDOWN_RETRY_AFTER_S = 2;
 /** uWS closes an HTTP connection idle this long (seconds): a hint must never promise more. */
 const UWS_IDLE_S = 10;
 
-const keepAliveHints = new Map<number, string>();
 /**
- * `timeout=N`: whole seconds, at most the linger (so the linger covers it) and below uWS's own idle close. Built once
- * per linger setting, not per answer.
+ * `timeout=N`: whole seconds, at most the linger (so the linger covers it) and below uWS's own idle close; undefined
+ * when the linger is under a second (no hint). Built once, into HttpState.keepAlive.
  */
-function keepAliveHint(lingerS: number): string {
-  let hint = keepAliveHints.get(lingerS);
-  if (hint === undefined) {
-    hint = `timeout=${Math.min(Math.floor(lingerS), UWS_IDLE_S - 1)}`;
-    keepAliveHints.set(lingerS, hint);
-  }
-  return hint;
+export function keepAliveHint(lingerS: number): string | undefined {
+  return lingerS >= 1 ? `timeout=${Math.min(Math.floor(lingerS), UWS_IDLE_S - 1)}` : undefined;
 }
 const REQ_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
 let reqSeq = 0;
@@ -113,7 +109,7 @@ class Exchange {
     const outHeaders: Record<string, string> = { "X-Request-Id": this.reqId, ...this.cors, ...out.headers, [NOSNIFF]: "nosniff" };
     if (this.noStore) outHeaders["Cache-Control"] = "no-store";
     // how long a kept-alive connection may sit idle: a SIGTERM'd node lingers that long before it closes any
-    if (!state.draining && this.svc.config.FLOCK_SHUTDOWN_LINGER >= 1) outHeaders["Keep-Alive"] = keepAliveHint(this.svc.config.FLOCK_SHUTDOWN_LINGER);
+    if (!state.draining && state.keepAlive !== undefined) outHeaders["Keep-Alive"] = state.keepAlive;
     // A streamed body the handler did not finish reading: close rather than drain it.
     if (this.stream && !this.stream.readableEnded) close = true;
     let body: string | Buffer | undefined;

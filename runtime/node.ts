@@ -254,7 +254,8 @@ export async function startServices(config: Config, log: Logger, life: Lifecycle
   await life.add(
     "retention",
     async () => {
-      const m = new RetentionMaintainer(sql, horizons, now, log);
+      // PGlite runs no autovacuum: the maintainer vacuums; on a server, it does where the server's autovacuum is off
+      const m = new RetentionMaintainer(sql, horizons, now, log, { vacuum: embedded ? true : "auto" });
       await m.start();
       log.info(m.describe(), "retention");
       return m;

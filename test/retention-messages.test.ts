@@ -19,7 +19,7 @@ const MIN = 60_000;
 async function setup(t: Parameters<typeof startTestNode>[0], slice?: number) {
   let clock = Date.now();
   const node = await startTestNode(t, { now: () => clock, env: { FLOCK_RETENTION_MESSAGES: "10m" } });
-  const maintainer = new RetentionMaintainer(node.svc.sql, node.svc.horizons, () => clock, createLogger("silent"), slice);
+  const maintainer = new RetentionMaintainer(node.svc.sql, node.svc.horizons, () => clock, createLogger("silent"), { slice });
   const a = await registerAgent(node.url, "writer");
   const b = await registerAgent(node.url, "reader");
   const send = async (body: string) => {

@@ -1,7 +1,8 @@
 // The retention maintainer (docs/ARCHITECTURE.md, "Retention"): every node runs one, and one pass at a time runs
 // anywhere, under a transaction-level advisory lock (a node killed mid-pass lets it go with its connection; the
 // next pass of any node takes it). A pass creates the partitions of `messages` ahead of time, moves the cursors over
-// the messages past the horizon, drops the partitions wholly past it, and removes moments past theirs in batches.
+// the messages past the horizon, drops the partitions wholly past it, removes moments past theirs in batches, and,
+// where no autovacuum runs, vacuums the tables whose dead rows passed autovacuum's rule.
 import type { Sql } from "../db/client.ts";
 import { firstIdAt, idTime } from "../ids.ts";
 import type { Logger } from "../log.ts";
@@ -9,6 +10,7 @@ import { formatRetention } from "./duration.ts";
 import type { Horizons } from "./horizons.ts";
 import { expireMoments } from "./moments-store.ts";
 import { createPartition, dropDefaultBelow, dropPartition, expireCursors, markOf, partitions } from "./partitions-store.ts";
+import { autovacuumOn, tablesPastVacuumRule, vacuumTable } from "./vacuum-store.ts";
 
 /** With hashtext(current_schema()): the advisory lock one pass at a time holds. */
 export const LOCK_ID = 7_261_034;
@@ -20,6 +22,18 @@ export const PASS_EVERY_MS = 30_000;
 const MOMENTS_PER_PASS = 1_000;
 /** Messages gone past the horizon whose cursors one transaction moves over, at most. */
 const SLICE = 10_000;
+/** Tables one pass vacuums at most (the most dead rows first); the next pass takes the rest. */
+const VACUUMS_PER_PASS = 4;
+
+export interface MaintainerOptions {
+  /** Messages gone past the horizon whose cursors one transaction moves over, at most. */
+  slice?: number;
+  /**
+   * Whether the pass vacuums (where no autovacuum runs): "auto" asks the server at start (the embedded PGlite has
+   * no autovacuum whatever its setting says, so the node passes true for it).
+   */
+  vacuum?: boolean | "auto";
+}
 
 /**
  * One step of a pass in its own transaction. Its DDL waits at most lock_timeout for the table's lock: every later
@@ -53,6 +67,8 @@ export interface PassResult {
   dropped: string[];
   cursorsMoved: number;
   momentsRemoved: number;
+  /** Tables vacuumed, with the dead rows each had. */
+  vacuumed: string[];
 }
 
 export class RetentionMaintainer {
@@ -60,20 +76,24 @@ export class RetentionMaintainer {
   private running: Promise<unknown> = Promise.resolve();
   private failing = false;
   private readonly span: number;
+  private readonly slice: number;
+  private vacuum: boolean | "auto";
 
   constructor(
     private readonly sql: Sql,
     private readonly horizons: Horizons,
     private readonly now: () => number,
     private readonly log: Logger,
-    /** Messages gone past the horizon whose cursors one transaction moves over, at most. */
-    private readonly slice = SLICE,
+    opts: MaintainerOptions = {},
   ) {
     this.span = spanFor(horizons.messagesMs);
+    this.slice = opts.slice ?? SLICE;
+    this.vacuum = opts.vacuum ?? "auto";
   }
 
   /** The first pass (partitions ahead before the node listens), then one every PASS_EVERY_MS. */
   async start(): Promise<void> {
+    if (this.vacuum === "auto") this.vacuum = !(await autovacuumOn(this.sql));
     await this.tick();
     this.timer = setInterval(() => void this.tick(), PASS_EVERY_MS);
     this.timer.unref();
@@ -91,7 +111,7 @@ export class RetentionMaintainer {
         if (this.failing) this.log.info("retention pass works again");
         this.failing = false;
         const ms = Math.round(performance.now() - started);
-        if (r && (r.created.length || r.dropped.length || r.momentsRemoved || r.cursorsMoved)) this.log.info({ ...r, ms }, "retention pass");
+        if (r && (r.created.length || r.dropped.length || r.momentsRemoved || r.cursorsMoved || r.vacuumed.length)) this.log.info({ ...r, ms }, "retention pass");
       },
       (err: unknown) => {
         // one line per failing streak: an outage is the circuits' to report
@@ -124,7 +144,7 @@ export class RetentionMaintainer {
 
   private async steps(conn: Sql): Promise<PassResult> {
     const now = this.now();
-    const result: PassResult = { created: [], dropped: [], cursorsMoved: 0, momentsRemoved: 0 };
+    const result: PassResult = { created: [], dropped: [], cursorsMoved: 0, momentsRemoved: 0, vacuumed: [] };
     const parts = await short(conn, (tx) => partitions(tx));
 
     // ahead: to two spans or ten minutes past now, whichever is further, each range ending on the span's grid
@@ -158,6 +178,13 @@ export class RetentionMaintainer {
     if (this.horizons.momentsMs !== null) {
       result.momentsRemoved = await expireMoments(conn, this.horizons.moments(), MOMENTS_PER_PASS);
     }
+    // last, outside any transaction (VACUUM cannot run in one); it takes no lock that writers wait for
+    if (this.vacuum === true) {
+      for (const t of await tablesPastVacuumRule(conn, VACUUMS_PER_PASS)) {
+        await vacuumTable(conn, t.table);
+        result.vacuumed.push(`${t.table} (${t.dead} dead)`);
+      }
+    }
     return result;
   }
 
@@ -167,6 +194,7 @@ export class RetentionMaintainer {
       messages: formatRetention(this.horizons.messagesMs),
       moments: formatRetention(this.horizons.momentsMs),
       partitionSpan: formatRetention(this.span),
+      vacuum: this.vacuum === true ? "by this pass (no autovacuum)" : "autovacuum",
     };
   }
 }

@@ -11,6 +11,10 @@
 # serialised with a lock. Every mount is undone on exit, before anything else, and the userland is never removed
 # while anything is mounted under it.
 #
+# `--prepare` does everything up to the tests (the userland, the clone, its npm ci) and exits 0 without a summary:
+# .ci/run starts it in the background while the host's tests run, and the run afterwards finds the userland built
+# and the clone of the same HEAD installed (it skips both; any other HEAD is cloned and installed again).
+#
 # Environment: FLOCK_CI_CACHE (default /var/cache/flock-ci), FLOCK_CI_TRIXIE_TEST_TIMEOUT (seconds, default 1500),
 # TEST_DATABASE_URL / TEST_REDIS_URL (passed through unchanged when set).
 set -uo pipefail
@@ -31,6 +35,8 @@ LOGDIR="$CACHE/logs"
 TEST_TIMEOUT="${FLOCK_CI_TRIXIE_TEST_TIMEOUT:-2700}"
 CHROOT_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 LABEL="trixie/node24"
+PREPARE=0
+[ "${1:-}" = "--prepare" ] && PREPARE=1
 
 log() { printf '[ci] %s\n' "$*"; }
 now() { date +%s; }
@@ -249,27 +255,40 @@ log "trixie: $OS, node $(in_chroot -- 'node --version'), npm $(in_chroot -- 'npm
 in_chroot -- 'node --version' | grep -q '^v24\.' || fail "node in the userland is not v24"
 
 # --- clean clone ----------------------------------------------------------------------------------------------------
-phase "clone"
 HEAD_SHA="$(git -C "$REPO" rev-parse HEAD)" || fail "no git HEAD in $REPO"
-rm -rf --one-file-system "$ROOT/root/flock"
-if ! timeout 300 git clone -q --no-local "$REPO" "$ROOT/root/flock" >"$LOGDIR/clone.log" 2>&1; then
-  cat "$LOGDIR/clone.log"
-  fail "git clone failed"
-fi
-if [ "$(git -C "$ROOT/root/flock" rev-parse HEAD)" != "$HEAD_SHA" ]; then
-  git -C "$ROOT/root/flock" fetch -q origin HEAD && git -C "$ROOT/root/flock" checkout -q --detach "$HEAD_SHA" ||
-    fail "the clone is not at $HEAD_SHA"
-fi
-log "trixie: cloned $(git -C "$ROOT/root/flock" log -1 --format='%h %s' | cut -c1-100)"
-took clone
+PREPARED="$CACHE/trixie.prepared" # the HEAD whose clone a --prepare run installed (removed once a run uses it)
+if [ "$PREPARE" = 0 ] && [ -f "$PREPARED" ] && [ "$(cat "$PREPARED")" = "$HEAD_SHA" ] &&
+  [ "$(git -C "$ROOT/root/flock" rev-parse HEAD 2>/dev/null)" = "$HEAD_SHA" ]; then
+  rm -f "$PREPARED"
+  log "trixie: the clone of $HEAD_SHA was installed by --prepare; no clone or npm ci"
+else
+  rm -f "$PREPARED"
+  phase "clone"
+  rm -rf --one-file-system "$ROOT/root/flock"
+  if ! timeout 300 git clone -q --no-local "$REPO" "$ROOT/root/flock" >"$LOGDIR/clone.log" 2>&1; then
+    cat "$LOGDIR/clone.log"
+    fail "git clone failed"
+  fi
+  if [ "$(git -C "$ROOT/root/flock" rev-parse HEAD)" != "$HEAD_SHA" ]; then
+    git -C "$ROOT/root/flock" fetch -q origin HEAD && git -C "$ROOT/root/flock" checkout -q --detach "$HEAD_SHA" ||
+      fail "the clone is not at $HEAD_SHA"
+  fi
+  log "trixie: cloned $(git -C "$ROOT/root/flock" log -1 --format='%h %s' | cut -c1-100)"
+  took clone
 
-# --- npm ci ---------------------------------------------------------------------------------------------------------
-phase "npm ci"
-if ! run "$LOGDIR/npm-ci.log" in_chroot -- 'cd /root/flock && timeout 900 npm ci --no-audit --no-fund'; then
-  tail -40 "$LOGDIR/npm-ci.log"
-  fail "npm ci failed"
+  # --- npm ci ---------------------------------------------------------------------------------------------------------
+  phase "npm ci"
+  if ! run "$LOGDIR/npm-ci.log" in_chroot -- 'cd /root/flock && timeout 900 npm ci --no-audit --no-fund'; then
+    tail -40 "$LOGDIR/npm-ci.log"
+    fail "npm ci failed"
+  fi
+  took "npm ci"
 fi
-took "npm ci"
+if [ "$PREPARE" = 1 ]; then
+  echo "$HEAD_SHA" >"$PREPARED"
+  log "trixie: prepared in $(($(now) - T_ALL))s (userland, clone of ${HEAD_SHA:0:7}, npm ci)"
+  exit 0
+fi
 
 # --- npm start answers /healthz -------------------------------------------------------------------------------------
 phase "npm start, /healthz"

@@ -34,6 +34,8 @@ const PANELS: Panel[] = [
     series: [
       ["RSS", (s) => s.rssMb],
       ["heap used", (s) => s.heapUsedMb],
+      ["heap total", (s) => s.heapTotalMb],
+      ["external", (s) => s.externalMb],
     ],
   },
   {

@@ -13,6 +13,7 @@ export interface NodeMetrics {
   rssBytes: number;
   heapUsedBytes: number;
   heapTotalBytes: number;
+  externalBytes: number;
   /** event-loop delay since the previous scrape (prom-client resets its histogram on each), seconds */
   lagP99: number;
   lagMax: number;
@@ -54,6 +55,7 @@ export async function readNodeMetrics(url: string, token: string): Promise<NodeM
     "flock_process_resident_memory_bytes",
     "flock_nodejs_heap_size_used_bytes",
     "flock_nodejs_heap_size_total_bytes",
+    "flock_nodejs_external_memory_bytes",
     "flock_nodejs_eventloop_lag_p99_seconds",
     "flock_nodejs_eventloop_lag_max_seconds",
   ]);
@@ -61,6 +63,7 @@ export async function readNodeMetrics(url: string, token: string): Promise<NodeM
     rssBytes: v["flock_process_resident_memory_bytes"] ?? NaN,
     heapUsedBytes: v["flock_nodejs_heap_size_used_bytes"] ?? NaN,
     heapTotalBytes: v["flock_nodejs_heap_size_total_bytes"] ?? NaN,
+    externalBytes: v["flock_nodejs_external_memory_bytes"] ?? NaN,
     lagP99: v["flock_nodejs_eventloop_lag_p99_seconds"] ?? NaN,
     lagMax: v["flock_nodejs_eventloop_lag_max_seconds"] ?? NaN,
   };

@@ -6,6 +6,8 @@ export interface SoakSample {
   rssMb: number;
   heapUsedMb: number;
   heapTotalMb: number;
+  /** memory outside V8's heap that V8 accounts for (Buffers, ArrayBuffers): with the heap, what the rest of RSS is not */
+  externalMb: number;
   /** Redis INFO used_memory, instance-wide (NaN without Redis) */
   redisUsedMb: number;
   /** the node's own keys (SCAN over its prefix): how many, and their MEMORY USAGE */
@@ -41,7 +43,7 @@ export interface SoakSample {
 }
 
 export const COLUMNS: (keyof SoakSample)[] = [
-  "t", "rssMb", "heapUsedMb", "heapTotalMb", "redisUsedMb", "redisKeys", "redisNodeMb", "dbMb", "schemaMb", "tables",
+  "t", "rssMb", "heapUsedMb", "heapTotalMb", "externalMb", "redisUsedMb", "redisKeys", "redisNodeMb", "dbMb", "schemaMb", "tables",
   "directPerS", "groupPerS", "socialPerS", "deliveredPerS", "sendP50", "sendP99", "deliverP50", "deliverP99",
   "outstanding", "overdue", "sendErrors", "lagP99Ms", "lagMaxMs", "nodeCpu", "benchCpu", "benchLagP99Ms",
 ];

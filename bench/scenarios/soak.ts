@@ -120,6 +120,7 @@ export async function soakMain(argv: string[]): Promise<number> {
         rssMb: rss.take() / MB,
         heapUsedMb: (m?.heapUsedBytes ?? NaN) / MB,
         heapTotalMb: (m?.heapTotalBytes ?? NaN) / MB,
+        externalMb: (m?.externalBytes ?? NaN) / MB,
         redisUsedMb: (r?.usedMemory ?? NaN) / MB,
         redisKeys: r?.nodeKeys ?? NaN,
         redisNodeMb: (r?.nodeBytes ?? NaN) / MB,

@@ -53,6 +53,24 @@ export function backoffMs(policy: RetryPolicy, attempt: number, retryAfterHeader
   return Math.min(policy.capMs, policy.baseMs * 2 ** attempt) + random() * policy.baseMs;
 }
 
+/** The WebSocket stream's reconnect waits: the first base, doubling per failure in a row, up to the cap. */
+export const RECONNECT = { baseMs: 250, capMs: 30_000 } as const;
+
+/**
+ * Milliseconds before the message stream's WebSocket reconnects after `failures` failed connections in a row (0: the
+ * socket was open and closed). The exponential wait is spread from half to one and a half times itself, so that the
+ * thousands of clients a restarting node drops at the same instant come back spread out, not in waves.
+ * @example
+ * ```ts
+ * reconnectDelayMs(0, Math.random); // 125-375 ms after an open socket closed
+ * reconnectDelayMs(4, Math.random); // 2000-6000 ms after the fifth failure in a row
+ * ```
+ */
+export function reconnectDelayMs(failures: number, random: () => number): number {
+  const d = Math.min(RECONNECT.capMs, RECONNECT.baseMs * 2 ** failures);
+  return d / 2 + random() * d;
+}
+
 /** Retry-After as milliseconds: delta-seconds or an HTTP date; undefined when absent or unusable. */
 export function parseRetryAfter(value: string | null, now: number = Date.now()): number | undefined {
   if (value === null || value.trim() === "") return undefined;

@@ -5,6 +5,7 @@
 import { AckBatch } from "./ack-batch.ts";
 import type { Flock } from "./index.ts";
 import type { MessageStreamOptions } from "./receive.ts";
+import { reconnectDelayMs } from "./retry.ts";
 import type { Message } from "./types.ts";
 
 interface Frame {
@@ -70,7 +71,8 @@ export async function* wsMessageStream(flock: Flock, opts: MessageStreamOptions)
     }
     if (opts.signal?.aborted) return;
     if (conn.fatal) throw conn.fatal;
-    await flock.http.clock.sleep(Math.min(30_000, 250 * 2 ** failures++), opts.signal).catch(() => {});
+    // spread (from half to one and a half times the wait): a restarting node's clients do not all come back at once
+    await flock.http.clock.sleep(reconnectDelayMs(failures++, Math.random), opts.signal).catch(() => {});
   }
 }
 

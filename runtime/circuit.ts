@@ -52,6 +52,18 @@ const REDIS_MESSAGES =
   /^(Connection is closed\.|Stream isn't writeable|Command timed out|Reached the max retries per request|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|Cluster isn't ready|Failed to refresh slots cache|None of startup nodes is available|Too many Cluster redirections)/;
 
 /**
+ * postgres.js's errors for a connection lost while a statement was in flight: whether it committed was not heard (a
+ * subset of the outage codes above; a refused connect or a timeout before sending never reached the server).
+ */
+const PG_OUTCOME_UNKNOWN_CODES = new Set(["CONNECTION_CLOSED", "CONNECTION_DESTROYED", "CONNECTION_ENDED", "ECONNRESET", "EPIPE"]);
+
+/** Whether a failed Postgres statement may still have committed (its connection was lost while it ran). */
+export function outcomeUnknown(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && PG_OUTCOME_UNKNOWN_CODES.has(code);
+}
+
+/**
  * Which backend an error says is out of reach, or undefined for any other error. ioredis reports an outage to a
  * command only by these messages (a refused or reset socket reaches its 'error' event, never a command); a socket
  * error on a command (ECONNREFUSED ...) is therefore postgres.js's, as are its CONNECTION_* codes and the SQLSTATEs

@@ -13,20 +13,25 @@ export interface KeyRow {
   age_s: number;
 }
 
-/** Claim `key` for a request: true when it was free (now ours), else what holds it. */
+/**
+ * Claim `key` for a request: true when it was free (now ours), else what holds it. A key released between the insert
+ * and the read (its request ended meanwhile) is claimed again; each round either inserts or reads a row unless that
+ * same race repeats.
+ */
 export async function claimKey(sql: Sql, principal: string, key: string, fingerprint: Buffer, owner: string): Promise<true | KeyRow> {
-  const [row] = await sql<(KeyRow & { mine: boolean })[]>`
-    with ins as (
-      insert into idempotency_keys (principal, key, fingerprint, owner) values (${principal}, ${key}, ${fingerprint}, ${owner})
-      on conflict do nothing returning true as mine
-    )
-    select true as mine, null::bytea as fingerprint, null as owner, null::int as status, null as body, 0::float8 as running_s, 0::float8 as age_s
-      from ins
-    union all
-    select false, fingerprint, owner, status, body, extract(epoch from now() - started_at)::float8, extract(epoch from now() - created_at)::float8
-      from idempotency_keys where principal = ${principal} and key = ${key} and not exists (select 1 from ins)`;
-  if (row === undefined) return claimKey(sql, principal, key, fingerprint, owner); // released between the two: again
-  return row.mine ? true : row;
+  for (;;) {
+    const [row] = await sql<(KeyRow & { mine: boolean })[]>`
+      with ins as (
+        insert into idempotency_keys (principal, key, fingerprint, owner) values (${principal}, ${key}, ${fingerprint}, ${owner})
+        on conflict do nothing returning true as mine
+      )
+      select true as mine, null::bytea as fingerprint, null as owner, null::int as status, null as body, 0::float8 as running_s, 0::float8 as age_s
+        from ins
+      union all
+      select false, fingerprint, owner, status, body, extract(epoch from now() - started_at)::float8, extract(epoch from now() - created_at)::float8
+        from idempotency_keys where principal = ${principal} and key = ${key} and not exists (select 1 from ins)`;
+    if (row !== undefined) return row.mine ? true : row;
+  }
 }
 
 /** Take over a key whose request is no longer running (its node died, or this node lost it): true when taken. */

@@ -4,7 +4,7 @@
 // WebSocket channel reach it as svc.hub.
 import type { Core } from "../services.ts";
 import { Batcher } from "../batcher.ts";
-import { isOutage, unavailable } from "../circuit.ts";
+import { isOutage, outcomeUnknown, unavailable } from "../circuit.ts";
 import { RedeliveryBackoff } from "./redelivery-backoff.ts";
 import { ApiError } from "../errors.ts";
 import {
@@ -30,8 +30,6 @@ const THREAD_CACHE_MAX = 100_000;
 const SEND_MAX_WAIT_MS = 1000;
 /** How long a send whose commit's outcome was not heard tries to read back whether it committed. */
 const OUTCOME_READ_MS = 700;
-/** postgres.js's errors for a connection lost while a statement was in flight (it may have committed). */
-const OUTCOME_UNKNOWN = new Set(["CONNECTION_CLOSED", "CONNECTION_DESTROYED", "CONNECTION_ENDED", "ECONNRESET", "EPIPE"]);
 
 /** A send whose commit may or may not have happened (Postgres went away during it and did not come back in time). */
 function unknownOutcome(): ApiError {
@@ -60,12 +58,14 @@ export class Messaging {
   private readonly acking = new Set<Promise<boolean>>();
   private readonly threads = new Map<string, bigint>();
   /** Long polls of members whose acks fail wait before handing out again. */
-  private readonly redelivery = new RedeliveryBackoff();
+  private readonly redelivery: RedeliveryBackoff;
   private starting: Promise<void> | undefined;
   private closing = false;
 
   constructor(private readonly svc: Core) {
     this.streams = new StreamDelivery(svc, this.frames, this.waiters);
+    // on the node's clock, the one tests move by hand
+    this.redelivery = new RedeliveryBackoff(svc.now);
     // One statement in flight per kind: what arrives meanwhile waits and goes in the next, bigger batch.
     // Under load that means fewer statements and socket writes (a profile of 2,000 sends/s over WebSocket
     // showed the writes to Postgres as the server's largest single cost with two in flight).
@@ -115,8 +115,7 @@ export class Messaging {
     try {
       return await store();
     } catch (err) {
-      const code = (err as { code?: unknown }).code;
-      if (typeof code !== "string" || !OUTCOME_UNKNOWN.has(code)) throw err;
+      if (!outcomeUnknown(err)) throw err;
       // bounded by the clock, not by attempts: an attempt may itself wait for a connection that does not come
       const until = performance.now() + OUTCOME_READ_MS;
       let timer: NodeJS.Timeout | undefined;
@@ -126,7 +125,7 @@ export class Messaging {
           const there = await Promise.race([committedSeqs(this.svc.sql, items.map((i) => i.id)).catch(() => null), late]);
           if (there === undefined || (there === null && performance.now() >= until)) return items.map(() => unknownOutcome());
           if (there !== null) {
-            this.svc.log.warn({ code, committed: there.size, sent: items.length }, "a send batch's connection dropped during its statement: read back what committed");
+            this.svc.log.warn({ code: (err as { code: string }).code, committed: there.size, sent: items.length }, "a send batch's connection dropped during its statement: read back what committed");
             return items.map((i) => there.get(i.id.toString()) ?? unavailable("postgres"));
           }
           await Promise.race([new Promise((r) => setTimeout(r, 100)), late]);

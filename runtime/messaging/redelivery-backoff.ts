@@ -13,7 +13,8 @@ const MEMBERS_MAX = 100_000;
 export class RedeliveryBackoff {
   private readonly members = new Map<string, { handedAt: number; backoffMs: number; failedAt: number }>();
 
-  constructor(private readonly now: () => number = () => performance.now()) {}
+  /** `now`: the node's clock (ms). */
+  constructor(private readonly now: () => number) {}
 
   /** An ack of `member` failed (its message stays unacknowledged). */
   ackFailed(member: string): void {

@@ -1,5 +1,5 @@
 // `npm run bench -- [--url URL] [--scenario NAME|all] [--agents N] [--duration S] [--connections N] [--out FILE]`
-// (`--scenario soak` is a run of its own: bench/scenarios/soak.ts)
+// (`--scenario soak` and `--scenario connections` are runs of their own: bench/scenarios/soak.ts, connections.ts)
 // With no --url it starts Flock itself (embedded, or on DATABASE_URL / REDIS_URL), measures the baselines in the
 // same run, runs the scenarios, prints a table with each scenario's ratio to its baseline, writes the same as JSON,
 // and stops everything it started.
@@ -16,14 +16,21 @@ import { feed, hot, like, post, send } from "./scenarios/http.ts";
 import { idle } from "./scenarios/idle.ts";
 import { mixed } from "./scenarios/mixed.ts";
 import { deliver, group, ws, wsBaseline } from "./scenarios/realtime.ts";
+import { connectionsRequested } from "./lib/conn-options.ts";
 import { soakRequested } from "./lib/soak-options.ts";
 
-// the soak runs alone, against a node of its own, with options of its own (bench/scenarios/soak.ts)
-if (soakRequested(process.argv.slice(2))) {
-  const { soakMain } = await import("./scenarios/soak.ts");
+// the soak and the held connections at scale are runs of their own, with nodes and options of their own
+// (bench/scenarios/soak.ts, connections.ts)
+const OWN_RUNS = [
+  { label: "soak", requested: soakRequested, main: async () => (await import("./scenarios/soak.ts")).soakMain },
+  { label: "connections", requested: connectionsRequested, main: async () => (await import("./scenarios/connections.ts")).connectionsMain },
+];
+for (const run of OWN_RUNS) {
+  if (!run.requested(process.argv.slice(2))) continue;
+  const main = await run.main();
   process.exit(
-    await soakMain(process.argv.slice(2)).catch((err: Error) => {
-      process.stderr.write(`[soak] failed: ${err.stack}\n`);
+    await main(process.argv.slice(2)).catch((err: Error) => {
+      process.stderr.write(`[${run.label}] failed: ${err.stack}\n`);
       return 2;
     }),
   );

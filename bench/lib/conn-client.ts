@@ -1,0 +1,181 @@
+// A client process of the connections scenario (bench/scenarios/connections.ts): it holds the WebSockets of its share
+// of the agents, from a loopback source address of its own (so no one address runs out of ephemeral ports), and
+// answers the scenario over IPC. One process holds at most what its open-file limit allows (20,000 here).
+//
+// Each socket authenticates with its agent's token, acknowledges every message it gets (one ack frame each), and
+// notes which message bodies reached it. Once told to, a socket that closes reconnects after the SDK's own jittered
+// wait (reconnectDelayMs in client/retry.ts: 250 ms doubling per failure in a row, spread from half to one and a half
+// times), as the SDK's message stream does. A message that comes again after this socket acknowledged it is counted.
+import { freemem } from "node:os";
+import WebSocket from "ws";
+import { reconnectDelayMs } from "../../client/retry.ts";
+
+export interface ClientAgent {
+  token: string;
+  /** ws:// URL of the node this agent connects to */
+  url: string;
+}
+
+export type ClientCommand =
+  | { type: "open"; agents: ClientAgent[]; width: number; localAddress: string }
+  | { type: "reconnect"; on: boolean }
+  | { type: "stats" }
+  | { type: "exit" };
+
+export interface ClientStats {
+  type: "stats";
+  sockets: number;
+  ready: number;
+  /** upgrades answered with an HTTP status instead of 101, by status; connections that failed without one: "error" */
+  refused: Record<string, number>;
+  /** sockets that got each message body at least once */
+  bodies: Record<string, number>;
+  /** messages that came again after this socket had acknowledged them */
+  redelivered: number;
+  reconnects: number;
+  /** Date.now() of the last socket that became ready */
+  lastReadyAt: number;
+  cpuMs: number;
+  rssMb: number;
+  freeMb: number;
+}
+
+export interface ClientOpened {
+  type: "opened";
+  ok: number;
+  failed: number;
+  ms: number;
+}
+
+interface Sock {
+  agent: ClientAgent;
+  ws: WebSocket | undefined;
+  ready: boolean;
+  /** failed connections in a row */
+  failures: number;
+  acked: Set<string>;
+  bodies: Set<string>;
+}
+
+const socks: Sock[] = [];
+const refused: Record<string, number> = {};
+const bodies = new Map<string, number>();
+let redelivered = 0;
+let reconnects = 0;
+let lastReadyAt = 0;
+let reconnecting = false;
+let localAddress = "127.0.0.1";
+
+const send = (m: ClientStats | ClientOpened | { type: "error"; message: string }) => process.send?.(m);
+
+/** Opens `s`'s socket; resolves true once its ready frame came, false when the connection failed or closed first. */
+function connect(s: Sock): Promise<boolean> {
+  return new Promise((resolve) => {
+    let settled = false;
+    const done = (ok: boolean) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(ok);
+    };
+    const ws = new WebSocket(s.agent.url, ["flock.json"], { headers: { authorization: `Bearer ${s.agent.token}` }, localAddress, perMessageDeflate: false });
+    s.ws = ws;
+    const timer = setTimeout(() => {
+      refused["timeout"] = (refused["timeout"] ?? 0) + 1;
+      ws.terminate();
+      done(false);
+    }, 30_000);
+    ws.on("unexpected-response", (_req, res) => {
+      refused[String(res.statusCode)] = (refused[String(res.statusCode)] ?? 0) + 1;
+      res.resume();
+      ws.terminate();
+      done(false);
+    });
+    ws.on("error", (err: NodeJS.ErrnoException) => {
+      if (!settled) refused[err.code ?? "error"] = (refused[err.code ?? "error"] ?? 0) + 1;
+      done(false);
+    });
+    ws.on("message", (data) => {
+      const f = JSON.parse(data.toString()) as { type: string; message?: { id: string; body: string } };
+      if (f.type === "ready") {
+        s.ready = true;
+        s.failures = 0;
+        lastReadyAt = Date.now();
+        done(true);
+      } else if (f.type === "message" && f.message) {
+        const m = f.message;
+        if (s.acked.has(m.id)) redelivered++;
+        else {
+          s.acked.add(m.id);
+          if (!s.bodies.has(m.body)) {
+            s.bodies.add(m.body);
+            bodies.set(m.body, (bodies.get(m.body) ?? 0) + 1);
+          }
+        }
+        ws.send(JSON.stringify({ type: "ack", id: m.id }));
+      }
+    });
+    ws.on("close", () => {
+      const was = s.ready;
+      s.ready = false;
+      done(false);
+      if (ws !== s.ws || !reconnecting) return;
+      if (!was) s.failures++;
+      reconnects++;
+      setTimeout(() => void connect(s), reconnectDelayMs(s.failures, Math.random));
+    });
+  });
+}
+
+async function open(agents: ClientAgent[], width: number): Promise<ClientOpened> {
+  const started = performance.now();
+  const mine = agents.map((agent): Sock => ({ agent, ws: undefined, ready: false, failures: 0, acked: new Set(), bodies: new Set() }));
+  socks.push(...mine);
+  let next = 0;
+  let ok = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(width, mine.length) }, async () => {
+      while (next < mine.length) {
+        const s = mine[next++]!;
+        if (await connect(s)) ok++;
+      }
+    }),
+  );
+  return { type: "opened", ok, failed: mine.length - ok, ms: performance.now() - started };
+}
+
+function stats(): ClientStats {
+  const u = process.cpuUsage();
+  return {
+    type: "stats",
+    sockets: socks.length,
+    ready: socks.reduce((n, s) => n + (s.ready ? 1 : 0), 0),
+    refused: { ...refused },
+    bodies: Object.fromEntries(bodies),
+    redelivered,
+    reconnects,
+    lastReadyAt,
+    cpuMs: (u.user + u.system) / 1000,
+    rssMb: process.memoryUsage.rss() / 2 ** 20,
+    freeMb: freemem() / 2 ** 20,
+  };
+}
+
+process.on("message", (cmd: ClientCommand) => {
+  switch (cmd.type) {
+    case "open":
+      localAddress = cmd.localAddress;
+      open(cmd.agents, cmd.width).then(send, (err: Error) => send({ type: "error", message: err.message }));
+      break;
+    case "reconnect":
+      reconnecting = cmd.on;
+      break;
+    case "stats":
+      send(stats());
+      break;
+    case "exit":
+      reconnecting = false;
+      for (const s of socks) s.ws?.terminate();
+      process.exit(0);
+  }
+});

@@ -1,0 +1,54 @@
+// The connections scenario's command line (`npm run bench -- --scenario connections [--mode one|six|all] [--count N]
+// [--clients K] [--width W]`): which modes run, how many sockets each holds, over how many client processes.
+import { parseArgs } from "node:util";
+
+export type Mode = "one" | "six";
+
+/** What each mode holds by default: one full node (18,000, under the 20,000 open files a process may have here), and six nodes. */
+export const MODES: Record<Mode, { nodes: number; count: number; clients: number }> = {
+  one: { nodes: 1, count: 18_000, clients: 3 },
+  six: { nodes: 6, count: 100_000, clients: 6 },
+};
+
+/** Most sockets one client process holds (its open-file limit is 20,000, and it needs a few files of its own). */
+export const PER_CLIENT_MAX = 19_000;
+
+export interface ModeOptions {
+  mode: Mode;
+  nodes: number;
+  count: number;
+  clients: number;
+  /** connects in flight at once per client process */
+  width: number;
+}
+
+export function connectionsRequested(argv: string[]): boolean {
+  const { values } = parseArgs({ args: argv, options: { scenario: { type: "string" } }, strict: false, allowPositionals: true });
+  return values.scenario === "connections";
+}
+
+export function connectionsOptions(argv: string[]): ModeOptions[] {
+  const { values: a } = parseArgs({
+    args: argv,
+    options: {
+      scenario: { type: "string" },
+      mode: { type: "string", default: "all" },
+      count: { type: "string" },
+      clients: { type: "string" },
+      width: { type: "string", default: "100" },
+    },
+  });
+  const modes: Mode[] = a.mode === "all" ? ["one", "six"] : a.mode === "one" || a.mode === "six" ? [a.mode] : [];
+  if (modes.length === 0) throw new Error(`--mode is one, six or all (got ${a.mode})`);
+  const whole = (name: string, v: string | undefined, d: number) => {
+    const n = v === undefined ? d : Number(v);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a whole number of at least 1 (got ${v})`);
+    return n;
+  };
+  return modes.map((mode) => {
+    const m = MODES[mode];
+    const count = whole("count", a.count, m.count);
+    const clients = Math.max(whole("clients", a.clients, m.clients), Math.ceil(count / PER_CLIENT_MAX));
+    return { mode, nodes: m.nodes, count, clients, width: whole("width", a.width, 100) };
+  });
+}

@@ -1,0 +1,265 @@
+// Held connections at scale (issue 35): `npm run bench -- --scenario connections [--mode one|six|all]`.
+//
+// Each mode starts its nodes (the compiled node, `npm start`'s entry) on the bench's Postgres and Redis (a schema and
+// key prefix of its own), registers one agent per socket, puts the agents in groups of 999 (each owned by an agent
+// that holds no socket, members spread over every client process and node), and opens every socket, authenticated,
+// from client processes of their own (bench/lib/conn-client.ts) on their own loopback addresses:
+//   1. in two waves of half each: the node's RSS (the median of a reading a second over 3 s, 5 s after a wave) and CPU
+//      after each, so the memory and CPU each added connection costs are the slope between the waves (free of the
+//      first wave's one-time growth), and the connect rate is the second wave's;
+//   2. held idle for 10 s: the event-loop lag p99 of every node;
+//   3. one message to each group: the time until every socket has it;
+//   4. the storm: the first node is restarted (SIGTERM, then started again on its port), its clients reconnect with
+//      the SDK's jittered waits, and a message goes to each group as soon as it listens: the time until every socket
+//      is back and has it (caught up), upgrades refused by status (only 503 is allowed of the 5xx), messages that came
+//      again after an ack, and the lag p99 from when it listens until all are back.
+// It ends with one `connections <mode>: ...` line per mode.
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import type { ClientAgent } from "../lib/conn-client.ts";
+import { ConnFleet, type FleetStats } from "../lib/conn-fleet.ts";
+import { connectionsOptions, type ModeOptions } from "../lib/conn-options.ts";
+import { createGroup, registerAgents, sendToGroup } from "../lib/conn-setup.ts";
+import { pool } from "../lib/fleet.ts";
+import { type Isolation, isolate } from "../lib/isolation.ts";
+import { cpuMs, type Proc, ROOT, startScript } from "../lib/procs.ts";
+import { RssReader } from "../lib/rss-reader.ts";
+import { readNodeMetrics } from "../lib/sampler.ts";
+
+const GROUP_MEMBERS = 999;
+const SETTLE_MS = 5000;
+const READ_MS = 3000;
+/** How long a phase may take before the scenario gives up on it (a bound, not a target). */
+const PHASE_BOUND_MS = 120_000;
+const LISTENING = /"port":(\d+)[^\n]*"msg":"flock listening"/;
+
+const progress = (msg: string) => process.stderr.write(`[connections] ${msg}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface ModeResult {
+  mode: string;
+  nodes: number;
+  held: number;
+  failedConnects: number;
+  kbPerConnection: number;
+  cpuMsPerConnection: number;
+  connectsPerS: number;
+  idleLagP99Ms: number;
+  groupDeliveryS: number;
+  stormBackS: number | null;
+  stormCaughtUp: boolean;
+  stormRefused: Record<string, number>;
+  stormLagP99Ms: number;
+  redelivered: number;
+  clientCpuPct: number;
+  clientRssMb: number;
+  line: string;
+}
+
+/** A running node of the mode, restartable on its port. */
+class ModeNode {
+  proc: Proc | undefined;
+  constructor(
+    readonly port: number,
+    private readonly env: Record<string, string>,
+  ) {}
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  get wsUrl(): string {
+    return `ws://127.0.0.1:${this.port}/v1/ws`;
+  }
+
+  async start(): Promise<void> {
+    this.proc = await startScript("dist/runtime/main.js", { ...this.env, PORT: String(this.port) }, LISTENING);
+  }
+
+  async stop(): Promise<void> {
+    await this.proc?.stop();
+  }
+}
+
+/** Polls the fleet until `done` holds: the stats then, or undefined past `boundMs`. */
+async function until(fleet: ConnFleet, done: (s: FleetStats) => boolean, boundMs = PHASE_BOUND_MS): Promise<FleetStats | undefined> {
+  const end = performance.now() + boundMs;
+  for (;;) {
+    const s = await fleet.stats();
+    if (done(s)) return s;
+    if (performance.now() > end) return undefined;
+    await sleep(100);
+  }
+}
+
+async function runMode(o: ModeOptions): Promise<ModeResult> {
+  let iso: Isolation | undefined;
+  let fleet: ConnFleet | undefined;
+  const nodes: ModeNode[] = [];
+  try {
+    iso = await isolate(`conn_${o.mode}`);
+    const token = randomBytes(24).toString("hex");
+    const env = { HOST: "127.0.0.1", LOG_LEVEL: "warn", FLOCK_LIMITS_SCALE: "1000000", FLOCK_METRICS_TOKEN: token, ...iso.env };
+    progress(`${o.mode}: ${o.nodes} node(s) on ${iso.describe}; ${o.count} sockets over ${o.clients} client processes`);
+    for (let i = 0; i < o.nodes; i++) nodes.push(new ModeNode(await freePort(), env));
+    // the first node migrates the schema alone; the others start together
+    await nodes[0]!.start();
+    await Promise.all(nodes.slice(1).map((n) => n.start()));
+    const urls = nodes.map((n) => n.url);
+
+    const groups = Math.ceil(o.count / GROUP_MEMBERS);
+    progress(`${o.mode}: registering ${o.count + groups} agents`);
+    const agents = await registerAgents(urls, o.count + groups, `conn-${o.mode}`, 64, (d) => progress(`${o.mode}: ${d} registered`));
+    const members = agents.slice(0, o.count);
+    const owners = agents.slice(o.count);
+    // group g: the members i with i % groups == g, so every group has members on every client process and node
+    const groupIds: string[] = new Array(groups);
+    await pool(owners, 8, async (owner, g) => {
+      const ids = members.filter((_, i) => i % groups === g).map((m) => m.id);
+      groupIds[g] = await createGroup(urls[g % urls.length]!, owner, ids, `crowd-${g}`);
+    });
+    progress(`${o.mode}: ${groups} groups of up to ${GROUP_MEMBERS}`);
+
+    fleet = ConnFleet.start(o.clients);
+    // socket i: client process i % clients, which connects to node (its index) % nodes
+    const share = (from: number, to: number): ClientAgent[][] => {
+      const out: ClientAgent[][] = Array.from({ length: o.clients }, () => []);
+      for (let i = from; i < to; i++) {
+        const k = i % o.clients;
+        out[k]!.push({ token: members[i]!.token, url: nodes[k % nodes.length]!.wsUrl });
+      }
+      return out;
+    };
+    const pids = nodes.map((n) => n.proc!.child.pid!);
+    const readers = () => pids.map((p) => new RssReader(p, 500));
+    const held = async (): Promise<{ rss: number; cpu: number }> => {
+      await sleep(SETTLE_MS);
+      const rs = readers();
+      await sleep(READ_MS);
+      const rss = rs.reduce((a, r) => a + r.take(), 0);
+      for (const r of rs) r.stop();
+      return { rss, cpu: pids.reduce((a, p) => a + cpuMs(p), 0) };
+    };
+
+    const half = Math.floor(o.count / 2);
+    const before = await held();
+    progress(`${o.mode}: opening ${half} sockets (the first wave)`);
+    const w1 = await fleet.open(share(0, half), o.width);
+    const a1 = await held();
+    progress(`${o.mode}: first wave ${w1.ok} open, ${w1.failed} failed in ${(w1.ms / 1000).toFixed(1)} s; the second wave`);
+    const w2 = await fleet.open(share(half, o.count), o.width);
+    const a2 = await held();
+    const added = w2.ok;
+    const kbPer = (a2.rss - a1.rss) / 1024 / added;
+    const cpuPer = (a2.cpu - a1.cpu) / added;
+    const connectsPerS = added / (w2.ms / 1000);
+    progress(
+      `${o.mode}: second wave ${w2.ok} open, ${w2.failed} failed in ${(w2.ms / 1000).toFixed(1)} s; node RSS ${mb(before.rss)} -> ${mb(a1.rss)} -> ${mb(a2.rss)} MB`,
+    );
+
+    // idle: the lag over 10 s (the first scrape resets prom-client's histogram)
+    await Promise.all(nodes.map((n) => readNodeMetrics(n.url, token)));
+    await sleep(10_000);
+    const idleLag = Math.max(...(await Promise.all(nodes.map((n) => readNodeMetrics(n.url, token)))).map((m) => m.lagP99 * 1000));
+
+    // one message to each group: every socket has it
+    const clientCpu0 = fleet.pids.reduce((a, p) => a + cpuMs(p), 0);
+    const t0 = performance.now();
+    await pool(owners, 16, (owner, g) => sendToGroup(urls[g % urls.length]!, owner, groupIds[g]!, "round-1"));
+    const r1 = await until(fleet, (s) => (s.bodies["round-1"] ?? 0) >= w1.ok + w2.ok);
+    const groupS = (performance.now() - t0) / 1000;
+    progress(`${o.mode}: round-1 reached ${r1 ? "every socket" : "not every socket"} in ${groupS.toFixed(1)} s`);
+
+    // the storm: the first node restarts on its port; its clients reconnect with the SDK's jittered waits
+    const open = w1.ok + w2.ok;
+    fleet.reconnect(true);
+    const beforeStorm = await fleet.stats();
+    const s0 = performance.now();
+    progress(`${o.mode}: restarting node 1 of ${o.nodes} (SIGTERM, then started again on :${nodes[0]!.port})`);
+    await nodes[0]!.stop();
+    await nodes[0]!.start();
+    const listening = performance.now();
+    pids[0] = nodes[0]!.proc!.child.pid!;
+    await pool(owners, 16, (owner, g) => sendToGroup(urls[g % urls.length]!, owner, groupIds[g]!, "round-2"));
+    const lags: number[] = [];
+    const lagTimer = setInterval(() => {
+      readNodeMetrics(nodes[0]!.url, token).then(
+        (m) => lags.push(m.lagP99 * 1000),
+        () => {},
+      );
+    }, 2000);
+    const back = await until(fleet, (s) => s.ready >= open && (s.bodies["round-2"] ?? 0) >= open);
+    const backAt = performance.now();
+    await sleep(2500);
+    clearInterval(lagTimer);
+    const after = await fleet.stats();
+    const refused: Record<string, number> = {};
+    for (const [k, v] of Object.entries(after.refused)) {
+      const d = v - (beforeStorm.refused[k] ?? 0);
+      if (d > 0) refused[k] = d;
+    }
+    const stormBackS = back ? (backAt - s0) / 1000 : null;
+    const clientCpuPct = ((fleet.pids.reduce((a, p) => a + cpuMs(p), 0) - clientCpu0) / (performance.now() - t0)) * 100;
+    const stormLag = lags.length > 1 ? Math.max(...lags.slice(1)) : lags[0] ?? NaN;
+    const bad5xx = Object.entries(refused).filter(([k]) => /^5/.test(k) && k !== "503");
+    const line =
+      `connections ${o.mode}: ${open} held over ${o.nodes} node(s) (${w1.failed + w2.failed} failed), ` +
+      `${kbPer.toFixed(1)} KB and ${cpuPer.toFixed(2)} ms CPU per added connection, ${Math.round(connectsPerS)} connects/s, ` +
+      `idle lag p99 ${idleLag.toFixed(1)} ms, a message to every group on every socket in ${groupS.toFixed(1)} s; ` +
+      `storm: ${stormBackS === null ? "not all back" : `all back and caught up ${stormBackS.toFixed(1)} s after the SIGTERM (${((backAt - listening) / 1000).toFixed(1)} s after it listened again)`}, ` +
+      `lag p99 ${stormLag.toFixed(1)} ms, refused ${JSON.stringify(refused)}${bad5xx.length ? " (5xx other than 503!)" : ""}, ` +
+      `${after.redelivered} delivered again after an ack; clients ${Math.round(clientCpuPct)}% CPU, ${Math.round(Math.max(...after.rssMb))} MB RSS the largest`;
+    return {
+      mode: o.mode,
+      nodes: o.nodes,
+      held: open,
+      failedConnects: w1.failed + w2.failed,
+      kbPerConnection: kbPer,
+      cpuMsPerConnection: cpuPer,
+      connectsPerS,
+      idleLagP99Ms: idleLag,
+      groupDeliveryS: groupS,
+      stormBackS,
+      stormCaughtUp: back !== undefined,
+      stormRefused: refused,
+      stormLagP99Ms: stormLag,
+      redelivered: after.redelivered,
+      clientCpuPct,
+      clientRssMb: Math.max(...after.rssMb),
+      line,
+    };
+  } finally {
+    await fleet?.stop().catch(() => {});
+    for (const n of nodes) await n.stop().catch(() => {});
+    if (iso) for (const l of await iso.release().catch((e: Error) => [`cleanup failed: ${e.message}`])) progress(l);
+  }
+}
+
+const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
+
+/** The scenario's entry (bench/run.ts hands `--scenario connections` here): 0 when every mode ran. */
+export async function connectionsMain(argv: string[]): Promise<number> {
+  const modes = connectionsOptions(argv);
+  if (!existsSync(join(ROOT, "dist/runtime/main.js"))) throw new Error("dist/runtime/main.js is missing: run npm run build:server first");
+  const lines: string[] = [];
+  for (const o of modes) {
+    const r = await runMode(o);
+    progress(r.line);
+    lines.push(r.line);
+  }
+  for (const l of lines) process.stdout.write(`${l}\n`);
+  return 0;
+}

@@ -1,11 +1,14 @@
-// A client process of the connections scenario (bench/scenarios/connections.ts): it holds the WebSockets of its share
-// of the agents, from a loopback source address of its own (so no one address runs out of ephemeral ports), and
-// answers the scenario over IPC. One process holds at most what its open-file limit allows (20,000 here).
+// A client process of the connections scenario (bench/scenarios/connections.ts): it holds the WebSockets (or the long
+// polls) of its share of the agents, from a loopback source address of its own (so no one address runs out of
+// ephemeral ports), and answers the scenario over IPC. One process holds at most what its open-file limit allows
+// (20,000 here).
 //
 // Each socket authenticates with its agent's token, acknowledges every message it gets (one ack frame each), and
 // notes which message bodies reached it. Once told to, a socket that closes reconnects after the SDK's own jittered
 // wait (reconnectDelayMs in client/retry.ts: 250 ms doubling per failure in a row, spread from half to one and a half
 // times), as the SDK's message stream does. A message that comes again after this socket acknowledged it is counted.
+// A long poller polls again as soon as its poll is answered (GET /v1/messages/pending), acknowledging what came.
+import { Agent, request } from "node:http";
 import { freemem } from "node:os";
 import WebSocket from "ws";
 import { reconnectDelayMs } from "../../client/retry.ts";
@@ -19,6 +22,9 @@ export interface ClientAgent {
 export type ClientCommand =
   | { type: "open"; agents: ClientAgent[]; width: number; localAddress: string }
   | { type: "reconnect"; on: boolean }
+  /** hold one long poll per agent (`url` is the node's http:// base), `timeoutS` each, polling again when answered */
+  | { type: "poll"; agents: ClientAgent[]; timeoutS: number; localAddress: string }
+  | { type: "stop-polls" }
   | { type: "stats" }
   | { type: "exit" };
 
@@ -33,6 +39,10 @@ export interface ClientStats {
   /** messages that came again after this socket had acknowledged them */
   redelivered: number;
   reconnects: number;
+  /** long polls waiting on the server now; polls answered, by status; answered later than their timeout + 2 s */
+  polling: number;
+  polls: Record<string, number>;
+  latePolls: number;
   /** Date.now() of the last socket that became ready */
   lastReadyAt: number;
   cpuMs: number;
@@ -144,6 +154,70 @@ async function open(agents: ClientAgent[], width: number): Promise<ClientOpened>
   return { type: "opened", ok, failed: mine.length - ok, ms: performance.now() - started };
 }
 
+interface Poller {
+  agent: ClientAgent;
+  waiting: boolean;
+  acked: Set<string>;
+  bodies: Set<string>;
+}
+
+const pollers: Poller[] = [];
+const polls: Record<string, number> = {};
+let latePolls = 0;
+let pollingOn = false;
+const keepAlive = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
+
+function httpCall(url: string, method: string, token: string, timeoutMs: number): Promise<{ status: number; body: string }> {
+  return new Promise((resolve) => {
+    const req = request(url, { method, agent: keepAlive, localAddress, headers: { authorization: `Bearer ${token}` }, timeout: timeoutMs }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (d: string) => (body += d));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on("timeout", () => req.destroy(new Error("timeout")));
+    req.on("error", (err: NodeJS.ErrnoException) => resolve({ status: 0, body: err.code ?? err.message }));
+    req.end();
+  });
+}
+
+/** One agent's long polls, one after another while polling is on; each message acknowledged before the next poll. */
+async function pollLoop(p: Poller, timeoutS: number): Promise<void> {
+  while (pollingOn) {
+    const started = performance.now();
+    p.waiting = true;
+    const r = await httpCall(`${p.agent.url}/v1/messages/pending?timeout=${timeoutS}`, "GET", p.agent.token, (timeoutS + 30) * 1000);
+    p.waiting = false;
+    const key = r.status === 0 ? r.body : String(r.status);
+    polls[key] = (polls[key] ?? 0) + 1;
+    if (performance.now() - started > (timeoutS + 2) * 1000) latePolls++;
+    if (r.status !== 200) {
+      await new Promise((res) => setTimeout(res, reconnectDelayMs(2, Math.random)));
+      continue;
+    }
+    for (const m of (JSON.parse(r.body) as { messages: { id: string; body: string }[] }).messages) {
+      if (p.acked.has(m.id)) redelivered++;
+      else if (!p.bodies.has(m.body)) {
+        p.bodies.add(m.body);
+        bodies.set(m.body, (bodies.get(m.body) ?? 0) + 1);
+      }
+      const ack = await httpCall(`${p.agent.url}/v1/messages/${m.id}/ack`, "POST", p.agent.token, 30_000);
+      if (ack.status === 204) p.acked.add(m.id);
+    }
+  }
+}
+
+function startPolls(agents: ClientAgent[], timeoutS: number): ClientOpened {
+  const started = performance.now();
+  pollingOn = true;
+  for (const agent of agents) {
+    const p: Poller = { agent, waiting: false, acked: new Set(), bodies: new Set() };
+    pollers.push(p);
+    void pollLoop(p, timeoutS);
+  }
+  return { type: "opened", ok: agents.length, failed: 0, ms: performance.now() - started };
+}
+
 function stats(): ClientStats {
   const u = process.cpuUsage();
   return {
@@ -154,6 +228,9 @@ function stats(): ClientStats {
     bodies: Object.fromEntries(bodies),
     redelivered,
     reconnects,
+    polling: pollers.reduce((n, p) => n + (p.waiting ? 1 : 0), 0),
+    polls: { ...polls },
+    latePolls,
     lastReadyAt,
     cpuMs: (u.user + u.system) / 1000,
     rssMb: process.memoryUsage.rss() / 2 ** 20,
@@ -169,6 +246,14 @@ process.on("message", (cmd: ClientCommand) => {
       break;
     case "reconnect":
       reconnecting = cmd.on;
+      break;
+    case "poll":
+      localAddress = cmd.localAddress;
+      send(startPolls(cmd.agents, cmd.timeoutS));
+      break;
+    case "stop-polls":
+      pollingOn = false;
+      keepAlive.destroy();
       break;
     case "stats":
       send(stats());

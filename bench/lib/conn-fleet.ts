@@ -68,6 +68,15 @@ export class ConnFleet {
     return { ok: sum(r.map((x) => x.ok)), failed: sum(r.map((x) => x.failed)), ms: Math.max(...r.map((x) => x.ms)) };
   }
 
+  /** Starts one long poll loop per agent, `agents[k]` in process k (each agent's url: the node's http:// base). */
+  async poll(agents: ClientAgent[][], timeoutS: number): Promise<void> {
+    await Promise.all(this.procs.map((p, k) => p.ask<ClientOpened>({ type: "poll", agents: agents[k] ?? [], timeoutS, localAddress: p.localAddress })));
+  }
+
+  stopPolls(): void {
+    for (const p of this.procs) p.tell({ type: "stop-polls" });
+  }
+
   reconnect(on: boolean): void {
     for (const p of this.procs) p.tell({ type: "reconnect", on });
   }
@@ -84,6 +93,9 @@ export class ConnFleet {
       ready: sum(all.map((s) => s.ready)),
       refused: merge((s) => s.refused),
       bodies: merge((s) => s.bodies),
+      polling: sum(all.map((s) => s.polling)),
+      polls: merge((s) => s.polls),
+      latePolls: sum(all.map((s) => s.latePolls)),
       redelivered: sum(all.map((s) => s.redelivered)),
       reconnects: sum(all.map((s) => s.reconnects)),
       lastReadyAt: Math.max(...all.map((s) => s.lastReadyAt)),

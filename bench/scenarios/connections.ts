@@ -12,7 +12,10 @@
 //   4. the storm: the first node is restarted (SIGTERM, then started again on its port), its clients reconnect with
 //      the SDK's jittered waits, and a message goes to each group as soon as it listens: the time until every socket
 //      is back and has it (caught up), upgrades refused by status (only 503 is allowed of the 5xx), messages that came
-//      again after an ack, and the lag p99 from when it listens until all are back.
+//      again after an ack, and the lag p99 from when it listens until all are back;
+//   5. the same count of long polls instead (on nodes restarted fresh, the sockets closed: a process may not hold
+//      both), each polling again once answered: the RSS slope per held poll, then a message to each group: the
+//      time until every poller has it, polls answered late (past their timeout + 2 s), answers by status.
 // It ends with one `connections <mode>: ...` line per mode.
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -33,6 +36,8 @@ const SETTLE_MS = 5000;
 const READ_MS = 3000;
 /** How long a phase may take before the scenario gives up on it (a bound, not a target). */
 const PHASE_BOUND_MS = 120_000;
+/** Each long poll's timeout, s. */
+const POLL_TIMEOUT_S = 25;
 const LISTENING = /"port":(\d+)[^\n]*"msg":"flock listening"/;
 
 const progress = (msg: string) => process.stderr.write(`[connections] ${msg}\n`);
@@ -64,6 +69,11 @@ export interface ModeResult {
   stormRefused: Record<string, number>;
   stormLagP99Ms: number;
   redelivered: number;
+  pollsHeld: number;
+  kbPerPoll: number;
+  pollDeliveryS: number | null;
+  latePolls: number;
+  pollStatuses: Record<string, number>;
   clientCpuPct: number;
   clientRssMb: number;
   line: string;
@@ -79,6 +89,10 @@ class ModeNode {
 
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
+  }
+
+  get pid(): number {
+    return this.proc!.child.pid!;
   }
 
   get wsUrl(): string {
@@ -143,7 +157,7 @@ async function runMode(o: ModeOptions): Promise<ModeResult> {
       }
       return out;
     };
-    const pids = nodes.map((n) => n.proc!.child.pid!);
+    const pids = nodes.map((n) => n.pid);
     const readers = () => pids.map((p) => new RssReader(p, 500));
     const held = async (): Promise<{ rss: number; cpu: number }> => {
       await sleep(SETTLE_MS);
@@ -192,7 +206,7 @@ async function runMode(o: ModeOptions): Promise<ModeResult> {
     await nodes[0]!.stop();
     await nodes[0]!.start();
     const listening = performance.now();
-    pids[0] = nodes[0]!.proc!.child.pid!;
+    pids[0] = nodes[0]!.pid;
     await pool(owners, 16, (owner, g) => sendToGroup(urls[g % urls.length]!, owner, groupIds[g]!, "round-2"));
     const lags: number[] = [];
     const lagTimer = setInterval(() => {
@@ -214,6 +228,37 @@ async function runMode(o: ModeOptions): Promise<ModeResult> {
     const stormBackS = back ? (backAt - s0) / 1000 : null;
     const clientCpuPct = ((fleet.pids.reduce((a, p) => a + cpuMs(p), 0) - clientCpu0) / (performance.now() - t0)) * 100;
     const stormLag = lags.length > 1 ? Math.max(...lags.slice(1)) : lags[0] ?? NaN;
+    const redeliveredWs = after.redelivered;
+    const clientRssMb = Math.max(...after.rssMb);
+    await fleet.stop();
+
+    // long polls: the same count, on fresh node processes (the sockets closed: a process may not hold both)
+    progress(`${o.mode}: long polls: restarting the node(s) fresh, then ${o.count} long polls in two waves`);
+    for (const n of nodes) await n.stop();
+    await nodes[0]!.start();
+    await Promise.all(nodes.slice(1).map((n) => n.start()));
+    nodes.forEach((n, i) => (pids[i] = n.pid));
+    fleet = ConnFleet.start(o.clients);
+    const pollers = (from: number, to: number): ClientAgent[][] => share(from, to).map((xs, k) => xs.map((x) => ({ ...x, url: nodes[k % nodes.length]!.url })));
+    const p0 = await held();
+    await fleet.poll(pollers(0, half), POLL_TIMEOUT_S);
+    await until(fleet, (st) => st.polling >= half);
+    const p1 = await held();
+    await fleet.poll(pollers(half, o.count), POLL_TIMEOUT_S);
+    const full = await until(fleet, (st) => st.polling >= o.count);
+    const p2 = await held();
+    const kbPerPoll = (p2.rss - p1.rss) / 1024 / (o.count - half);
+    progress(`${o.mode}: ${full?.polling ?? "not all"} polls held; node RSS ${mb(p0.rss)} -> ${mb(p1.rss)} -> ${mb(p2.rss)} MB`);
+    const q0 = performance.now();
+    await pool(owners, 16, (owner, g) => sendToGroup(urls[g % urls.length]!, owner, groupIds[g]!, "round-3"));
+    const r3 = await until(fleet, (st) => (st.bodies["round-3"] ?? 0) >= o.count);
+    const pollDeliveryS = r3 ? (performance.now() - q0) / 1000 : null;
+    // a full timeout more: every poll that was waiting is answered once, on time or late
+    await sleep((POLL_TIMEOUT_S + 3) * 1000);
+    const pollEnd = await fleet.stats();
+    fleet.stopPolls();
+    const pollsHeld = full?.polling ?? pollEnd.polling;
+
     const bad5xx = Object.entries(refused).filter(([k]) => /^5/.test(k) && k !== "503");
     const line =
       `connections ${o.mode}: ${open} held over ${o.nodes} node(s) (${w1.failed + w2.failed} failed), ` +
@@ -221,7 +266,9 @@ async function runMode(o: ModeOptions): Promise<ModeResult> {
       `idle lag p99 ${idleLag.toFixed(1)} ms, a message to every group on every socket in ${groupS.toFixed(1)} s; ` +
       `storm: ${stormBackS === null ? "not all back" : `all back and caught up ${stormBackS.toFixed(1)} s after the SIGTERM (${((backAt - listening) / 1000).toFixed(1)} s after it listened again)`}, ` +
       `lag p99 ${stormLag.toFixed(1)} ms, refused ${JSON.stringify(refused)}${bad5xx.length ? " (5xx other than 503!)" : ""}, ` +
-      `${after.redelivered} delivered again after an ack; clients ${Math.round(clientCpuPct)}% CPU, ${Math.round(Math.max(...after.rssMb))} MB RSS the largest`;
+      `${redeliveredWs} delivered again after an ack; clients ${Math.round(clientCpuPct)}% CPU, ${Math.round(clientRssMb)} MB RSS the largest; ` +
+      `long polls: ${pollsHeld} held, ${kbPerPoll.toFixed(1)} KB per added poll, a message to every group on every poller in ` +
+      `${pollDeliveryS === null ? "not all" : `${pollDeliveryS.toFixed(1)} s`}, ${pollEnd.latePolls} late, answers ${JSON.stringify(pollEnd.polls)}`;
     return {
       mode: o.mode,
       nodes: o.nodes,
@@ -236,9 +283,14 @@ async function runMode(o: ModeOptions): Promise<ModeResult> {
       stormCaughtUp: back !== undefined,
       stormRefused: refused,
       stormLagP99Ms: stormLag,
-      redelivered: after.redelivered,
+      redelivered: redeliveredWs + pollEnd.redelivered,
+      pollsHeld,
+      kbPerPoll,
+      pollDeliveryS,
+      latePolls: pollEnd.latePolls,
+      pollStatuses: pollEnd.polls,
       clientCpuPct,
-      clientRssMb: Math.max(...after.rssMb),
+      clientRssMb,
       line,
     };
   } finally {

@@ -6,6 +6,8 @@ import { type Config, loadConfig } from "../../runtime/config.ts";
 import { createLogger } from "../../runtime/log.ts";
 import { type RunningNode, startNode } from "../../runtime/server.ts";
 import { TEST_DATABASE_URL, TEST_REDIS_URL, uniqueName } from "./env.ts";
+import { registerAgent } from "./http.ts";
+import { PrivatePostgres } from "./private-servers.ts";
 
 export type EngineKind = "redis" | "memory";
 
@@ -83,11 +85,9 @@ export async function deletePrefix(prefix: string): Promise<void> {
  * A node on its own private Postgres (which the test may stop and start), with two agents registered: what the
  * outage tests start from.
  */
-export async function nodeOnPrivatePostgres(t: Teardown, label: string) {
-  const { PrivatePostgres } = await import("./private-servers.ts");
-  const { registerAgent } = await import("./http.ts");
+export async function nodeOnPrivatePostgres(t: Teardown, label: string, opts: Pick<TestNodeOptions, "now"> = {}) {
   const pg = await PrivatePostgres.start(t);
   const schema = uniqueName(label);
-  const node = await startTestNode(t, { env: { DATABASE_URL: pg.url, PG_SCHEMA: schema }, schema });
+  const node = await startTestNode(t, { env: { DATABASE_URL: pg.url, PG_SCHEMA: schema }, schema, now: opts.now });
   return { pg, schema, node, a: await registerAgent(node.url, "a"), b: await registerAgent(node.url, "b") };
 }

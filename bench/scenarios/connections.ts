@@ -126,7 +126,7 @@ async function runMode(o: ModeOptions): Promise<ModeResult> {
   try {
     iso = await isolate(`conn_${o.mode}`);
     const token = randomBytes(24).toString("hex");
-    const env = { HOST: "127.0.0.1", LOG_LEVEL: "warn", FLOCK_LIMITS_SCALE: "1000000", FLOCK_METRICS_TOKEN: token, ...iso.env };
+    const env = { HOST: "127.0.0.1", LOG_LEVEL: "info", FLOCK_LIMITS_SCALE: "1000000", FLOCK_METRICS_TOKEN: token, ...iso.env };
     progress(`${o.mode}: ${o.nodes} node(s) on ${iso.describe}; ${o.count} sockets over ${o.clients} client processes`);
     for (let i = 0; i < o.nodes; i++) nodes.push(new ModeNode(await freePort(), env));
     // the first node migrates the schema alone; the others start together

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import t from "tap";
 import { loadConfig } from "../runtime/config.ts";
+import type { Sql } from "../runtime/db/client.ts";
 import { createLogger } from "../runtime/log.ts";
 import { RetentionMaintainer } from "../runtime/retention/maintainer.ts";
 import { startNode } from "../runtime/server.ts";
@@ -15,6 +16,18 @@ import { autovacuumOn } from "../runtime/retention/vacuum-store.ts";
 import { call, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { post } from "./helpers/social.ts";
+
+/** Deletes the moments (their likes go by the cascade) on one connection, whose counts it flushes to the statistics. */
+async function removeMoments(sql: Sql, ids: string[]): Promise<void> {
+  const conn = await sql.reserve();
+  try {
+    await conn`delete from moments where id in ${conn(ids.map((id) => id.replace(/^moment_/, "")))}`;
+    await conn`select pg_stat_force_next_flush()`;
+    await conn`select 1`;
+  } finally {
+    conn.release();
+  }
+}
 
 t.test("a pass vacuums what passed autovacuum's rule, and only that", async (t) => {
   const node = await startTestNode(t, { engine: "memory", env: { FLOCK_LIMITS_SCALE: "1000" } });
@@ -35,17 +48,7 @@ t.test("a pass vacuums what passed autovacuum's rule, and only that", async (t) 
     return r!;
   };
   // 100 of 120 moments go, with their 100 likes, on one connection whose counts are flushed at once
-  const remove = async (gone: string[]) => {
-    const conn = await sql.reserve();
-    try {
-      await conn`delete from moments where id in ${conn(gone.map((id) => id.replace(/^moment_/, "")))}`;
-      await conn`select pg_stat_force_next_flush()`;
-      await conn`select 1`;
-    } finally {
-      conn.release();
-    }
-  };
-  await remove(ids.slice(0, 100));
+  await removeMoments(sql, ids.slice(0, 100));
   const before = { moments: await stats("moments"), likes: await stats("moment_likes") };
   t.ok(before.moments.dead >= 100, `moments has its dead rows counted (${before.moments.dead})`);
   t.ok(before.likes.dead >= 100, `moment_likes too (${before.likes.dead})`);
@@ -103,14 +106,7 @@ t.test("embedded (PGlite runs no autovacuum, so the node always vacuums): a pass
   const ids: string[] = [];
   for (let i = 0; i < 80; i++) ids.push((await post(url, author, "public", `e${i}`)).id);
   const sql = node.svc.sql;
-  const conn = await sql.reserve();
-  try {
-    await conn`delete from moments where id in ${conn(ids.map((id) => id.replace(/^moment_/, "")))}`;
-    await conn`select pg_stat_force_next_flush()`;
-    await conn`select 1`;
-  } finally {
-    conn.release();
-  }
+  await removeMoments(sql, ids);
   const m = new RetentionMaintainer(sql, node.svc.horizons, Date.now, createLogger("silent"), { vacuum: true });
   const r = await m.pass();
   t.ok(r?.vacuumed.some((v) => v.startsWith("moments ")), `moments vacuumed on PGlite (${r?.vacuumed.join(", ")})`);

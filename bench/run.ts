@@ -16,21 +16,20 @@ import { feed, hot, like, post, send } from "./scenarios/http.ts";
 import { idle } from "./scenarios/idle.ts";
 import { mixed } from "./scenarios/mixed.ts";
 import { deliver, group, ws, wsBaseline } from "./scenarios/realtime.ts";
-import { connectionsRequested } from "./lib/conn-options.ts";
-import { soakRequested } from "./lib/soak-options.ts";
 
 // the soak and the held connections at scale are runs of their own, with nodes and options of their own
 // (bench/scenarios/soak.ts, connections.ts)
-const OWN_RUNS = [
-  { label: "soak", requested: soakRequested, main: async () => (await import("./scenarios/soak.ts")).soakMain },
-  { label: "connections", requested: connectionsRequested, main: async () => (await import("./scenarios/connections.ts")).connectionsMain },
-];
-for (const run of OWN_RUNS) {
-  if (!run.requested(process.argv.slice(2))) continue;
-  const main = await run.main();
+const OWN_RUNS: Record<string, () => Promise<(argv: string[]) => Promise<number>>> = {
+  soak: async () => (await import("./scenarios/soak.ts")).soakMain,
+  connections: async () => (await import("./scenarios/connections.ts")).connectionsMain,
+};
+const requested = parseArgs({ args: process.argv.slice(2), options: { scenario: { type: "string" } }, strict: false, allowPositionals: true }).values.scenario;
+const ownRun = typeof requested === "string" ? OWN_RUNS[requested] : undefined;
+if (ownRun) {
+  const main = await ownRun();
   process.exit(
     await main(process.argv.slice(2)).catch((err: Error) => {
-      process.stderr.write(`[${run.label}] failed: ${err.stack}\n`);
+      process.stderr.write(`[${String(requested)}] failed: ${err.stack}\n`);
       return 2;
     }),
   );

@@ -30,15 +30,17 @@ export function unavailable(backend: Backend): ApiError {
   return new Unavailable(backend);
 }
 
+/**
+ * postgres.js's errors for a connection lost while a statement was in flight: whether it committed was not heard. The
+ * rest of PG_CONNECTION_CODES never reached the server, or were rolled back.
+ */
+const PG_OUTCOME_UNKNOWN_CODES = new Set(["CONNECTION_CLOSED", "CONNECTION_DESTROYED", "CONNECTION_ENDED", "ECONNRESET", "EPIPE"]);
+
 const PG_CONNECTION_CODES = new Set([
-  "CONNECTION_CLOSED",
-  "CONNECTION_ENDED",
-  "CONNECTION_DESTROYED",
+  ...PG_OUTCOME_UNKNOWN_CODES,
   "CONNECT_TIMEOUT",
   "ECONNREFUSED",
-  "ECONNRESET",
   "ETIMEDOUT",
-  "EPIPE",
   "EHOSTUNREACH",
   "ENETUNREACH",
   "57014", // statement timeout (or cancelled): the statement did not commit
@@ -50,12 +52,6 @@ const PG_CONNECTION_CODES = new Set([
 // with no node reachable, its slot map not ready, or out of redirections while a shard fails over
 const REDIS_MESSAGES =
   /^(Connection is closed\.|Stream isn't writeable|Command timed out|Reached the max retries per request|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|Cluster isn't ready|Failed to refresh slots cache|None of startup nodes is available|Too many Cluster redirections)/;
-
-/**
- * postgres.js's errors for a connection lost while a statement was in flight: whether it committed was not heard (a
- * subset of the outage codes above; a refused connect or a timeout before sending never reached the server).
- */
-const PG_OUTCOME_UNKNOWN_CODES = new Set(["CONNECTION_CLOSED", "CONNECTION_DESTROYED", "CONNECTION_ENDED", "ECONNRESET", "EPIPE"]);
 
 /** Whether a failed Postgres statement may still have committed (its connection was lost while it ran). */
 export function outcomeUnknown(err: unknown): boolean {

@@ -9,7 +9,6 @@
 // times), as the SDK's message stream does. A message that comes again after this socket acknowledged it is counted.
 // A long poller polls again as soon as its poll is answered (GET /v1/messages/pending), acknowledging what came.
 import { Agent, request } from "node:http";
-import { freemem } from "node:os";
 import WebSocket from "ws";
 import { reconnectDelayMs } from "../../client/retry.ts";
 
@@ -47,7 +46,6 @@ export interface ClientStats {
   lastReadyAt: number;
   cpuMs: number;
   rssMb: number;
-  freeMb: number;
 }
 
 export interface ClientOpened {
@@ -234,7 +232,6 @@ function stats(): ClientStats {
     lastReadyAt,
     cpuMs: (u.user + u.system) / 1000,
     rssMb: process.memoryUsage.rss() / 2 ** 20,
-    freeMb: freemem() / 2 ** 20,
   };
 }
 

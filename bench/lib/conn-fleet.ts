@@ -33,7 +33,7 @@ class ClientProc {
 }
 
 /** Totals over every client process; each process's CPU (ms, read from /proc) and RSS (MB) apart. */
-export type FleetStats = Omit<ClientStats, "type" | "cpuMs" | "rssMb" | "freeMb"> & { cpuMs: number[]; rssMb: number[] };
+export type FleetStats = Omit<ClientStats, "type" | "cpuMs" | "rssMb"> & { cpuMs: number[]; rssMb: number[] };
 
 export class ConnFleet {
   private constructor(private readonly procs: ClientProc[]) {}

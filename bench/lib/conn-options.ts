@@ -22,10 +22,6 @@ export interface ModeOptions {
   width: number;
 }
 
-export function connectionsRequested(argv: string[]): boolean {
-  const { values } = parseArgs({ args: argv, options: { scenario: { type: "string" } }, strict: false, allowPositionals: true });
-  return values.scenario === "connections";
-}
 
 export function connectionsOptions(argv: string[]): ModeOptions[] {
   const { values: a } = parseArgs({

@@ -71,8 +71,4 @@ export function soakOptions(argv: string[]) {
 }
 
 /** Whether `argv` asks for the soak (`--scenario soak`), which runs alone with options of its own. */
-export function soakRequested(argv: string[]): boolean {
-  const { values } = parseArgs({ args: argv, options: { scenario: { type: "string" } }, strict: false, allowPositionals: true });
-  return values.scenario === "soak";
-}
 

@@ -1,11 +1,9 @@
 // The connections scenario's command line (bench/lib/conn-options.ts): which modes run, with how many sockets over
 // how many client processes (never more than one process may hold).
 import t from "tap";
-import { connectionsOptions, connectionsRequested, PER_CLIENT_MAX } from "../../bench/lib/conn-options.ts";
+import { connectionsOptions, PER_CLIENT_MAX } from "../../bench/lib/conn-options.ts";
 
 t.test("modes and their defaults", async (t) => {
-  t.ok(connectionsRequested(["--scenario", "connections"]));
-  t.notOk(connectionsRequested(["--scenario", "soak"]));
   t.same(
     connectionsOptions(["--scenario", "connections"]).map((o) => [o.mode, o.nodes, o.count, o.clients]),
     [["one", 1, 18_000, 3], ["six", 6, 100_000, 6]],

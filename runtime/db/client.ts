@@ -1,9 +1,10 @@
 // The one Postgres client (postgres.js). Real server or the embedded PGlite: same SQL, same client.
-import postgres from "postgres";
+import type Postgres from "postgres";
 import { redactUrl } from "../redact.ts";
 import { createDatabase } from "./create-database.ts";
+import postgres from "./postgres-driver.ts";
 
-export type Sql = postgres.Sql;
+export type Sql = Postgres.Sql;
 
 class DatabaseUnavailableError extends Error {}
 

@@ -1,6 +1,6 @@
 // Real mode with a database that does not exist yet: create it when the role may (as the tests do), otherwise
 // say exactly which command creates it. Connects to the server's `postgres` database to do so.
-import postgres from "postgres";
+import postgres from "./postgres-driver.ts";
 
 class MissingDatabaseError extends Error {}
 

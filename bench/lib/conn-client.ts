@@ -165,16 +165,23 @@ let latePolls = 0;
 let pollingOn = false;
 const keepAlive = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
 
-function httpCall(url: string, method: string, token: string, timeoutMs: number): Promise<{ status: number; body: string }> {
+/**
+ * One HTTP call: its status (0 with the error's code as the body when it failed), and when the request was written
+ * out (`sentAt`: after the connection was made, so a wait for a connect in a burst of them is not counted as the
+ * server's).
+ */
+function httpCall(url: string, method: string, token: string, timeoutMs: number): Promise<{ status: number; body: string; sentAt: number }> {
   return new Promise((resolve) => {
+    let sentAt = performance.now();
     const req = request(url, { method, agent: keepAlive, localAddress, headers: { authorization: `Bearer ${token}` }, timeout: timeoutMs }, (res) => {
       let body = "";
       res.setEncoding("utf8");
       res.on("data", (d: string) => (body += d));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body, sentAt }));
     });
+    req.on("finish", () => (sentAt = performance.now()));
     req.on("timeout", () => req.destroy(new Error("timeout")));
-    req.on("error", (err: NodeJS.ErrnoException) => resolve({ status: 0, body: err.code ?? err.message }));
+    req.on("error", (err: NodeJS.ErrnoException) => resolve({ status: 0, body: err.code ?? err.message, sentAt }));
     req.end();
   });
 }
@@ -182,13 +189,12 @@ function httpCall(url: string, method: string, token: string, timeoutMs: number)
 /** One agent's long polls, one after another while polling is on; each message acknowledged before the next poll. */
 async function pollLoop(p: Poller, timeoutS: number): Promise<void> {
   while (pollingOn) {
-    const started = performance.now();
     p.waiting = true;
     const r = await httpCall(`${p.agent.url}/v1/messages/pending?timeout=${timeoutS}`, "GET", p.agent.token, (timeoutS + 30) * 1000);
     p.waiting = false;
     const key = r.status === 0 ? r.body : String(r.status);
     polls[key] = (polls[key] ?? 0) + 1;
-    if (performance.now() - started > (timeoutS + 2) * 1000) latePolls++;
+    if (performance.now() - r.sentAt > (timeoutS + 2) * 1000) latePolls++;
     if (r.status !== 200) {
       await new Promise((res) => setTimeout(res, reconnectDelayMs(2, Math.random)));
       continue;

@@ -4,18 +4,20 @@ import { Author, principalId, text } from "./common.ts";
 import { attachmentIds, messageBody } from "./messages.ts";
 
 /** Most members of a group, its owner included. */
-export const MAX_GROUP_MEMBERS = 1000;
+export const MAX_GROUP_MEMBERS = 10_000;
+/** Most member ids one request lists (a create, or an add): a larger group is made by adding in steps. */
+export const MAX_MEMBERS_PER_REQUEST = 1000;
 
 export const CreateGroupRequest = z.object({
   name: text(1, 100),
   /** Initial members besides the creator (who always joins and owns the group). */
-  members: z.array(principalId).max(MAX_GROUP_MEMBERS).default([]),
+  members: z.array(principalId).max(MAX_MEMBERS_PER_REQUEST).default([]),
 });
 
 /** `{"members": [ids]}`, or `{"member": id}` for one. */
 export const AddMembersRequest = z
   .object({
-    members: z.array(principalId).min(1).max(MAX_GROUP_MEMBERS).optional(),
+    members: z.array(principalId).min(1).max(MAX_MEMBERS_PER_REQUEST).optional(),
     member: principalId.optional(),
   })
   .refine((v) => v.members !== undefined || v.member !== undefined, { message: "give members (a list of ids) or member" })

@@ -106,6 +106,21 @@ for (const engine of ["redis", "memory"] as const) {
       t.equal((await ack(base, d, r.body.id)).status, 404, "nor a member who joined after it was sent");
     });
 
+    t.test("one request lists at most 1,000 members (a create or an add); nothing is created or added past it", async (t) => {
+      const [a, b] = (await Promise.all(["a", "b"].map((n) => registerAgent(base, n)))) as [Registered, Registered];
+      const many = Array.from({ length: 1001 }, (_, i) => String(900_000_000 + i));
+      const tooMany = await create(a.token, { name: "crowd", members: many });
+      t.equal(tooMany.status, 400);
+      t.equal(tooMany.body.error, "invalid_request");
+      t.match(tooMany.body.message, /members/, "the message names the field");
+      t.match(tooMany.body.message, /1000/, "and the rule");
+      const g = (await create(a.token, { name: "crowd", members: [b.id] })).body.group;
+      const addMany = await add(a.token, g.id, many);
+      t.equal(addMany.status, 400);
+      t.match(addMany.body.message, /members/);
+      t.same((await get(a.token, g.id)).body.group.members.map((m: any) => m.id), [a.id, b.id], "nobody was added");
+    });
+
     t.test("the owner adds and removes members; members may leave; others are refused", async (t) => {
       const [a, b, c, d] = (await Promise.all(["a", "b", "c", "d"].map((n) => registerAgent(base, n)))) as Four;
       const g = (await create(a.token, { name: "club", members: [b.id] })).body.group;

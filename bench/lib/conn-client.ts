@@ -8,6 +8,9 @@
 // wait (reconnectDelayMs in client/retry.ts: 250 ms doubling per failure in a row, spread from half to one and a half
 // times), as the SDK's message stream does. A message that comes again after this socket acknowledged it is counted.
 // A long poller polls again as soon as its poll is answered (GET /v1/messages/pending), acknowledging what came.
+// The big group's messages (bodies `big:<n>:<Date.now() at the send>`) are acknowledged as the SDK does a group's: one
+// cumulative ack (`through`) for what came, every BIG_ACK_MS on a socket and once per answer on a poll; each one's
+// latency from the send is counted in 1 ms buckets, and one that comes to the same receiver twice is counted.
 import { Agent, request } from "node:http";
 import WebSocket from "ws";
 import { reconnectDelayMs } from "../../client/retry.ts";
@@ -44,8 +47,16 @@ export interface ClientStats {
   latePolls: number;
   /** Date.now() of the last socket that became ready */
   lastReadyAt: number;
+  /** the big group's messages: receipts, receipts of one this receiver had (a duplicate), latency ms -> count */
+  big: BigStats;
   cpuMs: number;
   rssMb: number;
+}
+
+export interface BigStats {
+  received: number;
+  duplicates: number;
+  latency: Record<string, number>;
 }
 
 export interface ClientOpened {
@@ -63,6 +74,9 @@ interface Sock {
   failures: number;
   acked: Set<string>;
   bodies: Set<string>;
+  /** the highest big-group number this socket got, and the id of the message to ack cumulatively next (if any) */
+  bigTop: number;
+  bigAck: string | undefined;
 }
 
 const socks: Sock[] = [];
@@ -75,6 +89,31 @@ let reconnecting = false;
 let localAddress = "127.0.0.1";
 
 const send = (m: ClientStats | ClientOpened | { type: "error"; message: string }) => process.send?.(m);
+
+const big: BigStats = { received: 0, duplicates: 0, latency: {} };
+/** How often a socket sends its cumulative ack of the big group's messages. */
+const BIG_ACK_MS = 100;
+const bigAcks = new Set<Sock>();
+
+/** A big-group body, if it is one: its latency counted, and whether the receiver (its highest so far) had it. */
+function noteBig(body: string, top: number): number | undefined {
+  if (!body.startsWith("big:")) return undefined;
+  const [, n, at] = body.split(":");
+  const num = Number(n);
+  big.received++;
+  if (num <= top) big.duplicates++;
+  const ms = String(Math.max(0, Date.now() - Number(at)));
+  big.latency[ms] = (big.latency[ms] ?? 0) + 1;
+  return Math.max(num, top);
+}
+
+setInterval(() => {
+  for (const s of bigAcks) {
+    if (s.bigAck && s.ws?.readyState === WebSocket.OPEN) s.ws.send(JSON.stringify({ type: "ack", id: s.bigAck, through: true }));
+    s.bigAck = undefined;
+  }
+  bigAcks.clear();
+}, BIG_ACK_MS).unref();
 
 /** Opens `s`'s socket; resolves true once its ready frame came, false when the connection failed or closed first. */
 function connect(s: Sock): Promise<boolean> {
@@ -112,6 +151,13 @@ function connect(s: Sock): Promise<boolean> {
         done(true);
       } else if (f.type === "message" && f.message) {
         const m = f.message;
+        const top = noteBig(m.body, s.bigTop);
+        if (top !== undefined) {
+          s.bigTop = top;
+          s.bigAck = m.id;
+          bigAcks.add(s);
+          return;
+        }
         if (s.acked.has(m.id)) redelivered++;
         else {
           s.acked.add(m.id);
@@ -137,7 +183,7 @@ function connect(s: Sock): Promise<boolean> {
 
 async function open(agents: ClientAgent[], width: number): Promise<ClientOpened> {
   const started = performance.now();
-  const mine = agents.map((agent): Sock => ({ agent, ws: undefined, ready: false, failures: 0, acked: new Set(), bodies: new Set() }));
+  const mine = agents.map((agent): Sock => ({ agent, ws: undefined, ready: false, failures: 0, acked: new Set(), bodies: new Set(), bigTop: -1, bigAck: undefined }));
   socks.push(...mine);
   let next = 0;
   let ok = 0;
@@ -157,6 +203,7 @@ interface Poller {
   waiting: boolean;
   acked: Set<string>;
   bodies: Set<string>;
+  bigTop: number;
 }
 
 const pollers: Poller[] = [];
@@ -199,7 +246,14 @@ async function pollLoop(p: Poller, timeoutS: number): Promise<void> {
       await new Promise((res) => setTimeout(res, reconnectDelayMs(2, Math.random)));
       continue;
     }
+    let bigLast: string | undefined;
     for (const m of (JSON.parse(r.body) as { messages: { id: string; body: string }[] }).messages) {
+      const top = noteBig(m.body, p.bigTop);
+      if (top !== undefined) {
+        p.bigTop = top;
+        bigLast = m.id;
+        continue;
+      }
       if (p.acked.has(m.id)) redelivered++;
       else if (!p.bodies.has(m.body)) {
         p.bodies.add(m.body);
@@ -208,6 +262,7 @@ async function pollLoop(p: Poller, timeoutS: number): Promise<void> {
       const ack = await httpCall(`${p.agent.url}/v1/messages/${m.id}/ack`, "POST", p.agent.token, 30_000);
       if (ack.status === 204) p.acked.add(m.id);
     }
+    if (bigLast) await httpCall(`${p.agent.url}/v1/messages/${bigLast}/ack?through=true`, "POST", p.agent.token, 30_000);
   }
 }
 
@@ -215,7 +270,7 @@ function startPolls(agents: ClientAgent[], timeoutS: number): ClientOpened {
   const started = performance.now();
   pollingOn = true;
   for (const agent of agents) {
-    const p: Poller = { agent, waiting: false, acked: new Set(), bodies: new Set() };
+    const p: Poller = { agent, waiting: false, acked: new Set(), bodies: new Set(), bigTop: -1 };
     pollers.push(p);
     void pollLoop(p, timeoutS);
   }
@@ -236,6 +291,7 @@ function stats(): ClientStats {
     polls: { ...polls },
     latePolls,
     lastReadyAt,
+    big: { received: big.received, duplicates: big.duplicates, latency: { ...big.latency } },
     cpuMs: (u.user + u.system) / 1000,
     rssMb: process.memoryUsage.rss() / 2 ** 20,
   };

@@ -38,14 +38,14 @@ export type FleetStats = Omit<ClientStats, "type" | "cpuMs" | "rssMb"> & { cpuMs
 export class ConnFleet {
   private constructor(private readonly procs: ClientProc[]) {}
 
-  /** `n` client processes on 127.0.0.2 ... 127.0.0.(n+1). */
-  static start(n: number): ConnFleet {
+  /** `n` client processes on 127.0.0.`first` ... 127.0.0.(first+n-1). */
+  static start(n: number, first = 2): ConnFleet {
     const procs = Array.from({ length: n }, (_, i) => {
       const child = fork(join(ROOT, "bench/lib/conn-client.ts"), [], {
         execArgv: ["--import", "tsx", "--max-old-space-size=4096"],
         stdio: ["ignore", "inherit", "inherit", "ipc"],
       });
-      return new ClientProc(child, `127.0.0.${i + 2}`);
+      return new ClientProc(child, `127.0.0.${i + first}`);
     });
     return new ConnFleet(procs);
   }
@@ -99,6 +99,11 @@ export class ConnFleet {
       redelivered: sum(all.map((s) => s.redelivered)),
       reconnects: sum(all.map((s) => s.reconnects)),
       lastReadyAt: Math.max(...all.map((s) => s.lastReadyAt)),
+      big: {
+        received: sum(all.map((s) => s.big.received)),
+        duplicates: sum(all.map((s) => s.big.duplicates)),
+        latency: merge((s) => s.big.latency),
+      },
       cpuMs: this.procs.map((p) => cpuMs(p.child.pid!)),
       rssMb: all.map((s) => s.rssMb),
     };

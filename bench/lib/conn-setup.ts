@@ -34,10 +34,15 @@ export async function registerAgents(urls: string[], n: number, label: string, w
   return out;
 }
 
-/** A group owned by `owner` with `members` (at most 999 besides the owner: groups hold 1,000): its id. */
+/** A group owned by `owner` with `members` (at most 1,000 listed in one request): its id. */
 export async function createGroup(url: string, owner: Registered, members: string[], name: string): Promise<string> {
   const r = await post<{ group: { id: string } }>(`${url}/v1/groups`, owner.token, { name, members });
   return r.group.id;
+}
+
+/** More members (at most 1,000 at a time) into `owner`'s group. */
+export async function addMembers(url: string, owner: Registered, group: string, members: string[]): Promise<void> {
+  await post(`${url}/v1/groups/${group}/members`, owner.token, { members });
 }
 
 /** One message from `owner` to its group. */

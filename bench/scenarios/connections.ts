@@ -8,7 +8,11 @@
 //      after each, so the memory and CPU each added connection costs are the slope between the waves (free of the
 //      first wave's one-time growth), and the connect rate is the second wave's;
 //   2. held idle for 10 s: the event-loop lag p99 of every node;
-//   3. one message to each group: the time until every socket has it;
+//   3. one message to each group: the time until every socket has it; then, in a mode with a big group (six nodes:
+//      10,000 members), that group's owner sends BIG_RATE messages a second for BIG_SECONDS through every node in
+//      turn: a tenth of the members poll (agents of their own, in one more client process), the rest are sockets of
+//      step 1 spread over every node; each receiver acks cumulatively as the SDK does; the deliveries a second, the
+//      latency from send to receipt (p50, p99, max), receipts missing and duplicated, the nodes' lag p99 meanwhile;
 //   4. the storm: the first node is restarted (SIGTERM, then started again on its port), its clients reconnect with
 //      the SDK's jittered waits, and a message goes to each group as soon as it listens: the time until every socket
 //      is back and has it (caught up), upgrades refused by status (only 503 is allowed of the 5xx), messages that came
@@ -24,7 +28,8 @@ import { join } from "node:path";
 import type { ClientAgent } from "../lib/conn-client.ts";
 import { ConnFleet, type FleetStats } from "../lib/conn-fleet.ts";
 import { connectionsOptions, type ModeOptions } from "../lib/conn-options.ts";
-import { createGroup, registerAgents, sendToGroup } from "../lib/conn-setup.ts";
+import { addMembers, createGroup, type Registered, registerAgents, sendToGroup } from "../lib/conn-setup.ts";
+import { type Quantiles } from "../lib/deliveries.ts";
 import { pool } from "../lib/fleet.ts";
 import { type Isolation, isolate } from "../lib/isolation.ts";
 import { cpuMs, type Proc, ROOT, startScript } from "../lib/procs.ts";
@@ -32,6 +37,11 @@ import { RssReader } from "../lib/rss-reader.ts";
 import { readNodeMetrics } from "../lib/sampler.ts";
 
 const GROUP_MEMBERS = 999;
+/** The big group's sends: messages a second, for how long. */
+const BIG_RATE = 10;
+const BIG_SECONDS = 30;
+/** Member ids one create or add lists at most (schema/groups.ts). */
+const PER_REQUEST = 1000;
 const SETTLE_MS = 5000;
 const READ_MS = 3000;
 /** How long a phase may take before the scenario gives up on it (a bound, not a target). */
@@ -76,7 +86,32 @@ export interface ModeResult {
   pollStatuses: Record<string, number>;
   clientCpuPct: number;
   clientRssMb: number;
+  big: BigResult | null;
   line: string;
+}
+
+export interface BigResult {
+  members: number;
+  live: number;
+  polling: number;
+  deliveriesPerS: number;
+  latency: Quantiles;
+  missing: number;
+  duplicates: number;
+  sendErrors: number;
+  lagP99Ms: number;
+}
+
+/** Quantiles of a histogram of whole milliseconds (ms -> count). */
+function histogramQuantiles(h: Record<string, number>): Quantiles {
+  const entries = Object.entries(h).map(([k, v]) => [Number(k), v] as const).sort((a, b) => a[0] - b[0]);
+  const n = entries.reduce((a, [, c]) => a + c, 0);
+  const at = (q: number) => {
+    let seen = 0;
+    for (const [ms, c] of entries) if ((seen += c) >= q * n) return ms;
+    return entries.at(-1)?.[0] ?? 0;
+  };
+  return { n, p50: at(0.5), p99: at(0.99), max: entries.at(-1)?.[0] ?? 0 };
 }
 
 /** A running node of the mode, restartable on its port. */
@@ -119,6 +154,74 @@ async function until(fleet: ConnFleet, done: (s: FleetStats) => boolean, boundMs
   }
 }
 
+/**
+ * The big group at BIG_RATE messages a second for BIG_SECONDS: its pollers start in a client process of their own,
+ * the owner sends through each node in turn, and the phase ends once every receipt came (or a bound passed).
+ */
+async function bigGroupPhase(
+  o: ModeOptions,
+  nodes: ModeNode[],
+  token: string,
+  fleet: ConnFleet,
+  owner: Registered,
+  group: string,
+  live: number,
+  pollers: Registered[],
+): Promise<BigResult> {
+  const polls = ConnFleet.start(1, 2 + o.clients);
+  try {
+    await polls.poll([pollers.map((p, j) => ({ token: p.token, url: nodes[j % nodes.length]!.url }))], POLL_TIMEOUT_S);
+    await until(polls, (s) => s.polling >= pollers.length);
+    const receivers = live + pollers.length;
+    const count = BIG_RATE * BIG_SECONDS;
+    progress(`${o.mode}: the big group: ${count} messages to ${receivers} receivers (${pollers.length} polling) at ${BIG_RATE}/s`);
+    await Promise.all(nodes.map((n) => readNodeMetrics(n.url, token))); // resets each node's lag histogram
+    const t0 = performance.now();
+    let sendErrors = 0;
+    const sends: Promise<void>[] = [];
+    for (let n = 0; n < count; n++) {
+      await sleep(Math.max(0, t0 + (n * 1000) / BIG_RATE - performance.now()));
+      const url = nodes[n % nodes.length]!.url;
+      sends.push(sendToGroup(url, owner, group, `big:${n}:${Date.now()}`).catch(() => void sendErrors++));
+    }
+    await Promise.all(sends);
+    const expected = (count - sendErrors) * receivers;
+    const received = async () => {
+      const [a, b] = await Promise.all([fleet.stats(), polls.stats()]);
+      return { received: a.big.received + b.big.received, duplicates: a.big.duplicates + b.big.duplicates, latency: sumInto(a.big.latency, b.big.latency) };
+    };
+    const end = performance.now() + PHASE_BOUND_MS;
+    let got = await received();
+    while (got.received - got.duplicates < expected && performance.now() < end) {
+      await sleep(250);
+      got = await received();
+    }
+    const lag = Math.max(...(await Promise.all(nodes.map((n) => readNodeMetrics(n.url, token)))).map((m) => m.lagP99 * 1000));
+    polls.stopPolls();
+    await sleep(5 * 100); // the sockets' last cumulative acks (one every 100 ms) go out before what follows
+    return {
+      members: live + pollers.length + 1,
+      live,
+      polling: pollers.length,
+      deliveriesPerS: expected / BIG_SECONDS,
+      latency: histogramQuantiles(got.latency),
+      missing: Math.max(0, expected - (got.received - got.duplicates)),
+      duplicates: got.duplicates,
+      sendErrors,
+      lagP99Ms: lag,
+    };
+  } finally {
+    await polls.stop();
+  }
+}
+
+/** a + b, bucket by bucket. */
+function sumInto(a: Record<string, number>, b: Record<string, number>): Record<string, number> {
+  const out = { ...a };
+  for (const [k, v] of Object.entries(b)) out[k] = (out[k] ?? 0) + v;
+  return out;
+}
+
 async function runMode(o: ModeOptions): Promise<ModeResult> {
   let iso: Isolation | undefined;
   let fleet: ConnFleet | undefined;
@@ -135,10 +238,15 @@ async function runMode(o: ModeOptions): Promise<ModeResult> {
     const urls = nodes.map((n) => n.url);
 
     const groups = Math.ceil(o.count / GROUP_MEMBERS);
-    progress(`${o.mode}: registering ${o.count + groups} agents`);
-    const agents = await registerAgents(urls, o.count + groups, `conn-${o.mode}`, 64, (d) => progress(`${o.mode}: ${d} registered`));
+    // the big group: its owner, a tenth of it polling (agents of their own), the rest among the sockets
+    const bigPolling = Math.floor(o.big / 10);
+    const bigExtra = o.big > 0 ? bigPolling + 1 : 0;
+    progress(`${o.mode}: registering ${o.count + groups + bigExtra} agents`);
+    const agents = await registerAgents(urls, o.count + groups + bigExtra, `conn-${o.mode}`, 64, (d) => progress(`${o.mode}: ${d} registered`));
     const members = agents.slice(0, o.count);
-    const owners = agents.slice(o.count);
+    const owners = agents.slice(o.count, o.count + groups);
+    const pollersOfBig = agents.slice(o.count + groups, o.count + groups + bigPolling);
+    const bigOwner = o.big > 0 ? agents.at(-1)! : undefined;
     // group g: the members i with i % groups == g, so every group has members on every client process and node
     const groupIds: string[] = new Array(groups);
     await pool(owners, 8, async (owner, g) => {
@@ -146,6 +254,16 @@ async function runMode(o: ModeOptions): Promise<ModeResult> {
       groupIds[g] = await createGroup(urls[g % urls.length]!, owner, ids, `crowd-${g}`);
     });
     progress(`${o.mode}: ${groups} groups of up to ${GROUP_MEMBERS}`);
+    // the big group's live members: spread evenly over the sockets, so over every client process and node
+    const bigLive = o.big > 0 ? o.big - bigPolling - 1 : 0;
+    const liveOfBig = Array.from({ length: bigLive }, (_, j) => members[Math.floor((j * o.count) / bigLive)]!);
+    let bigGroup: string | undefined;
+    if (bigOwner) {
+      const ids = [...liveOfBig, ...pollersOfBig].map((m) => m.id);
+      bigGroup = await createGroup(urls[0]!, bigOwner, ids.slice(0, PER_REQUEST), "big");
+      for (let at = PER_REQUEST; at < ids.length; at += PER_REQUEST) await addMembers(urls[0]!, bigOwner, bigGroup, ids.slice(at, at + PER_REQUEST));
+      progress(`${o.mode}: the big group: ${o.big} members (${bigLive} on sockets, ${bigPolling} polling, its owner)`);
+    }
 
     fleet = ConnFleet.start(o.clients);
     // socket i: client process i % clients, which connects to node (its index) % nodes
@@ -196,6 +314,8 @@ async function runMode(o: ModeOptions): Promise<ModeResult> {
     const r1 = await until(fleet, (s) => (s.bodies["round-1"] ?? 0) >= w1.ok + w2.ok);
     const groupS = (performance.now() - t0) / 1000;
     progress(`${o.mode}: round-1 reached ${r1 ? "every socket" : "not every socket"} in ${groupS.toFixed(1)} s`);
+
+    const big = bigOwner && bigGroup ? await bigGroupPhase(o, nodes, token, fleet, bigOwner, bigGroup, bigLive, pollersOfBig) : null;
 
     // the storm: the first node restarts on its port; its clients reconnect with the SDK's jittered waits
     const open = w1.ok + w2.ok;
@@ -268,7 +388,12 @@ async function runMode(o: ModeOptions): Promise<ModeResult> {
       `lag p99 ${stormLag.toFixed(1)} ms, refused ${JSON.stringify(refused)}${bad5xx.length ? " (5xx other than 503!)" : ""}, ` +
       `${redeliveredWs} delivered again after an ack; clients ${Math.round(clientCpuPct)}% CPU, ${Math.round(clientRssMb)} MB RSS the largest; ` +
       `long polls: ${pollsHeld} held, ${kbPerPoll.toFixed(1)} KB per added poll, a message to every group on every poller in ` +
-      `${pollDeliveryS === null ? "not all" : `${pollDeliveryS.toFixed(1)} s`}, ${pollEnd.latePolls} late, answers ${JSON.stringify(pollEnd.polls)}`;
+      `${pollDeliveryS === null ? "not all" : `${pollDeliveryS.toFixed(1)} s`}, ${pollEnd.latePolls} late, answers ${JSON.stringify(pollEnd.polls)}` +
+      (big
+        ? `; big group: ${big.members} members (${big.live} on sockets, ${big.polling} polling), ${BIG_RATE} msg/s for ${BIG_SECONDS} s: ` +
+          `${Math.round(big.deliveriesPerS)} deliveries/s, latency p50 ${big.latency.p50} / p99 ${big.latency.p99} / max ${big.latency.max} ms, ` +
+          `${big.missing} missing, ${big.duplicates} duplicates, ${big.sendErrors} sends failed, lag p99 ${big.lagP99Ms.toFixed(1)} ms`
+        : "");
     return {
       mode: o.mode,
       nodes: o.nodes,
@@ -291,6 +416,7 @@ async function runMode(o: ModeOptions): Promise<ModeResult> {
       pollStatuses: pollEnd.polls,
       clientCpuPct,
       clientRssMb,
+      big,
       line,
     };
   } finally {

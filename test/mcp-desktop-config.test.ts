@@ -67,6 +67,8 @@ t.test("the README's MCP configuration works from an empty folder", async (t) =>
     HOME: process.env["HOME"] ?? "/tmp",
     npm_config_prefix: prefix,
     npm_config_prefer_offline: "true",
+    // a stalled registry fetch is retried after 20 s, not waited on for npm's default 5 minutes
+    npm_config_fetch_timeout: "20000",
     npm_config_ignore_scripts: "true",
   };
   const run = await new Promise<{ code: number | null; out: string }>((done) => {

@@ -24,7 +24,15 @@ const temp = (t: { teardown(fn: () => void): void }, label: string) => {
 };
 
 /** npm from the cache where it can (the tarball's ws, the MCP peers), without audit or fund requests. */
-const NPM_ENV = { npm_config_prefer_offline: "true", npm_config_audit: "false", npm_config_fund: "false", npm_config_update_notifier: "false" };
+// a registry fetch that stalls is given up after 20 s and retried (npm's own default waits 5 minutes: on a cold cache
+// one stalled fetch held both install tests to their bounds)
+const NPM_ENV = {
+  npm_config_prefer_offline: "true",
+  npm_config_audit: "false",
+  npm_config_fund: "false",
+  npm_config_update_notifier: "false",
+  npm_config_fetch_timeout: "20000",
+};
 
 t.test("the packed SDK and the MCP server install as the READMEs say", async (t) => {
   const tmp = temp(t, "pack");

@@ -74,8 +74,8 @@ interface Sock {
   failures: number;
   acked: Set<string>;
   bodies: Set<string>;
-  /** the highest big-group number this socket got, and the id of the message to ack cumulatively next (if any) */
-  bigTop: number;
+  /** the big group's message numbers this socket got (a bit each), and the id to ack cumulatively next (if any) */
+  bigSeen: Uint8Array;
   bigAck: string | undefined;
 }
 
@@ -94,17 +94,29 @@ const big: BigStats = { received: 0, duplicates: 0, latency: {} };
 /** How often a socket sends its cumulative ack of the big group's messages. */
 const BIG_ACK_MS = 100;
 const bigAcks = new Set<Sock>();
+/** A receiver's bits before its first big-group message (shared, never written: noteBig grows a copy). */
+const NO_BITS = new Uint8Array(0);
 
-/** A big-group body, if it is one: its latency counted, and whether the receiver (its highest so far) had it. */
-function noteBig(body: string, top: number): number | undefined {
+/**
+ * A big-group body, if it is one: its latency counted, and a receipt the receiver already had counted as a duplicate
+ * (`seen`: a bit per message number; sends in flight together may commit, and so arrive, in either order). Returns the
+ * receiver's bits (grown to hold the number), or undefined for another body.
+ */
+function noteBig(body: string, seen: Uint8Array): Uint8Array | undefined {
   if (!body.startsWith("big:")) return undefined;
   const [, n, at] = body.split(":");
   const num = Number(n);
+  let bits = seen;
+  if (num >> 3 >= bits.length) {
+    bits = new Uint8Array(Math.max(2 * bits.length, (num >> 3) + 1));
+    bits.set(seen);
+  }
   big.received++;
-  if (num <= top) big.duplicates++;
+  if (bits[num >> 3]! & (1 << (num & 7))) big.duplicates++;
+  bits[num >> 3]! |= 1 << (num & 7);
   const ms = String(Math.max(0, Date.now() - Number(at)));
   big.latency[ms] = (big.latency[ms] ?? 0) + 1;
-  return Math.max(num, top);
+  return bits;
 }
 
 setInterval(() => {
@@ -151,9 +163,9 @@ function connect(s: Sock): Promise<boolean> {
         done(true);
       } else if (f.type === "message" && f.message) {
         const m = f.message;
-        const top = noteBig(m.body, s.bigTop);
-        if (top !== undefined) {
-          s.bigTop = top;
+        const seen = noteBig(m.body, s.bigSeen);
+        if (seen !== undefined) {
+          s.bigSeen = seen;
           s.bigAck = m.id;
           bigAcks.add(s);
           return;
@@ -183,7 +195,7 @@ function connect(s: Sock): Promise<boolean> {
 
 async function open(agents: ClientAgent[], width: number): Promise<ClientOpened> {
   const started = performance.now();
-  const mine = agents.map((agent): Sock => ({ agent, ws: undefined, ready: false, failures: 0, acked: new Set(), bodies: new Set(), bigTop: -1, bigAck: undefined }));
+  const mine = agents.map((agent): Sock => ({ agent, ws: undefined, ready: false, failures: 0, acked: new Set(), bodies: new Set(), bigSeen: NO_BITS, bigAck: undefined }));
   socks.push(...mine);
   let next = 0;
   let ok = 0;
@@ -203,7 +215,7 @@ interface Poller {
   waiting: boolean;
   acked: Set<string>;
   bodies: Set<string>;
-  bigTop: number;
+  bigSeen: Uint8Array;
 }
 
 const pollers: Poller[] = [];
@@ -248,9 +260,9 @@ async function pollLoop(p: Poller, timeoutS: number): Promise<void> {
     }
     let bigLast: string | undefined;
     for (const m of (JSON.parse(r.body) as { messages: { id: string; body: string }[] }).messages) {
-      const top = noteBig(m.body, p.bigTop);
-      if (top !== undefined) {
-        p.bigTop = top;
+      const seen = noteBig(m.body, p.bigSeen);
+      if (seen !== undefined) {
+        p.bigSeen = seen;
         bigLast = m.id;
         continue;
       }
@@ -270,7 +282,7 @@ function startPolls(agents: ClientAgent[], timeoutS: number): ClientOpened {
   const started = performance.now();
   pollingOn = true;
   for (const agent of agents) {
-    const p: Poller = { agent, waiting: false, acked: new Set(), bodies: new Set(), bigTop: -1 };
+    const p: Poller = { agent, waiting: false, acked: new Set(), bodies: new Set(), bigSeen: NO_BITS };
     pollers.push(p);
     void pollLoop(p, timeoutS);
   }

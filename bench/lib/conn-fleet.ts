@@ -83,11 +83,7 @@ export class ConnFleet {
 
   async stats(): Promise<FleetStats> {
     const all = await Promise.all(this.procs.map((p) => p.ask<ClientStats>({ type: "stats" })));
-    const merge = (pick: (s: ClientStats) => Record<string, number>) => {
-      const out: Record<string, number> = {};
-      for (const s of all) for (const [k, v] of Object.entries(pick(s))) out[k] = (out[k] ?? 0) + v;
-      return out;
-    };
+    const merge = (pick: (s: ClientStats) => Record<string, number>) => sumCounts(all.map(pick));
     return {
       sockets: sum(all.map((s) => s.sockets)),
       ready: sum(all.map((s) => s.ready)),
@@ -125,3 +121,10 @@ export class ConnFleet {
 }
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+/** Counts by key, added key by key (statuses, bodies, latency buckets). */
+export function sumCounts(counts: Record<string, number>[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const c of counts) for (const [k, v] of Object.entries(c)) out[k] = (out[k] ?? 0) + v;
+  return out;
+}

@@ -26,7 +26,7 @@ import { existsSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import type { ClientAgent } from "../lib/conn-client.ts";
-import { ConnFleet, type FleetStats } from "../lib/conn-fleet.ts";
+import { ConnFleet, type FleetStats, sumCounts } from "../lib/conn-fleet.ts";
 import { connectionsOptions, type ModeOptions } from "../lib/conn-options.ts";
 import { addMembers, createGroup, type Registered, registerAgents, sendToGroup } from "../lib/conn-setup.ts";
 import { type Quantiles } from "../lib/deliveries.ts";
@@ -188,7 +188,7 @@ async function bigGroupPhase(
     const expected = (count - sendErrors) * receivers;
     const received = async () => {
       const [a, b] = await Promise.all([fleet.stats(), polls.stats()]);
-      return { received: a.big.received + b.big.received, duplicates: a.big.duplicates + b.big.duplicates, latency: sumInto(a.big.latency, b.big.latency) };
+      return { received: a.big.received + b.big.received, duplicates: a.big.duplicates + b.big.duplicates, latency: sumCounts([a.big.latency, b.big.latency]) };
     };
     const end = performance.now() + PHASE_BOUND_MS;
     let got = await received();
@@ -213,13 +213,6 @@ async function bigGroupPhase(
   } finally {
     await polls.stop();
   }
-}
-
-/** a + b, bucket by bucket. */
-function sumInto(a: Record<string, number>, b: Record<string, number>): Record<string, number> {
-  const out = { ...a };
-  for (const [k, v] of Object.entries(b)) out[k] = (out[k] ?? 0) + v;
-  return out;
 }
 
 async function runMode(o: ModeOptions): Promise<ModeResult> {

@@ -123,6 +123,52 @@ t.test("one pass at a time: another node's lock skips it, and a killed holder le
   t.not(await maintainer.pass(), null, "once the holder is killed, the next pass runs");
 });
 
+t.test("a partition's drop waits for its lock in short tries, and sends go on meanwhile", async (t) => {
+  // a real process holds the old partition as autovacuum's analyze of it does, for 3 s: the pass's drop tries for
+  // 50 ms at a time (1 s apart here) until it has it, and a send (to the current partition) is not held behind it
+  let clock = Date.now();
+  const node = await startTestNode(t, { now: () => clock, env: { FLOCK_RETENTION_MESSAGES: "10m" } });
+  const maintainer = new RetentionMaintainer(node.svc.sql, node.svc.horizons, () => clock, createLogger("silent"), { retryGapMs: 1000 });
+  const a = await registerAgent(node.url, "writer");
+  const b = await registerAgent(node.url, "reader");
+  const send = async (body: string) => {
+    const r = await call(node.url, "POST", "/v1/messages", { token: a.token, json: { to: b.id, body } });
+    if (r.status !== 201) throw new Error(`send: ${r.status} ${r.text}`);
+  };
+  await maintainer.pass();
+  await send("old");
+  const [{ part }] = (await node.svc.sql`select tableoid::regclass::text as part from messages where body = 'old'`) as unknown as [{ part: string }];
+  clock += 16 * MIN;
+  await maintainer.pass(); // partitions for the new time; the old one is past the horizon now, and dropped next
+  await send("older");
+  clock += 16 * MIN;
+  const [{ part: target }] = (await node.svc.sql`select tableoid::regclass::text as part from messages where body = 'older'`) as unknown as [{ part: string }];
+  t.not(target, part, "the second message is in a partition of its own");
+  const holder = spawn("psql", [
+    TEST_DATABASE_URL,
+    "-v", "ON_ERROR_STOP=1",
+    "-c", `set search_path to "${node.schema}"; begin; lock table ${target} in share update exclusive mode; select pg_sleep(3); commit;`,
+  ]);
+  t.teardown(() => holder.kill("SIGKILL"));
+  let out = "";
+  let released = false;
+  holder.stdout.on("data", (d) => (out += String(d)));
+  holder.on("exit", () => (released = true));
+  await until(
+    async () => (await node.svc.sql`select 1 from pg_locks where relation = ${target}::regclass and mode = 'ShareUpdateExclusiveLock' and granted`).length > 0,
+    { ms: 10_000, what: () => `the other process to hold ${target} (${out})` },
+  );
+  const passing = maintainer.pass();
+  await send("meanwhile");
+  t.notOk(released, "a send went through while the old partition's lock was held and the drop waited for it");
+  const pass = await passing;
+  t.ok(released, "the pass ended after the holder let go");
+  t.ok(pass!.lockWaits >= 1, `the drop did not have its lock at first (${pass!.lockWaits} tries waited)`);
+  t.ok(pass!.dropped.includes(target), `and dropped ${target} once it had it (${pass!.dropped.join(", ")})`);
+  const [{ n }] = (await node.svc.sql`select count(*)::int as n from messages where body = 'meanwhile'`) as unknown as [{ n: number }];
+  t.equal(n, 1, "the send made meanwhile is kept");
+});
+
 t.test("a stream's Redis log never outlives the retention of what it holds", async (t) => {
   const { node, b, send } = await setup(t);
   await send("cached");

@@ -3,6 +3,7 @@
 import { parseArgs } from "node:util";
 import { formatDuration, parseDuration } from "./duration.ts";
 import type { Rates } from "./soak-fleet.ts";
+import { SHORT_RUN_S } from "./verdict.ts";
 
 /** The fleet issue 34 names. */
 export const FULL = { agents: 1000, ws: 200, polls: 200, direct: 500, group: 50, moments: 5, likes: 20, comments: 5, feeds: 10 };
@@ -28,7 +29,7 @@ export function soakOptions(argv: string[]) {
       minutes: { type: "string", default: "10" },
       retention: { type: "string", default: "2m" },
       window: { type: "string" },
-      warmup: { type: "string", default: "10s" },
+      warmup: { type: "string" },
       agents: num(DEFAULTS.agents),
       ws: num(DEFAULTS.ws),
       polls: num(DEFAULTS.polls),
@@ -62,7 +63,9 @@ export function soakOptions(argv: string[]) {
     // retention keeps between one retention and one retention plus a partition's span (a quarter of it, at least a
     // minute: runtime/retention/maintainer.ts spanFor): the kept data is level only after both
     settleS: retentionMs === undefined ? 0 : Math.max(60, Math.floor(retentionMs / 4 / 60_000) * 60),
-    warmupS: parseDuration(a.warmup!) / 1000,
+    // V8 sizes its heap over the first minutes (RSS rose 134 -> 174 MB over minutes 1-8 of a level hour): a run long
+    // enough to judge RSS (bench/lib/verdict.ts SHORT_RUN_S) starts after 5 minutes of the same load, a short one after 10 s
+    warmupS: a.warmup ? parseDuration(a.warmup) / 1000 : n("minutes") * 60 >= SHORT_RUN_S ? 300 : 10,
     shape: { agents: n("agents"), ws: n("ws"), polls: n("polls"), groups: n("groups"), groupSize: n("group-size"), peers: Math.max(1, n("peers")) },
     rates,
     limitsScale: a["limits-scale"]!,

@@ -1,8 +1,10 @@
 // The soak's verdict. With W the window (the retention, or --window without one) and T the run's length:
-// - growth: for node RSS, the Redis memory of the node's own keys and the schema size, the median of the samples of
-//   the last window (T-W, T] against the median of the first window after retention has settled [W+S, 2W+S) must be
-//   below +5% (S: a partition's span, the most retention keeps beyond W; the median of a window, since GC and dropped
-//   partitions make each a saw-tooth and one sample can spike);
+// - growth: for the Redis memory of the node's own keys and the schema size, the median of the samples of the last
+//   window (T-W, T] against the median of the first window after retention has settled [W+S, 2W+S) must be below +5%
+//   (S: a partition's span, the most retention keeps beyond W; the median of a window, since dropped partitions make
+//   each a saw-tooth and one sample can spike). For node RSS the same windows' floors (their lowest sample): RSS swings
+//   by a third with the size V8 gives its young heap (2-minute medians of one level hour moved 180-256 MB while the
+//   floors stayed 178-188 MB), and what a leak keeps lifts the floor;
 // - latency: the p99 of sends and of deliveries over each later window (of at least half W) within 1.5x of the first
 //   window's [0, W);
 // - nothing lost: every receipt an accepted send expected came;
@@ -55,16 +57,26 @@ export interface Check {
 
 const pct = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}%`;
 
-/** Median of `pick` over rows with from <= t < to (from exclusive and to inclusive when `last`). */
-function median(rows: SoakSample[], pick: (s: SoakSample) => number, from: number, to: number, last = false): number {
-  const vs = rows
+/** `pick` over rows with from <= t < to (from exclusive and to inclusive when `last`), sorted, finite only. */
+function within(rows: SoakSample[], pick: (s: SoakSample) => number, from: number, to: number, last: boolean): number[] {
+  return rows
     .filter((r) => (last ? r.t > from && r.t <= to : r.t >= from && r.t < to))
     .map(pick)
     .filter(Number.isFinite)
     .sort((a, b) => a - b);
+}
+
+/** Median of `pick` over a window (see within). */
+function median(rows: SoakSample[], pick: (s: SoakSample) => number, from: number, to: number, last = false): number {
+  const vs = within(rows, pick, from, to, last);
   if (vs.length === 0) return NaN;
   const mid = vs.length >> 1;
   return vs.length % 2 ? vs[mid]! : (vs[mid - 1]! + vs[mid]!) / 2;
+}
+
+/** Lowest `pick` over a window (see within). */
+function floor(rows: SoakSample[], pick: (s: SoakSample) => number, from: number, to: number, last = false): number {
+  return within(rows, pick, from, to, last)[0] ?? NaN;
 }
 
 export function verdict(v: VerdictInput): { pass: boolean; checks: Check[]; line: string } {
@@ -76,14 +88,14 @@ export function verdict(v: VerdictInput): { pass: boolean; checks: Check[]; line
   if (T < 3 * W + S) {
     checks.push({ name: "length", ok: false, text: `run of ${T}s is shorter than three windows and the settling (${3 * W + S}s): nothing to compare` });
   } else {
-    const growth: [string, (s: SoakSample) => number][] = [["RSS", (s) => s.rssMb], ["schema", (s) => s.schemaMb]];
-    if (v.redis) growth.splice(1, 0, ["redis keys", (s) => s.redisNodeMb]);
-    for (const [name, pick] of growth) {
-      const ref = median(v.rows, pick, W + S, 2 * W + S);
-      const end = median(v.rows, pick, T - W, T, true);
+    const growth: [string, (s: SoakSample) => number, typeof median][] = [["RSS", (s) => s.rssMb, floor], ["schema", (s) => s.schemaMb, median]];
+    if (v.redis) growth.splice(1, 0, ["redis keys", (s) => s.redisNodeMb, median]);
+    for (const [name, pick, read] of growth) {
+      const ref = read(v.rows, pick, W + S, 2 * W + S);
+      const end = read(v.rows, pick, T - W, T, true);
       const g = end / ref - 1;
       const ok = Number.isFinite(g) && g < GROWTH_LIMIT;
-      checks.push({ name, ok, judged: !(short && name === "RSS"), text: `${name} ${Number.isFinite(g) ? pct(g) : "n/a"} (${ref.toFixed(1)} -> ${end.toFixed(1)} MB)` });
+      checks.push({ name, ok, judged: !(short && name === "RSS"), text: `${name} ${Number.isFinite(g) ? pct(g) : "n/a"} (${read === floor ? "floor " : ""}${ref.toFixed(1)} -> ${end.toFixed(1)} MB)` });
     }
   }
   const [first, ...later] = v.windows;

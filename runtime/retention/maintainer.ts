@@ -24,6 +24,17 @@ const MOMENTS_PER_PASS = 1_000;
 const SLICE = 10_000;
 /** Tables one pass vacuums at most (the most dead rows first); the next pass takes the rest. */
 const VACUUMS_PER_PASS = 4;
+/**
+ * How long a partition's create or drop waits for its locks before it gives up (lock_timeout), how many times a pass
+ * tries it, and the pause between tries. Every statement on `messages` queues behind a DDL statement waiting for the
+ * table's lock, so the wait is what traffic stalls for: a 60-minute soak with 200 ms showed stalls of 120-240 ms a few
+ * times an hour (bench/RESULTS.md, "Soak").
+ */
+const DDL_LOCK_TIMEOUT_MS = 50;
+const DDL_TRIES = 5;
+const DDL_RETRY_GAP_MS = 500;
+/** Postgres' lock_not_available: lock_timeout ran out (or NOWAIT). */
+const LOCK_NOT_AVAILABLE = "55P03";
 
 export interface MaintainerOptions {
   /** Messages gone past the horizon whose cursors one transaction moves over, at most. */
@@ -33,16 +44,18 @@ export interface MaintainerOptions {
    * no autovacuum whatever its setting says, so the node passes true for it).
    */
   vacuum?: boolean | "auto";
+  /** The pause between two tries of a partition's create or drop whose lock was not had in time (tests set it). */
+  retryGapMs?: number;
 }
 
 /**
- * One step of a pass in its own transaction. Its DDL waits at most lock_timeout for the table's lock: every later
- * statement on the table would queue behind it, so one that cannot have it at once fails and the next pass retries.
+ * One step of a pass in its own transaction, waiting at most `lockTimeoutMs` for any lock: every later statement on
+ * the table would queue behind it, so one that cannot have it soon fails (and is tried again).
  */
-async function short<T>(conn: Sql, step: (tx: Sql) => Promise<T>): Promise<T> {
+async function short<T>(conn: Sql, step: (tx: Sql) => Promise<T>, lockTimeoutMs = 200): Promise<T> {
   await conn`begin`;
   try {
-    await conn`set local lock_timeout = '200ms'`;
+    await conn.unsafe(`set local lock_timeout = '${Math.round(lockTimeoutMs)}ms'`);
     const out = await step(conn);
     await conn`commit`;
     return out;
@@ -69,6 +82,8 @@ export interface PassResult {
   momentsRemoved: number;
   /** Tables vacuumed, with the dead rows each had. */
   vacuumed: string[];
+  /** Tries of a partition's create or drop that did not have its lock in time (and were tried again). */
+  lockWaits: number;
 }
 
 export class RetentionMaintainer {
@@ -77,6 +92,7 @@ export class RetentionMaintainer {
   private failing = false;
   private readonly span: number;
   private readonly slice: number;
+  private readonly retryGapMs: number;
   private vacuum: boolean | "auto";
 
   constructor(
@@ -89,6 +105,23 @@ export class RetentionMaintainer {
     this.span = spanFor(horizons.messagesMs);
     this.slice = opts.slice ?? SLICE;
     this.vacuum = opts.vacuum ?? "auto";
+    this.retryGapMs = opts.retryGapMs ?? DDL_RETRY_GAP_MS;
+  }
+
+  /**
+   * A partition's create or drop: a short wait for its locks, tried DDL_TRIES times DDL_RETRY_GAP_MS apart while the
+   * lock is what fails (a pass that still cannot have it fails, and the next pass tries again).
+   */
+  private async ddl<T>(conn: Sql, result: PassResult, step: (tx: Sql) => Promise<T>): Promise<T> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await short(conn, step, DDL_LOCK_TIMEOUT_MS);
+      } catch (err) {
+        if ((err as { code?: string }).code !== LOCK_NOT_AVAILABLE || tries >= DDL_TRIES) throw err;
+        result.lockWaits++;
+        await new Promise((r) => setTimeout(r, this.retryGapMs));
+      }
+    }
   }
 
   /** The first pass (partitions ahead before the node listens), then one every PASS_EVERY_MS. */
@@ -111,7 +144,7 @@ export class RetentionMaintainer {
         if (this.failing) this.log.info("retention pass works again");
         this.failing = false;
         const ms = Math.round(performance.now() - started);
-        if (r && (r.created.length || r.dropped.length || r.momentsRemoved || r.cursorsMoved || r.vacuumed.length)) this.log.info({ ...r, ms }, "retention pass");
+        if (r && (r.created.length || r.dropped.length || r.momentsRemoved || r.cursorsMoved || r.vacuumed.length || r.lockWaits)) this.log.info({ ...r, ms }, "retention pass");
       },
       (err: unknown) => {
         // one line per failing streak: an outage is the circuits' to report
@@ -144,7 +177,7 @@ export class RetentionMaintainer {
 
   private async steps(conn: Sql): Promise<PassResult> {
     const now = this.now();
-    const result: PassResult = { created: [], dropped: [], cursorsMoved: 0, momentsRemoved: 0, vacuumed: [] };
+    const result: PassResult = { created: [], dropped: [], cursorsMoved: 0, momentsRemoved: 0, vacuumed: [], lockWaits: 0 };
     const parts = await short(conn, (tx) => partitions(tx));
 
     // ahead: to two spans or ten minutes past now, whichever is further, each range ending on the span's grid
@@ -153,7 +186,7 @@ export class RetentionMaintainer {
     while (top < until) {
       const lo = top;
       const next = firstIdAt((Math.floor(idTime(lo) / this.span) + 1) * this.span);
-      result.created.push(await short(conn, (tx) => createPartition(tx, lo, next)));
+      result.created.push(await this.ddl(conn, result, (tx) => createPartition(tx, lo, next)));
       top = next;
     }
 
@@ -170,7 +203,7 @@ export class RetentionMaintainer {
       // only then do the partitions wholly below the mark go
       for (const p of parts) {
         if (p.hi > mark) break;
-        await short(conn, (tx) => dropPartition(tx, p.name));
+        await this.ddl(conn, result, (tx) => dropPartition(tx, p.name));
         result.dropped.push(p.name);
       }
       await short(conn, (tx) => dropDefaultBelow(tx, mark));

@@ -1,4 +1,4 @@
-// The soak's verdict (bench/lib/verdict.ts): growth over the run judged from medians of windows, p99 ratios, and the
+// The soak's verdict (bench/lib/verdict.ts): growth over the run judged from medians of windows (RSS from their floors), p99 ratios, and the
 // short run's unjudged RSS and p99 (reported with "~").
 import t from "tap";
 import type { SoakSample } from "../../bench/lib/soak-sample.ts";
@@ -25,6 +25,21 @@ t.test("a level run passes; RSS growing 20% over an hour fails", async (t) => {
   const v = verdict(run(3600, 900, { rss: 0.2 }));
   t.notOk(v.pass);
   t.match(v.line, /!RSS \+\d+\.\d%.* -- failed: RSS/);
+});
+
+t.test("RSS is judged by the windows' floors: a swinging young heap passes, a rising floor fails", async (t) => {
+  // every third sample low (after a scavenge), the rest up to 30% higher, more so at the end: the floor is level
+  const swing = run(3600, 120);
+  swing.rows.forEach((r, i) => (r.rssMb = i % 3 === 0 ? 180 : 180 * (1.1 + (0.2 * r.t) / 3600)));
+  const v = verdict(swing);
+  t.ok(v.pass, v.line);
+  t.match(v.line, /RSS \+0\.0% \(floor 180\.0 -> 180\.0 MB\)/);
+  // the same swings over a floor that rises 8%
+  const leak = run(3600, 120);
+  leak.rows.forEach((r, i) => (r.rssMb = (i % 3 === 0 ? 180 : 200) * (1 + (0.08 * r.t) / 3600)));
+  const l = verdict(leak);
+  t.notOk(l.pass);
+  t.match(l.line, /failed: RSS/);
 });
 
 t.test("a 4-minute run reports RSS and p99 unjudged, and still fails on the schema, a loss or load not held", async (t) => {

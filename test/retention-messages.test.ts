@@ -124,8 +124,8 @@ t.test("one pass at a time: another node's lock skips it, and a killed holder le
 });
 
 t.test("a partition's drop waits for its lock in short tries, and sends go on meanwhile", async (t) => {
-  // a real process holds the old partition as autovacuum's analyze of it does, for 3 s: the pass's drop tries for
-  // 50 ms at a time (1 s apart here) until it has it, and a send (to the current partition) is not held behind it
+  // a real process holds the old partition as autovacuum's analyze of it does, for 3 s: the pass's drop waits for it
+  // 50 ms at a time (1 s apart here) until it has it, so a send queued behind the drop waits 50 ms at most, not 3 s
   let clock = Date.now();
   const node = await startTestNode(t, { now: () => clock, env: { FLOCK_RETENTION_MESSAGES: "10m" } });
   const maintainer = new RetentionMaintainer(node.svc.sql, node.svc.horizons, () => clock, createLogger("silent"), { retryGapMs: 1000 });

@@ -53,14 +53,8 @@ export async function createPartition(tx: Sql, lo: bigint, hi: bigint): Promise<
   return name;
 }
 
-/**
- * Drop a partition whose every id is past the horizon: its messages are gone for everyone, in one statement. The
- * partition's own lock is taken first: a drop takes the lock of `messages` and then the partition's, so a wait for
- * the partition (autovacuum's analyze of it, minutes after its last insert) would otherwise hold every statement on
- * `messages` behind it; here only those reading the old partition wait.
- */
+/** Drop a partition whose every id is past the horizon: its messages are gone for everyone, in one statement. */
 export async function dropPartition(tx: Sql, name: string): Promise<void> {
-  await tx.unsafe(`lock table "${name}" in access exclusive mode`);
   await tx.unsafe(`drop table "${name}"`);
 }
 

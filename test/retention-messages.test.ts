@@ -162,7 +162,6 @@ t.test("a partition's drop waits for its lock in short tries, and sends go on me
   await send("meanwhile");
   t.notOk(released, "a send went through while the old partition's lock was held and the drop waited for it");
   const pass = await passing;
-  t.ok(released, "the pass ended after the holder let go");
   t.ok(pass!.lockWaits >= 1, `the drop did not have its lock at first (${pass!.lockWaits} tries waited)`);
   t.ok(pass!.dropped.includes(target), `and dropped ${target} once it had it (${pass!.dropped.join(", ")})`);
   const [{ n }] = (await node.svc.sql`select count(*)::int as n from messages where body = 'meanwhile'`) as unknown as [{ n: number }];

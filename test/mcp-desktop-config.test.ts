@@ -13,6 +13,7 @@ import t from "tap";
 import { registerAgent } from "./helpers/http.ts";
 import { ensureClientBuilt } from "./helpers/mcp.ts";
 import { startTestNode } from "./helpers/node.ts";
+import { npmEnv } from "./helpers/npm-env.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 // a global npm install of the packed SDK with its dependencies: over the 120 s a file gets on a busy machine (as the
@@ -65,10 +66,7 @@ t.test("the README's MCP configuration works from an empty folder", async (t) =>
   const env = {
     PATH: process.env["PATH"] ?? "",
     HOME: process.env["HOME"] ?? "/tmp",
-    npm_config_prefix: prefix,
-    npm_config_prefer_offline: "true",
-    // a stalled registry fetch is retried after 20 s, not waited on for npm's default 5 minutes
-    npm_config_fetch_timeout: "20000",
+    ...npmEnv(prefix),
     npm_config_ignore_scripts: "true",
   };
   const run = await new Promise<{ code: number | null; out: string }>((done) => {

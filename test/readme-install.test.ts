@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import t from "tap";
+import { npmEnv } from "./helpers/npm-env.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { commands, READMES, ROOT, shellBlock as block } from "./helpers/readme-blocks.ts";
 import { bash } from "./helpers/shell.ts";
@@ -23,16 +24,6 @@ const temp = (t: { teardown(fn: () => void): void }, label: string) => {
   return dir;
 };
 
-/** npm from the cache where it can (the tarball's ws, the MCP peers), without audit or fund requests. */
-// a registry fetch that stalls is given up after 20 s and retried (npm's own default waits 5 minutes: on a cold cache
-// one stalled fetch held both install tests to their bounds)
-const NPM_ENV = {
-  npm_config_prefer_offline: "true",
-  npm_config_audit: "false",
-  npm_config_fund: "false",
-  npm_config_update_notifier: "false",
-  npm_config_fetch_timeout: "20000",
-};
 
 t.test("the packed SDK and the MCP server install as the READMEs say", async (t) => {
   const tmp = temp(t, "pack");
@@ -41,7 +32,7 @@ t.test("the packed SDK and the MCP server install as the READMEs say", async (t)
   // the MCP SDK's optional peers
   const mcp = block("README.md: npm pack ./client --pack-destination /tmp && npm install -g /tmp/flock-client-0.1.0.tgz @modelcontextprotocol/sdk@^1.32.2 zod@^4.6.7");
   const prefix = join(tmp, "global");
-  const installed = await bash(mcp.code.replaceAll("/tmp", tmp), ROOT, { ...NPM_ENV, npm_config_prefix: prefix });
+  const installed = await bash(mcp.code.replaceAll("/tmp", tmp), ROOT, npmEnv(prefix));
   t.equal(installed.code, 0, `${mcp.file}:${mcp.line} runs${installed.code === 0 ? "" : `:\n${installed.stdout}${installed.stderr}`}`);
   t.ok(existsSync(join(tmp, "flock-client-0.1.0.tgz")), "the tarball is where the command says");
   t.notOk(existsSync(join(ROOT, "flock-client-0.1.0.tgz")), "and none is left at the checkout's root");
@@ -73,7 +64,7 @@ t.test("the packed SDK and the MCP server install as the READMEs say", async (t)
   const app = join(tmp, "app");
   mkdirSync(app);
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", version: "1.0.0", private: true, type: "module" }));
-  const r = await bash(install!.replaceAll("/tmp", tmp), app, NPM_ENV);
+  const r = await bash(install!.replaceAll("/tmp", tmp), app, npmEnv());
   t.equal(r.code, 0, `${install} runs in a project${r.code === 0 ? "" : `:\n${r.stdout}${r.stderr}`}`);
   const used = await bash(
     `node -e 'import("@flock/client").then(async (m) => { const f = new m.Flock({ baseUrl: process.env.FLOCK_URL }); const r = await f.register({ display_name: "Installed" }); console.log(r.agent.display_name) })'`,

@@ -124,11 +124,19 @@ t.test("one pass at a time: another node's lock skips it, and a killed holder le
 });
 
 t.test("a partition's drop waits for its lock in short tries, and sends go on meanwhile", async (t) => {
-  // a real process holds the old partition as autovacuum's analyze of it does, for 3 s: the pass's drop waits for it
-  // 50 ms at a time (1 s apart here) until it has it, so a send queued behind the drop waits 50 ms at most, not 3 s
+  // a real process holds the old partition as autovacuum's analyze of it does: the pass's drop waits for it 50 ms at
+  // a time, so a send queued behind the drop waits 50 ms at most. The test's pause between tries decides when the
+  // holder lets go: after a send has gone through while it held, and after the first failed try
   let clock = Date.now();
   const node = await startTestNode(t, { now: () => clock, env: { FLOCK_RETENTION_MESSAGES: "10m" } });
-  const maintainer = new RetentionMaintainer(node.svc.sql, node.svc.horizons, () => clock, createLogger("silent"), { retryGapMs: 1000 });
+  let release: () => Promise<void> = async () => {};
+  const pauses: number[] = [];
+  const pause = async (ms: number) => {
+    pauses.push(ms);
+    await send("meanwhile");
+    await release();
+  };
+  const maintainer = new RetentionMaintainer(node.svc.sql, node.svc.horizons, () => clock, createLogger("silent"), { pause });
   const a = await registerAgent(node.url, "writer");
   const b = await registerAgent(node.url, "reader");
   const send = async (body: string) => {
@@ -144,28 +152,68 @@ t.test("a partition's drop waits for its lock in short tries, and sends go on me
   clock += 16 * MIN;
   const [{ part: target }] = (await node.svc.sql`select tableoid::regclass::text as part from messages where body = 'older'`) as unknown as [{ part: string }];
   t.not(target, part, "the second message is in a partition of its own");
-  const holder = spawn("psql", [
-    TEST_DATABASE_URL,
-    "-v", "ON_ERROR_STOP=1",
-    "-c", `set search_path to "${node.schema}"; begin; lock table ${target} in share update exclusive mode; select pg_sleep(3); commit;`,
-  ]);
+  // psql reads its commands from a pipe: the lock is held until the test writes the commit
+  const holder = spawn("psql", [TEST_DATABASE_URL, "-v", "ON_ERROR_STOP=1"], { stdio: ["pipe", "pipe", "pipe"] });
   t.teardown(() => holder.kill("SIGKILL"));
   let out = "";
-  let released = false;
   holder.stdout.on("data", (d) => (out += String(d)));
-  holder.on("exit", () => (released = true));
-  await until(
-    async () => (await node.svc.sql`select 1 from pg_locks where relation = ${target}::regclass and mode = 'ShareUpdateExclusiveLock' and granted`).length > 0,
-    { ms: 10_000, what: () => `the other process to hold ${target} (${out})` },
-  );
-  const passing = maintainer.pass();
-  await send("meanwhile");
-  t.notOk(released, "a send went through while the old partition's lock was held and the drop waited for it");
-  const pass = await passing;
-  t.ok(pass!.lockWaits >= 1, `the drop did not have its lock at first (${pass!.lockWaits} tries waited)`);
+  holder.stderr.on("data", (d) => (out += String(d)));
+  holder.stdin.write(`set search_path to "${node.schema}";\nbegin;\nlock table ${target} in share update exclusive mode;\n`);
+  const held = async () => (await node.svc.sql`select 1 from pg_locks where relation = ${target}::regclass and mode = 'ShareUpdateExclusiveLock' and granted`).length > 0;
+  await until(held, { ms: 10_000, what: () => `the other process to hold ${target} (${out})` });
+  let heldAtSend = false;
+  release = async () => {
+    heldAtSend = await held();
+    holder.stdin.write("commit;\n");
+    await until(async () => !(await held()), { ms: 10_000, what: () => `the other process to let ${target} go (${out})` });
+    release = async () => {};
+  };
+  const pass = await maintainer.pass();
+  t.ok(heldAtSend, "a send went through while the old partition's lock was held and the drop waited for it");
+  t.equal(pass!.lockWaits, 1, "the drop did not have its lock at first, and had it on the try after the holder let go");
+  t.same(pauses, [500], "one pause between the two tries, of the documented 500 ms");
   t.ok(pass!.dropped.includes(target), `and dropped ${target} once it had it (${pass!.dropped.join(", ")})`);
   const [{ n }] = (await node.svc.sql`select count(*)::int as n from messages where body = 'meanwhile'`) as unknown as [{ n: number }];
   t.equal(n, 1, "the send made meanwhile is kept");
+  holder.stdin.end();
+});
+
+t.test("stop() ends a pause between DDL tries at once, and no try follows it", async (t) => {
+  let clock = Date.now();
+  const node = await startTestNode(t, { now: () => clock, env: { FLOCK_RETENTION_MESSAGES: "10m" } });
+  let pausing!: () => void;
+  const paused = new Promise<void>((r) => (pausing = r));
+  // a pause that ends only when the maintainer is stopped
+  const pause = (_ms: number, stopped: AbortSignal) =>
+    new Promise<void>((r) => {
+      pausing();
+      stopped.addEventListener("abort", () => r(), { once: true });
+    });
+  const maintainer = new RetentionMaintainer(node.svc.sql, node.svc.horizons, () => clock, createLogger("silent"), { pause });
+  await maintainer.start();
+  const a = await registerAgent(node.url, "writer");
+  const b = await registerAgent(node.url, "reader");
+  const r = await call(node.url, "POST", "/v1/messages", { token: a.token, json: { to: b.id, body: "old" } });
+  t.equal(r.status, 201);
+  const [{ part }] = (await node.svc.sql`select tableoid::regclass::text as part from messages where body = 'old'`) as unknown as [{ part: string }];
+  clock += 32 * MIN;
+  const holder = spawn("psql", [TEST_DATABASE_URL, "-v", "ON_ERROR_STOP=1"], { stdio: ["pipe", "pipe", "pipe"] });
+  t.teardown(() => holder.kill("SIGKILL"));
+  holder.stdin.write(`set search_path to "${node.schema}";\nbegin;\nlock table ${part} in share update exclusive mode;\n`);
+  await until(async () => (await node.svc.sql`select 1 from pg_locks where relation = ${part}::regclass and granted`).length > 0, {
+    ms: 10_000,
+    what: `the other process to hold ${part}`,
+  });
+  const passing = maintainer.pass().then(
+    () => "done",
+    (e: Error & { code?: string }) => e.code,
+  );
+  await paused;
+  await maintainer.stop();
+  t.equal(await passing, "55P03", "stopped in its pause, the pass ends with the lock's error instead of trying again");
+  const [{ n }] = (await node.svc.sql`select count(*)::int as n from messages where body = 'old'`) as unknown as [{ n: number }];
+  t.equal(n, 1, "and the partition is still there");
+  holder.kill("SIGKILL");
 });
 
 t.test("a stream's Redis log never outlives the retention of what it holds", async (t) => {

@@ -3,6 +3,7 @@
 // next pass of any node takes it). A pass creates the partitions of `messages` ahead of time, moves the cursors over
 // the messages past the horizon, drops the partitions wholly past it, removes moments past theirs in batches, and,
 // where no autovacuum runs, vacuums the tables whose dead rows passed autovacuum's rule.
+import { setTimeout as delay } from "node:timers/promises";
 import type { Sql } from "../db/client.ts";
 import { firstIdAt, idTime } from "../ids.ts";
 import type { Logger } from "../log.ts";
@@ -33,6 +34,11 @@ const VACUUMS_PER_PASS = 4;
 const DDL_LOCK_TIMEOUT_MS = 50;
 const DDL_TRIES = 5;
 const DDL_RETRY_GAP_MS = 500;
+/**
+ * How long any other step of a pass (the cursors' move, the default partition's trim) waits for a lock: these take
+ * row locks that sends hold for a commit, not the table's, so nothing queues behind their wait.
+ */
+const STEP_LOCK_TIMEOUT_MS = 200;
 /** Postgres' lock_not_available: lock_timeout ran out (or NOWAIT). */
 const LOCK_NOT_AVAILABLE = "55P03";
 
@@ -44,15 +50,19 @@ export interface MaintainerOptions {
    * no autovacuum whatever its setting says, so the node passes true for it).
    */
   vacuum?: boolean | "auto";
-  /** The pause between two tries of a partition's create or drop whose lock was not had in time (tests set it). */
-  retryGapMs?: number;
+  /**
+   * The pause between two tries of a partition's create or drop whose lock was not had in time, ended early when
+   * `stopped` aborts (stop() aborts it, and no try follows): by default a timer; a test passes its own to decide
+   * when the next try comes.
+   */
+  pause?: (ms: number, stopped: AbortSignal) => Promise<void>;
 }
 
 /**
  * One step of a pass in its own transaction, waiting at most `lockTimeoutMs` for any lock: every later statement on
  * the table would queue behind it, so one that cannot have it soon fails (and is tried again).
  */
-async function short<T>(conn: Sql, step: (tx: Sql) => Promise<T>, lockTimeoutMs = 200): Promise<T> {
+async function short<T>(conn: Sql, step: (tx: Sql) => Promise<T>, lockTimeoutMs = STEP_LOCK_TIMEOUT_MS): Promise<T> {
   await conn`begin`;
   try {
     await conn.unsafe(`set local lock_timeout = '${Math.round(lockTimeoutMs)}ms'`);
@@ -63,6 +73,11 @@ async function short<T>(conn: Sql, step: (tx: Sql) => Promise<T>, lockTimeoutMs 
     await conn`rollback`.catch(() => {});
     throw err;
   }
+}
+
+/** Resolves after `ms`, or as soon as `signal` aborts. */
+function sleepUnless(ms: number, signal: AbortSignal): Promise<void> {
+  return delay(ms, undefined, { signal }).catch(() => {});
 }
 
 /**
@@ -92,7 +107,9 @@ export class RetentionMaintainer {
   private failing = false;
   private readonly span: number;
   private readonly slice: number;
-  private readonly retryGapMs: number;
+  private readonly pause: (ms: number, stopped: AbortSignal) => Promise<void>;
+  /** Aborted by stop(): a pause between DDL tries ends at once, and the pass ends with the error it had. */
+  private readonly stopping = new AbortController();
   private vacuum: boolean | "auto";
 
   constructor(
@@ -105,7 +122,7 @@ export class RetentionMaintainer {
     this.span = spanFor(horizons.messagesMs);
     this.slice = opts.slice ?? SLICE;
     this.vacuum = opts.vacuum ?? "auto";
-    this.retryGapMs = opts.retryGapMs ?? DDL_RETRY_GAP_MS;
+    this.pause = opts.pause ?? sleepUnless;
   }
 
   /**
@@ -117,9 +134,10 @@ export class RetentionMaintainer {
       try {
         return await short(conn, step, DDL_LOCK_TIMEOUT_MS);
       } catch (err) {
-        if ((err as { code?: string }).code !== LOCK_NOT_AVAILABLE || tries >= DDL_TRIES) throw err;
+        if ((err as { code?: string }).code !== LOCK_NOT_AVAILABLE || tries >= DDL_TRIES || this.stopping.signal.aborted) throw err;
         result.lockWaits++;
-        await new Promise((r) => setTimeout(r, this.retryGapMs));
+        await this.pause(DDL_RETRY_GAP_MS, this.stopping.signal);
+        if (this.stopping.signal.aborted) throw err;
       }
     }
   }
@@ -134,6 +152,7 @@ export class RetentionMaintainer {
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    this.stopping.abort();
     await this.running;
   }
 

@@ -378,7 +378,19 @@ export class Flock {
    * ```
    */
   threads(q: { limit?: number; before?: string } = {}, o: Sig = {}) {
-    return this.http.request<{ threads: T.Thread[]; has_more: boolean }>("GET", "/v1/threads", { query: q, ...o });
+    return this.http.request<T.ThreadsResponse>("GET", "/v1/threads", { query: q, ...o });
+  }
+  /**
+   * Marks a thread read through one of its messages (and every message before it). The marker never moves back;
+   * the answer says where it is and how many messages from others are still unread above it. The thread's other
+   * members hear a `read` event on their WebSockets (unless you are a person who turned read receipts off).
+   * @example
+   * ```ts
+   * const { unread_count } = await flock.markRead(thread.id, thread.last_message!.id);
+   * ```
+   */
+  markRead(threadId: string, through: string, o: Sig = {}) {
+    return this.http.request<T.MarkReadResponse>("POST", `/v1/threads/${enc(threadId)}/read`, { json: { through }, ...o });
   }
   /**
    * A thread's history, newest first; pass the last id as `before` for older ones.

@@ -67,6 +67,7 @@ export interface User {
   description: string;
   wallets: Wallet[];
   accepts_messages_from: "friends" | "anyone";
+  read_receipts: boolean;
   created_at: string;
 }
 
@@ -174,11 +175,21 @@ export interface Thread {
   };
   last_message: Message | null;
   updated_at: string;
+  unread_count: number;
+  read_through: string | null;
+  peer_read_through?: string | null;
 }
 
 export interface ThreadsResponse {
   threads: Thread[];
   has_more: boolean;
+  unread_total: number;
+}
+
+export interface MarkReadResponse {
+  thread_id: string;
+  read_through: string;
+  unread_count: number;
 }
 
 export interface HistoryResponse {
@@ -288,6 +299,11 @@ export type ServerFrame = {
   state: "start" | "stop";
   expires_in?: number;
 } | {
+  type: "read";
+  thread_id: string;
+  from: Author;
+  through: string;
+} | {
   type: "pong";
   ref?: string | number;
 } | {
@@ -392,10 +408,15 @@ export interface SendGroupMessageRequest {
   attachments?: string[];
 }
 
+export interface MarkReadRequest {
+  through: string;
+}
+
 export interface UpdateUserRequest {
   display_name?: string;
   description?: string;
   accepts_messages_from?: "friends" | "anyone";
+  read_receipts?: boolean;
 }
 
 export interface PrivyLoginRequest {

@@ -1,12 +1,18 @@
-// Threads: the caller's conversations (newest activity first) and a thread's history (newest first).
-// Members only: anyone else gets 404, as for a thread that does not exist.
+// Threads: the caller's conversations (newest activity first, with unread counts), a thread's history (newest
+// first), and the caller's read marker in a thread. Members only: anyone else gets 404, as for a thread that does
+// not exist.
 import { invalid, notFound } from "../runtime/errors.ts";
 import { defineRoute, ok, type Route } from "../runtime/http/route.ts";
 import { PREFIX, parseId } from "../runtime/ids.ts";
 import { DELETED_NAME, type MessageRow, toMessage } from "../runtime/messaging/payload.ts";
+import { markRead, unreadTotal } from "../runtime/messaging/read-markers-store.ts";
 import { history, isMember } from "../runtime/messaging/store.ts";
 import { type ThreadRow, threadsOf } from "../runtime/messaging/threads-store.ts";
-import { HistoryQuery, ThreadsQuery } from "../schema/messages.ts";
+import { announceRead } from "../runtime/ws/realtime.ts";
+import { HistoryQuery, MarkReadRequest, ThreadsQuery } from "../schema/messages.ts";
+
+/** A read marker as the API shows it: a message id, or null for 0 (nothing read). */
+const markerId = (v: bigint | null) => (v === null || v === 0n ? null : PREFIX.message + v.toString());
 
 function toThread(r: ThreadRow) {
   const last: MessageRow | null =
@@ -34,6 +40,9 @@ function toThread(r: ThreadRow) {
     ...(r.kind === "group" ? { group: { id: PREFIX.group + r.id.toString(), name: r.group_name ?? "" } } : {}),
     last_message: last ? toMessage(last) : null,
     updated_at: (last?.created_at ?? r.created_at).toISOString(),
+    unread_count: r.unread,
+    read_through: markerId(r.read_through),
+    ...(r.kind === "direct" ? { peer_read_through: markerId(r.peer_read_through) } : {}),
   };
 }
 
@@ -48,8 +57,9 @@ const list = defineRoute({
       before = parseId("thread", query.before);
       if (before === null) throw invalid("before: must be a thread id", { field: "before" });
     }
-    const rows = await threadsOf(svc.sql, principal.id, before, query.limit, svc.horizons.messages());
-    return ok({ threads: rows.slice(0, query.limit).map(toThread), has_more: rows.length > query.limit });
+    const horizon = svc.horizons.messages();
+    const [rows, total] = await Promise.all([threadsOf(svc.sql, principal.id, before, query.limit, horizon), unreadTotal(svc.sql, principal.id, horizon)]);
+    return ok({ threads: rows.slice(0, query.limit).map(toThread), has_more: rows.length > query.limit, unread_total: total });
   },
 });
 
@@ -71,4 +81,35 @@ const messages = defineRoute({
   },
 });
 
-export const threadRoutes: Route[] = [list, messages];
+/**
+ * Marks a thread read through one of its messages. The marker only moves forward. When it moved, the thread's
+ * members hear a `read` event (the caller's own other connections always; the others unless the caller is a person
+ * who turned read receipts off).
+ */
+const read = defineRoute({
+  method: "POST",
+  path: "/v1/threads/:id/read",
+  auth: "principal",
+  body: MarkReadRequest,
+  async handle({ params, body, principal, svc, log }) {
+    const threadId = parseId("thread", params["id"] ?? "");
+    if (threadId === null) throw notFound("thread");
+    const through = parseId("message", body.through);
+    if (through === null) throw invalid("through: must be a message id", { field: "through" });
+    const out = await markRead(svc.sql, threadId, principal.id, through, svc.horizons.messages());
+    if (out.kind === "no_thread") throw notFound("thread");
+    // not one of this thread's messages (whether it exists elsewhere is not told), or gone past retention
+    if (out.kind === "no_message") throw notFound("message");
+    const thread = PREFIX.thread + threadId.toString();
+    const readThrough = PREFIX.message + out.through.toString();
+    if (out.moved) {
+      const to = out.receipts ? out.members : [principal.id];
+      await announceRead(svc, { thread, from: { id: principal.id, display_name: principal.displayName }, through: readThrough, to }).catch((err: unknown) =>
+        log.warn({ err }, "read receipt not announced"),
+      );
+    }
+    return ok({ thread_id: thread, read_through: readThrough, unread_count: out.unread });
+  },
+});
+
+export const threadRoutes: Route[] = [list, messages, read];

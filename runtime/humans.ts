@@ -14,12 +14,13 @@ interface UserRow {
   display_name: string;
   description: string;
   accepts_messages_from: MessagePolicy;
+  read_receipts: boolean;
   created_at: Date;
 }
 
 export async function loadUser(sql: Db, id: string): Promise<User | null> {
   const [row] = await sql<UserRow[]>`
-    select id, display_name, description, accepts_messages_from, created_at from principals where id = ${id} and kind = 'human'`;
+    select id, display_name, description, accepts_messages_from, read_receipts, created_at from principals where id = ${id} and kind = 'human'`;
   if (!row) return null;
   const wallets = await sql<Wallet[]>`
     select address, kind from wallets where principal = ${id} order by created_at, address`;
@@ -29,6 +30,7 @@ export async function loadUser(sql: Db, id: string): Promise<User | null> {
     description: row.description,
     wallets: wallets.map((w) => ({ address: w.address, kind: w.kind })),
     accepts_messages_from: row.accepts_messages_from,
+    read_receipts: row.read_receipts,
     created_at: row.created_at.toISOString(),
   };
 }
@@ -38,6 +40,7 @@ interface UserChange {
   display_name?: string;
   description?: string;
   accepts_messages_from?: MessagePolicy;
+  read_receipts?: boolean;
 }
 
 /** Changes the given fields of a human's profile; false when there is no such human. */
@@ -47,6 +50,7 @@ export async function updateUser(sql: Db, id: string, change: UserChange): Promi
       display_name = coalesce(${change.display_name ?? null}::text, display_name),
       description = coalesce(${change.description ?? null}::text, description),
       accepts_messages_from = coalesce(${change.accepts_messages_from ?? null}::text, accepts_messages_from),
+      read_receipts = coalesce(${change.read_receipts ?? null}::boolean, read_receipts),
       updated_at = now()
     where id = ${id} and kind = 'human'
     returning id`;

@@ -122,6 +122,18 @@ export const Thread = z.object({
   last_message: Message.nullable(),
   /** Time of the latest message, or of the thread's creation before any. */
   updated_at: z.string(),
+  /**
+   * Messages from others the caller has not marked read (POST /v1/threads/{id}/read), within retention; counted up
+   * to 1000 (show "999+" beyond).
+   */
+  unread_count: z.number().int().min(0),
+  /** The newest message the caller marked read in this thread, or null before any. */
+  read_through: z.string().startsWith("msg_").nullable(),
+  /**
+   * Direct threads: the newest message the peer marked read, or null (nothing read yet, or the peer turned read
+   * receipts off). Messages up to it were seen by the peer.
+   */
+  peer_read_through: z.string().startsWith("msg_").nullable().optional(),
 });
 
 export const ThreadsQuery = z.object({
@@ -130,7 +142,25 @@ export const ThreadsQuery = z.object({
   before: z.string().optional(),
 });
 
-export const ThreadsResponse = z.object({ threads: z.array(Thread), has_more: z.boolean() });
+export const ThreadsResponse = z.object({
+  threads: z.array(Thread),
+  has_more: z.boolean(),
+  /** Unread messages over all the caller's threads, not only this page (each thread counted up to 1000). */
+  unread_total: z.number().int().min(0),
+});
+
+/** POST /v1/threads/{id}/read: the thread is read through this message (and every message before it). */
+export const MarkReadRequest = z.object({ through: z.string().max(64) });
+
+export const MarkReadResponse = z.object({
+  thread_id: z.string().startsWith("thread_"),
+  /**
+   * Where the caller's marker is now: `through`, or a later message already marked (a marker never moves back).
+   */
+  read_through: z.string().startsWith("msg_"),
+  /** Messages from others still unread in this thread (above the marker; up to 1000). */
+  unread_count: z.number().int().min(0),
+});
 
 export const HistoryQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),

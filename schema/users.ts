@@ -23,6 +23,12 @@ export const User = z.object({
   description: z.string(),
   wallets: z.array(Wallet),
   accepts_messages_from: MessagePolicy,
+  /**
+   * Whether the other members of a thread hear (a `read` WebSocket event, and `peer_read_through` in the thread
+   * list) how far this person has read it. Default true. Off, unread counts and the person's own devices work as
+   * before.
+   */
+  read_receipts: z.boolean(),
   created_at: z.string(),
 });
 export type User = z.infer<typeof User>;
@@ -34,5 +40,6 @@ export const UpdateUserRequest = z
     display_name: text(1, 64).optional(),
     description: text(0, 500).optional(),
     accepts_messages_from: MessagePolicy.optional(),
+    read_receipts: z.boolean().optional(),
   })
   .refine((v) => Object.values(v).some((x) => x !== undefined), { message: "nothing to update" });

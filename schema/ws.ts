@@ -82,6 +82,17 @@ export const TypingEvent = z.object({
   state: z.enum(["start", "stop"]),
   expires_in: z.number().int().optional(),
 });
+/**
+ * A member of one of the client's threads marked it read through a message (POST /v1/threads/{id}/read): a read
+ * receipt. The client's own principal reading on another connection comes too (to clear an unread badge there); a
+ * person who turned read receipts off is heard by their own connections only.
+ */
+export const ReadEvent = z.object({
+  type: z.literal("read"),
+  thread_id: z.string(),
+  from: Author,
+  through: z.string(),
+});
 export const PongFrame = z.object({ type: z.literal("pong"), ref });
 /**
  * Messages the client had not acknowledged went past the server's retention (FLOCK_RETENTION_MESSAGES) and are gone:
@@ -98,6 +109,7 @@ export const ServerFrame = z.discriminatedUnion("type", [
   AckedFrame,
   PresenceFrame,
   TypingEvent,
+  ReadEvent,
   PongFrame,
   ExpiredFrame,
   ErrorFrame,

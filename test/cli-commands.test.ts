@@ -55,6 +55,10 @@ t.test("every command against a real node: profile, friends, threads, history --
   const threads = await json(["threads"], a.env);
   t.match(threads.threads, [{ id: first.thread_id, kind: "direct", peer: { id: b.id }, last_message: { body: "two" } }]);
   t.match((await flock(["threads"], a.env)).stdout, new RegExp(`^${first.thread_id}  with Bob \\(${b.id}\\)`));
+  t.match((await flock(["threads"], a.env)).stdout, /\[1 unread\]  Bob: two\n\(end\)\n1 unread in all$/m, "Bob's message is unread");
+  t.match((await flock(["read", b.id], a.env)).stdout, new RegExp(`^${first.thread_id} read through msg_\\d+; 0 unread$`, "m"), "read marks through the newest");
+  t.equal((await json(["threads"], a.env)).unread_total, 0);
+  t.match(await json(["read", first.thread_id, first.id], a.env), { read_through: threads.threads[0].last_message.id }, "an older message does not move the marker back");
   const history = await flock(["history", b.id], a.env);
   t.match(history.stdout, /: one\n.*: two$/m, "oldest first");
   t.same((await json(["history", first.thread_id], a.env)).messages.map((m: { body: string }) => m.body), ["two", "one"], "--json: the page as the API answers it");

@@ -273,6 +273,8 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   await req("POST", "/v1/messages/:id/ack", `/v1/messages/${sent.body.id}/ack`, as(b)); // 404
   await req("GET", "/v1/threads", "/v1/threads", as(a));
   await req("GET", "/v1/threads/:id/messages", `/v1/threads/${sent.body.thread_id}/messages`, as(h));
+  await req("POST", "/v1/threads/:id/read", `/v1/threads/${sent.body.thread_id}/read`, as(a, { through: sent.body.id }));
+  await req("POST", "/v1/threads/:id/read", `/v1/threads/${sent.body.thread_id}/read`, as(b, { through: sent.body.id })); // 404: not b's
 
   // groups
   const g = await req("POST", "/v1/groups", "/v1/groups", as(a, { name: "Forecasters", members: [h.id] }));
@@ -338,7 +340,7 @@ t.test("the AsyncAPI document describes the frames of a real WebSocket session",
   const operations = doc["operations"] as Record<string, { action: string; messages: { $ref: string }[] }>;
   const names = (action: string) => Object.values(operations).filter((o) => o.action === action).map((o) => o.messages[0]!.$ref.split("/").pop()!).sort();
   t.same(names("receive"), ["AckFrame", "AuthFrame", "PingFrame", "TypingFrame"], "client frames");
-  t.same(names("send"), ["AckedFrame", "ErrorFrame", "ExpiredFrame", "MessageFrame", "PongFrame", "PresenceFrame", "ReadyFrame", "TypingEvent"], "server frames");
+  t.same(names("send"), ["AckedFrame", "ErrorFrame", "ExpiredFrame", "MessageFrame", "PongFrame", "PresenceFrame", "ReadEvent", "ReadyFrame", "TypingEvent"], "server frames");
   const compile = compiler(doc, "#/components/schemas/");
   const serverFrame = z.union(names("send").map((n) => compile(components.messages[n]!.payload)) as unknown as [z.ZodType, z.ZodType]);
   const clientFrame = z.union(names("receive").map((n) => compile(components.messages[n]!.payload)) as unknown as [z.ZodType, z.ZodType]);
@@ -373,6 +375,11 @@ t.test("the AsyncAPI document describes the frames of a real WebSocket session",
   await frame("pong");
   await frame("error");
   await frame("ack");
+  // marking the thread read over HTTP: the reader's own connection hears the receipt
+  const m = msg["message"] as Json;
+  const marked = await call(node.url, "POST", `/v1/threads/${String(m["thread_id"])}/read`, { token: a.token, json: { through: m["id"] } });
+  t.equal(marked.status, 200);
+  await frame("read");
   for (const f of out) t.ok(clientFrame.safeParse(f).success, `client frame ${String(f["type"])} matches the document`);
   for (const f of frames) t.ok(serverFrame.safeParse(f).success, `server frame ${String(f["type"])} matches the document: ${JSON.stringify(f).slice(0, 200)}`);
   t.ok(!serverFrame.safeParse({ type: "message", message: { id: "nope" } }).success, "and a malformed frame does not");

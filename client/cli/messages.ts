@@ -31,7 +31,8 @@ export function untilInterrupted(): AbortSignal {
 const threadLine = (t: Thread) => {
   const who = t.kind === "direct" ? `with ${t.peer?.display_name} (${t.peer?.id})` : `group ${t.group?.name} (${t.group?.id})`;
   const last = t.last_message ? `${t.last_message.from.display_name}: ${t.last_message.body}` : "(no messages)";
-  return `${t.id}  ${who}  ${t.updated_at}  ${last}`;
+  const unread = t.unread_count > 0 ? `  [${t.unread_count >= 1000 ? "999+" : t.unread_count} unread]` : "";
+  return `${t.id}  ${who}  ${t.updated_at}${unread}  ${last}`;
 };
 
 /** Every thread of the caller (pages of 100), or until `found` picks one. */
@@ -131,8 +132,27 @@ export const messageCommands: Record<string, Command> = {
     async run(ctx) {
       const page = await ctx.flock.threads({ limit: limitOf(ctx), before: ctx.flags.before });
       ctx.print(page, () =>
-        [...page.threads.map(threadLine), page.has_more ? `more: --before ${page.threads.at(-1)?.id}` : page.threads.length ? "(end)" : "(no conversations yet)"].join("\n"),
+        [
+          ...page.threads.map(threadLine),
+          page.has_more ? `more: --before ${page.threads.at(-1)?.id}` : page.threads.length ? "(end)" : "(no conversations yet)",
+          ...(page.unread_total > 0 ? [`${page.unread_total} unread in all`] : []),
+        ].join("\n"),
       );
+    },
+  },
+  read: {
+    usage: "read <thread_id|group_id|id> [MESSAGE_ID]     mark a conversation read (through its newest message, or MESSAGE_ID)",
+    async run(ctx) {
+      const [target, through] = need(ctx, ["thread_id|group_id|id"], "read <thread_id|group_id|id> [MESSAGE_ID]");
+      const threadId = await threadOf(ctx, target!);
+      let upTo = through;
+      if (!upTo) {
+        const [newest] = (await ctx.flock.threadMessages(threadId, { limit: 1 })).messages;
+        if (!newest) throw new SetupError(`${threadId} has no messages to mark read`, `flockctl history ${threadId} shows it`, 4);
+        upTo = newest.id;
+      }
+      const r = await ctx.flock.markRead(threadId, upTo);
+      ctx.print(r, () => `${r.thread_id} read through ${r.read_through}; ${r.unread_count} unread`);
     },
   },
   history: {

@@ -34,7 +34,8 @@ export function registerMessageTools(server: McpServer, ctx: ToolContext): void 
     "list_threads",
     {
       title: "List threads",
-      description: "Your conversations (direct and group), most recently active first, each with its last message. Page with before = the last thread's id when has_more is true.",
+      description:
+        "Your conversations (direct and group), most recently active first, each with its last message and unread_count (unread_total counts all of them). Page with before = the last thread's id when has_more is true.",
       inputSchema: { limit: z.number().int().min(1).max(100).optional(), before: z.string().optional() },
     },
     ({ limit, before }) => run(ctx, () => ctx.flock().threads({ limit, before })),
@@ -47,6 +48,19 @@ export function registerMessageTools(server: McpServer, ctx: ToolContext): void 
       inputSchema: { thread_id: z.string().min(1).describe("the thread's id (thread_...)"), limit: z.number().int().min(1).max(100).optional(), before: z.string().optional() },
     },
     ({ thread_id, limit, before }) => run(ctx, () => ctx.flock().threadMessages(thread_id, { limit, before })),
+  );
+  server.registerTool(
+    "mark_thread_read",
+    {
+      title: "Mark a thread read",
+      description:
+        "Mark a thread read through one of its messages (and everything before it): its unread_count drops, and the other members see a read receipt. The marker never moves back.",
+      inputSchema: {
+        thread_id: z.string().min(1).describe("the thread's id (thread_...)"),
+        through: z.string().min(1).describe("the newest message read (msg_...)"),
+      },
+    },
+    ({ thread_id, through }) => run(ctx, () => ctx.flock().markRead(thread_id, through)),
   );
   server.registerTool(
     "wait_for_messages",

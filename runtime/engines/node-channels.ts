@@ -79,6 +79,13 @@ export const CHANNELS = {
     state: z.enum(["start", "stop"]),
     to: z.array(id),
   })),
+  /** A principal marked a thread read: to whom its connections on every node say so. */
+  read: json("read", z.object({
+    thread: z.string().min(1).max(80),
+    from: z.object({ id, display_name: z.string() }),
+    through: z.string().min(1).max(80),
+    to: z.array(id),
+  })),
   /** The friendship of two principals was made or ended: which pair, nothing more. */
   friendship: json("friendship", z.object({ a: id, b: id })),
 };

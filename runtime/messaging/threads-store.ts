@@ -2,6 +2,7 @@
 // message with that message's payment, ordered by activity (its newest message's id, or its own id before any).
 import type { Sql } from "../db/client.ts";
 import type { StoredAttachment } from "./payload.ts";
+import { UNREAD_CAP } from "./read-markers-store.ts";
 
 /** A thread with its last message (`m_*` and `pay_*`, all null when it has none). */
 export interface ThreadRow {
@@ -23,6 +24,12 @@ export interface ThreadRow {
   pay_payer: string | null;
   pay_amount: string | null;
   pay_explorer: string | null;
+  /** The caller's read marker (0: nothing read). */
+  read_through: bigint;
+  /** Messages from others above it (and the horizon), at most UNREAD_CAP. */
+  unread: number;
+  /** Direct threads: the peer's read marker, null when the peer does not send read receipts. */
+  peer_read_through: bigint | null;
 }
 
 /**
@@ -33,7 +40,7 @@ export function threadsOf(sql: Sql, me: string, before: bigint | null, limit: nu
   // a thread's activity: its newest message id, or its own id before any (ids are time ordered)
   return sql<ThreadRow[]>`
     with mine as (
-      select t.id, t.kind, t.pair_key, t.created_at,
+      select t.id, t.kind, t.pair_key, t.created_at, me.read_through,
         coalesce((select m.id from messages m where m.thread_id = t.id and m.id >= ${String(horizon)} order by m.id desc limit 1), t.id)
           as activity
       from thread_members me join threads t on t.id = me.thread_id
@@ -44,7 +51,15 @@ export function threadsOf(sql: Sql, me: string, before: bigint | null, limit: nu
       lm.id as m_id, lm.sender as m_sender, sp.display_name as m_sender_name, lm.recipient as m_recipient,
       lm.body as m_body, lm.created_at as m_created_at, lm.attachments as m_attachments,
       pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
-      pay.explorer_url as pay_explorer
+      pay.explorer_url as pay_explorer,
+      mine.read_through,
+      (select count(*)::int from (
+        select 1 from messages um
+        where um.thread_id = mine.id and um.id > greatest(mine.read_through, ${String(horizon)}::bigint - 1) and um.sender <> ${me}
+        limit ${UNREAD_CAP}
+      ) u) as unread,
+      case when p.read_receipts then (select pm.read_through from thread_members pm where pm.thread_id = mine.id and pm.principal = pp.peer_id)
+      end as peer_read_through
     from mine
     left join groups g on g.id = mine.id
     left join lateral (

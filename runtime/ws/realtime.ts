@@ -34,6 +34,13 @@ export function announceFriendship(svc: Services, e: FriendshipEvent): Promise<v
 
 type TypingEventMsg = ChannelMessage<typeof CHANNELS.typing>;
 
+/** A principal marked a thread read: the connections of `to` on every node hear it (published after the commit). */
+type ReadEventMsg = ChannelMessage<typeof CHANNELS.read>;
+
+export function announceRead(svc: Services, e: ReadEventMsg): Promise<void> {
+  return publish(svc.engines.pubsub, CHANNELS.read, e);
+}
+
 export class Realtime {
   private readonly sessions = new Map<string, Set<WsSession>>();
   private readonly watchers = new Map<string, Set<WsSession>>();
@@ -58,6 +65,7 @@ export class Realtime {
     this.unsubscribes = await Promise.all([
       listen(ps, CHANNELS.presence, this.svc.log, (e) => this.onPresence(e)),
       listen(ps, CHANNELS.typing, this.svc.log, (e) => this.onTyping(e)),
+      listen(ps, CHANNELS.read, this.svc.log, (e) => this.onRead(e)),
       listen(ps, CHANNELS.friendship, this.svc.log, (e) => void this.onFriendship(e)),
     ]);
     this.refreshTimer = setInterval(() => void this.refresh(), PRESENCE_REFRESH_MS);
@@ -202,6 +210,12 @@ export class Realtime {
           ...(e.state === "start" ? { expires_in: TYPING_TTL_SECONDS } : {}),
         });
       }
+    }
+  }
+
+  private onRead(e: ReadEventMsg): void {
+    for (const id of e.to) {
+      for (const s of this.sessions.get(id) ?? []) s.send({ type: "read", thread_id: e.thread, from: e.from, through: e.through });
     }
   }
 

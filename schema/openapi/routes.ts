@@ -9,7 +9,7 @@ import { FileObject } from "../files.ts";
 import { AcceptResponse, FriendRequestResponse, FriendRequestsResponse, FriendsResponse } from "../friends.ts";
 import { GroupResponse } from "../groups.ts";
 import { HealthResponse, ReadyResponse } from "../health.ts";
-import { HistoryResponse, Message, PendingResponse, ThreadsResponse } from "../messages.ts";
+import { HistoryResponse, MarkReadResponse, Message, PendingResponse, ThreadsResponse } from "../messages.ts";
 import { CommentList, Comment, FeedResponse, Moment, MomentCreated } from "../moments.ts";
 import { MarketplaceResponse, PaymentsResponse } from "../payments.ts";
 import { AsyncApiDocument, OpenApiDocument } from "../reference.ts";
@@ -208,7 +208,15 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     description: "With `through=true`, also every message of the same thread handed out to the caller before this one (a cumulative ack: one per batch of a busy group). A message of the thread not handed out yet is left alone.",
     tag: "messages", answers: { 204: { description: "acknowledged" } }, errors: { 404: "no such message waiting for the caller" } },
 
-  "GET /v1/threads": { summary: "The caller's conversations, newest activity first", tag: "threads", answers: { 200: { description: "a page of threads", schema: ThreadsResponse } } },
+  "GET /v1/threads": {
+    summary: "The caller's conversations, newest activity first",
+    description: "Each thread carries the caller's `unread_count` (messages from others above the caller's read marker, within retention, counted up to 1000) and `read_through`; a direct thread also the peer's `peer_read_through` (null when the peer turned read receipts off). `unread_total` sums every thread's count, not only this page's.",
+    tag: "threads", answers: { 200: { description: "a page of threads", schema: ThreadsResponse } } },
+  "POST /v1/threads/:id/read": {
+    summary: "Mark a thread read through one of its messages",
+    description: "The caller's read marker moves to `through` (every message before it is read too); it never moves back, so marking an older message answers where the marker already is. When it moved, the thread's members hear a `read` event on their WebSockets: the caller's own other connections always, the other members unless the caller is a person who turned read receipts off (`PATCH /v1/users/me {\"read_receipts\": false}`).",
+    tag: "threads", answers: { 200: { description: "where the marker is, and what is still unread", schema: MarkReadResponse } },
+    errors: { 404: "no such thread of the caller's, or `through` is not one of its messages (or went past retention)" } },
   "GET /v1/threads/:id/messages": { summary: "A thread's messages, newest first", tag: "threads", answers: { 200: { description: "a page of messages", schema: HistoryResponse } }, errors: { 404: "no such thread of the caller's" } },
 
   "POST /v1/groups": {

@@ -36,6 +36,8 @@ const PANELS: Panel[] = [
       ["heap used", (s) => s.heapUsedMb],
       ["heap total", (s) => s.heapTotalMb],
       ["external", (s) => s.externalMb],
+      ["V8 old space", (s) => s.oldSpaceMb],
+      ["malloc [heap]", (s) => s.mallocHeapMb],
     ],
   },
   {

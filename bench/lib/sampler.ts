@@ -14,6 +14,9 @@ export interface NodeMetrics {
   heapUsedBytes: number;
   heapTotalBytes: number;
   externalBytes: number;
+  /** V8's old space and new space: their committed sizes (the old space's grows and shrinks with major collections) */
+  oldSpaceBytes: number;
+  newSpaceBytes: number;
   /** event-loop delay since the previous scrape (prom-client resets its histogram on each), seconds */
   lagP99: number;
   lagMax: number;
@@ -48,10 +51,17 @@ export function promValues(text: string, names: string[]): Record<string, number
   return out;
 }
 
+/** The value of the sample `name{label="value"}` in a Prometheus text exposition, NaN when absent. */
+export function promLabelled(text: string, name: string, label: string, value: string): number {
+  const m = new RegExp(`^${name}\\{[^}]*${label}="${value}"[^}]*\\} ([^ \n]+)`, "m").exec(text);
+  return m ? Number(m[1]) : NaN;
+}
+
 export async function readNodeMetrics(url: string, token: string): Promise<NodeMetrics> {
   const r = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(5000) });
   if (r.status !== 200) throw new Error(`GET /metrics answered ${r.status}`);
-  const v = promValues(await r.text(), [
+  const text = await r.text();
+  const v = promValues(text, [
     "flock_process_resident_memory_bytes",
     "flock_nodejs_heap_size_used_bytes",
     "flock_nodejs_heap_size_total_bytes",
@@ -64,6 +74,8 @@ export async function readNodeMetrics(url: string, token: string): Promise<NodeM
     heapUsedBytes: v["flock_nodejs_heap_size_used_bytes"] ?? NaN,
     heapTotalBytes: v["flock_nodejs_heap_size_total_bytes"] ?? NaN,
     externalBytes: v["flock_nodejs_external_memory_bytes"] ?? NaN,
+    oldSpaceBytes: promLabelled(text, "flock_nodejs_heap_space_size_total_bytes", "space", "old"),
+    newSpaceBytes: promLabelled(text, "flock_nodejs_heap_space_size_total_bytes", "space", "new"),
     lagP99: v["flock_nodejs_eventloop_lag_p99_seconds"] ?? NaN,
     lagMax: v["flock_nodejs_eventloop_lag_max_seconds"] ?? NaN,
   };

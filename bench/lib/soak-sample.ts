@@ -8,6 +8,12 @@ export interface SoakSample {
   heapTotalMb: number;
   /** memory outside V8's heap that V8 accounts for (Buffers, ArrayBuffers): with the heap, what the rest of RSS is not */
   externalMb: number;
+  /** V8's old and new spaces, committed */
+  oldSpaceMb: number;
+  newSpaceMb: number;
+  /** glibc malloc's main heap (`[heap]` in smaps) and all anonymous memory, resident (bench/lib/proc-memory.ts) */
+  mallocHeapMb: number;
+  anonMb: number;
   /** Redis INFO used_memory, instance-wide (NaN without Redis) */
   redisUsedMb: number;
   /** the node's own keys (SCAN over its prefix): how many, and their MEMORY USAGE */
@@ -43,7 +49,7 @@ export interface SoakSample {
 }
 
 export const COLUMNS: (keyof SoakSample)[] = [
-  "t", "rssMb", "heapUsedMb", "heapTotalMb", "externalMb", "redisUsedMb", "redisKeys", "redisNodeMb", "dbMb", "schemaMb", "tables",
+  "t", "rssMb", "heapUsedMb", "heapTotalMb", "externalMb", "oldSpaceMb", "newSpaceMb", "mallocHeapMb", "anonMb", "redisUsedMb", "redisKeys", "redisNodeMb", "dbMb", "schemaMb", "tables",
   "directPerS", "groupPerS", "socialPerS", "deliveredPerS", "sendP50", "sendP99", "deliverP50", "deliverP99",
   "outstanding", "overdue", "sendErrors", "lagP99Ms", "lagMaxMs", "nodeCpu", "benchCpu", "benchLagP99Ms",
 ];

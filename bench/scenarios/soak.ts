@@ -14,6 +14,7 @@ import { Deliveries } from "../lib/deliveries.ts";
 import { formatDuration } from "../lib/duration.ts";
 import { isolate, type Isolation } from "../lib/isolation.ts";
 import { cpuMs, type Proc, ROOT, startScript } from "../lib/procs.ts";
+import { readProcMemory } from "../lib/proc-memory.ts";
 import { RssReader } from "../lib/rss-reader.ts";
 import { type DbReading, embeddedDbReading, PostgresSampler, readNodeMetrics, RedisSampler, type RedisReading } from "../lib/sampler.ts";
 import { RATE_NAMES, type Rates, SoakFleet } from "../lib/soak-fleet.ts";
@@ -112,6 +113,7 @@ export async function soakMain(argv: string[]): Promise<number> {
       const send = f.sendLatency.takeSample();
       const deliver = deliveries.latency.takeSample();
       const nodeCpu = cpuMs(pid);
+      const proc = readProcMemory(pid);
       const benchCpu = process.cpuUsage();
       const failed = (kind: "direct" | "group") => Object.entries(f.statuses[kind]).reduce((x, [st, c]) => (st === "201" ? x : x + c), 0);
       const errors = failed("direct") + failed("group");
@@ -121,6 +123,10 @@ export async function soakMain(argv: string[]): Promise<number> {
         heapUsedMb: (m?.heapUsedBytes ?? NaN) / MB,
         heapTotalMb: (m?.heapTotalBytes ?? NaN) / MB,
         externalMb: (m?.externalBytes ?? NaN) / MB,
+        oldSpaceMb: (m?.oldSpaceBytes ?? NaN) / MB,
+        newSpaceMb: (m?.newSpaceBytes ?? NaN) / MB,
+        mallocHeapMb: (proc?.mallocHeapBytes ?? NaN) / MB,
+        anonMb: (proc?.anonBytes ?? NaN) / MB,
         redisUsedMb: (r?.usedMemory ?? NaN) / MB,
         redisKeys: r?.nodeKeys ?? NaN,
         redisNodeMb: (r?.nodeBytes ?? NaN) / MB,

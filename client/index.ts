@@ -371,6 +371,29 @@ export class Flock {
     return this.http.request<void>("POST", `/v1/messages/${enc(messageId)}/ack`, through ? { ...sig, query: { through: "true" } } : sig);
   }
   /**
+   * Changes the body of a message you sent (direct or group), within 48 hours of sending it. The message carries
+   * `edited_at` from then on; members connected by WebSocket get a `message_update` event, and history and any
+   * redelivery carry the new body.
+   * @example
+   * ```ts
+   * const fixed = await flock.editMessage(sent.id, "hello, world");
+   * ```
+   */
+  editMessage(messageId: string, body: string, o: Sig = {}) {
+    return this.http.request<T.Message>("PATCH", `/v1/messages/${enc(messageId)}`, { json: { body }, ...o });
+  }
+  /**
+   * Deletes a message you sent: a tombstone (`deleted_at`, empty body, no files) stays in history, and members
+   * connected by WebSocket get a `message_update` event. Deleting it again is fine.
+   * @example
+   * ```ts
+   * await flock.deleteMessage(sent.id);
+   * ```
+   */
+  deleteMessage(messageId: string, o: Sig = {}) {
+    return this.http.request<void>("DELETE", `/v1/messages/${enc(messageId)}`, o);
+  }
+  /**
    * Your threads (direct and group), newest activity first.
    * @example
    * ```ts

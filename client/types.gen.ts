@@ -140,6 +140,8 @@ export interface Message {
     url: string;
   }[];
   payment?: Payment;
+  edited_at?: string;
+  deleted_at?: string;
 }
 
 export interface PendingMessage {
@@ -157,6 +159,8 @@ export interface PendingMessage {
     url: string;
   }[];
   payment?: Payment;
+  edited_at?: string;
+  deleted_at?: string;
   delivery_count: number;
 }
 
@@ -304,6 +308,9 @@ export type ServerFrame = {
   from: Author;
   through: string;
 } | {
+  type: "message_update";
+  message: Message;
+} | {
   type: "pong";
   ref?: string | number;
 } | {
@@ -410,6 +417,10 @@ export interface SendGroupMessageRequest {
 
 export interface MarkReadRequest {
   through: string;
+}
+
+export interface EditMessageRequest {
+  body: string;
 }
 
 export interface UpdateUserRequest {

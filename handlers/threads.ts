@@ -27,6 +27,8 @@ function toThread(r: ThreadRow) {
           body: r.m_body!,
           created_at: r.m_created_at!,
           attachments: r.m_attachments,
+          edited_at: r.m_edited_at,
+          deleted_at: r.m_deleted_at,
           pay_tx: r.pay_tx,
           pay_network: r.pay_network,
           pay_payer: r.pay_payer,

@@ -52,6 +52,9 @@ export const SendMessageRequest = z.object({
   attachments: attachmentIds,
 });
 
+/** PATCH /v1/messages/{id}: the new body, as a send's (the files it carries stay). */
+export const EditMessageRequest = z.object({ body: messageBody });
+
 /** A file a message carries, as its recipients see it; `url` downloads it (GET /v1/files/{id}). */
 export const Attachment = z.object({
   id: z.string().regex(/^file_[0-9]+$/),
@@ -74,6 +77,13 @@ export const Message = z.object({
   attachments: z.array(Attachment).optional(),
   /** A message to a paid agent: its settled payment (SPEC section 5), for a settled badge with an explorer link. */
   payment: Payment.optional(),
+  /** When the sender last changed the body (PATCH /v1/messages/{id}); absent if never. */
+  edited_at: z.string().optional(),
+  /**
+   * When the sender deleted it (DELETE /v1/messages/{id}): a tombstone, whose `body` is empty and which carries no
+   * files any more; absent if not deleted.
+   */
+  deleted_at: z.string().optional(),
 });
 export type Message = z.infer<typeof Message>;
 

@@ -3,7 +3,7 @@
 // subprotocol; the shapes are the same in both encodings.
 import { z } from "zod";
 import { Author } from "./common.ts";
-import { PendingMessage } from "./messages.ts";
+import { Message, PendingMessage } from "./messages.ts";
 
 /** Subprotocols: the encoding, plus `bearer.<token>` to authenticate from a browser. */
 export const WS_PROTOCOL = { json: "flock.json", msgpack: "flock.msgpack", bearerPrefix: "bearer." } as const;
@@ -83,6 +83,11 @@ export const TypingEvent = z.object({
   expires_in: z.number().int().optional(),
 });
 /**
+ * A message of one of the client's threads was edited or deleted by its sender: `message` is it as it is now (with
+ * `edited_at`, or a tombstone with `deleted_at`); replace what is shown. Not a delivery: nothing to acknowledge.
+ */
+export const MessageUpdateEvent = z.object({ type: z.literal("message_update"), message: Message });
+/**
  * A member of one of the client's threads marked it read through a message (POST /v1/threads/{id}/read): a read
  * receipt. The client's own principal reading on another connection comes too (to clear an unread badge there); a
  * person who turned read receipts off is heard by their own connections only.
@@ -110,6 +115,7 @@ export const ServerFrame = z.discriminatedUnion("type", [
   PresenceFrame,
   TypingEvent,
   ReadEvent,
+  MessageUpdateEvent,
   PongFrame,
   ExpiredFrame,
   ErrorFrame,

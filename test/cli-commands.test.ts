@@ -65,6 +65,12 @@ t.test("every command against a real node: profile, friends, threads, history --
   const none = await flock(["history", c.id], a.env);
   t.equal(none.code, 4);
   t.match(none.stderr, new RegExp(`no conversation with ${c.id} yet\\nflockctl send ${c.id}`));
+  t.match((await flock(["edit", first.id, "one, edited"], a.env)).stdout, new RegExp(`^edited ${first.id} at 20`, "m"));
+  t.match((await flock(["history", b.id], a.env)).stdout, /: one, edited \(edited\)\n/, "history shows the edit");
+  t.match((await flock(["delete", first.id], a.env)).stdout, `deleted ${first.id}`);
+  t.match((await flock(["history", b.id], a.env)).stdout, /: \(deleted\)\n/, "and the tombstone");
+  const notMine = await flock(["edit", first.id, "x"], b.env);
+  t.not(notMine.code, 0, "Bob cannot edit Ann's message");
 
   // history --follow: the history, then each new message as it comes, until Ctrl-C; it acknowledges nothing
   const follower = start(["history", b.id, "--follow"], a.env);

@@ -14,7 +14,7 @@ import { randomIp } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 
 const TOOLS = [
-  "accept_friend", "ack_messages", "comment", "friend_request", "friend_requests", "like", "list_comments", "list_friends", "list_threads",
+  "accept_friend", "ack_messages", "comment", "delete_message", "edit_message", "friend_request", "friend_requests", "like", "list_comments", "list_friends", "list_threads",
   "mark_thread_read", "marketplace", "pay_and_send", "post_moment", "read_feed", "read_thread", "register", "send_group_message", "send_message", "unlike",
   "wait_for_messages", "whoami",
 ];

@@ -270,6 +270,12 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   const sent = await req("POST", "/v1/messages", "/v1/messages", as(h, { to: a.id, body: "hello" }));
   await req("GET", "/v1/messages/pending", "/v1/messages/pending?timeout=0", as(a));
   await req("POST", "/v1/messages/:id/ack", `/v1/messages/${sent.body.id}/ack`, as(a));
+  await req("PATCH", "/v1/messages/:id", `/v1/messages/${sent.body.id}`, as(h, { body: "hello again" }));
+  await req("PATCH", "/v1/messages/:id", `/v1/messages/${sent.body.id}`, as(a, { body: "not mine" })); // 403
+  const doomed = await req("POST", "/v1/messages", "/v1/messages", as(h, { to: a.id, body: "oops" }));
+  await req("DELETE", "/v1/messages/:id", `/v1/messages/${doomed.body.id}`, as(h));
+  await req("PATCH", "/v1/messages/:id", `/v1/messages/${doomed.body.id}`, as(h, { body: "undo" })); // 409
+  await req("DELETE", "/v1/messages/:id", `/v1/messages/${doomed.body.id}`, as(b)); // 404
   await req("POST", "/v1/messages/:id/ack", `/v1/messages/${sent.body.id}/ack`, as(b)); // 404
   await req("GET", "/v1/threads", "/v1/threads", as(a));
   await req("GET", "/v1/threads/:id/messages", `/v1/threads/${sent.body.thread_id}/messages`, as(h));
@@ -340,7 +346,7 @@ t.test("the AsyncAPI document describes the frames of a real WebSocket session",
   const operations = doc["operations"] as Record<string, { action: string; messages: { $ref: string }[] }>;
   const names = (action: string) => Object.values(operations).filter((o) => o.action === action).map((o) => o.messages[0]!.$ref.split("/").pop()!).sort();
   t.same(names("receive"), ["AckFrame", "AuthFrame", "PingFrame", "TypingFrame"], "client frames");
-  t.same(names("send"), ["AckedFrame", "ErrorFrame", "ExpiredFrame", "MessageFrame", "PongFrame", "PresenceFrame", "ReadEvent", "ReadyFrame", "TypingEvent"], "server frames");
+  t.same(names("send"), ["AckedFrame", "ErrorFrame", "ExpiredFrame", "MessageFrame", "MessageUpdateEvent", "PongFrame", "PresenceFrame", "ReadEvent", "ReadyFrame", "TypingEvent"], "server frames");
   const compile = compiler(doc, "#/components/schemas/");
   const serverFrame = z.union(names("send").map((n) => compile(components.messages[n]!.payload)) as unknown as [z.ZodType, z.ZodType]);
   const clientFrame = z.union(names("receive").map((n) => compile(components.messages[n]!.payload)) as unknown as [z.ZodType, z.ZodType]);
@@ -380,6 +386,10 @@ t.test("the AsyncAPI document describes the frames of a real WebSocket session",
   const marked = await call(node.url, "POST", `/v1/threads/${String(m["thread_id"])}/read`, { token: a.token, json: { through: m["id"] } });
   t.equal(marked.status, 200);
   await frame("read");
+  // the sender edits it: the recipient's connection hears the message as it is now
+  const edited = await call(node.url, "PATCH", `/v1/messages/${String(m["id"])}`, { token: b.token, json: { body: "edited" } });
+  t.equal(edited.status, 200);
+  await frame("message_update");
   for (const f of out) t.ok(clientFrame.safeParse(f).success, `client frame ${String(f["type"])} matches the document`);
   for (const f of frames) t.ok(serverFrame.safeParse(f).success, `server frame ${String(f["type"])} matches the document: ${JSON.stringify(f).slice(0, 200)}`);
   t.ok(!serverFrame.safeParse({ type: "message", message: { id: "nope" } }).success, "and a malformed frame does not");

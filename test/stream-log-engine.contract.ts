@@ -50,4 +50,18 @@ export function streamLogContract(t: Test, make: () => Promise<StreamLogFixture>
     t.equal(got.at(-1)!.seq, STREAM_LOG_MAX + 5);
     t.same(await fx.engine.after(other, 0), [msg(other, 1)]);
   });
+
+  t.test("drop forgets a stream's log (an edit or delete made its payloads stale): readers go to Postgres", async (t) => {
+    const key = streamOf("s");
+    const other = streamOf("o");
+    for (let seq = 1; seq <= 3; seq++) await fx.engine.append(msg(key, seq), "c.none", "");
+    await fx.engine.append(msg(other, 1), "c.none", "");
+    await fx.engine.drop(key);
+    t.same(await fx.engine.after(key, 0), [], "nothing held");
+    t.same(await fx.engine.after(other, 0), [msg(other, 1)], "another stream is untouched");
+    await fx.engine.append(msg(key, 4), "c.none", "");
+    t.same(await fx.engine.after(key, 0), [msg(key, 4)], "a later append starts it again: a reader below 3 sees the hole");
+    await fx.engine.drop(streamOf("never"));
+    t.pass("dropping a stream that has no log is fine");
+  });
 }

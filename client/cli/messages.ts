@@ -12,7 +12,8 @@ const FOLLOW_EVERY_MS = 1000;
 export function formatMessage(m: Message): string {
   const paid = m.payment ? ` [paid ${dollars(m.payment.amount)}, tx ${m.payment.transaction}]` : "";
   const files = m.attachments?.length ? ` [files: ${m.attachments.map((a) => `${a.id} ${a.name}`).join(", ")}]` : "";
-  return `${m.created_at}  ${m.from.display_name} (${m.from.id}) in ${m.thread_id}: ${m.body}${files}${paid}`;
+  const body = m.deleted_at ? "(deleted)" : `${m.body}${m.edited_at ? " (edited)" : ""}`;
+  return `${m.created_at}  ${m.from.display_name} (${m.from.id}) in ${m.thread_id}: ${body}${files}${paid}`;
 }
 
 /** An AbortSignal that Ctrl-C (or SIGTERM) aborts. */
@@ -114,6 +115,22 @@ export const messageCommands: Record<string, Command> = {
         throw priced(e, to!);
       });
       ctx.print(m, () => `sent ${m.id} in ${m.thread_id}${m.payment ? ` (paid ${dollars(m.payment.amount)}, tx ${m.payment.transaction})` : ""}`);
+    },
+  },
+  edit: {
+    usage: "edit <message_id> <body>                      change a message you sent (within 48 hours)",
+    async run(ctx) {
+      const [id, body] = need(ctx, ["message_id", "body"], "edit <message_id> <body>");
+      const m = await ctx.flock.editMessage(id!, body!);
+      ctx.print(m, () => `edited ${m.id} at ${m.edited_at}`);
+    },
+  },
+  delete: {
+    usage: "delete <message_id>                           delete a message you sent (a tombstone stays in history)",
+    async run(ctx) {
+      const [id] = need(ctx, ["message_id"], "delete <message_id>");
+      await ctx.flock.deleteMessage(id!);
+      ctx.print({ deleted: id }, () => `deleted ${id}`);
     },
   },
   listen: {

@@ -31,6 +31,24 @@ export function registerMessageTools(server: McpServer, ctx: ToolContext): void 
     ({ group_id, body, idempotency_key }) => runCreating(ctx, idempotency_key, (idempotencyKey) => ctx.flock().sendGroup(group_id, body, {}, { idempotencyKey })),
   );
   server.registerTool(
+    "edit_message",
+    {
+      title: "Edit a message you sent",
+      description: "Change the body of a direct or group message you sent, within 48 hours of sending it. The members see it as edited.",
+      inputSchema: { message_id: z.string().min(1).describe("the message's id (msg_...)"), body },
+    },
+    ({ message_id, body }) => run(ctx, () => ctx.flock().editMessage(message_id, body)),
+  );
+  server.registerTool(
+    "delete_message",
+    {
+      title: "Delete a message you sent",
+      description: "Delete a direct or group message you sent: history keeps a tombstone without its body or files.",
+      inputSchema: { message_id: z.string().min(1).describe("the message's id (msg_...)") },
+    },
+    ({ message_id }) => run(ctx, async () => (await ctx.flock().deleteMessage(message_id), { deleted: message_id })),
+  );
+  server.registerTool(
     "list_threads",
     {
       title: "List threads",

@@ -82,6 +82,7 @@ const REQUESTS: Named = {
   AddMembersRequest: groups.AddMembersRequest,
   SendGroupMessageRequest: groups.SendGroupMessageRequest,
   MarkReadRequest: messages.MarkReadRequest,
+  EditMessageRequest: messages.EditMessageRequest,
   UpdateUserRequest: users.UpdateUserRequest,
   PrivyLoginRequest: auth.PrivyLoginRequest,
   ClientFrame: ws.ClientFrame,

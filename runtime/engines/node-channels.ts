@@ -79,6 +79,17 @@ export const CHANNELS = {
     state: z.enum(["start", "stop"]),
     to: z.array(id),
   })),
+  /**
+   * A message was edited or deleted (after the commit): its stream (`key`) and its payload as it is now. Every node
+   * swaps the payload in what it holds of the stream, and the connections of `to` (the thread's members) hear it.
+   */
+  messageUpdate: json("message.update", z.object({
+    origin: z.string(),
+    key: z.string().min(1).max(80),
+    id: digits,
+    payload: z.string().startsWith("{"),
+    to: z.array(id),
+  })),
   /** A principal marked a thread read: to whom its connections on every node say so. */
   read: json("read", z.object({
     thread: z.string().min(1).max(80),

@@ -26,6 +26,11 @@ export interface StreamLog {
   append(m: Published, channel: string, head: string): Promise<void>;
   /** The messages the log of stream `key` holds numbered above `after`, in number order, each number once. */
   after(key: string, after: number): Promise<Published[]>;
+  /**
+   * Forget stream `key`'s log: a message in it changed (edited or deleted), so its payload there is stale. A reader
+   * then finds nothing (or, after a later append, a hole) and reads Postgres, which has the message as it is now.
+   */
+  drop(key: string): Promise<void>;
 }
 
 /** Of a log's entries, those numbered above `after`, in number order and each number once (what both engines answer). */

@@ -66,6 +66,11 @@ export class RecentFrames {
 
   constructor(private readonly max = 128) {}
 
+  /** A message changed (edited or deleted): its frames held are stale, at every delivery count. */
+  forget(id: string): void {
+    for (const key of [...this.byKey.keys()]) if (key === id || key.startsWith(`${id}#`)) this.byKey.delete(key);
+  }
+
   /** The frames of message `id` at `deliveryCount`, made from `payload` when not held. */
   of(id: string, deliveryCount: number, payload: string): SharedFrames {
     const key = deliveryCount === 1 ? id : `${id}#${deliveryCount}`;
@@ -134,6 +139,18 @@ export class Channels {
     if (ch.published !== undefined && m.seq <= ch.published) return;
     ch.pending.set(m.seq, m);
     this.drain(key, ch);
+  }
+
+  /**
+   * Message `id` of `key` changed (edited or deleted): what this node holds of it (its ring, a message waiting behind
+   * a gap) carries `payload` from now on. A socket joining later from the ring gets it as it is now.
+   */
+  replace(key: string, id: string, payload: string): void {
+    const ch = this.channels.get(key);
+    if (ch === undefined) return;
+    const swap = (m: Published) => (m.id === id ? { ...m, payload } : m);
+    for (let i = 0; i < ch.ring.length; i++) ch.ring[i] = swap(ch.ring[i]!);
+    for (const [seq, m] of ch.pending) if (m.id === id) ch.pending.set(seq, swap(m));
   }
 
   /** A socket starts catching up on `key` from Postgres: the channel collects what is committed meanwhile. */

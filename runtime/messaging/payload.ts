@@ -26,6 +26,10 @@ export interface MessageRow {
   pay_payer?: string | null;
   pay_amount?: string | null;
   pay_explorer?: string | null;
+  /** When the sender last changed its body; absent or null if never. */
+  edited_at?: Date | null;
+  /** When the sender deleted it (a tombstone: no body, no files); absent or null if not. */
+  deleted_at?: Date | null;
 }
 
 export function toMessage(r: MessageRow): Message {
@@ -34,9 +38,11 @@ export function toMessage(r: MessageRow): Message {
     thread_id: PREFIX.thread + r.thread_id.toString(),
     from: { id: r.sender, display_name: r.sender_name ?? DELETED_NAME },
     to: r.recipient ?? PREFIX.group + r.thread_id.toString(),
-    body: r.body,
+    body: r.deleted_at ? "" : r.body,
     created_at: r.created_at.toISOString(),
-    ...(r.attachments?.length ? { attachments: r.attachments.map((a) => ({ ...a, url: `/v1/files/${a.id}` })) } : {}),
+    ...(r.edited_at ? { edited_at: r.edited_at.toISOString() } : {}),
+    ...(r.deleted_at ? { deleted_at: r.deleted_at.toISOString() } : {}),
+    ...(r.attachments?.length && !r.deleted_at ? { attachments: r.attachments.map((a) => ({ ...a, url: `/v1/files/${a.id}` })) } : {}),
     ...(r.pay_tx
       ? {
           payment: {

@@ -82,7 +82,7 @@ export class StreamDelivery {
 
   constructor(
     private readonly svc: Core,
-    frames: RecentFrames,
+    private readonly frames: RecentFrames,
     private readonly waiters: WaiterRegistry,
   ) {
     this.channels = new Channels(
@@ -106,6 +106,9 @@ export class StreamDelivery {
     this.unsubscribe.push(
       await listen(ps, CHANNELS.streamMessage, this.svc.log, (m) => this.received(m)),
       await listen(ps, CHANNELS.groupMembers, this.svc.log, (e) => this.membersReceived(e)),
+      await listen(ps, CHANNELS.messageUpdate, this.svc.log, (e) => {
+        if (e.origin !== this.origin) this.swap(e.key, e.id, e.payload);
+      }),
     );
     this.sweepTimer = setInterval(() => {
       this.sweep().catch((err: unknown) => this.svc.log.warn({ err }, "sockets' groups not checked; next sweep retries"));
@@ -122,6 +125,23 @@ export class StreamDelivery {
     this.local(m);
     const ch = CHANNELS.streamMessage;
     await this.svc.engines.streams.append(m, ch.name, ch.head({ ...m, origin: this.origin }));
+  }
+
+  /**
+   * A committed message was edited or deleted: `m` carries it as it is now. This node's copies are swapped, the
+   * stream's shared log is dropped (its copy is stale: readers go to Postgres until it fills again), and every node
+   * is told, to swap its copies and tell the connections of `to` (runtime/ws/realtime.ts). Rejects when Redis
+   * cannot be reached: the change is committed, and Postgres (history, redelivery) has it.
+   */
+  async changed(m: Published, to: string[]): Promise<void> {
+    this.swap(m.key, m.id, m.payload);
+    await this.svc.engines.streams.drop(m.key);
+    await publish(this.svc.engines.pubsub, CHANNELS.messageUpdate, { origin: this.origin, key: m.key, id: m.id, payload: m.payload, to });
+  }
+
+  private swap(key: string, id: string, payload: string): void {
+    this.channels.replace(key, id, payload);
+    this.frames.forget(id);
   }
 
   /**

@@ -19,6 +19,8 @@ export interface ThreadRow {
   m_body: string | null;
   m_created_at: Date | null;
   m_attachments: StoredAttachment[] | null;
+  m_edited_at: Date | null;
+  m_deleted_at: Date | null;
   pay_tx: string | null;
   pay_network: string | null;
   pay_payer: string | null;
@@ -50,6 +52,7 @@ export function threadsOf(sql: Sql, me: string, before: bigint | null, limit: nu
       pp.peer_id, p.display_name as peer_name,
       lm.id as m_id, lm.sender as m_sender, sp.display_name as m_sender_name, lm.recipient as m_recipient,
       lm.body as m_body, lm.created_at as m_created_at, lm.attachments as m_attachments,
+      lm.edited_at as m_edited_at, lm.deleted_at as m_deleted_at,
       pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
       pay.explorer_url as pay_explorer,
       mine.read_through,

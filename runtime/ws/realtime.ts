@@ -9,7 +9,8 @@ import { addTo, removeFrom } from "../set-map.ts";
 import { pairKey } from "../messaging/store.ts";
 import { notFound } from "../errors.ts";
 import type { Core, Services } from "../services.ts";
-import { WS_CLOSE } from "../../schema/ws.ts";
+import type { Message } from "../../schema/messages.ts";
+import { type ServerFrame, WS_CLOSE } from "../../schema/ws.ts";
 import type { WsSession } from "./session.ts";
 import { StartGate, TYPING_BURST, TYPING_PER_SECOND, TypingBudget } from "./typing-limits.ts";
 
@@ -66,6 +67,7 @@ export class Realtime {
       listen(ps, CHANNELS.presence, this.svc.log, (e) => this.onPresence(e)),
       listen(ps, CHANNELS.typing, this.svc.log, (e) => this.onTyping(e)),
       listen(ps, CHANNELS.read, this.svc.log, (e) => this.onRead(e)),
+      listen(ps, CHANNELS.messageUpdate, this.svc.log, (e) => this.onMessageUpdate(e)),
       listen(ps, CHANNELS.friendship, this.svc.log, (e) => void this.onFriendship(e)),
     ]);
     this.refreshTimer = setInterval(() => void this.refresh(), PRESENCE_REFRESH_MS);
@@ -210,6 +212,17 @@ export class Realtime {
           ...(e.state === "start" ? { expires_in: TYPING_TTL_SECONDS } : {}),
         });
       }
+    }
+  }
+
+  /** A message was edited or deleted: the members' connections get it as it is now, to replace what they show. */
+  private onMessageUpdate(e: ChannelMessage<typeof CHANNELS.messageUpdate>): void {
+    let frame: ServerFrame | undefined;
+    for (const id of e.to) {
+      const sessions = this.sessions.get(id);
+      if (!sessions?.size) continue;
+      frame ??= { type: "message_update", message: JSON.parse(e.payload) as Message };
+      for (const s of sessions) s.send(frame);
     }
   }
 

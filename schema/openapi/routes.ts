@@ -203,6 +203,16 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     tag: "messages",
     answers: { 200: { description: "messages (possibly none)", schema: PendingResponse, example: { messages: [{ ...MESSAGE, delivery_count: 1 }] } } },
   },
+  "PATCH /v1/messages/:id": {
+    summary: "Edit a message you sent",
+    description: "The sender changes the body of a direct or group message within 48 hours of sending it (the files it carries stay). The message carries `edited_at` from then on, in history, the threads list and any redelivery; members connected by WebSocket get a `message_update` event with it. Counts against the sender's 10 sends a second.",
+    tag: "messages", answers: { 200: { description: "the message as it is now", schema: Message } },
+    errors: { 403: "not the sender, or sent more than 48 hours ago", 404: "no such message in a thread of the caller's", 409: "the message was deleted" } },
+  "DELETE /v1/messages/:id": {
+    summary: "Delete a message you sent",
+    description: "A tombstone stays in history (`deleted_at`, an empty `body`, no files), and members connected by WebSocket get a `message_update` event with it. The files it carried are no longer shared through it (a file another message of the thread still carries stays readable). Deleting it again answers 204 too.",
+    tag: "messages", answers: { 204: { description: "deleted" } },
+    errors: { 403: "not the sender", 404: "no such message in a thread of the caller's" } },
   "POST /v1/messages/:id/ack": {
     summary: "Acknowledge a message: it is never delivered again",
     description: "With `through=true`, also every message of the same thread handed out to the caller before this one (a cumulative ack: one per batch of a busy group). A message of the thread not handed out yet is left alone.",

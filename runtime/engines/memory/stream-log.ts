@@ -34,6 +34,10 @@ export class MemoryStreamLog implements StreamLog {
     return above(this.live(key, this.now())?.entries ?? [], after).map((m) => ({ ...m }));
   }
 
+  async drop(key: string): Promise<void> {
+    this.logs.delete(key);
+  }
+
   private live(key: string, now: number): { entries: Published[]; at: number } | undefined {
     const log = this.logs.get(key);
     if (log !== undefined && now - log.at >= this.idleMs) {

@@ -18,6 +18,10 @@ export class RedisStreamLog implements StreamLog {
       this.keys.channel(channel), head);
   }
 
+  async drop(key: string): Promise<void> {
+    await this.redis.del(this.keys.streamLog(key));
+  }
+
   async after(key: string, after: number): Promise<Published[]> {
     const got = await this.redis.xrevrange(this.keys.streamLog(key), "+", "-", "COUNT", STREAM_LOG_MAX);
     const entries: Published[] = [];

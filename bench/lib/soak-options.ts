@@ -1,6 +1,7 @@
 // The soak's command line: `--minutes`, `--retention 2m|off`, `--window`, and the fleet's size and rates, defaulting to
 // what this machine holds (DEFAULTS); FULL is the fleet issue 34 names.
 import { parseArgs } from "node:util";
+import type { MallocChoice } from "./allocator.ts";
 import { formatDuration, parseDuration } from "./duration.ts";
 import type { Rates } from "./soak-fleet.ts";
 import { SHORT_RUN_S } from "./verdict.ts";
@@ -44,8 +45,10 @@ export function soakOptions(argv: string[]) {
       feeds: num(DEFAULTS.feeds),
       "limits-scale": num(100_000),
       "out-dir": { type: "string", default: "bench/results" },
+      malloc: { type: "string", default: "auto" },
     },
   });
+  if (!["auto", "system", "jemalloc"].includes(a.malloc!)) throw new Error(`--malloc must be auto, system or jemalloc (got ${a.malloc})`);
   if (a.url) throw new Error("the soak starts its own node (it reads its metrics, schema and key prefix); --url is not supported");
   const n = (k: keyof typeof a) => {
     const v = Number(a[k]);
@@ -69,6 +72,8 @@ export function soakOptions(argv: string[]) {
     shape: { agents: n("agents"), ws: n("ws"), polls: n("polls"), groups: n("groups"), groupSize: n("group-size"), peers: Math.max(1, n("peers")) },
     rates,
     limitsScale: a["limits-scale"]!,
+    /** the node's malloc: jemalloc preloaded where installed (auto), or glibc's (system) */
+    malloc: a.malloc as MallocChoice,
     outDir: a["out-dir"]!,
   };
 }

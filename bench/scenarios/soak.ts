@@ -15,6 +15,7 @@ import { formatDuration } from "../lib/duration.ts";
 import { isolate, type Isolation } from "../lib/isolation.ts";
 import { cpuMs, type Proc, ROOT, startScript } from "../lib/procs.ts";
 import { readProcMemory } from "../lib/proc-memory.ts";
+import { mallocEnv, runsJemalloc } from "../lib/allocator.ts";
 import { RssReader } from "../lib/rss-reader.ts";
 import { type DbReading, embeddedDbReading, PostgresSampler, readNodeMetrics, RedisSampler, type RedisReading } from "../lib/sampler.ts";
 import { RATE_NAMES, type Rates, SoakFleet } from "../lib/soak-fleet.ts";
@@ -57,8 +58,10 @@ export async function soakMain(argv: string[]): Promise<number> {
     delete process.env["FLOCK_RETENTION_MOMENTS"];
     if (o.retentionMs !== undefined) env["FLOCK_RETENTION_MESSAGES"] = env["FLOCK_RETENTION_MOMENTS"] = formatDuration(o.retentionMs);
     const retention = o.retentionMs === undefined ? "off" : formatDuration(o.retentionMs);
-    progress(`starting flock (${iso.describe}; retention ${retention})`);
-    node = await startScript("dist/runtime/main.js", env, /"port":(\d+)[^\n]*"msg":"flock listening"/);
+    const malloc = mallocEnv(o.malloc);
+    progress(`starting flock (${iso.describe}; retention ${retention}; malloc ${malloc.name})`);
+    node = await startScript("dist/runtime/main.js", { ...env, ...malloc.env }, /"port":(\d+)[^\n]*"msg":"flock listening"/);
+    if ((malloc.name === "jemalloc") !== runsJemalloc(node.child.pid!)) throw new Error(`the node does not run the malloc asked for (${malloc.name})`);
     const url = `http://127.0.0.1:${node.port}`;
     const pid = node.child.pid!;
     // the node's RSS every second; a sample reports the median since the one before (bench/lib/rss-reader.ts)
@@ -185,7 +188,7 @@ export async function soakMain(argv: string[]): Promise<number> {
     const base = join(o.outDir, `soak-${stamp}`);
     const target = iso.describe.replace(/ in \/\S+/, "").replace(/(schema|prefix) [A-Za-z0-9_:.-]+/g, "$1 of its own");
     writeFileSync(`${base}.csv`, toCsv(rows));
-    const title = `Flock soak, ${o.seconds / 60} min, retention ${retention}, ${target}`;
+    const title = `Flock soak, ${o.seconds / 60} min, retention ${retention}, malloc ${malloc.name}, ${target}`;
     await writeSoakPng(`${base}.png`, rows, o.windowS, title).catch((e: Error) => progress(`chart failed: ${e.message}`));
     writeFileSync(
       `${base}.json`,
@@ -193,7 +196,7 @@ export async function soakMain(argv: string[]): Promise<number> {
         {
           date: new Date().toISOString(),
           machine: `${cpus().length} x ${cpus()[0]?.model ?? "cpu"}, node ${process.version}`,
-          target, retention, windowS: o.windowS, seconds: o.seconds, shape: o.shape, rates: o.rates,
+          target, retention, malloc: malloc.name, windowS: o.windowS, seconds: o.seconds, shape: o.shape, rates: o.rates,
           warmupS: o.warmupS,
           held: Object.fromEntries(RATE_NAMES.map((k) => [k, heldRate(k)])),
           statuses: f.statuses, wsReconnects: f.wsReconnects,
@@ -209,7 +212,7 @@ export async function soakMain(argv: string[]): Promise<number> {
     process.stdout.write(`held: ${held}; ${deliveries.received} receipts (warm-up included), ${deliveries.duplicates} duplicates; ${f.wsReconnects} WebSocket reconnects\n`);
     process.stdout.write(`largest tables at the end: ${rows.at(-1)?.tables || "n/a (embedded)"}\n`);
     process.stdout.write(`wrote ${base}.csv, ${base}.png, ${base}.json\n`);
-    process.stdout.write(`${v.line}\n`);
+    process.stdout.write(`${v.line} (malloc ${malloc.name})\n`);
     return v.pass ? 0 : 1;
   } finally {
     process.off("SIGINT", onSigint);

@@ -12,6 +12,7 @@ import { type Command, suggest, UsageError, type Write } from "./cli/context.ts"
 import { fileCommands } from "./cli/files.ts";
 import { groupCommands } from "./cli/groups.ts";
 import { messageCommands } from "./cli/messages.ts";
+import { searchCommands } from "./cli/search.ts";
 import { payCommands } from "./cli/pay.ts";
 import { checkUrl, NO_TOKEN_HINT, report, SetupError } from "./cli/report.ts";
 import { socialCommands } from "./cli/social.ts";
@@ -23,6 +24,7 @@ const SECTIONS: [string, Record<string, Command>][] = [
   ["account", accountCommands],
   ["moments and friends", socialCommands],
   ["messages", messageCommands],
+  ["search", searchCommands],
   ["groups", groupCommands],
   ["files", fileCommands],
   ["payments", payCommands],

@@ -312,9 +312,10 @@ export class Flock {
    * ```ts
    * const sent = await flock.send("117873677508280321", "hello");
    * await flock.send(to, "order 17 shipped", {}, { idempotencyKey: "order-17-shipped" }); // sent once, however often called
+   * await flock.send(to, "yes, at noon", { reply_to: question.id }); // a reply: it carries the quote of the question
    * ```
    */
-  async send(to: string, body: string, extra: { thread_id?: string; attachments?: string[] } = {}, o: CreateOptions = {}): Promise<T.Message> {
+  async send(to: string, body: string, extra: { thread_id?: string; attachments?: string[]; reply_to?: string } = {}, o: CreateOptions = {}): Promise<T.Message> {
     const json = { to, body, ...extra };
     const req = { json, throttled: true, ...keyed(o) };
     const r = await this.http.send("POST", "/v1/messages", req);
@@ -394,6 +395,27 @@ export class Flock {
     return this.http.request<void>("DELETE", `/v1/messages/${enc(messageId)}`, o);
   }
   /**
+   * Reacts to a message of one of your threads with an emoji (or a `:short_name:`); the same reaction again changes
+   * nothing. Answers the message with its `reactions`.
+   * @example
+   * ```ts
+   * await flock.react(message.id, "👍");
+   * ```
+   */
+  react(messageId: string, emoji: string, o: Sig = {}) {
+    return this.http.request<T.Message>("POST", `/v1/messages/${enc(messageId)}/reactions`, { json: { emoji }, ...o });
+  }
+  /**
+   * Takes back your reaction with this emoji (one that is not there changes nothing).
+   * @example
+   * ```ts
+   * await flock.unreact(message.id, "👍");
+   * ```
+   */
+  unreact(messageId: string, emoji: string, o: Sig = {}) {
+    return this.http.request<T.Message>("DELETE", `/v1/messages/${enc(messageId)}/reactions/${enc(emoji)}`, o);
+  }
+  /**
    * Your threads (direct and group), newest activity first.
    * @example
    * ```ts
@@ -424,6 +446,31 @@ export class Flock {
    */
   threadMessages(threadId: string, q: { limit?: number; before?: string } = {}, o: Sig = {}) {
     return this.http.request<{ messages: T.Message[]; has_more?: boolean }>("GET", `/v1/threads/${enc(threadId)}/messages`, { query: q, ...o });
+  }
+
+  // ---- search
+  /**
+   * Finds agents by name or id, and the people you may see (friends, and those you share a conversation with).
+   * @example
+   * ```ts
+   * const { people } = await flock.searchPeople("scout");
+   * ```
+   */
+  searchPeople(q: string, o: Sig & { limit?: number } = {}) {
+    const { limit, ...sig } = o;
+    return this.http.request<T.PeopleResponse>("GET", "/v1/search/people", { query: { q, limit }, ...sig });
+  }
+  /**
+   * Full-text search over the messages of your own threads, newest first (web-search syntax: `"a phrase"`, `or`,
+   * `-word`); pass the last id as `before` for older ones.
+   * @example
+   * ```ts
+   * const { messages, has_more } = await flock.searchMessages("invoice march");
+   * ```
+   */
+  searchMessages(q: string, o: Sig & { limit?: number; before?: string } = {}) {
+    const { limit, before, ...sig } = o;
+    return this.http.request<T.MessageSearchResponse>("GET", "/v1/search/messages", { query: { q, limit, before }, ...sig });
   }
 
   // ---- groups
@@ -475,7 +522,7 @@ export class Flock {
    * await flock.sendGroup(group.id, "all hands");
    * ```
    */
-  sendGroup(id: string, body: string, extra: { attachments?: string[] } = {}, o: CreateOptions = {}) {
+  sendGroup(id: string, body: string, extra: { attachments?: string[]; reply_to?: string } = {}, o: CreateOptions = {}) {
     return this.http.request<T.Message>("POST", `/v1/groups/${enc(id)}/messages`, { json: { body, ...extra }, throttled: true, ...keyed(o) });
   }
 
@@ -491,13 +538,14 @@ export class Flock {
     return this.http.request<{ user: T.User }>("GET", "/v1/users/me", o).then((r) => r.user);
   }
   /**
-   * Updates the person's name, description or who may message them.
+   * Updates the person's name, description, who may message them, or whether others see their read receipts.
    * @example
    * ```ts
    * await flock.updateUser({ display_name: "Hana" });
+   * await flock.updateUser({ read_receipts: false });
    * ```
    */
-  updateUser(input: { display_name?: string; description?: string }, o: Sig = {}) {
+  updateUser(input: T.UpdateUserRequest, o: Sig = {}) {
     return this.http.request<{ user: T.User }>("PATCH", "/v1/users/me", { json: input, ...o }).then((r) => r.user);
   }
   /**
@@ -546,6 +594,87 @@ export class Flock {
     const r = await this.http.request<T.Login>("POST", "/v1/auth/privy-login", { json: { token }, ...o });
     this.http.token = r.token;
     return r;
+  }
+  /**
+   * Passkey sign-up, step one: WebAuthn options for a new person (pass them to the browser's
+   * `navigator.credentials.create()`, e.g. with `@simplewebauthn/browser`'s `startRegistration`).
+   * @example
+   * ```ts
+   * import { startRegistration } from "@simplewebauthn/browser";
+   * const { challenge_id, options } = await flock.passkeySignUpOptions("Pat");
+   * const login = await flock.passkeyRegister(challenge_id, await startRegistration({ optionsJSON: options as never }));
+   * ```
+   */
+  passkeySignUpOptions(displayName?: string, o: Sig = {}) {
+    return this.http.request<T.PasskeyOptions>("POST", "/v1/auth/passkey/register-options", { json: displayName === undefined ? {} : { display_name: displayName }, ...o });
+  }
+  /**
+   * Options to add a passkey to the signed-in person (a human token); answer them with `passkeyRegister`.
+   * @example
+   * ```ts
+   * const { challenge_id, options } = await flock.addPasskeyOptions();
+   * await flock.passkeyRegister(challenge_id, await startRegistration({ optionsJSON: options as never }));
+   * ```
+   */
+  addPasskeyOptions(o: Sig = {}) {
+    return this.http.request<T.PasskeyOptions>("POST", "/v1/users/me/passkeys/options", o);
+  }
+  /**
+   * Passkey registration, step two (sign-up or adding one): the authenticator's answer; signs in, and the client
+   * keeps the human token.
+   * @example
+   * ```ts
+   * const login = await flock.passkeyRegister(challenge_id, await startRegistration({ optionsJSON: options as never }));
+   * ```
+   */
+  async passkeyRegister(challengeId: string, response: object, o: Sig = {}): Promise<T.Login> {
+    const r = await this.http.request<T.Login>("POST", "/v1/auth/passkey/register", { json: { challenge_id: challengeId, response }, ...o });
+    this.http.token = r.token;
+    return r;
+  }
+  /**
+   * Passkey sign-in, step one: WebAuthn options for `navigator.credentials.get()` (e.g. `startAuthentication`).
+   * @example
+   * ```ts
+   * import { startAuthentication } from "@simplewebauthn/browser";
+   * const { challenge_id, options } = await flock.passkeyLoginOptions();
+   * const login = await flock.passkeyLogin(challenge_id, await startAuthentication({ optionsJSON: options as never }));
+   * ```
+   */
+  passkeyLoginOptions(o: Sig = {}) {
+    return this.http.request<T.PasskeyOptions>("POST", "/v1/auth/passkey/login-options", o);
+  }
+  /**
+   * Passkey sign-in, step two: the authenticator's answer; the client keeps the human token.
+   * @example
+   * ```ts
+   * const login = await flock.passkeyLogin(challenge_id, await startAuthentication({ optionsJSON: options as never }));
+   * ```
+   */
+  async passkeyLogin(challengeId: string, response: object, o: Sig = {}): Promise<T.Login> {
+    const r = await this.http.request<T.Login>("POST", "/v1/auth/passkey/login", { json: { challenge_id: challengeId, response }, ...o });
+    this.http.token = r.token;
+    return r;
+  }
+  /**
+   * The signed-in person's passkeys.
+   * @example
+   * ```ts
+   * const { passkeys } = await flock.passkeys();
+   * ```
+   */
+  passkeys(o: Sig = {}) {
+    return this.http.request<T.PasskeysResponse>("GET", "/v1/users/me/passkeys", o);
+  }
+  /**
+   * Removes one of the signed-in person's passkeys (not their only way to sign in).
+   * @example
+   * ```ts
+   * await flock.removePasskey(passkeys[0].id);
+   * ```
+   */
+  removePasskey(id: string, o: Sig = {}) {
+    return this.http.request<void>("DELETE", `/v1/users/me/passkeys/${enc(id)}`, o);
   }
   /**
    * Uploads bytes (raw body with their content type).

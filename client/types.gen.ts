@@ -56,6 +56,24 @@ export interface LoginResponse {
   expires_at: string;
 }
 
+export interface PasskeyOptions {
+  challenge_id: string;
+  options: {
+    [key: string]: unknown;
+  };
+  expires_at: string;
+}
+
+export interface Passkey {
+  id: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+export interface PasskeysResponse {
+  passkeys: Passkey[];
+}
+
 export interface Wallet {
   address: string;
   kind: "external" | "embedded";
@@ -142,6 +160,17 @@ export interface Message {
   payment?: Payment;
   edited_at?: string;
   deleted_at?: string;
+  reply_to?: {
+    id: string;
+    from: Author;
+    body: string;
+    deleted?: boolean;
+  };
+  reactions?: {
+    emoji: string;
+    count: number;
+    by: string[];
+  }[];
 }
 
 export interface PendingMessage {
@@ -161,6 +190,17 @@ export interface PendingMessage {
   payment?: Payment;
   edited_at?: string;
   deleted_at?: string;
+  reply_to?: {
+    id: string;
+    from: Author;
+    body: string;
+    deleted?: boolean;
+  };
+  reactions?: {
+    emoji: string;
+    count: number;
+    by: string[];
+  }[];
   delivery_count: number;
 }
 
@@ -194,6 +234,22 @@ export interface MarkReadResponse {
   thread_id: string;
   read_through: string;
   unread_count: number;
+}
+
+export interface Person {
+  id: string;
+  display_name: string;
+  kind: "agent" | "human";
+  friend: boolean;
+}
+
+export interface PeopleResponse {
+  people: Person[];
+}
+
+export interface MessageSearchResponse {
+  messages: Message[];
+  has_more: boolean;
 }
 
 export interface HistoryResponse {
@@ -311,6 +367,10 @@ export type ServerFrame = {
   type: "message_update";
   message: Message;
 } | {
+  type: "friend_request";
+  request: FriendRequest;
+  from: Author;
+} | {
   type: "pong";
   ref?: string | number;
 } | {
@@ -398,6 +458,7 @@ export interface SendMessageRequest {
   body: string;
   thread_id?: string;
   attachments?: string[];
+  reply_to?: string;
 }
 
 export interface CreateGroupRequest {
@@ -413,6 +474,7 @@ export interface AddMembersRequest {
 export interface SendGroupMessageRequest {
   body: string;
   attachments?: string[];
+  reply_to?: string;
 }
 
 export interface MarkReadRequest {
@@ -421,6 +483,10 @@ export interface MarkReadRequest {
 
 export interface EditMessageRequest {
   body: string;
+}
+
+export interface ReactRequest {
+  emoji: string;
 }
 
 export interface UpdateUserRequest {

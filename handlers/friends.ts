@@ -21,7 +21,7 @@ import {
   type RequestRow,
 } from "../runtime/social/friends-store.ts";
 import { lockPair } from "../runtime/social/locks.ts";
-import { announceFriendship } from "../runtime/ws/realtime.ts";
+import { announceFriendRequest, announceFriendship } from "../runtime/ws/realtime.ts";
 import { principalId } from "../schema/common.ts";
 import { type FriendRequest, FriendRequestBody } from "../schema/friends.ts";
 
@@ -81,14 +81,21 @@ const sendRequest = defineRoute({
       const row: RequestRow = { id, from_id: me, to_id: to, status: "pending", created_at: new Date(idTime(id)) };
       if (s.reverse === null) {
         await insertRequest(tx, row);
-        return { status: person ? 202 : 201, row };
+        return { status: person ? 202 : 201, row, made: true };
       }
       row.status = "accepted";
       await insertAcceptedRequest(tx, s.reverse, row);
       return { status: 201, row };
     });
     if (out.row.status === "accepted") await friendshipChanged(svc, log, me, to);
-    return { status: out.status, body: { request: toRequest(out.row) } };
+    const request = toRequest(out.row);
+    if ("made" in out) {
+      // live to the recipient's connections (none for an id that is no one's: the sender hears nothing either way)
+      await announceFriendRequest(svc, { to, request: { ...request, status: "pending" }, from: { id: me, display_name: principal.displayName } }).catch((err: unknown) =>
+        log.warn({ err }, "friend request not announced"),
+      );
+    }
+    return { status: out.status, body: { request } };
   },
 });
 

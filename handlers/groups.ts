@@ -7,6 +7,7 @@ import { ApiError, invalid, notFound } from "../runtime/errors.ts";
 import { created, defineRoute, jsonText, noContent, ok, replayed, type Route } from "../runtime/http/route.ts";
 import { PREFIX, parseId } from "../runtime/ids.ts";
 import { resolveAttachments } from "../runtime/messaging/attachments.ts";
+import { replyQuote } from "../runtime/messaging/replies.ts";
 import {
   deleteMember,
   type GroupRow,
@@ -160,7 +161,8 @@ const send = defineRoute({
       });
     }
     const attachments = await resolveAttachments(svc.sql, principal.id, body.attachments);
-    const payload = await sendGroup(svc, principal, { threadId, body: body.body, attachments, idempotencyKey });
+    const reply = await replyQuote(svc, threadId, body.reply_to);
+    const payload = await sendGroup(svc, principal, { threadId, body: body.body, attachments, idempotencyKey, reply });
     return jsonText(201, payload);
   },
 });

@@ -11,15 +11,17 @@ import { momentRoutes } from "./moments.ts";
 import { healthRoutes } from "./health.ts";
 import { groupRoutes } from "./groups.ts";
 import { messageRoutes } from "./messages.ts";
+import { messageChangeRoutes } from "./message-changes.ts";
 import { marketplaceRoutes } from "./marketplace.ts";
 import { paymentRoutes } from "./payments.ts";
 import { threadRoutes } from "./threads.ts";
+import { searchRoutes } from "./search.ts";
 import { docRoutes } from "./docs.ts";
 import { webRoutes } from "./web.ts";
 import { mcpRoutes } from "./mcp.ts";
 
 /** `draining`: whether the node is shutting down (its /readyz then answers 503, so a balancer stops routing here). */
 export function allRoutes(metrics: Metrics, draining: () => boolean = () => false): Route[] {
-  const routes = [...healthRoutes(metrics, draining), ...agentRoutes, ...momentRoutes, ...momentReactionRoutes, ...friendRoutes, ...messageRoutes, ...threadRoutes, ...groupRoutes, ...authRoutes, ...userRoutes, ...fileRoutes, ...marketplaceRoutes, ...paymentRoutes, ...mcpRoutes, ...webRoutes];
+  const routes = [...healthRoutes(metrics, draining), ...agentRoutes, ...momentRoutes, ...momentReactionRoutes, ...friendRoutes, ...messageRoutes, ...messageChangeRoutes, ...threadRoutes, ...searchRoutes, ...groupRoutes, ...authRoutes, ...userRoutes, ...fileRoutes, ...marketplaceRoutes, ...paymentRoutes, ...mcpRoutes, ...webRoutes];
   return [...routes, ...docRoutes(routes)];
 }

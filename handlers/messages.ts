@@ -1,18 +1,15 @@
-// Direct messages: send (runtime/messaging/send.ts), long-poll the inbox and groups, acknowledge; a sender edits or
-// deletes a message (direct or group). A send to a paid agent goes through x402 (runtime/payments/paid-send.ts).
-import { ApiError, conflict, invalid, notFound } from "../runtime/errors.ts";
+// Direct messages: send (runtime/messaging/send.ts), long-poll the inbox and groups, acknowledge. A send to a paid
+// agent goes through x402 (runtime/payments/paid-send.ts). Edits, deletes and reactions: handlers/message-changes.ts.
+import { invalid, notFound } from "../runtime/errors.ts";
 import { defineRoute, jsonText, noContent, replayed, type Route } from "../runtime/http/route.ts";
 import { parseId } from "../runtime/ids.ts";
 import { resolveAttachments } from "../runtime/messaging/attachments.ts";
 import { pendingJson } from "../runtime/messaging/payload.ts";
 import { sendDirect, sentBefore } from "../runtime/messaging/send.ts";
-import { isMember } from "../runtime/messaging/store.ts";
-import { paidSend } from "../runtime/payments/paid-send.ts";
-import { type ChangeOutcome, deleteMessage, EDIT_WINDOW_MS, editMessage } from "../runtime/messaging/edits-store.ts";
-import { messagesById } from "../runtime/messaging/stream-store.ts";
-import type { Services } from "../runtime/services.ts";
-import type { Logger } from "../runtime/log.ts";
-import { AckQuery, EditMessageRequest, PendingQuery, SendMessageRequest } from "../schema/messages.ts";
+import { isMember, pairKey } from "../runtime/messaging/store.ts";
+import { replyQuote } from "../runtime/messaging/replies.ts";
+import { demandPayment, paidSend } from "../runtime/payments/paid-send.ts";
+import { AckQuery, PendingQuery, SendMessageRequest } from "../schema/messages.ts";
 
 const send = defineRoute({
   method: "POST",
@@ -27,6 +24,11 @@ const send = defineRoute({
     const before = await sentBefore(svc, principal, ctx.idempotencyKey);
     if (before !== null) return replayed(jsonText(201, before));
     const hub = svc.hub;
+    // a paid agent's 402 comes before the pair's thread is made: an unpaid attempt leaves no empty conversation
+    const terms = await svc.paidAgents.terms(body.to);
+    if (terms) await demandPayment(ctx, terms, body.to);
+    // the quote before the thread: a refused reply leaves no conversation behind
+    const reply = await replyQuote(svc, { pair: pairKey(principal.id, body.to) }, body.reply_to);
     const threadId = await hub.directThread(principal.id, body.to);
     if (threadId === null) throw notFound("recipient");
     if (body.thread_id !== undefined) {
@@ -40,8 +42,7 @@ const send = defineRoute({
     }
     // checked before any payment: a send refused for its files is never charged
     const attachments = await resolveAttachments(svc.sql, principal.id, body.attachments);
-    const terms = await svc.paidAgents.terms(body.to);
-    const msg = { threadId, body: body.body, attachments, idempotencyKey: ctx.idempotencyKey };
+    const msg = { threadId, body: body.body, attachments, idempotencyKey: ctx.idempotencyKey, reply };
     if (terms) return paidSend(ctx, terms, body.to, msg);
     const payload = await sendDirect(svc, principal, body.to, msg);
     return jsonText(201, payload);
@@ -72,62 +73,4 @@ const ack = defineRoute({
   },
 });
 
-/**
- * An edit's or delete's outcome as the API answers it; when done, the message as it is now (its JSON), told to the
- * thread's members live. A failure to tell them (Redis out) is logged: the change is committed, and history and
- * redelivery read it from Postgres.
- */
-async function applied(svc: Services, log: Logger, id: bigint, out: ChangeOutcome, verb: "edit" | "delete"): Promise<string | null> {
-  switch (out.kind) {
-    case "not_found":
-      throw notFound("message");
-    case "not_sender":
-      throw new ApiError("forbidden", `only the sender may ${verb} a message`);
-    case "deleted":
-      throw conflict("the message was deleted");
-    case "too_old":
-      throw new ApiError("forbidden", `a message may be edited for ${EDIT_WINDOW_MS / 3_600_000} hours after it was sent`);
-    case "done": {
-      if (!out.changed && verb === "delete") return null;
-      const [m] = await messagesById(svc.sql, [id.toString()]);
-      if (!m) throw notFound("message"); // gone past retention meanwhile
-      if (out.changed) await svc.hub.streams.changed(m, out.members).catch((err: unknown) => log.warn({ err }, `message ${verb} not told to connections`));
-      return m.payload;
-    }
-  }
-}
-
-/** The sender changes a message's body, within 48 hours of sending it; it carries `edited_at` from then on. */
-const edit = defineRoute({
-  method: "PATCH",
-  path: "/v1/messages/:id",
-  auth: "principal",
-  body: EditMessageRequest,
-  limit: "messages",
-  async handle({ params, body, principal, svc, log }) {
-    const id = parseId("message", params["id"] ?? "");
-    if (id === null) throw notFound("message");
-    const out = await editMessage(svc.sql, id, principal.id, body.body, new Date(svc.now()), svc.horizons.messages());
-    const payload = await applied(svc, log, id, out, "edit");
-    return jsonText(200, payload!);
-  },
-});
-
-/**
- * The sender deletes a message: a tombstone stays in history (no body, no files), and the files it carried are no
- * longer shared through it. Deleting it again is 204 too.
- */
-const remove = defineRoute({
-  method: "DELETE",
-  path: "/v1/messages/:id",
-  auth: "principal",
-  async handle({ params, principal, svc, log }) {
-    const id = parseId("message", params["id"] ?? "");
-    if (id === null) throw notFound("message");
-    const out = await deleteMessage(svc.sql, id, principal.id, new Date(svc.now()), svc.horizons.messages());
-    await applied(svc, log, id, out, "delete");
-    return noContent();
-  },
-});
-
-export const messageRoutes: Route[] = [send, pending, ack, edit, remove];
+export const messageRoutes: Route[] = [send, pending, ack];

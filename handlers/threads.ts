@@ -29,6 +29,8 @@ function toThread(r: ThreadRow) {
           attachments: r.m_attachments,
           edited_at: r.m_edited_at,
           deleted_at: r.m_deleted_at,
+          reactions: r.m_reactions,
+          reply: r.m_reply,
           pay_tx: r.pay_tx,
           pay_network: r.pay_network,
           pay_payer: r.pay_payer,

@@ -1,8 +1,10 @@
 // Human users: read and update the own profile; delete the own account (humans and agents alike).
-import { notFound } from "../runtime/errors.ts";
+import { conflict, notFound } from "../runtime/errors.ts";
 import { defineRoute, noContent, ok, type Route } from "../runtime/http/route.ts";
 import { deleteAccount } from "../runtime/accounts/delete.ts";
 import { loadUser, updateUser } from "../runtime/humans.ts";
+import { registrationOptions } from "../runtime/signin/passkeys.ts";
+import { passkeysOf, removePasskey, signInWays } from "../runtime/signin/passkeys-store.ts";
 import { UpdateUserRequest } from "../schema/users.ts";
 
 const me = defineRoute({
@@ -41,4 +43,39 @@ const remove = defineRoute({
   },
 });
 
-export const userRoutes: Route[] = [me, update, remove];
+/** Options to add a passkey to the signed-in person; the answer goes to POST /v1/auth/passkey/register. */
+const passkeyOptions = defineRoute({
+  method: "POST",
+  path: "/v1/users/me/passkeys/options",
+  auth: "human",
+  async handle({ principal, svc }) {
+    return ok(await registrationOptions(svc, { principal: principal.id, displayName: principal.displayName, newUser: false }));
+  },
+});
+
+const passkeys = defineRoute({
+  method: "GET",
+  path: "/v1/users/me/passkeys",
+  auth: "human",
+  async handle({ principal, svc }) {
+    const rows = await passkeysOf(svc.sql, principal.id);
+    return ok({ passkeys: rows.map((p) => ({ id: p.id, created_at: p.created_at.toISOString(), last_used_at: p.last_used_at?.toISOString() ?? null })) });
+  },
+});
+
+/** Removes one of the person's passkeys; not the last way they have to sign in (409). */
+const removePasskeyRoute = defineRoute({
+  method: "DELETE",
+  path: "/v1/users/me/passkeys/:id",
+  auth: "human",
+  async handle({ params, principal, svc }) {
+    const id = params["id"] ?? "";
+    const mine = (await passkeysOf(svc.sql, principal.id)).some((p) => p.id === id);
+    if (!mine) throw notFound("passkey");
+    if ((await signInWays(svc.sql, principal.id)) <= 1) throw conflict("this passkey is your only way to sign in: add another first");
+    if (!(await removePasskey(svc.sql, principal.id, id))) throw notFound("passkey");
+    return noContent();
+  },
+});
+
+export const userRoutes: Route[] = [me, update, remove, passkeyOptions, passkeys, removePasskeyRoute];

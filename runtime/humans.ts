@@ -68,8 +68,7 @@ async function lockIdentity(tx: postgres.TransactionSql, key: string): Promise<v
   await tx`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`;
 }
 
-async function createHuman(tx: postgres.TransactionSql, svc: Services, displayName: string): Promise<string> {
-  const id = svc.ids.next("human");
+async function createHuman(tx: postgres.TransactionSql, svc: Services, displayName: string, id = svc.ids.next("human")): Promise<string> {
   await tx`insert into principals (id, kind, display_name) values (${id}, 'human', ${displayName})`;
   // A friend request to a person is stored whoever the id is (handlers/friends.ts): one sent to this id before it
   // was anyone's is not for this person.
@@ -121,6 +120,27 @@ export async function userForIdentity(
       await tx`insert into wallets (address, principal, kind) values (${w}, ${id}, 'embedded') on conflict (address) do nothing`;
     }
     return id;
+  });
+}
+
+/**
+ * A person signing up with a passkey: created under the id the ceremony reserved (`id`), with the credential, in one
+ * transaction. False when the credential id is taken already (nothing is created).
+ */
+export async function userForNewPasskey(
+  svc: Services,
+  id: string,
+  displayName: string,
+  passkey: { id: string; publicKey: Uint8Array; counter: number; transports: string[] },
+): Promise<boolean> {
+  return svc.sql.begin(async (tx) => {
+    const [taken] = await tx`select 1 from passkeys where id = ${passkey.id}`;
+    if (taken) return false;
+    await createHuman(tx, svc, displayName, id);
+    await tx`
+      insert into passkeys (id, principal, public_key, counter, transports)
+      values (${passkey.id}, ${id}, ${passkey.publicKey}, ${passkey.counter}, ${passkey.transports})`;
+    return true;
   });
 }
 

@@ -1,10 +1,10 @@
 // Agents: registration, profile and token rotation.
 import { z } from "zod";
-import { text } from "./common.ts";
+import { displayName, text } from "./common.ts";
 import { AgentMarketplace, MarketplaceSettings } from "./payments.ts";
 
 export const RegisterAgentRequest = z.object({
-  display_name: text(1, 64),
+  display_name: displayName(64),
   description: text(0, 500).optional(),
 });
 
@@ -17,7 +17,7 @@ export type GroupAddPolicy = z.infer<typeof GroupAddPolicy>;
 
 export const UpdateAgentRequest = z
   .object({
-    display_name: text(1, 64).optional(),
+    display_name: displayName(64).optional(),
     description: text(0, 500).optional(),
     accepts_group_adds_from: GroupAddPolicy.optional(),
     ...MarketplaceSettings,

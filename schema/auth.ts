@@ -1,6 +1,7 @@
 // Human sign-in: the two steps of wallet sign-in (EIP-4361) and the identity-provider login.
 import { z } from "zod";
 import { isAddress } from "./address.ts";
+import { displayName } from "./common.ts";
 import { User } from "./users.ts";
 
 const address = z
@@ -53,3 +54,30 @@ export const LoginResponse = z.object({
 
 /** POST /v1/auth/wallet-verify answers step one with a challenge and step two with the sign-in. */
 export const WalletVerifyResponse = z.union([WalletChallenge, LoginResponse]);
+
+/** POST /v1/auth/passkey/register-options: sign up with a passkey, as a new person with this name. */
+export const PasskeySignUpRequest = z.object({ display_name: displayName(64).optional() }).strict();
+
+/**
+ * A ceremony's first step: `options` for the browser's `navigator.credentials.create()` or `.get()` (WebAuthn's
+ * JSON form, as @simplewebauthn/browser takes it), and the id to answer with, within 5 minutes.
+ */
+export const PasskeyOptions = z.object({
+  challenge_id: z.string(),
+  options: z.record(z.string(), z.unknown()),
+  expires_at: z.string(),
+});
+
+/** A ceremony's second step: the authenticator's answer (WebAuthn's JSON form of the credential). */
+export const PasskeyAnswer = z
+  .object({
+    challenge_id: z.string().min(1).max(64),
+    response: z
+      .object({ id: z.string().min(1).max(1024), rawId: z.string().max(1024), type: z.literal("public-key"), response: z.record(z.string(), z.unknown()) })
+      .passthrough(),
+  })
+  .strict();
+
+/** A passkey of the signed-in person (its credential id; never its key). */
+export const Passkey = z.object({ id: z.string(), created_at: z.string(), last_used_at: z.string().nullable() });
+export const PasskeysResponse = z.object({ passkeys: z.array(Passkey) });

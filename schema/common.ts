@@ -13,6 +13,17 @@ export const text = (min: number, max: number) => {
   return z.string().overwrite(wellFormed).trim().min(min, rule).max(max, rule);
 };
 
+/**
+ * Characters a name may not hold: control characters (C0, DEL, C1) and the bidirectional embeddings, overrides and
+ * isolates (U+202A-U+202E, U+2066-U+2069), which make a name read differently from what it is ("gpj.exe" shown as
+ * "exe.jpg"), and which would spill their direction over the text around the name wherever it is shown.
+ */
+const UNSAFE_IN_NAMES = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u;
+
+/** A name shown to others (a principal's display name, a group's name): bounded, trimmed, and safe to show. */
+export const displayName = (max: number) =>
+  text(1, max).refine((v) => !UNSAFE_IN_NAMES.test(v), "must not contain control characters or bidirectional overrides");
+
 /** An agent (digits) or human (`P` + digits) identifier. */
 export const principalId = z.string().regex(/^P?[0-9]{1,19}$/, "must be an agent or human id");
 

@@ -1,7 +1,7 @@
 // Groups: a named set of members sharing one thread; messages go to every other member.
 import { z } from "zod";
-import { Author, principalId, text } from "./common.ts";
-import { attachmentIds, messageBody } from "./messages.ts";
+import { Author, displayName, principalId } from "./common.ts";
+import { attachmentIds, messageBody, replyTo } from "./messages.ts";
 
 /** Most members of a group, its owner included. */
 export const MAX_GROUP_MEMBERS = 10_000;
@@ -9,7 +9,7 @@ export const MAX_GROUP_MEMBERS = 10_000;
 export const MAX_MEMBERS_PER_REQUEST = 1000;
 
 export const CreateGroupRequest = z.object({
-  name: text(1, 100),
+  name: displayName(100),
   /** Initial members besides the creator (who always joins and owns the group). */
   members: z.array(principalId).max(MAX_MEMBERS_PER_REQUEST).default([]),
 });
@@ -23,7 +23,7 @@ export const AddMembersRequest = z
   .refine((v) => v.members !== undefined || v.member !== undefined, { message: "give members (a list of ids) or member" })
   .transform((v) => ({ members: [...(v.members ?? []), ...(v.member !== undefined ? [v.member] : [])] }));
 
-export const SendGroupMessageRequest = z.object({ body: messageBody, attachments: attachmentIds });
+export const SendGroupMessageRequest = z.object({ body: messageBody, attachments: attachmentIds, reply_to: replyTo });
 
 export const Group = z.object({
   id: z.string().startsWith("group_"),

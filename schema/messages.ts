@@ -45,12 +45,55 @@ export const attachmentIds = z
   .max(MAX_ATTACHMENTS)
   .optional();
 
+/** The message a message answers: the id of a message of the same thread (POST /v1/messages, group sends). */
+export const replyTo = z.string().max(64).optional();
+
 export const SendMessageRequest = z.object({
   to: principalId,
   body: messageBody,
   thread_id: z.string().optional(),
   attachments: attachmentIds,
+  reply_to: replyTo,
 });
+
+/**
+ * The message a reply answers, as it was when answered: its id, author and first 200 characters. When it is deleted
+ * later, `body` becomes empty and `deleted` true.
+ */
+export const Quote = z.object({
+  id: z.string().startsWith("msg_"),
+  from: Author,
+  body: z.string(),
+  deleted: z.boolean().optional(),
+});
+export type Quote = z.infer<typeof Quote>;
+
+/** Different reactions one message holds at most. */
+export const MAX_REACTIONS = 20;
+/** Who reacted with one emoji, as a message shows them (the count is exact). */
+export const REACTION_BY_SHOWN = 20;
+
+/** How many characters a person sees in `v` (grapheme clusters: an emoji with its modifiers and joiners is one). */
+const graphemes = (v: string) => [...new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(v)].length;
+
+/**
+ * A reaction: one emoji (a pictograph with its modifiers, joiners and variation selectors, or a pair of regional
+ * indicators: a flag), or a short name in colons such as `:ship_it:` (a client's own picture).
+ */
+export const Emoji = z
+  .string()
+  .max(64)
+  .regex(
+    /^(?:(?:\p{Extended_Pictographic}|\p{Emoji_Modifier}|\u200d|\ufe0f|\u20e3|[#*0-9]|\p{Regional_Indicator}|[\u{E0020}-\u{E007F}])+|:[a-z0-9_+-]{1,30}:)$/u,
+    "must be one emoji or a :short_name:",
+  )
+  .refine((v) => v.startsWith(":") || (/\p{Extended_Pictographic}|\p{Regional_Indicator}|\u20e3/u.test(v) && graphemes(v) === 1), "must be one emoji or a :short_name:");
+
+/** POST /v1/messages/{id}/reactions. */
+export const ReactRequest = z.object({ emoji: Emoji });
+
+/** One emoji on a message: how many reacted with it, and who (the first REACTION_BY_SHOWN, in the order they did). */
+export const Reaction = z.object({ emoji: z.string(), count: z.number().int().positive(), by: z.array(z.string()) });
 
 /** PATCH /v1/messages/{id}: the new body, as a send's (the files it carries stay). */
 export const EditMessageRequest = z.object({ body: messageBody });
@@ -84,6 +127,10 @@ export const Message = z.object({
    * files any more; absent if not deleted.
    */
   deleted_at: z.string().optional(),
+  /** A reply: the message it answers (`reply_to` on the send); absent otherwise. */
+  reply_to: Quote.optional(),
+  /** Reactions (POST /v1/messages/{id}/reactions), the most used first; absent when none. */
+  reactions: z.array(Reaction).optional(),
 });
 export type Message = z.infer<typeof Message>;
 

@@ -1,6 +1,6 @@
 // Human users: the own profile, its wallets, and the profile update.
 import { z } from "zod";
-import { text } from "./common.ts";
+import { displayName, text } from "./common.ts";
 
 export const Wallet = z.object({
   /** Lowercase 0x address. */
@@ -37,7 +37,7 @@ export const UserResponse = z.object({ user: User });
 
 export const UpdateUserRequest = z
   .object({
-    display_name: text(1, 64).optional(),
+    display_name: displayName(64).optional(),
     description: text(0, 500).optional(),
     accepts_messages_from: MessagePolicy.optional(),
     read_receipts: z.boolean().optional(),

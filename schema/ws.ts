@@ -3,6 +3,7 @@
 // subprotocol; the shapes are the same in both encodings.
 import { z } from "zod";
 import { Author } from "./common.ts";
+import { FriendRequest } from "./friends.ts";
 import { Message, PendingMessage } from "./messages.ts";
 
 /** Subprotocols: the encoding, plus `bearer.<token>` to authenticate from a browser. */
@@ -98,6 +99,8 @@ export const ReadEvent = z.object({
   from: Author,
   through: z.string(),
 });
+/** Someone asked to be the client's friend (POST /v1/friends/request): the pending request and who sent it. */
+export const FriendRequestEvent = z.object({ type: z.literal("friend_request"), request: FriendRequest, from: Author });
 export const PongFrame = z.object({ type: z.literal("pong"), ref });
 /**
  * Messages the client had not acknowledged went past the server's retention (FLOCK_RETENTION_MESSAGES) and are gone:
@@ -116,6 +119,7 @@ export const ServerFrame = z.discriminatedUnion("type", [
   TypingEvent,
   ReadEvent,
   MessageUpdateEvent,
+  FriendRequestEvent,
   PongFrame,
   ExpiredFrame,
   ErrorFrame,

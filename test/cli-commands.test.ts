@@ -71,6 +71,14 @@ t.test("every command against a real node: profile, friends, threads, history --
   t.match((await flock(["history", b.id], a.env)).stdout, /: \(deleted\)\n/, "and the tombstone");
   const notMine = await flock(["edit", first.id, "x"], b.env);
   t.not(notMine.code, 0, "Bob cannot edit Ann's message");
+  const question = await json(["send", b.id, "lunch at noon?"], a.env);
+  const answer = await json(["send", a.id, "yes", "--reply-to", question.id], b.env);
+  t.equal(answer.reply_to.id, question.id, "send --reply-to");
+  t.match((await flock(["history", b.id, "--limit", "1"], a.env)).stdout, /\[re Ann[^:]*: lunch at noon\?\] yes/, "history shows the quote");
+  t.match((await flock(["react", question.id, "👍"], b.env)).stdout, `${question.id}: 👍 1`);
+  t.match((await flock(["react", question.id, "👍", "--undo"], b.env)).stdout, `${question.id}: no reactions`);
+  t.match((await flock(["search", "messages", "lunch"], b.env)).stdout, /lunch at noon\?/, "search messages");
+  t.match((await flock(["search", "people", "Bob"], a.env)).stdout, new RegExp(`${b.id}  Bob  \\(agent\\)`), "search people");
 
   // history --follow: the history, then each new message as it comes, until Ctrl-C; it acknowledges nothing
   const follower = start(["history", b.id, "--follow"], a.env);

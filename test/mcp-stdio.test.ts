@@ -15,7 +15,7 @@ import { startTestNode } from "./helpers/node.ts";
 
 const TOOLS = [
   "accept_friend", "ack_messages", "comment", "delete_message", "edit_message", "friend_request", "friend_requests", "like", "list_comments", "list_friends", "list_threads",
-  "mark_thread_read", "marketplace", "pay_and_send", "post_moment", "read_feed", "read_thread", "register", "send_group_message", "send_message", "unlike",
+  "mark_thread_read", "marketplace", "pay_and_send", "post_moment", "react_to_message", "read_feed", "read_thread", "register", "search_messages", "search_people", "send_group_message", "send_message", "unlike",
   "wait_for_messages", "whoami",
 ];
 

@@ -22,6 +22,7 @@ import { ERROR_CODES } from "../schema/errors.ts";
 import { openApiPath, routeKey } from "../schema/openapi/document.ts";
 import { ROUTE_DOCS } from "../schema/openapi/routes.ts";
 import { everyRoute } from "./helpers/fuzz.ts";
+import { SoftAuthenticator } from "./helpers/soft-authenticator.ts";
 import { call, randomIp, type Registered, registerAgent, type Res } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { until } from "./helpers/wait.ts";
@@ -240,6 +241,21 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
     .sign(jwk.privateKey);
   await req("POST", "/v1/auth/privy-login", "/v1/auth/privy-login", as(undefined, { token: idToken }));
   await req("POST", "/v1/auth/privy-login", "/v1/auth/privy-login", as(undefined, { token: "not-a-jwt" })); // 401
+  // passkeys, with an authenticator in Node (test/passkeys.test.ts drives Chromium's)
+  const key = new SoftAuthenticator(base.replace("127.0.0.1", "localhost"));
+  const po = await req("POST", "/v1/auth/passkey/register-options", "/v1/auth/passkey/register-options", as(undefined, { display_name: "Key holder" }));
+  const pk = await req("POST", "/v1/auth/passkey/register", "/v1/auth/passkey/register", as(undefined, { challenge_id: po.body.challenge_id, response: key.register(po.body.options) }));
+  const lo = await req("POST", "/v1/auth/passkey/login-options", "/v1/auth/passkey/login-options", as(undefined, {}));
+  await req("POST", "/v1/auth/passkey/login", "/v1/auth/passkey/login", as(undefined, { challenge_id: lo.body.challenge_id, response: key.assert(lo.body.options) }));
+  await req("POST", "/v1/auth/passkey/login", "/v1/auth/passkey/login", as(undefined, { challenge_id: lo.body.challenge_id, response: key.assert(lo.body.options) })); // 401: used
+  const pkUser = { token: pk.body.token as string };
+  await req("GET", "/v1/users/me/passkeys", "/v1/users/me/passkeys", as(pkUser));
+  await req("POST", "/v1/users/me/passkeys/options", "/v1/users/me/passkeys/options", as(h));
+  const hk = await req("POST", "/v1/users/me/passkeys/options", "/v1/users/me/passkeys/options", as(h));
+  const added = await req("POST", "/v1/auth/passkey/register", "/v1/auth/passkey/register", as(undefined, { challenge_id: hk.body.challenge_id, response: key.register(hk.body.options) }));
+  const hKeys = await req("GET", "/v1/users/me/passkeys", "/v1/users/me/passkeys", as({ token: added.body.token as string }));
+  await req("DELETE", "/v1/users/me/passkeys/:id", `/v1/users/me/passkeys/${encodeURIComponent(hKeys.body.passkeys[0].id)}`, as(h));
+  await req("DELETE", "/v1/users/me/passkeys/:id", `/v1/users/me/passkeys/nope`, as(h)); // 404
   await req("GET", "/v1/users/me", "/v1/users/me", as(h));
   await req("GET", "/v1/users/me", "/v1/users/me", as(a)); // 403: humans only
   await req("PATCH", "/v1/users/me", "/v1/users/me", as(h, { display_name: "Ada" }));
@@ -271,6 +287,11 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   await req("GET", "/v1/messages/pending", "/v1/messages/pending?timeout=0", as(a));
   await req("POST", "/v1/messages/:id/ack", `/v1/messages/${sent.body.id}/ack`, as(a));
   await req("PATCH", "/v1/messages/:id", `/v1/messages/${sent.body.id}`, as(h, { body: "hello again" }));
+  await req("POST", "/v1/messages/:id/reactions", `/v1/messages/${sent.body.id}/reactions`, as(a, { emoji: "👍" }));
+  await req("POST", "/v1/messages/:id/reactions", `/v1/messages/${sent.body.id}/reactions`, as(a, { emoji: "thumbs" })); // 400
+  await req("DELETE", "/v1/messages/:id/reactions/:emoji", `/v1/messages/${sent.body.id}/reactions/${encodeURIComponent("👍")}`, as(a));
+  const answer = await req("POST", "/v1/messages", "/v1/messages", as(a, { to: h.id, body: "hello to you", reply_to: sent.body.id }));
+  if (answer.body?.reply_to?.id !== sent.body.id) problems.push("a reply's answer carries no quote");
   await req("PATCH", "/v1/messages/:id", `/v1/messages/${sent.body.id}`, as(a, { body: "not mine" })); // 403
   const doomed = await req("POST", "/v1/messages", "/v1/messages", as(h, { to: a.id, body: "oops" }));
   await req("DELETE", "/v1/messages/:id", `/v1/messages/${doomed.body.id}`, as(h));
@@ -278,6 +299,9 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   await req("DELETE", "/v1/messages/:id", `/v1/messages/${doomed.body.id}`, as(b)); // 404
   await req("POST", "/v1/messages/:id/ack", `/v1/messages/${sent.body.id}/ack`, as(b)); // 404
   await req("GET", "/v1/threads", "/v1/threads", as(a));
+  await req("GET", "/v1/search/people", "/v1/search/people?q=Fore", as(a));
+  await req("GET", "/v1/search/messages", "/v1/search/messages?q=hello", as(h));
+  await req("GET", "/v1/search/messages", "/v1/search/messages?q=hello&before=nope", as(h)); // 400
   await req("GET", "/v1/threads/:id/messages", `/v1/threads/${sent.body.thread_id}/messages`, as(h));
   await req("POST", "/v1/threads/:id/read", `/v1/threads/${sent.body.thread_id}/read`, as(a, { through: sent.body.id }));
   await req("POST", "/v1/threads/:id/read", `/v1/threads/${sent.body.thread_id}/read`, as(b, { through: sent.body.id })); // 404: not b's

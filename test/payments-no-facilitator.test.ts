@@ -42,6 +42,8 @@ for (const engine of ["memory", "redis"] as const) {
     };
     t.same(unpaid.body.accepts, [want], "the requirements follow from the agent's terms");
     t.same(decodePaymentRequiredHeader(unpaid.headers.get("payment-required")!).accepts, [want]);
+    const threads = await call(base, "GET", "/v1/threads", { token: buyer.token });
+    t.same(threads.body.threads, [], "the unpaid attempt left no empty conversation behind");
 
     const account = freshAccount();
     for (const name of ["PAYMENT-SIGNATURE", "X-PAYMENT"]) {

@@ -60,12 +60,13 @@ export const groupCommands: Record<string, Command> = {
     },
   },
   "group send": {
-    usage: "group send <group_id> <body> [--attach FILE_ID]...",
-    flags: ["attach"],
+    usage: "group send <group_id> <body> [--attach FILE_ID]... [--reply-to MESSAGE_ID]",
+    flags: ["attach", "reply-to"],
     creates: true,
     async run(ctx) {
       const [id, body] = need(ctx, ["group_id", "body"], "group send <group_id> <body>");
-      const m = await ctx.flock.sendGroup(id!, body!, ctx.flags.attach ? { attachments: ctx.flags.attach } : {}, ctx.keyed);
+      const extra = { ...(ctx.flags.attach ? { attachments: ctx.flags.attach } : {}), ...(ctx.flags["reply-to"] ? { reply_to: ctx.flags["reply-to"] } : {}) };
+      const m = await ctx.flock.sendGroup(id!, body!, extra, ctx.keyed);
       ctx.print(m, () => `sent ${m.id} in ${m.thread_id}`);
     },
   },

@@ -12,7 +12,8 @@ const FOLLOW_EVERY_MS = 1000;
 export function formatMessage(m: Message): string {
   const paid = m.payment ? ` [paid ${dollars(m.payment.amount)}, tx ${m.payment.transaction}]` : "";
   const files = m.attachments?.length ? ` [files: ${m.attachments.map((a) => `${a.id} ${a.name}`).join(", ")}]` : "";
-  const body = m.deleted_at ? "(deleted)" : `${m.body}${m.edited_at ? " (edited)" : ""}`;
+  const quote = m.reply_to ? `[re ${m.reply_to.from.display_name}: ${m.reply_to.deleted ? "(deleted)" : m.reply_to.body.slice(0, 40)}] ` : "";
+  const body = m.deleted_at ? "(deleted)" : `${quote}${m.body}${m.edited_at ? " (edited)" : ""}`;
   return `${m.created_at}  ${m.from.display_name} (${m.from.id}) in ${m.thread_id}: ${body}${files}${paid}`;
 }
 
@@ -106,12 +107,13 @@ function priced(e: unknown, to: string): unknown {
 
 export const messageCommands: Record<string, Command> = {
   send: {
-    usage: "send <to> <body> [--attach FILE_ID]...       a direct message to an agent or person",
-    flags: ["attach"],
+    usage: "send <to> <body> [--attach FILE_ID]... [--reply-to MESSAGE_ID]   a direct message to an agent or person",
+    flags: ["attach", "reply-to"],
     creates: true,
     async run(ctx) {
       const [to, body] = need(ctx, ["to", "body"], "send <to> <body>");
-      const m = await ctx.flock.send(to!, body!, ctx.flags.attach ? { attachments: ctx.flags.attach } : {}, ctx.keyed).catch((e: unknown) => {
+      const extra = { ...(ctx.flags.attach ? { attachments: ctx.flags.attach } : {}), ...(ctx.flags["reply-to"] ? { reply_to: ctx.flags["reply-to"] } : {}) };
+      const m = await ctx.flock.send(to!, body!, extra, ctx.keyed).catch((e: unknown) => {
         throw priced(e, to!);
       });
       ctx.print(m, () => `sent ${m.id} in ${m.thread_id}${m.payment ? ` (paid ${dollars(m.payment.amount)}, tx ${m.payment.transaction})` : ""}`);
@@ -131,6 +133,15 @@ export const messageCommands: Record<string, Command> = {
       const [id] = need(ctx, ["message_id"], "delete <message_id>");
       await ctx.flock.deleteMessage(id!);
       ctx.print({ deleted: id }, () => `deleted ${id}`);
+    },
+  },
+  react: {
+    usage: "react <message_id> <emoji>                    react to a message (again with --undo to take it back)",
+    flags: ["undo"],
+    async run(ctx) {
+      const [id, emoji] = need(ctx, ["message_id", "emoji"], "react <message_id> <emoji>");
+      const m = ctx.flags.undo ? await ctx.flock.unreact(id!, emoji!) : await ctx.flock.react(id!, emoji!);
+      ctx.print(m, () => `${m.id}: ${(m.reactions ?? []).map((r) => `${r.emoji} ${r.count}`).join("  ") || "no reactions"}`);
     },
   },
   listen: {

@@ -16,19 +16,27 @@ export function registerMessageTools(server: McpServer, ctx: ToolContext): void 
         to: z.string().min(1).describe("the recipient's id (agent: digits; human: P + digits)"),
         body,
         attachments: z.array(z.string()).max(10).optional().describe("ids of files you uploaded, shared with the recipient"),
+        reply_to: z.string().optional().describe("the id of the message of this conversation you answer (msg_...)"),
         idempotency_key: idempotencyKeyArg,
       },
     },
-    ({ to, body, attachments, idempotency_key }) => runCreating(ctx, idempotency_key, (idempotencyKey) => ctx.flock().send(to, body, { attachments }, { idempotencyKey })),
+    ({ to, body, attachments, reply_to, idempotency_key }) =>
+      runCreating(ctx, idempotency_key, (idempotencyKey) => ctx.flock().send(to, body, { attachments, reply_to }, { idempotencyKey })),
   );
   server.registerTool(
     "send_group_message",
     {
       title: "Send a group message",
       description: "Send a message to every other member of a group you belong to.",
-      inputSchema: { group_id: z.string().min(1).describe("the group's id (group_...)"), body, idempotency_key: idempotencyKeyArg },
+      inputSchema: {
+        group_id: z.string().min(1).describe("the group's id (group_...)"),
+        body,
+        reply_to: z.string().optional().describe("the id of the group's message you answer (msg_...)"),
+        idempotency_key: idempotencyKeyArg,
+      },
     },
-    ({ group_id, body, idempotency_key }) => runCreating(ctx, idempotency_key, (idempotencyKey) => ctx.flock().sendGroup(group_id, body, {}, { idempotencyKey })),
+    ({ group_id, body, reply_to, idempotency_key }) =>
+      runCreating(ctx, idempotency_key, (idempotencyKey) => ctx.flock().sendGroup(group_id, body, { reply_to }, { idempotencyKey })),
   );
   server.registerTool(
     "edit_message",
@@ -47,6 +55,37 @@ export function registerMessageTools(server: McpServer, ctx: ToolContext): void 
       inputSchema: { message_id: z.string().min(1).describe("the message's id (msg_...)") },
     },
     ({ message_id }) => run(ctx, async () => (await ctx.flock().deleteMessage(message_id), { deleted: message_id })),
+  );
+  server.registerTool(
+    "react_to_message",
+    {
+      title: "React to a message",
+      description: "Add an emoji reaction to a message in one of your threads, or take yours back with remove=true.",
+      inputSchema: {
+        message_id: z.string().min(1).describe("the message's id (msg_...)"),
+        emoji: z.string().min(1).describe("one emoji, or a :short_name:"),
+        remove: z.boolean().optional().describe("take your reaction back instead"),
+      },
+    },
+    ({ message_id, emoji, remove }) => run(ctx, () => (remove ? ctx.flock().unreact(message_id, emoji) : ctx.flock().react(message_id, emoji))),
+  );
+  server.registerTool(
+    "search_people",
+    {
+      title: "Find agents and people",
+      description: "Find agents by name or id, and the people you may see (friends, and those you share a conversation with).",
+      inputSchema: { q: z.string().min(1).max(64).describe("text the name contains, or an id"), limit: z.number().int().min(1).max(50).optional() },
+    },
+    ({ q, limit }) => run(ctx, () => ctx.flock().searchPeople(q, { limit })),
+  );
+  server.registerTool(
+    "search_messages",
+    {
+      title: "Search your messages",
+      description: "Full-text search over the messages of your own conversations, newest first. Words must all appear; \"a phrase\", or, -word work as in a web search. Page with before = the oldest id you got when has_more is true.",
+      inputSchema: { q: z.string().min(1).max(200), limit: z.number().int().min(1).max(50).optional(), before: z.string().optional() },
+    },
+    ({ q, limit, before }) => run(ctx, () => ctx.flock().searchMessages(q, { limit, before })),
   );
   server.registerTool(
     "list_threads",

@@ -16,6 +16,7 @@ import * as groups from "../../schema/groups.ts";
 import * as messages from "../../schema/messages.ts";
 import * as moments from "../../schema/moments.ts";
 import * as payments from "../../schema/payments.ts";
+import * as search from "../../schema/search.ts";
 import * as users from "../../schema/users.ts";
 import * as ws from "../../schema/ws.ts";
 import { declaration, type JsonSchema } from "./json-schema-ts.ts";
@@ -35,6 +36,9 @@ const RESPONSES: Named = {
   TokenResponse: agents.TokenResponse,
   WalletChallenge: auth.WalletChallenge,
   LoginResponse: auth.LoginResponse,
+  PasskeyOptions: auth.PasskeyOptions,
+  Passkey: auth.Passkey,
+  PasskeysResponse: auth.PasskeysResponse,
   Wallet: users.Wallet,
   User: users.User,
   UserResponse: users.UserResponse,
@@ -53,6 +57,9 @@ const RESPONSES: Named = {
   Thread: messages.Thread,
   ThreadsResponse: messages.ThreadsResponse,
   MarkReadResponse: messages.MarkReadResponse,
+  Person: search.Person,
+  PeopleResponse: search.PeopleResponse,
+  MessageSearchResponse: search.MessageSearchResponse,
   HistoryResponse: messages.HistoryResponse,
   MomentCreated: moments.MomentCreated,
   Moment: moments.Moment,
@@ -83,6 +90,7 @@ const REQUESTS: Named = {
   SendGroupMessageRequest: groups.SendGroupMessageRequest,
   MarkReadRequest: messages.MarkReadRequest,
   EditMessageRequest: messages.EditMessageRequest,
+  ReactRequest: messages.ReactRequest,
   UpdateUserRequest: users.UpdateUserRequest,
   PrivyLoginRequest: auth.PrivyLoginRequest,
   ClientFrame: ws.ClientFrame,

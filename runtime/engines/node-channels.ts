@@ -97,6 +97,12 @@ export const CHANNELS = {
     through: z.string().min(1).max(80),
     to: z.array(id),
   })),
+  /** A friend request was made: the recipient's connections on every node hear it. */
+  friendRequest: json("friend.request", z.object({
+    to: id,
+    request: z.object({ id: z.string().max(80), from: id, to: id, status: z.literal("pending"), created_at: z.string().max(40) }),
+    from: z.object({ id, display_name: z.string() }),
+  })),
   /** The friendship of two principals was made or ended: which pair, nothing more. */
   friendship: json("friendship", z.object({ a: id, b: id })),
 };

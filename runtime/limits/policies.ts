@@ -13,10 +13,27 @@ export interface Policy {
 }
 
 export const POLICIES = {
-  messages: { limit: 10, window: 1, scope: "principal", covers: ["POST /v1/messages", "POST /v1/groups/{id}/messages"] },
+  messages: {
+    limit: 10,
+    window: 1,
+    scope: "principal",
+    covers: [
+      "POST /v1/messages",
+      "POST /v1/groups/{id}/messages",
+      "PATCH /v1/messages/{id}",
+      "POST /v1/messages/{id}/reactions",
+      "DELETE /v1/messages/{id}/reactions/{emoji}",
+    ],
+  },
   register: { limit: 10, window: 60, scope: "ip", covers: ["POST /v1/agents/register"] },
   privy_login: { limit: 10, window: 60, scope: "ip", covers: ["POST /v1/auth/privy-login"] },
   wallet_verify: { limit: 10, window: 60, scope: "ip", covers: ["POST /v1/auth/wallet-verify"] },
+  passkey: {
+    limit: 10,
+    window: 60,
+    scope: "ip",
+    covers: ["POST /v1/auth/passkey/register-options", "POST /v1/auth/passkey/register", "POST /v1/auth/passkey/login-options", "POST /v1/auth/passkey/login"],
+  },
   delete_account: { limit: 1, window: 86_400, scope: "account", covers: ["DELETE /v1/users/me"] },
   friend_request: { limit: 30, window: 60, scope: "principal", covers: ["POST /v1/friends/request"] },
   moments: { limit: 5, window: 60, scope: "principal", covers: ["POST /v1/moments"] },

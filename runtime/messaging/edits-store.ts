@@ -59,8 +59,9 @@ export async function editMessage(sql: Sql, id: bigint, me: string, body: string
 }
 
 /**
- * The sender `me` deletes message `id` (at `now`): its body and files go from every answer, and each other member
- * loses the share of a file it carried unless another message of the thread not deleted still carries that file.
+ * The sender `me` deletes message `id` (at `now`): its body and files go from every answer, each other member
+ * loses the share of a file it carried unless another message of the thread not deleted still carries that file, and
+ * the replies to it in the thread keep who wrote it but not what (their quote's body emptied, `deleted` true).
  * Deleting a deleted message changes nothing (`changed` false).
  */
 export async function deleteMessage(sql: Sql, id: bigint, me: string, now: Date, horizon: bigint): Promise<ChangeOutcome> {
@@ -89,11 +90,17 @@ export async function deleteMessage(sql: Sql, id: bigint, me: string, now: Date,
             and o.attachments @> jsonb_build_array(jsonb_build_object('id', f.file))
         )
       returning 1
+    ),
+    quotes as (
+      update messages q set reply = jsonb_set(q.reply, '{body}', '""'::jsonb) || '{"deleted": true}'::jsonb
+      from upd
+      where q.thread_id = upd.thread_id and q.reply is not null and q.reply ->> 'id' = ${"msg_" + String(id)}
+      returning 1
     )
     select (select sender from m) as sender, exists (select 1 from mem) as member,
            coalesce((select deleted_at is not null from m), false) as deleted, false as old,
            exists (select 1 from upd) as changed,
            array(select principal from thread_members where thread_id = (select thread_id from m)) as members,
-           (select count(*) from revoked) as revoked`;
+           (select count(*) from revoked) as revoked, (select count(*) from quotes) as quotes`;
   return outcome(row, me, false);
 }

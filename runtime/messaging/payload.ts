@@ -2,7 +2,7 @@
 // The per-delivery `delivery_count` is spliced into that text, so handing out a message never re-parses it.
 import { getAddress } from "../address.ts";
 import { PREFIX } from "../ids.ts";
-import type { Attachment, Message } from "../../schema/messages.ts";
+import { type Attachment, type Message, type Quote, REACTION_BY_SHOWN } from "../../schema/messages.ts";
 
 /** Shown as the display name of an author whose account is gone. */
 export const DELETED_NAME = "[deleted]";
@@ -30,6 +30,18 @@ export interface MessageRow {
   edited_at?: Date | null;
   /** When the sender deleted it (a tombstone: no body, no files); absent or null if not. */
   deleted_at?: Date | null;
+  /** A reply's quote of the message it answers (messages.reply, migration 0018); absent or null otherwise. */
+  reply?: Quote | null;
+  /** Who reacted with what (messages.reactions, migration 0017): emoji -> principal ids in the order they reacted. */
+  reactions?: Record<string, string[]> | null;
+}
+
+/** A message's reactions as it shows them: the most used first (then by emoji), each with its first reactors. */
+export function reactionsOf(stored: Record<string, string[]>): NonNullable<Message["reactions"]> {
+  return Object.entries(stored)
+    .filter(([, by]) => by.length > 0)
+    .sort(([a, x], [b, y]) => y.length - x.length || (a < b ? -1 : a > b ? 1 : 0))
+    .map(([emoji, by]) => ({ emoji, count: by.length, by: by.slice(0, REACTION_BY_SHOWN) }));
 }
 
 export function toMessage(r: MessageRow): Message {
@@ -42,6 +54,8 @@ export function toMessage(r: MessageRow): Message {
     created_at: r.created_at.toISOString(),
     ...(r.edited_at ? { edited_at: r.edited_at.toISOString() } : {}),
     ...(r.deleted_at ? { deleted_at: r.deleted_at.toISOString() } : {}),
+    ...(r.reply && !r.deleted_at ? { reply_to: r.reply } : {}),
+    ...(r.reactions && !r.deleted_at && Object.keys(r.reactions).length ? { reactions: reactionsOf(r.reactions) } : {}),
     ...(r.attachments?.length && !r.deleted_at ? { attachments: r.attachments.map((a) => ({ ...a, url: `/v1/files/${a.id}` })) } : {}),
     ...(r.pay_tx
       ? {
@@ -60,7 +74,7 @@ export function toMessage(r: MessageRow): Message {
 /** The JSON text of a message just stored by `sender` (the one serialization every recipient shares). */
 export function freshPayload(
   sender: { id: string; displayName: string },
-  m: { id: bigint; threadId: bigint; recipient: string | null; body: string; createdAt: Date; attachments?: StoredAttachment[] },
+  m: { id: bigint; threadId: bigint; recipient: string | null; body: string; createdAt: Date; attachments?: StoredAttachment[]; reply?: Quote },
   extra: Partial<MessageRow> = {},
 ): string {
   return JSON.stringify(
@@ -73,6 +87,7 @@ export function freshPayload(
       body: m.body,
       created_at: m.createdAt,
       attachments: m.attachments ?? null,
+      reply: m.reply ?? null,
       ...extra,
     }),
   );

@@ -5,6 +5,7 @@ import type { Principal } from "../auth.ts";
 import { notFound } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { freshPayload, type MessageRow, type StoredAttachment } from "./payload.ts";
+import type { Quote } from "../../schema/messages.ts";
 import type { DirectMessage, NewMessage } from "./store.ts";
 import { INBOX, sentWithKey, streamKey } from "./stream-store.ts";
 
@@ -15,6 +16,8 @@ export interface Outgoing {
   attachments: StoredAttachment[];
   /** The request's Idempotency-Key, kept with the message (sentBefore finds it by that). */
   idempotencyKey?: string;
+  /** A reply: the quote of the message it answers, read by quoteOf (runtime/messaging/replies-store.ts). */
+  reply?: Quote;
 }
 
 interface DirectSend {
@@ -29,7 +32,7 @@ export async function sendDirect(svc: Services, from: Principal, to: string, msg
   const hub = svc.hub;
   const m: DirectMessage = {
     id: svc.ids.nextRaw(), threadId: msg.threadId, sender: from.id, recipient: to, body: msg.body, createdAt: new Date(svc.now()),
-    attachments: msg.attachments, idempotencyKey: msg.idempotencyKey,
+    attachments: msg.attachments, idempotencyKey: msg.idempotencyKey, reply: msg.reply,
   };
   const seq = await (opts.store ?? ((x) => hub.storeDirect(x)))(m);
   if (seq === null) {
@@ -46,7 +49,7 @@ export async function sendGroup(svc: Services, from: Principal, msg: Outgoing): 
   const hub = svc.hub;
   const m: NewMessage = {
     id: svc.ids.nextRaw(), threadId: msg.threadId, sender: from.id, body: msg.body, createdAt: new Date(svc.now()),
-    attachments: msg.attachments, idempotencyKey: msg.idempotencyKey,
+    attachments: msg.attachments, idempotencyKey: msg.idempotencyKey, reply: msg.reply,
   };
   const seq = await hub.storeGroup(m);
   if (seq === null) throw notFound("group");

@@ -2,6 +2,7 @@
 // shares of the files it carries together), so a send costs one round trip once its thread is known. A send never touches the thread row.
 import type { Sql } from "../db/client.ts";
 import type { MessageRow, StoredAttachment } from "./payload.ts";
+import type { Quote } from "../../schema/messages.ts";
 import { asError } from "../batcher.ts";
 import { isFkViolation, isUniqueViolation, retryOnDeadlock } from "../db/errors.ts";
 
@@ -15,6 +16,8 @@ export interface NewMessage {
   attachments?: StoredAttachment[];
   /** The Idempotency-Key it was sent with (runtime/http/idempotency.ts), kept with it. */
   idempotencyKey?: string;
+  /** A reply: the quote of the message it answers (runtime/messaging/replies-store.ts). */
+  reply?: Quote;
 }
 
 /** Of these message ids, the ones committed, with their numbers (a send whose commit's outcome was not heard). */
@@ -96,6 +99,9 @@ function attachmentPairs(items: NewMessage[]): { messages: string[]; files: stri
 /** The attachments column of each item: JSON text, null when none. */
 const attachmentsJson = (items: NewMessage[]) => items.map((i) => (i.attachments?.length ? JSON.stringify(i.attachments) : null));
 
+/** The reply column of each item: the quote as JSON text, null when not a reply. */
+const replyJson = (items: NewMessage[]) => items.map((i) => (i.reply ? JSON.stringify(i.reply) : null));
+
 /**
  * The CTE (after `d`, the deliveries inserted, returning recipient and message_id) that lets each recipient of a
  * stored message download the files it carries: only files the sender still owns. Nothing when the batch has none.
@@ -135,8 +141,8 @@ export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promi
           ${items.map((i) => String(i.id))}::bigint[], ${items.map((i) => String(i.threadId))}::bigint[],
           ${items.map((i) => i.sender)}::text[], ${items.map((i) => i.recipient)}::text[],
           ${items.map((i) => i.body)}::text[], ${items.map((i) => i.createdAt.toISOString())}::timestamptz[],
-          ${attachmentsJson(items)}::text[], ${items.map((i) => i.idempotencyKey ?? null)}::text[]
-        ) with ordinality as v(id, thread_id, sender, recipient, body, created_at, attachments, idempotency_key, n)
+          ${attachmentsJson(items)}::text[], ${items.map((i) => i.idempotencyKey ?? null)}::text[], ${replyJson(items)}::text[]
+        ) with ordinality as v(id, thread_id, sender, recipient, body, created_at, attachments, idempotency_key, reply, n)
       ),
       found as (
         select v.*, t.taken is not null as taken from v ${taken(sql)}
@@ -160,8 +166,8 @@ export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promi
         from ok join raised r on r.recipient = ok.recipient
       ),
       m as (
-        insert into messages (id, thread_id, sender, recipient, body, created_at, attachments, seq, idempotency_key)
-        select id, thread_id, sender, recipient, body, created_at, attachments::jsonb, seq, idempotency_key from numbered
+        insert into messages (id, thread_id, sender, recipient, body, created_at, attachments, seq, idempotency_key, reply)
+        select id, thread_id, sender, recipient, body, created_at, attachments::jsonb, seq, idempotency_key, reply::jsonb from numbered
         returning id
       ),
       d as (select recipient, id as message_id from numbered)${shareCte(sql, items, "numbered")}
@@ -211,8 +217,8 @@ async function insertGroups(sql: Sql, items: NewMessage[]): Promise<(number | nu
         ${items.map((i) => String(i.id))}::bigint[], ${items.map((i) => String(i.threadId))}::bigint[],
         ${items.map((i) => i.sender)}::text[], ${items.map((i) => i.body)}::text[],
         ${items.map((i) => i.createdAt.toISOString())}::timestamptz[], ${attachmentsJson(items)}::text[],
-        ${items.map((i) => i.idempotencyKey ?? null)}::text[]
-      ) with ordinality as v(id, thread_id, sender, body, created_at, attachments, idempotency_key, n)
+        ${items.map((i) => i.idempotencyKey ?? null)}::text[], ${replyJson(items)}::text[]
+      ) with ordinality as v(id, thread_id, sender, body, created_at, attachments, idempotency_key, reply, n)
     ),
     member as (
       select v.*, t.taken is not null as taken from v ${taken(sql)} where exists (
@@ -232,8 +238,8 @@ async function insertGroups(sql: Sql, items: NewMessage[]): Promise<(number | nu
       from ok join raised r on r.id = ok.thread_id
     ),
     m as (
-      insert into messages (id, thread_id, sender, recipient, body, created_at, attachments, seq, idempotency_key)
-      select id, thread_id, sender, null, body, created_at, attachments::jsonb, seq, idempotency_key from numbered
+      insert into messages (id, thread_id, sender, recipient, body, created_at, attachments, seq, idempotency_key, reply)
+      select id, thread_id, sender, null, body, created_at, attachments::jsonb, seq, idempotency_key, reply::jsonb from numbered
       returning id
     ),
     own as (select numbered.id, flock_group_ack(numbered.sender, numbered.thread_id, numbered.seq, false) as done from numbered),
@@ -320,7 +326,7 @@ export async function ackBatch(sql: Sql, items: AckItem[]): Promise<AckOutcome[]
 export function history(sql: Sql, threadId: bigint, before: bigint | null, limit: number, horizon: bigint): Promise<MessageRow[]> {
   return sql<MessageRow[]>`
     select m.id, m.thread_id, m.sender, p.display_name as sender_name, m.recipient, m.body, m.created_at, m.attachments,
-           m.edited_at, m.deleted_at, pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
+           m.edited_at, m.deleted_at, m.reactions, m.reply, pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
            pay.explorer_url as pay_explorer
     from messages m left join principals p on p.id = m.sender left join payments pay on pay.message_id = m.id
     where m.thread_id = ${String(threadId)} and m.id >= ${String(horizon)} ${before !== null ? sql`and m.id < ${String(before)}` : sql``}

@@ -102,10 +102,10 @@ export async function backlog(sql: Sql, reads: Read[], horizon: bigint): Promise
     r as (
       select c.n, c.member, c.thread_id as stream, x.*, c.delivered_seq as was, h.count as had from c cross join lateral (
         select * from (
-          select m.id, m.thread_id, m.seq, m.sender, m.recipient, m.body, m.created_at, m.attachments, m.edited_at, m.deleted_at from messages m
+          select m.id, m.thread_id, m.seq, m.sender, m.recipient, m.body, m.created_at, m.attachments, m.edited_at, m.deleted_at, m.reactions, m.reply from messages m
           where c.thread_id = 0 and m.recipient = c.member and m.seq > greatest(c.acked_seq, c.after) and m.id >= ${String(horizon)}
           union all
-          select m.id, m.thread_id, m.seq, m.sender, m.recipient, m.body, m.created_at, m.attachments, m.edited_at, m.deleted_at from messages m
+          select m.id, m.thread_id, m.seq, m.sender, m.recipient, m.body, m.created_at, m.attachments, m.edited_at, m.deleted_at, m.reactions, m.reply from messages m
           where c.thread_id <> 0 and m.recipient is null and m.thread_id = c.thread_id and m.seq > greatest(c.acked_seq, c.after)
             and m.id >= ${String(horizon)}
         ) s
@@ -146,7 +146,7 @@ export async function backlog(sql: Sql, reads: Read[], horizon: bigint): Promise
            (select tk.expired from took tk where tk.member = c.member and tk.thread_id = c.thread_id and tk.n = c.n) as expired,
            (select array_agg(a.seq::text) from group_acks a where a.member = c.member and a.thread_id = c.thread_id) as above,
            r.id, r.thread_id, r.seq, r.sender, p.display_name as sender_name, r.recipient, r.body, r.created_at, r.attachments,
-           r.edited_at, r.deleted_at,
+           r.edited_at, r.deleted_at, r.reactions, r.reply,
            pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
            pay.explorer_url as pay_explorer, r.was, r.had as count
     from c left join r on r.n = c.n and r.stream = c.thread_id left join principals p on p.id = r.sender
@@ -174,7 +174,7 @@ export async function backlog(sql: Sql, reads: Read[], horizon: bigint): Promise
 async function published(sql: Sql, where: ReturnType<Sql>, limit: number | null): Promise<Published[]> {
   const rows = await sql<(MessageRow & { seq: string })[]>`
     select m.id, m.thread_id, m.seq, m.sender, p.display_name as sender_name, m.recipient, m.body, m.created_at, m.attachments,
-           m.edited_at, m.deleted_at, pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
+           m.edited_at, m.deleted_at, m.reactions, m.reply, pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
            pay.explorer_url as pay_explorer
     from messages m left join principals p on p.id = m.sender left join payments pay on pay.message_id = m.id
     where ${where} and m.seq is not null

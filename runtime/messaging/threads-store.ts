@@ -3,6 +3,7 @@
 import type { Sql } from "../db/client.ts";
 import type { StoredAttachment } from "./payload.ts";
 import { UNREAD_CAP } from "./read-markers-store.ts";
+import type { Quote } from "../../schema/messages.ts";
 
 /** A thread with its last message (`m_*` and `pay_*`, all null when it has none). */
 export interface ThreadRow {
@@ -21,6 +22,8 @@ export interface ThreadRow {
   m_attachments: StoredAttachment[] | null;
   m_edited_at: Date | null;
   m_deleted_at: Date | null;
+  m_reactions: Record<string, string[]> | null;
+  m_reply: Quote | null;
   pay_tx: string | null;
   pay_network: string | null;
   pay_payer: string | null;
@@ -52,7 +55,7 @@ export function threadsOf(sql: Sql, me: string, before: bigint | null, limit: nu
       pp.peer_id, p.display_name as peer_name,
       lm.id as m_id, lm.sender as m_sender, sp.display_name as m_sender_name, lm.recipient as m_recipient,
       lm.body as m_body, lm.created_at as m_created_at, lm.attachments as m_attachments,
-      lm.edited_at as m_edited_at, lm.deleted_at as m_deleted_at,
+      lm.edited_at as m_edited_at, lm.deleted_at as m_deleted_at, lm.reactions as m_reactions, lm.reply as m_reply,
       pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
       pay.explorer_url as pay_explorer,
       mine.read_through,

@@ -1,6 +1,7 @@
 // The marketplace's page of paid agents (x402_enabled with a price, on one of the given networks), newest first,
 // with cursor paging by agent id and an optional text search over name and description.
 import type { Sql } from "../db/client.ts";
+import { containing } from "../db/like.ts";
 
 interface MarketplaceRow {
   id: string;
@@ -18,8 +19,6 @@ export interface MarketplacePage {
   limit: number;
 }
 
-/** `q` as an ILIKE pattern matching it anywhere, with the wildcards it contains taken literally. */
-const containing = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /** A page of paid agents on `networks`, newest first; one row more than asked tells whether more exist. */
 export function marketplacePage(sql: Sql, networks: string[], page: MarketplacePage): Promise<MarketplaceRow[]> {

@@ -21,22 +21,36 @@ import { claim, completeSettled, markFailed } from "./store.ts";
 
 const errMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
+/** What a send to the paid agent `to` must satisfy: the requirements, as the 402 and the check of a payment use them. */
+async function required(ctx: Ctx<unknown, unknown, "principal">, terms: Terms, to: string) {
+  const codec = await headerCodec();
+  const ours = requirementsFor(terms, ctx.svc.config.FLOCK_PAYMENT_TIMEOUT);
+  // the resource is the send route at the configured public URL, never at the request's Host (runtime/public-url.ts)
+  const pr = paymentRequired(ours, publicUrl(ctx.svc.config, ctx.svc.self, "/v1/messages"), to);
+  return { codec, ours, pr };
+}
+
+/**
+ * A send to a paid agent without a payment: the 402 with the requirements. Called before anything is stored (the
+ * pair's direct thread included, so an unpaid attempt leaves no empty conversation behind); nothing when the request
+ * carries a payment.
+ */
+export async function demandPayment(ctx: Ctx<unknown, unknown, "principal">, terms: Terms, to: string): Promise<void> {
+  if (paymentHeader(ctx.headers)) return;
+  const { codec, ours, pr } = await required(ctx, terms, to);
+  throw paymentRequiredError(
+    codec,
+    pr,
+    `agent ${to} charges $${dollars(terms.micros)} per message (${ours.amount} units of ${terms.asset.symbol} on ${ours.network}): ` +
+      "sign the requirements of the PAYMENT-REQUIRED header and send again with PAYMENT-SIGNATURE",
+  );
+}
+
 export async function paidSend(ctx: Ctx<unknown, unknown, "principal">, terms: Terms, to: string, msg: Outgoing): Promise<Reply> {
   const { svc, principal } = ctx;
-  const codec = await headerCodec();
-  const ours = requirementsFor(terms, svc.config.FLOCK_PAYMENT_TIMEOUT);
-  // the resource is the send route at the configured public URL, never at the request's Host (runtime/public-url.ts)
-  const pr = paymentRequired(ours, publicUrl(svc.config, svc.self, "/v1/messages"), to);
-  const header = paymentHeader(ctx.headers);
-  const price = `$${dollars(terms.micros)}`;
-  if (!header) {
-    throw paymentRequiredError(
-      codec,
-      pr,
-      `agent ${to} charges ${price} per message (${ours.amount} units of ${terms.asset.symbol} on ${ours.network}): ` +
-        "sign the requirements of the PAYMENT-REQUIRED header and send again with PAYMENT-SIGNATURE",
-    );
-  }
+  await demandPayment(ctx, terms, to);
+  const { codec, ours, pr } = await required(ctx, terms, to);
+  const header = paymentHeader(ctx.headers)!;
   const refuse = (reason: string, message: string) => paymentRequiredError(codec, { ...pr, error: reason }, `payment refused: ${message}`, reason);
   const checked = checkPayment(codec, header, ours, Math.floor(svc.now() / 1000));
   if (!checked.ok) throw refuse(checked.reason, checked.message);

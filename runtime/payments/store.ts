@@ -4,6 +4,7 @@
 import type { Sql } from "../db/client.ts";
 import { isFkViolation } from "../db/errors.ts";
 import type { StoredAttachment } from "../messaging/payload.ts";
+import type { Quote } from "../../schema/messages.ts";
 
 
 interface Claim {
@@ -56,7 +57,17 @@ interface Settled {
   paymentId: bigint;
   txHash: string;
   explorerUrl: string | null;
-  message: { id: bigint; threadId: bigint; sender: string; recipient: string; body: string; createdAt: Date; attachments?: StoredAttachment[]; idempotencyKey?: string };
+  message: {
+    id: bigint;
+    threadId: bigint;
+    sender: string;
+    recipient: string;
+    body: string;
+    createdAt: Date;
+    attachments?: StoredAttachment[];
+    idempotencyKey?: string;
+    reply?: Quote;
+  };
 }
 
 /**
@@ -71,9 +82,10 @@ export async function completeSettled(sql: Sql, s: Settled): Promise<number | nu
     const [row] = await sql<{ seq: string | null }[]>`
       with r as (select id from principals where id = ${m.recipient}),
       m as (
-        insert into messages (id, thread_id, sender, recipient, body, created_at, attachments, seq, idempotency_key)
+        insert into messages (id, thread_id, sender, recipient, body, created_at, attachments, seq, idempotency_key, reply)
         select ${String(m.id)}, ${String(m.threadId)}, ${m.sender}, ${m.recipient}, ${m.body}, ${m.createdAt.toISOString()},
-          ${files.length > 0 ? JSON.stringify(files) : null}::text::jsonb, flock_inbox_take(r.id, 1), ${m.idempotencyKey ?? null} from r
+          ${files.length > 0 ? JSON.stringify(files) : null}::text::jsonb, flock_inbox_take(r.id, 1), ${m.idempotencyKey ?? null},
+          ${m.reply ? JSON.stringify(m.reply) : null}::text::jsonb from r
         returning id, seq
       ),
       s as (

@@ -42,6 +42,13 @@ export function announceRead(svc: Services, e: ReadEventMsg): Promise<void> {
   return publish(svc.engines.pubsub, CHANNELS.read, e);
 }
 
+type FriendRequestMsg = ChannelMessage<typeof CHANNELS.friendRequest>;
+
+/** A friend request was made (after its commit): the recipient's connections on every node hear it. */
+export function announceFriendRequest(svc: Services, e: FriendRequestMsg): Promise<void> {
+  return publish(svc.engines.pubsub, CHANNELS.friendRequest, e);
+}
+
 export class Realtime {
   private readonly sessions = new Map<string, Set<WsSession>>();
   private readonly watchers = new Map<string, Set<WsSession>>();
@@ -68,6 +75,9 @@ export class Realtime {
       listen(ps, CHANNELS.typing, this.svc.log, (e) => this.onTyping(e)),
       listen(ps, CHANNELS.read, this.svc.log, (e) => this.onRead(e)),
       listen(ps, CHANNELS.messageUpdate, this.svc.log, (e) => this.onMessageUpdate(e)),
+      listen(ps, CHANNELS.friendRequest, this.svc.log, (e) => {
+        for (const s of this.sessions.get(e.to) ?? []) s.send({ type: "friend_request", request: e.request, from: e.from });
+      }),
       listen(ps, CHANNELS.friendship, this.svc.log, (e) => void this.onFriendship(e)),
     ]);
     this.refreshTimer = setInterval(() => void this.refresh(), PRESENCE_REFRESH_MS);

@@ -20,6 +20,7 @@ const TAGS: Record<Tag, string> = {
   friends: "Friend requests and friends",
   messages: "Direct messages: send, long poll, ack (see /v1/asyncapi.json for the WebSocket)",
   threads: "Conversations and their history",
+  search: "Finding people and messages",
   groups: "Groups and group messages",
   files: "File upload and download",
   marketplace: "Paid agents",

@@ -4,7 +4,7 @@
 // body and query schemas. test/openapi.test.ts fails when a mounted route is missing here.
 import type { z } from "zod";
 import { AgentResponse, RegisterAgentResponse, TokenResponse } from "../agents.ts";
-import { LoginResponse, WalletVerifyResponse } from "../auth.ts";
+import { LoginResponse, PasskeyOptions, PasskeysResponse, WalletVerifyResponse } from "../auth.ts";
 import { FileObject } from "../files.ts";
 import { AcceptResponse, FriendRequestResponse, FriendRequestsResponse, FriendsResponse } from "../friends.ts";
 import { GroupResponse } from "../groups.ts";
@@ -14,8 +14,9 @@ import { CommentList, Comment, FeedResponse, Moment, MomentCreated } from "../mo
 import { MarketplaceResponse, PaymentsResponse } from "../payments.ts";
 import { AsyncApiDocument, OpenApiDocument } from "../reference.ts";
 import { UserResponse } from "../users.ts";
+import { MessageSearchResponse, PeopleResponse } from "../search.ts";
 
-export type Tag = "health" | "agents" | "auth" | "users" | "moments" | "friends" | "messages" | "threads" | "groups" | "files" | "marketplace" | "payments" | "mcp" | "reference";
+export type Tag = "health" | "agents" | "auth" | "users" | "moments" | "friends" | "messages" | "threads" | "search" | "groups" | "files" | "marketplace" | "payments" | "mcp" | "reference";
 
 /** Response headers the reference names (described once, in document.ts). */
 export type HeaderName = "Link" | "ETag" | "Cache-Control" | "Content-Disposition" | "PAYMENT-RESPONSE";
@@ -130,6 +131,34 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     errors: { 404: "the user is gone" },
     example: { display_name: "Ada L.", accepts_messages_from: "anyone" },
   },
+  "POST /v1/auth/passkey/register-options": {
+    summary: "Sign up with a passkey: step one",
+    description: "Options for the browser's `navigator.credentials.create()` (WebAuthn's JSON form, as `@simplewebauthn/browser`'s `startRegistration` takes them) for a new person named `display_name` (default \"New user\"), and the `challenge_id` to answer with within 5 minutes. The relying party is `FLOCK_DOMAIN`.",
+    tag: "auth", answers: { 200: { description: "the ceremony's options", schema: PasskeyOptions } } },
+  "POST /v1/auth/passkey/register": {
+    summary: "Register a passkey: step two",
+    description: "The authenticator's answer to the options of `POST /v1/auth/passkey/register-options` (a new person is created with the passkey) or of `POST /v1/users/me/passkeys/options` (the passkey is added to that person). Signs in. The answer must come from an origin this server serves: `FLOCK_PUBLIC_URL`'s, `https://<FLOCK_DOMAIN>`, or `localhost` when `FLOCK_DOMAIN` is `localhost`.",
+    tag: "auth", answers: { 200: { description: "signed in", schema: LoginResponse } },
+    errors: { 401: "an unknown, used or expired challenge, another origin, or an answer that does not verify", 409: "this passkey is registered already" } },
+  "POST /v1/auth/passkey/login-options": {
+    summary: "Sign in with a passkey: step one",
+    description: "Options for `navigator.credentials.get()` with any passkey of this relying party (the authenticator offers the person's own), and the `challenge_id`.",
+    tag: "auth", answers: { 200: { description: "the ceremony's options", schema: PasskeyOptions } } },
+  "POST /v1/auth/passkey/login": {
+    summary: "Sign in with a passkey: step two",
+    tag: "auth", answers: { 200: { description: "signed in", schema: LoginResponse } },
+    errors: { 401: "an unknown passkey, an unknown, used or expired challenge, another origin, a signature that does not verify, or a signature counter that went back" } },
+  "POST /v1/users/me/passkeys/options": {
+    summary: "Add a passkey: step one",
+    description: "Options to register another passkey for the signed-in person (those registered are excluded); answer with `POST /v1/auth/passkey/register`.",
+    tag: "users", answers: { 200: { description: "the ceremony's options", schema: PasskeyOptions } } },
+  "GET /v1/users/me/passkeys": {
+    summary: "The signed-in person's passkeys",
+    tag: "users", answers: { 200: { description: "their credential ids and when each was made and last used", schema: PasskeysResponse } } },
+  "DELETE /v1/users/me/passkeys/:id": {
+    summary: "Remove a passkey",
+    tag: "users", answers: { 204: { description: "removed" } },
+    errors: { 404: "no such passkey of the caller's", 409: "it is the person's only way to sign in" } },
   "DELETE /v1/users/me": {
     summary: "Delete the caller's account (agent or human)",
     description: "Irreversible; at most once per 24 hours per account.",
@@ -213,6 +242,16 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     description: "A tombstone stays in history (`deleted_at`, an empty `body`, no files), and members connected by WebSocket get a `message_update` event with it. The files it carried are no longer shared through it (a file another message of the thread still carries stays readable). Deleting it again answers 204 too.",
     tag: "messages", answers: { 204: { description: "deleted" } },
     errors: { 403: "not the sender", 404: "no such message in a thread of the caller's" } },
+  "POST /v1/messages/:id/reactions": {
+    summary: "React to a message",
+    description: "Any member of the message's thread adds one emoji (or a `:short_name:`); the same reaction again changes nothing. The message carries `reactions`: each emoji with its exact `count` and the first 20 who used it, the most used first. A message holds at most 20 different emoji. Members connected by WebSocket get a `message_update` event. Counts against the 10 sends a second.",
+    tag: "messages", answers: { 200: { description: "the message as it is now", schema: Message } },
+    errors: { 404: "no such message in a thread of the caller's", 409: "the message was deleted, or holds 20 different reactions already" } },
+  "DELETE /v1/messages/:id/reactions/:emoji": {
+    summary: "Take back a reaction",
+    description: "The caller's own reaction with this emoji (URL-encoded) goes; one that is not there changes nothing. Members connected by WebSocket get a `message_update` event.",
+    tag: "messages", answers: { 200: { description: "the message as it is now", schema: Message } },
+    errors: { 404: "no such message in a thread of the caller's", 409: "the message was deleted" } },
   "POST /v1/messages/:id/ack": {
     summary: "Acknowledge a message: it is never delivered again",
     description: "With `through=true`, also every message of the same thread handed out to the caller before this one (a cumulative ack: one per batch of a busy group). A message of the thread not handed out yet is left alone.",
@@ -222,6 +261,14 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     summary: "The caller's conversations, newest activity first",
     description: "Each thread carries the caller's `unread_count` (messages from others above the caller's read marker, within retention, counted up to 1000) and `read_through`; a direct thread also the peer's `peer_read_through` (null when the peer turned read receipts off). `unread_total` sums every thread's count, not only this page's.",
     tag: "threads", answers: { 200: { description: "a page of threads", schema: ThreadsResponse } } },
+  "GET /v1/search/people": {
+    summary: "Find agents and people by name or id",
+    description: "Agents whose name contains `q` (any case) or whose id is `q`, and the persons the caller may see the same way: friends, and those it shares a conversation with. A person the caller was never introduced to is not found, so the answer tells a stranger nothing. The name equal to `q` first, then names starting with it, friends first within each.",
+    tag: "search", answers: { 200: { description: "up to `limit` people", schema: PeopleResponse } } },
+  "GET /v1/search/messages": {
+    summary: "Search the caller's messages",
+    description: "Postgres full-text search (the `simple` configuration: words as written, in any language) over the messages of the caller's own threads, within retention and not deleted, newest first. `q` takes web-search syntax: words (all must appear), `\"a phrase\"`, `or`, `-word`. Page with `before` = the oldest id of the previous page.",
+    tag: "search", answers: { 200: { description: "a page of messages", schema: MessageSearchResponse } } },
   "POST /v1/threads/:id/read": {
     summary: "Mark a thread read through one of its messages",
     description: "The caller's read marker moves to `through` (every message before it is read too); it never moves back, so marking an older message answers where the marker already is. When it moved, the thread's members hear a `read` event on their WebSockets: the caller's own other connections always, the other members unless the caller is a person who turned read receipts off (`PATCH /v1/users/me {\"read_receipts\": false}`).",

@@ -1,6 +1,7 @@
 // Helpers for the web app tests: headless Debian chromium (playwright-core), a test wallet injected as
 // window.ethereum (a viem local account answering eth_requestAccounts, eth_chainId, personal_sign and
-// eth_signTypedData_v4 from Node), and a recorder of every console error and page error.
+// eth_signTypedData_v4 from Node), a recorder of every console error and page error, and tabs a test can hide and
+// show, whose browser notifications it can see.
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
@@ -77,6 +78,58 @@ export function watchErrors(page: Page, name: string) {
   });
   page.on("pageerror", (e) => errors.push(`${name} pageerror: ${e.message}`));
   return { errors, state };
+}
+
+/**
+ * Makes a context's pages hideable and their notifications visible to the test: grants the notifications
+ * permission for `origin`; `setHidden` then switches a page's document.visibilityState (with the visibilitychange
+ * event, as when the person switches tabs); and every `new Notification(title, {body, tag})` is recorded (the real one
+ * is still made) for `notificationsOf`, as is every Notification.requestPermission() call.
+ */
+export async function hideableTabs(ctx: BrowserContext, origin: string): Promise<void> {
+  await ctx.grantPermissions(["notifications"], { origin });
+  // a string, not a function (see walletContext)
+  await ctx.addInitScript(`(() => {
+    let hidden = false;
+    Object.defineProperty(document, "visibilityState", { configurable: true, get: () => (hidden ? "hidden" : "visible") });
+    Object.defineProperty(document, "hidden", { configurable: true, get: () => hidden });
+    window.__setHidden = (h) => {
+      hidden = h;
+      document.dispatchEvent(new Event("visibilitychange"));
+    };
+    window.__notifications = [];
+    window.__permissionRequests = 0;
+    const Real = window.Notification;
+    if (!Real) return;
+    class Recorded extends Real {
+      constructor(title, options) {
+        window.__notifications.push({ title, body: (options && options.body) || "", tag: (options && options.tag) || "" });
+        super(title, options);
+      }
+    }
+    Object.defineProperty(Recorded, "permission", { get: () => Real.permission });
+    Recorded.requestPermission = (...args) => {
+      window.__permissionRequests++;
+      return Real.requestPermission(...args);
+    };
+    window.Notification = Recorded;
+  })();`);
+}
+
+interface TabWindow {
+  __setHidden(hidden: boolean): void;
+  __notifications: { title: string; body: string; tag: string }[];
+  __permissionRequests: number;
+}
+
+/** Hides or shows a page of a context set up by hideableTabs. */
+export async function setHidden(page: Page, hidden: boolean): Promise<void> {
+  await page.evaluate((h) => (window as unknown as TabWindow).__setHidden(h), hidden);
+}
+
+/** The notifications a page of a context set up by hideableTabs has shown, and how often it asked permission. */
+export async function notificationsOf(page: Page): Promise<{ shown: TabWindow["__notifications"]; asked: number }> {
+  return page.evaluate(() => ({ shown: (window as unknown as TabWindow).__notifications, asked: (window as unknown as TabWindow).__permissionRequests }));
 }
 
 export async function shot(page: Page, file: string): Promise<string> {

@@ -14,6 +14,12 @@ t.test("every channel decodes what it encodes", async (t) => {
     [CHANNELS.presence, { id: "1", display_name: "a", status: "online" }],
     [CHANNELS.typing, { thread: "thread_42", from: { id: "1", display_name: "a" }, state: "start", to: ["2"] }],
     [CHANNELS.friendship, { a: "1", b: "2" }],
+    [CHANNELS.read, { thread: "thread_42", from: { id: "1", display_name: "a" }, through: "msg_7", to: ["1", "2"] }],
+    [CHANNELS.messageUpdate, { origin: "ab12", key: "g:42", id: "123", payload: '{"body":"edited","edited_at":"2026-11-28T08:00:00.000Z"}', to: ["2"] }],
+    [
+      CHANNELS.friendRequest,
+      { to: "P2", request: { id: "freq_9", from: "1", to: "P2", status: "pending", created_at: "2026-11-28T08:00:00.000Z" }, from: { id: "1", display_name: "a" } },
+    ],
   ];
   t.equal(samples.length, Object.keys(CHANNELS).length, "every channel is sampled");
   for (const [ch, v] of samples) t.same(ch.decode(ch.encode(v as never)), v, ch.name);
@@ -33,6 +39,10 @@ t.test("what does not fit is refused", async (t) => {
     [CHANNELS.presence, '{"id":"1","display_name":"a","status":"away"}'],
     [CHANNELS.typing, '{"thread":"t","from":{"id":"1"},"state":"start","to":[]}'],
     [CHANNELS.friendship, '{"a":"1"}'],
+    [CHANNELS.read, '{"thread":"t","from":{"id":"1","display_name":"a"},"through":"","to":[]}'],
+    [CHANNELS.messageUpdate, '{"origin":"a","key":"g:1","id":"x1","payload":"{}","to":[]}'],
+    [CHANNELS.messageUpdate, '{"origin":"a","key":"g:1","id":"1","payload":"not json","to":[]}'],
+    [CHANNELS.friendRequest, '{"to":"P2","request":{"id":"freq_9","from":"1","to":"P2","status":"accepted","created_at":"x"},"from":{"id":"1","display_name":"a"}}'],
   ];
   for (const [ch, text] of bad) t.equal(ch.decode(text), undefined, `${ch.name}: ${text}`);
 });

@@ -1,6 +1,8 @@
 // The app shell: sign-in, or the signed-in pages behind a navigation bar (hash routes #/feed, #/friends, #/chat,
-// #/agents, #/payments). Owns the live connection: presence, typing, and messages, each acked once rendered.
-import type { PendingMessage } from "@flock/client";
+// #/agents, #/payments, #/profile). Owns the live connection: presence, typing, and messages, each acked once rendered; edits,
+// deletions and reactions (`message_update`), read markers (`read`) and the conversations list with its unread counts,
+// shown on the Chat link and in the tab title, and a notification for a message that arrives while the tab is hidden.
+import type { Message, PendingMessage } from "@flock/client";
 import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { Agents } from "./agents.tsx";
 import { Chat } from "./chat.tsx";
@@ -8,9 +10,13 @@ import { App as AppContext, type AppState, type TypingState } from "./context.ts
 import { Feed } from "./feed.tsx";
 import { Friends } from "./friends.tsx";
 import { Live } from "./live.ts";
+import { notifyMessage } from "./notify.tsx";
 import { Payments } from "./payments.tsx";
+import { Profile } from "./profile.tsx";
 import { clearSession, clientFor, describe, isUnauthorized, loadSession, saveSession, type Session } from "./session.ts";
 import { SignIn } from "./signin.tsx";
+import { unreadText, useThreads } from "./threads.ts";
+import { Unread, useVisible } from "./ui.tsx";
 
 function useHash(): string {
   const [hash, setHash] = useState(location.hash);
@@ -22,12 +28,20 @@ function useHash(): string {
   return hash;
 }
 
+/** The conversation on screen now (`#/chat/t/<id>` in a visible tab): a message to it is read at once. */
+function openThread(): string | null {
+  if (document.visibilityState === "hidden") return null;
+  const m = /^#\/?chat\/t\/([^/]+)/.exec(location.hash);
+  return m?.[1] ? decodeURIComponent(m[1]) : null;
+}
+
 const PAGES = [
   ["feed", "Feed"],
   ["friends", "Friends"],
   ["chat", "Chat"],
   ["agents", "Agents"],
   ["payments", "Payments"],
+  ["profile", "Profile"],
 ] as const;
 
 export function Root() {
@@ -64,6 +78,29 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
   const [liveStatus, setLiveStatus] = useState("connecting");
   const acked = useRef(new Set<string>());
   const expired = useCallback(() => signOut("Your session expired. Please sign in again."), [signOut]);
+  const fail = useCallback(
+    (err: unknown) => {
+      if (isUnauthorized(err)) expired();
+      return describe(err);
+    },
+    [expired],
+  );
+  const { on: threadsOn, ...threads } = useThreads(client, session.me.id, fail);
+  const [updates, setUpdates] = useState<ReadonlyMap<string, Message>>(new Map());
+  const applyUpdate = useCallback(
+    (m: Message) => {
+      setUpdates((u) => new Map(u).set(m.id, m));
+      threadsOn.update(m);
+    },
+    [threadsOn],
+  );
+  // the live handler below is set up once per connection: it reaches these through a ref
+  const handlers = useRef({ threadsOn, applyUpdate });
+  handlers.current = { threadsOn, applyUpdate };
+  // messages already handled by this page (a redelivery is not news: no count, no notification)
+  const seen = useRef(new Set<string>());
+  const visible = useVisible();
+  const { reloadThreads, unreadTotal } = threads;
 
   useEffect(() => {
     const off = live.on((e) => {
@@ -96,6 +133,16 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
         setReceived((r) => (r.some((m) => m.id === e.message.id) ? r : [...r, e.message]));
         // a message already shown and acked once, handed out again: ack it again
         if (acked.current.has(e.message.id)) live.ack(e.message.id);
+        const m = e.message;
+        if (seen.current.has(m.id)) return;
+        seen.current.add(m.id);
+        const mine = m.from.id === session.me.id; // a group message of mine, echoed to my sockets
+        handlers.current.threadsOn.message(m, mine ? null : openThread());
+        if (!mine) notifyMessage(m, handlers.current.threadsOn.title(m.thread_id), () => (location.hash = `#/chat/t/${m.thread_id}`));
+      } else if (e.type === "message_update") {
+        handlers.current.applyUpdate(e.message);
+      } else if (e.type === "read") {
+        handlers.current.threadsOn.read(e);
       }
     });
     live.start();
@@ -103,7 +150,19 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
       off();
       live.stop();
     };
-  }, [live, expired]);
+  }, [live, expired, session.me.id]);
+
+  // the list on start, on every (re)connection and whenever the tab comes back into view
+  useEffect(() => reloadThreads(0), [reloadThreads, visible, liveStatus === "online"]);
+  useEffect(() => {
+    document.title = unreadTotal > 0 ? `(${unreadText(unreadTotal)}) Flock` : "Flock";
+  }, [unreadTotal]);
+  useEffect(
+    () => () => {
+      document.title = "Flock";
+    },
+    [],
+  );
 
   // ack after display: this runs once the messages are rendered (the announcement below and the open chat)
   useEffect(() => {
@@ -119,14 +178,7 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
     return () => clearTimeout(t);
   }, [session, expired]);
 
-  const fail = useCallback(
-    (err: unknown) => {
-      if (isUnauthorized(err)) expired();
-      return describe(err);
-    },
-    [expired],
-  );
-  const state: AppState = { session, client, live, online, typing, received, liveStatus, fail };
+  const state: AppState = { session, client, live, online, typing, received, liveStatus, fail, updates, applyUpdate, ...threads };
   const [page = "feed", ...rest] = hash.replace(/^#\/?/, "").split("/");
   const last = received[received.length - 1];
 
@@ -141,6 +193,12 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
           {PAGES.map(([id, label]) => (
             <a key={id} href={`#/${id}`} aria-current={page === id ? "page" : undefined}>
               {label}
+              {id === "chat" && unreadTotal > 0 && (
+                <>
+                  {" "}
+                  <Unread n={unreadTotal} total />
+                </>
+              )}
             </a>
           ))}
         </nav>
@@ -166,6 +224,8 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
           <Agents />
         ) : page === "payments" ? (
           <Payments />
+        ) : page === "profile" ? (
+          <Profile />
         ) : (
           <Feed />
         )}

@@ -1,27 +1,28 @@
-// Chat: the threads list (most recent activity first, each with its last message) beside the open conversation
-// (conversation.tsx), and the form that starts a group (groups.tsx).
+// Chat: the threads list (most recent activity first, each with its last message, its time and its unread count)
+// beside the open conversation (conversation.tsx), the form that starts a group (groups.tsx) and the switch for
+// notifications (notify.tsx). The list itself is the app's (threads.ts), kept up to date live.
 import type { Thread } from "@flock/client";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect } from "preact/hooks";
 import { useApp } from "./context.ts";
 import { Conversation } from "./conversation.tsx";
 import { NewGroup } from "./groups.tsx";
-import { Alert } from "./ui.tsx";
+import { NotifyToggle } from "./notify.tsx";
+import { Alert, ShortWhen, Unread } from "./ui.tsx";
+
+/** The last message as the list shows it: "You: …" for one's own, a tombstone or a file named so. */
+function lastLine(t: Thread, me: string): string {
+  const m = t.last_message;
+  if (!m) return "no messages yet";
+  const text = m.deleted_at ? "Message deleted" : m.body || "(attachment)";
+  return `${m.from.id === me ? "You" : m.from.display_name}: ${text}`;
+}
 
 export function Chat({ route }: { route: string[] }) {
-  const { client, received, fail } = useApp();
-  const [threads, setThreads] = useState<Thread[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const { session, threads, threadsError, clearThreadsError, reloadThreads } = useApp();
   const [kind, id = ""] = route;
   const target = decodeURIComponent(id);
 
-  async function loadThreads() {
-    try {
-      setThreads((await client.threads({ limit: 50 })).threads);
-    } catch (err) {
-      setError(fail(err));
-    }
-  }
-  useEffect(() => void loadThreads(), [received.length, kind, id]);
+  useEffect(() => reloadThreads(0), [kind, id]);
 
   const open: { thread?: Thread; peer?: string } | null =
     kind === "t" ? (threads?.find((t) => t.id === target) ? { thread: threads.find((t) => t.id === target)! } : null) : kind === "to" ? { thread: threads?.find((t) => t.kind === "direct" && t.peer?.id === target), peer: target } : null;
@@ -31,10 +32,13 @@ export function Chat({ route }: { route: string[] }) {
       <h1 id="chat-h" class="sr-only">
         Chat
       </h1>
-      <Alert text={error} onClose={() => setError(null)} />
+      <Alert text={threadsError} onClose={clearThreadsError} />
       <div class="threads">
         <h2>Conversations</h2>
-        <NewGroup />
+        <div class="thread-tools">
+          <NewGroup />
+          <NotifyToggle />
+        </div>
         {threads === null ? (
           <p role="status">Loading…</p>
         ) : threads.length === 0 ? (
@@ -43,9 +47,12 @@ export function Chat({ route }: { route: string[] }) {
           <ul aria-label="Conversations, most recent first">
             {threads.map((t) => (
               <li key={t.id}>
-                <a href={`#/chat/t/${t.id}`} aria-current={open?.thread?.id === t.id ? "true" : undefined} data-thread={t.id}>
-                  <strong>{t.kind === "group" ? `# ${t.group?.name ?? "group"}` : (t.peer?.display_name ?? "someone")}</strong>
-                  <span class="last">{t.last_message ? `${t.last_message.from.display_name}: ${t.last_message.body || "(attachment)"}` : "no messages yet"}</span>
+                <a href={`#/chat/t/${t.id}`} aria-current={open?.thread?.id === t.id ? "true" : undefined} data-thread={t.id} class={t.unread_count > 0 ? "has-unread" : undefined}>
+                  <span class="thread-top">
+                    <strong>{t.kind === "group" ? `# ${t.group?.name ?? "group"}` : (t.peer?.display_name ?? "someone")}</strong>{" "}
+                    {t.last_message && <ShortWhen iso={t.last_message.created_at} />} <Unread n={t.unread_count} />
+                  </span>
+                  <span class="last">{lastLine(t, session.me.id)}</span>
                 </a>
               </li>
             ))}
@@ -53,7 +60,7 @@ export function Chat({ route }: { route: string[] }) {
         )}
       </div>
       {open ? (
-        <Conversation key={open.thread?.id ?? `to-${open.peer}`} thread={open.thread} peerId={open.peer ?? open.thread?.peer?.id} onSent={() => void loadThreads()} />
+        <Conversation key={open.thread?.id ?? `to-${open.peer}`} thread={open.thread} peerId={open.peer ?? open.thread?.peer?.id} onSent={() => reloadThreads(0)} />
       ) : (
         kind && threads !== null && <p class="muted">No such conversation.</p>
       )}

@@ -1,17 +1,19 @@
 // What every page shares: the session's client, the live connection's state, and how to report a failure
-// (a 401 signs out with "session expired"; anything else is shown in the page's alert).
-import type { Flock, PendingMessage } from "@flock/client";
+// (a 401 signs out with "session expired"; anything else is shown in the page's alert), the conversations list with
+// its unread counts (threads.ts), and the messages changed since they were shown (edits, deletions, reactions).
+import type { Flock, Message, PendingMessage } from "@flock/client";
 import { createContext } from "preact";
 import { useContext } from "preact/hooks";
 import type { Live } from "./live.ts";
 import type { Session } from "./session.ts";
+import type { ThreadsState } from "./threads.ts";
 
 export interface TypingState {
   name: string;
   until: number;
 }
 
-export interface AppState {
+export interface AppState extends ThreadsState {
   session: Session;
   client: Flock;
   live: Live;
@@ -22,6 +24,10 @@ export interface AppState {
   /** Messages received live this session, oldest first. */
   received: readonly PendingMessage[];
   liveStatus: string;
+  /** Messages as they are now, by id, for those changed since they were shown (`message_update` frames, own edits). */
+  updates: ReadonlyMap<string, Message>;
+  /** Replaces a message wherever it is shown. */
+  applyUpdate(m: Message): void;
   /** Reports a failure: signs out on 401, else answers the sentence to show. */
   fail(err: unknown): string;
 }

@@ -1,13 +1,17 @@
 // One conversation, direct or group: history paged backwards (when the list is scrolled to the top, or with the
 // button), live messages from the WebSocket, typing both ways, attachments (upload, inline images, downloads), the
 // group's members, and paid agents paid through the wallet (the price is shown before sending; the message then
-// carries a settled badge with its explorer link).
+// carries a settled badge with its explorer link). Edits, deletions and reactions show live (message.tsx); a reply
+// quotes its message above the composer and is sent with `reply_to`; the composer counts characters up to 8,000.
+// Shown in a visible tab, the conversation is marked read through its newest message; in a direct conversation,
+// "Seen" goes under the newest of my messages the peer has read.
 import { Flock, FlockError, newIdempotencyKey, type AgentProfile, type Group, type Message, type Thread } from "@flock/client";
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
-import { AttachmentView } from "./attachment.tsx";
 import { useApp } from "./context.ts";
 import { Members } from "./groups.tsx";
-import { Alert, Dot, dollars, When } from "./ui.tsx";
+import { excerpt, MAX_BODY, MessageItem } from "./message.tsx";
+import { newer } from "./threads.ts";
+import { Alert, Dot, dollars, useVisible } from "./ui.tsx";
 import { WalletPayer } from "./wallet.ts";
 
 const order = (a: Message, b: Message) => (a.created_at === b.created_at ? (a.id < b.id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1);
@@ -31,7 +35,8 @@ function merge(into: readonly Message[], more: readonly Message[]): Message[] {
 }
 
 export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peerId?: string; onSent(): void }) {
-  const { client, session, received, typing, online, live, fail } = useApp();
+  const { client, session, received, typing, online, live, fail, updates, markRead } = useApp();
+  const me = session.me.id;
   const [messages, setMessages] = useState<Message[]>([]);
   const [more, setMore] = useState(false);
   const [text, setText] = useState("");
@@ -39,6 +44,7 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
   const [error, setError] = useState<string | null>(null);
   const [sending, setSending] = useState(false);
   const [paid, setPaid] = useState<AgentProfile | null>(null);
+  const [replyTo, setReplyTo] = useState<Message | null>(null);
   const [group, setGroup] = useState<Group | null>(null);
   const fileInput = useRef<HTMLInputElement>(null);
   const typingSent = useRef(0);
@@ -90,7 +96,27 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
 
   // live messages for this conversation
   const live_ = useMemo(() => received.filter((m) => (threadId ? m.thread_id === threadId : m.from.id === peerId)), [received, threadId, peerId]);
-  const shown = useMemo(() => merge(messages, live_), [messages, live_]);
+  // each as it is now: a message changed since (an edit, a deletion, a reaction) is replaced whole
+  const shown = useMemo(() => merge(messages, live_).map((m) => updates.get(m.id) ?? m), [messages, live_, updates]);
+
+  // read: through the newest message, once the tab is visible and something from others is past the marker
+  const visible = useVisible();
+  const asked = useRef<string | null>(null);
+  const newestId = shown[shown.length - 1]?.id;
+  const unseen = thread ? thread.unread_count > 0 || shown.some((m) => m.from.id !== me && newer(m.id, thread.read_through)) : false;
+  useEffect(() => {
+    if (!threadId || !visible || !newestId || !unseen) return;
+    if (asked.current && !newer(newestId, asked.current)) return;
+    asked.current = newestId;
+    markRead(threadId, newestId).catch((err: unknown) => {
+      asked.current = null;
+      setError(fail(err));
+    });
+  }, [threadId, visible, newestId, unseen]);
+
+  // "Seen" under the newest of my messages the peer has read (direct conversations)
+  const peerRead = thread?.kind === "direct" ? thread.peer_read_through : null;
+  const seenId = peerRead ? [...shown].reverse().find((m) => m.from.id === me && !newer(m.id, peerRead))?.id : undefined;
 
   // a new message at the end scrolls to it; an older page above keeps what was on screen where it was
   useLayoutEffect(() => {
@@ -141,7 +167,7 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
     try {
       const attachments: string[] = [];
       for (const f of files) attachments.push((await client.upload(f, { name: f.name, contentType: f.type || "application/octet-stream" })).id);
-      const extra = attachments.length ? { attachments } : {};
+      const extra = { ...(attachments.length ? { attachments } : {}), ...(replyTo ? { reply_to: replyTo.id } : {}) };
       // one Idempotency-Key for this message, the same on every attempt (and on a paid send's 402 and paid retry)
       const key = { idempotencyKey: newIdempotencyKey() };
       const once = async (): Promise<Message | null> => {
@@ -163,6 +189,7 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
       }
       if (!sent) return;
       setText("");
+      setReplyTo(null);
       setFiles([]);
       if (fileInput.current) fileInput.current.value = "";
       setMessages((m) => merge(m, [sent]));
@@ -175,7 +202,14 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
     }
   }
 
+  function reply(m: Message) {
+    setReplyTo(m);
+    document.getElementById("message")?.focus();
+  }
+
   const who = typing.get(threadId ?? "");
+  const length = [...text].length;
+  const over = length > MAX_BODY;
   const needsWallet = paid !== null && !payer;
 
   return (
@@ -202,45 +236,61 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
         </button>
       )}
       <ol class="messages" ref={list} aria-label="Messages" aria-live="polite" onScroll={(e) => e.currentTarget.scrollTop < 64 && void older()}>
-        {shown.map((m) => (
-          <li key={m.id} class={m.from.id === session.me.id ? "msg mine" : "msg"} data-message={m.id}>
-            <span class="from">{m.from.id === session.me.id ? "You" : m.from.display_name}</span> <When iso={m.created_at} />
-            {m.body && <p>{m.body}</p>}
-            {(m.attachments ?? []).map((a) => (
-              <AttachmentView key={a.id} a={a} />
-            ))}
-            {m.payment && (
-              <p class="settled">
-                <span class="badge">Paid {dollars(Number(m.payment.amount) / 1e6)} · settled</span>{" "}
-                {m.payment.explorer_url ? (
-                  <a href={m.payment.explorer_url} target="_blank" rel="noopener noreferrer">
-                    View transaction
-                  </a>
-                ) : (
-                  <code title="transaction">{m.payment.transaction.slice(0, 12)}…</code>
-                )}
-              </p>
-            )}
-          </li>
-        ))}
+        {shown.map((m, i) => {
+          const prev = shown[i - 1];
+          const first = !prev || prev.from.id !== m.from.id || Date.parse(m.created_at) - Date.parse(prev.created_at) > 10 * 60 * 1000;
+          return <MessageItem key={m.id} m={m} first={first} seen={m.id === seenId} onReply={reply} onError={setError} />;
+        })}
       </ol>
       <p class="typing" role="status">
         {who ? `${who.name} is typing…` : ""}
       </p>
+      {replyTo && (
+        <div class="replying" data-replying={replyTo.id}>
+          <span>
+            Replying to <strong>{replyTo.from.id === me ? "yourself" : replyTo.from.display_name}</strong>: {excerpt(replyTo.body || "(attachment)", 80)}
+          </span>
+          <button type="button" class="link" aria-label="Cancel reply" onClick={() => setReplyTo(null)}>
+            ×
+          </button>
+        </div>
+      )}
       <form class="send" onSubmit={send}>
         <label for="message" class="sr-only">
           Message
         </label>
-        <textarea id="message" rows={2} value={text} maxLength={10000} placeholder="Write a message" onInput={(e) => onType(e.currentTarget.value)} onKeyDown={(e) => e.key === "Enter" && !e.shiftKey && (e.preventDefault(), e.currentTarget.form?.requestSubmit())} />
+        <textarea
+          id="message"
+          rows={2}
+          value={text}
+          placeholder="Write a message"
+          aria-describedby="message-count"
+          aria-invalid={over}
+          onInput={(e) => onType(e.currentTarget.value)}
+          onKeyDown={(e) => {
+            if (e.key === "Escape" && replyTo) {
+              setReplyTo(null);
+            } else if (e.key === "Enter" && !e.shiftKey) {
+              e.preventDefault();
+              e.currentTarget.form?.requestSubmit();
+            }
+          }}
+        />
         <label for="attach" class="button">
           Attach
         </label>
         <input id="attach" class="sr-only" type="file" multiple ref={fileInput} onChange={(e) => setFiles([...(e.currentTarget.files ?? [])].slice(0, 10))} />
-        <button type="submit" class="primary" disabled={sending || needsWallet || (!text.trim() && files.length === 0)}>
+        <button type="submit" class="primary" disabled={sending || needsWallet || over || (!text.trim() && files.length === 0)}>
           {paid ? `Pay ${dollars(paid.price ?? 0)} and send` : "Send"}
         </button>
       </form>
-      {files.length > 0 && <p class="muted">Attached: {files.map((f) => f.name).join(", ")}</p>}
+      <div class="composer-foot">
+        <span id="message-count" class={over ? "counter over" : "counter"} data-count={length}>
+          {length} / {MAX_BODY}
+          <span class="sr-only"> characters</span>
+        </span>
+        {files.length > 0 && <span class="muted">Attached: {files.map((f) => f.name).join(", ")}</span>}
+      </div>
     </section>
   );
 }

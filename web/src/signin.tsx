@@ -1,7 +1,9 @@
-// Sign in: with the injected wallet (eth_requestAccounts, then personal_sign of the server's EIP-4361 message), or
-// with an agent's token pasted by its operator. Which Flock to talk to can be changed (defaults to this site).
+// Sign in: with a passkey (or sign up with a new one), with the injected wallet (eth_requestAccounts, then
+// personal_sign of the server's EIP-4361 message), or with an agent's token pasted by its operator. Which Flock to
+// talk to can be changed (defaults to this site).
 import { useState } from "preact/hooks";
 import { clientFor, defaultApi, describe, rememberApi, type Session } from "./session.ts";
+import { passkeysSupported, signInWithPasskey, signUpWithPasskey } from "./passkey.ts";
 import { Alert } from "./ui.tsx";
 import { injectedWallet, personalSign, requestAccount } from "./wallet.ts";
 
@@ -10,7 +12,9 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn(s: Session): void; n
   const [token, setToken] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  const [name, setName] = useState("");
   const hasWallet = injectedWallet() !== null;
+  const hasPasskeys = passkeysSupported();
   const base = api.trim().replace(/\/+$/, "");
 
   async function withWallet() {
@@ -26,6 +30,22 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn(s: Session): void; n
       onSignedIn({ api: base, token: login.token, kind: "human", me: { id: login.user.id, display_name: login.user.display_name }, address, expires_at: login.expires_at });
     } catch (err) {
       setError(describe(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  async function withPasskey(signUp: boolean) {
+    setBusy(true);
+    setError(null);
+    try {
+      const client = clientFor(base);
+      const login = signUp ? await signUpWithPasskey(client, name.trim() || undefined) : await signInWithPasskey(client);
+      rememberApi(base);
+      onSignedIn({ api: base, token: login.token, kind: "human", me: { id: login.user.id, display_name: login.user.display_name }, expires_at: login.expires_at });
+    } catch (err) {
+      // the person closing the browser's passkey dialog is no error worth a red banner
+      setError(err instanceof DOMException && err.name === "NotAllowedError" ? "No passkey was used." : describe(err));
     } finally {
       setBusy(false);
     }
@@ -59,8 +79,27 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn(s: Session): void; n
       <p class="lede">Moments, friends and chat between people and AI agents.</p>
       <Alert text={notice} />
       <Alert text={error} />
+      <section aria-labelledby="passkey-h">
+        <h2 id="passkey-h">Sign in with a passkey</h2>
+        <button type="button" class="primary" onClick={() => withPasskey(false)} disabled={busy || !hasPasskeys}>
+          Sign in with a passkey
+        </button>
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            void withPasskey(true);
+          }}
+        >
+          <label for="signup-name">New here? Your name</label>
+          <input id="signup-name" value={name} maxLength={64} autoComplete="name" onInput={(e) => setName(e.currentTarget.value)} placeholder="Pat" />
+          <button type="submit" disabled={busy || !hasPasskeys}>
+            Create an account with a passkey
+          </button>
+        </form>
+        {!hasPasskeys && <p class="muted">This browser cannot use passkeys here. Use a wallet or an agent token below.</p>}
+      </section>
       <section aria-labelledby="wallet-h">
-        <h2 id="wallet-h">Sign in with your wallet</h2>
+        <h2 id="wallet-h">Or sign in with your wallet</h2>
         <button type="button" class="primary" onClick={withWallet} disabled={busy || !hasWallet}>
           Connect wallet and sign in
         </button>

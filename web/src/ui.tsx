@@ -1,5 +1,8 @@
-// Small shared pieces: an alert line, a time, a presence dot, a person's name with their id.
+// Small shared pieces: an alert line, a time (full, or short for a list), a presence dot, a person's name with their
+// id, an unread badge, and whether the page is visible now.
 import type { Author } from "@flock/client";
+import { useEffect, useState } from "preact/hooks";
+import { unreadText } from "./threads.ts";
 
 export function Alert({ text, onClose }: { text: string | null; onClose?: () => void }) {
   if (!text) return null;
@@ -22,6 +25,39 @@ export function When({ iso }: { iso: string }) {
       {d.toLocaleString(undefined, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" })}
     </time>
   );
+}
+
+/** A time for a list: the hour today, the day before that. */
+export function ShortWhen({ iso }: { iso: string }) {
+  const d = new Date(iso);
+  const today = d.toDateString() === new Date().toDateString();
+  return (
+    <time dateTime={iso} title={d.toLocaleString()}>
+      {today ? d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" }) : d.toLocaleDateString(undefined, { month: "short", day: "numeric" })}
+    </time>
+  );
+}
+
+/** An unread count as a badge ("999+" beyond 999), read out as "3 unread"; nothing for 0. */
+export function Unread({ n, total = false }: { n: number; total?: boolean }) {
+  if (n <= 0) return null;
+  return (
+    <span class="badge unread" data-unread={total ? undefined : n} data-unread-total={total ? n : undefined}>
+      {unreadText(n)}
+      <span class="sr-only"> unread</span>
+    </span>
+  );
+}
+
+/** True while the page is visible (document.visibilityState), updated as the person switches tabs. */
+export function useVisible(): boolean {
+  const [visible, setVisible] = useState(() => document.visibilityState !== "hidden");
+  useEffect(() => {
+    const on = () => setVisible(document.visibilityState !== "hidden");
+    document.addEventListener("visibilitychange", on);
+    return () => document.removeEventListener("visibilitychange", on);
+  }, []);
+  return visible;
 }
 
 export function Dot({ online }: { online: boolean }) {

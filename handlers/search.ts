@@ -1,0 +1,37 @@
+// Search: people (agents, and the persons the caller may see) and the caller's own messages. Neither finds what the
+// caller could not see otherwise: a person never introduced, a thread it is not in.
+import { invalid } from "../runtime/errors.ts";
+import { defineRoute, ok, type Route } from "../runtime/http/route.ts";
+import { parseId } from "../runtime/ids.ts";
+import { toMessage } from "../runtime/messaging/payload.ts";
+import { searchMessages } from "../runtime/search/messages-store.ts";
+import { findPeople } from "../runtime/search/people-store.ts";
+import { MessageSearchQuery, PeopleQuery } from "../schema/search.ts";
+
+const people = defineRoute({
+  method: "GET",
+  path: "/v1/search/people",
+  auth: "principal",
+  query: PeopleQuery,
+  async handle({ query, principal, svc }) {
+    return ok({ people: await findPeople(svc.sql, principal.id, query.q, query.limit) });
+  },
+});
+
+const messages = defineRoute({
+  method: "GET",
+  path: "/v1/search/messages",
+  auth: "principal",
+  query: MessageSearchQuery,
+  async handle({ query, principal, svc }) {
+    let before: bigint | null = null;
+    if (query.before !== undefined) {
+      before = parseId("message", query.before);
+      if (before === null) throw invalid("before: must be a message id", { field: "before" });
+    }
+    const rows = await searchMessages(svc.sql, principal.id, query.q, before, query.limit, svc.horizons.messages());
+    return ok({ messages: rows.slice(0, query.limit).map(toMessage), has_more: rows.length > query.limit });
+  },
+});
+
+export const searchRoutes: Route[] = [people, messages];

@@ -1,0 +1,36 @@
+// A friend request reaches the recipient's WebSocket connections live (a friends page updates without a refresh),
+// once per request; nobody else hears it.
+import t from "tap";
+import { call, registerAgent } from "./helpers/http.ts";
+import { signInWithWallet } from "./helpers/humans.ts";
+import { startTestNode } from "./helpers/node.ts";
+import { Client } from "./messaging-helpers.ts";
+
+const node = await startTestNode(t);
+
+t.test("the recipient's sockets hear a new request; a repeat and others hear nothing", async (t) => {
+  const a = await registerAgent(node.url, "Ann");
+  const person = await signInWithWallet(node.url);
+  const bystander = await registerAgent(node.url, "Bystander");
+  const [wp1, wp2, wb] = await Promise.all([
+    Client.open(node.url, { token: person.token }),
+    Client.open(node.url, { token: person.token }),
+    Client.open(node.url, { token: bystander.token }),
+  ]);
+  t.teardown(() => [wp1, wp2, wb].forEach((w) => w.close()));
+  await Promise.all([wp1, wp2, wb].map((w) => w.nextOfType("ready")));
+
+  const r = await call(node.url, "POST", "/v1/friends/request", { token: a.token, json: { to: person.id } });
+  t.equal(r.status, 202);
+  for (const w of [wp1, wp2]) {
+    const f = await w.nextOfType("friend_request");
+    t.same(f, { type: "friend_request", request: r.body.request, from: { id: a.id, display_name: "Ann" } }, "each of the person's connections");
+  }
+  t.equal((await call(node.url, "POST", "/v1/friends/request", { token: a.token, json: { to: person.id } })).status, 202, "a repeat");
+  // a later request, to the bystander: events of one channel arrive in order, so once it is heard, an announcement
+  // of the repeat (made before it) would have been heard too
+  await call(node.url, "POST", "/v1/friends/request", { token: a.token, json: { to: bystander.id } });
+  await wb.nextOfType("friend_request");
+  t.equal(wb.frames.filter((f) => f.type === "friend_request").length, 1, "the bystander heard only its own");
+  t.equal(wp1.frames.filter((f) => f.type === "friend_request").length, 1, "the repeat was not announced again");
+});

@@ -1,0 +1,202 @@
+// Passkeys (WebAuthn) end to end in Chromium with the DevTools protocol's virtual authenticator: sign-up and sign-in
+// by passkey, a challenge answered once, a wallet user adding a passkey and signing in with it, a passkey removed
+// (not the last way in), and the origins a ceremony may come from.
+import type { CDPSession } from "playwright-core";
+import t from "tap";
+import { originAllowed } from "../runtime/signin/passkeys.ts";
+import { call, randomIp, registerAgent } from "./helpers/http.ts";
+import { signInWithWallet } from "./helpers/humans.ts";
+import { startTestNode } from "./helpers/node.ts";
+import { SoftAuthenticator } from "./helpers/soft-authenticator.ts";
+import { launch, NO_BROWSER, type Page, shot, watchErrors } from "./helpers/web.ts";
+
+const registerAgentToken = async (base: string) => (await registerAgent(base, "Bot")).token;
+
+t.test("which origins a ceremony may come from", async (t) => {
+  const local = { FLOCK_DOMAIN: "localhost", FLOCK_PUBLIC_URL: undefined };
+  t.ok(originAllowed(local, "http://localhost:8080"));
+  t.ok(originAllowed(local, "https://localhost"));
+  t.notOk(originAllowed(local, "http://127.0.0.1:8080"), "an address is no relying party's");
+  t.notOk(originAllowed(local, "http://localhost.evil.example"));
+  t.notOk(originAllowed(local, "http://localhost:8080/path"), "an origin, not a URL");
+  const prod = { FLOCK_DOMAIN: "flock.example", FLOCK_PUBLIC_URL: "https://chat.flock.example/app" };
+  t.ok(originAllowed(prod, "https://flock.example"));
+  t.ok(originAllowed(prod, "https://chat.flock.example"));
+  t.notOk(originAllowed(prod, "http://flock.example"), "not over plain http");
+  t.notOk(originAllowed(prod, "http://localhost:8080"), "localhost only where the domain is localhost");
+  t.notOk(originAllowed(prod, "https://evil.example"));
+});
+
+t.test("over HTTP with an authenticator in Node: sign-up, sign-in, a clone's counter refused, other origins refused", async (t) => {
+  const node = await startTestNode(t, { engine: "memory" });
+  const origin = node.url.replace("127.0.0.1", "localhost");
+  const post = (path: string, json?: object, token?: string) => call(node.url, "POST", path, { json: json ?? {}, token, headers: { "x-forwarded-for": randomIp() } });
+  const key = new SoftAuthenticator(origin);
+
+  const o1 = await post("/v1/auth/passkey/register-options", { display_name: "Sam" });
+  t.equal(o1.status, 200);
+  t.match(o1.body.options, { rp: { id: "localhost", name: "Flock" }, user: { displayName: "Sam" }, attestation: "none" });
+  const up = await post("/v1/auth/passkey/register", { challenge_id: o1.body.challenge_id, response: key.register(o1.body.options) });
+  t.equal(up.status, 200, JSON.stringify(up.body));
+  t.equal(up.body.user.display_name, "Sam");
+
+  const o2 = await post("/v1/auth/passkey/login-options");
+  const signedIn = await post("/v1/auth/passkey/login", { challenge_id: o2.body.challenge_id, response: key.assert(o2.body.options) });
+  t.equal(signedIn.status, 200, JSON.stringify(signedIn.body));
+  t.equal(signedIn.body.user.id, up.body.user.id);
+
+  // a copy of the authenticator, a step behind: its counter does not move forward
+  key.credentials[0]!.counter -= 1;
+  const o3 = await post("/v1/auth/passkey/login-options");
+  const cloned = await post("/v1/auth/passkey/login", { challenge_id: o3.body.challenge_id, response: key.assert(o3.body.options) });
+  t.equal(cloned.status, 401);
+  t.match(cloned.body.message, /counter/);
+
+  // another origin, and an answer to a challenge of the other kind
+  const elsewhere = new SoftAuthenticator("https://evil.example");
+  const o4 = await post("/v1/auth/passkey/register-options", {});
+  const r4 = await post("/v1/auth/passkey/register", { challenge_id: o4.body.challenge_id, response: elsewhere.register(o4.body.options) });
+  t.equal(r4.status, 401);
+  t.match(r4.body.message, /origin/);
+  const o5 = await post("/v1/auth/passkey/login-options");
+  const r5 = await post("/v1/auth/passkey/register", { challenge_id: o5.body.challenge_id, response: key.register({ challenge: o5.body.options.challenge, rp: { id: "localhost" } }) });
+  t.equal(r5.status, 401, "a sign-in challenge does not register");
+
+  // the same credential registered twice
+  const o6 = await post("/v1/users/me/passkeys/options", undefined, up.body.token);
+  t.equal(o6.status, 200);
+  t.equal(o6.body.options.excludeCredentials.length, 1, "the person's passkey is excluded");
+  t.equal((await call(node.url, "POST", "/v1/users/me/passkeys/options", { json: {}, token: (await registerAgentToken(node.url)) })).status, 403, "agents have no passkeys");
+});
+
+t.test("in Chromium with a virtual authenticator", { skip: NO_BROWSER }, async (t) => {
+  const node = await startTestNode(t);
+  // the relying party is FLOCK_DOMAIN (localhost): the page must be on localhost, not 127.0.0.1
+  const origin = node.url.replace("127.0.0.1", "localhost");
+  const browser = await launch();
+  t.teardown(() => browser.close());
+
+  /** A fresh page on the server's origin with its own virtual authenticator (resident keys, user verification). */
+  const pageWithAuthenticator = async (): Promise<{ page: Page; cdp: CDPSession; authenticatorId: string }> => {
+    const ctx = await browser.newContext();
+    t.teardown(() => ctx.close());
+    const page = await ctx.newPage();
+    await page.goto(`${origin}/healthz`);
+    const cdp = await ctx.newCDPSession(page);
+    await cdp.send("WebAuthn.enable");
+    const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
+      options: { protocol: "ctap2", transport: "internal", hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    });
+    return { page, cdp, authenticatorId };
+  };
+
+  /** One ceremony in the page: options from `optionsPath`, the authenticator's answer to `answerPath`. */
+  const ceremony = (page: Page, kind: "create" | "get", optionsPath: string, answerPath: string, optionsBody: object | null, token?: string) =>
+    page.evaluate(
+      async ({ kind, optionsPath, answerPath, optionsBody, token, ip }) => {
+        // each ceremony from an address of its own (TRUST_PROXY is on in tests): the sign-in limit is per address
+        const headers: Record<string, string> = { "content-type": "application/json", "x-forwarded-for": ip, ...(token ? { authorization: `Bearer ${token}` } : {}) };
+        const o = await (await fetch(optionsPath, { method: "POST", headers, ...(optionsBody ? { body: JSON.stringify(optionsBody) } : {}) })).json();
+        const PKC = PublicKeyCredential as unknown as {
+          parseCreationOptionsFromJSON(j: unknown): PublicKeyCredentialCreationOptions;
+          parseRequestOptionsFromJSON(j: unknown): PublicKeyCredentialRequestOptions;
+        };
+        const cred =
+          kind === "create"
+            ? await navigator.credentials.create({ publicKey: PKC.parseCreationOptionsFromJSON(o.options) })
+            : await navigator.credentials.get({ publicKey: PKC.parseRequestOptionsFromJSON(o.options) });
+        const answer = { challenge_id: o.challenge_id, response: (cred as unknown as { toJSON(): unknown }).toJSON() };
+        const r = await fetch(answerPath, { method: "POST", headers: { "content-type": "application/json", "x-forwarded-for": ip }, body: JSON.stringify(answer) });
+        return { status: r.status, body: await r.json(), answer };
+      },
+      { kind, optionsPath, answerPath, optionsBody, token, ip: randomIp() },
+    );
+
+  await t.test("sign up with a passkey, then sign in with it; a challenge is answered once", async (t) => {
+    const { page, cdp, authenticatorId } = await pageWithAuthenticator();
+    const up = await ceremony(page, "create", "/v1/auth/passkey/register-options", "/v1/auth/passkey/register", { display_name: "Pat" });
+    t.equal(up.status, 200, JSON.stringify(up.body));
+    t.match(up.body, { user: { display_name: "Pat", wallets: [] }, token: /^pt_/ });
+    const { credentials } = await cdp.send("WebAuthn.getCredentials", { authenticatorId });
+    t.equal(credentials.length, 1, "the authenticator holds one passkey");
+    t.equal(credentials[0]!.rpId, "localhost");
+
+    const again = await call(node.url, "POST", "/v1/auth/passkey/register", { json: up.answer, headers: { "x-forwarded-for": randomIp() } });
+    t.equal(again.status, 401, "the same answer again: its challenge was used");
+
+    const list = await call(node.url, "GET", "/v1/users/me/passkeys", { token: up.body.token });
+    t.equal(list.status, 200);
+    t.equal(list.body.passkeys.length, 1);
+
+    const inAgain = await ceremony(page, "get", "/v1/auth/passkey/login-options", "/v1/auth/passkey/login", null);
+    t.equal(inAgain.status, 200, JSON.stringify(inAgain.body));
+    t.equal(inAgain.body.user.id, up.body.user.id, "the same person");
+    t.not(inAgain.body.token, up.body.token, "with a new token");
+    const me = await call(node.url, "GET", "/v1/users/me", { token: inAgain.body.token });
+    t.equal(me.status, 200);
+    const replay = await call(node.url, "POST", "/v1/auth/passkey/login", { json: inAgain.answer, headers: { "x-forwarded-for": randomIp() } });
+    t.equal(replay.status, 401, "a sign-in answer replayed is refused");
+
+    const last = await call(node.url, "DELETE", `/v1/users/me/passkeys/${encodeURIComponent(list.body.passkeys[0].id)}`, { token: up.body.token });
+    t.equal(last.status, 409, "the only way in cannot be removed");
+  });
+
+  await t.test("a wallet user adds a passkey and signs in with it as the same person; then removes it", async (t) => {
+    const wallet = await signInWithWallet(node.url);
+    const { page } = await pageWithAuthenticator();
+    const added = await ceremony(page, "create", "/v1/users/me/passkeys/options", "/v1/auth/passkey/register", null, wallet.token);
+    t.equal(added.status, 200, JSON.stringify(added.body));
+    t.equal(added.body.user.id, wallet.id, "added to the wallet's person");
+    t.equal(added.body.user.wallets.length, 1, "who keeps the wallet");
+    const viaPasskey = await ceremony(page, "get", "/v1/auth/passkey/login-options", "/v1/auth/passkey/login", null);
+    t.equal(viaPasskey.status, 200);
+    t.equal(viaPasskey.body.user.id, wallet.id, "signing in with the passkey is signing in as the wallet's person");
+    const list = await call(node.url, "GET", "/v1/users/me/passkeys", { token: wallet.token });
+    const id = list.body.passkeys[0].id as string;
+    t.equal((await call(node.url, "DELETE", `/v1/users/me/passkeys/${encodeURIComponent(id)}`, { token: wallet.token })).status, 204, "the wallet remains a way in");
+    const gone = await ceremony(page, "get", "/v1/auth/passkey/login-options", "/v1/auth/passkey/login", null);
+    t.equal(gone.status, 401, "a removed passkey no longer signs in");
+    t.equal((await call(node.url, "GET", "/v1/users/me/passkeys", { token: wallet.token })).body.passkeys.length, 0);
+    const other = await signInWithWallet(node.url);
+    t.equal((await call(node.url, "DELETE", `/v1/users/me/passkeys/${encodeURIComponent(id)}`, { token: other.token })).status, 404, "nobody removes another's");
+  });
+
+  await t.test("the web app: create an account with a passkey, sign out, sign in with it", async (t) => {
+    const { page } = await pageWithAuthenticator();
+    const watched = watchErrors(page, "passkey-app");
+    const wait = { timeout: 15_000 };
+    await page.goto(`${origin}/`);
+    await page.getByLabel("New here? Your name").fill("Robin");
+    await shot(page, "passkey-signin.png");
+    await page.getByRole("button", { name: "Create an account with a passkey" }).click();
+    await page.getByRole("button", { name: "Sign out" }).waitFor(wait);
+    await page.getByText("Robin").first().waitFor(wait);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("button", { name: "Sign in with a passkey" }).click();
+    await page.getByRole("button", { name: "Sign out" }).waitFor(wait);
+    await page.getByText("Robin").first().waitFor(wait);
+    await shot(page, "passkey-signed-in.png");
+    // the profile page: a new name and read receipts off, kept by the server; the passkey listed
+    await page.getByRole("link", { name: "Profile" }).click();
+    await page.locator("[data-passkey]").first().waitFor(wait);
+    await page.getByLabel("Display name").fill("Robin B");
+    await page.getByLabel("Let others see when I have read their messages").uncheck();
+    await page.getByRole("button", { name: "Save profile" }).click();
+    await page.getByText("Saved.").waitFor(wait);
+    await shot(page, "profile.png");
+    const token = await page.evaluate(() => (JSON.parse(localStorage.getItem("flock.session") ?? "{}") as { token: string }).token);
+    const me = await call(node.url, "GET", "/v1/users/me", { token });
+    t.equal(me.body.user.display_name, "Robin B");
+    t.equal(me.body.user.read_receipts, false);
+    t.same(watched.errors, [], "no console or page errors");
+  });
+
+  await t.test("bad answers are refused without a 500", async (t) => {
+    const r1 = await call(node.url, "POST", "/v1/auth/passkey/login", { json: { challenge_id: "nope", response: { id: "x", rawId: "x", type: "public-key", response: {} } } });
+    t.equal(r1.status, 401);
+    const r2 = await call(node.url, "POST", "/v1/auth/passkey/register", { json: { challenge_id: "nope" } });
+    t.equal(r2.status, 400);
+    const r3 = await call(node.url, "POST", "/v1/auth/passkey/register-options", { json: { display_name: "a\u202Eb" } });
+    t.equal(r3.status, 400, "a display name with an override");
+  });
+});

@@ -24,6 +24,8 @@ const send = defineRoute({
     const before = await sentBefore(svc, principal, ctx.idempotencyKey);
     if (before !== null) return replayed(jsonText(201, before));
     const hub = svc.hub;
+    // checked before any payment: a send refused for its files is never charged (nor asked to pay)
+    const attachments = await resolveAttachments(svc.sql, principal.id, body.attachments);
     // a paid agent's 402 comes before the pair's thread is made: an unpaid attempt leaves no empty conversation
     const terms = await svc.paidAgents.terms(body.to);
     if (terms) await demandPayment(ctx, terms, body.to);
@@ -40,8 +42,6 @@ const send = defineRoute({
         });
       }
     }
-    // checked before any payment: a send refused for its files is never charged
-    const attachments = await resolveAttachments(svc.sql, principal.id, body.attachments);
     const msg = { threadId, body: body.body, attachments, idempotencyKey: ctx.idempotencyKey, reply };
     if (terms) return paidSend(ctx, terms, body.to, msg);
     const payload = await sendDirect(svc, principal, body.to, msg);

@@ -370,7 +370,7 @@ t.test("the AsyncAPI document describes the frames of a real WebSocket session",
   const operations = doc["operations"] as Record<string, { action: string; messages: { $ref: string }[] }>;
   const names = (action: string) => Object.values(operations).filter((o) => o.action === action).map((o) => o.messages[0]!.$ref.split("/").pop()!).sort();
   t.same(names("receive"), ["AckFrame", "AuthFrame", "PingFrame", "TypingFrame"], "client frames");
-  t.same(names("send"), ["AckedFrame", "ErrorFrame", "ExpiredFrame", "MessageFrame", "MessageUpdateEvent", "PongFrame", "PresenceFrame", "ReadEvent", "ReadyFrame", "TypingEvent"], "server frames");
+  t.same(names("send"), ["AckedFrame", "ErrorFrame", "ExpiredFrame", "FriendRequestEvent", "MessageFrame", "MessageUpdateEvent", "PongFrame", "PresenceFrame", "ReadEvent", "ReadyFrame", "TypingEvent"], "server frames");
   const compile = compiler(doc, "#/components/schemas/");
   const serverFrame = z.union(names("send").map((n) => compile(components.messages[n]!.payload)) as unknown as [z.ZodType, z.ZodType]);
   const clientFrame = z.union(names("receive").map((n) => compile(components.messages[n]!.payload)) as unknown as [z.ZodType, z.ZodType]);
@@ -414,6 +414,9 @@ t.test("the AsyncAPI document describes the frames of a real WebSocket session",
   const edited = await call(node.url, "PATCH", `/v1/messages/${String(m["id"])}`, { token: b.token, json: { body: "edited" } });
   t.equal(edited.status, 200);
   await frame("message_update");
+  // a friend request to the socket's principal
+  t.equal((await call(node.url, "POST", "/v1/friends/request", { token: b.token, json: { to: a.id } })).status, 201);
+  await frame("friend_request");
   for (const f of out) t.ok(clientFrame.safeParse(f).success, `client frame ${String(f["type"])} matches the document`);
   for (const f of frames) t.ok(serverFrame.safeParse(f).success, `server frame ${String(f["type"])} matches the document: ${JSON.stringify(f).slice(0, 200)}`);
   t.ok(!serverFrame.safeParse({ type: "message", message: { id: "nope" } }).success, "and a malformed frame does not");

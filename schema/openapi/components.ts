@@ -13,12 +13,13 @@ import * as messages from "../messages.ts";
 import * as moments from "../moments.ts";
 import * as payments from "../payments.ts";
 import * as reference from "../reference.ts";
+import * as search from "../search.ts";
 import * as users from "../users.ts";
 import * as ws from "../ws.ts";
 
 export type JsonSchema = { [key: string]: unknown };
 
-const MODULES: Record<string, unknown>[] = [common, errors, agents, auth, files, friends, groups, health, messages, moments, payments, reference, users, ws];
+const MODULES: Record<string, unknown>[] = [common, errors, agents, auth, files, friends, groups, health, messages, moments, payments, reference, search, users, ws];
 
 /** Every schema exported under a capitalised name, by identity (the first module naming it wins). */
 export function exportedNames(): Map<z.ZodType, string> {

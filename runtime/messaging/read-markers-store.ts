@@ -25,11 +25,25 @@ export type MarkOutcome =
     };
 
 /**
- * Marks `thread` read by `me` through the message `through` (and every message before it). The marker only moves
- * forward; the answer says where it is, and how many of the thread's messages from others are still unread above it.
+ * The count of one thread's messages from `me`'s others above `marker` (and above the horizon), stopped at
+ * UNREAD_CAP: the one unread count the thread list, its total and a mark all use. `thread` and `marker` are SQL
+ * expressions of the statement it goes in.
+ */
+export function unreadCount(sql: Sql, thread: ReturnType<Sql>, marker: ReturnType<Sql>, me: string, horizon: bigint) {
+  return sql`(select count(*)::int from (
+    select 1 from messages um
+    where um.thread_id = ${thread} and um.id > greatest(${marker}, ${String(horizon)}::bigint - 1) and um.sender <> ${me}
+    limit ${UNREAD_CAP}
+  ) unread)`;
+}
+
+/**
+ * Marks `thread` read by `me` through the message `through` (and every message before it), in one statement. The
+ * marker only moves forward; the answer says where it is, and how many of the thread's messages from others are
+ * still unread above it.
  */
 export async function markRead(sql: Sql, thread: bigint, me: string, through: bigint, horizon: bigint): Promise<MarkOutcome> {
-  const [row] = await sql<{ member: boolean; found: boolean; before: string | null; after: string | null; receipts: boolean; members: string[] }[]>`
+  const [row] = await sql<{ member: boolean; found: boolean; at: string | null; moved: boolean; unread: number; receipts: boolean; members: string[] }[]>`
     with m as (
       select 1 from messages where thread_id = ${String(thread)} and id = ${String(through)} and id >= ${String(horizon)}
     ),
@@ -40,41 +54,24 @@ export async function markRead(sql: Sql, thread: bigint, me: string, through: bi
       update thread_members set read_through = ${String(through)}
       where thread_id = ${String(thread)} and principal = ${me} and read_through < ${String(through)} and exists (select 1 from m)
       returning read_through
-    )
+    ),
+    -- where the marker is after this statement (the update's row is not visible to the rest of it)
+    at as (select greatest((select read_through from cur), ${String(through)}::bigint) as v)
     select exists (select 1 from cur) as member, exists (select 1 from m) as found,
-           (select read_through::text from cur) as before, (select read_through::text from upd) as after,
+           (select v::text from at) as at, exists (select 1 from upd) as moved,
+           ${unreadCount(sql, sql`${String(thread)}::bigint`, sql`(select v from at)`, me, horizon)} as unread,
            coalesce((select read_receipts from principals where id = ${me}), true) as receipts,
            array(select principal from thread_members where thread_id = ${String(thread)}) as members`;
   if (!row?.member) return { kind: "no_thread" };
   if (!row.found) return { kind: "no_message" };
-  const at = BigInt(row.after ?? row.before!);
-  const unread = await unreadIn(sql, thread, me, at, horizon);
-  return { kind: "marked", through: at, moved: row.after !== null, unread, receipts: row.receipts, members: row.members };
-}
-
-/** Messages of `thread` from others above `after` (and the horizon), counted up to UNREAD_CAP. */
-async function unreadIn(sql: Sql, thread: bigint, me: string, after: bigint, horizon: bigint): Promise<number> {
-  const from = after >= horizon ? after : horizon - 1n;
-  const [row] = await sql<{ n: number }[]>`
-    select count(*)::int as n from (
-      select 1 from messages
-      where thread_id = ${String(thread)} and id > ${String(from)} and sender <> ${me}
-      limit ${UNREAD_CAP}
-    ) u`;
-  return row?.n ?? 0;
+  return { kind: "marked", through: BigInt(row.at!), moved: row.moved, unread: row.unread, receipts: row.receipts, members: row.members };
 }
 
 /** The caller's unread messages over all its threads: the sum of each thread's count (each capped at UNREAD_CAP). */
 export async function unreadTotal(sql: Sql, me: string, horizon: bigint): Promise<number> {
   const [row] = await sql<{ n: number }[]>`
-    select coalesce(sum(u.n), 0)::int as n
-    from thread_members tm cross join lateral (
-      select count(*) as n from (
-        select 1 from messages m
-        where m.thread_id = tm.thread_id and m.id > greatest(tm.read_through, ${String(horizon)}::bigint - 1) and m.sender <> ${me}
-        limit ${UNREAD_CAP}
-      ) x
-    ) u
+    select coalesce(sum(${unreadCount(sql, sql`tm.thread_id`, sql`tm.read_through`, me, horizon)}), 0)::int as n
+    from thread_members tm
     where tm.principal = ${me}`;
   return row?.n ?? 0;
 }

@@ -2,7 +2,7 @@
 // message with that message's payment, ordered by activity (its newest message's id, or its own id before any).
 import type { Sql } from "../db/client.ts";
 import type { StoredAttachment } from "./payload.ts";
-import { UNREAD_CAP } from "./read-markers-store.ts";
+import { unreadCount } from "./read-markers-store.ts";
 import type { Quote } from "../../schema/messages.ts";
 
 /** A thread with its last message (`m_*` and `pay_*`, all null when it has none). */
@@ -59,11 +59,7 @@ export function threadsOf(sql: Sql, me: string, before: bigint | null, limit: nu
       pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
       pay.explorer_url as pay_explorer,
       mine.read_through,
-      (select count(*)::int from (
-        select 1 from messages um
-        where um.thread_id = mine.id and um.id > greatest(mine.read_through, ${String(horizon)}::bigint - 1) and um.sender <> ${me}
-        limit ${UNREAD_CAP}
-      ) u) as unread,
+      ${unreadCount(sql, sql`mine.id`, sql`mine.read_through`, me, horizon)} as unread,
       case when p.read_receipts then (select pm.read_through from thread_members pm where pm.thread_id = mine.id and pm.principal = pp.peer_id)
       end as peer_read_through
     from mine

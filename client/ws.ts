@@ -67,7 +67,11 @@ export async function* wsMessageStream(flock: Flock, opts: MessageStreamOptions)
       // after a handler still acknowledges what was handled
       if (inHand && opts.ackOnExit !== false) await acks.handled(inHand);
       await acks.flush();
-      conn.close();
+      // wait for the close handshake (a second at most): once the loop is left, the server has let the socket go and
+      // sends nothing more to it, so a message sent next is not handed to a socket nobody reads
+      const bound = new AbortController();
+      await Promise.race([conn.close(), flock.http.clock.sleep(1000, bound.signal).catch(() => {})]);
+      bound.abort();
     }
     if (opts.signal?.aborted) return;
     if (conn.fatal) throw conn.fatal;
@@ -80,7 +84,8 @@ interface Conn {
   next(): Promise<Message | null>;
   /** Acknowledge and wait for the server's answer (or the socket's end: the message then comes again). */
   ack(id: string, through: boolean): Promise<void>;
-  close(): void;
+  /** Close the socket; settles when it is closed. */
+  close(): Promise<void>;
   fatal: Error | undefined;
 }
 
@@ -103,6 +108,8 @@ function connect(Ws: SocketClass, flock: Flock, signal: AbortSignal | undefined)
   let refs = 0;
   /** Acks sent and not yet answered, by ref: resolved by the answer, an error frame naming the ref, or the close. */
   const acking = new Map<number, () => void>();
+  /** Those waiting for the socket to close. */
+  const closers: (() => void)[] = [];
   const conn: Conn = {
     fatal: undefined,
     next: () =>
@@ -123,11 +130,15 @@ function connect(Ws: SocketClass, flock: Flock, signal: AbortSignal | undefined)
     },
     close() {
       signal?.removeEventListener("abort", onAbort);
+      if (closed) return Promise.resolve();
+      const done = new Promise<void>((resolve) => closers.push(resolve));
       if (ws.readyState === OPEN || ws.readyState === CONNECTING) ws.close(1000);
+      return done;
     },
   };
   const finish = () => {
     closed = true;
+    for (const done of closers.splice(0)) done();
     for (const done of acking.values()) done();
     acking.clear();
     const w = waiter;

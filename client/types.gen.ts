@@ -5,6 +5,7 @@
 export interface Author {
   id: string;
   display_name: string;
+  avatar_url: string | null;
 }
 
 export type Visibility = "public" | "friends" | "private";
@@ -12,6 +13,7 @@ export type Visibility = "public" | "friends" | "private";
 export interface Agent {
   id: string;
   display_name: string;
+  avatar_url: string | null;
   description: string;
   created_at: string;
 }
@@ -19,6 +21,7 @@ export interface Agent {
 export interface AgentProfile {
   id: string;
   display_name: string;
+  avatar_url: string | null;
   description: string;
   created_at: string;
   x402_enabled: boolean;
@@ -82,6 +85,7 @@ export interface Wallet {
 export interface User {
   id: string;
   display_name: string;
+  avatar_url: string | null;
   description: string;
   wallets: Wallet[];
   accepts_messages_from: "friends" | "anyone";
@@ -434,6 +438,7 @@ export interface UpdateAgentRequest {
   display_name?: string;
   description?: string;
   accepts_group_adds_from?: "anyone" | "friends" | "nobody";
+  avatar?: string | null;
   x402_enabled?: boolean;
   price?: number | string | null;
   pay_to?: string | null;
@@ -494,6 +499,7 @@ export interface UpdateUserRequest {
   description?: string;
   accepts_messages_from?: "friends" | "anyone";
   read_receipts?: boolean;
+  avatar?: string | null;
 }
 
 export interface PrivyLoginRequest {

@@ -3,6 +3,7 @@
 // over /v1/agents/:id in the router). The statements: runtime/accounts/agents-store.ts.
 import { z } from "zod";
 import { loadAgent, registerAgent, replaceToken, toAgent, updateAgent } from "../runtime/accounts/agents-store.ts";
+import { avatarChange } from "../runtime/accounts/avatars-store.ts";
 import { notFound } from "../runtime/errors.ts";
 import { created, defineRoute, ok, type Route } from "../runtime/http/route.ts";
 import { isAgentId } from "../runtime/ids.ts";
@@ -20,7 +21,7 @@ const register = defineRoute({
     const id = svc.ids.next("agent");
     const token = newToken("agent");
     const row = await registerAgent(svc.sql, id, body.display_name, body.description ?? "", token);
-    svc.auth.issued(token, { id: row.id, kind: "agent", displayName: row.display_name });
+    svc.auth.issued(token, { id: row.id, kind: "agent", displayName: row.display_name, avatarKey: null });
     return created({ agent: toAgent(row), token });
   },
 });
@@ -42,8 +43,9 @@ const update = defineRoute({
   auth: "agent",
   body: UpdateAgentRequest,
   async handle({ principal, body, svc }) {
-    if (!(await updateAgent(svc.sql, svc.assets, principal.id, body))) throw notFound("agent");
-    if (body.display_name !== undefined) await svc.auth.forget(principal.id);
+    const avatar = await avatarChange(svc.sql, principal.id, body.avatar);
+    if (!(await updateAgent(svc.sql, svc.assets, principal.id, { ...body, avatar }))) throw notFound("agent");
+    if (body.display_name !== undefined || avatar) await svc.auth.forget(principal.id);
     if (hasSettings(body)) await svc.paidAgents.changed(principal.id);
     const agent = await loadAgent(svc.sql, svc.assets, principal.id, true);
     if (!agent) throw notFound("agent");

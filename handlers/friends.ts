@@ -2,6 +2,7 @@
 // drops both principals' cached feed timelines, so the very next feed read reflects it, and tells both sides'
 // WebSocket connections, which start or stop watching the other's presence. The statements:
 // runtime/social/friends-store.ts.
+import { authorOf } from "../runtime/auth.ts";
 import { conflict, invalid, notFound } from "../runtime/errors.ts";
 import { defineRoute, noContent, ok, type Route } from "../runtime/http/route.ts";
 import { idTime, isHumanId, parseId } from "../runtime/ids.ts";
@@ -91,7 +92,7 @@ const sendRequest = defineRoute({
     const request = toRequest(out.row);
     if ("made" in out) {
       // live to the recipient's connections (none for an id that is no one's: the sender hears nothing either way)
-      await announceFriendRequest(svc, { to, request: { ...request, status: "pending" }, from: { id: me, display_name: principal.displayName } }).catch((err: unknown) =>
+      await announceFriendRequest(svc, { to, request: { ...request, status: "pending" }, from: authorOf(principal) }).catch((err: unknown) =>
         log.warn({ err }, "friend request not announced"),
       );
     }
@@ -128,7 +129,7 @@ const accept = defineRoute({
       await lockPair(tx, sender, me);
       const p = await acceptRequest(tx, id, me);
       if (!p) throw notFound("friend request");
-      return { id: p.id, display_name: p.display_name };
+      return p;
     });
     await friendshipChanged(svc, log, me, friend.id);
     return ok({ friend });
@@ -153,8 +154,7 @@ const list = defineRoute({
   path: "/v1/friends",
   auth: "principal",
   async handle({ principal, svc }) {
-    const rows = await friendList(svc.sql, principal.id);
-    return ok({ friends: rows.map((r) => ({ id: r.id, display_name: r.display_name })) });
+    return ok({ friends: await friendList(svc.sql, principal.id) });
   },
 });
 

@@ -33,7 +33,7 @@ async function view(svc: Services, g: GroupRow): Promise<Group> {
     name: g.name,
     owner: g.owner,
     thread_id: PREFIX.thread + g.id.toString(),
-    members: members.map((m) => ({ id: m.id, display_name: m.display_name })),
+    members,
     created_at: g.created_at.toISOString(),
   };
 }

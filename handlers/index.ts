@@ -4,6 +4,7 @@ import type { Metrics } from "../runtime/metrics.ts";
 import { agentRoutes } from "./agents.ts";
 import { authRoutes } from "./auth.ts";
 import { fileRoutes } from "./files.ts";
+import { avatarRoutes } from "./avatars.ts";
 import { userRoutes } from "./users.ts";
 import { friendRoutes } from "./friends.ts";
 import { momentReactionRoutes } from "./moment-reactions.ts";
@@ -22,6 +23,6 @@ import { mcpRoutes } from "./mcp.ts";
 
 /** `draining`: whether the node is shutting down (its /readyz then answers 503, so a balancer stops routing here). */
 export function allRoutes(metrics: Metrics, draining: () => boolean = () => false): Route[] {
-  const routes = [...healthRoutes(metrics, draining), ...agentRoutes, ...momentRoutes, ...momentReactionRoutes, ...friendRoutes, ...messageRoutes, ...messageChangeRoutes, ...threadRoutes, ...searchRoutes, ...groupRoutes, ...authRoutes, ...userRoutes, ...fileRoutes, ...marketplaceRoutes, ...paymentRoutes, ...mcpRoutes, ...webRoutes];
+  const routes = [...healthRoutes(metrics, draining), ...agentRoutes, ...momentRoutes, ...momentReactionRoutes, ...friendRoutes, ...messageRoutes, ...messageChangeRoutes, ...threadRoutes, ...searchRoutes, ...groupRoutes, ...authRoutes, ...userRoutes, ...fileRoutes, ...avatarRoutes, ...marketplaceRoutes, ...paymentRoutes, ...mcpRoutes, ...webRoutes];
   return [...routes, ...docRoutes(routes)];
 }

@@ -4,6 +4,8 @@
 // the moment's `rev`, and hands the new counts to the moment record cache before the answer goes out.
 // Likes and unlikes go to Postgres by group commit (runtime/social/likes.ts), comments through
 // runtime/social/comments-store.ts.
+import { avatarPath } from "../runtime/accounts/avatar-path.ts";
+import { authorOf } from "../runtime/auth.ts";
 import { notFound } from "../runtime/errors.ts";
 import { created, defineRoute, noContent, type Route } from "../runtime/http/route.ts";
 import { idTime, parseId } from "../runtime/ids.ts";
@@ -57,7 +59,7 @@ const comment = defineRoute({
     const out: Comment = {
       id: `comment_${cid}`,
       body: body.body,
-      author: { id: me, display_name: principal.displayName },
+      author: authorOf(principal),
       created_at: createdAt.toISOString(),
     };
     return created(out);
@@ -85,7 +87,7 @@ const listComments = defineRoute({
       list.push({
         id: `comment_${r.id}`,
         body: r.body!,
-        author: { id: r.author!, display_name: r.display_name ?? "" },
+        author: { id: r.author!, display_name: r.display_name ?? "", avatar_url: avatarPath(r.avatar_key) },
         created_at: r.created_at!.toISOString(),
       });
     }

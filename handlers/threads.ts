@@ -1,6 +1,8 @@
 // Threads: the caller's conversations (newest activity first, with unread counts), a thread's history (newest
 // first), and the caller's read marker in a thread. Members only: anyone else gets 404, as for a thread that does
 // not exist.
+import { avatarPath } from "../runtime/accounts/avatar-path.ts";
+import { authorOf } from "../runtime/auth.ts";
 import { invalid, notFound } from "../runtime/errors.ts";
 import { defineRoute, ok, type Route } from "../runtime/http/route.ts";
 import { PREFIX, parseId } from "../runtime/ids.ts";
@@ -23,6 +25,7 @@ function toThread(r: ThreadRow) {
           thread_id: r.id,
           sender: r.m_sender!,
           sender_name: r.m_sender_name,
+          sender_avatar: r.m_sender_avatar,
           recipient: r.m_recipient,
           body: r.m_body!,
           created_at: r.m_created_at!,
@@ -40,7 +43,7 @@ function toThread(r: ThreadRow) {
   return {
     id: PREFIX.thread + r.id.toString(),
     kind: r.kind,
-    ...(r.kind === "direct" ? { peer: { id: r.peer_id!, display_name: r.peer_name ?? DELETED_NAME } } : {}),
+    ...(r.kind === "direct" ? { peer: { id: r.peer_id!, display_name: r.peer_name ?? DELETED_NAME, avatar_url: avatarPath(r.peer_avatar) } } : {}),
     ...(r.kind === "group" ? { group: { id: PREFIX.group + r.id.toString(), name: r.group_name ?? "" } } : {}),
     last_message: last ? toMessage(last) : null,
     updated_at: (last?.created_at ?? r.created_at).toISOString(),
@@ -108,7 +111,7 @@ const read = defineRoute({
     const readThrough = PREFIX.message + out.through.toString();
     if (out.moved) {
       const to = out.receipts ? out.members : [principal.id];
-      await announceRead(svc, { thread, from: { id: principal.id, display_name: principal.displayName }, through: readThrough, to }).catch((err: unknown) =>
+      await announceRead(svc, { thread, from: authorOf(principal), through: readThrough, to }).catch((err: unknown) =>
         log.warn({ err }, "read receipt not announced"),
       );
     }

@@ -1,6 +1,7 @@
 // Human users: read and update the own profile; delete the own account (humans and agents alike).
 import { conflict, notFound } from "../runtime/errors.ts";
 import { defineRoute, noContent, ok, type Route } from "../runtime/http/route.ts";
+import { avatarChange } from "../runtime/accounts/avatars-store.ts";
 import { deleteAccount } from "../runtime/accounts/delete.ts";
 import { loadUser, updateUser } from "../runtime/humans.ts";
 import { registrationOptions } from "../runtime/signin/passkeys.ts";
@@ -24,8 +25,9 @@ const update = defineRoute({
   auth: "human",
   body: UpdateUserRequest,
   async handle({ principal, body, svc }) {
-    if (!(await updateUser(svc.sql, principal.id, body))) throw notFound("user");
-    if (body.display_name !== undefined) await svc.auth.forget(principal.id);
+    const avatar = await avatarChange(svc.sql, principal.id, body.avatar);
+    if (!(await updateUser(svc.sql, principal.id, { ...body, avatar }))) throw notFound("user");
+    if (body.display_name !== undefined || avatar) await svc.auth.forget(principal.id);
     const user = await loadUser(svc.sql, principal.id);
     if (!user) throw notFound("user");
     return ok({ user });

@@ -1,5 +1,7 @@
 // Bearer authentication. Token hash -> principal, cached per node for a short while; a rotation,
 // deletion or profile change is broadcast so every node drops its cached entries at once.
+import type { Author } from "../schema/common.ts";
+import { avatarPath } from "./accounts/avatar-path.ts";
 import type { Sql } from "./db/client.ts";
 import type { PubSub } from "./engines/pubsub.ts";
 import { CHANNELS, listen, publish } from "./engines/node-channels.ts";
@@ -10,7 +12,12 @@ export interface Principal {
   id: string;
   kind: "agent" | "human";
   displayName: string;
+  /** The key of the principal's picture (runtime/accounts/avatars-store.ts), null when none is set. */
+  avatarKey: string | null;
 }
+
+/** A principal as the author object of what it writes. */
+export const authorOf = (p: Principal): Author => ({ id: p.id, display_name: p.displayName, avatar_url: avatarPath(p.avatarKey) });
 
 interface Cached {
   principal: Principal;
@@ -76,12 +83,12 @@ export class Authenticator {
     if (!looksLikeToken(token)) throw unauthorized("malformed token");
     const hash = hashToken(token);
     const rows = await this.sql`
-      select p.id, p.kind, p.display_name, t.expires_at
+      select p.id, p.kind, p.display_name, p.avatar_key, t.expires_at
       from tokens t join principals p on p.id = t.principal
       where t.hash = ${hash}`;
     const row = rows[0];
     if (!row) throw unauthorized("unknown token");
-    const principal: Principal = { id: row.id, kind: row.kind, displayName: row.display_name };
+    const principal: Principal = { id: row.id, kind: row.kind, displayName: row.display_name, avatarKey: row.avatar_key };
     const expiresAt = row.expires_at ? (row.expires_at as Date).getTime() : Number.POSITIVE_INFINITY;
     this.remember(token, { principal, expiresAt, cachedUntil: now + CACHE_MS });
     if (expiresAt <= now) throw unauthorized("token expired");

@@ -3,6 +3,8 @@
 import { getAddress } from "./address.ts";
 import type postgres from "postgres";
 import type { MessagePolicy, User, Wallet } from "../schema/users.ts";
+import { avatarPath } from "./accounts/avatar-path.ts";
+import { avatarColumns, type AvatarChange } from "./accounts/avatars-store.ts";
 import type { Sql } from "./db/client.ts";
 import type { Services } from "./services.ts";
 import { hashToken, newToken } from "./tokens.ts";
@@ -12,6 +14,7 @@ type Db = Sql | postgres.TransactionSql;
 interface UserRow {
   id: string;
   display_name: string;
+  avatar_key: string | null;
   description: string;
   accepts_messages_from: MessagePolicy;
   read_receipts: boolean;
@@ -20,13 +23,14 @@ interface UserRow {
 
 export async function loadUser(sql: Db, id: string): Promise<User | null> {
   const [row] = await sql<UserRow[]>`
-    select id, display_name, description, accepts_messages_from, read_receipts, created_at from principals where id = ${id} and kind = 'human'`;
+    select id, display_name, avatar_key, description, accepts_messages_from, read_receipts, created_at from principals where id = ${id} and kind = 'human'`;
   if (!row) return null;
   const wallets = await sql<Wallet[]>`
     select address, kind from wallets where principal = ${id} order by created_at, address`;
   return {
     id: row.id,
     display_name: row.display_name,
+    avatar_url: avatarPath(row.avatar_key),
     description: row.description,
     wallets: wallets.map((w) => ({ address: w.address, kind: w.kind })),
     accepts_messages_from: row.accepts_messages_from,
@@ -41,6 +45,7 @@ interface UserChange {
   description?: string;
   accepts_messages_from?: MessagePolicy;
   read_receipts?: boolean;
+  avatar?: AvatarChange | undefined;
 }
 
 /** Changes the given fields of a human's profile; false when there is no such human. */
@@ -51,6 +56,7 @@ export async function updateUser(sql: Db, id: string, change: UserChange): Promi
       description = coalesce(${change.description ?? null}::text, description),
       accepts_messages_from = coalesce(${change.accepts_messages_from ?? null}::text, accepts_messages_from),
       read_receipts = coalesce(${change.read_receipts ?? null}::boolean, read_receipts),
+      ${avatarColumns(sql, change.avatar)}
       updated_at = now()
     where id = ${id} and kind = 'human'
     returning id`;

@@ -1,6 +1,6 @@
 // Agents: registration, profile and token rotation.
 import { z } from "zod";
-import { displayName, text } from "./common.ts";
+import { avatarChoice, avatarUrl, displayName, text } from "./common.ts";
 import { AgentMarketplace, MarketplaceSettings } from "./payments.ts";
 
 export const RegisterAgentRequest = z.object({
@@ -20,6 +20,7 @@ export const UpdateAgentRequest = z
     display_name: displayName(64).optional(),
     description: text(0, 500).optional(),
     accepts_group_adds_from: GroupAddPolicy.optional(),
+    avatar: avatarChoice.optional(),
     ...MarketplaceSettings,
   })
   .refine((v) => Object.values(v).some((x) => x !== undefined), { message: "nothing to update" });
@@ -27,6 +28,7 @@ export const UpdateAgentRequest = z
 export const Agent = z.object({
   id: z.string().regex(/^[0-9]+$/),
   display_name: z.string(),
+  avatar_url: avatarUrl,
   description: z.string(),
   created_at: z.string(),
 });

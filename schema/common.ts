@@ -24,11 +24,21 @@ const UNSAFE_IN_NAMES = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/
 export const displayName = (max: number) =>
   text(1, max).refine((v) => !UNSAFE_IN_NAMES.test(v), "must not contain control characters or bidirectional overrides");
 
+/** `avatar` in a profile update: one of the caller's uploaded images (`file_…`, at most 1 MiB), or null for none. */
+export const avatarChoice = z.string().max(64).nullable();
+
 /** An agent (digits) or human (`P` + digits) identifier. */
 export const principalId = z.string().regex(/^P?[0-9]{1,19}$/, "must be an agent or human id");
 
-/** The author object embedded in moments, comments, friends and messages (SPEC 2.2). */
-export const Author = z.object({ id: z.string(), display_name: z.string() });
+/**
+ * The picture a principal chose (PATCH /v1/users/me or /v1/agents/me with `avatar`): a path on this server that
+ * answers without credentials, so a plain `<img src>` shows it; null when none is set. The address changes with the
+ * picture and may be cached for good.
+ */
+export const avatarUrl = z.string().startsWith("/v1/avatars/").nullable();
+
+/** The author object embedded in moments, comments, friends and messages (SPEC 2.2), with the author's picture. */
+export const Author = z.object({ id: z.string(), display_name: z.string(), avatar_url: avatarUrl });
 export type Author = z.infer<typeof Author>;
 
 /** The one error shape. */

@@ -1,6 +1,7 @@
 // Paid agents and x402 payments: marketplace settings, the marketplace listing, the payment shown on a paid
 // message, and the payments list.
 import { z } from "zod";
+import { avatarUrl } from "./common.ts";
 
 /** A price in US dollars: more than 0, at most 6 decimals (a JSON number, or a decimal string); parsed to micro-dollars. */
 export const price = z.union([z.number(), z.string()]).transform((v, ctx): bigint => {
@@ -55,6 +56,7 @@ export const MarketplaceQuery = z.object({
 export const MarketplaceAgent = z.object({
   id: z.string(),
   display_name: z.string(),
+  avatar_url: avatarUrl,
   description: z.string(),
   price: z.number(),
   currency: z.literal("USD"),

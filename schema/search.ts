@@ -1,6 +1,6 @@
 // Search: people (agents, and the persons the caller may see) and the caller's own messages.
 import { z } from "zod";
-import { text } from "./common.ts";
+import { avatarUrl, text } from "./common.ts";
 import { Message } from "./messages.ts";
 
 export const PeopleQuery = z.object({
@@ -13,10 +13,13 @@ export const PeopleQuery = z.object({
 export const Person = z.object({
   id: z.string(),
   display_name: z.string(),
+  avatar_url: avatarUrl,
   kind: z.enum(["agent", "human"]),
   /** Whether the caller and they are friends. */
   friend: z.boolean(),
 });
+
+export type Person = z.infer<typeof Person>;
 
 export const PeopleResponse = z.object({ people: z.array(Person) });
 

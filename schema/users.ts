@@ -1,6 +1,6 @@
 // Human users: the own profile, its wallets, and the profile update.
 import { z } from "zod";
-import { displayName, text } from "./common.ts";
+import { avatarChoice, avatarUrl, displayName, text } from "./common.ts";
 
 export const Wallet = z.object({
   /** Lowercase 0x address. */
@@ -20,6 +20,7 @@ export type MessagePolicy = z.infer<typeof MessagePolicy>;
 export const User = z.object({
   id: z.string().regex(/^P[0-9]+$/),
   display_name: z.string(),
+  avatar_url: avatarUrl,
   description: z.string(),
   wallets: z.array(Wallet),
   accepts_messages_from: MessagePolicy,
@@ -41,5 +42,6 @@ export const UpdateUserRequest = z
     description: text(0, 500).optional(),
     accepts_messages_from: MessagePolicy.optional(),
     read_receipts: z.boolean().optional(),
+    avatar: avatarChoice.optional(),
   })
   .refine((v) => Object.values(v).some((x) => x !== undefined), { message: "nothing to update" });

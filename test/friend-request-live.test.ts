@@ -24,7 +24,7 @@ t.test("the recipient's sockets hear a new request; a repeat and others hear not
   t.equal(r.status, 202);
   for (const w of [wp1, wp2]) {
     const f = await w.nextOfType("friend_request");
-    t.same(f, { type: "friend_request", request: r.body.request, from: { id: a.id, display_name: "Ann" } }, "each of the person's connections");
+    t.same(f, { type: "friend_request", request: r.body.request, from: { id: a.id, display_name: "Ann", avatar_url: null } }, "each of the person's connections");
   }
   t.equal((await call(node.url, "POST", "/v1/friends/request", { token: a.token, json: { to: person.id } })).status, 202, "a repeat");
   // a later request, to the bystander: events of one channel arrive in order, so once it is heard, an announcement

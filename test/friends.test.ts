@@ -43,9 +43,9 @@ t.test("friends over HTTP", async (t) => {
     t.equal((await call(base, "POST", `/v1/friends/requests/${id}/accept`, { token: stranger.token })).status, 404);
     const acc = await call(base, "POST", `/v1/friends/requests/${id}/accept`, { token: b.token });
     t.equal(acc.status, 200);
-    t.same(acc.body, { friend: { id: a.id, display_name: "ann" } });
-    t.same(await friendsOf(a.token), [{ id: b.id, display_name: "ben" }]);
-    t.same(await friendsOf(b.token), [{ id: a.id, display_name: "ann" }]);
+    t.same(acc.body, { friend: { id: a.id, display_name: "ann", avatar_url: null } });
+    t.same(await friendsOf(a.token), [{ id: b.id, display_name: "ben", avatar_url: null }]);
+    t.same(await friendsOf(b.token), [{ id: a.id, display_name: "ann", avatar_url: null }]);
     t.same(await requestsOf(b.token), { incoming: [], outgoing: [] });
     t.equal((await call(base, "POST", `/v1/friends/requests/${id}/accept`, { token: b.token })).status, 404, "not pending any more");
     for (const [from, to] of [[a, b], [b, a]] as const) {
@@ -65,8 +65,8 @@ t.test("friends over HTTP", async (t) => {
     t.equal(second.body.request.from, y.id);
     t.equal(second.body.request.to, x.id);
     t.not(second.body.request.id, first.body.request.id);
-    t.same(await friendsOf(x.token), [{ id: y.id, display_name: "y" }]);
-    t.same(await friendsOf(y.token), [{ id: x.id, display_name: "x" }]);
+    t.same(await friendsOf(x.token), [{ id: y.id, display_name: "y", avatar_url: null }]);
+    t.same(await friendsOf(y.token), [{ id: x.id, display_name: "x", avatar_url: null }]);
     t.same(await requestsOf(x.token), { incoming: [], outgoing: [] });
     t.equal((await call(base, "POST", `/v1/friends/requests/${first.body.request.id}/accept`, { token: y.token })).status, 404);
   });

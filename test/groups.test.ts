@@ -34,8 +34,8 @@ for (const engine of ["redis", "memory"] as const) {
       t.equal(g.name, "Team");
       t.equal(g.owner, a.id);
       t.same(g.members, [
-        { id: a.id, display_name: "Owner" },
-        { id: b.id, display_name: "Bea" },
+        { id: a.id, display_name: "Owner", avatar_url: null },
+        { id: b.id, display_name: "Bea", avatar_url: null },
       ]);
       const read = await get(b.token, g.id);
       t.equal(read.status, 200);
@@ -72,7 +72,7 @@ for (const engine of ["redis", "memory"] as const) {
       t.same(Object.keys(r.body).sort(), ["body", "created_at", "from", "id", "thread_id", "to"]);
       t.equal(r.body.to, g.id);
       t.equal(r.body.thread_id, g.thread_id);
-      t.same(r.body.from, { id: b.id, display_name: "b" });
+      t.same(r.body.from, { id: b.id, display_name: "b", avatar_url: null });
       for (const who of [a, c]) {
         const got = await pending(base, who);
         t.same(

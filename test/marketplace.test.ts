@@ -78,6 +78,7 @@ t.test("marketplace settings, profiles and listing", async (t) => {
     t.same(p1.body.agents[0], {
       id: paid[4],
       display_name: "Paid 4",
+      avatar_url: null,
       description: "",
       price: 0.05,
       currency: "USD",

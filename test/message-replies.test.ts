@@ -17,7 +17,7 @@ t.test("a reply carries the quote of the message it answers: in the answer, the 
   const q = await sendOk(node.url, a, b.id, long);
   const r = await send(b.token, a.id, "agreed", q.id);
   t.equal(r.status, 201);
-  t.same(r.body.reply_to, { id: q.id, from: { id: a.id, display_name: "Ann" }, body: "é".repeat(200) }, "the first 200 characters");
+  t.same(r.body.reply_to, { id: q.id, from: { id: a.id, display_name: "Ann", avatar_url: null }, body: "é".repeat(200) }, "the first 200 characters");
   const [got] = await pending(node.url, a);
   t.same(got.reply_to, r.body.reply_to, "the recipient gets it");
   const [h] = (await call(node.url, "GET", `/v1/threads/${q.thread_id}/messages`, { token: a.token })).body.messages;
@@ -66,5 +66,5 @@ t.test("group replies, and a deleted message's quotes keep who wrote it but not 
   const thread = r.body.thread_id;
   const msgs = (await call(node.url, "GET", `/v1/threads/${thread}/messages`, { token: b.token })).body.messages;
   const reply = msgs.find((m: any) => m.id === r.body.id);
-  t.same(reply.reply_to, { id: q, from: { id: a.id, display_name: "Ann" }, body: "", deleted: true }, "the quote of a deleted message");
+  t.same(reply.reply_to, { id: q, from: { id: a.id, display_name: "Ann", avatar_url: null }, body: "", deleted: true }, "the quote of a deleted message");
 });

@@ -29,20 +29,20 @@ t.test("threads and history (redis engines, real Postgres)", async (t) => {
     const [first, group, last] = r.body.threads;
     t.same(Object.keys(first).sort(), ["id", "kind", "last_message", "peer", "peer_read_through", "read_through", "unread_count", "updated_at"]);
     t.equal(first.kind, "direct");
-    t.same(first.peer, { id: b.id, display_name: "Ben" });
+    t.same(first.peer, { id: b.id, display_name: "Ben", avatar_url: null });
     t.same(first.last_message, ba);
     t.equal(first.updated_at, ba.created_at);
     t.same(group.group, { id: g.body.group.id, name: "Crew" });
     t.equal(group.kind, "group");
     t.equal(group.last_message, null);
-    t.same(last.peer, { id: c.id, display_name: "Cid" });
+    t.same(last.peer, { id: c.id, display_name: "Cid", avatar_url: null });
 
     const bs = await threads(b.token);
     t.same(
       bs.body.threads.map((x: any) => x.id),
       [ab.thread_id, g.body.group.thread_id],
     );
-    t.same(bs.body.threads[0].peer, { id: a.id, display_name: "Ann" });
+    t.same(bs.body.threads[0].peer, { id: a.id, display_name: "Ann", avatar_url: null });
     t.same((await threads(c.token)).body.threads.length, 1);
 
     const page1 = await threads(a.token, "?limit=2");
@@ -93,9 +93,9 @@ t.test("threads and history (redis engines, real Postgres)", async (t) => {
     await node.svc.sql`delete from principals where id = ${a.id}`;
     const r = await history(b.token, m.thread_id);
     t.equal(r.status, 200);
-    t.same(r.body.messages[0].from, { id: a.id, display_name: "[deleted]" });
+    t.same(r.body.messages[0].from, { id: a.id, display_name: "[deleted]", avatar_url: null });
     t.equal(r.body.messages[0].body, "remember me");
     const list = await threads(b.token);
-    t.same(list.body.threads[0].peer, { id: a.id, display_name: "[deleted]" });
+    t.same(list.body.threads[0].peer, { id: a.id, display_name: "[deleted]", avatar_url: null });
   });
 });

@@ -43,7 +43,7 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
         content: "hello world",
         visibility: "public",
         created_at: r.body.created_at,
-        author: { id: a.id, display_name: "poster" },
+        author: { id: a.id, display_name: "poster", avatar_url: null },
         like_count: 0,
         comment_count: 0,
       });

@@ -116,7 +116,7 @@ t.test("a read receipt reaches the other members' sockets and the reader's own o
   await Promise.all([wa, wb, wb2, wc].map((w) => w.nextOfType("ready")));
   const r = await markRead(b.token, thread, id);
   t.equal(r.status, 200);
-  const want = { type: "read", thread_id: thread, from: { id: b.id, display_name: "Bob" }, through: id };
+  const want = { type: "read", thread_id: thread, from: { id: b.id, display_name: "Bob", avatar_url: null }, through: id };
   t.same(await wa.nextOfType("read"), want, "the sender hears Bob read it");
   t.same(await wc.nextOfType("read"), want, "another member too");
   t.same(await wb2.nextOfType("read"), want, "and Bob's other connection");

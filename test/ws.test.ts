@@ -30,7 +30,7 @@ for (const engine of ["redis", "memory"] as const) {
         t.teardown(() => c.close());
         t.equal(c.ws.protocol, PROTOCOL[encoding], "the encoding subprotocol is selected");
         const ready = await c.nextOfType("ready");
-        t.same(ready, { type: "ready", principal: { id: b.id, display_name: "Bo" }, protocol: encoding, heartbeat_seconds: 30 });
+        t.same(ready, { type: "ready", principal: { id: b.id, display_name: "Bo", avatar_url: null }, protocol: encoding, heartbeat_seconds: 30 });
         const first = await c.nextOfType("message");
         t.same(first.message, { ...early, delivery_count: 1 });
         const live = await sendOk(base, a, b.id, "live");
@@ -250,7 +250,7 @@ for (const engine of ["redis", "memory"] as const) {
         t.same(await cb.nextOfType("typing"), {
           type: "typing",
           thread_id: m.thread_id,
-          from: { id: a.id, display_name: "Typer" },
+          from: { id: a.id, display_name: "Typer", avatar_url: null },
           state: "start",
           expires_in: 10,
         });
@@ -258,7 +258,7 @@ for (const engine of ["redis", "memory"] as const) {
         t.same(await cb.nextOfType("typing"), {
           type: "typing",
           thread_id: m.thread_id,
-          from: { id: a.id, display_name: "Typer" },
+          from: { id: a.id, display_name: "Typer", avatar_url: null },
           state: "stop",
         });
         cx.send({ type: "typing", thread_id: m.thread_id, state: "start" });
@@ -292,12 +292,12 @@ for (const engine of ["redis", "memory"] as const) {
         const ca = await open(a.token);
         t.same(await cb.nextOfType("presence"), {
           type: "presence",
-          principal: { id: a.id, display_name: "Friend A" },
+          principal: { id: a.id, display_name: "Friend A", avatar_url: null },
           status: "online",
         });
         t.same(
           await ca.nextOfType("presence"),
-          { type: "presence", principal: { id: b.id, display_name: "Friend B" }, status: "online" },
+          { type: "presence", principal: { id: b.id, display_name: "Friend B", avatar_url: null }, status: "online" },
           "friends already online are announced after ready",
         );
         const ca2 = await open(a.token);
@@ -313,7 +313,7 @@ for (const engine of ["redis", "memory"] as const) {
         ca2.close();
         t.same(await cb.next((f) => f.type === "presence" && f.status === "offline"), {
           type: "presence",
-          principal: { id: a.id, display_name: "Friend A" },
+          principal: { id: a.id, display_name: "Friend A", avatar_url: null },
           status: "offline",
         });
         t.notOk(
@@ -331,7 +331,7 @@ for (const engine of ["redis", "memory"] as const) {
         const cc = await open(c.token);
         t.teardown(() => [ca, cb, cc].forEach((x) => x.close()));
         await Promise.all([ca.nextOfType("ready"), cb.nextOfType("ready"), cc.nextOfType("ready")]);
-        const presence = (who: Registered, name: string, status: string) => ({ type: "presence", principal: { id: who.id, display_name: name }, status });
+        const presence = (who: Registered, name: string, status: string) => ({ type: "presence", principal: { id: who.id, display_name: name, avatar_url: null }, status });
         const befriendLive = async (from: Registered, to: Registered) => {
           const req = await call(base, "POST", "/v1/friends/request", { token: from.token, json: { to: to.id } });
           t.equal(req.status, 201);

@@ -62,6 +62,9 @@ const streamMessage: NodeChannel<StreamMessage> & { head(m: StreamMessage): stri
   },
 };
 
+/** Who did something, as frames show them; a node from before avatars sends no `avatar_url` (read as none). */
+const author = z.object({ id, display_name: z.string(), avatar_url: z.string().max(200).nullable().default(null) });
+
 export const CHANNELS = {
   streamMessage,
   /** Members joined or left a group: their sockets on every node follow. */
@@ -72,10 +75,10 @@ export const CHANNELS = {
   paymentsTerms: principalId("payments.terms"),
   /** An IP was banned until a time (ms). */
   limitsBan: json("limits.ban", z.object({ ip: z.string().refine((ip) => isIP(ip) !== 0), until: z.number().int().positive().max(Number.MAX_SAFE_INTEGER) })),
-  presence: json("presence", z.object({ id, display_name: z.string(), status: z.enum(["online", "offline"]) })),
+  presence: json("presence", author.extend({ status: z.enum(["online", "offline"]) })),
   typing: json("typing", z.object({
     thread: z.string().min(1).max(80),
-    from: z.object({ id, display_name: z.string() }),
+    from: author,
     state: z.enum(["start", "stop"]),
     to: z.array(id),
   })),
@@ -93,7 +96,7 @@ export const CHANNELS = {
   /** A principal marked a thread read: to whom its connections on every node say so. */
   read: json("read", z.object({
     thread: z.string().min(1).max(80),
-    from: z.object({ id, display_name: z.string() }),
+    from: author,
     through: z.string().min(1).max(80),
     to: z.array(id),
   })),
@@ -101,7 +104,7 @@ export const CHANNELS = {
   friendRequest: json("friend.request", z.object({
     to: id,
     request: z.object({ id: z.string().max(80), from: id, to: id, status: z.literal("pending"), created_at: z.string().max(40) }),
-    from: z.object({ id, display_name: z.string() }),
+    from: author,
   })),
   /** The friendship of two principals was made or ended: which pair, nothing more. */
   friendship: json("friendship", z.object({ a: id, b: id })),

@@ -4,6 +4,7 @@
 // stream-store.ts's (joinGroup, leaveGroup), in the same transactions.
 import type { TransactionSql } from "postgres";
 import type { Author } from "../../schema/common.ts";
+import { type AuthorRow, toAuthor } from "../accounts/avatar-path.ts";
 import type { Sql } from "../db/client.ts";
 
 export interface GroupRow {
@@ -24,12 +25,13 @@ export async function loadGroup(sql: Sql, id: bigint, me: string): Promise<Group
 }
 
 /** A group's members, in the order they joined. */
-export function groupMembers(sql: Sql, id: bigint): Promise<Author[]> {
-  return sql<Author[]>`
-    select tm.principal as id, p.display_name
+export async function groupMembers(sql: Sql, id: bigint): Promise<Author[]> {
+  const rows = await sql<AuthorRow[]>`
+    select tm.principal as id, p.display_name, p.avatar_key
     from thread_members tm join principals p on p.id = tm.principal
     where tm.thread_id = ${String(id)}
     order by tm.joined_at, tm.principal`;
+  return rows.map(toAuthor);
 }
 
 /** A new group, its thread and its members (joining in the order given: the creator first). */

@@ -1,5 +1,6 @@
 // The message as recipients see it, built from a row, serialized once, and delivered as JSON text.
 // The per-delivery `delivery_count` is spliced into that text, so handing out a message never re-parses it.
+import { avatarPath } from "../accounts/avatar-path.ts";
 import { getAddress } from "../address.ts";
 import { PREFIX } from "../ids.ts";
 import { type Attachment, type Message, type Quote, REACTION_BY_SHOWN } from "../../schema/messages.ts";
@@ -15,6 +16,8 @@ export interface MessageRow {
   thread_id: bigint;
   sender: string;
   sender_name: string | null;
+  /** The key of the sender's picture (principals.avatar_key); absent or null when none. */
+  sender_avatar?: string | null;
   recipient: string | null;
   body: string;
   created_at: Date;
@@ -48,7 +51,7 @@ export function toMessage(r: MessageRow): Message {
   return {
     id: PREFIX.message + r.id.toString(),
     thread_id: PREFIX.thread + r.thread_id.toString(),
-    from: { id: r.sender, display_name: r.sender_name ?? DELETED_NAME },
+    from: { id: r.sender, display_name: r.sender_name ?? DELETED_NAME, avatar_url: avatarPath(r.sender_avatar) },
     to: r.recipient ?? PREFIX.group + r.thread_id.toString(),
     body: r.deleted_at ? "" : r.body,
     created_at: r.created_at.toISOString(),
@@ -73,7 +76,7 @@ export function toMessage(r: MessageRow): Message {
 
 /** The JSON text of a message just stored by `sender` (the one serialization every recipient shares). */
 export function freshPayload(
-  sender: { id: string; displayName: string },
+  sender: { id: string; displayName: string; avatarKey: string | null },
   m: { id: bigint; threadId: bigint; recipient: string | null; body: string; createdAt: Date; attachments?: StoredAttachment[]; reply?: Quote },
   extra: Partial<MessageRow> = {},
 ): string {
@@ -83,6 +86,7 @@ export function freshPayload(
       thread_id: m.threadId,
       sender: sender.id,
       sender_name: sender.displayName,
+      sender_avatar: sender.avatarKey,
       recipient: m.recipient,
       body: m.body,
       created_at: m.createdAt,

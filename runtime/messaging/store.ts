@@ -325,7 +325,7 @@ export async function ackBatch(sql: Sql, items: AckItem[]): Promise<AckOutcome[]
  */
 export function history(sql: Sql, threadId: bigint, before: bigint | null, limit: number, horizon: bigint): Promise<MessageRow[]> {
   return sql<MessageRow[]>`
-    select m.id, m.thread_id, m.sender, p.display_name as sender_name, m.recipient, m.body, m.created_at, m.attachments,
+    select m.id, m.thread_id, m.sender, p.display_name as sender_name, p.avatar_key as sender_avatar, m.recipient, m.body, m.created_at, m.attachments,
            m.edited_at, m.deleted_at, m.reactions, m.reply, pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
            pay.explorer_url as pay_explorer
     from messages m left join principals p on p.id = m.sender left join payments pay on pay.message_id = m.id

@@ -145,7 +145,7 @@ export async function backlog(sql: Sql, reads: Read[], horizon: bigint): Promise
     select c.n::int as n, c.thread_id as stream, c.last_seq as last, c.acked_seq as acked,
            (select tk.expired from took tk where tk.member = c.member and tk.thread_id = c.thread_id and tk.n = c.n) as expired,
            (select array_agg(a.seq::text) from group_acks a where a.member = c.member and a.thread_id = c.thread_id) as above,
-           r.id, r.thread_id, r.seq, r.sender, p.display_name as sender_name, r.recipient, r.body, r.created_at, r.attachments,
+           r.id, r.thread_id, r.seq, r.sender, p.display_name as sender_name, p.avatar_key as sender_avatar, r.recipient, r.body, r.created_at, r.attachments,
            r.edited_at, r.deleted_at, r.reactions, r.reply,
            pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
            pay.explorer_url as pay_explorer, r.was, r.had as count
@@ -173,7 +173,7 @@ export async function backlog(sql: Sql, reads: Read[], horizon: bigint): Promise
 /** Messages that `where` selects (`m` messages), in number order, as a publish carries them. */
 async function published(sql: Sql, where: ReturnType<Sql>, limit: number | null): Promise<Published[]> {
   const rows = await sql<(MessageRow & { seq: string })[]>`
-    select m.id, m.thread_id, m.seq, m.sender, p.display_name as sender_name, m.recipient, m.body, m.created_at, m.attachments,
+    select m.id, m.thread_id, m.seq, m.sender, p.display_name as sender_name, p.avatar_key as sender_avatar, m.recipient, m.body, m.created_at, m.attachments,
            m.edited_at, m.deleted_at, m.reactions, m.reply, pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
            pay.explorer_url as pay_explorer
     from messages m left join principals p on p.id = m.sender left join payments pay on pay.message_id = m.id

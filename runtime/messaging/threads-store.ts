@@ -13,9 +13,11 @@ export interface ThreadRow {
   group_name: string | null;
   peer_id: string | null;
   peer_name: string | null;
+  peer_avatar: string | null;
   m_id: bigint | null;
   m_sender: string | null;
   m_sender_name: string | null;
+  m_sender_avatar: string | null;
   m_recipient: string | null;
   m_body: string | null;
   m_created_at: Date | null;
@@ -52,8 +54,8 @@ export function threadsOf(sql: Sql, me: string, before: bigint | null, limit: nu
       where me.principal = ${me}
     )
     select mine.id, mine.kind, mine.created_at, g.name as group_name,
-      pp.peer_id, p.display_name as peer_name,
-      lm.id as m_id, lm.sender as m_sender, sp.display_name as m_sender_name, lm.recipient as m_recipient,
+      pp.peer_id, p.display_name as peer_name, p.avatar_key as peer_avatar,
+      lm.id as m_id, lm.sender as m_sender, sp.display_name as m_sender_name, sp.avatar_key as m_sender_avatar, lm.recipient as m_recipient,
       lm.body as m_body, lm.created_at as m_created_at, lm.attachments as m_attachments,
       lm.edited_at as m_edited_at, lm.deleted_at as m_deleted_at, lm.reactions as m_reactions, lm.reply as m_reply,
       pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,

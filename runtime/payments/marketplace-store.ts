@@ -6,6 +6,7 @@ import { containing } from "../db/like.ts";
 interface MarketplaceRow {
   id: string;
   display_name: string;
+  avatar_key: string | null;
   description: string;
   price_micros: bigint;
   network: string;
@@ -23,7 +24,7 @@ export interface MarketplacePage {
 /** A page of paid agents on `networks`, newest first; one row more than asked tells whether more exist. */
 export function marketplacePage(sql: Sql, networks: string[], page: MarketplacePage): Promise<MarketplaceRow[]> {
   return sql<MarketplaceRow[]>`
-    select p.id, p.display_name, p.description, pa.price_micros, pa.network
+    select p.id, p.display_name, p.avatar_key, p.description, pa.price_micros, pa.network
     from paid_agents pa join principals p on p.id = pa.principal
     where pa.x402_enabled and pa.price_micros is not null and pa.network = any(${networks}::text[])
       ${page.before !== undefined ? sql`and pa.principal::bigint < ${page.before}::bigint` : sql``}

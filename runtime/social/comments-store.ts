@@ -41,6 +41,7 @@ interface CommentRow {
   body: string | null;
   author: string | null;
   display_name: string | null;
+  avatar_key: string | null;
   created_at: Date | null;
 }
 
@@ -57,7 +58,7 @@ export function commentsPage(
 ): Promise<CommentRow[]> {
   const { after, limit, horizon } = page;
   return sql<CommentRow[]>`
-    select c.id, c.body, c.author, p.display_name, c.created_at
+    select c.id, c.body, c.author, p.display_name, p.avatar_key, c.created_at
     from moments m
     left join lateral (
       select c.id, c.body, c.author, c.created_at from moment_comments c

@@ -4,6 +4,7 @@
 import type { TransactionSql } from "postgres";
 import type { Author } from "../../schema/common.ts";
 import type { FriendRequest } from "../../schema/friends.ts";
+import { type AuthorRow, toAuthor } from "../accounts/avatar-path.ts";
 import type { Sql } from "../db/client.ts";
 
 export interface RequestRow {
@@ -78,7 +79,7 @@ export async function pendingRequestSender(tx: TransactionSql, id: bigint, me: s
  * statement. The new friend, or null when the request is no longer pending.
  */
 export async function acceptRequest(tx: TransactionSql, id: bigint, me: string): Promise<Author | null> {
-  const [p] = await tx<Author[]>`
+  const [p] = await tx<AuthorRow[]>`
     with acc as (
       update friend_requests set status = 'accepted', responded_at = now()
       where id = ${String(id)} and to_id = ${me} and status = 'pending' returning from_id),
@@ -89,8 +90,8 @@ export async function acceptRequest(tx: TransactionSql, id: bigint, me: string):
       insert into friendships (principal, friend)
       select ${me}, from_id from acc union all select from_id, ${me} from acc
       on conflict do nothing)
-    select p.id, p.display_name from acc join principals p on p.id = acc.from_id`;
-  return p ?? null;
+    select p.id, p.display_name, p.avatar_key from acc join principals p on p.id = acc.from_id`;
+  return p ? toAuthor(p) : null;
 }
 
 /** The recipient declines the pending request `id`, or its sender withdraws it; false when there is none of `me`'s. */
@@ -103,10 +104,11 @@ export async function declineRequest(sql: Sql, id: bigint, me: string): Promise<
 }
 
 /** `me`'s friends, the newest friendship first. */
-export function friendList(sql: Sql, me: string): Promise<Author[]> {
-  return sql<Author[]>`
-    select p.id, p.display_name from friendships f join principals p on p.id = f.friend
+export async function friendList(sql: Sql, me: string): Promise<Author[]> {
+  const rows = await sql<AuthorRow[]>`
+    select p.id, p.display_name, p.avatar_key from friendships f join principals p on p.id = f.friend
     where f.principal = ${me} order by f.created_at desc, f.friend`;
+  return rows.map(toAuthor);
 }
 
 /** Ends the friendship of `me` and `other` (both rows): the number of rows deleted, 0 when they were not friends. */

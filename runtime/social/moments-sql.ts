@@ -3,6 +3,7 @@
 // can never show a moment its reader may not see, and stops at the moments horizon (`id >= horizon`, a range
 // bound on the primary key and on the author and public indexes: runtime/retention/horizons.ts), so a moment
 // past retention is gone at once, before its row is (runtime/retention/moments-store.ts).
+import { avatarPath } from "../accounts/avatar-path.ts";
 import type { Sql } from "../db/client.ts";
 import { type MomentCounts, type MomentRecord, momentJson } from "../engines/moments.ts";
 import type { Moment } from "../../schema/moments.ts";
@@ -11,6 +12,7 @@ export interface MomentRow {
   id: bigint;
   author: string;
   display_name: string;
+  avatar_key: string | null;
   content: string;
   visibility: Moment["visibility"];
   created_at: Date;
@@ -29,7 +31,7 @@ export function toMoment(r: MomentRow): Moment {
     content: r.content,
     visibility: r.visibility,
     created_at: r.created_at.toISOString(),
-    author: { id: r.author, display_name: r.display_name },
+    author: { id: r.author, display_name: r.display_name, avatar_url: avatarPath(r.avatar_key) },
     like_count: r.like_count,
     comment_count: r.comment_count,
   };
@@ -84,7 +86,7 @@ const ids = (list: bigint[]) => list.map(String);
 export async function hydrate(sql: Sql, me: string, list: bigint[], horizon: bigint): Promise<MomentRow[]> {
   if (list.length === 0) return [];
   return sql<MomentRow[]>`
-    select m.id, m.author, p.display_name, m.content, m.visibility, m.created_at, m.like_count, m.comment_count, m.rev
+    select m.id, m.author, p.display_name, p.avatar_key, m.content, m.visibility, m.created_at, m.like_count, m.comment_count, m.rev
     from moments m join principals p on p.id = m.author
     where m.id = any(${ids(list)}::bigint[]) and m.id >= ${String(horizon)} and ${visibleTo(sql, me)}
     order by m.id desc`;
@@ -128,7 +130,7 @@ function personalIdsSql(sql: Sql, me: string, r: IdRange, n: number) {
 export async function feedPage(sql: Sql, me: string, before: bigint, n: number, horizon: bigint): Promise<MomentRow[]> {
   const r = { before, horizon };
   return sql<MomentRow[]>`
-    select m.id, m.author, p.display_name, m.content, m.visibility, m.created_at, m.like_count, m.comment_count, m.rev
+    select m.id, m.author, p.display_name, p.avatar_key, m.content, m.visibility, m.created_at, m.like_count, m.comment_count, m.rev
     from moments m join principals p on p.id = m.author
     where m.id in (
       select id from (${publicIdsSql(sql, r, n)} union all ${personalIdsSql(sql, me, r, n)}) u

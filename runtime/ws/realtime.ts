@@ -3,12 +3,15 @@
 // maps: sessions by principal (typing goes to a thread's members) and sessions by watched friend (presence). A
 // friendship made or ended while connected changes what the connections of both sides watch.
 // Presence entries expire unless refreshed, so a node that dies is forgotten after PRESENCE_TTL_MS.
+import { avatarPath } from "../accounts/avatar-path.ts";
+import { authorOf } from "../auth.ts";
 import { PREFIX } from "../ids.ts";
 import { CHANNELS, type ChannelMessage, listen, publish } from "../engines/node-channels.ts";
 import { addTo, removeFrom } from "../set-map.ts";
 import { pairKey } from "../messaging/store.ts";
 import { notFound } from "../errors.ts";
 import type { Core, Services } from "../services.ts";
+import type { Author } from "../../schema/common.ts";
 import type { Message } from "../../schema/messages.ts";
 import { type ServerFrame, WS_CLOSE } from "../../schema/ws.ts";
 import type { WsSession } from "./session.ts";
@@ -27,6 +30,15 @@ type PresenceEvent = ChannelMessage<typeof CHANNELS.presence>;
  * changed: a node with connections of either side reads what the pair is now, names included.
  */
 type FriendshipEvent = ChannelMessage<typeof CHANNELS.friendship>;
+
+/** A pair as it is now: friends or not, and each one's name and picture key. */
+interface FriendshipNow {
+  friends: boolean;
+  a_name: string;
+  a_avatar: string | null;
+  b_name: string;
+  b_avatar: string | null;
+}
 
 /** Tell every node's connections of both sides about a friendship that was made or ended. */
 export function announceFriendship(svc: Services, e: FriendshipEvent): Promise<void> {
@@ -96,8 +108,8 @@ export class Realtime {
     const now = this.svc.now();
     const [cameOnline, friends] = await Promise.all([
       this.svc.engines.presence.connect(me.id, s.id, now, PRESENCE_TTL_MS).finally(() => this.live.add(s)),
-      this.svc.sql<{ id: string; display_name: string }[]>`
-        select f.friend as id, p.display_name from friendships f join principals p on p.id = f.friend
+      this.svc.sql<{ id: string; display_name: string; avatar_key: string | null }[]>`
+        select f.friend as id, p.display_name, p.avatar_key from friendships f join principals p on p.id = f.friend
         where f.principal = ${me.id}`,
     ]);
     const ids = friends.map((f) => f.id);
@@ -106,11 +118,11 @@ export class Realtime {
       for (const id of ids) addTo(this.watchers, id, s);
     }
     watching(); // the session now hears every friend's change: it may tell its client it is ready
-    if (cameOnline) await this.publishPresence({ id: me.id, display_name: me.displayName, status: "online" });
+    if (cameOnline) await this.publishPresence({ ...authorOf(me), status: "online" });
     if (s.closed) return;
     const online = await this.svc.engines.presence.online(ids, this.svc.now());
     for (const f of friends) {
-      if (online.has(f.id)) s.send({ type: "presence", principal: { id: f.id, display_name: f.display_name }, status: "online" });
+      if (online.has(f.id)) s.send({ type: "presence", principal: { id: f.id, display_name: f.display_name, avatar_url: avatarPath(f.avatar_key) }, status: "online" });
     }
   }
 
@@ -127,7 +139,7 @@ export class Realtime {
       removeFrom(this.sessions, me.id, s);
       for (const id of this.watching.get(s) ?? []) removeFrom(this.watchers, id, s);
       const wentOffline = await this.svc.engines.presence.disconnect(me.id, s.id, this.svc.now());
-      if (wentOffline) await this.publishPresence({ id: me.id, display_name: me.displayName, status: "offline" });
+      if (wentOffline) await this.publishPresence({ ...authorOf(me), status: "offline" });
     })().catch((err) => s.log.warn({ err }, "presence leave failed"));
     this.leaving.add(p);
     void p.finally(() => this.leaving.delete(p));
@@ -200,7 +212,7 @@ export class Realtime {
     const me = s.principal!;
     const msg: TypingEventMsg = {
       thread,
-      from: { id: me.id, display_name: me.displayName },
+      from: authorOf(me),
       state,
       to: members.filter((m) => m !== me.id),
     };
@@ -244,7 +256,7 @@ export class Realtime {
 
   private onPresence(e: PresenceEvent): void {
     for (const s of this.watchers.get(e.id) ?? []) {
-      s.send({ type: "presence", principal: { id: e.id, display_name: e.display_name }, status: e.status });
+      s.send({ type: "presence", principal: { id: e.id, display_name: e.display_name, avatar_url: e.avatar_url }, status: e.status });
     }
   }
 
@@ -258,13 +270,15 @@ export class Realtime {
     const key = pairKey(e.a, e.b);
     const seq = ++this.pairSeq;
     this.pairs.set(key, seq);
-    let now: { friends: boolean; a_name: string; b_name: string } | undefined;
+    let now: FriendshipNow | undefined;
     try {
       // a deleted account has no name left: its friends are told it is offline under an empty one
-      [now] = await this.svc.sql<{ friends: boolean; a_name: string; b_name: string }[]>`
+      [now] = await this.svc.sql<FriendshipNow[]>`
         select exists (select 1 from friendships where principal = ${e.a} and friend = ${e.b}) as friends,
                coalesce((select display_name from principals where id = ${e.a}), '') as a_name,
-               coalesce((select display_name from principals where id = ${e.b}), '') as b_name`;
+               (select avatar_key from principals where id = ${e.a}) as a_avatar,
+               coalesce((select display_name from principals where id = ${e.b}), '') as b_name,
+               (select avatar_key from principals where id = ${e.b}) as b_avatar`;
     } catch (err) {
       if (this.pairs.get(key) === seq) this.pairs.delete(key);
       this.svc.log.warn({ err }, "friendship change not applied to connections");
@@ -272,8 +286,8 @@ export class Realtime {
     }
     if (this.pairs.get(key) !== seq || !now) return; // a later change of this pair came meanwhile: it applies
     this.pairs.delete(key);
-    const a = { id: e.a, display_name: now.a_name };
-    const b = { id: e.b, display_name: now.b_name };
+    const a = { id: e.a, display_name: now.a_name, avatar_url: avatarPath(now.a_avatar) };
+    const b = { id: e.b, display_name: now.b_name, avatar_url: avatarPath(now.b_avatar) };
     for (const [me, friend] of [
       [a, b],
       [b, a],
@@ -287,7 +301,7 @@ export class Realtime {
    * Start or stop watching `friend` for a connected session: a new friend already online is announced, an ex-friend
    * who was watched is announced offline (the client shows no presence for a non-friend).
    */
-  private async rewatch(s: WsSession, friend: { id: string; display_name: string }, add: boolean): Promise<void> {
+  private async rewatch(s: WsSession, friend: Author, add: boolean): Promise<void> {
     const list = this.watching.get(s);
     if (s.closed || !list) return;
     const at = list.indexOf(friend.id);

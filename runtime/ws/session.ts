@@ -4,7 +4,7 @@
 // WS_CLOSE.slowConsumer.
 import { AckRetries } from "./ack-retries.ts";
 import { ClientFrame, type Ref, type ServerFrame, WS_CLOSE } from "../../schema/ws.ts";
-import type { Principal } from "../auth.ts";
+import { authorOf, type Principal } from "../auth.ts";
 import { ApiError } from "../errors.ts";
 import { isOutage } from "../circuit.ts";
 import type { Logger } from "../log.ts";
@@ -186,7 +186,7 @@ export class WsSession implements StreamMember {
       if (!this.closed) {
         this.send({
           type: "ready",
-          principal: { id: principal.id, display_name: principal.displayName },
+          principal: authorOf(principal),
           protocol: this.codec.name,
           heartbeat_seconds: HEARTBEAT_SECONDS,
         });

@@ -21,7 +21,7 @@ t.test("a tombstone shows no body, files, reactions or quote", async (t) => {
   const row = {
     id: 5n, thread_id: 7n, sender: "1", sender_name: "Ann", recipient: "2", body: "secret", created_at: new Date(0),
     attachments: [{ id: "file_1", name: "a.txt", content_type: "text/plain", size: 1 }],
-    reactions: { "👍": ["2"] }, reply: { id: "msg_3", from: { id: "2", display_name: "Bob" }, body: "q" },
+    reactions: { "👍": ["2"] }, reply: { id: "msg_3", from: { id: "2", display_name: "Bob", avatar_url: null }, body: "q" },
   };
   const live = toMessage(row);
   t.equal(live.body, "secret");

@@ -7,17 +7,14 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import t from "tap";
 import WebSocket from "ws";
+import type { LocalCluster } from "../deploy/local/cluster.ts";
+import { readTemplate, renderNginxConf } from "../deploy/local/nginx.ts";
 import { ROOT } from "./helpers/entry.ts";
 import { until } from "./helpers/wait.ts";
 
 t.setTimeout(420_000);
 
-interface Started {
-  url: string;
-  dir: string;
-  nodes: Record<string, string>;
-  pids: Record<string, number>;
-}
+type Started = Pick<LocalCluster, "url" | "dir" | "pids"> & { nodes: Record<string, string> };
 
 /** Every process's parent, from /proc. */
 function parents(): Map<number, number> {
@@ -98,6 +95,14 @@ async function send(base: string, from: { token: string }, to: string, body: str
   await r.arrayBuffer();
   return r.status;
 }
+
+t.test("the private instance's configuration is deploy/nginx.conf with local addresses and paths", async (t) => {
+  const conf = renderNginxConf(readTemplate(), { prefix: "/tmp/x", port: 9000, nodePorts: [9001, 9002, 9003] });
+  t.same(conf.match(/^\s*server 127\.0\.0\.1:\d+ /gm)?.map((l) => l.trim()), ["server 127.0.0.1:9001", "server 127.0.0.1:9002", "server 127.0.0.1:9003"]);
+  t.match(conf, /^\s*listen 127\.0\.0\.1:9000;$/m);
+  t.notMatch(conf, /^[^#\n]*(\/var\/|\/run\/|10\.0\.0\.)/m, "no production path or address is left outside comments");
+  t.match(conf, /proxy_read_timeout 45s;/, "the template's own settings stay");
+});
 
 t.test("npm run cluster:local serves Flock through nginx and stops everything", async (t) => {
   const run = start();

@@ -109,10 +109,14 @@ export class Flock {
    * ```ts
    * await flock.updateMe({ description: "answers questions" });
    * await flock.updateMe({ x402_enabled: true, price: 0.05, pay_to: "0x…", network: "eip155:8453" }); // a paid agent
+   * const pic = await flock.upload(pngBytes, { name: "me.png" });
+   * await flock.updateMe({ avatar: pic.id }); // its picture: every author object then carries avatar_url
    * ```
    */
   updateMe(
     input: Partial<Pick<T.Agent, "display_name" | "description">> & {
+      /** One of your own uploaded images (PNG, JPEG, GIF or WebP, at most 1 MiB) as your picture, or null for none. */
+      avatar?: string | null;
       x402_enabled?: boolean;
       price?: number | string | null;
       pay_to?: string | null;
@@ -543,6 +547,7 @@ export class Flock {
    * ```ts
    * await flock.updateUser({ display_name: "Hana" });
    * await flock.updateUser({ read_receipts: false });
+   * await flock.updateUser({ avatar: (await flock.upload(pngBytes, { name: "me.png" })).id });
    * ```
    */
   updateUser(input: T.UpdateUserRequest, o: Sig = {}) {

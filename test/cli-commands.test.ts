@@ -38,6 +38,14 @@ t.test("every command against a real node: profile, friends, threads, history --
   const human = await json(["profile", "set", "--accepts-messages-from", "anyone", "--name", "Pat"], { ...env, FLOCK_TOKEN: person.token });
   t.match(human, { id: person.id, display_name: "Pat", accepts_messages_from: "anyone" });
   t.match((await flock(["whoami"], { ...env, FLOCK_TOKEN: person.token })).stdout, new RegExp(`^${person.id} Pat`));
+  // a picture from a file: uploaded and set in one command; shown in the profile; removed with none
+  const pic = join(tempDir(t, "avatar"), "me.png");
+  writeFileSync(pic, Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=", "base64"));
+  const pictured = await json(["profile", "set", "--avatar", pic], a.env);
+  t.match(pictured.avatar_url, /^\/v1\/avatars\/[\w-]{22}$/, "--avatar uploads the image and sets it");
+  t.match((await flock(["profile"], a.env)).stdout, new RegExp(`picture +${pictured.avatar_url}`));
+  t.equal((await fetch(node.url + pictured.avatar_url)).status, 200, "its address answers without credentials");
+  t.equal((await json(["profile", "set", "--avatar", "none"], a.env)).avatar_url, null, "--avatar none removes it");
 
   // friends: request, requests, accept, list, remove (and decline)
   const req = await json(["friend", "request", b.id], a.env);

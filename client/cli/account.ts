@@ -1,5 +1,6 @@
 // Who you are: register an agent, log in and out (the saved token), whoami, and the profile with its privacy setting.
 import { readFileSync } from "node:fs";
+import { basename } from "node:path";
 import { removeLogin, saveLogin } from "./config-file.ts";
 import { type Command, type Ctx, isHumanToken, need, UsageError } from "./context.ts";
 import { price } from "./money.ts";
@@ -78,8 +79,8 @@ export const accountCommands: Record<string, Command> = {
   },
   "profile set": {
     usage:
-      "profile set [--name NAME] [--description TEXT] [--accepts-messages-from friends|anyone (people)] [--accepts-group-adds-from anyone|friends|nobody (agents)]",
-    flags: ["name", "description", "accepts-messages-from", "accepts-group-adds-from"],
+      "profile set [--name NAME] [--description TEXT] [--avatar IMAGE_PATH|none] [--accepts-messages-from friends|anyone (people)] [--accepts-group-adds-from anyone|friends|nobody (agents)]",
+    flags: ["name", "description", "avatar", "accepts-messages-from", "accepts-group-adds-from"],
     async run(ctx) {
       const f = ctx.flags;
       const human = isHumanToken(ctx.flock.token);
@@ -88,6 +89,7 @@ export const accountCommands: Record<string, Command> = {
       const change = {
         ...(f.name !== undefined ? { display_name: f.name } : {}),
         ...(f.description !== undefined ? { description: f.description } : {}),
+        ...(f.avatar !== undefined ? { avatar: f.avatar === "none" ? null : await uploadPicture(ctx, f.avatar) } : {}),
       };
       const policy = human ? f["accepts-messages-from"] : f["accepts-group-adds-from"];
       if (Object.keys(change).length === 0 && policy === undefined) throw new UsageError(`nothing to change: ${accountCommands["profile set"]!.usage}`, false);
@@ -100,12 +102,18 @@ export const accountCommands: Record<string, Command> = {
   },
 };
 
+/** Uploads the image at `path` (PNG, JPEG, GIF or WebP, at most 1 MiB) and gives its file id, for `avatar`. */
+async function uploadPicture(ctx: Ctx, path: string): Promise<string> {
+  const bytes = readFileSync(path);
+  return (await ctx.flock.upload(new Uint8Array(bytes), { name: basename(path) })).id;
+}
+
 type Profile =
   | ({ kind: "human" } & Awaited<ReturnType<Ctx["flock"]["user"]>>)
   | ({ kind: "agent" } & Awaited<ReturnType<Ctx["flock"]["me"]>>);
 
 function profileText(p: Profile): string {
-  const lines = [`${p.kind} ${p.id}`, `name         ${p.display_name}`, `description  ${p.description || "(none)"}`, `since        ${p.created_at}`];
+  const lines = [`${p.kind} ${p.id}`, `name         ${p.display_name}`, `description  ${p.description || "(none)"}`, `picture      ${p.avatar_url ?? "(none; flockctl profile set --avatar IMAGE_PATH)"}`, `since        ${p.created_at}`];
   if (p.kind === "human") {
     lines.push(`messages from ${p.accepts_messages_from} (flockctl profile set --accepts-messages-from friends|anyone)`);
     if (p.wallets.length > 0) lines.push(`wallets      ${p.wallets.map((w) => `${w.address} (${w.kind})`).join(", ")}`);

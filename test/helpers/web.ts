@@ -149,4 +149,26 @@ export async function signInWithWallet(page: Page, url: string): Promise<{ id: s
   });
 }
 
+/**
+ * Controls with no accessible name, as Chromium computes them (its accessibility tree), plus unlabelled fields; fails
+ * the test when the page has fewer than `least` controls (so an empty tree cannot pass).
+ */
+export async function unnamedControls(page: Page, least = 3): Promise<string[]> {
+  const cdp = await page.context().newCDPSession(page);
+  const { nodes } = (await cdp.send("Accessibility.getFullAXTree")) as {
+    nodes: { ignored: boolean; role?: { value: string }; name?: { value: string } }[];
+  };
+  await cdp.detach();
+  const controls = new Set(["button", "link", "textbox", "searchbox", "combobox", "checkbox", "radio", "listbox", "spinbutton", "slider", "switch"]);
+  const found = nodes.filter((n) => !n.ignored && controls.has(n.role?.value ?? ""));
+  if (found.length < least) return [`only ${found.length} controls found`];
+  const bad = found.filter((n) => !(n.name?.value ?? "").trim()).map((n) => `${n.role?.value} without a name`);
+  const fields = await page.evaluate(() =>
+    [...document.querySelectorAll("input, select, textarea")]
+      .filter((el) => (el as HTMLInputElement).labels?.length === 0 && !el.getAttribute("aria-label") && !el.getAttribute("aria-labelledby"))
+      .map((el) => `${el.tagName.toLowerCase()}#${el.id} without a label`),
+  );
+  return [...bad, ...fields];
+}
+
 export type { BrowserContext, Page };

@@ -10,6 +10,8 @@ import { App as AppContext, type AppState, type TypingState } from "./context.ts
 import { Feed } from "./feed.tsx";
 import { Friends } from "./friends.tsx";
 import { Live } from "./live.ts";
+import { usePeople } from "./names.tsx";
+import { net } from "./net.ts";
 import { notifyMessage } from "./notify.tsx";
 import { Payments } from "./payments.tsx";
 import { Profile } from "./profile.tsx";
@@ -86,6 +88,7 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
     [expired],
   );
   const { on: threadsOn, ...threads } = useThreads(client, session.me.id, fail);
+  const people = usePeople(client, session.me.id);
   const [updates, setUpdates] = useState<ReadonlyMap<string, Message>>(new Map());
   const applyUpdate = useCallback(
     (m: Message) => {
@@ -95,8 +98,8 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
     [threadsOn],
   );
   // the live handler below is set up once per connection: it reaches these through a ref
-  const handlers = useRef({ threadsOn, applyUpdate });
-  handlers.current = { threadsOn, applyUpdate };
+  const handlers = useRef({ threadsOn, applyUpdate, people });
+  handlers.current = { threadsOn, applyUpdate, people };
   // messages already handled by this page (a redelivery is not news: no count, no notification)
   const seen = useRef(new Set<string>());
   const visible = useVisible();
@@ -107,7 +110,9 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
       if (e.type === "status") {
         if (e.status === "unauthorized") expired();
         else setLiveStatus(e.status);
+        if (e.status === "online") net.up(); // the server answers again: connection banners clear
       } else if (e.type === "presence") {
+        handlers.current.people.learn([e.principal]);
         setOnline((s) => {
           const n = new Set(s);
           if (e.status === "online") n.add(e.principal.id);
@@ -134,6 +139,7 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
         // a message already shown and acked once, handed out again: ack it again
         if (acked.current.has(e.message.id)) live.ack(e.message.id);
         const m = e.message;
+        handlers.current.people.learn([m.from]);
         if (seen.current.has(m.id)) return;
         seen.current.add(m.id);
         const mine = m.from.id === session.me.id; // a group message of mine, echoed to my sockets
@@ -143,6 +149,8 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
         handlers.current.applyUpdate(e.message);
       } else if (e.type === "read") {
         handlers.current.threadsOn.read(e);
+      } else if (e.type === "friend_request") {
+        handlers.current.people.learn([e.from]);
       }
     });
     live.start();
@@ -178,7 +186,13 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
     return () => clearTimeout(t);
   }, [session, expired]);
 
-  const state: AppState = { session, client, live, online, typing, received, liveStatus, fail, updates, applyUpdate, ...threads };
+  // every conversation's peer is a name to know
+  const { threads: list } = threads;
+  useEffect(() => {
+    if (list) people.learn(list.flatMap((t) => (t.peer ? [t.peer] : [])));
+  }, [list]);
+
+  const state: AppState = { session, client, live, online, typing, received, liveStatus, fail, updates, applyUpdate, people, ...threads };
   const [page = "feed", ...rest] = hash.replace(/^#\/?/, "").split("/");
   const last = received[received.length - 1];
 

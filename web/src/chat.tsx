@@ -1,12 +1,15 @@
-// Chat: the threads list (most recent activity first, each with its last message, its time and its unread count)
-// beside the open conversation (conversation.tsx), the form that starts a group (groups.tsx) and the switch for
-// notifications (notify.tsx). The list itself is the app's (threads.ts), kept up to date live.
+// Chat: the threads list (most recent activity first, each with its picture, last message, time and unread count)
+// beside the open conversation (conversation.tsx), message search over every conversation (search.tsx), the forms
+// that start a conversation (a person found by name) or a group (groups.tsx), and the switch for notifications
+// (notify.tsx). The list itself is the app's (threads.ts), kept up to date live.
 import type { Thread } from "@flock/client";
-import { useEffect } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
+import { Avatar } from "./avatar.tsx";
 import { useApp } from "./context.ts";
 import { Conversation } from "./conversation.tsx";
 import { NewGroup } from "./groups.tsx";
 import { NotifyToggle } from "./notify.tsx";
+import { MessageSearch, PeopleSearch } from "./search.tsx";
 import { Alert, ShortWhen, Unread } from "./ui.tsx";
 
 /** The last message as the list shows it: "You: …" for one's own, a tombstone or a file named so. */
@@ -35,7 +38,9 @@ export function Chat({ route }: { route: string[] }) {
       <Alert text={threadsError} onClose={clearThreadsError} />
       <div class="threads">
         <h2>Conversations</h2>
+        <MessageSearch />
         <div class="thread-tools">
+          <NewChat />
           <NewGroup />
           <NotifyToggle />
         </div>
@@ -48,6 +53,7 @@ export function Chat({ route }: { route: string[] }) {
             {threads.map((t) => (
               <li key={t.id}>
                 <a href={`#/chat/t/${t.id}`} aria-current={open?.thread?.id === t.id ? "true" : undefined} data-thread={t.id} class={t.unread_count > 0 ? "has-unread" : undefined}>
+                  <Avatar who={t.kind === "group" ? { id: t.id, display_name: t.group?.name ?? "group" } : (t.peer ?? { id: t.id, display_name: "?" })} size={36} />
                   <span class="thread-top">
                     <strong>{t.kind === "group" ? `# ${t.group?.name ?? "group"}` : (t.peer?.display_name ?? "someone")}</strong>{" "}
                     {t.last_message && <ShortWhen iso={t.last_message.created_at} />} <Unread n={t.unread_count} />
@@ -65,5 +71,32 @@ export function Chat({ route }: { route: string[] }) {
         kind && threads !== null && <p class="muted">No such conversation.</p>
       )}
     </section>
+  );
+}
+
+/** Starts a direct conversation: find the person or agent by name (or paste an id) and open it. */
+function NewChat() {
+  const [open, setOpen] = useState(false);
+  if (!open)
+    return (
+      <button type="button" onClick={() => setOpen(true)}>
+        New message
+      </button>
+    );
+  return (
+    <div class="card new-chat" role="group" aria-label="New message">
+      <PeopleSearch
+        id="chat-q"
+        label="Message someone"
+        action={(p) => (
+          <a class="button primary" href={`#/chat/to/${encodeURIComponent(p.id)}`} onClick={() => setOpen(false)} aria-label={`Message ${p.display_name}`}>
+            Message
+          </a>
+        )}
+      />
+      <button type="button" onClick={() => setOpen(false)}>
+        Cancel
+      </button>
+    </div>
   );
 }

@@ -1,10 +1,12 @@
 // What every page shares: the session's client, the live connection's state, and how to report a failure
 // (a 401 signs out with "session expired"; anything else is shown in the page's alert), the conversations list with
-// its unread counts (threads.ts), and the messages changed since they were shown (edits, deletions, reactions).
+// its unread counts (threads.ts), the messages changed since they were shown (edits, deletions, reactions), and the
+// names known for ids (names.tsx).
 import type { Flock, Message, PendingMessage } from "@flock/client";
 import { createContext } from "preact";
 import { useContext } from "preact/hooks";
 import type { Live } from "./live.ts";
+import type { PeopleCache } from "./names.tsx";
 import type { Session } from "./session.ts";
 import type { ThreadsState } from "./threads.ts";
 
@@ -28,6 +30,8 @@ export interface AppState extends ThreadsState {
   updates: ReadonlyMap<string, Message>;
   /** Replaces a message wherever it is shown. */
   applyUpdate(m: Message): void;
+  /** Names and pictures of the principals seen so far, by id (names.tsx). */
+  people: PeopleCache;
   /** Reports a failure: signs out on 401, else answers the sentence to show. */
   fail(err: unknown): string;
 }

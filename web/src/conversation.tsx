@@ -4,12 +4,15 @@
 // carries a settled badge with its explorer link). Edits, deletions and reactions show live (message.tsx); a reply
 // quotes its message above the composer and is sent with `reply_to`; the composer counts characters up to 8,000.
 // Shown in a visible tab, the conversation is marked read through its newest message; in a direct conversation,
-// "Seen" goes under the newest of my messages the peer has read.
+// "Seen" goes under the newest of my messages the peer has read; in a group, "Seen by …" under my newest message
+// counts the members who have read it (reads.ts).
 import { Flock, FlockError, newIdempotencyKey, type AgentProfile, type Group, type Message, type Thread } from "@flock/client";
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { useApp } from "./context.ts";
 import { Members } from "./groups.tsx";
 import { excerpt, MAX_BODY, MessageItem } from "./message.tsx";
+import { Name } from "./names.tsx";
+import { seenBy, useGroupReads } from "./reads.ts";
 import { newer } from "./threads.ts";
 import { Alert, Dot, dollars, useVisible } from "./ui.tsx";
 import { WalletPayer } from "./wallet.ts";
@@ -35,7 +38,7 @@ function merge(into: readonly Message[], more: readonly Message[]): Message[] {
 }
 
 export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peerId?: string; onSent(): void }) {
-  const { client, session, received, typing, online, live, fail, updates, markRead } = useApp();
+  const { client, session, received, typing, online, live, fail, updates, markRead, people } = useApp();
   const me = session.me.id;
   const [messages, setMessages] = useState<Message[]>([]);
   const [more, setMore] = useState(false);
@@ -56,7 +59,7 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
   const newest = useRef<string | undefined>(undefined);
   const threadId = thread?.id;
   const groupId = thread?.kind === "group" ? thread.group?.id : undefined;
-  const title = thread?.kind === "group" ? `# ${thread.group?.name ?? "group"}` : (thread?.peer?.display_name ?? peerId ?? "");
+  const title = thread?.kind === "group" ? `# ${thread.group?.name ?? "group"}` : (thread?.peer?.display_name ?? (peerId && people.known.get(peerId)?.display_name) ?? peerId ?? "");
 
   async function page(before?: string) {
     if (!threadId) return;
@@ -85,7 +88,7 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
   useEffect(() => {
     if (!peerId || peerId.startsWith("P")) return;
     client.agent(peerId).then(
-      (a) => setPaid(a.x402_enabled && a.price !== null ? a : null),
+      (a) => (people.learn([a]), setPaid(a.x402_enabled && a.price !== null ? a : null)),
       () => setPaid(null),
     );
   }, [peerId]);
@@ -117,6 +120,11 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
   // "Seen" under the newest of my messages the peer has read (direct conversations)
   const peerRead = thread?.kind === "direct" ? thread.peer_read_through : null;
   const seenId = peerRead ? [...shown].reverse().find((m) => m.from.id === me && !newer(m.id, peerRead))?.id : undefined;
+  // in a group: under my newest message, who has read it
+  const reads = useGroupReads(threadId, thread?.kind === "group");
+  const myLast = thread?.kind === "group" ? [...shown].reverse().find((m) => m.from.id === me && !m.deleted_at) : undefined;
+  const groupSeen = myLast ? seenBy([...reads.values()].filter((r) => !newer(myLast.id, r.through)).map((r) => r.member)) : null;
+  const seenFor = (id: string) => (id === seenId ? { text: "Seen", title: "Seen" } : myLast?.id === id ? groupSeen : null);
 
   // a new message at the end scrolls to it; an older page above keeps what was on screen where it was
   useLayoutEffect(() => {
@@ -219,7 +227,7 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
           ← Conversations
         </a>
         <h2>
-          {thread?.kind !== "group" && peerId && <Dot online={online.has(peerId)} />} {title}
+          {thread?.kind !== "group" && peerId && <Dot online={online.has(peerId)} />} {!thread && peerId ? <Name id={peerId} pictured /> : title}
         </h2>
       </header>
       {group && <Members group={group} onChange={setGroup} />}
@@ -239,7 +247,7 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
         {shown.map((m, i) => {
           const prev = shown[i - 1];
           const first = !prev || prev.from.id !== m.from.id || Date.parse(m.created_at) - Date.parse(prev.created_at) > 10 * 60 * 1000;
-          return <MessageItem key={m.id} m={m} first={first} seen={m.id === seenId} onReply={reply} onError={setError} />;
+          return <MessageItem key={m.id} m={m} first={first} seen={seenFor(m.id)} onReply={reply} onError={setError} />;
         })}
       </ol>
       <p class="typing" role="status">

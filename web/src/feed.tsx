@@ -1,12 +1,26 @@
 // The feed: newest first, older pages through the `before` cursor as the end of the list scrolls into view; a
 // composer with visibility; likes, comments and deleting one's own moments, each applied at once and rolled back
-// when the server refuses (a 429 says when to try again).
-import type { Comment, Moment, Visibility } from "@flock/client";
+// when the server refuses (a 429 says when to try again). It stays current without a Refresh button: every 30 s while
+// in view, when the tab comes back into view and when the live connection comes back, it reads the first page again
+// (the server answers it from its feed cache): counts of the moments shown are updated in place, and moments newer
+// than the top one wait behind a "N new moments" button, so the list never jumps under the reader.
+import type { Author, Comment, Moment, Visibility } from "@flock/client";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { Avatar } from "./avatar.tsx";
 import { useApp } from "./context.ts";
-import { Alert, When } from "./ui.tsx";
+import { newer } from "./threads.ts";
+import { Alert, useVisible, When } from "./ui.tsx";
+
+/** An author shown before the server answers (its picture comes with the answer). */
+const asAuthor = (who: { id: string; display_name: string }): Author => {
+  const author = { id: who.id, display_name: who.display_name, avatar_url: null };
+  return author;
+};
 
 const PAGE = 20;
+const POLL_MS = 30_000;
+/** A moment liked or commented on here within this long keeps its own counts (a check may answer from before it). */
+const SETTLE_MS = 10_000;
 
 function useLiked(me: string) {
   const key = `flock.liked.${me}`;
@@ -23,8 +37,13 @@ function useLiked(me: string) {
 }
 
 export function Feed() {
-  const { client, session, fail } = useApp();
+  const { client, session, fail, liveStatus } = useApp();
   const [moments, setMoments] = useState<Moment[]>([]);
+  const [fresh, setFresh] = useState<Moment[]>([]);
+  const touched = useRef(new Map<string, number>());
+  const shown = useRef(moments);
+  shown.current = moments;
+  const visible = useVisible();
   const [more, setMore] = useState(true);
   const [loading, setLoading] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -54,6 +73,52 @@ export function Feed() {
 
   useEffect(() => void load(true), []);
 
+  /** Reads the first page again: new moments wait behind the button, the counts of those shown are brought up to date. */
+  const check = useCallback(async () => {
+    if (busy.current) return;
+    try {
+      const page = await client.feed({ limit: PAGE });
+      const now = Date.now();
+      const byId = new Map(page.moments.map((m) => [m.id, m]));
+      setMoments((ms) =>
+        ms.map((m) => {
+          const n = byId.get(m.id);
+          if (!n || now - (touched.current.get(m.id) ?? 0) < SETTLE_MS || (n.like_count === m.like_count && n.comment_count === m.comment_count)) return m;
+          return { ...m, like_count: n.like_count, comment_count: n.comment_count };
+        }),
+      );
+      const top = shown.current.find((m) => !m.id.startsWith("pending-"))?.id;
+      const ids = new Set(shown.current.map((m) => m.id));
+      const waiting = page.moments.filter((m) => !ids.has(m.id) && newer(m.id, top));
+      if (top) setFresh(waiting);
+      else if (waiting.length) setMoments(page.moments); // nothing shown yet: nothing to jump
+    } catch (err) {
+      setError(fail(err));
+    }
+  }, [client, fail]);
+
+  // every 30 s in view; and at once when the tab comes back into view or the live connection comes back
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    if (visible && liveStatus === "online") void check();
+  }, [visible, liveStatus === "online"]);
+  useEffect(() => {
+    if (!visible) return;
+    const t = setInterval(() => void check(), POLL_MS);
+    return () => clearInterval(t);
+  }, [visible, check]);
+
+  function showFresh() {
+    setMoments((ms) => [...fresh, ...ms.filter((m) => !fresh.some((f) => f.id === m.id))]);
+    setFresh([]);
+    scrollTo({ top: 0 });
+    document.getElementById("feed-h")?.focus();
+  }
+
   useEffect(() => {
     const el = end.current;
     if (!el || !more) return;
@@ -67,6 +132,7 @@ export function Feed() {
   const patch = (id: string, f: (m: Moment) => Moment) => setMoments((ms) => ms.map((m) => (m.id === id ? f(m) : m)));
 
   async function toggleLike(m: Moment) {
+    touched.current.set(m.id, Date.now());
     const on = !liked.has(m.id);
     setLiked(m.id, on);
     patch(m.id, (x) => ({ ...x, like_count: x.like_count + (on ? 1 : -1) }));
@@ -91,7 +157,7 @@ export function Feed() {
   }
 
   async function post(content: string, visibility: Visibility): Promise<boolean> {
-    const temp: Moment = { id: `pending-${Date.now()}`, content, visibility, created_at: new Date().toISOString(), author: session.me, like_count: 0, comment_count: 0 };
+    const temp: Moment = { id: `pending-${Date.now()}`, content, visibility, created_at: new Date().toISOString(), author: asAuthor(session.me), like_count: 0, comment_count: 0 };
     setMoments((ms) => [temp, ...ms]);
     try {
       const made = await client.post({ content, visibility });
@@ -106,17 +172,21 @@ export function Feed() {
 
   return (
     <section aria-labelledby="feed-h" class="page">
-      <h1 id="feed-h">Feed</h1>
+      <h1 id="feed-h" tabIndex={-1}>
+        Feed
+      </h1>
       <Alert text={error} onClose={() => setError(null)} />
       <Composer onPost={post} />
-      <div class="row">
-        <button type="button" onClick={() => void load(true)} disabled={loading}>
-          Refresh
-        </button>
+      <div class="new-moments" aria-live="polite">
+        {fresh.length > 0 && (
+          <button type="button" class="pill primary" onClick={showFresh} data-fresh={fresh.length}>
+            {fresh.length >= PAGE ? `${PAGE}+` : fresh.length} new {fresh.length === 1 ? "moment" : "moments"}
+          </button>
+        )}
       </div>
       <ol class="moments" aria-label="Moments, newest first">
         {moments.map((m) => (
-          <MomentCard key={m.id} m={m} liked={liked.has(m.id)} mine={m.author.id === session.me.id} onLike={() => void toggleLike(m)} onDelete={() => void remove(m)} onComment={(n) => patch(m.id, (x) => ({ ...x, comment_count: x.comment_count + n }))} />
+          <MomentCard key={m.id} m={m} liked={liked.has(m.id)} mine={m.author.id === session.me.id} onLike={() => void toggleLike(m)} onDelete={() => void remove(m)} onComment={(n) => (touched.current.set(m.id, Date.now()), patch(m.id, (x) => ({ ...x, comment_count: x.comment_count + n })))} />
         ))}
       </ol>
       <div ref={end} class="end">
@@ -191,7 +261,7 @@ function MomentCard(p: { m: Moment; liked: boolean; mine: boolean; onLike(): voi
     e.preventDefault();
     const body = text.trim();
     if (!body) return;
-    const temp: Comment = { id: `pending-${Date.now()}`, body, author: { id: "", display_name: "You" }, created_at: new Date().toISOString() };
+    const temp: Comment = { id: `pending-${Date.now()}`, body, author: asAuthor({ id: "", display_name: "You" }), created_at: new Date().toISOString() };
     setText("");
     setComments((c) => [...(c ?? []), temp]);
     p.onComment(1);
@@ -218,7 +288,7 @@ function MomentCard(p: { m: Moment; liked: boolean; mine: boolean; onLike(): voi
   return (
     <li class="card moment" data-moment={m.id} aria-busy={pending}>
       <header>
-        <strong>{m.author.display_name}</strong> <span class="muted">{m.author.id}</span> · <When iso={m.created_at} /> · <span class="muted">{m.visibility}</span>
+        <Avatar who={m.author} /> <strong>{m.author.display_name}</strong> · <When iso={m.created_at} /> · <span class="muted">{m.visibility}</span>
         {!p.mine && (
           <button type="button" class="link" onClick={() => void befriend()} disabled={asked}>
             {asked ? "Request sent" : "Add friend"}

@@ -1,21 +1,32 @@
-// Friends: requests in (accept, decline) and out, the friends list with live presence dots, adding by id.
-import type { Author, FriendRequest } from "@flock/client";
-import { useEffect, useState } from "preact/hooks";
+// Friends: requests in (accept, decline) and out, the friends list with live presence dots and pictures, and people
+// search to send a request (a pasted id still works). The page keeps itself current: a friend request arriving
+// (`friend_request` frame), someone not yet on the list coming online (a request accepted: the new friend's
+// presence), the live connection coming back, the tab coming into view, and once a minute while it is in view.
+import type { Author, FriendRequest, Person } from "@flock/client";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { Avatar } from "./avatar.tsx";
 import { useApp } from "./context.ts";
-import { Alert, Dot } from "./ui.tsx";
+import { Name } from "./names.tsx";
+import { PeopleSearch } from "./search.tsx";
+import { Alert, Dot, useVisible } from "./ui.tsx";
+
+const POLL_MS = 60_000;
 
 export function Friends() {
-  const { client, online, fail, session } = useApp();
-  const [friends, setFriends] = useState<Author[]>([]);
+  const { client, online, fail, session, live, liveStatus, people } = useApp();
+  const [friends, setFriends] = useState<Author[] | null>(null);
   const [incoming, setIncoming] = useState<FriendRequest[]>([]);
   const [outgoing, setOutgoing] = useState<FriendRequest[]>([]);
-  const [id, setId] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [info, setInfo] = useState<string | null>(null);
+  const visible = useVisible();
+  const known = useRef<ReadonlySet<string>>(new Set());
 
   async function load() {
     try {
       const [f, r] = await Promise.all([client.friends(), client.friendRequests()]);
+      people.learn(f);
+      known.current = new Set(f.map((x) => x.id));
       setFriends(f);
       setIncoming(r.incoming);
       setOutgoing(r.outgoing);
@@ -23,7 +34,24 @@ export function Friends() {
       setError(fail(err));
     }
   }
-  useEffect(() => void load(), []);
+  const loadRef = useRef(load);
+  loadRef.current = load;
+
+  useEffect(() => {
+    if (visible && liveStatus === "online") void loadRef.current();
+  }, [visible, liveStatus === "online"]);
+  useEffect(() => {
+    if (!visible) return;
+    const t = setInterval(() => void loadRef.current(), POLL_MS);
+    return () => clearInterval(t);
+  }, [visible]);
+  useEffect(
+    () =>
+      live.on((e) => {
+        if (e.type === "friend_request" || (e.type === "presence" && e.status === "online" && !known.current.has(e.principal.id))) void loadRef.current();
+      }),
+    [live],
+  );
 
   async function act(f: () => Promise<unknown>) {
     setError(null);
@@ -35,15 +63,40 @@ export function Friends() {
     await load();
   }
 
-  async function add(e: Event) {
-    e.preventDefault();
-    const to = id.trim();
-    if (!to) return;
-    await act(async () => {
-      await client.friendRequest(to);
-      setId("");
-      setInfo(`Request sent to ${to}.`);
-    });
+  const pendingTo = new Set(outgoing.map((r) => r.to));
+  const pendingFrom = new Map(incoming.map((r) => [r.from, r.id]));
+
+  function action(p: Person) {
+    if (p.id === session.me.id) return <span class="muted">You</span>;
+    if (p.friend || known.current.has(p.id))
+      return (
+        <a class="button" href={`#/chat/to/${encodeURIComponent(p.id)}`} aria-label={`Message ${p.display_name}`}>
+          Message
+        </a>
+      );
+    const request = pendingFrom.get(p.id);
+    if (request)
+      return (
+        <button type="button" class="primary" onClick={() => void act(() => client.acceptFriend(request))} aria-label={`Accept ${p.display_name}'s request`}>
+          Accept request
+        </button>
+      );
+    if (pendingTo.has(p.id)) return <span class="muted">Request sent</span>;
+    return (
+      <button
+        type="button"
+        class="primary"
+        aria-label={`Add ${p.display_name} as a friend`}
+        onClick={() =>
+          void act(async () => {
+            await client.friendRequest(p.id);
+            setInfo(`Request sent to ${p.display_name}.`);
+          })
+        }
+      >
+        Add friend
+      </button>
+    );
   }
 
   return (
@@ -51,27 +104,20 @@ export function Friends() {
       <h1 id="friends-h">Friends</h1>
       <Alert text={error} onClose={() => setError(null)} />
       {info && <p role="status">{info}</p>}
+      <PeopleSearch id="friend-q" label="Find people" action={action} hint="Agents by name or id; people you are friends with or talk with by name; anyone else by their id." />
       <p class="muted">
         Your id: <code>{session.me.id}</code>
       </p>
-      <form class="row" onSubmit={add}>
-        <label for="friend-id">Add a friend by id</label>
-        <input id="friend-id" value={id} onInput={(e) => setId(e.currentTarget.value)} placeholder="P123… or an agent's id" />
-        <button type="submit" disabled={!id.trim()}>
-          Send request
-        </button>
-        <button type="button" onClick={() => void load()}>
-          Refresh
-        </button>
-      </form>
       <h2>Requests for you</h2>
       {incoming.length === 0 ? (
         <p class="muted">None.</p>
       ) : (
         <ul class="list" aria-label="Incoming requests">
           {incoming.map((r) => (
-            <li key={r.id} class="card">
-              <span>From <code>{r.from}</code></span>
+            <li key={r.id} class="card" data-request={r.id}>
+              <span>
+                From <Name id={r.from} pictured />
+              </span>
               <button type="button" class="primary" onClick={() => void act(() => client.acceptFriend(r.id))}>
                 Accept
               </button>
@@ -88,24 +134,29 @@ export function Friends() {
       ) : (
         <ul class="list" aria-label="Outgoing requests">
           {outgoing.map((r) => (
-            <li key={r.id} class="card">
-              To <code>{r.to}</code> <span class="muted">pending</span>
+            <li key={r.id} class="card" data-request={r.id}>
+              To <Name id={r.to} pictured /> <span class="muted">pending</span>
+              <button type="button" class="link" onClick={() => void act(() => client.declineFriend(r.id))}>
+                Withdraw
+              </button>
             </li>
           ))}
         </ul>
       )}
       <h2>Your friends</h2>
-      {friends.length === 0 ? (
+      {friends === null ? (
+        <p role="status">Loading…</p>
+      ) : friends.length === 0 ? (
         <p class="muted">No friends yet.</p>
       ) : (
         <ul class="list" aria-label="Friends">
           {friends.map((f) => (
             <li key={f.id} class="card friend" data-friend={f.id} data-online={online.has(f.id) ? "yes" : "no"}>
-              <Dot online={online.has(f.id)} /> <strong>{f.display_name}</strong> <span class="muted">{f.id}</span>
-              <a class="button" href={`#/chat/to/${encodeURIComponent(f.id)}`}>
+              <Avatar who={f} /> <Dot online={online.has(f.id)} /> <strong>{f.display_name}</strong>
+              <a class="button" href={`#/chat/to/${encodeURIComponent(f.id)}`} aria-label={`Message ${f.display_name}`}>
                 Message
               </a>
-              <button type="button" class="link" onClick={() => void act(() => client.unfriend(f.id))}>
+              <button type="button" class="link" onClick={() => void act(() => client.unfriend(f.id))} aria-label={`Remove ${f.display_name}`}>
                 Remove
               </button>
             </li>

@@ -1,15 +1,17 @@
-// Groups from the chat: the form that creates one (friends to tick, other members by id) and a group's members,
-// where the owner adds and removes people and anyone may leave.
+// Groups from the chat: the form that creates one (friends to tick, anyone else found by name or id) and a group's
+// members, where the owner adds people (found the same way) and removes them, and anyone may leave.
 import type { Author, Group } from "@flock/client";
 import { useEffect, useState } from "preact/hooks";
+import { Avatar } from "./avatar.tsx";
 import { useApp } from "./context.ts";
+import { PeopleSearch } from "./search.tsx";
 import { Alert } from "./ui.tsx";
 
 export function NewGroup() {
   const { client, fail } = useApp();
   const [open, setOpen] = useState(false);
   const [name, setName] = useState("");
-  const [members, setMembers] = useState("");
+  const [others, setOthers] = useState<ReadonlyMap<string, string>>(new Map());
   const [friends, setFriends] = useState<Author[]>([]);
   const [picked, setPicked] = useState<ReadonlySet<string>>(new Set());
   const [error, setError] = useState<string | null>(null);
@@ -19,12 +21,12 @@ export function NewGroup() {
 
   async function create(e: Event) {
     e.preventDefault();
-    const ids = [...picked, ...members.split(/[\s,]+/).filter(Boolean)];
+    const ids = [...picked, ...others.keys()];
     try {
       const g = await client.createGroup({ name: name.trim(), members: [...new Set(ids)] });
       setOpen(false);
       setName("");
-      setMembers("");
+      setOthers(new Map());
       setPicked(new Set());
       location.hash = `#/chat/t/${g.thread_id}`;
     } catch (err) {
@@ -66,8 +68,31 @@ export function NewGroup() {
           ))}
         </fieldset>
       )}
-      <label for="group-ids">Other members (ids, comma separated)</label>
-      <input id="group-ids" value={members} onInput={(e) => setMembers(e.currentTarget.value)} />
+      {others.size > 0 && <p class="muted">Also adding: {[...others.values()].join(", ")}</p>}
+      <PeopleSearch
+        id="group-q"
+        label="Add others"
+        action={(p) => {
+          const on = picked.has(p.id) || others.has(p.id);
+          return (
+            <button
+              type="button"
+              aria-pressed={on}
+              aria-label={`${on ? "Don't add" : "Add"} ${p.display_name}`}
+              onClick={() =>
+                setOthers((m) => {
+                  const n = new Map(m);
+                  if (n.has(p.id)) n.delete(p.id);
+                  else n.set(p.id, p.display_name);
+                  return n;
+                })
+              }
+            >
+              {on ? "Added" : "Add"}
+            </button>
+          );
+        }}
+      />
       <div class="row">
         <button type="submit" class="primary" disabled={!name.trim()}>
           Create group
@@ -82,7 +107,6 @@ export function NewGroup() {
 
 export function Members({ group, onChange }: { group: Group; onChange(g: Group): void }) {
   const { client, session, fail } = useApp();
-  const [id, setId] = useState("");
   const [error, setError] = useState<string | null>(null);
   const owner = group.owner === session.me.id;
   return (
@@ -91,8 +115,8 @@ export function Members({ group, onChange }: { group: Group; onChange(g: Group):
       <Alert text={error} onClose={() => setError(null)} />
       <ul>
         {group.members.map((m) => (
-          <li key={m.id}>
-            {m.display_name} <span class="muted">{m.id}</span>
+          <li key={m.id} data-member={m.id}>
+            <Avatar who={m} size={24} /> {m.display_name}
             {(owner || m.id === session.me.id) && m.id !== group.owner && (
               <button
                 type="button"
@@ -110,22 +134,28 @@ export function Members({ group, onChange }: { group: Group; onChange(g: Group):
           </li>
         ))}
       </ul>
-      <form
-        class="row"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void client
-            .addGroupMembers(group.id, [id.trim()])
-            .then((g) => (onChange(g), setId("")))
-            .catch((err: unknown) => setError(fail(err)));
-        }}
-      >
-        <label for="member-id">Add member by id</label>
-        <input id="member-id" value={id} onInput={(e) => setId(e.currentTarget.value)} />
-        <button type="submit" disabled={!id.trim()}>
-          Add
-        </button>
-      </form>
+      <PeopleSearch
+        id="member-q"
+        label="Add a member"
+        action={(p) =>
+          group.members.some((x) => x.id === p.id) ? (
+            <span class="muted">Member</span>
+          ) : (
+            <button
+              type="button"
+              aria-label={`Add ${p.display_name} to the group`}
+              onClick={() =>
+                void client
+                  .addGroupMembers(group.id, [p.id])
+                  .then(onChange)
+                  .catch((err: unknown) => setError(fail(err)))
+              }
+            >
+              Add
+            </button>
+          )
+        }
+      />
     </details>
   );
 }

@@ -1,8 +1,9 @@
 // The live connection: one WebSocket to /v1/ws (token as the bearer.<token> subprotocol), reconnecting with
 // exponential backoff (0.5 s doubling to 15 s, with jitter). On every connect the server hands out again every
 // message not yet acknowledged, so nothing is lost across a restart; the page acks a message only after showing it.
-// Besides messages: presence, typing, `message_update` (an edit, deletion or reaction) and `read` (a read marker moved).
-import type { Author, Message, PendingMessage } from "@flock/client";
+// Besides messages: presence, typing, `message_update` (an edit, deletion or reaction), `read` (a read marker moved)
+// and `friend_request` (someone asked to be friends).
+import type { Author, FriendRequest, Message, PendingMessage } from "@flock/client";
 
 export type LiveEvent =
   | { type: "status"; status: "connecting" | "online" | "offline" | "unauthorized" }
@@ -10,7 +11,8 @@ export type LiveEvent =
   | { type: "presence"; principal: Author; status: "online" | "offline" }
   | { type: "typing"; thread_id: string; from: Author; state: "start" | "stop"; expires_in?: number }
   | { type: "message_update"; message: Message }
-  | { type: "read"; thread_id: string; from: Author; through: string };
+  | { type: "read"; thread_id: string; from: Author; through: string }
+  | { type: "friend_request"; request: FriendRequest; from: Author };
 
 export class Live {
   private ws: WebSocket | null = null;
@@ -61,7 +63,7 @@ export class Live {
       if (frame.type === "ready") {
         this.failures = 0;
         this.emit({ type: "status", status: "online" });
-      } else if (frame.type === "message" || frame.type === "presence" || frame.type === "typing" || frame.type === "message_update" || frame.type === "read") {
+      } else if (frame.type === "message" || frame.type === "presence" || frame.type === "typing" || frame.type === "message_update" || frame.type === "read" || frame.type === "friend_request") {
         this.emit(frame as LiveEvent);
       }
     });

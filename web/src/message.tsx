@@ -1,10 +1,11 @@
 // One message of a conversation: who and when (the name once per run of messages from the same sender), the
-// message it answers, its body (or "Message deleted"), files, payment and reactions, "(edited)", and "Seen" under
-// the newest of mine the peer has read. Its actions: Reply and React on any message; Edit (inline, within 48 hours)
+// message it answers, its body (or "Message deleted"), files, payment and reactions, "(edited)", and "Seen" (or, in a
+// group, "Seen by …") under the newest of mine that was read; others' pictures open their runs. Its actions: Reply and React on any message; Edit (inline, within 48 hours)
 // and Delete (after a confirm) on my own. Each change answers the message as it is now, shown at once (applyUpdate).
 import type { Message } from "@flock/client";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { AttachmentView } from "./attachment.tsx";
+import { Avatar } from "./avatar.tsx";
 import { useApp } from "./context.ts";
 import { dollars, When } from "./ui.tsx";
 
@@ -29,7 +30,8 @@ function Quote({ q, me }: { q: NonNullable<Message["reply_to"]>; me: string }) {
   );
 }
 
-export function MessageItem({ m, first, seen, onReply, onError }: { m: Message; first: boolean; seen: boolean; onReply(m: Message): void; onError(text: string): void }) {
+export function MessageItem(props: { m: Message; first: boolean; seen: { text: string; title: string } | null; onReply(m: Message): void; onError(text: string): void }) {
+  const { m, first, seen, onReply, onError } = props;
   const { client, session, applyUpdate, fail } = useApp();
   const me = session.me.id;
   const mine = m.from.id === me;
@@ -99,6 +101,7 @@ export function MessageItem({ m, first, seen, onReply, onError }: { m: Message; 
   return (
     <li class={`msg${mine ? " mine" : ""}${first ? "" : " cont"}`} data-message={m.id} data-deleted={deleted ? "" : undefined}>
       <div class="meta">
+        {first && !mine && <Avatar who={m.from} size={24} />}
         <span class={first ? "from" : "from sr-only"}>{mine ? "You" : m.from.display_name}</span> <When iso={m.created_at} />
         {m.edited_at && !deleted && (
           <span class="edited" title={`edited ${new Date(m.edited_at).toLocaleString()}`}>
@@ -209,8 +212,8 @@ export function MessageItem({ m, first, seen, onReply, onError }: { m: Message; 
         </div>
       )}
       {seen && (
-        <span class="seen" data-seen="">
-          Seen
+        <span class="seen" data-seen={seen.text} title={seen.title}>
+          {seen.text}
         </span>
       )}
     </li>

@@ -1,7 +1,8 @@
-// Payments sent and received, newest first, with their status and a link to the transaction.
+// Payments sent and received, newest first, with the other side's name, their status and a link to the transaction.
 import type { PaymentRecord } from "@flock/client";
 import { useEffect, useState } from "preact/hooks";
 import { useApp } from "./context.ts";
+import { Name } from "./names.tsx";
 import { Alert, dollars, When } from "./ui.tsx";
 
 export function Payments() {
@@ -42,7 +43,7 @@ export function Payments() {
         <ul class="list" aria-label="Payments">
           {rows.map((p) => (
             <li key={p.id} class="card payment" data-payment={p.id} data-status={p.status}>
-              <strong>{p.direction === "sent" ? "Sent" : "Received"}</strong> {dollars(p.price)} {p.direction === "sent" ? "to" : "from"} <code>{p.counterparty}</code>{" "}
+              <strong>{p.direction === "sent" ? "Sent" : "Received"}</strong> {dollars(p.price)} {p.direction === "sent" ? "to" : "from"} <Name id={p.counterparty} />{" "}
               <span class={`badge ${p.status}`}>{p.status}</span> <When iso={p.created_at} />{" "}
               {p.explorer_url ? (
                 <a href={p.explorer_url} target="_blank" rel="noopener noreferrer">

@@ -1,10 +1,19 @@
-// The signed-in principal's profile: a person's name, description, who may message them and read receipts, and their
-// passkeys (add one, remove one); an agent's name and description.
+// The signed-in principal's profile: its picture (choose an image, or remove it; initials stand in without one), a
+// person's name, description, who may message them and read receipts, and their passkeys (add one, remove one); an
+// agent's name and description.
 import type { Passkey, User } from "@flock/client";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { useApp } from "./context.ts";
+import { Avatar } from "./avatar.tsx";
 import { addPasskey, passkeysSupported } from "./passkey.ts";
 import { Alert, When } from "./ui.tsx";
+
+interface Pictured {
+  avatar_url?: string | null;
+}
+
+/** The picture's address, where the server gives one. */
+const pictureOf = (p: object): string | null => ("avatar_url" in p && typeof p.avatar_url === "string" ? p.avatar_url : null);
 
 export function Profile() {
   const { client, session, fail } = useApp();
@@ -17,6 +26,8 @@ export function Profile() {
   const [error, setError] = useState<string | null>(null);
   const [saved, setSaved] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const [avatar, setAvatar] = useState<string | null>(null);
+  const picker = useRef<HTMLInputElement>(null);
 
   async function load() {
     try {
@@ -26,11 +37,13 @@ export function Profile() {
         setDescription(u.description);
         setPolicy(u.accepts_messages_from);
         setReceipts(u.read_receipts);
+        setAvatar(pictureOf(u));
         setKeys((await client.passkeys()).passkeys);
       } else {
         const a = await client.me();
         setName(a.display_name);
         setDescription(a.description);
+        setAvatar(pictureOf(a));
       }
     } catch (err) {
       setError(fail(err));
@@ -47,6 +60,45 @@ export function Profile() {
       if (human) await client.updateUser({ display_name: name, description, accepts_messages_from: policy, read_receipts: receipts });
       else await client.updateMe({ display_name: name, description });
       setSaved("Saved.");
+    } catch (err) {
+      setError(fail(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  /** Sets the picture (an uploaded image's file id) or removes it (null). */
+  async function setPicture(file: string | null) {
+    const r = await client.http.request<{ user?: Pictured; agent?: Pictured }>("PATCH", human ? "/v1/users/me" : "/v1/agents/me", { json: { avatar: file } });
+    const me = r.user ?? r.agent;
+    setAvatar(me ? pictureOf(me) : null);
+  }
+
+  async function choose(f: File | undefined) {
+    if (!f) return;
+    setBusy(true);
+    setError(null);
+    setSaved(null);
+    try {
+      if (!f.type.startsWith("image/")) throw new Error("Choose an image (PNG, JPEG, GIF or WebP).");
+      if (f.size > 1024 * 1024) throw new Error("That image is over 1 MB: choose a smaller one.");
+      const up = await client.upload(f, { name: f.name, contentType: f.type });
+      await setPicture(up.id);
+      setSaved("Picture saved.");
+    } catch (err) {
+      setError(fail(err));
+    } finally {
+      setBusy(false);
+      if (picker.current) picker.current.value = "";
+    }
+  }
+
+  async function removePicture() {
+    setBusy(true);
+    setError(null);
+    try {
+      await setPicture(null);
+      setSaved("Picture removed.");
     } catch (err) {
       setError(fail(err));
     } finally {
@@ -87,6 +139,22 @@ export function Profile() {
           {saved}
         </p>
       )}
+      <section aria-labelledby="picture-h" class="card picture">
+        <h2 id="picture-h">Picture</h2>
+        <div class="row">
+          <Avatar who={{ id: session.me.id, display_name: name || session.me.display_name, avatar_url: avatar }} size={72} label={avatar ? "Your picture" : "Your initials (no picture yet)"} />
+          <label for="avatar-file" class="button">
+            {avatar ? "Change picture" : "Choose a picture"}
+          </label>
+          <input id="avatar-file" class="sr-only" type="file" accept="image/png,image/jpeg,image/gif,image/webp" ref={picker} disabled={busy} onChange={(e) => void choose(e.currentTarget.files?.[0])} />
+          {avatar && (
+            <button type="button" onClick={() => void removePicture()} disabled={busy}>
+              Remove picture
+            </button>
+          )}
+        </div>
+        <p class="muted hint">An image up to 1 MB; everyone who sees your name sees it.</p>
+      </section>
       <form onSubmit={save} class="card">
         <label for="profile-name">Display name</label>
         <input id="profile-name" value={name} maxLength={64} required onInput={(e) => setName(e.currentTarget.value)} />

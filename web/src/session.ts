@@ -1,6 +1,7 @@
 // The signed-in session, kept in localStorage: which Flock (the page's own origin unless the user chose another),
 // the bearer token, who it belongs to, and when a human token expires.
 import { Flock, FlockError } from "@flock/client";
+import { net } from "./net.ts";
 
 export interface Session {
   api: string;
@@ -43,14 +44,26 @@ export function clearSession(): void {
   localStorage.removeItem(KEY);
 }
 
-/** A client for the session: no automatic retries, so a 429 reaches the page with its retry time. */
+/**
+ * A client for the session: no automatic retries, so a 429 reaches the page with its retry time; its requests tell
+ * net.ts whether Flock answers.
+ */
 export function clientFor(api: string, token?: string): Flock {
-  return new Flock({ baseUrl: api, token, retry: { maxAttempts: 1 } });
+  net.setBase(api);
+  return new Flock({ baseUrl: api, token, retry: { maxAttempts: 1 }, fetch: net.fetch });
 }
 
-/** A failure as a sentence for the page; a 429 says when to try again. */
+/** What a banner says when Flock did not answer at all. */
+export const UNREACHABLE = "Flock can't be reached right now (Failed to fetch). This clears once the connection is back.";
+
+/** A failure as a sentence for the page; a 429 says when to try again; a connection failure clears on its own. */
 export function describe(err: unknown): string {
+  return net.remember(err, sentence(err));
+}
+
+function sentence(err: unknown): string {
   if (err instanceof FlockError) {
+    if (err.status === 0 && err.code === "network_error") return UNREACHABLE;
     if (err.status === 429) return `Too many requests: try again in ${err.retryAfter ?? 1} s.`;
     return err.message || err.code;
   }

@@ -1,11 +1,21 @@
-// Small shared pieces: an alert line, a time (full, or short for a list), a presence dot, a person's name with their
+// Small shared pieces: an alert line (one showing a connection failure clears itself once Flock answers again), a time (full, or short for a list), a presence dot, a person's name with their
 // id, an unread badge, and whether the page is visible now.
 import type { Author } from "@flock/client";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { net } from "./net.ts";
 import { unreadText } from "./threads.ts";
 
 export function Alert({ text, onClose }: { text: string | null; onClose?: () => void }) {
-  if (!text) return null;
+  // the connection's recoveries when this text appeared: one more since, and a connection failure is over
+  const since = useRef({ text, n: net.recoveries });
+  if (since.current.text !== text) since.current = { text, n: net.recoveries };
+  const [, rerender] = useState(0);
+  useEffect(() => net.on(() => rerender((x) => x + 1)), []);
+  const over = text !== null && net.transientTexts.has(text) && net.recoveries > since.current.n;
+  useEffect(() => {
+    if (over) onClose?.();
+  }, [over]);
+  if (!text || over) return null;
   return (
     <p class="alert" role="alert">
       {text}

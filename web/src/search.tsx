@@ -1,0 +1,194 @@
+// Search: people (agents by name or id; people one knows, by name) with an action per result, used by the friends
+// page, the new conversation and the group forms; and the messages of one's own conversations, from the chat list,
+// where a result opens its conversation. People are searched as the person types (after a short pause); a pasted id
+// that search does not find is still offered, so a request can go to someone one has never talked with.
+import type { Message, Person } from "@flock/client";
+import type { ComponentChildren } from "preact";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { Avatar } from "./avatar.tsx";
+import { useApp } from "./context.ts";
+import { excerpt } from "./message.tsx";
+import { Alert, ShortWhen } from "./ui.tsx";
+
+const isId = (q: string) => /^P?[0-9]{1,19}$/.test(q);
+
+export function PeopleSearch({ id, label, action, hint }: { id: string; label: string; action(p: Person): ComponentChildren; hint?: string }) {
+  const { client, fail, people } = useApp();
+  const [q, setQ] = useState("");
+  const [found, setFound] = useState<{ q: string; people: Person[] } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const seq = useRef(0);
+
+  async function search(query: string) {
+    const n = ++seq.current;
+    if (!query) return setFound(null);
+    try {
+      const r = await client.searchPeople(query, { limit: 20 });
+      if (n !== seq.current) return; // a later search answers
+      people.learn(r.people);
+      setFound({ q: query, people: r.people });
+    } catch (err) {
+      if (n === seq.current) setError(fail(err));
+    }
+  }
+
+  useEffect(() => {
+    const query = q.trim();
+    const t = setTimeout(() => void search(query), query ? 300 : 0);
+    return () => clearTimeout(t);
+  }, [q]);
+
+  const list = found?.people ?? [];
+  const pasted = found && isId(found.q) && !list.some((p) => p.id === found.q) ? found.q : null;
+  return (
+    <div class="people-search">
+      <form
+        class="row"
+        role="search"
+        aria-label="People search"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void search(q.trim());
+        }}
+      >
+        <label for={id}>{label}</label>
+        <input id={id} type="search" value={q} autoComplete="off" placeholder="A name, or an id" aria-describedby={hint ? `${id}-hint` : undefined} onInput={(e) => setQ(e.currentTarget.value)} />
+        <button type="submit" disabled={!q.trim()}>
+          Search
+        </button>
+      </form>
+      {hint && (
+        <p id={`${id}-hint`} class="muted hint">
+          {hint}
+        </p>
+      )}
+      <Alert text={error} onClose={() => setError(null)} />
+      {found && (
+        <>
+          <p class="sr-only" role="status">
+            {list.length === 0 && !pasted ? "No one found" : `${list.length + (pasted ? 1 : 0)} found`}
+          </p>
+          {list.length === 0 && !pasted ? (
+            <p class="muted">No one found for “{found.q}”. People show up here once you are friends or share a conversation; paste an id to reach anyone else.</p>
+          ) : (
+            <ul class="list found" aria-label="People found">
+              {list.map((p) => (
+                <li key={p.id} class="card person" data-person={p.id}>
+                  <Avatar who={p} />
+                  <span class="person-name">
+                    <strong>{p.display_name}</strong> <span class="muted">{p.kind === "agent" ? "agent" : p.friend ? "friend" : "person"}</span>
+                  </span>
+                  {action(p)}
+                </li>
+              ))}
+              {pasted && (
+                <li class="card person" data-person={pasted}>
+                  <span class="person-name">
+                    <strong>The id {pasted}</strong>
+                  </span>
+                  {action({ id: pasted, display_name: pasted, kind: pasted.startsWith("P") ? "human" : "agent", friend: false })}
+                </li>
+              )}
+            </ul>
+          )}
+        </>
+      )}
+    </div>
+  );
+}
+
+/** Search over the messages of one's own conversations; a result opens its conversation. */
+export function MessageSearch() {
+  const { client, fail, threads, session, people } = useApp();
+  const [q, setQ] = useState("");
+  const [found, setFound] = useState<{ q: string; messages: Message[]; more: boolean } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  async function search(query: string, before?: string) {
+    if (!query) return setFound(null);
+    setBusy(true);
+    try {
+      const r = await client.searchMessages(query, { limit: 20, ...(before ? { before } : {}) });
+      people.learn(r.messages.map((m) => m.from));
+      setFound((f) => ({ q: query, messages: before && f ? [...f.messages, ...r.messages] : r.messages, more: r.has_more }));
+    } catch (err) {
+      setError(fail(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  /** Where a message was: "in # group", or "to Bob" for one of mine in a direct conversation (else its sender says it). */
+  const where = (m: Message) => {
+    const t = threads?.find((x) => x.id === m.thread_id);
+    if (t?.kind === "group") return `in # ${t.group?.name ?? "group"}`;
+    return m.from.id === session.me.id && t?.peer ? `to ${t.peer.display_name}` : "";
+  };
+
+  return (
+    <div class="message-search">
+      <form
+        class="row"
+        role="search"
+        aria-label="Message search"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void search(q.trim());
+        }}
+      >
+        <label for="message-q" class="sr-only">
+          Search messages
+        </label>
+        <input
+          id="message-q"
+          type="search"
+          value={q}
+          placeholder="Search messages"
+          onInput={(e) => {
+            setQ(e.currentTarget.value);
+            if (!e.currentTarget.value) setFound(null);
+          }}
+          onKeyDown={(e) => {
+            if (e.key === "Escape") {
+              setQ("");
+              setFound(null);
+            }
+          }}
+        />
+        <button type="submit" disabled={!q.trim() || busy}>
+          Search
+        </button>
+      </form>
+      <Alert text={error} onClose={() => setError(null)} />
+      {found && (
+        <section aria-label="Messages found" class="found-messages">
+          <p role="status" class="muted">
+            {found.messages.length === 0 ? `No messages found for “${found.q}”.` : `${found.messages.length}${found.more ? "+" : ""} found for “${found.q}”`}{" "}
+            <button type="button" class="link" onClick={() => (setQ(""), setFound(null))}>
+              Clear
+            </button>
+          </p>
+          <ul>
+            {found.messages.map((m) => (
+              <li key={m.id}>
+                <a href={`#/chat/t/${m.thread_id}`} data-found={m.id}>
+                  <span class="thread-top">
+                    <strong>{m.from.id === session.me.id ? "You" : m.from.display_name}</strong> <ShortWhen iso={m.created_at} />
+                  </span>
+                  {where(m) && <span class="muted where">{where(m)}</span>}
+                  <span class="last">{excerpt(m.body || "(attachment)", 140)}</span>
+                </a>
+              </li>
+            ))}
+          </ul>
+          {found.more && (
+            <button type="button" disabled={busy} onClick={() => void search(found.q, found.messages[found.messages.length - 1]?.id)}>
+              More results
+            </button>
+          )}
+        </section>
+      )}
+    </div>
+  );
+}

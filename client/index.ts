@@ -442,6 +442,18 @@ export class Flock {
     return this.http.request<T.MarkReadResponse>("POST", `/v1/threads/${enc(threadId)}/read`, { json: { through }, ...o });
   }
   /**
+   * How far the thread's other members have read it, the furthest first (a group's "Seen by"); persons who turned
+   * read receipts off are not listed. Later changes come as `read` events on the WebSocket.
+   * @example
+   * ```ts
+   * const { reads } = await flock.threadReads(group.thread_id);
+   * const seenBy = reads.filter((r) => r.read_through >= myLastMessage.id).map((r) => r.member.display_name);
+   * ```
+   */
+  threadReads(threadId: string, o: Sig = {}) {
+    return this.http.request<T.ThreadReadsResponse>("GET", `/v1/threads/${enc(threadId)}/reads`, o);
+  }
+  /**
    * A thread's history, newest first; pass the last id as `before` for older ones.
    * @example
    * ```ts

@@ -240,9 +240,17 @@ export interface MarkReadResponse {
   unread_count: number;
 }
 
+export interface ThreadReadsResponse {
+  reads: {
+    member: Author;
+    read_through: string;
+  }[];
+}
+
 export interface Person {
   id: string;
   display_name: string;
+  avatar_url: string | null;
   kind: "agent" | "human";
   friend: boolean;
 }
@@ -295,6 +303,7 @@ export type CommentList = Comment[];
 export interface MarketplaceAgent {
   id: string;
   display_name: string;
+  avatar_url: string | null;
   description: string;
   price: number;
   currency: "USD";

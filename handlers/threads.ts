@@ -7,7 +7,7 @@ import { invalid, notFound } from "../runtime/errors.ts";
 import { defineRoute, ok, type Route } from "../runtime/http/route.ts";
 import { PREFIX, parseId } from "../runtime/ids.ts";
 import { DELETED_NAME, type MessageRow, toMessage } from "../runtime/messaging/payload.ts";
-import { markRead, unreadTotal } from "../runtime/messaging/read-markers-store.ts";
+import { markRead, readsOf, unreadTotal } from "../runtime/messaging/read-markers-store.ts";
 import { history, isMember } from "../runtime/messaging/store.ts";
 import { type ThreadRow, threadsOf } from "../runtime/messaging/threads-store.ts";
 import { announceRead } from "../runtime/ws/realtime.ts";
@@ -119,4 +119,17 @@ const read = defineRoute({
   },
 });
 
-export const threadRoutes: Route[] = [list, messages, read];
+/** How far the other members have read the thread (for a group's "Seen by"); the live changes are `read` events. */
+const reads = defineRoute({
+  method: "GET",
+  path: "/v1/threads/:id/reads",
+  auth: "principal",
+  async handle({ params, principal, svc }) {
+    const threadId = parseId("thread", params["id"] ?? "");
+    const rows = threadId === null ? null : await readsOf(svc.sql, threadId, principal.id);
+    if (!rows) throw notFound("thread");
+    return ok({ reads: rows.map((r) => ({ member: r.member, read_through: PREFIX.message + r.through.toString() })) });
+  },
+});
+
+export const threadRoutes: Route[] = [list, messages, read, reads];

@@ -219,6 +219,14 @@ export const MarkReadResponse = z.object({
   unread_count: z.number().int().min(0),
 });
 
+/**
+ * GET /v1/threads/{id}/reads: how far the thread's other members have read it (the "Seen by" of a group), the
+ * furthest first. Members who have read nothing yet, and persons who turned read receipts off, are not listed.
+ */
+export const ThreadReadsResponse = z.object({
+  reads: z.array(z.object({ member: Author, read_through: z.string().startsWith("msg_") })),
+});
+
 export const HistoryQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
   /** The id of the oldest message of the previous page. */

@@ -14,14 +14,14 @@ t.test("agents over HTTP (redis engines, real Postgres)", async (t) => {
     t.equal(r.status, 201);
     t.same(Object.keys(r.body).sort(), ["agent", "token"]);
     t.match(r.body.token, /^am_[0-9A-Za-z]{43}$/);
-    t.same(Object.keys(r.body.agent).sort(), ["created_at", "description", "display_name", "id"]);
+    t.same(Object.keys(r.body.agent).sort(), ["avatar_url", "created_at", "description", "display_name", "id"]);
     t.match(r.body.agent.id, /^[0-9]+$/);
     t.equal(r.body.agent.display_name, "Scout");
     t.equal(r.body.agent.description, "finds things");
     t.ok(!Number.isNaN(Date.parse(r.body.agent.created_at)));
     t.same(
       node.svc.auth.cached(r.body.token),
-      { id: r.body.agent.id, kind: "agent", displayName: "Scout" },
+      { id: r.body.agent.id, kind: "agent", displayName: "Scout", avatarKey: null },
       "the issuing node has the token cached (its first WebSocket upgrade waits for nothing)",
     );
     const me = await call(base, "GET", "/v1/agents/me", { token: r.body.token });

@@ -352,7 +352,7 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
       t.same(Object.keys(c.body), ["id", "body", "author", "created_at"]);
       t.match(c.body.id, /^comment_[0-9]+$/);
       t.equal(c.body.body, "first");
-      t.same(c.body.author, { id: a.id, display_name: "talker" });
+      t.same(c.body.author, { id: a.id, display_name: "talker", avatar_url: null });
       for (const body of ["", "   ", "x".repeat(1001)]) {
         const bad = await call(base, "POST", `/v1/moments/${m.id}/comments`, { token: a.token, json: { body } });
         t.equal(bad.status, 400);

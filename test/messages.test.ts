@@ -19,7 +19,7 @@ for (const engine of ["redis", "memory"] as const) {
       t.same(Object.keys(r.body).sort(), ["body", "created_at", "from", "id", "thread_id", "to"]);
       t.match(r.body.id, /^msg_[0-9]+$/);
       t.match(r.body.thread_id, /^thread_[0-9]+$/);
-      t.same(r.body.from, { id: a.id, display_name: "Alice" });
+      t.same(r.body.from, { id: a.id, display_name: "Alice", avatar_url: null });
       t.equal(r.body.to, b.id);
       t.equal(r.body.body, "hi Bob");
       t.ok(!Number.isNaN(Date.parse(r.body.created_at)));

@@ -305,6 +305,8 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   await req("GET", "/v1/threads/:id/messages", `/v1/threads/${sent.body.thread_id}/messages`, as(h));
   await req("POST", "/v1/threads/:id/read", `/v1/threads/${sent.body.thread_id}/read`, as(a, { through: sent.body.id }));
   await req("POST", "/v1/threads/:id/read", `/v1/threads/${sent.body.thread_id}/read`, as(b, { through: sent.body.id })); // 404: not b's
+  await req("GET", "/v1/threads/:id/reads", `/v1/threads/${sent.body.thread_id}/reads`, as(h));
+  await req("GET", "/v1/threads/:id/reads", `/v1/threads/${sent.body.thread_id}/reads`, as(b)); // 404: not b's
 
   // groups
   const g = await req("POST", "/v1/groups", "/v1/groups", as(a, { name: "Forecasters", members: [h.id] }));

@@ -156,3 +156,39 @@ t.test("a person who turns read receipts off is heard by their own connections o
   t.notOk(wa.frames.some((f) => f.type === "read" && f.from.id === h.id), "Ann's socket got no receipt from the person");
   t.equal((await threads(h.token)).threads.find((x) => x.id === m.thread_id).peer_read_through, reply.id, "Ann's receipts reach the person");
 });
+
+t.test("a group's Seen by: the other members' markers, the furthest first, without those who turned receipts off", async (t) => {
+  const owner = await registerAgent(node.url, "Owner");
+  const b = await registerAgent(node.url, "Bea");
+  const c = await registerAgent(node.url, "Cal");
+  const shy = await signInWithWallet(node.url);
+  await befriend(node.svc.sql, owner.id, shy.id);
+  const g = await createGroup(node.url, owner, [b, c, { id: shy.id, token: shy.token, display_name: "" }]);
+  const thread = `thread_${g.slice("group_".length)}`;
+  const reads = (token: string, id = thread) => call(node.url, "GET", `/v1/threads/${id}/reads`, { token });
+
+  const m1 = await postToGroup(node.url, owner, g, "first");
+  const m2 = await postToGroup(node.url, owner, g, "second");
+  let r = await reads(owner.token);
+  t.equal(r.status, 200);
+  t.same(r.body, { reads: [] }, "nobody has read anything yet");
+
+  t.equal((await markRead(b.token, thread, m2)).status, 200);
+  t.equal((await markRead(c.token, thread, m1)).status, 200);
+  await call(node.url, "PATCH", "/v1/users/me", { token: shy.token, json: { read_receipts: false } });
+  t.equal((await markRead(shy.token, thread, m2)).status, 200);
+  r = await reads(owner.token);
+  t.same(
+    r.body.reads.map((x: { member: { id: string }; read_through: string }) => [x.member.id, x.read_through]),
+    [[b.id, m2], [c.id, m1]],
+    "Bea through the second, Cal through the first; the person who turned receipts off is not listed",
+  );
+  t.same(Object.keys(r.body.reads[0].member), ["id", "display_name", "avatar_url"], "each member as an author object");
+  const mine = await reads(b.token);
+  t.notOk(mine.body.reads.some((x: { member: { id: string } }) => x.member.id === b.id), "the caller is not in its own list");
+
+  const stranger = await registerAgent(node.url, "Stranger");
+  t.equal((await reads(stranger.token)).status, 404, "not a member: 404");
+  t.equal((await reads(owner.token, "thread_123")).status, 404, "no such thread: 404");
+  t.equal((await reads(owner.token, "nonsense")).status, 404, "not a thread id: 404");
+});

@@ -57,6 +57,7 @@ const RESPONSES: Named = {
   Thread: messages.Thread,
   ThreadsResponse: messages.ThreadsResponse,
   MarkReadResponse: messages.MarkReadResponse,
+  ThreadReadsResponse: messages.ThreadReadsResponse,
   Person: search.Person,
   PeopleResponse: search.PeopleResponse,
   MessageSearchResponse: search.MessageSearchResponse,

@@ -1,6 +1,8 @@
 // Postgres side of read markers (docs/ARCHITECTURE.md, "Read markers"): how far each member has read each thread
 // (thread_members.read_through, a message id that only moves forward), the unread counts they give, and whether a
 // principal tells the others (principals.read_receipts).
+import type { Author } from "../../schema/common.ts";
+import { type AuthorRow, toAuthor } from "../accounts/avatar-path.ts";
 import type { Sql } from "../db/client.ts";
 
 /** Unread counts stop at this many per thread: a badge shows "999+" beyond it, and a count costs at most this. */
@@ -74,4 +76,21 @@ export async function unreadTotal(sql: Sql, me: string, horizon: bigint): Promis
     from thread_members tm
     where tm.principal = ${me}`;
   return row?.n ?? 0;
+}
+
+/**
+ * How far the other members of `thread` have read it, those who tell (principals.read_receipts) and have read any of
+ * it, the furthest first; null when `me` is not a member. One statement.
+ */
+export async function readsOf(sql: Sql, thread: bigint, me: string): Promise<{ member: Author; through: bigint }[] | null> {
+  const rows = await sql<(Partial<AuthorRow> & { through: string | null })[]>`
+    select p.id, p.display_name, p.avatar_key, tm.read_through::text as through
+    from thread_members me
+    left join thread_members tm on tm.thread_id = me.thread_id and tm.principal <> me.principal and tm.read_through > 0
+    left join principals p on p.id = tm.principal and p.read_receipts
+    where me.thread_id = ${String(thread)} and me.principal = ${me}
+    order by tm.read_through desc nulls last, tm.principal`;
+  // no row: not a member; one row with nulls: a member, and nobody else has read (or tells)
+  if (rows.length === 0) return null;
+  return rows.filter((r) => r.id && r.through).map((r) => ({ member: toAuthor(r as AuthorRow), through: BigInt(r.through!) }));
 }

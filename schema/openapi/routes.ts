@@ -9,7 +9,7 @@ import { FileObject } from "../files.ts";
 import { AcceptResponse, FriendRequestResponse, FriendRequestsResponse, FriendsResponse } from "../friends.ts";
 import { GroupResponse } from "../groups.ts";
 import { HealthResponse, ReadyResponse } from "../health.ts";
-import { HistoryResponse, MarkReadResponse, Message, PendingResponse, ThreadsResponse } from "../messages.ts";
+import { HistoryResponse, MarkReadResponse, Message, PendingResponse, ThreadReadsResponse, ThreadsResponse } from "../messages.ts";
 import { CommentList, Comment, FeedResponse, Moment, MomentCreated } from "../moments.ts";
 import { MarketplaceResponse, PaymentsResponse } from "../payments.ts";
 import { AsyncApiDocument, OpenApiDocument } from "../reference.ts";
@@ -274,6 +274,11 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     description: "The caller's read marker moves to `through` (every message before it is read too); it never moves back, so marking an older message answers where the marker already is. When it moved, the thread's members hear a `read` event on their WebSockets: the caller's own other connections always, the other members unless the caller is a person who turned read receipts off (`PATCH /v1/users/me {\"read_receipts\": false}`).",
     tag: "threads", answers: { 200: { description: "where the marker is, and what is still unread", schema: MarkReadResponse } },
     errors: { 404: "no such thread of the caller's, or `through` is not one of its messages (or went past retention)" } },
+  "GET /v1/threads/:id/reads": {
+    summary: "How far the other members have read a thread",
+    description: "Each other member who has read any of it, with the message it has read through, the furthest first: a group's \"Seen by\". Persons who turned read receipts off are not listed. Changes arrive live as `read` events on the WebSocket.",
+    tag: "threads", answers: { 200: { description: "the members' read markers", schema: ThreadReadsResponse } },
+    errors: { 404: "no such thread of the caller's" } },
   "GET /v1/threads/:id/messages": { summary: "A thread's messages, newest first", tag: "threads", answers: { 200: { description: "a page of messages", schema: HistoryResponse } }, errors: { 404: "no such thread of the caller's" } },
 
   "POST /v1/groups": {

@@ -89,6 +89,7 @@ if (NO_BROWSER) {
   await signInWithToken(pa, url, alice.token);
   await signInWithToken(pb, url, bob.token);
   let readsMissing = false;
+  let groupThread = "";
 
   t.test("a friend request arrives live, and its acceptance reaches the sender live", async (t) => {
     await pa.getByRole("link", { name: "Friends" }).click();
@@ -120,6 +121,12 @@ if (NO_BROWSER) {
     await found.locator(`[data-person="${bob.id}"]`, { hasText: "Bob" }).getByText("friend", { exact: true }).waitFor(wait);
     t.pass("Bob found by part of his name, marked as a friend");
     await shot(pa, "search-people.png");
+    await pa.setViewportSize({ width: 375, height: 740 });
+    const w = await pa.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: innerWidth }));
+    t.ok(w.scroll <= w.width, `no horizontal scroll at 375 px (${w.scroll} <= ${w.width})`);
+    t.same(await unnamedControls(pa), [], "every control of the friends page with results has a name");
+    await shot(pa, "search-people-375.png");
+    await pa.setViewportSize({ width: 1100, height: 800 });
     await pa.getByLabel("Find people").fill("Carol");
     await pa.getByText(/No one found for “Carol”/).waitFor(wait);
     t.pass("Carol, who Alice does not know, is not found");
@@ -220,6 +227,7 @@ if (NO_BROWSER) {
     const g = await call(url, "POST", "/v1/groups", { token: alice.token, json: { name: "Pier watch", members: [bob.id] } });
     t.equal(g.status, 201);
     const threadId = g.body.group.thread_id as string;
+    groupThread = threadId;
     await pa.goto(`${url}/#/chat/t/${threadId}`);
     await pa.getByRole("region", { name: "Conversation with # Pier watch" }).waitFor(wait);
     await pa.getByLabel("Message", { exact: true }).fill("Meet at the pier at six");
@@ -264,9 +272,20 @@ if (NO_BROWSER) {
     t.equal(await friend.getAttribute("src"), src, "Bob's friends list shows Alice's picture");
     await pb.goto(`${url}/#/chat`);
     await pb.locator(`.threads [data-thread] img.avatar[src="${src}"]`).first().waitFor(wait);
-    await shot(pb, "avatars-chat-list.png");
     t.pass("and his conversation list");
+    // the group, with Alice's picture on her messages, and a search beside it (the README's picture)
+    await pa.goto(`${url}/#/chat/t/${groupThread}`);
+    await pa.getByLabel("Message", { exact: true }).fill("Bring the big lens: the pelican is back");
+    await pa.getByRole("button", { name: "Send", exact: true }).click();
+    await pb.goto(`${url}/#/chat/t/${groupThread}`);
+    await pb.locator(`.msg img.avatar[src="${src}"]`).last().waitFor(wait);
+    await pb.getByLabel("Search messages").fill("pelican");
+    await pb.getByLabel("Search messages").press("Enter");
+    await pb.getByRole("region", { name: "Messages found" }).locator("[data-found]").nth(1).waitFor(wait);
+    await pa.locator(".msg.mine", { hasText: "Bring the big lens" }).locator('[data-seen="Seen by Bob"]').waitFor(wait);
+    await shot(pb, "avatars-chat.png");
 
+    await pa.goto(`${url}/#/profile`);
     await pa.getByRole("button", { name: "Remove picture" }).click();
     await pa.getByText("Picture removed.").waitFor(wait);
     t.equal(await pa.locator("img.avatar").count(), 0, "back to initials");

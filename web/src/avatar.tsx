@@ -1,5 +1,7 @@
 // A principal's picture: the image at its avatar_url (a path on the API that needs no credentials), or its initials
-// on a colour taken from its id when it has none (or the image fails to load). Decorative beside a name (hidden from
+// on a colour taken from its id when it has none (or the image fails to load). The newest picture the app has seen
+// for the id (names.tsx) wins over the one in the object given, which may be older (a message received before the
+// sender changed it). Decorative beside a name (hidden from
 // screen readers); `label` names it where it stands alone.
 import { useContext, useState } from "preact/hooks";
 import { App } from "./context.ts";
@@ -27,11 +29,13 @@ function hue(id: string): number {
   return h;
 }
 
-export function Avatar({ who, size = 32, label }: { who: Pictured; size?: number; label?: string }) {
+export function Avatar({ who, size = 32, label, latest = true }: { who: Pictured; size?: number; label?: string; latest?: boolean }) {
   const app = useContext(App);
   const [broken, setBroken] = useState<string | null>(null);
   const base = (app?.session.api ?? location.origin).replace(/\/+$/, "");
-  const src = who.avatar_url ? (/^https?:/.test(who.avatar_url) ? who.avatar_url : base + who.avatar_url) : null;
+  const known = latest ? app?.people.known.get(who.id) : undefined;
+  const url = known ? known.avatar_url : who.avatar_url;
+  const src = url ? (/^https?:/.test(url) ? url : base + url) : null;
   const style = { width: `${size}px`, height: `${size}px`, fontSize: `${Math.round(size * 0.42)}px` };
   if (src && broken !== src) {
     return <img class="avatar" src={src} alt={label ?? ""} aria-hidden={label ? undefined : true} style={style} data-avatar={who.id} onError={() => setBroken(src)} />;

@@ -65,6 +65,7 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
     if (!threadId) return;
     try {
       const h = await client.threadMessages(threadId, { limit: 30, ...(before ? { before } : {}) });
+      people.learn(h.messages.map((m) => m.from)); // as they are now: names and pictures may have changed since
       setMessages((m) => merge(m, h.messages));
       setMore(h.has_more ?? false);
     } catch (err) {

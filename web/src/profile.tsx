@@ -9,6 +9,7 @@ import { addPasskey, passkeysSupported } from "./passkey.ts";
 import { Alert, When } from "./ui.tsx";
 
 interface Pictured {
+  display_name?: string;
   avatar_url?: string | null;
 }
 
@@ -16,7 +17,7 @@ interface Pictured {
 const pictureOf = (p: object): string | null => ("avatar_url" in p && typeof p.avatar_url === "string" ? p.avatar_url : null);
 
 export function Profile() {
-  const { client, session, fail } = useApp();
+  const { client, session, fail, people } = useApp();
   const human = session.kind === "human";
   const [name, setName] = useState(session.me.display_name);
   const [description, setDescription] = useState("");
@@ -71,7 +72,9 @@ export function Profile() {
   async function setPicture(file: string | null) {
     const r = await client.http.request<{ user?: Pictured; agent?: Pictured }>("PATCH", human ? "/v1/users/me" : "/v1/agents/me", { json: { avatar: file } });
     const me = r.user ?? r.agent;
-    setAvatar(me ? pictureOf(me) : null);
+    const url = me ? pictureOf(me) : null;
+    setAvatar(url);
+    people.learn([{ id: session.me.id, display_name: me?.display_name ?? session.me.display_name, avatar_url: url }]);
   }
 
   async function choose(f: File | undefined) {
@@ -142,7 +145,7 @@ export function Profile() {
       <section aria-labelledby="picture-h" class="card picture">
         <h2 id="picture-h">Picture</h2>
         <div class="row">
-          <Avatar who={{ id: session.me.id, display_name: name || session.me.display_name, avatar_url: avatar }} size={72} label={avatar ? "Your picture" : "Your initials (no picture yet)"} />
+          <Avatar who={{ id: session.me.id, display_name: name || session.me.display_name, avatar_url: avatar }} size={72} latest={false} label={avatar ? "Your picture" : "Your initials (no picture yet)"} />
           <label for="avatar-file" class="button">
             {avatar ? "Change picture" : "Choose a picture"}
           </label>

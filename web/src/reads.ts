@@ -1,6 +1,6 @@
-// Read receipts in a group: who among the other members has read how far. The thread's receipts are loaded once
-// (GET /v1/threads/{id}/reads, where the server has it) and moved forward by the `read` frames members send live; a
-// member who turned receipts off is in neither.
+// Read receipts in a group: who among the other members has read how far. The thread's receipts are loaded on
+// opening and on every reconnection (GET /v1/threads/{id}/reads) and moved forward by the `read` frames members send
+// live; a member who turned receipts off is in neither.
 import type { Author } from "@flock/client";
 import { useEffect, useState } from "preact/hooks";
 import { useApp } from "./context.ts";
@@ -9,10 +9,6 @@ import { newer } from "./threads.ts";
 export interface Receipt {
   member: Author;
   through: string;
-}
-
-interface ReadsResponse {
-  reads: { member: Author; read_through: string }[];
 }
 
 export function useGroupReads(threadId: string | undefined, group: boolean): ReadonlyMap<string, Receipt> {
@@ -30,13 +26,13 @@ export function useGroupReads(threadId: string | undefined, group: boolean): Rea
   useEffect(() => {
     if (!threadId || !group || liveStatus !== "online") return;
     let gone = false;
-    client.http.request<ReadsResponse>("GET", `/v1/threads/${encodeURIComponent(threadId)}/reads`).then(
+    client.threadReads(threadId).then(
       (r) => {
         if (gone) return;
         people.learn(r.reads.map((x) => x.member));
         for (const x of r.reads) move(x.member, x.read_through);
       },
-      () => {}, // a server without the route (or a failure): the live frames still move the receipts
+      () => {}, // a failure: the live frames still move the receipts, and the next reconnection asks again
     );
     return () => {
       gone = true;

@@ -86,7 +86,7 @@ export function PeopleSearch({ id, label, action, hint }: { id: string; label: s
                   <span class="person-name">
                     <strong>The id {pasted}</strong>
                   </span>
-                  {action({ id: pasted, display_name: pasted, kind: pasted.startsWith("P") ? "human" : "agent", friend: false })}
+                  {action({ id: pasted, display_name: pasted, avatar_url: null, kind: pasted.startsWith("P") ? "human" : "agent", friend: false })}
                 </li>
               )}
             </ul>

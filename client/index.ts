@@ -566,6 +566,19 @@ export class Flock {
     return this.http.request<{ user: T.User }>("PATCH", "/v1/users/me", { json: input, ...o }).then((r) => r.user);
   }
   /**
+   * Adds a wallet to the signed-in person (for example one who signed up with a passkey): the wallet signs a
+   * challenge, and then signs in as this person. A wallet that signs in as someone else already is refused (409).
+   * @example
+   * ```ts
+   * const user = await flock.addWallet(account.address, (message) => account.signMessage({ message }));
+   * ```
+   */
+  async addWallet(address: string, sign: (message: string) => Promise<string>, o: Sig = {}): Promise<T.User> {
+    const { message } = await this.http.request<{ message: string }>("POST", "/v1/users/me/wallets", { json: { address }, ...o });
+    const r = await this.http.request<{ user: T.User }>("POST", "/v1/users/me/wallets", { json: { message, signature: await sign(message) }, ...o });
+    return r.user;
+  }
+  /**
    * Step one of wallet sign-in: a fresh EIP-4361 message to sign.
    * @example
    * ```ts

@@ -1,11 +1,14 @@
 // Human users: read and update the own profile; delete the own account (humans and agents alike).
+import type { Hex } from "viem";
 import { conflict, notFound } from "../runtime/errors.ts";
 import { defineRoute, noContent, ok, type Route } from "../runtime/http/route.ts";
 import { avatarChange } from "../runtime/accounts/avatars-store.ts";
 import { deleteAccount } from "../runtime/accounts/delete.ts";
-import { loadUser, updateUser } from "../runtime/humans.ts";
+import { linkWallet, loadUser, updateUser } from "../runtime/humans.ts";
+import { issueChallenge, verifyChallenge } from "../runtime/signin/wallet.ts";
 import { registrationOptions } from "../runtime/signin/passkeys.ts";
 import { passkeysOf, removePasskey, signInWays } from "../runtime/signin/passkeys-store.ts";
+import { WalletVerifyRequest } from "../schema/auth.ts";
 import { UpdateUserRequest } from "../schema/users.ts";
 
 const me = defineRoute({
@@ -80,4 +83,25 @@ const removePasskeyRoute = defineRoute({
   },
 });
 
-export const userRoutes: Route[] = [me, update, remove, passkeyOptions, passkeys, removePasskeyRoute];
+/**
+ * Adds a wallet to the signed-in person, in the two steps of wallet sign-in: `{address}` gives the message to sign,
+ * `{message, signature}` adds the wallet that signed it. The wallet then signs in as this person. 409 when it signs
+ * in as someone else already.
+ */
+const addWallet = defineRoute({
+  method: "POST",
+  path: "/v1/users/me/wallets",
+  auth: "human",
+  body: WalletVerifyRequest,
+  limit: "wallet_verify",
+  async handle({ principal, body, svc }) {
+    if (body.address !== undefined) return ok(await issueChallenge(svc, body.address));
+    const address = await verifyChallenge(svc, body.message!, body.signature! as Hex);
+    if ((await linkWallet(svc, principal.id, address)) === "taken") throw conflict("this wallet signs in as another person already");
+    const user = await loadUser(svc.sql, principal.id);
+    if (!user) throw notFound("user");
+    return ok({ user });
+  },
+});
+
+export const userRoutes: Route[] = [me, update, remove, passkeyOptions, passkeys, removePasskeyRoute, addWallet];

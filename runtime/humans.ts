@@ -96,6 +96,21 @@ export async function userForWallet(svc: Services, address: string): Promise<str
 }
 
 /**
+ * Adds an external wallet that signed a challenge to a person (one who signed up with a passkey, or a second wallet):
+ * it then signs in as that person. `taken` when it already signs in as someone else (nothing changes).
+ */
+export async function linkWallet(svc: Services, principal: string, address: string): Promise<"linked" | "already" | "taken"> {
+  const addr = address.toLowerCase();
+  return svc.sql.begin(async (tx) => {
+    await lockIdentity(tx, `wallet:${addr}`);
+    const [found] = await tx<{ principal: string }[]>`select principal from wallets where address = ${addr}`;
+    if (found) return found.principal === principal ? "already" : "taken";
+    await tx`insert into wallets (address, principal, kind) values (${addr}, ${principal}, 'external')`;
+    return "linked";
+  });
+}
+
+/**
  * The user an identity-provider subject signs in as. A new subject joins the user that already owns one of the
  * embedded wallets the provider vouches for, or else a new user. Embedded wallets are recorded when free.
  */

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { isAddress } from "./address.ts";
 import { displayName } from "./common.ts";
-import { User } from "./users.ts";
+import { User, UserResponse } from "./users.ts";
 
 const address = z
   .string()
@@ -54,6 +54,9 @@ export const LoginResponse = z.object({
 
 /** POST /v1/auth/wallet-verify answers step one with a challenge and step two with the sign-in. */
 export const WalletVerifyResponse = z.union([WalletChallenge, LoginResponse]);
+
+/** POST /v1/users/me/wallets answers step one with a challenge and step two with the profile, the wallet in it. */
+export const AddWalletResponse = z.union([WalletChallenge, UserResponse]);
 
 /** POST /v1/auth/passkey/register-options: sign up with a passkey, as a new person with this name. */
 export const PasskeySignUpRequest = z.object({ display_name: displayName(64).optional() }).strict();

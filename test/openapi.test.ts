@@ -22,6 +22,7 @@ import { ERROR_CODES } from "../schema/errors.ts";
 import { openApiPath, routeKey } from "../schema/openapi/document.ts";
 import { ROUTE_DOCS } from "../schema/openapi/routes.ts";
 import { everyRoute } from "./helpers/fuzz.ts";
+import { signInWithWallet } from "./helpers/humans.ts";
 import { SoftAuthenticator } from "./helpers/soft-authenticator.ts";
 import { call, randomIp, type Registered, registerAgent, type Res } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
@@ -259,6 +260,13 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   await req("GET", "/v1/users/me", "/v1/users/me", as(h));
   await req("GET", "/v1/users/me", "/v1/users/me", as(a)); // 403: humans only
   await req("PATCH", "/v1/users/me", "/v1/users/me", as(h, { display_name: "Ada" }));
+  // a second wallet for the person: the challenge, the signed answer, and a wallet that is someone else's (409)
+  const h2 = await signInWithWallet(base);
+  const second = privateKeyToAccount(generatePrivateKey());
+  const link = await req("POST", "/v1/users/me/wallets", "/v1/users/me/wallets", as(h, { address: second.address }, { "x-forwarded-for": randomIp() }));
+  await req("POST", "/v1/users/me/wallets", "/v1/users/me/wallets", as(h, { message: link.body.message, signature: await second.signMessage({ message: link.body.message }) }, { "x-forwarded-for": randomIp() }));
+  const someoneElse = await req("POST", "/v1/users/me/wallets", "/v1/users/me/wallets", as(h2, { address: second.address }, { "x-forwarded-for": randomIp() }));
+  await req("POST", "/v1/users/me/wallets", "/v1/users/me/wallets", as(h2, { message: someoneElse.body.message, signature: await second.signMessage({ message: someoneElse.body.message }) }, { "x-forwarded-for": randomIp() })); // 409
 
   // moments
   const m = await req("POST", "/v1/moments", "/v1/moments", as(a, { content: "Rain at noon.", visibility: "public" }));

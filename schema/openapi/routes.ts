@@ -4,7 +4,7 @@
 // body and query schemas. test/openapi.test.ts fails when a mounted route is missing here.
 import type { z } from "zod";
 import { AgentResponse, RegisterAgentResponse, TokenResponse } from "../agents.ts";
-import { LoginResponse, PasskeyOptions, PasskeysResponse, WalletVerifyResponse } from "../auth.ts";
+import { AddWalletResponse, LoginResponse, PasskeyOptions, PasskeysResponse, WalletVerifyResponse } from "../auth.ts";
 import { FileObject } from "../files.ts";
 import { AcceptResponse, FriendRequestResponse, FriendRequestsResponse, FriendsResponse } from "../friends.ts";
 import { GroupResponse } from "../groups.ts";
@@ -159,6 +159,14 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     summary: "Remove a passkey",
     tag: "users", answers: { 204: { description: "removed" } },
     errors: { 404: "no such passkey of the caller's", 409: "it is the person's only way to sign in" } },
+  "POST /v1/users/me/wallets": {
+    summary: "Add a wallet to the signed-in person",
+    description: "The two steps of `POST /v1/auth/wallet-verify`: `{\"address\"}` answers the EIP-4361 message to sign; `{\"message\", \"signature\"}` adds the wallet that signed it, which then signs in as this person (so a person who signed up with a passkey can sign in with a wallet too). Adding a wallet the person has already changes nothing.",
+    tag: "users",
+    answers: { 200: { description: "the challenge (step one), or the profile with the wallet (step two)", schema: AddWalletResponse } },
+    errors: { 401: "the signature, message or nonce is not valid", 409: "the wallet signs in as another person already" },
+    example: { address: "0x52908400098527886E0F7030069857D2E4169EE7" },
+  },
   "DELETE /v1/users/me": {
     summary: "Delete the caller's account (agent or human)",
     description: "Irreversible; at most once per 24 hours per account.",

@@ -11,18 +11,23 @@ t.test("every channel decodes what it encodes", async (t) => {
     [CHANNELS.authForget, "119688131209654272"],
     [CHANNELS.paymentsTerms, "119688131209654272"],
     [CHANNELS.limitsBan, { ip: "192.0.2.1", until: 1_800_000_000_000 }],
-    [CHANNELS.presence, { id: "1", display_name: "a", status: "online" }],
-    [CHANNELS.typing, { thread: "thread_42", from: { id: "1", display_name: "a" }, state: "start", to: ["2"] }],
+    [CHANNELS.presence, { id: "1", display_name: "a", avatar_url: "/v1/avatars/k3Jd9aQ0Vx1mZp7LbR2sTw", status: "online" }],
+    [CHANNELS.typing, { thread: "thread_42", from: { id: "1", display_name: "a", avatar_url: null }, state: "start", to: ["2"] }],
     [CHANNELS.friendship, { a: "1", b: "2" }],
-    [CHANNELS.read, { thread: "thread_42", from: { id: "1", display_name: "a" }, through: "msg_7", to: ["1", "2"] }],
+    [CHANNELS.read, { thread: "thread_42", from: { id: "1", display_name: "a", avatar_url: null }, through: "msg_7", to: ["1", "2"] }],
     [CHANNELS.messageUpdate, { origin: "ab12", key: "g:42", id: "123", payload: '{"body":"edited","edited_at":"2026-11-28T08:00:00.000Z"}', to: ["2"] }],
     [
       CHANNELS.friendRequest,
-      { to: "P2", request: { id: "freq_9", from: "1", to: "P2", status: "pending", created_at: "2026-11-28T08:00:00.000Z" }, from: { id: "1", display_name: "a" } },
+      { to: "P2", request: { id: "freq_9", from: "1", to: "P2", status: "pending", created_at: "2026-11-28T08:00:00.000Z" }, from: { id: "1", display_name: "a", avatar_url: null } },
     ],
   ];
   t.equal(samples.length, Object.keys(CHANNELS).length, "every channel is sampled");
   for (const [ch, v] of samples) t.same(ch.decode(ch.encode(v as never)), v, ch.name);
+});
+
+t.test("an author from a node that predates avatars reads as one without a picture", async (t) => {
+  const old = JSON.stringify({ thread: "thread_42", from: { id: "1", display_name: "a" }, state: "stop", to: ["2"] });
+  t.same(CHANNELS.typing.decode(old), { thread: "thread_42", from: { id: "1", display_name: "a", avatar_url: null }, state: "stop", to: ["2"] });
 });
 
 t.test("what does not fit is refused", async (t) => {

@@ -73,6 +73,15 @@ export function Feed() {
 
   useEffect(() => void load(true), []);
 
+  // friends get no "Add friend" on their moments
+  const [friends, setFriends] = useState<ReadonlySet<string>>(new Set());
+  useEffect(() => {
+    client.friends().then(
+      (f) => setFriends(new Set(f.map((x) => x.id))),
+      () => {}, // without the list, every author keeps the button (a request to a friend answers "already friends")
+    );
+  }, [client]);
+
   /** Reads the first page again: new moments wait behind the button, the counts of those shown are brought up to date. */
   const check = useCallback(async () => {
     if (busy.current) return;
@@ -186,7 +195,7 @@ export function Feed() {
       </div>
       <ol class="moments" aria-label="Moments, newest first">
         {moments.map((m) => (
-          <MomentCard key={m.id} m={m} liked={liked.has(m.id)} mine={m.author.id === session.me.id} onLike={() => void toggleLike(m)} onDelete={() => void remove(m)} onComment={(n) => (touched.current.set(m.id, Date.now()), patch(m.id, (x) => ({ ...x, comment_count: x.comment_count + n })))} />
+          <MomentCard key={m.id} m={m} liked={liked.has(m.id)} mine={m.author.id === session.me.id} friend={friends.has(m.author.id)} onLike={() => void toggleLike(m)} onDelete={() => void remove(m)} onComment={(n) => (touched.current.set(m.id, Date.now()), patch(m.id, (x) => ({ ...x, comment_count: x.comment_count + n })))} />
         ))}
       </ol>
       <div ref={end} class="end">
@@ -235,7 +244,7 @@ function Composer({ onPost }: { onPost(content: string, v: Visibility): Promise<
   );
 }
 
-function MomentCard(p: { m: Moment; liked: boolean; mine: boolean; onLike(): void; onDelete(): void; onComment(n: number): void }) {
+function MomentCard(p: { m: Moment; liked: boolean; mine: boolean; friend: boolean; onLike(): void; onDelete(): void; onComment(n: number): void }) {
   const { client, fail } = useApp();
   const { m } = p;
   const [open, setOpen] = useState(false);
@@ -289,7 +298,7 @@ function MomentCard(p: { m: Moment; liked: boolean; mine: boolean; onLike(): voi
     <li class="card moment" data-moment={m.id} aria-busy={pending}>
       <header>
         <Avatar who={m.author} /> <strong>{m.author.display_name}</strong> · <When iso={m.created_at} /> · <span class="muted">{m.visibility}</span>
-        {!p.mine && (
+        {!p.mine && !p.friend && (
           <button type="button" class="link" onClick={() => void befriend()} disabled={asked}>
             {asked ? "Request sent" : "Add friend"}
           </button>

@@ -90,7 +90,7 @@ export function Friends() {
         onClick={() =>
           void act(async () => {
             await client.friendRequest(p.id);
-            setInfo(`Request sent to ${p.display_name}.`);
+            setInfo(p.display_name === p.id ? "Request sent." : `Request sent to ${p.display_name}.`);
           })
         }
       >

@@ -5,6 +5,7 @@
 // come back within about PROBE_MS of the server's return.
 import { ApiError } from "./errors.ts";
 import type { Logger } from "./log.ts";
+import type { Level } from "./metrics.ts";
 
 type Backend = "postgres" | "redis";
 
@@ -90,6 +91,8 @@ export class Circuit {
     readonly backend: Backend,
     private readonly probe: () => Promise<unknown>,
     private readonly log: Logger,
+    /** flock_circuit_open for this backend: 1 while open (runtime/metrics.ts). */
+    private readonly state?: Level,
   ) {}
 
   get isOpen(): boolean {
@@ -123,6 +126,7 @@ export class Circuit {
     if (this.openedAt !== undefined || this.stopped) return;
     this.openedAt = performance.now();
     this.summarizedAt = this.openedAt;
+    this.state?.set(1);
     this.log.warn({ backend: this.backend, err: err instanceof Error ? err.message : String(err) }, "circuit open: backend unavailable");
     this.schedule();
   }
@@ -156,6 +160,7 @@ export class Circuit {
     }
     const ms = Math.round(performance.now() - (this.openedAt ?? 0));
     this.openedAt = undefined;
+    this.state?.set(0);
     this.log.info({ backend: this.backend, ms }, "circuit closed: backend answers again");
     this.summarize();
   }
@@ -166,9 +171,9 @@ export class Circuits {
   readonly postgres: Circuit;
   readonly redis: Circuit | undefined;
 
-  constructor(probes: { postgres: () => Promise<unknown>; redis?: () => Promise<unknown> }, log: Logger) {
-    this.postgres = new Circuit("postgres", probes.postgres, log);
-    this.redis = probes.redis ? new Circuit("redis", probes.redis, log) : undefined;
+  constructor(probes: { postgres: () => Promise<unknown>; redis?: () => Promise<unknown> }, log: Logger, states?: Record<Backend, Level>) {
+    this.postgres = new Circuit("postgres", probes.postgres, log, states?.postgres);
+    this.redis = probes.redis ? new Circuit("redis", probes.redis, log, states?.redis) : undefined;
   }
 
   /** If `err` is a connection-class failure: open its backend's circuit and answer the 503 to give instead. */

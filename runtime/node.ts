@@ -19,6 +19,7 @@ import type { Lifecycle } from "./lifecycle.ts";
 import { Limiter } from "./limits/limiter.ts";
 import type { Logger } from "./log.ts";
 import { Messaging } from "./messaging/hub.ts";
+import { Metrics } from "./metrics.ts";
 import { Reconciler } from "./messaging/reconcile.ts";
 import { NodeLease } from "./node-lease.ts";
 import { assetTable } from "./payments/assets.ts";
@@ -123,6 +124,8 @@ async function openPostgres(config: Config, log: Logger): Promise<Postgres> {
 
 /** Start every part of a node but its routes and its listening socket, in order, each registered with `life`. */
 export async function startServices(config: Config, log: Logger, life: Lifecycle, now: () => number): Promise<StartedServices> {
+  // what every part counts into (nothing to start or stop: /metrics and the metrics listener read it)
+  const metrics = new Metrics();
   // the backends, and a circuit for each
   // the port is checked first, before the embedded database is created or anything is migrated
   const { sql, embedded } = await life.add("postgres", async () => (await checkPortFree(config.HOST, config.PORT), openPostgres(config, log)), async (pg) => {
@@ -144,7 +147,7 @@ export async function startServices(config: Config, log: Logger, life: Lifecycle
   );
   const circuits = await life.add(
     "circuits",
-    () => new Circuits({ postgres: () => sql`select 1`, ...(engines.kind === "redis" ? { redis: () => engines.ping() } : {}) }, log),
+    () => new Circuits({ postgres: () => sql`select 1`, ...(engines.kind === "redis" ? { redis: () => engines.ping() } : {}) }, log, metrics.circuitOpen),
     (c) => c.stop(),
   );
   // the node id: leased, renewed while the node runs, given up after everything else has stopped but the backends
@@ -166,6 +169,7 @@ export async function startServices(config: Config, log: Logger, life: Lifecycle
         scale: config.FLOCK_LIMITS_SCALE,
         ban: { strikes: config.FLOCK_BAN_STRIKES, windowMs: config.FLOCK_BAN_WINDOW * 1000, banMs: config.FLOCK_BAN_SECONDS * 1000 },
         log,
+        metrics,
       },
       now,
     );
@@ -173,7 +177,7 @@ export async function startServices(config: Config, log: Logger, life: Lifecycle
     return l;
   });
   const horizons = new Horizons(config.FLOCK_RETENTION_MESSAGES, config.FLOCK_RETENTION_MOMENTS, now);
-  const core: Core = { config, log, sql, engines, ids, auth, limiter, circuits, now, horizons };
+  const core: Core = { config, log, sql, engines, ids, auth, limiter, circuits, now, horizons, metrics };
 
   // the per-node parts handlers use
   const files = await life.add("files", () => blobStore(config));

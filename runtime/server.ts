@@ -9,7 +9,6 @@ import { type HttpState, keepAliveHint, mountHttp } from "./http/pipeline.ts";
 import { Router } from "./http/router.ts";
 import { Lifecycle, type Trace } from "./lifecycle.ts";
 import type { Logger } from "./log.ts";
-import { Metrics } from "./metrics.ts";
 import { listenMetrics } from "./metrics-listener.ts";
 import type { NodeLease } from "./node-lease.ts";
 import { listenFailure, startServices } from "./node.ts";
@@ -61,7 +60,7 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
     // connection answers 503 at once, without touching the backends that stop next
     const state: HttpState = { draining: false, closed: false, inflight: 0, idle: [], drained: 0, keepAlive: keepAliveHint(config.FLOCK_SHUTDOWN_LINGER) };
     let drainStarted = 0;
-    const metrics = new Metrics();
+    const metrics = svc.metrics;
     // the metrics listener, when FLOCK_METRICS_PORT is set: up before the routes and down after them, so a scrape
     // during the drain still reads the node
     const metricsListener = await life.add(

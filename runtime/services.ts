@@ -13,6 +13,7 @@ import type { IdGenerator } from "./ids.ts";
 import type { Limiter } from "./limits/limiter.ts";
 import type { Logger } from "./log.ts";
 import type { Messaging } from "./messaging/hub.ts";
+import type { Metrics } from "./metrics.ts";
 import type { AssetTable } from "./payments/assets.ts";
 import type { PaidAgents } from "./payments/terms.ts";
 import type { ProviderKeys } from "./signin/privy.ts";
@@ -37,6 +38,8 @@ export interface Core {
   now: () => number;
   /** Where retention cuts messages and moments off: every read stops there (runtime/retention/horizons.ts). */
   horizons: Horizons;
+  /** What the node counts and times for Prometheus (runtime/metrics.ts); /metrics serves it. */
+  metrics: Metrics;
 }
 
 export interface Services extends Core {

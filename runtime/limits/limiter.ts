@@ -5,6 +5,7 @@ import type { BanRule, LimitsEngine } from "../engines/limits.ts";
 import type { PubSub } from "../engines/pubsub.ts";
 import { CHANNELS, listen, publish } from "../engines/node-channels.ts";
 import type { Logger } from "../log.ts";
+import { type Metrics, since } from "../metrics.ts";
 import { ApiError } from "../errors.ts";
 import { POLICIES, type PolicyName } from "./policies.ts";
 
@@ -13,6 +14,8 @@ interface LimiterOptions {
   ban: BanRule;
   /** Where a malformed ban from another node is reported. */
   log?: Logger;
+  /** Counts refusals and bans, and times the engine's take (runtime/metrics.ts). */
+  metrics?: Metrics;
 }
 
 /** Forget ended bans at least this often (ms of the clock), and whenever the map has doubled since the last time. */
@@ -61,6 +64,7 @@ export class Limiter {
       this.bans.delete(ip);
       return;
     }
+    this.opts.metrics?.bans.refused.inc();
     throw banned(until - now);
   }
 
@@ -72,14 +76,22 @@ export class Limiter {
     const p = POLICIES[policy];
     const cap = this.capacity(policy);
     const now = this.now();
+    const m = this.opts.metrics;
+    const started = performance.now();
     const r = await this.engine.take(`${policy}:${scope}`, cap, p.window * 1000, now);
+    m?.redis.rateLimit.observe(since(started));
     headers["RateLimit-Policy"] = `"${policy}";q=${cap};w=${p.window}`;
     const retry = Math.max(1, Math.ceil(r.retryAfterMs / 1000));
     headers["RateLimit"] = `"${policy}";r=${r.remaining};t=${r.allowed ? Math.ceil(r.resetMs / 1000) : retry}`;
     if (r.allowed) return;
+    m?.rateLimited[policy].inc();
     // only an address is struck (the engines refuse any other text too): no client text becomes a ban key
     const until = isIP(ip) === 0 ? 0 : await this.engine.strike(ip, this.opts.ban, now);
-    if (until > now) throw banned(this.learnBan(ip, until) - now);
+    if (until > now) {
+      const known = this.bans.get(ip);
+      if (known === undefined || known <= now) m?.bans.started.inc();
+      throw banned(this.learnBan(ip, until) - now);
+    }
     throw new ApiError(
       "rate_limited",
       `rate limit exceeded: ${cap} per ${p.window === 1 ? "second" : `${p.window} seconds`} per ${p.scope}`,

@@ -3,6 +3,7 @@
 // sockets are subscribed to (the per-socket writes happen in uWS's C++, not once per member in JavaScript). A socket
 // first catches up from Postgres past its cursor, then subscribes without a hole (`join`), so what it receives of a
 // stream is contiguous from its cursor: that is what makes a cumulative ack safe (docs/ARCHITECTURE.md, "Messages").
+import type { Count } from "../metrics.ts";
 import type { Codec, Encoded } from "../ws/codec.ts";
 import type { Published } from "./stream-store.ts";
 
@@ -114,6 +115,8 @@ export class Channels {
     private readonly frames: RecentFrames,
     private readonly readAfter: ReadAfter,
     private readonly onError: (err: unknown) => void,
+    /** flock_messages_delivered_total{transport="websocket"}: a frame written to each socket (runtime/metrics.ts). */
+    private readonly delivered: Count = { inc: () => {} },
   ) {}
 
   /** The uWS app, once the WebSocket route is mounted. */
@@ -178,7 +181,10 @@ export class Channels {
       if (ch.published > upTo && from < 0) return false;
       ch.warming--;
       if (ch.published > upTo) {
-        for (const m of ch.ring.slice(from)) if (!reader.write(this.frames.of(m.id, 1, m.payload).for(reader.codec))) break;
+        for (const m of ch.ring.slice(from)) {
+          if (!reader.write(this.frames.of(m.id, 1, m.payload).for(reader.codec))) break;
+          this.delivered.inc();
+        }
       }
       this.subscribe(key, ch, reader);
       return true;
@@ -262,6 +268,8 @@ export class Channels {
       const f = shared.for(r.codec);
       this.publisher?.publish(topicOf(key, r.codec), f.data, f.binary);
     }
+    // one frame to each socket subscribed (a publish per encoding reaches them all)
+    if (this.publisher !== undefined && ch.readers.size > 0) this.delivered.inc(ch.readers.size);
     for (const [r, upTo] of ch.joining) {
       if (upTo !== m.seq) continue;
       ch.joining.delete(r);

@@ -5,6 +5,7 @@
 import type { Core } from "../services.ts";
 import { Batcher } from "../batcher.ts";
 import { isOutage, outcomeUnknown, unavailable } from "../circuit.ts";
+import { since, timed } from "../metrics.ts";
 import { RedeliveryBackoff } from "./redelivery-backoff.ts";
 import { ApiError } from "../errors.ts";
 import {
@@ -20,6 +21,7 @@ import {
   type NewMessage,
   pairKey,
 } from "./store.ts";
+import type { CursorWrite } from "../engines/group-cursors.ts";
 import { WaiterRegistry } from "./waiters.ts";
 import { RecentFrames } from "./channels.ts";
 import { StreamDelivery } from "./streams.ts";
@@ -73,15 +75,24 @@ export class Messaging {
     // an item that waited past SEND_MAX_WAIT_MS (behind a stuck batch) fails without being sent, and the statement
     // itself ends within the statement_timeout (runtime/server.ts): at most ~1 + 2.5 s before a 201 or a 503.
     const maxWait = { ms: SEND_MAX_WAIT_MS, error: () => unavailable("postgres") };
+    const m = svc.metrics;
     this.directWrites = new Batcher(async (items) => {
       svc.circuits.postgres.check();
+      const started = performance.now();
+      m.sendBatch.direct.observe(items.length);
       await this.inFlight(items);
-      return this.outcome(items, () => insertDirectBatch(svc.sql, items));
+      const out = await this.outcome(items, () => timed(m.postgres.sendDirect, () => insertDirectBatch(svc.sql, items)));
+      m.sendCommit.direct.observe(since(started));
+      return out;
     }, 1, 256, maxWait);
     this.groupWrites = new Batcher(async (items) => {
       svc.circuits.postgres.check();
+      const started = performance.now();
+      m.sendBatch.group.observe(items.length);
       await this.inFlight(items);
-      return this.outcome(items, () => insertGroupBatch(svc.sql, items));
+      const out = await this.outcome(items, () => timed(m.postgres.sendGroup, () => insertGroupBatch(svc.sql, items)));
+      m.sendCommit.group.observe(since(started));
+      return out;
     }, 2, 256, maxWait);
     this.landed = new Batcher(async (ids) => {
       if (this.owner !== undefined) await svc.engines.inflight.done(this.owner, ids);
@@ -157,7 +168,10 @@ export class Messaging {
   }
 
   private async inFlight(items: NewMessage[]): Promise<void> {
-    if (this.owner !== undefined) await this.svc.engines.inflight.add(this.owner, items.map((i) => String(i.id)), this.svc.now());
+    if (this.owner === undefined) return;
+    const started = performance.now();
+    await this.svc.engines.inflight.add(this.owner, items.map((i) => String(i.id)), this.svc.now());
+    this.svc.metrics.redis.inflightAdd.observe(since(started));
   }
 
   /** Subscribe to the streams' pub/sub (once per node). */
@@ -182,6 +196,8 @@ export class Messaging {
     const deadline = performance.now() + timeoutMs;
     const removers: (() => void)[] = [];
     let expired = 0;
+    const polls = this.svc.metrics.connections.long_poll;
+    polls.inc();
     try {
       // each stream's waiter is in place before its first read
       const threads = await this.streams.threads(principal);
@@ -208,7 +224,10 @@ export class Messaging {
         }
         const read = await this.streams.readForPoll(principal, threads, limit);
         expired += read.expired;
-        if (read.entries.length > 0) this.redelivery.handedOut(principal);
+        if (read.entries.length > 0) {
+          this.redelivery.handedOut(principal);
+          this.countHandedOut(read.entries);
+        }
         // messages gone past retention are news too: the reader learns of them at once
         if (read.entries.length > 0 || expired > 0 || wait.stop || this.closing) return { entries: read.entries, expired };
         const left = deadline - performance.now();
@@ -219,8 +238,18 @@ export class Messaging {
         if (!wait.woken || wait.stop || this.closing) return { entries: [], expired };
       }
     } finally {
+      polls.dec();
       for (const r of removers) r();
     }
+  }
+
+  /** A long poll's answer: its messages delivered, those handed out before redelivered. */
+  private countHandedOut(entries: readonly { deliveryCount: number }[]): void {
+    const m = this.svc.metrics;
+    m.delivered.long_poll.inc(entries.length);
+    let again = 0;
+    for (const e of entries) if (e.deliveryCount > 1) again++;
+    if (again > 0) m.redelivered.long_poll.inc(again);
   }
 
   /**
@@ -265,7 +294,9 @@ export class Messaging {
     const p = this.acks.push({ recipient: principal, id: rawId, through }).then(
       (o) => {
         this.redelivery.ackDone(principal);
-        return o !== false;
+        if (o === false) return false;
+        this.svc.metrics.acks.inc();
+        return true;
       },
       (err: unknown) => {
         if (isOutage(err)) this.redelivery.ackFailed(principal);
@@ -287,15 +318,16 @@ export class Messaging {
    * (StreamDelivery.readForPoll). A failure there fails the batch's acks; retried, they change nothing in Postgres.
    */
   private async ackStored(items: AckItem[]): Promise<AckOutcome[]> {
-    const outcomes = await ackBatch(this.svc.sql, items);
-    const writes = [];
+    const m = this.svc.metrics;
+    const outcomes = await timed(m.postgres.ack, () => ackBatch(this.svc.sql, items));
+    const writes: CursorWrite[] = [];
     for (let i = 0; i < items.length; i++) {
       const o = outcomes[i];
       if (o === false || o === undefined) continue;
       const it = items[i]!;
       writes.push({ member: it.recipient, thread: o.thread, acked: o.acked, above: !it.through && o.seq > o.acked ? [o.seq] : [] });
     }
-    await this.svc.engines.groupCursors.merge(writes);
+    await timed(m.redis.cursorMerge, () => this.svc.engines.groupCursors.merge(writes));
     return outcomes;
   }
 

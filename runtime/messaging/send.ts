@@ -39,6 +39,7 @@ export async function sendDirect(svc: Services, from: Principal, to: string, msg
     hub.forgetDirectThread(from.id, to);
     throw notFound("recipient");
   }
+  svc.metrics.sent.direct.inc();
   const payload = freshPayload(from, { ...m, recipient: to }, opts.columns);
   await hub.deliver({ key: streamKey(to, INBOX), seq, id: m.id.toString(), payload });
   return payload;
@@ -53,6 +54,7 @@ export async function sendGroup(svc: Services, from: Principal, msg: Outgoing): 
   };
   const seq = await hub.storeGroup(m);
   if (seq === null) throw notFound("group");
+  svc.metrics.sent.group.inc();
   const payload = freshPayload(from, { ...m, recipient: null }); // the id may have been replaced (see storeGroup)
   await hub.deliver({ key: streamKey(from.id, msg.threadId), seq, id: m.id.toString(), payload });
   return payload;

@@ -8,6 +8,7 @@ import { Batcher } from "../batcher.ts";
 import { contiguous } from "../engines/stream-log.ts";
 import { CHANNELS, type ChannelMessage, listen, publish, type StreamMessage } from "../engines/node-channels.ts";
 import { outageOf, unavailable } from "../circuit.ts";
+import { timed } from "../metrics.ts";
 import type { Core } from "../services.ts";
 import { Channels, type ChannelReader, type RecentFrames } from "./channels.ts";
 import {
@@ -89,6 +90,7 @@ export class StreamDelivery {
       frames,
       (key, after, limit) => this.readAfter(key, after, limit),
       (err) => svc.log.warn({ err }, "stream gap not filled; retrying"),
+      svc.metrics.delivered.websocket,
     );
     this.streamReads = new Batcher(async (members) => {
       const got = await streamsOfMembers(svc.sql, members);
@@ -124,7 +126,7 @@ export class StreamDelivery {
   async deliver(m: Published): Promise<void> {
     this.local(m);
     const ch = CHANNELS.streamMessage;
-    await this.svc.engines.streams.append(m, ch.name, ch.head({ ...m, origin: this.origin }));
+    await timed(this.svc.metrics.redis.streamAppend, () => this.svc.engines.streams.append(m, ch.name, ch.head({ ...m, origin: this.origin })));
   }
 
   /**

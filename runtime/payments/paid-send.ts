@@ -81,11 +81,13 @@ export async function paidSend(ctx: Ctx<unknown, unknown, "principal">, terms: T
     if (!v.isValid) {
       const reason = v.invalidReason ?? "invalid_payment";
       await markFailed(svc.sql, claimed, reason, true);
+      svc.metrics.payments.failed.verify.inc();
       throw refuse(reason, v.invalidMessage ?? reason);
     }
   } catch (err) {
     if (err instanceof ApiError) throw err;
     await markFailed(svc.sql, claimed, `verify_error: ${errMessage(err)}`, true);
+    svc.metrics.payments.failed.verify.inc();
     ctx.log.warn({ err }, "facilitator verify failed");
     throw new ApiError("payments_unavailable", "the payment facilitator could not verify the payment: nothing was charged; try again");
   }
@@ -96,12 +98,14 @@ export async function paidSend(ctx: Ctx<unknown, unknown, "principal">, terms: T
     settled = await facilitator.settle(payload, requirements);
   } catch (err) {
     await markFailed(svc.sql, claimed, `settle_error: ${errMessage(err)}`, false);
+    svc.metrics.payments.failed.settle.inc();
     ctx.log.error({ err, payment: claimed.toString() }, "facilitator settle failed; outcome unknown");
     throw new ApiError("unavailable", "the payment facilitator did not confirm the settlement; its outcome is unknown (see GET /v1/payments)");
   }
   if (!settled.success || !settled.transaction) {
     const reason = settled.errorReason ?? "settlement_failed";
     await markFailed(svc.sql, claimed, reason, false);
+    svc.metrics.payments.failed.settle.inc();
     throw refuse(reason, settled.errorMessage?.split("\n")[0] ?? reason);
   }
 
@@ -112,6 +116,7 @@ export async function paidSend(ctx: Ctx<unknown, unknown, "principal">, terms: T
     store: (message) => completeSettled(svc.sql, { paymentId: claimed, txHash, explorerUrl: explorer, message }),
     columns: paymentColumns(payment),
   });
+  svc.metrics.payments.settled.inc();
   return {
     status: 201,
     raw: { type: "application/json", data: json },

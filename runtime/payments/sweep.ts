@@ -30,7 +30,9 @@ export function startClaimSweeper(svc: Services): () => Promise<void> {
   const sweep = () => {
     running = sweepAbandonedClaims(svc.sql).then(
       (n) => {
-        if (n > 0) svc.log.warn({ claims: n }, "payment claims abandoned by a stopped node marked failed (outcome unknown)");
+        if (n === 0) return;
+        svc.metrics.payments.failed.abandoned.inc(n);
+        svc.log.warn({ claims: n }, "payment claims abandoned by a stopped node marked failed (outcome unknown)");
       },
       (err: unknown) => svc.log.warn({ err }, "payment claim sweep failed"),
     );

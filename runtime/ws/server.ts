@@ -120,6 +120,7 @@ export function mountWs(app: TemplatedApp, svc: Services, onFrame: FrameHandler)
       data.session = session;
       session.token = data.token;
       open.add(session);
+      svc.metrics.connections.websocket.inc();
       setImmediate(() => session.open(data.principal));
     },
     message: (ws: WebSocket<UserData>, message: ArrayBuffer) => {
@@ -133,6 +134,7 @@ export function mountWs(app: TemplatedApp, svc: Services, onFrame: FrameHandler)
       const session = ws.getUserData().session;
       if (!session) return;
       open.delete(session);
+      svc.metrics.connections.websocket.dec();
       void session.onClose();
     },
   });

@@ -274,7 +274,12 @@ export class WsSession implements StreamMember {
           if (expired > 0) this.send({ type: "expired", ...(thread === INBOX ? {} : { thread_id: String(thread) }), count: expired });
           // (the read recorded what it hands out: a socket that dies before writing it errs on "possibly delivered")
           this.ws.cork(() => {
-            for (const e of b.entries) if (!this.write(this.deps.hub.frames.of(e.id, e.deliveryCount, e.payload).for(this.codec))) return;
+            const m = this.deps.svc.metrics;
+            for (const e of b.entries) {
+              if (!this.write(this.deps.hub.frames.of(e.id, e.deliveryCount, e.payload).for(this.codec))) return;
+              m.delivered.websocket.inc();
+              if (e.deliveryCount > 1) m.redelivered.websocket.inc();
+            }
           });
           if (b.entries.length < PAGE) {
             after = Math.max(after, last);

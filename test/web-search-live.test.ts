@@ -228,6 +228,40 @@ if (NO_BROWSER) {
     t.pass("the banner cleared by itself");
   });
 
+  t.test("after an outage that also drops the live connection, the banner clears as it reconnects", async (t) => {
+    const po = await actx.newPage();
+    const eo = watchErrors(po, "alice's outage tab");
+    // the live connection passes through the test: while `down`, a connection is dropped and a new one refused
+    let down = false;
+    const open: { close(): Promise<void> }[] = [];
+    await po.routeWebSocket(/\/v1\/ws$/, (ws) => {
+      if (down) return void ws.close();
+      ws.connectToServer();
+      open.push(ws);
+    });
+    await po.goto(`${url}/#/friends`);
+    await po.locator('[data-live="online"]').waitFor(wait);
+    eo.state.quiet = true;
+    down = true;
+    const cut = (u: URL) => u.origin === url && u.pathname !== "/v1/ws";
+    await po.route(cut, (r) => r.abort("internetdisconnected"));
+    for (const ws of open.splice(0)) await ws.close();
+    await po.locator('[data-live="offline"], [data-live="connecting"]').first().waitFor(wait);
+    await po.getByLabel("Find people").fill("Bob");
+    const alert = po.getByRole("alert");
+    await alert.waitFor(wait);
+    t.match(await alert.innerText(), /can't be reached/, "a search with no answer says so");
+    await shot(po, "banner-offline.png");
+    down = false;
+    await po.unroute(cut);
+    await po.locator('[data-live="online"]').waitFor({ timeout: 30_000 });
+    await alert.waitFor({ state: "detached", timeout: 20_000 });
+    t.pass("online again, and the banner is gone");
+    eo.state.quiet = false;
+    t.same(eo.errors, []);
+    await po.close();
+  });
+
   t.test("Seen by, under my newest message in a group", async (t) => {
     const g = await call(url, "POST", "/v1/groups", { token: alice.token, json: { name: "Pier watch", members: [bob.id] } });
     t.equal(g.status, 201);

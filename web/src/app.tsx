@@ -111,6 +111,7 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
         if (e.status === "unauthorized") expired();
         else setLiveStatus(e.status);
         if (e.status === "online") net.up(); // the server answers again: connection banners clear
+        if (e.status === "offline") setOnline(new Set()); // unknown until the server announces them again on connect
       } else if (e.type === "presence") {
         handlers.current.people.learn([e.principal]);
         setOnline((s) => {

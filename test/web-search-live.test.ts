@@ -106,8 +106,11 @@ if (NO_BROWSER) {
     await incoming.getByText("Alice").waitFor(wait);
     t.equal(await incoming.getByText(alice.id).count(), 0, "the request shows a name, not an id");
     await shot(pb, "friends-request-live.png");
+    await pb.locator('nav [data-requests="1"]').waitFor(wait);
+    t.equal(await pb.getByRole("link", { name: "Friends 1 request" }).count(), 1, "the Friends link reads out the waiting request");
     await incoming.getByRole("button", { name: "Accept", exact: true }).click();
     await pb.locator(`[data-friend="${alice.id}"]`).waitFor(wait);
+    await pb.locator("nav [data-requests]").waitFor({ state: "detached", ...wait });
     // Alice's list gets Bob without a reload (Bob, online, is announced to his new friend)
     await pa.locator(`[data-friend="${bob.id}"][data-online="yes"]`).waitFor(wait);
     t.equal(await pa.getByRole("list", { name: "Outgoing requests" }).count(), 0, "the request is no longer pending");

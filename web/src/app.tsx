@@ -1,7 +1,8 @@
 // The app shell: sign-in, or the signed-in pages behind a navigation bar (hash routes #/feed, #/friends, #/chat,
 // #/agents, #/payments, #/profile). Owns the live connection: presence, typing, and messages, each acked once rendered; edits,
 // deletions and reactions (`message_update`), read markers (`read`) and the conversations list with its unread counts,
-// shown on the Chat link and in the tab title, and a notification for a message that arrives while the tab is hidden.
+// shown on the Chat link and in the tab title, and a notification for a message that arrives while the tab is hidden;
+// friend requests waiting for an answer on the Friends link (a notification too, while hidden).
 import type { Message, PendingMessage } from "@flock/client";
 import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { Agents } from "./agents.tsx";
@@ -12,7 +13,7 @@ import { Friends } from "./friends.tsx";
 import { Live } from "./live.ts";
 import { usePeople } from "./names.tsx";
 import { net } from "./net.ts";
-import { notifyMessage } from "./notify.tsx";
+import { notifyFriendRequest, notifyMessage } from "./notify.tsx";
 import { Payments } from "./payments.tsx";
 import { Profile } from "./profile.tsx";
 import { clearSession, clientFor, describe, isUnauthorized, loadSession, saveSession, type Session } from "./session.ts";
@@ -89,6 +90,13 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
   );
   const { on: threadsOn, ...threads } = useThreads(client, session.me.id, fail);
   const people = usePeople(client, session.me.id);
+  const [friendRequests, setFriendRequests] = useState(0);
+  const loadRequests = useCallback(() => {
+    client.friendRequests().then(
+      (r) => setFriendRequests(r.incoming.length),
+      () => {}, // the badge waits for the next load; the Friends page shows the failure
+    );
+  }, [client]);
   const [updates, setUpdates] = useState<ReadonlyMap<string, Message>>(new Map());
   const applyUpdate = useCallback(
     (m: Message) => {
@@ -98,8 +106,8 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
     [threadsOn],
   );
   // the live handler below is set up once per connection: it reaches these through a ref
-  const handlers = useRef({ threadsOn, applyUpdate, people });
-  handlers.current = { threadsOn, applyUpdate, people };
+  const handlers = useRef({ threadsOn, applyUpdate, people, loadRequests });
+  handlers.current = { threadsOn, applyUpdate, people, loadRequests };
   // messages already handled by this page (a redelivery is not news: no count, no notification)
   const seen = useRef(new Set<string>());
   const visible = useVisible();
@@ -152,6 +160,8 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
         handlers.current.threadsOn.read(e);
       } else if (e.type === "friend_request") {
         handlers.current.people.learn([e.from]);
+        handlers.current.loadRequests();
+        notifyFriendRequest(e.from, e.request.id, () => (location.hash = "#/friends"));
       }
     });
     live.start();
@@ -163,6 +173,7 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
 
   // the list on start, on every (re)connection and whenever the tab comes back into view
   useEffect(() => reloadThreads(0), [reloadThreads, visible, liveStatus === "online"]);
+  useEffect(() => loadRequests(), [loadRequests, visible, liveStatus === "online"]);
   useEffect(() => {
     document.title = unreadTotal > 0 ? `(${unreadText(unreadTotal)}) Flock` : "Flock";
   }, [unreadTotal]);
@@ -193,7 +204,7 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
     if (list) people.learn(list.flatMap((t) => (t.peer ? [t.peer] : [])));
   }, [list]);
 
-  const state: AppState = { session, client, live, online, typing, received, liveStatus, fail, updates, applyUpdate, people, ...threads };
+  const state: AppState = { session, client, live, online, typing, received, liveStatus, fail, updates, applyUpdate, people, friendRequests, setFriendRequests, ...threads };
   const [page = "feed", ...rest] = hash.replace(/^#\/?/, "").split("/");
   const last = received[received.length - 1];
 
@@ -212,6 +223,15 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
                 <>
                   {" "}
                   <Unread n={unreadTotal} total />
+                </>
+              )}
+              {id === "friends" && friendRequests > 0 && (
+                <>
+                  {" "}
+                  <span class="badge unread" data-requests={friendRequests}>
+                    {friendRequests > 99 ? "99+" : friendRequests}
+                    <span class="sr-only"> {friendRequests === 1 ? "request" : "requests"}</span>
+                  </span>
                 </>
               )}
             </a>

@@ -30,6 +30,10 @@ export interface AppState extends ThreadsState {
   updates: ReadonlyMap<string, Message>;
   /** Replaces a message wherever it is shown. */
   applyUpdate(m: Message): void;
+  /** Friend requests waiting for an answer (the Friends link's badge). */
+  friendRequests: number;
+  /** The Friends page tells the count it just loaded. */
+  setFriendRequests(n: number): void;
   /** Names and pictures of the principals seen so far, by id (names.tsx). */
   people: PeopleCache;
   /** Reports a failure: signs out on 401, else answers the sentence to show. */

@@ -13,7 +13,7 @@ import { Alert, Dot, useVisible } from "./ui.tsx";
 const POLL_MS = 60_000;
 
 export function Friends() {
-  const { client, online, fail, session, live, liveStatus, people } = useApp();
+  const { client, online, fail, session, live, liveStatus, people, setFriendRequests } = useApp();
   const [friends, setFriends] = useState<Author[] | null>(null);
   const [incoming, setIncoming] = useState<FriendRequest[]>([]);
   const [outgoing, setOutgoing] = useState<FriendRequest[]>([]);
@@ -29,6 +29,7 @@ export function Friends() {
       known.current = new Set(f.map((x) => x.id));
       setFriends(f);
       setIncoming(r.incoming);
+      setFriendRequests(r.incoming.length);
       setOutgoing(r.outgoing);
     } catch (err) {
       setError(fail(err));

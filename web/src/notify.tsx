@@ -1,4 +1,4 @@
-// Browser notifications for messages that arrive while the tab is hidden. Off until the person turns them on with
+// Browser notifications for messages and friend requests that arrive while the tab is hidden. Off until the person turns them on with
 // the button here (which asks the browser's permission); the choice stays in localStorage, and the browser's own
 // permission is checked again before each notification.
 import type { Message } from "@flock/client";
@@ -30,6 +30,22 @@ export function notifyMessage(m: Message, where: string | undefined, open: () =>
     return true;
   } catch {
     // a browser that shows notifications only through a service worker (Chrome on Android) has none to show here
+    return false;
+  }
+}
+
+/** Shows a friend request as a system notification, on the same terms as a message; answers whether it did. */
+export function notifyFriendRequest(from: { display_name: string }, requestId: string, open: () => void): boolean {
+  if (document.visibilityState !== "hidden" || !notificationsOn()) return false;
+  try {
+    const n = new Notification(`${from.display_name} wants to be friends`, { body: "Accept or decline on the Friends page.", tag: requestId });
+    n.onclick = () => {
+      window.focus();
+      open();
+      n.close();
+    };
+    return true;
+  } catch {
     return false;
   }
 }

@@ -146,10 +146,10 @@ export function Profile() {
         <h2 id="picture-h">Picture</h2>
         <div class="row">
           <Avatar who={{ id: session.me.id, display_name: name || session.me.display_name, avatar_url: avatar }} size={72} latest={false} label={avatar ? "Your picture" : "Your initials (no picture yet)"} />
+          <input id="avatar-file" class="sr-only" type="file" accept="image/png,image/jpeg,image/gif,image/webp" ref={picker} disabled={busy} onChange={(e) => void choose(e.currentTarget.files?.[0])} />
           <label for="avatar-file" class="button">
             {avatar ? "Change picture" : "Choose a picture"}
           </label>
-          <input id="avatar-file" class="sr-only" type="file" accept="image/png,image/jpeg,image/gif,image/webp" ref={picker} disabled={busy} onChange={(e) => void choose(e.currentTarget.files?.[0])} />
           {avatar && (
             <button type="button" onClick={() => void removePicture()} disabled={busy}>
               Remove picture
@@ -158,7 +158,7 @@ export function Profile() {
         </div>
         <p class="muted hint">An image up to 1 MB; everyone who sees your name sees it.</p>
       </section>
-      <form onSubmit={save} class="card">
+      <form onSubmit={save} class="card stack">
         <label for="profile-name">Display name</label>
         <input id="profile-name" value={name} maxLength={64} required onInput={(e) => setName(e.currentTarget.value)} />
         <label for="profile-description">About</label>

@@ -40,8 +40,10 @@ export function saveSession(s: Session): void {
   localStorage.setItem(KEY, JSON.stringify(s));
 }
 
+/** Signs out here: the session and the names and pictures remembered for it (names.tsx) go. */
 export function clearSession(): void {
   localStorage.removeItem(KEY);
+  for (const k of Object.keys(localStorage)) if (k.startsWith("flock.people.")) localStorage.removeItem(k);
 }
 
 /**

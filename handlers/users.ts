@@ -7,7 +7,7 @@ import { deleteAccount } from "../runtime/accounts/delete.ts";
 import { linkWallet, loadUser, updateUser } from "../runtime/humans.ts";
 import { issueChallenge, verifyChallenge } from "../runtime/signin/wallet.ts";
 import { registrationOptions } from "../runtime/signin/passkeys.ts";
-import { passkeysOf, removePasskey, signInWays } from "../runtime/signin/passkeys-store.ts";
+import { passkeysOf, removePasskey } from "../runtime/signin/passkeys-store.ts";
 import { WalletVerifyRequest } from "../schema/auth.ts";
 import { UpdateUserRequest } from "../schema/users.ts";
 
@@ -74,11 +74,9 @@ const removePasskeyRoute = defineRoute({
   path: "/v1/users/me/passkeys/:id",
   auth: "human",
   async handle({ params, principal, svc }) {
-    const id = params["id"] ?? "";
-    const mine = (await passkeysOf(svc.sql, principal.id)).some((p) => p.id === id);
-    if (!mine) throw notFound("passkey");
-    if ((await signInWays(svc.sql, principal.id)) <= 1) throw conflict("this passkey is your only way to sign in: add another first");
-    if (!(await removePasskey(svc.sql, principal.id, id))) throw notFound("passkey");
+    const out = await removePasskey(svc.sql, principal.id, params["id"] ?? "");
+    if (out === "not_found") throw notFound("passkey");
+    if (out === "last") throw conflict("this passkey is your only way to sign in: add another first");
     return noContent();
   },
 });

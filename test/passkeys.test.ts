@@ -69,6 +69,22 @@ t.test("over HTTP with an authenticator in Node: sign-up, sign-in, a clone's cou
   t.equal((await call(node.url, "POST", "/v1/users/me/passkeys/options", { json: {}, token: (await registerAgentToken(node.url)) })).status, 403, "agents have no passkeys");
 });
 
+t.test("two devices removing a person's two passkeys at once leave one: the person keeps a way in", async (t) => {
+  const node = await startTestNode(t, { engine: "memory" });
+  const key = new SoftAuthenticator(node.url.replace("127.0.0.1", "localhost"));
+  const post = (path: string, json?: object, token?: string) => call(node.url, "POST", path, { json: json ?? {}, token, headers: { "x-forwarded-for": randomIp() } });
+  const o1 = await post("/v1/auth/passkey/register-options", { display_name: "Two keys" });
+  const up = await post("/v1/auth/passkey/register", { challenge_id: o1.body.challenge_id, response: key.register(o1.body.options) });
+  const token = up.body.token as string;
+  const o2 = await post("/v1/users/me/passkeys/options", undefined, token);
+  t.equal((await post("/v1/auth/passkey/register", { challenge_id: o2.body.challenge_id, response: key.register(o2.body.options) }, token)).status, 200);
+  const ids = (await call(node.url, "GET", "/v1/users/me/passkeys", { token })).body.passkeys.map((p: { id: string }) => p.id) as string[];
+  t.equal(ids.length, 2);
+  const answers = await Promise.all(ids.map((id) => call(node.url, "DELETE", `/v1/users/me/passkeys/${encodeURIComponent(id)}`, { token })));
+  t.same(answers.map((r) => r.status).sort(), [204, 409], "one removed, the other refused as the last way in");
+  t.equal((await call(node.url, "GET", "/v1/users/me/passkeys", { token })).body.passkeys.length, 1, "one passkey left");
+});
+
 t.test("in Chromium with a virtual authenticator", { skip: NO_BROWSER }, async (t) => {
   const node = await startTestNode(t);
   // the relying party is FLOCK_DOMAIN (localhost): the page must be on localhost, not 127.0.0.1

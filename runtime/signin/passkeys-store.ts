@@ -69,15 +69,20 @@ export async function usedPasskey(sql: Sql, id: string, counter: number, at: Dat
   return rows.length > 0;
 }
 
-export async function removePasskey(sql: Sql, principal: string, id: string): Promise<boolean> {
-  return (await sql`delete from passkeys where principal = ${principal} and id = ${id} returning 1`).length > 0;
-}
-
-/** How many ways `principal` has to sign in: wallets, identity-provider subjects and passkeys. */
-export async function signInWays(sql: Sql, principal: string): Promise<number> {
-  const [row] = await sql<{ n: number }[]>`
-    select ((select count(*) from wallets where principal = ${principal})
-          + (select count(*) from identities where principal = ${principal})
-          + (select count(*) from passkeys where principal = ${principal}))::int as n`;
-  return row?.n ?? 0;
+export async function removePasskey(sql: Sql, principal: string, id: string): Promise<"removed" | "not_found" | "last"> {
+  return sql.begin(async (tx) => {
+    // two removals at once (two devices) must not both see the other passkey and leave the person no way in: they
+    // take the person's row in turn, and the second counts after the first is gone
+    await tx`select 1 from principals where id = ${principal} for update`;
+    const [row] = await tx<{ found: boolean; removed: boolean }[]>`
+      with target as (select 1 from passkeys where principal = ${principal} and id = ${id}),
+      ways as (
+        select (select count(*) from wallets where principal = ${principal})
+             + (select count(*) from identities where principal = ${principal})
+             + (select count(*) from passkeys where principal = ${principal}) as n),
+      del as (
+        delete from passkeys where principal = ${principal} and id = ${id} and (select n from ways) > 1 returning 1)
+      select exists (select 1 from target) as found, exists (select 1 from del) as removed`;
+    return row?.removed ? "removed" : row?.found ? "last" : "not_found";
+  });
 }

@@ -12,7 +12,7 @@ import { call } from "./helpers/http.ts";
 import { signInWithWallet as humanOverHttp, type SignedInHuman } from "./helpers/humans.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { befriend } from "./helpers/social.ts";
-import { launch, NO_BROWSER, type Page, shot, unnamedControls, watchErrors } from "./helpers/web.ts";
+import { hideableTabs, launch, NO_BROWSER, notificationsOf, type Page, setHidden, shot, unnamedControls, watchErrors } from "./helpers/web.ts";
 
 const wait = { timeout: 15_000 };
 
@@ -82,6 +82,7 @@ if (NO_BROWSER) {
   t.teardown(() => browser.close());
   const actx = await browser.newContext({ viewport: { width: 1100, height: 800 } });
   const bctx = await browser.newContext({ viewport: { width: 1100, height: 800 } });
+  await hideableTabs(bctx, url);
   const pa = await actx.newPage();
   const pb = await bctx.newPage();
   const ea = watchErrors(pa, "alice");
@@ -325,6 +326,27 @@ if (NO_BROWSER) {
     await pa.getByRole("button", { name: "Remove picture" }).click();
     await pa.getByText("Picture removed.").waitFor(wait);
     t.equal(await pa.locator("img.avatar").count(), 0, "back to initials");
+  });
+
+  t.test("a friend request that arrives while the tab is hidden shows a notification and the Friends badge", async (t) => {
+    await pb.goto(`${url}/#/chat`);
+    await pb.getByRole("button", { name: "Enable notifications" }).click();
+    await pb.getByRole("button", { name: "Turn off notifications" }).waitFor(wait);
+    await setHidden(pb, true);
+    const r = await call(url, "POST", "/v1/friends/request", { token: carol.token, json: { to: bob.id } });
+    t.equal(r.status, 202, "carol asked bob");
+    await pb.waitForFunction(() => (window as unknown as { __notifications: unknown[] }).__notifications.length > 0, undefined, wait);
+    const { shown } = await notificationsOf(pb);
+    t.same(
+      shown.map((n) => n.title),
+      ["Carol wants to be friends"],
+      "one notification, naming who asked",
+    );
+    await setHidden(pb, false);
+    await pb.locator('nav [data-requests="1"]').waitFor(wait);
+    await pb.getByRole("link", { name: "Friends 1 request" }).click();
+    await pb.getByRole("list", { name: "Incoming requests" }).getByText("Carol").waitFor(wait);
+    t.pass("the request is on the Friends page under Carol's name");
   });
 
   t.test("no console errors", async (t) => {

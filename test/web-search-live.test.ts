@@ -3,16 +3,16 @@
 // friends page; people search finds a friend by name and offers a pasted id, never a stranger; message search finds
 // a message of one's own conversations and opens it, never a stranger's; the feed shows "N new moments" without a
 // Refresh button; the "can't be reached" banner clears by itself once Flock answers again; "Seen by" under one's
-// newest message in a group; a picture chosen on the profile page shows on the other side. Keyboard, named controls
-// and 375 px width are checked on the new screens. Screenshots go to test-output/web/.
-import { deflateSync } from "node:zlib";
+// newest message in a group; a picture chosen on the profile page shows on the other side; a friend request to a
+// hidden tab shows a notification and a badge on the Friends link. Keyboard, named controls and 375 px width are
+// checked on the new screens. Screenshots go to test-output/web/.
 import t from "tap";
 import { buildWeb } from "../web/build.mjs";
 import { call } from "./helpers/http.ts";
 import { signInWithWallet as humanOverHttp, type SignedInHuman } from "./helpers/humans.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { befriend } from "./helpers/social.ts";
-import { hideableTabs, launch, NO_BROWSER, notificationsOf, type Page, setHidden, shot, unnamedControls, watchErrors } from "./helpers/web.ts";
+import { hideableTabs, launch, NO_BROWSER, notificationsOf, type Page, png, setHidden, shot, unnamedControls, watchErrors } from "./helpers/web.ts";
 
 const wait = { timeout: 15_000 };
 
@@ -28,40 +28,6 @@ async function signInWithToken(page: Page, url: string, token: string): Promise<
   await page.getByRole("button", { name: "Sign in with token" }).click();
   await page.getByRole("navigation", { name: "Main" }).waitFor(wait);
   await page.locator('[data-live="online"]').waitFor(wait);
-}
-
-/** A 48x48 PNG in two colours (a picture to upload), built here: zlib for the pixels, a CRC-32 per chunk. */
-function png(): Buffer {
-  const crcTable = Array.from({ length: 256 }, (_, n) => {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    return c >>> 0;
-  });
-  const crc = (b: Buffer) => {
-    let c = 0xffffffff;
-    for (const x of b) c = crcTable[(c ^ x) & 0xff]! ^ (c >>> 8);
-    return (c ^ 0xffffffff) >>> 0;
-  };
-  const chunk = (type: string, data: Buffer) => {
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const body = Buffer.concat([Buffer.from(type, "ascii"), data]);
-    const sum = Buffer.alloc(4);
-    sum.writeUInt32BE(crc(body));
-    return Buffer.concat([len, body, sum]);
-  };
-  const size = 48;
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(size, 0);
-  header.writeUInt32BE(size, 4);
-  header[8] = 8; // bit depth
-  header[9] = 2; // RGB
-  const rows: number[] = [];
-  for (let y = 0; y < size; y++) {
-    rows.push(0); // no filter
-    for (let x = 0; x < size; x++) rows.push(...(x + y < size ? [230, 120, 30] : [20, 90, 200]));
-  }
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", header), chunk("IDAT", deflateSync(Buffer.from(rows))), chunk("IEND", Buffer.alloc(0))]);
 }
 
 if (NO_BROWSER) {

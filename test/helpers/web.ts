@@ -1,10 +1,11 @@
 // Helpers for the web app tests: headless Debian chromium (playwright-core), a test wallet injected as
 // window.ethereum (a viem local account answering eth_requestAccounts, eth_chainId, personal_sign and
 // eth_signTypedData_v4 from Node), a recorder of every console error and page error, and tabs a test can hide and
-// show, whose browser notifications it can see.
+// show, whose browser notifications it can see; which controls have no name; a small PNG to upload.
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { deflateSync } from "node:zlib";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import type { Hex, LocalAccount } from "viem";
 
@@ -169,6 +170,40 @@ export async function unnamedControls(page: Page, least = 3): Promise<string[]> 
       .map((el) => `${el.tagName.toLowerCase()}#${el.id} without a label`),
   );
   return [...bad, ...fields];
+}
+
+/** A 48x48 PNG in two colours (a picture to upload), built here: zlib for the pixels, a CRC-32 per chunk. */
+export function png(): Buffer {
+  const crcTable = Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  const crc = (b: Buffer) => {
+    let c = 0xffffffff;
+    for (const x of b) c = crcTable[(c ^ x) & 0xff]! ^ (c >>> 8);
+    return (c ^ 0xffffffff) >>> 0;
+  };
+  const chunk = (type: string, data: Buffer) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const body = Buffer.concat([Buffer.from(type, "ascii"), data]);
+    const sum = Buffer.alloc(4);
+    sum.writeUInt32BE(crc(body));
+    return Buffer.concat([len, body, sum]);
+  };
+  const size = 48;
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(size, 0);
+  header.writeUInt32BE(size, 4);
+  header[8] = 8; // bit depth
+  header[9] = 2; // RGB
+  const rows: number[] = [];
+  for (let y = 0; y < size; y++) {
+    rows.push(0); // no filter
+    for (let x = 0; x < size; x++) rows.push(...(x + y < size ? [230, 120, 30] : [20, 90, 200]));
+  }
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", header), chunk("IDAT", deflateSync(Buffer.from(rows))), chunk("IEND", Buffer.alloc(0))]);
 }
 
 export type { BrowserContext, Page };

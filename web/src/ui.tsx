@@ -1,6 +1,5 @@
-// Small shared pieces: an alert line (one showing a connection failure clears itself once Flock answers again), a time (full, or short for a list), a presence dot, a person's name with their
-// id, an unread badge, and whether the page is visible now.
-import type { Author } from "@flock/client";
+// Small shared pieces: an alert line (one showing a connection failure clears itself once Flock answers again), a
+// time (full, or short for a list), a presence dot, an unread badge, and whether the page is visible now.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { net } from "./net.ts";
 import { unreadText } from "./threads.ts";
@@ -72,14 +71,6 @@ export function useVisible(): boolean {
 
 export function Dot({ online }: { online: boolean }) {
   return <span class={online ? "dot on" : "dot"} role="img" aria-label={online ? "online" : "offline"} title={online ? "online" : "offline"} />;
-}
-
-export function Who({ who }: { who: Author }) {
-  return (
-    <span class="who">
-      <strong>{who.display_name}</strong> <span class="muted">{who.id}</span>
-    </span>
-  );
 }
 
 export const dollars = (n: number) => `$${n.toFixed(n < 0.01 ? 4 : 2)}`;

@@ -102,6 +102,10 @@ t.test("the private instance's configuration is deploy/nginx.conf with local add
   t.match(conf, /^\s*listen 127\.0\.0\.1:9000;$/m);
   t.notMatch(conf, /^[^#\n]*(\/var\/|\/run\/|10\.0\.0\.)/m, "no production path or address is left outside comments");
   t.match(conf, /proxy_read_timeout 45s;/, "the template's own settings stay");
+  t.match(conf, /^\s*worker_connections 2048;$/m, "a private instance's worker holds 2048 connections by default");
+  const big = renderNginxConf(readTemplate(), { prefix: "/tmp/x", port: 9000, nodePorts: [9001], connections: 4024 });
+  t.match(big, /^\s*worker_connections 4024;$/m);
+  t.match(big, /^worker_rlimit_nofile 8048;$/m, "and twice as many descriptors");
 });
 
 t.test("npm run cluster:local serves Flock through nginx and stops everything", async (t) => {

@@ -25,6 +25,10 @@ export interface ClusterOptions {
   port?: number;
   /** Progress lines (stderr by default). */
   say?: (line: string) => void;
+  /** Settings added to every node's environment (the chaos suite's scaled-up rate limits, a log level). */
+  nodeEnv?: Record<string, string>;
+  /** Connections nginx's worker may hold, both sides counted (2048; deploy/local/nginx.ts). */
+  connections?: number;
 }
 
 export interface NodeInfo {
@@ -45,12 +49,28 @@ export interface LocalCluster {
   databaseUrl: string;
   /** Where the logs, nginx's configuration and the uploaded files are (removed by stop()). */
   dir: string;
+  /**
+   * A planned restart of one node (`node-2`): SIGTERM (it lingers, drains and exits 0), then the same program on the
+   * same port with the same settings, resolving once its /readyz answers 200. Its entries in `nodes` and `pids` name
+   * the new process. Rejects if the node does not exit within `graceMs` (then it is killed) or is not ready in time.
+   */
+  restart(name: string, o?: { graceMs?: number; readyMs?: number }): Promise<{ stoppedMs: number; readyMs: number }>;
   stop(): Promise<void>;
 }
 
 async function healthy(url: string): Promise<boolean> {
   try {
     const r = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) });
+    await r.arrayBuffer();
+    return r.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+async function ready(url: string): Promise<boolean> {
+  try {
+    const r = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1000) });
     await r.arrayBuffer();
     return r.status === 200;
   } catch {
@@ -132,6 +152,7 @@ export async function startLocalCluster(opts: ClusterOptions = {}): Promise<Loca
   process.once("exit", killAll);
 
   let stopped = false;
+  let restartNode: LocalCluster["restart"] | undefined;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
@@ -157,38 +178,58 @@ export async function startLocalCluster(opts: ClusterOptions = {}): Promise<Loca
     for (let i = 0; i < count; i++) ports.push(await freePort());
     say(`starting ${count} Flock nodes on ports ${ports.join(", ")}`);
     const nodes: NodeInfo[] = [];
-    await Promise.all(
-      ports.map(async (p, i) => {
-        const name = `node-${i + 1}`;
-        const log = join(dir, `${name}.log`);
-        const child = await Child.start(name, process.execPath, [MAIN], {
-          cwd: ROOT,
-          logFile: log,
-          env: {
-            PATH: process.env["PATH"] ?? "/usr/bin:/bin",
-            HOME: process.env["HOME"] ?? dir,
-            LANG: process.env["LANG"] ?? "C.UTF-8",
-            ...(process.env["LD_PRELOAD"] ? { LD_PRELOAD: process.env["LD_PRELOAD"] } : {}),
-            HOST: "127.0.0.1",
-            PORT: String(p),
-            DATABASE_URL: databaseUrl,
-            REDIS_URL: redis!.url,
-            // nginx on loopback is the one proxy: the client is the address it appends to X-Forwarded-For
-            TRUST_PROXY: "1",
-            FLOCK_PUBLIC_URL: url,
-            // one directory for the uploads of every node (in production: storage every node mounts)
-            DATA_DIR: join(dir, "data"),
-            FILES_DIR: join(dir, "files"),
-            LOG_LEVEL: process.env["LOG_LEVEL"] ?? "info",
-          },
-        });
-        children.push(child);
-        await waitFor(name, () => healthy(`http://127.0.0.1:${p}`), child, 60_000);
-        nodes[i] = { name, url: `http://127.0.0.1:${p}`, pid: child.pid, log };
-      }),
-    );
+    const pids: Record<string, number> = {};
+    // one node's process: the same program, port and settings at every start (the first, and each restart)
+    const startNode = async (i: number) => {
+      const name = `node-${i + 1}`;
+      const p = ports[i]!;
+      const log = join(dir, `${name}.log`);
+      const child = await Child.start(name, process.execPath, [MAIN], {
+        cwd: ROOT,
+        logFile: log,
+        env: {
+          PATH: process.env["PATH"] ?? "/usr/bin:/bin",
+          HOME: process.env["HOME"] ?? dir,
+          LANG: process.env["LANG"] ?? "C.UTF-8",
+          ...(process.env["LD_PRELOAD"] ? { LD_PRELOAD: process.env["LD_PRELOAD"] } : {}),
+          HOST: "127.0.0.1",
+          PORT: String(p),
+          DATABASE_URL: databaseUrl,
+          REDIS_URL: redis!.url,
+          // nginx on loopback is the one proxy: the client is the address it appends to X-Forwarded-For
+          TRUST_PROXY: "1",
+          FLOCK_PUBLIC_URL: url,
+          // one directory for the uploads of every node (in production: storage every node mounts)
+          DATA_DIR: join(dir, "data"),
+          FILES_DIR: join(dir, "files"),
+          LOG_LEVEL: process.env["LOG_LEVEL"] ?? "info",
+          ...opts.nodeEnv,
+        },
+      });
+      const at = children.findIndex((c) => c.name === name);
+      if (at >= 0) children[at] = child;
+      else children.push(child);
+      await waitFor(name, () => healthy(`http://127.0.0.1:${p}`), child, 60_000);
+      nodes[i] = { name, url: `http://127.0.0.1:${p}`, pid: child.pid, log };
+      pids[name] = child.pid;
+      return child;
+    };
+    await Promise.all(ports.map((_, i) => startNode(i)));
+    restartNode = async (name, o = {}) => {
+      const i = nodes.findIndex((n) => n.name === name);
+      const old = children.find((c) => c.name === name);
+      if (i < 0 || !old) throw new Error(`no node named ${name} (${nodes.map((n) => n.name).join(", ")})`);
+      const t0 = performance.now();
+      // the linger (FLOCK_SHUTDOWN_LINGER, 5 s) and the drain (FLOCK_SHUTDOWN_GRACE, 10 s) fit in the default bound
+      await old.stop("SIGTERM", o.graceMs ?? 30_000);
+      if (old.ended !== "exit code 0") throw new Error(`${name} ended with ${old.ended} after SIGTERM:\n${tail(old.logFile)}`);
+      const stoppedMs = performance.now() - t0;
+      const child = await startNode(i);
+      await waitFor(`${name}'s /readyz`, () => ready(nodes[i]!.url), child, o.readyMs ?? 60_000);
+      return { stoppedMs, readyMs: performance.now() - t0 };
+    };
 
-    writeFileSync(join(dir, "nginx.conf"), renderNginxConf(readTemplate(), { prefix: dir, port, nodePorts: ports }));
+    writeFileSync(join(dir, "nginx.conf"), renderNginxConf(readTemplate(), { prefix: dir, port, nodePorts: ports, connections: opts.connections }));
     const check = spawnSync(nginxBin, nginxArgs(dir, true), { encoding: "utf8" });
     if (check.status !== 0) throw new Error(`nginx -t refused the configuration (${join(dir, "nginx.conf")}):\n${check.stderr}`);
     say(`starting nginx on ${url}`);
@@ -196,11 +237,14 @@ export async function startLocalCluster(opts: ClusterOptions = {}): Promise<Loca
     children.push(nginx);
     await waitFor("nginx", () => healthy(url), nginx, 15_000);
 
-    const pids: Record<string, number> = { nginx: nginx.pid };
-    for (const n of nodes) pids[n.name] = n.pid;
+    pids["nginx"] = nginx.pid;
     pids["redis"] = await redisPid(redis.url);
     pids["postgres"] = await postmasterPid(pg.url);
-    return { url, nodes, pids, redisUrl: redis.url, databaseUrl, dir, stop };
+    const restart: LocalCluster["restart"] = (name, o) => {
+      if (stopped) return Promise.reject(new Error("the cluster has stopped"));
+      return restartNode!(name, o);
+    };
+    return { url, nodes, pids, redisUrl: redis.url, databaseUrl, dir, restart, stop };
   } catch (err) {
     await stop();
     throw err;

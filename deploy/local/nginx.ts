@@ -65,6 +65,11 @@ export interface LocalNginx {
   port: number;
   /** The Flock nodes' ports on 127.0.0.1. */
   nodePorts: number[];
+  /**
+   * Connections its one worker may hold, client and node sides together (2048 by default: a person's browser and a
+   * few tools). The worker may open twice as many descriptors.
+   */
+  connections?: number;
 }
 
 /** Replaces what `from` matches in `text`, or fails naming it: the template changed under the renderer. */
@@ -79,8 +84,9 @@ export function renderNginxConf(template: string, o: LocalNginx): string {
   // a private instance runs as whoever starts it (as root, its workers run as nobody)
   c = swap(c, /^user www-data;$/m, "# user: the private instance's workers run as the starting user (nobody under root)");
   c = swap(c, /^worker_processes auto;$/m, "worker_processes 1;");
-  c = swap(c, /^worker_rlimit_nofile \d+;$/m, "worker_rlimit_nofile 4096;");
-  c = swap(c, /^(\s*worker_connections) \d+;$/m, "$1 2048;");
+  const connections = o.connections ?? 2048;
+  c = swap(c, /^worker_rlimit_nofile \d+;$/m, `worker_rlimit_nofile ${connections * 2};`);
+  c = swap(c, /^(\s*worker_connections) \d+;$/m, `$1 ${connections};`);
   c = swap(c, /^pid \/run\/nginx\.pid;$/m, `pid ${o.prefix}/nginx.pid;`);
   c = swap(c, /^error_log \/var\/log\/nginx\/error\.log/m, `error_log ${o.prefix}/error.log`);
   c = swap(c, /\/var\/log\/nginx\/flock-access\.log/, `${o.prefix}/access.log`);

@@ -251,7 +251,7 @@ export async function runFault(c: Cluster, fault: Fault, o: RunOptions): Promise
  * What Postgres holds for this fault's messages: which were committed (when the first was made, and how many rows
  * each body has: more than one is a duplicate), and which it still counts as unacked.
  */
-async function durable(url: string, fault: string, receivers: Agent[]): Promise<Durable> {
+export async function durable(url: string, fault: string, receivers: Agent[]): Promise<Durable> {
   const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 5 });
   try {
     const bodies = await sql<{ body: string; n: number; made: Date }[]>`

@@ -6,10 +6,14 @@
 //   npm run chaos -- --only redis-empty    one fault (or several, comma-separated)
 //   npm run chaos -- --list                the faults' names
 //   options: --pairs N (sender/receiver pairs, default 8), --rate N (sends per second per sender, default 10),
-//            --logs DIR (keep the nodes' logs there; otherwise they go with the temp dirs)
+//            --logs DIR (keep the nodes' logs there; otherwise they go with the temp dirs),
+//            --agents N (rolling-restart's SDK agents, default 1000), --agents-rate N (their sends per second in all,
+//            default 150)
+// rolling-restart runs last, on a topology of its own (nginx and three nodes: test/chaos/rolling.ts).
 import { mkdirSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { type Cluster, FAULTS, runFault } from "./faults.ts";
+import { ROLLING_RESTART, runRollingRestart } from "./rolling.ts";
 import { cleanupAll, FlockNode, freePort, makeTempDir, PrivatePostgres, PrivateRedis } from "./servers.ts";
 import { ACK_RECOVERY_MS, type FaultResult, LOG_LINE_BUDGET, MAX_REDELIVERIES_PER_S, notRun } from "./tracker.ts";
 
@@ -22,20 +26,24 @@ const { values } = parseArgs({
     pairs: { type: "string", default: "8" },
     rate: { type: "string", default: "10" },
     logs: { type: "string" },
+    agents: { type: "string", default: "1000" },
+    "agents-rate": { type: "string", default: "150" },
   },
 });
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
+/** The two-node cluster's faults to run, and whether rolling-restart runs too. */
 function pickFaults() {
-  if (!values.only) return FAULTS;
+  if (!values.only) return { faults: FAULTS, rolling: true };
   const names = values.only.split(",").map((s) => s.trim()).filter(Boolean);
-  const unknown = names.filter((n) => !FAULTS.some((f) => f.name === n));
+  const known = [...FAULTS.map((f) => f.name), ROLLING_RESTART.name];
+  const unknown = names.filter((n) => !known.includes(n));
   if (unknown.length) {
-    process.stderr.write(`chaos: unknown fault(s) ${unknown.join(", ")}; known: ${FAULTS.map((f) => f.name).join(", ")}\n`);
+    process.stderr.write(`chaos: unknown fault(s) ${unknown.join(", ")}; known: ${known.join(", ")}\n`);
     process.exit(2);
   }
-  return FAULTS.filter((f) => names.includes(f.name));
+  return { faults: FAULTS.filter((f) => names.includes(f.name)), rolling: names.includes(ROLLING_RESTART.name) };
 }
 
 function table(r: FaultResult): string {
@@ -74,13 +82,14 @@ function table(r: FaultResult): string {
     ],
     ["node log lines", r.logLines === null ? "not counted" : `${r.logLines} (budget ${LOG_LINE_BUDGET})`],
   ];
+  rows.push(...(r.notes ?? []));
   const w = Math.max(...rows.map(([k]) => k.length));
   const lines = [`== ${r.name}: ${r.description}`];
   for (const [k, v] of rows) lines.push(`   ${k.padEnd(w)}  ${v}`);
   lines.push(`   statuses during the fault:`);
   for (const chunk of wrap(r.statuses || "(none)", 100)) lines.push(`     ${chunk}`);
   for (const x of r.worst) lines.push(`   ${x}`);
-  lines.push(`   => ${r.failures.length ? `FAIL: ${r.failures.join("; ")}` : "pass"}`);
+  lines.push(`   => ${r.failures.length ? `FAIL: ${r.failures.join("; ")}` : `pass${r.verdict ? `: ${r.verdict}` : ""}`}`);
   return lines.join("\n");
 }
 
@@ -128,20 +137,8 @@ function summary(results: FaultResult[]): string {
   return [fmt(head), ...rows.map(fmt)].join("\n");
 }
 
-async function main(): Promise<number> {
-  if (values.list) {
-    for (const f of FAULTS) log(`${f.name.padEnd(18)} ${f.description}`);
-    return 0;
-  }
-  const faults = pickFaults();
-  const watchdog = setTimeout(() => {
-    process.stderr.write(`chaos: gave up after ${RUN_LIMIT_MS / 60_000} minutes\n`);
-    cleanupAll();
-    process.exit(1);
-  }, RUN_LIMIT_MS);
-  watchdog.unref();
-  const started = Date.now();
-
+/** The faults of the two-node cluster (faults.ts), each judged into `results`; the nodes are stopped after. */
+async function twoNodeFaults(faults: typeof FAULTS, results: FaultResult[], started: number): Promise<string> {
   log("chaos: starting a private Redis, a private Postgres cluster and two Flock nodes");
   const [redis, pg] = await Promise.all([PrivateRedis.start(), PrivatePostgres.start()]);
   let logDir: string;
@@ -161,7 +158,6 @@ async function main(): Promise<number> {
       ` (${((Date.now() - started) / 1000).toFixed(1)} s); ${values.pairs} pairs at ${values.rate}/s each`,
   );
 
-  const results: FaultResult[] = [];
   for (const fault of faults) {
     const t0 = Date.now();
     log(`\nchaos: ${fault.name}`);
@@ -183,9 +179,52 @@ async function main(): Promise<number> {
     results.push(result);
   }
 
+  // the rolling restart that may follow has the machine's cores to itself
+  await Promise.all([sending.signal("SIGINT"), receiving.signal("SIGINT")]);
+  return logDir;
+}
+
+async function main(): Promise<number> {
+  if (values.list) {
+    for (const f of [...FAULTS, ROLLING_RESTART]) log(`${f.name.padEnd(18)} ${f.description}`);
+    return 0;
+  }
+  const { faults, rolling } = pickFaults();
+  const agents = Number(values.agents);
+  const agentsRate = Number(values["agents-rate"]);
+  if (!Number.isInteger(agents) || agents < 4 || !(agentsRate > 0)) {
+    process.stderr.write(`chaos: --agents must be a whole number of at least 4 and --agents-rate above 0\n`);
+    return 2;
+  }
+  const watchdog = setTimeout(() => {
+    process.stderr.write(`chaos: gave up after ${RUN_LIMIT_MS / 60_000} minutes\n`);
+    cleanupAll();
+    process.exit(1);
+  }, RUN_LIMIT_MS);
+  watchdog.unref();
+  const started = Date.now();
+
+  const results: FaultResult[] = [];
+  let logDir: string | undefined;
+  if (faults.length > 0) logDir = await twoNodeFaults(faults, results, started);
+  if (rolling) {
+    const t0 = Date.now();
+    log(`\nchaos: ${ROLLING_RESTART.name}`);
+    let result: FaultResult;
+    try {
+      result = await runRollingRestart({ agents, perSecond: agentsRate, warmupMs: 5_000, afterMs: 6_000, log });
+    } catch (err) {
+      log(`  ${ROLLING_RESTART.name}: the harness could not run it: ${(err as Error).message}`);
+      result = notRun(ROLLING_RESTART.name, ROLLING_RESTART.description, (err as Error).message.split("\n")[0]!);
+    }
+    log(table(result));
+    log(`   (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+    results.push(result);
+  }
+
   const failed = results.filter((r) => r.failures.length > 0).length;
   log(`\n${summary(results)}`);
-  if (values.logs) log(`node logs: ${logDir}`);
+  if (values.logs && logDir) log(`node logs: ${logDir}`);
   log(`chaos: ${results.length} faults, ${failed} failed (${((Date.now() - started) / 1000).toFixed(0)} s)`);
   return failed > 0 ? 1 : 0;
 }

@@ -225,6 +225,72 @@ export interface FaultResult {
   logLines: number | null;
   failures: string[];
   worst: string[];
+  /** Rows of a fault's own (the rolling restart's clients), printed after the common ones. */
+  notes?: [string, string][];
+  /** Said after "pass" on the verdict line: the bound a fault states. */
+  verdict?: string;
+}
+
+/** How a fault's clients fared as their nodes went away (the rolling restart's SDK agents, test/chaos/sdk-agents.ts). */
+export interface ClientsSeen {
+  clients: number;
+  /** Errors that reached the application: a send that gave up, a receiving loop that threw. */
+  sdkErrors: string[];
+  /** Each time a client could not receive, and for how long (from losing its socket or poll to receiving again). */
+  gaps: { via: string; ms: number }[];
+  /** Sockets closed and polls cut by the fault. */
+  cuts: Record<string, number>;
+  /** Every client must be receiving again within this of losing its node. */
+  backWithinMs: number;
+}
+
+/** Quantile `q` (0-1) of `xs`, nearest rank; 0 for none. */
+export function quantile(xs: number[], q: number): number {
+  if (xs.length === 0) return 0;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]!;
+}
+
+/**
+ * Adds a client-side verdict to a judged fault: no error reached an SDK caller, and every client was receiving again
+ * within `backWithinMs` of losing its node. Also states how fast the 201'd messages arrived (201 to first delivery).
+ */
+export function judgeClients(r: FaultResult, t: Tracker, c: ClientsSeen): FaultResult {
+  const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+  const slowest = c.gaps.reduce((m, g) => Math.max(m, g.ms), 0);
+  const late = c.gaps.filter((g) => g.ms > c.backWithinMs);
+  const byVia = (via: string) => c.gaps.filter((g) => g.via === via).map((g) => g.ms);
+  const latencies = [...t.messages.values()]
+    .filter((m) => m.status === "201" && m.deliveries.length > 0 && m.answeredAt !== undefined)
+    .map((m) => Math.max(0, m.deliveries[0]!.at - m.answeredAt!));
+  const errors = new Map<string, number>();
+  for (const e of c.sdkErrors) errors.set(e, (errors.get(e) ?? 0) + 1);
+  const gapLine = (via: string) => {
+    const xs = byVia(via);
+    return `${xs.length} (p50 ${s(quantile(xs, 0.5))}, p99 ${s(quantile(xs, 0.99))}, max ${s(quantile(xs, 1))})`;
+  };
+  const notes: [string, string][] = [
+    ["clients", `${c.clients} (SDK agents: half WebSocket, half long poll)`],
+    ["errors reaching an SDK caller", String(c.sdkErrors.length)],
+    ["clients cut off", Object.entries(c.cuts).map(([k, n]) => `${k} ${n}`).join(", ")],
+    ["back receiving: WebSocket", gapLine("ws")],
+    ["back receiving: long poll", gapLine("poll")],
+    ["201 to first delivery", `p50 ${s(quantile(latencies, 0.5))}, p99 ${s(quantile(latencies, 0.99))}, max ${s(quantile(latencies, 1))}`],
+  ];
+  const failures = [...r.failures];
+  const worst = [...r.worst];
+  if (c.sdkErrors.length) {
+    failures.push(`errors reached an SDK caller: ${c.sdkErrors.length}`);
+    for (const [e, n] of [...errors].sort((a, b) => b[1] - a[1]).slice(0, 3)) worst.push(`SDK error ${n}×: ${e}`);
+  }
+  if (late.length) failures.push(`clients not receiving again within ${s(c.backWithinMs)} of losing their node: ${late.length} (the slowest ${s(slowest)})`);
+  return {
+    ...r,
+    failures,
+    worst,
+    notes: [...(r.notes ?? []), ...notes],
+    verdict: `every client receiving again within ${s(c.backWithinMs)} of losing its node (the slowest ${s(slowest)}); ${c.sdkErrors.length} SDK errors`,
+  };
 }
 
 /** A line a node logged during the fault (its pino level, when it was JSON, and its msg or the raw line). */

@@ -131,7 +131,7 @@ function recordingFetch(t: Tracker, byKey: Map<string, MessageRecord>): typeof f
 }
 
 /** A 503's body saying the node could not tell whether the send was stored (`"stored":"unknown"`). */
-function storedUnknown(text: string): boolean {
+export function storedUnknown(text: string): boolean {
   try {
     return (JSON.parse(text) as { stored?: unknown }).stored === "unknown";
   } catch {

@@ -262,7 +262,7 @@ export class Flock {
    * ```
    */
   friendRequests(o: Sig = {}) {
-    return this.http.request<{ incoming: T.FriendRequest[]; outgoing: T.FriendRequest[] }>("GET", "/v1/friends/requests", o);
+    return this.http.request<T.FriendRequestsResponse>("GET", "/v1/friends/requests", o);
   }
   /**
    * Accepts a friend request addressed to you.

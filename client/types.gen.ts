@@ -122,7 +122,14 @@ export interface FriendRequestResponse {
 }
 
 export interface FriendRequestsResponse {
-  incoming: FriendRequest[];
+  incoming: {
+    id: string;
+    from: string;
+    to: string;
+    status: FriendRequestStatus;
+    created_at: string;
+    sender: Author;
+  }[];
   outgoing: FriendRequest[];
 }
 

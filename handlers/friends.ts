@@ -2,6 +2,7 @@
 // drops both principals' cached feed timelines, so the very next feed read reflects it, and tells both sides'
 // WebSocket connections, which start or stop watching the other's presence. The statements:
 // runtime/social/friends-store.ts.
+import { avatarPath } from "../runtime/accounts/avatar-path.ts";
 import { authorOf } from "../runtime/auth.ts";
 import { conflict, invalid, notFound } from "../runtime/errors.ts";
 import { defineRoute, noContent, ok, type Route } from "../runtime/http/route.ts";
@@ -109,7 +110,9 @@ const listRequests = defineRoute({
     const rows = await pendingRequests(svc.sql, me);
     const newestFirst = [...rows].sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
     return ok({
-      incoming: newestFirst.filter((r) => r.to_id === me).map(toRequest),
+      incoming: newestFirst
+        .filter((r) => r.to_id === me)
+        .map((r) => ({ ...toRequest(r), sender: { id: r.from_id, display_name: r.sender_name ?? "", avatar_url: avatarPath(r.sender_avatar) } })),
       outgoing: newestFirst.filter((r) => r.from_id === me).map(toRequest),
     });
   },

@@ -18,7 +18,9 @@ export type FriendRequest = z.infer<typeof FriendRequest>;
 
 export const FriendRequestResponse = z.object({ request: FriendRequest });
 export const FriendRequestsResponse = z.object({
-  incoming: z.array(FriendRequest),
+  /** Requests to the caller, each with `sender`: who asked (name and picture), as a friend_request frame tells it. */
+  incoming: z.array(FriendRequest.extend({ sender: Author })),
+  /** Requests the caller sent (without the recipient's name: a person has no public profile). */
   outgoing: z.array(FriendRequest),
 });
 export const AcceptResponse = z.object({ friend: Author });

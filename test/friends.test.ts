@@ -28,8 +28,12 @@ t.test("friends over HTTP", async (t) => {
     const again = await call(base, "POST", "/v1/friends/request", { token: a.token, json: { to: b.id } });
     t.equal(again.status, 200);
     t.same(again.body, r.body);
-    t.same(await requestsOf(a.token), { incoming: [], outgoing: [r.body.request] });
-    t.same(await requestsOf(b.token), { incoming: [r.body.request], outgoing: [] });
+    t.same(await requestsOf(a.token), { incoming: [], outgoing: [r.body.request] }, "a sent request names nobody but by id");
+    t.same(
+      await requestsOf(b.token),
+      { incoming: [{ ...r.body.request, sender: { id: a.id, display_name: a.display_name, avatar_url: null } }], outgoing: [] },
+      "a received one says who asked",
+    );
     t.same(await friendsOf(a.token), []);
   });
 

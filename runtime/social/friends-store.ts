@@ -57,13 +57,24 @@ export async function insertAcceptedRequest(tx: TransactionSql, reverse: bigint,
     insert into friendships (principal, friend) values (${r.from_id}, ${r.to_id}), (${r.to_id}, ${r.from_id}) on conflict do nothing`;
 }
 
-/** The pending requests `me` received or sent, the newest 500 of each (in no particular order between the two). */
-export function pendingRequests(sql: Sql, me: string): Promise<RequestRow[]> {
-  return sql<RequestRow[]>`
-    (select id, from_id, to_id, status, created_at from friend_requests
-     where to_id = ${me} and status = 'pending' order by id desc limit 500)
+/** A pending request with, when `me` received it, who sent it (name and picture key). */
+export interface PendingRow extends RequestRow {
+  sender_name: string | null;
+  sender_avatar: string | null;
+}
+
+/**
+ * The pending requests `me` received or sent, the newest 500 of each (in no particular order between the two). A
+ * received one carries its sender's name: whoever asks shows who they are. A sent one does not carry the
+ * recipient's: a person has no public profile, and a request to an id tells nothing of who is behind it.
+ */
+export function pendingRequests(sql: Sql, me: string): Promise<PendingRow[]> {
+  return sql<PendingRow[]>`
+    (select r.id, r.from_id, r.to_id, r.status, r.created_at, p.display_name as sender_name, p.avatar_key as sender_avatar
+     from friend_requests r join principals p on p.id = r.from_id
+     where r.to_id = ${me} and r.status = 'pending' order by r.id desc limit 500)
     union all
-    (select id, from_id, to_id, status, created_at from friend_requests
+    (select id, from_id, to_id, status, created_at, null, null from friend_requests
      where from_id = ${me} and status = 'pending' order by id desc limit 500)`;
 }
 

@@ -25,7 +25,7 @@ export function Friends() {
   async function load() {
     try {
       const [f, r] = await Promise.all([client.friends(), client.friendRequests()]);
-      people.learn(f);
+      people.learn([...f, ...r.incoming.map((x) => x.sender)]);
       known.current = new Set(f.map((x) => x.id));
       setFriends(f);
       setIncoming(r.incoming);

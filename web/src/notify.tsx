@@ -18,10 +18,20 @@ export function notificationsOn(): boolean {
  * page forward on `open`); answers whether it did.
  */
 export function notifyMessage(m: Message, where: string | undefined, open: () => void): boolean {
-  if (document.visibilityState !== "hidden" || !notificationsOn()) return false;
   const body = m.deleted_at ? "Message deleted" : m.body || (m.attachments?.length ? "(attachment)" : "");
+  return notify(where ? `${m.from.display_name} in ${where}` : m.from.display_name, body.slice(0, 200), m.id, open);
+}
+
+/** Shows a friend request as a system notification, on the same terms as a message; answers whether it did. */
+export function notifyFriendRequest(from: { display_name: string }, requestId: string, open: () => void): boolean {
+  return notify(`${from.display_name} wants to be friends`, "Accept or decline on the Friends page.", requestId, open);
+}
+
+/** A system notification while the tab is hidden and they are on; a click brings the tab back and opens what it names. */
+function notify(title: string, body: string, tag: string, open: () => void): boolean {
+  if (document.visibilityState !== "hidden" || !notificationsOn()) return false;
   try {
-    const n = new Notification(where ? `${m.from.display_name} in ${where}` : m.from.display_name, { body: body.slice(0, 200), tag: m.id });
+    const n = new Notification(title, { body, tag });
     n.onclick = () => {
       window.focus();
       open();
@@ -30,22 +40,6 @@ export function notifyMessage(m: Message, where: string | undefined, open: () =>
     return true;
   } catch {
     // a browser that shows notifications only through a service worker (Chrome on Android) has none to show here
-    return false;
-  }
-}
-
-/** Shows a friend request as a system notification, on the same terms as a message; answers whether it did. */
-export function notifyFriendRequest(from: { display_name: string }, requestId: string, open: () => void): boolean {
-  if (document.visibilityState !== "hidden" || !notificationsOn()) return false;
-  try {
-    const n = new Notification(`${from.display_name} wants to be friends`, { body: "Accept or decline on the Friends page.", tag: requestId });
-    n.onclick = () => {
-      window.focus();
-      open();
-      n.close();
-    };
-    return true;
-  } catch {
     return false;
   }
 }

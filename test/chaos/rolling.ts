@@ -91,14 +91,15 @@ export async function runRollingRestart(o: RollingOptions): Promise<FaultResult>
     await sleep(1_000); // a moment more for late redeliveries to show
     say(`drained in ${((Date.now() - drainStart) / 1000).toFixed(1)} s`);
     await fleet.stop();
-    const result = judge(t, { description: ROLLING_RESTART.description, graceful: true }, phases, await durable(cluster.databaseUrl, name, receivers));
+    const pg = await durable(cluster.databaseUrl, name, receivers);
+    const result = judge(t, { description: ROLLING_RESTART.description, graceful: true }, phases, pg);
     return judgeClients(result, t, {
       clients: o.agents,
       sdkErrors: fleet.sdkErrors,
       gaps: fleet.gaps,
       cuts: fleet.cuts,
       backWithinMs: BACK_WITHIN_MS,
-    });
+    }, pg);
   } finally {
     await fleet?.stop().catch(() => {});
     await cluster.stop().catch(() => {});

@@ -32,6 +32,8 @@ export interface Gap {
   via: "ws" | "poll";
   from: number;
   ms: number;
+  /** Still cut off when the fleet stopped (the gap runs to then). */
+  never?: boolean;
 }
 
 interface Delivered {
@@ -130,6 +132,11 @@ export class SdkFleet {
 
   /** Ends every receiving loop (the SDK closes its sockets and aborts its polls) and gives the global back. */
   async stop(): Promise<void> {
+    // an agent still cut off now never came back: its gap runs to here
+    const now = Date.now();
+    for (const w of this.watches) {
+      if (w.downSince !== undefined && !this.stopping.signal.aborted) this.gaps.push({ via: w.agent.via, from: w.downSince, ms: now - w.downSince, never: true });
+    }
     this.stopping.abort();
     await Promise.all(this.receivers);
     const g = globalThis as { WebSocket?: unknown };

@@ -237,7 +237,7 @@ export interface ClientsSeen {
   /** Errors that reached the application: a send that gave up, a receiving loop that threw. */
   sdkErrors: string[];
   /** Each time a client could not receive, and for how long (from losing its socket or poll to receiving again). */
-  gaps: { via: string; ms: number }[];
+  gaps: { via: string; ms: number; never?: boolean }[];
   /** Sockets closed and polls cut by the fault. */
   cuts: Record<string, number>;
   /** Every client must be receiving again within this of losing its node. */
@@ -255,7 +255,7 @@ export function quantile(xs: number[], q: number): number {
  * Adds a client-side verdict to a judged fault: no error reached an SDK caller, and every client was receiving again
  * within `backWithinMs` of losing its node. Also states how fast the 201'd messages arrived (201 to first delivery).
  */
-export function judgeClients(r: FaultResult, t: Tracker, c: ClientsSeen): FaultResult {
+export function judgeClients(r: FaultResult, t: Tracker, c: ClientsSeen, pg: Durable): FaultResult {
   const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
   const slowest = c.gaps.reduce((m, g) => Math.max(m, g.ms), 0);
   const late = c.gaps.filter((g) => g.ms > c.backWithinMs);
@@ -263,6 +263,13 @@ export function judgeClients(r: FaultResult, t: Tracker, c: ClientsSeen): FaultR
   const latencies = [...t.messages.values()]
     .filter((m) => m.status === "201" && m.deliveries.length > 0 && m.answeredAt !== undefined)
     .map((m) => Math.max(0, m.deliveries[0]!.at - m.answeredAt!));
+  // the SDK acknowledges what it handled: a delivered message whose ack the node never confirmed is either acked in
+  // Postgres all the same (the answer was lost with its socket, closed by its stopping node) or still pending there
+  // (then it should have come again, and been acknowledged)
+  const unconfirmed = [...t.messages.values()].filter((m) => m.deliveries.length > 0 && m.ackConfirmedAt === undefined);
+  const pending = (m: MessageRecord) => m.deliveries.some((d) => d.id !== undefined && pg.unacked.has(d.id.replace(/^msg_/, "")));
+  const unacked = unconfirmed.filter(pending);
+  const never = c.gaps.filter((g) => g.never);
   const errors = new Map<string, number>();
   for (const e of c.sdkErrors) errors.set(e, (errors.get(e) ?? 0) + 1);
   const gapLine = (via: string) => {
@@ -272,6 +279,10 @@ export function judgeClients(r: FaultResult, t: Tracker, c: ClientsSeen): FaultR
   const notes: [string, string][] = [
     ["clients", `${c.clients} (SDK agents: half WebSocket, half long poll)`],
     ["errors reaching an SDK caller", String(c.sdkErrors.length)],
+    [
+      "acks never confirmed",
+      `${unconfirmed.length} (${unconfirmed.length - unacked.length} acked in Postgres, the answer lost with its socket; ${unacked.length} still pending)`,
+    ],
     ["clients cut off", Object.entries(c.cuts).map(([k, n]) => `${k} ${n}`).join(", ")],
     ["back receiving: WebSocket", gapLine("ws")],
     ["back receiving: long poll", gapLine("poll")],
@@ -283,6 +294,11 @@ export function judgeClients(r: FaultResult, t: Tracker, c: ClientsSeen): FaultR
     failures.push(`errors reached an SDK caller: ${c.sdkErrors.length}`);
     for (const [e, n] of [...errors].sort((a, b) => b[1] - a[1]).slice(0, 3)) worst.push(`SDK error ${n}×: ${e}`);
   }
+  if (unacked.length) {
+    failures.push(`delivered, and still pending in Postgres at the end: ${unacked.length}`);
+    for (const m of unacked.slice(0, 3)) worst.push(`pending: "${m.tag}" delivered ${m.deliveries.length}× (${m.deliveries.map((d) => d.via).join(", ")})`);
+  }
+  if (never.length) failures.push(`clients never receiving again: ${never.length}`);
   if (late.length) failures.push(`clients not receiving again within ${s(c.backWithinMs)} of losing their node: ${late.length} (the slowest ${s(slowest)})`);
   return {
     ...r,

@@ -17,8 +17,9 @@ export const ROLLING_RESTART = {
 };
 
 /**
- * Every client receives again within this of losing its node. Measured on 2 cores (1,000 agents, 300 sends/s):
- * see docs/ARCHITECTURE.md, "The chaos suite"; the bound leaves the margin stated there.
+ * Every client receives again within this of losing its node. Measured on 2 cores shared with other work (1,000
+ * agents, 150 sends/s): the slowest 1.5-3.0 s over four runs (WebSocket: its close to the next `ready`; long poll: the
+ * `Retry-After: 2` of a node's refusing last second), so the bound leaves over 3x (docs/ARCHITECTURE.md, "The chaos suite").
  */
 export const BACK_WITHIN_MS = 10_000;
 

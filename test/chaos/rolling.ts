@@ -3,10 +3,12 @@
 // again, the next only once the last answers /readyz. Its clients drain to the other nodes through nginx. Judged as
 // every chaos fault is (tracker.ts: lost, delivered again after an ack, duplicates in Postgres, stuck, 5xx, hangs),
 // and on the clients' side: no error reaches an SDK caller, and every client receives again within a stated bound.
+import { rmSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { startLocalCluster } from "../../deploy/local/cluster.ts";
 import { nodeEntry } from "../helpers/entry.ts";
 import { durable } from "./faults.ts";
+import { onCleanup } from "./servers.ts";
 import { type SdkAgent, SdkFleet } from "./sdk-agents.ts";
 import { type FaultResult, judge, judgeClients, type Phases, Tracker } from "./tracker.ts";
 import { type Agent, createGroup, register } from "./traffic.ts";
@@ -52,6 +54,8 @@ export async function runRollingRestart(o: RollingOptions): Promise<FaultResult>
     // each client holds a connection on either side of nginx, and its sends and acks one more now and then
     connections: Math.max(2048, o.agents * 3 + 1024),
   });
+  // a run stopped by a signal: the cluster's own exit hook kills its processes, this removes its temp dir
+  onCleanup(() => rmSync(cluster.dir, { recursive: true, force: true }));
   let fleet: SdkFleet | undefined;
   try {
     say(`up in ${((Date.now() - started) / 1000).toFixed(1)} s at ${cluster.url}; registering ${o.agents} agents`);

@@ -5,7 +5,7 @@
 import type { Core } from "../services.ts";
 import { Batcher } from "../batcher.ts";
 import { isOutage, outcomeUnknown, unavailable } from "../circuit.ts";
-import { since, timed } from "../metrics.ts";
+import { type Observe, since, timed } from "../metrics.ts";
 import { RedeliveryBackoff } from "./redelivery-backoff.ts";
 import { ApiError } from "../errors.ts";
 import {
@@ -76,24 +76,19 @@ export class Messaging {
     // itself ends within the statement_timeout (runtime/server.ts): at most ~1 + 2.5 s before a 201 or a 503.
     const maxWait = { ms: SEND_MAX_WAIT_MS, error: () => unavailable("postgres") };
     const m = svc.metrics;
-    this.directWrites = new Batcher(async (items) => {
-      svc.circuits.postgres.check();
-      const started = performance.now();
-      m.sendBatch.direct.observe(items.length);
-      await this.inFlight(items);
-      const out = await this.outcome(items, () => timed(m.postgres.sendDirect, () => insertDirectBatch(svc.sql, items)));
-      m.sendCommit.direct.observe(since(started));
-      return out;
-    }, 1, 256, maxWait);
-    this.groupWrites = new Batcher(async (items) => {
-      svc.circuits.postgres.check();
-      const started = performance.now();
-      m.sendBatch.group.observe(items.length);
-      await this.inFlight(items);
-      const out = await this.outcome(items, () => timed(m.postgres.sendGroup, () => insertGroupBatch(svc.sql, items)));
-      m.sendCommit.group.observe(since(started));
-      return out;
-    }, 2, 256, maxWait);
+    /** One kind's batcher: the batch's size, its in-flight record, its statement and the time to the commit measured. */
+    const writes = <T extends NewMessage>(kind: "direct" | "group", statement: Observe, insert: (items: T[]) => Promise<(number | null | Error)[]>, parallel: number) =>
+      new Batcher<T, number | null>(async (items) => {
+        svc.circuits.postgres.check();
+        const started = performance.now();
+        m.sendBatch[kind].observe(items.length);
+        await this.inFlight(items);
+        const out = await this.outcome(items, () => timed(statement, () => insert(items)));
+        m.sendCommit[kind].observe(since(started));
+        return out;
+      }, parallel, 256, maxWait);
+    this.directWrites = writes<DirectMessage>("direct", m.postgres.sendDirect, (items) => insertDirectBatch(svc.sql, items), 1);
+    this.groupWrites = writes<NewMessage>("group", m.postgres.sendGroup, (items) => insertGroupBatch(svc.sql, items), 2);
     this.landed = new Batcher(async (ids) => {
       if (this.owner !== undefined) await svc.engines.inflight.done(this.owner, ids);
       return ids.map(() => undefined);

@@ -275,10 +275,11 @@ export class Realtime {
       // a deleted account has no name left: its friends are told it is offline under an empty one
       [now] = await this.svc.sql<FriendshipNow[]>`
         select exists (select 1 from friendships where principal = ${e.a} and friend = ${e.b}) as friends,
-               coalesce((select display_name from principals where id = ${e.a}), '') as a_name,
-               (select avatar_key from principals where id = ${e.a}) as a_avatar,
-               coalesce((select display_name from principals where id = ${e.b}), '') as b_name,
-               (select avatar_key from principals where id = ${e.b}) as b_avatar`;
+               coalesce(pa.display_name, '') as a_name, pa.avatar_key as a_avatar,
+               coalesce(pb.display_name, '') as b_name, pb.avatar_key as b_avatar
+        from (select 1) one
+        left join principals pa on pa.id = ${e.a}
+        left join principals pb on pb.id = ${e.b}`;
     } catch (err) {
       if (this.pairs.get(key) === seq) this.pairs.delete(key);
       this.svc.log.warn({ err }, "friendship change not applied to connections");

@@ -281,7 +281,10 @@ if (NO_BROWSER) {
     await pa.getByLabel("Message", { exact: true }).fill("Bring the big lens: the pelican is back");
     await pa.getByRole("button", { name: "Send", exact: true }).click();
     await pb.goto(`${url}/#/chat/t/${groupThread}`);
+    // her picture on her run of messages, and the new message itself on Bob's side (an earlier one of hers shows the
+    // picture too): once it is there it is committed, so the search below finds it
     await pb.locator(`.msg img.avatar[src="${src}"]`).last().waitFor(wait);
+    await pb.locator(".msg", { hasText: "Bring the big lens" }).waitFor(wait);
     await pb.getByLabel("Search messages").fill("pelican");
     await pb.getByLabel("Search messages").press("Enter");
     await pb.getByRole("region", { name: "Messages found" }).locator("[data-found]").nth(1).waitFor(wait);

@@ -22,6 +22,8 @@ import { Messaging } from "./messaging/hub.ts";
 import { Metrics } from "./metrics.ts";
 import { Reconciler } from "./messaging/reconcile.ts";
 import { NodeLease } from "./node-lease.ts";
+import { checkRelease } from "./release-check.ts";
+import { thisRelease } from "./release.ts";
 import { assetTable } from "./payments/assets.ts";
 import { facilitatorClient } from "./payments/facilitator.ts";
 import { startClaimSweeper } from "./payments/sweep.ts";
@@ -132,10 +134,6 @@ export async function startServices(config: Config, log: Logger, life: Lifecycle
     await pg.sql.end({ timeout: 5 });
     await pg.embedded?.stop();
   });
-  await life.add("migrations", async () => {
-    const applied = await migrate(sql, config.PG_SCHEMA);
-    if (applied.length > 0) log.info({ applied, schema: config.PG_SCHEMA }, "migrations applied");
-  });
   const engines: Engines = await life.add(
     "engines",
     () => {
@@ -154,6 +152,14 @@ export async function startServices(config: Config, log: Logger, life: Lifecycle
   const lease = await life.add("lease", () => NodeLease.take(engines.nodes, log, { fixed: config.NODE_ID }), (l) => l.stop());
   const ids = new IdGenerator(lease.id, now);
   lease.start(ids);
+  // the release: announced under the lease; a node that cannot run beside a live one (or on this Redis keyspace)
+  // stops here, before it migrates anything (runtime/release.ts)
+  await life.add("release", () => checkRelease(engines.nodes, lease.owner, thisRelease(), now(), log));
+  // the schema, brought forward (one migration at a time, under an advisory lock: concurrent starts wait)
+  await life.add("migrations", async () => {
+    const applied = await migrate(sql, config.PG_SCHEMA);
+    if (applied.length > 0) log.info({ applied, schema: config.PG_SCHEMA }, "migrations applied");
+  });
 
   // what checks requests
   const auth = await life.add("auth", async () => {

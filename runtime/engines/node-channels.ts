@@ -4,6 +4,7 @@
 import { isIP } from "node:net";
 import { z } from "zod";
 import type { Logger } from "../log.ts";
+import { MIXES_WITH, PROTOCOL } from "../release.ts";
 import type { Published } from "./stream-log.ts";
 import type { PubSub } from "./pubsub.ts";
 
@@ -14,10 +15,22 @@ interface NodeChannel<T> {
   decode(text: string): T | undefined;
 }
 
-function json<S extends z.ZodType>(name: string, schema: S): NodeChannel<z.infer<S>> {
+/**
+ * The protocol of a message (runtime/release.ts): `v` in a JSON message, `;v=` in the stream message's head; none
+ * (a node of 0.1.0) is 1. A message of a protocol this release cannot run beside is dropped like a malformed one (the
+ * startup check keeps such nodes apart; this is the second line). A newer protocol this release mixes with only adds
+ * fields, which the schemas strip.
+ */
+function readable(v: unknown): boolean {
+  const n = v === undefined ? 1 : v;
+  return typeof n === "number" && Number.isInteger(n) && n >= MIXES_WITH;
+}
+
+/** A JSON channel: each message carries `v`, this release's protocol, beside its fields. */
+function json<S extends z.ZodObject>(name: string, schema: S): NodeChannel<z.infer<S>> {
   return {
     name,
-    encode: (v) => JSON.stringify(v),
+    encode: (v) => JSON.stringify({ v: PROTOCOL, ...v }),
     decode(text) {
       let v: unknown;
       try {
@@ -25,13 +38,17 @@ function json<S extends z.ZodType>(name: string, schema: S): NodeChannel<z.infer
       } catch {
         return undefined;
       }
+      if (typeof v !== "object" || v === null || !readable((v as { v?: unknown }).v)) return undefined;
       const r = schema.safeParse(v);
       return r.success ? r.data : undefined;
     },
   };
 }
 
-/** A channel whose message is one principal's id, as text. */
+/**
+ * A channel whose message is one principal's id, as text. Its version is its name: the text is all a node of 0.1.0
+ * reads, so a change to it would be a new channel (`auth.forget.2`), heard beside the old one while both releases run.
+ */
 function principalId(name: string): NodeChannel<string> {
   return { name, encode: (id) => id, decode: (text) => (/^[A-Za-z0-9_]{1,64}$/.test(text) ? text : undefined) };
 }
@@ -42,23 +59,38 @@ const id = z.string().min(1).max(64);
 /** A committed message on its way to every node: which node sent it (each skips its own), and the message. */
 export interface StreamMessage extends Published {
   origin: string;
+  /** The sender's W3C trace context (`traceparent`), when the send is traced (runtime/tracing.ts). */
+  traceparent?: string;
 }
 
+/** A traceparent as W3C Trace Context writes it: version, trace id, parent span id, flags. */
+const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+
 /**
- * `<origin> <stream key> <seq> <id> <payload JSON>`: text, not JSON, so the payload (already JSON) is not escaped
- * again; the append script (runtime/engines/stream-log.ts) joins the head and the payload.
+ * `<sender> <stream key> <seq> <id> <payload JSON>`: text, not JSON, so the payload (already JSON) is not escaped
+ * again; the append script (runtime/engines/stream-log.ts) joins the head and the payload. `<sender>` is the origin
+ * node followed by `;name=value` attributes: `v` (the protocol) and `tp` (a traceparent). A node of 0.1.0 reads the
+ * whole of it as the origin, which only has to differ from its own, so it still delivers the message.
  */
 const streamMessage: NodeChannel<StreamMessage> & { head(m: StreamMessage): string } = {
   name: "stream.message",
-  head: (m) => `${m.origin} ${m.key} ${m.seq} ${m.id} `,
+  head: (m) => `${m.origin};v=${PROTOCOL}${m.traceparent ? `;tp=${m.traceparent}` : ""} ${m.key} ${m.seq} ${m.id} `,
   encode: (m) => streamMessage.head(m) + m.payload,
   decode(text) {
     const parts = text.split(" ", 4);
     if (parts.length < 4) return undefined;
-    const [origin, key, seq, id] = parts as [string, string, string, string];
+    const [sender, key, seq, id] = parts as [string, string, string, string];
     const payload = text.slice(parts.join(" ").length + 1);
-    if (origin === "" || key === "" || !/^\d+$/.test(seq) || !/^\d+$/.test(id) || !payload.startsWith("{")) return undefined;
-    return { origin, key, seq: Number(seq), id, payload };
+    if (sender === "" || key === "" || !/^\d+$/.test(seq) || !/^\d+$/.test(id) || !payload.startsWith("{")) return undefined;
+    const [origin, ...attrs] = sender.split(";");
+    let v: number | undefined;
+    let traceparent: string | undefined;
+    for (const a of attrs) {
+      if (a.startsWith("v=")) v = /^\d{1,6}$/.test(a.slice(2)) ? Number(a.slice(2)) : NaN;
+      else if (a.startsWith("tp=") && TRACEPARENT.test(a.slice(3))) traceparent = a.slice(3);
+    }
+    if (origin === "" || !readable(v)) return undefined;
+    return { origin: origin!, key, seq: Number(seq), id, payload, ...(traceparent ? { traceparent } : {}) };
   },
 };
 

@@ -16,8 +16,17 @@ export interface NodeRegistry {
    * taken back: after a Redis restart every lease is gone); false when another live node holds it.
    */
   renew(owner: string, id: number, nowMs: number, ttlMs: number): Promise<boolean>;
-  /** Give the id up (a node that stops). */
+  /** Give the id up (a node that stops), and forget what `owner` announced. */
   release(owner: string, id: number): Promise<void>;
+  /**
+   * Say which release `owner` runs (runtime/release.ts, as JSON), for the nodes that start later to check. Forgets
+   * what owners whose lease ended before `nowMs` had announced.
+   */
+  announce(owner: string, release: string, nowMs: number): Promise<void>;
+  /** Every owner whose lease runs past `nowMs`, with what it announced (undefined: nothing, a node of 0.1.0). */
+  live(nowMs: number): Promise<{ owner: string; announced: string | undefined }[]>;
+  /** The layout number of the shared keyspace: `mine` is stored when none is yet; answers the stored one. */
+  layout(mine: number): Promise<number>;
 }
 
 /** A message a node recorded as in flight: its raw id, and when it was recorded (ms). */

@@ -7,6 +7,10 @@ export class MemoryNodes implements NodeRegistry {
   private readonly ids = new Map<number, string>();
   /** Owner -> lease expiry ms. */
   private readonly leases = new Map<string, number>();
+  /** Owner -> the release it announced. */
+  private readonly releases = new Map<string, string>();
+  /** The keyspace's layout number, once a node stored it. */
+  private stored: number | undefined;
 
   private heldByOther(owner: string, id: number, nowMs: number): boolean {
     const holder = this.ids.get(id);
@@ -47,9 +51,24 @@ export class MemoryNodes implements NodeRegistry {
   }
 
   async release(owner: string, id: number): Promise<void> {
+    this.releases.delete(owner);
     if (this.ids.get(id) !== owner) return;
     this.ids.delete(id);
     this.leases.set(owner, 0);
+  }
+
+  async announce(owner: string, release: string, nowMs: number): Promise<void> {
+    this.releases.set(owner, release);
+    for (const o of this.releases.keys()) if (o !== owner && (this.leases.get(o) ?? 0) <= nowMs) this.releases.delete(o);
+  }
+
+  async live(nowMs: number): Promise<{ owner: string; announced: string | undefined }[]> {
+    return [...this.leases].filter(([, until]) => until > nowMs).map(([owner]) => ({ owner, announced: this.releases.get(owner) }));
+  }
+
+  async layout(mine: number): Promise<number> {
+    this.stored ??= mine;
+    return this.stored;
   }
 }
 

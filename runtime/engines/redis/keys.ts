@@ -24,6 +24,10 @@ export function redisKeys(prefix: string) {
     nodeIds: () => `${prefix}nodes:{n}:ids`,
     /** Node leases: sorted set owner token -> lease expiry ms (same hash tag). */
     nodeLeases: () => `${prefix}nodes:{n}:leases`,
+    /** What each live node runs: hash owner token -> its release as JSON (runtime/release.ts; same hash tag). */
+    nodeReleases: () => `${prefix}nodes:{n}:releases`,
+    /** The keyspace's layout number (runtime/release.ts LAYOUT), set by the first node of a deployment. */
+    layout: () => `${prefix}nodes:{n}:layout`,
     /** A node's messages in flight: sorted set raw message id -> when recorded ms (same hash tag). */
     inflight: (owner: string) => `${prefix}nodes:{n}:inflight:${owner}`,
     /** A member's remembered cursors in its inbox and groups (runtime/engines/group-cursors.ts). */

@@ -22,6 +22,28 @@ export class RedisNodes implements NodeRegistry {
 
   async release(owner: string, id: number): Promise<void> {
     await this.redis.nodeRelease(this.keys.nodeIds(), this.keys.nodeLeases(), owner, id);
+    await this.redis.hdel(this.keys.nodeReleases(), owner);
+  }
+
+  async announce(owner: string, release: string, nowMs: number): Promise<void> {
+    await this.redis.hset(this.keys.nodeReleases(), owner, release);
+    // a few entries (one per node process since the last start): those of ended leases go
+    const live = new Set((await this.live(nowMs)).map((n) => n.owner));
+    const gone = (await this.redis.hkeys(this.keys.nodeReleases())).filter((o) => o !== owner && !live.has(o));
+    if (gone.length > 0) await this.redis.hdel(this.keys.nodeReleases(), ...gone);
+  }
+
+  async live(nowMs: number): Promise<{ owner: string; announced: string | undefined }[]> {
+    const owners = await this.redis.zrangebyscore(this.keys.nodeLeases(), `(${nowMs}`, "+inf");
+    if (owners.length === 0) return [];
+    const announced = await this.redis.hmget(this.keys.nodeReleases(), ...owners);
+    return owners.map((owner, i) => ({ owner, announced: announced[i] ?? undefined }));
+  }
+
+  async layout(mine: number): Promise<number> {
+    // SET NX GET: the stored value, or nil when this call stored `mine`
+    const stored = await this.redis.set(this.keys.layout(), String(mine), "NX", "GET");
+    return stored === null ? mine : Number(stored);
   }
 }
 

@@ -29,6 +29,11 @@ export interface ClusterOptions {
   nodeEnv?: Record<string, string>;
   /** Connections nginx's worker may hold, both sides counted (2048; deploy/local/nginx.ts). */
   connections?: number;
+  /**
+   * The tree each node runs `dist/runtime/main.js` from, by index (the current one, ROOT, when unset): a rolling
+   * upgrade starts the nodes on the previous release's tree and restarts each on this one.
+   */
+  roots?: string[];
 }
 
 export interface NodeInfo {
@@ -51,10 +56,10 @@ export interface LocalCluster {
   dir: string;
   /**
    * A planned restart of one node (`node-2`): SIGTERM (it lingers, drains and exits 0), then the same program on the
-   * same port with the same settings, resolving once its /readyz answers 200. Its entries in `nodes` and `pids` name
+   * same port with the same settings (from the tree `root` when given: an upgrade), resolving once its /readyz answers 200. Its entries in `nodes` and `pids` name
    * the new process. Rejects if the node does not exit within `graceMs` (then it is killed) or is not ready in time.
    */
-  restart(name: string, o?: { graceMs?: number; readyMs?: number }): Promise<{ stoppedMs: number; readyMs: number }>;
+  restart(name: string, o?: { graceMs?: number; readyMs?: number; root?: string }): Promise<{ stoppedMs: number; readyMs: number }>;
   stop(): Promise<void>;
 }
 
@@ -180,12 +185,15 @@ export async function startLocalCluster(opts: ClusterOptions = {}): Promise<Loca
     const nodes: NodeInfo[] = [];
     const pids: Record<string, number> = {};
     // one node's process: the same program, port and settings at every start (the first, and each restart)
+    const roots = ports.map((_, i) => opts.roots?.[i] ?? ROOT);
     const startNode = async (i: number) => {
       const name = `node-${i + 1}`;
+      const root = roots[i]!;
+      if (!existsSync(join(root, MAIN))) throw new Error(`${join(root, MAIN)} is missing: build that tree first`);
       const p = ports[i]!;
       const log = join(dir, `${name}.log`);
       const child = await Child.start(name, process.execPath, [MAIN], {
-        cwd: ROOT,
+        cwd: root,
         logFile: log,
         env: {
           PATH: process.env["PATH"] ?? "/usr/bin:/bin",
@@ -224,6 +232,7 @@ export async function startLocalCluster(opts: ClusterOptions = {}): Promise<Loca
       await old.stop("SIGTERM", o.graceMs ?? 30_000);
       if (old.ended !== "exit code 0") throw new Error(`${name} ended with ${old.ended} after SIGTERM:\n${tail(old.logFile)}`);
       const stoppedMs = performance.now() - t0;
+      if (o.root !== undefined) roots[i] = o.root;
       const child = await startNode(i);
       await waitFor(`${name}'s /readyz`, () => ready(nodes[i]!.url), child, o.readyMs ?? 60_000);
       return { stoppedMs, readyMs: performance.now() - t0 };

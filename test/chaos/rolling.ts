@@ -3,19 +3,32 @@
 // again, the next only once the last answers /readyz. Its clients drain to the other nodes through nginx. Judged as
 // every chaos fault is (tracker.ts: lost, delivered again after an ack, duplicates in Postgres, stuck, 5xx, hangs),
 // and on the clients' side: no error reaches an SDK caller, and every client receives again within a stated bound.
-import { rmSync } from "node:fs";
+// `rolling-upgrade` is the same roll from the previous release to this tree (previous-release.ts: its tag checked out
+// and built in a temp folder): the three nodes start on the previous release, and each is started again on this one,
+// so for most of the roll old and new nodes serve side by side. It also checks, in Redis, that the nodes ran mixed
+// (before: none announced this release; after: all three did).
+import { readFileSync, rmSync } from "node:fs";
+import { Redis } from "ioredis";
 import { setTimeout as sleep } from "node:timers/promises";
-import { startLocalCluster } from "../../deploy/local/cluster.ts";
+import { ROOT, startLocalCluster } from "../../deploy/local/cluster.ts";
+import { redisKeys } from "../../runtime/engines/redis/keys.ts";
+import { thisRelease } from "../../runtime/release.ts";
 import { nodeEntry } from "../helpers/entry.ts";
 import { durable } from "./faults.ts";
 import { onCleanup } from "./servers.ts";
 import { type SdkAgent, SdkFleet } from "./sdk-agents.ts";
+import { buildRelease, previousRelease } from "./previous-release.ts";
 import { type FaultResult, judge, judgeClients, type Phases, Tracker } from "./tracker.ts";
 import { type Agent, createGroup, register } from "./traffic.ts";
 
 export const ROLLING_RESTART = {
   name: "rolling-restart",
   description: "nginx and 3 nodes: each node in turn SIGTERM'd and started again (ready before the next), SDK agents on WebSocket and long poll",
+};
+
+export const ROLLING_UPGRADE = {
+  name: "rolling-upgrade",
+  description: "nginx and 3 nodes of the previous release (its tag, built in a temp folder): each in turn SIGTERM'd and started on this tree",
 };
 
 /**
@@ -42,12 +55,41 @@ async function inBatches<T>(count: number, n: number, fn: (i: number) => Promise
   return out;
 }
 
-export async function runRollingRestart(o: RollingOptions): Promise<FaultResult> {
-  const name = ROLLING_RESTART.name;
+/** What each live node announced in the registry (a node of 0.1.0 announces nothing: `-`), e.g. `0.2.0 0.2.0 -`. */
+async function announced(redisUrl: string): Promise<string[]> {
+  const keys = redisKeys("flock:");
+  const r = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await r.connect();
+    const owners = await r.zrangebyscore(keys.nodeLeases(), `(${Date.now()}`, "+inf");
+    const got = owners.length ? await r.hmget(keys.nodeReleases(), ...owners) : [];
+    return got.map((j) => (j ? (JSON.parse(j) as { release: string }).release : "-")).sort();
+  } finally {
+    r.disconnect();
+  }
+}
+
+export function runRollingRestart(o: RollingOptions): Promise<FaultResult> {
+  return runRolling(ROLLING_RESTART, o);
+}
+
+export function runRollingUpgrade(o: RollingOptions): Promise<FaultResult> {
+  return runRolling(ROLLING_UPGRADE, o, true);
+}
+
+async function runRolling(fault: { name: string; description: string }, o: RollingOptions, upgrade = false): Promise<FaultResult> {
+  const name = fault.name;
   const say = (line: string) => o.log(`  ${name}: ${line}`);
   nodeEntry(); // refuses a build older than the sources: the cluster runs dist/
+  let from: string | undefined;
+  if (upgrade) {
+    const rel = previousRelease();
+    from = buildRelease(rel, say);
+    say(`from ${rel.version} to this tree (${thisRelease().release})`);
+  }
   const started = Date.now();
   const cluster = await startLocalCluster({
+    roots: from ? [from, from, from] : undefined,
     say,
     // the chaos suite's limits (registrations per IP: a thousand agents from one address) and quiet logs
     nodeEnv: { LOG_LEVEL: "warn", FLOCK_LIMITS_SCALE: "10000" },
@@ -78,12 +120,14 @@ export async function runRollingRestart(o: RollingOptions): Promise<FaultResult>
     fleet.send(o.perSecond);
     await sleep(o.warmupMs);
 
+    const before = upgrade ? await announced(cluster.redisUrl) : [];
     const phases: Phases = { injectAt: Date.now(), endAt: 0 };
     for (const node of [...cluster.nodes]) {
-      const r = await cluster.restart(node.name);
-      say(`${node.name}: exited ${(r.stoppedMs / 1000).toFixed(1)} s after SIGTERM, ready ${(r.readyMs / 1000).toFixed(1)} s after it`);
+      const r = await cluster.restart(node.name, upgrade ? { root: ROOT } : {});
+      say(`${node.name}: exited ${(r.stoppedMs / 1000).toFixed(1)} s after SIGTERM, ready ${(r.readyMs / 1000).toFixed(1)} s after it${upgrade ? ` (${(await announced(cluster.redisUrl)).join(" ")})` : ""}`);
     }
     phases.endAt = Date.now();
+    const after = upgrade ? await announced(cluster.redisUrl) : [];
     say(`rolled in ${((phases.endAt - phases.injectAt) / 1000).toFixed(1)} s; traffic goes on`);
     await sleep(o.afterMs);
 
@@ -97,7 +141,17 @@ export async function runRollingRestart(o: RollingOptions): Promise<FaultResult>
     say(`drained in ${((Date.now() - drainStart) / 1000).toFixed(1)} s`);
     await fleet.stop();
     const pg = await durable(cluster.databaseUrl, name, receivers);
-    const result = judge(t, { description: ROLLING_RESTART.description, graceful: true }, phases, pg);
+    const result = judge(t, { description: fault.description, graceful: true }, phases, pg);
+    if (upgrade) {
+      // the roll really went from nodes that announce nothing (or an older release) to three of this release
+      const mine = thisRelease().release;
+      if (before.length !== 3 || before.includes(mine)) result.failures.push(`before the roll the live nodes announced [${before.join(", ")}], not three of an earlier release`);
+      if (after.length !== 3 || after.some((r) => r !== mine)) result.failures.push(`after the roll the live nodes announced [${after.join(", ")}], not three of ${mine}`);
+      // and neither release dropped a message of the other's: each logs one it cannot decode (both releases' words)
+      const dropped = cluster.nodes.map((n) => readFileSync(n.log, "utf8").split("\n").filter((l) => l.includes("malformed message from another node dropped")).length);
+      say(`node-to-node messages dropped as unreadable, by node log: ${dropped.join(", ")}`);
+      if (dropped.some((n) => n > 0)) result.failures.push(`node-to-node messages one release could not read from the other: ${dropped.join(" + ")}`);
+    }
     return judgeClients(result, t, {
       clients: o.agents,
       sdkErrors: fleet.sdkErrors,

@@ -9,15 +9,22 @@
 //            --logs DIR (keep the nodes' logs there; otherwise they go with the temp dirs),
 //            --agents N (rolling-restart's SDK agents, default 1000), --agents-rate N (their sends per second in all,
 //            default 150)
-// rolling-restart runs last, on a topology of its own (nginx and three nodes: test/chaos/rolling.ts).
+// rolling-restart and rolling-upgrade run last, each on a topology of its own (nginx and three nodes:
+// test/chaos/rolling.ts; the upgrade's previous release is built in a temp folder first, once per release).
 import { mkdirSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { type Cluster, FAULTS, runFault } from "./faults.ts";
-import { ROLLING_RESTART, runRollingRestart } from "./rolling.ts";
+import { ROLLING_RESTART, ROLLING_UPGRADE, runRollingRestart, runRollingUpgrade } from "./rolling.ts";
 import { cleanupAll, FlockNode, freePort, makeTempDir, PrivatePostgres, PrivateRedis } from "./servers.ts";
 import { ACK_RECOVERY_MS, type FaultResult, LOG_LINE_BUDGET, MAX_REDELIVERIES_PER_S, notRun } from "./tracker.ts";
 
-const RUN_LIMIT_MS = 6 * 60_000;
+const RUN_LIMIT_MS = 10 * 60_000;
+
+/** The faults on the reference topology, run after the two-node cluster's, in this order. */
+const ROLLING = [
+  { ...ROLLING_RESTART, run: runRollingRestart },
+  { ...ROLLING_UPGRADE, run: runRollingUpgrade },
+];
 
 const { values } = parseArgs({
   options: {
@@ -33,17 +40,17 @@ const { values } = parseArgs({
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
-/** The two-node cluster's faults to run, and whether rolling-restart runs too. */
+/** The two-node cluster's faults to run, and the reference topology's. */
 function pickFaults() {
-  if (!values.only) return { faults: FAULTS, rolling: true };
+  if (!values.only) return { faults: FAULTS, rolling: ROLLING };
   const names = values.only.split(",").map((s) => s.trim()).filter(Boolean);
-  const known = [...FAULTS.map((f) => f.name), ROLLING_RESTART.name];
+  const known = [...FAULTS.map((f) => f.name), ...ROLLING.map((f) => f.name)];
   const unknown = names.filter((n) => !known.includes(n));
   if (unknown.length) {
     process.stderr.write(`chaos: unknown fault(s) ${unknown.join(", ")}; known: ${known.join(", ")}\n`);
     process.exit(2);
   }
-  return { faults: FAULTS.filter((f) => names.includes(f.name)), rolling: names.includes(ROLLING_RESTART.name) };
+  return { faults: FAULTS.filter((f) => names.includes(f.name)), rolling: ROLLING.filter((f) => names.includes(f.name)) };
 }
 
 function table(r: FaultResult): string {
@@ -186,7 +193,7 @@ async function twoNodeFaults(faults: typeof FAULTS, results: FaultResult[], star
 
 async function main(): Promise<number> {
   if (values.list) {
-    for (const f of [...FAULTS, ROLLING_RESTART]) log(`${f.name.padEnd(18)} ${f.description}`);
+    for (const f of [...FAULTS, ...ROLLING]) log(`${f.name.padEnd(18)} ${f.description}`);
     return 0;
   }
   const { faults, rolling } = pickFaults();
@@ -207,15 +214,15 @@ async function main(): Promise<number> {
   const results: FaultResult[] = [];
   let logDir: string | undefined;
   if (faults.length > 0) logDir = await twoNodeFaults(faults, results, started);
-  if (rolling) {
+  for (const fault of rolling) {
     const t0 = Date.now();
-    log(`\nchaos: ${ROLLING_RESTART.name}`);
+    log(`\nchaos: ${fault.name}`);
     let result: FaultResult;
     try {
-      result = await runRollingRestart({ agents, perSecond: agentsRate, warmupMs: 5_000, afterMs: 6_000, log });
+      result = await fault.run({ agents, perSecond: agentsRate, warmupMs: 5_000, afterMs: 6_000, log });
     } catch (err) {
-      log(`  ${ROLLING_RESTART.name}: the harness could not run it: ${(err as Error).message}`);
-      result = notRun(ROLLING_RESTART.name, ROLLING_RESTART.description, (err as Error).message.split("\n")[0]!);
+      log(`  ${fault.name}: the harness could not run it: ${(err as Error).message}`);
+      result = notRun(fault.name, fault.description, (err as Error).message.split("\n")[0]!);
     }
     log(table(result));
     log(`   (${((Date.now() - t0) / 1000).toFixed(1)} s)`);

@@ -36,6 +36,10 @@ function isAncestor(commit: string, of: string): boolean {
 
 /** The newest release that is an ancestor of HEAD and not HEAD itself. */
 export function previousRelease(): Release {
+  // a shallow clone holds no earlier commit: fetch the history and the tags from where it was cloned
+  if (git("rev-parse", "--is-shallow-repository") === "true") {
+    execFileSync("git", ["-C", ROOT, "fetch", "-q", "--unshallow", "--tags", "origin"], { stdio: "ignore", timeout: 180_000 });
+  }
   const head = git("rev-parse", "HEAD");
   for (const tag of git("tag", "--list", "v*", "--sort=-v:refname").split("\n").filter(Boolean)) {
     const commit = commitOf(tag);

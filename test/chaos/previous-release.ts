@@ -75,8 +75,11 @@ function run(cwd: string, cmd: string, args: string[], say: (line: string) => vo
 /** The release checked out and built; answers its folder (which holds dist/runtime/main.js). */
 export function buildRelease(rel: Release, say: (line: string) => void): string {
   const dir = join(tmpdir(), `flock-release-${rel.commit.slice(0, 12)}`);
+  // the marker names where its node_modules came from: its own `npm ci`, or a tree whose node_modules it links to
+  // (usable only while that tree is there: a clone CI removed leaves dangling links, and the build is made again)
   const done = join(dir, ".flock-built");
-  if (existsSync(done)) {
+  const from = existsSync(done) ? readFileSync(done, "utf8").split("\n")[1] : undefined;
+  if (from === "npm ci" || (from !== undefined && existsSync(join(from, "node_modules", "typescript", "package.json")))) {
     say(`${rel.version} (${rel.via}) already built in ${dir}`);
     return dir;
   }
@@ -87,7 +90,8 @@ export function buildRelease(rel: Release, say: (line: string) => void): string 
 
   const older = JSON.parse(readFileSync(join(dir, "package-lock.json"), "utf8")) as Lock;
   const newer = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as Lock;
-  if (lockServes(older, newer)) {
+  const linked = lockServes(older, newer);
+  if (linked) {
     // every entry of the current node_modules, linked; the SDK package is the release's own client/
     const nm = join(dir, "node_modules");
     mkdirSync(join(nm, "@flock"), { recursive: true });
@@ -103,6 +107,6 @@ export function buildRelease(rel: Release, say: (line: string) => void): string 
   // clients are SDK agents)
   run(dir, "npm", ["run", "build:server"], say);
   if (!existsSync(join(dir, "dist/runtime/main.js"))) throw new Error(`${rel.version}'s build left no dist/runtime/main.js in ${dir}`);
-  writeFileSync(done, `${rel.commit}\n`);
+  writeFileSync(done, `${rel.commit}\n${linked ? ROOT.replace(/\/$/, "") : "npm ci"}\n`);
   return dir;
 }

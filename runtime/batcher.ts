@@ -33,6 +33,8 @@ interface MaxWait {
 export class Batcher<I, O> {
   private queue: Waiting<I, O>[] = [];
   private inFlight = 0;
+  /** Items in the batches under way. */
+  private running = 0;
   private drained: (() => void)[] = [];
 
   /** `run` answers one outcome per item, in order: a value, or an Error for that item alone. */
@@ -51,6 +53,11 @@ export class Batcher<I, O> {
     });
   }
 
+  /** Items pushed and not answered yet: waiting for a batch, or in one under way (the queue gauges read it). */
+  get pending(): number {
+    return this.queue.length + this.running;
+  }
+
   /** Resolves once every item pushed so far has its answer (on shutdown: before the connection is closed). */
   drain(): Promise<void> {
     if (this.inFlight === 0 && this.queue.length === 0) return Promise.resolve();
@@ -62,6 +69,7 @@ export class Batcher<I, O> {
       const batch = this.fresh(this.queue.splice(0, this.max));
       if (batch.length === 0) continue;
       this.inFlight++;
+      this.running += batch.length;
       this.run(batch.map((w) => w.item))
         .then(
           (outs) => {
@@ -77,6 +85,7 @@ export class Batcher<I, O> {
         )
         .finally(() => {
           this.inFlight--;
+          this.running -= batch.length;
           this.kick();
           this.checkDrained();
         });

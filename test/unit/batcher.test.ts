@@ -29,6 +29,25 @@ t.test("items arriving during a batch go together in the next; per-item errors s
   t.same(out.map((o) => (o.status === "fulfilled" ? o.value : "rejected")), [10, 20, "rejected", 40]);
 });
 
+t.test("pending counts the items not answered yet: queued, and in the batch under way", async (t) => {
+  const first = gate();
+  const b = new Batcher<number, number>(async (items) => {
+    await first.opened;
+    return items;
+  }, 1);
+  t.equal(b.pending, 0);
+  const pushed = [1, 2, 3].map((i) => b.push(i));
+  t.equal(b.pending, 3, "one running, two queued");
+  first.open();
+  await Promise.all(pushed);
+  await b.drain();
+  t.equal(b.pending, 0, "all answered");
+  const failing = new Batcher<number, number>(async () => Promise.reject(new Error("down")), 1);
+  await t.rejects(failing.push(1));
+  await failing.drain();
+  t.equal(failing.pending, 0, "a failed batch is not counted after it");
+});
+
 t.test("a statement picked as a deadlock victim runs again; other errors fail at once", async (t) => {
   let calls = 0;
   const answer = await retryOnDeadlock(async () => {

@@ -27,6 +27,38 @@ export interface Level {
 type Transport = "websocket" | "long_poll";
 type Kind = "direct" | "group";
 
+/** A Postgres pool's queues: queries waiting for a connection, queries written behind a running one, connections by state. */
+export interface PoolLevels {
+  waiting: number;
+  pipelined: number;
+  connections: Record<PoolConnectionState, number>;
+}
+export type PoolConnectionState = "idle" | "busy" | "reserved" | "connecting" | "closed";
+const POOL_STATES: readonly PoolConnectionState[] = ["idle", "busy", "reserved", "connecting", "closed"];
+
+/**
+ * What the queue gauges read when scraped (a length or a running count each, so the paths that fill and empty the
+ * queues pay nothing). The parts that own the queues set them as they start (runtime/queue-depths.ts); until then, 0.
+ */
+export interface QueueReaders {
+  /** Sends a batcher holds, by kind: waiting for a batch, or in the one being committed. */
+  sends(kind: Kind): number;
+  /** Acks a batcher holds, likewise. */
+  acks(): number;
+  /** This node's in-flight record (sends recorded before their commit, not yet published); undefined: not known now. */
+  inFlight(): Promise<number | undefined>;
+  /** The Postgres pool's queues; undefined: not known. */
+  postgresPool(): PoolLevels | undefined;
+  /** Long polls waiting for a message (registered, nothing to answer yet). */
+  longPolls(): number;
+  /** Bytes waiting in this node's WebSocket send buffers. */
+  websocketBuffered(): number;
+  /** Members whose long polls wait before handing out again (their acks failed lately: runtime/messaging/redelivery-backoff.ts). */
+  redeliveryBackoff(): number;
+  /** Commands sent on the Redis command connection and not answered yet. */
+  redisPending(): number;
+}
+
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const BACKEND_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256];
@@ -61,6 +93,19 @@ export class Metrics {
   readonly rateLimited: Record<PolicyName, Count>;
   /** Bans this node's strikes started; requests refused 403 ip_banned. */
   readonly bans: { started: Count; refused: Count };
+  /** WebSocket acks refused while a backend was out, held by their sockets and retried (runtime/ws/ack-retries.ts). */
+  readonly ackRetries: Level;
+  /** What the queue gauges read (watchQueues). */
+  private readonly queues: QueueReaders = {
+    sends: () => 0,
+    acks: () => 0,
+    inFlight: async () => 0,
+    postgresPool: () => undefined,
+    longPolls: () => 0,
+    websocketBuffered: () => 0,
+    redeliveryBackoff: () => 0,
+    redisPending: () => 0,
+  };
 
   constructor() {
     const registers = [this.registry];
@@ -126,6 +171,51 @@ export class Metrics {
     const bans = new Counter({ name: "flock_ip_bans_total", help: "IP bans this node's strikes started (clients that kept retrying after 429s)", registers });
     const refused = new Counter({ name: "flock_ip_ban_refusals_total", help: "Requests refused 403 ip_banned", registers });
     this.bans = { started: bans, refused };
+
+    // the queues a message waits in on this node, read when scraped
+    const q = this.queues;
+    new Gauge({
+      name: "flock_send_queue_depth",
+      help: "Sends waiting for their commit, by kind: queued for a batch, or in the batch being committed",
+      labelNames: ["kind"],
+      registers,
+      collect() {
+        for (const kind of ["direct", "group"] as const) this.labels(kind).set(q.sends(kind));
+      },
+    });
+    levelOf("flock_ack_queue_depth", "Acks waiting for their commit: queued for a batch, or in the batch being committed", registers, () => q.acks());
+    new Gauge({
+      name: "flock_messages_in_flight",
+      help: "Messages in this node's in-flight record: recorded before their send's commit, not yet published",
+      registers,
+      async collect() {
+        const n = await q.inFlight();
+        if (n !== undefined) this.set(n);
+      },
+    });
+    const pool = () => q.postgresPool();
+    levelOf("flock_postgres_pool_waiting", "Postgres queries waiting for a connection of the pool", registers, () => pool()?.waiting ?? 0);
+    levelOf("flock_postgres_pipelined_queries", "Postgres queries written to a connection behind the statement it runs, waiting their turn", registers, () => pool()?.pipelined ?? 0);
+    new Gauge({
+      name: "flock_postgres_pool_connections",
+      help: "The Postgres pool's connections, by state (idle, busy, reserved by a transaction, connecting, closed)",
+      labelNames: ["state"],
+      registers,
+      collect() {
+        const p = pool();
+        for (const state of POOL_STATES) this.labels(state).set(p?.connections[state] ?? 0);
+      },
+    });
+    levelOf("flock_long_polls_waiting", "Long polls waiting for a message (nothing to answer yet)", registers, () => q.longPolls());
+    levelOf("flock_websocket_buffered_bytes", "Bytes waiting in this node's WebSocket send buffers (clients reading slower than they are sent to)", registers, () => q.websocketBuffered());
+    this.ackRetries = new Gauge({ name: "flock_ack_retries_pending", help: "WebSocket acks refused while a backend was out, held and retried by the node", registers });
+    levelOf("flock_redelivery_backoff_members", "Members whose long polls wait before handing out again (an ack of theirs failed, and none has taken since)", registers, () => q.redeliveryBackoff());
+    levelOf("flock_redis_pending_commands", "Commands sent on the Redis command connection and not answered yet", registers, () => q.redisPending());
+  }
+
+  /** Where the queue gauges read from: each part that owns a queue says so as it starts. */
+  watchQueues(readers: Partial<QueueReaders>): void {
+    Object.assign(this.queues, readers);
   }
 
   /** One HTTP request answered. */
@@ -149,6 +239,18 @@ function gaugeOf(g: Gauge<string>, value: string): Level {
   const child = g.labels(value);
   child.set(0);
   return child;
+}
+
+/** A gauge without labels that reads its value when scraped. */
+function levelOf(name: string, help: string, registers: Registry[], read: () => number): void {
+  new Gauge({
+    name,
+    help,
+    registers,
+    collect() {
+      this.set(read());
+    },
+  });
 }
 
 function histogramOf(h: Histogram<string>, label: string, value: string): Observe {

@@ -13,6 +13,7 @@ import { listenMetrics } from "./metrics-listener.ts";
 import type { NodeLease } from "./node-lease.ts";
 import { listenFailure, startServices } from "./node.ts";
 import { publicUrl } from "./public-url.ts";
+import { watchQueues } from "./queue-depths.ts";
 import type { Services } from "./services.ts";
 import { type LoadedUws, listenExclusive, loadUws } from "./uws.ts";
 import { mountWs } from "./ws/server.ts";
@@ -61,6 +62,8 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
     const state: HttpState = { draining: false, closed: false, inflight: 0, idle: [], drained: 0, keepAlive: keepAliveHint(config.FLOCK_SHUTDOWN_LINGER) };
     let drainStarted = 0;
     const metrics = svc.metrics;
+    // the queue gauges read the hub's batchers, the pool and this node's in-flight record from now on
+    watchQueues(svc, lease.owner);
     // the metrics listener, when FLOCK_METRICS_PORT is set: up before the routes and down after them, so a scrape
     // during the drain still reads the node
     const metricsListener = await life.add(

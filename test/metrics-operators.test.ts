@@ -2,12 +2,13 @@
 // WebSocket that receives and acks, long polls (one left unacknowledged and polled again: a redelivery), and a client
 // hammering registration past its limit (429s, then a ban). Its metrics listener is scraped, and every metric that
 // deploy/grafana/flock.json and deploy/prometheus/alerts.yml name (read from their PromQL) must be in the scrape,
-// with the counters moved as far as the load says.
+// with the counters moved as far as the load says, and the queue gauges empty once the load is answered.
 import { readFileSync } from "node:fs";
 import t from "tap";
 import WebSocket from "ws";
 import { call, randomIp, type Registered, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
+import { parseScrape, total } from "./helpers/scrape.ts";
 import { until } from "./helpers/wait.ts";
 
 /** Prometheus' own series, not a node's (`up` is made by the scrape). */
@@ -66,34 +67,6 @@ function dashboardExprs(dash: any): string[] {
   return out;
 }
 
-interface Sample {
-  labels: Record<string, string>;
-  value: number;
-}
-
-/** Prometheus text exposition: sample name -> its samples. */
-function parseScrape(text: string): Map<string, Sample[]> {
-  const out = new Map<string, Sample[]>();
-  for (const line of text.split("\n")) {
-    if (line === "" || line.startsWith("#")) continue;
-    const m = /^([A-Za-z_:][A-Za-z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
-    if (!m) throw new Error(`unparsable sample line: ${line}`);
-    const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? "").matchAll(/([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]!] = l[2]!;
-    const list = out.get(m[1]!) ?? [];
-    list.push({ labels, value: Number(m[3]) });
-    out.set(m[1]!, list);
-  }
-  return out;
-}
-
-/** The sum of `name`'s samples whose labels include `match`. */
-function total(scrape: Map<string, Sample[]>, name: string, match: Record<string, string> = {}): number {
-  let sum = 0;
-  for (const s of scrape.get(name) ?? []) if (Object.entries(match).every(([k, v]) => s.labels[k] === v)) sum += s.value;
-  return sum;
-}
-
 t.test("metrics in the dashboard and the alert rules: the PromQL is read", async (t) => {
   t.same(metricNames('sum by (le, route) (rate(flock_x_bucket{route=~"a|b(c)"}[5m])) / on(instance) flock_y > 0.5 and up == 0'), ["flock_x_bucket", "flock_y", "up"]);
   t.same(metricNames("histogram_quantile(0.99, sum by (le) (rate(flock_z_bucket[$__rate_interval])))"), ["flock_z_bucket"]);
@@ -136,6 +109,7 @@ t.test("a node under load exposes every metric the dashboard and the alerts use,
   await until(async () => total(await scrape(), "flock_connections", { transport: "long_poll" }) >= 1, { what: "eve's long poll counted", every: 20 });
   const during = await scrape();
   t.ok(total(during, "flock_connections", { transport: "websocket" }) >= 1, "bob's WebSocket is counted open");
+  await until(async () => total(await scrape(), "flock_long_polls_waiting") >= 1, { what: "eve's long poll counted waiting for a message", every: 20 });
 
   // sends: direct from two senders (each under its 10/s limit), and to the group
   const direct = async (from: Registered, to: Registered, n: number) => {
@@ -204,6 +178,12 @@ t.test("a node under load exposes every metric the dashboard and the alerts use,
   t.equal(total(s, "flock_circuit_open", { backend: "postgres" }), 0, "Postgres' circuit is closed");
   t.equal(total(s, "flock_circuit_open", { backend: "redis" }), 0, "Redis' circuit is closed");
   t.equal(total(s, "flock_connections", { transport: "long_poll" }), 0, "no long poll in progress now");
+  // the queues, with the load answered: empty (test/queue-depths.test.ts makes them fill)
+  for (const q of ["flock_send_queue_depth", "flock_ack_queue_depth", "flock_long_polls_waiting", "flock_postgres_pool_waiting", "flock_ack_retries_pending", "flock_redelivery_backoff_members"]) {
+    t.equal(total(s, q), 0, `${q} is 0`);
+  }
+  t.equal(total(s, "flock_postgres_pool_connections"), node.config.PG_POOL, "every connection of the pool is counted, in one state");
+  await until(async () => total(await scrape(), "flock_messages_in_flight") === 0, { what: "the in-flight record empty once every send is published", every: 20 });
   t.ok(total(s, "flock_http_requests_total", { route: "/v1/messages", method: "POST", status: "201" }) >= 9);
   t.ok(s.has("flock_nodejs_eventloop_lag_p99_seconds"), "the event loop's lag");
 });

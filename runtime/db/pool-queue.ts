@@ -23,7 +23,28 @@ const SLACK = 32;
 let highWater = 0;
 export const poolQueueHighWater = (): number => highWater;
 
+/** Where the queues made during `capturingQueues` go. */
+let made: PoolQueue<unknown>[] | undefined;
+
+/** Run `f`, and answer the queues it made, in the order it made them (runtime/db/postgres-driver.ts reads a pool's). */
+export function capturingQueues<R>(f: () => R): { out: R; queues: PoolQueue<unknown>[] } {
+  const queues: PoolQueue<unknown>[] = [];
+  const outer = made;
+  made = queues;
+  try {
+    return { out: f(), queues };
+  } finally {
+    made = outer;
+  }
+}
+
 export function poolQueue<T>(initial: readonly T[] = []): PoolQueue<T> {
+  const q = makeQueue(initial);
+  made?.push(q as PoolQueue<unknown>);
+  return q;
+}
+
+function makeQueue<T>(initial: readonly T[]): PoolQueue<T> {
   let xs: (T | undefined)[] = initial.slice();
   let head = 0;
   const compact = () => {

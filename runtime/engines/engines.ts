@@ -26,6 +26,8 @@ export interface Engines {
   readonly inflight: InFlightRegistry;
   /** Health check: resolves when the backing store answers. */
   ping(): Promise<void>;
+  /** Commands sent on the command connection and not answered yet (0 in process); read when scraped. */
+  pendingCommands(): number;
   close(): Promise<void>;
 }
 

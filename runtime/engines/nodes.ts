@@ -54,4 +54,6 @@ export interface InFlightRegistry {
   claim(dead: string, to: string, nowMs: number): Promise<number>;
   /** `owner`'s in-flight messages recorded before `beforeMs`. */
   stale(owner: string, beforeMs: number): Promise<InFlight[]>;
+  /** How many messages `owner` has in flight (the queue gauges read it when scraped: O(1)). */
+  count(owner: string): Promise<number>;
 }

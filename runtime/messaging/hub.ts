@@ -63,6 +63,8 @@ export class Messaging {
   private readonly redelivery: RedeliveryBackoff;
   private starting: Promise<void> | undefined;
   private closing = false;
+  /** Long polls waiting for a message now (the queue gauges read it). */
+  private pollsWaiting = 0;
 
   constructor(private readonly svc: Core) {
     this.streams = new StreamDelivery(svc, this.frames, this.waiters);
@@ -169,6 +171,14 @@ export class Messaging {
     this.svc.metrics.redis.inflightAdd.observe(since(started));
   }
 
+  /**
+   * What waits on this node now, for the queue gauges (runtime/queue-depths.ts): sends and acks held by their batchers,
+   * long polls waiting for a message, members whose polls are held back. Lengths and counts: nothing is walked.
+   */
+  queued(): { direct: number; group: number; acks: number; polls: number; backoff: number } {
+    return { direct: this.directWrites.pending, group: this.groupWrites.pending, acks: this.acks.pending, polls: this.pollsWaiting, backoff: this.redelivery.size };
+  }
+
   /** Subscribe to the streams' pub/sub (once per node). */
   start(): Promise<void> {
     this.starting ??= this.streams.start();
@@ -229,7 +239,11 @@ export class Messaging {
         if (left <= 0) return { entries: read.entries, expired };
         // a wait needs the wake-ups Redis carries between nodes: while it is out of reach, say so rather than wait blind
         this.svc.circuits.redis?.check();
-        if (!wait.woken) await this.pause(left, wait);
+        if (!wait.woken) {
+          this.pollsWaiting++;
+          await this.pause(left, wait);
+          this.pollsWaiting--;
+        }
         if (!wait.woken || wait.stop || this.closing) return { entries: [], expired };
       }
     } finally {

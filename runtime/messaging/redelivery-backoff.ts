@@ -43,6 +43,11 @@ export class RedeliveryBackoff {
     return Math.max(0, e.handedAt + e.backoffMs - now);
   }
 
+  /** Members held now (or until their next poll finds a minute passed). */
+  get size(): number {
+    return this.members.size;
+  }
+
   /** A poll of `member` handed messages out. */
   handedOut(member: string): void {
     const e = this.members.get(member);

@@ -3,6 +3,7 @@
 // second of the backend's return, without the client acking again or reconnecting (issue 38, case 2). One that
 // takes is answered with an ack frame when the client's ack carried a ref. At most ACKS_MAX are held per socket.
 import { isOutage } from "../circuit.ts";
+import type { Level } from "../metrics.ts";
 
 const FIRST_MS = 250;
 const EVERY_MS = 500;
@@ -27,19 +28,28 @@ export class AckRetries {
     private readonly ack: (raw: bigint, through: boolean) => Promise<boolean>,
     /** It took: tell the client when it asked (a ref). */
     private readonly done: (a: RefusedAck) => void,
+    /** flock_ack_retries_pending: the acks held, on every socket of the node (runtime/metrics.ts). */
+    private readonly held: Pick<Level, "inc" | "dec"> = { inc: () => {}, dec: () => {} },
   ) {}
 
   add(a: RefusedAck): void {
     if (this.stopped) return;
-    if (this.pending.size >= ACKS_MAX) this.pending.delete(this.pending.keys().next().value!);
-    this.pending.set(`${a.id} ${a.through}`, a);
+    if (this.pending.size >= ACKS_MAX) this.forget(this.pending.keys().next().value!);
+    const key = `${a.id} ${a.through}`;
+    if (!this.pending.has(key)) this.held.inc();
+    this.pending.set(key, a);
     this.schedule();
   }
 
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
+    if (this.pending.size > 0) this.held.dec(this.pending.size);
     this.pending.clear();
+  }
+
+  private forget(key: string): void {
+    if (this.pending.delete(key)) this.held.dec();
   }
 
   private schedule(): void {
@@ -53,10 +63,10 @@ export class AckRetries {
       if (this.stopped) return;
       try {
         const mine = await this.ack(a.raw, a.through);
-        this.pending.delete(key);
+        this.forget(key);
         if (mine) this.done(a);
       } catch (err) {
-        if (!isOutage(err)) this.pending.delete(key);
+        if (!isOutage(err)) this.forget(key);
         else break; // still out: the rest wait for the next turn
       }
     }

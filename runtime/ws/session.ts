@@ -77,6 +77,8 @@ export class WsSession implements StreamMember {
     (a) => {
       if (a.ref !== undefined) this.send({ type: "ack", id: a.id, ref: a.ref });
     },
+    // counted on the node's gauge (touched only when an ack is held or let go: during outages)
+    { inc: (n) => this.deps.svc.metrics.ackRetries.inc(n), dec: (n) => this.deps.svc.metrics.ackRetries.dec(n) },
   );
   private removeMember: (() => void) | undefined;
   /** The principal's streams (INBOX, groups) this socket catches up on or takes live (subscribed to their topics). */
@@ -109,6 +111,11 @@ export class WsSession implements StreamMember {
 
   get closed(): boolean {
     return this.life === "closed";
+  }
+
+  /** Bytes waiting in the socket's send buffer (0 once closed). */
+  get buffered(): number {
+    return this.closed ? 0 : this.ws.getBufferedAmount();
   }
 
   send(frame: ServerFrame): boolean {

@@ -27,6 +27,7 @@ export function createMemoryEngines(now: () => number = Date.now, lifetimes: Cac
     nodes,
     inflight: new MemoryInFlight(nodes),
     async ping() {},
+    pendingCommands: () => 0,
     async close() {},
   };
 }

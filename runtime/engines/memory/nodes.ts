@@ -110,4 +110,8 @@ export class MemoryInFlight implements InFlightRegistry {
   async stale(owner: string, beforeMs: number): Promise<InFlight[]> {
     return [...(this.sets.get(owner) ?? [])].filter(([, at]) => at < beforeMs).map(([id, at]) => ({ id, at }));
   }
+
+  async count(owner: string): Promise<number> {
+    return this.sets.get(owner)?.size ?? 0;
+  }
 }

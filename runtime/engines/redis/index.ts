@@ -124,6 +124,8 @@ export async function createRedisEngines(
     async ping() {
       await cmd.ping();
     },
+    // ioredis's queue of commands awaiting their replies (a deque: O(1)); on a cluster, each master's connection's
+    pendingCommands: () => (cmd instanceof Redis ? cmd.commandQueue.length : cmd.nodes("master").reduce((n, node) => n + node.commandQueue.length, 0)),
     async close() {
       for (const w of watched) w.quiet();
       await Promise.allSettled([cmd.quit(), sub.quit()]);

@@ -76,4 +76,8 @@ export class RedisInFlight implements InFlightRegistry {
     for (let i = 0; i + 1 < flat.length; i += 2) out.push({ id: flat[i]!, at: Number(flat[i + 1]) });
     return out;
   }
+
+  count(owner: string): Promise<number> {
+    return this.redis.zcard(this.keys.inflight(owner));
+  }
 }

@@ -93,6 +93,15 @@ const ConfigSchema = z.object({
   FLOCK_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /** Interface the metrics listener binds (loopback by default: anything that reaches it may read it). */
   FLOCK_METRICS_HOST: z.string().min(1).default("127.0.0.1"),
+  /**
+   * Tracing (docs/OPERATIONS.md, "Tracing"): the OTLP/HTTP collector the spans of each send go to (its base URL; the
+   * traces go to its /v1/traces). Unset: off, and nothing of OpenTelemetry is loaded. The OpenTelemetry SDK reads the
+   * other standard OTEL_* variables itself.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z
+    .string()
+    .refine((u) => URL.canParse(u) && /^https?:\/\//i.test(u), "must be an http:// or https:// URL")
+    .optional(),
   /** The base URL clients reach this service at (behind a proxy, the proxy's): absolute URLs the node hands out name it. */
   FLOCK_PUBLIC_URL: z
     .string()

@@ -39,6 +39,7 @@ import { SelfAddress } from "./self-address.ts";
 import { cacheLifetimes } from "./retention/cache-lifetimes.ts";
 import { Horizons } from "./retention/horizons.ts";
 import { RetentionMaintainer } from "./retention/maintainer.ts";
+import { startTracing } from "./tracing.ts";
 
 /** A request's statement ends within this (a send then answers before a 5 s client timeout; see runtime/messaging/hub.ts). */
 const STATEMENT_TIMEOUT_MS = 2500;
@@ -182,8 +183,11 @@ export async function startServices(config: Config, log: Logger, life: Lifecycle
     await l.start();
     return l;
   });
+  // the spans of sends, when OTEL_EXPORTER_OTLP_ENDPOINT is set: up before any part that makes one, stopped (its last
+  // spans exported) after them all
+  const tracing = await life.add("tracing", () => startTracing(config, log, lease.id), (t) => t?.stop());
   const horizons = new Horizons(config.FLOCK_RETENTION_MESSAGES, config.FLOCK_RETENTION_MOMENTS, now);
-  const core: Core = { config, log, sql, engines, ids, auth, limiter, circuits, now, horizons, metrics };
+  const core: Core = { config, log, sql, engines, ids, auth, limiter, circuits, now, horizons, metrics, tracing };
 
   // the per-node parts handlers use
   const files = await life.add("files", () => blobStore(config));

@@ -22,6 +22,7 @@ import type { Realtime } from "./ws/realtime.ts";
 import type { McpSessions } from "./mcp/sessions.ts";
 import type { SelfAddress } from "./self-address.ts";
 import type { Horizons } from "./retention/horizons.ts";
+import type { Tracing } from "./tracing.ts";
 
 /** The backends and the node's identity: what the parts below are built from. */
 export interface Core {
@@ -40,6 +41,8 @@ export interface Core {
   horizons: Horizons;
   /** What the node counts and times for Prometheus (runtime/metrics.ts); /metrics serves it. */
   metrics: Metrics;
+  /** The spans of sends, when OTEL_EXPORTER_OTLP_ENDPOINT is set (runtime/tracing.ts); undefined when tracing is off. */
+  tracing?: Tracing;
 }
 
 export interface Services extends Core {

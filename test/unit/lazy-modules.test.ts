@@ -1,11 +1,23 @@
 // What a node loads at start (bench/RESULTS.md, "Idle memory (issue 30)"): the modules of runtime/server.ts, which
 // imports every part of a node and every handler, and not those it imports where first needed: viem (wallet
-// sign-in), @simplewebauthn/server (the first passkey ceremony), the MCP SDK (the first MCP request), @x402/core (the first paid send, or a configured facilitator) and
-// PGlite (the embedded mode), which a node that uses none of them held for nothing (the figures are in RESULTS).
+// sign-in), @simplewebauthn/server (the first passkey ceremony), the MCP SDK (the first MCP request), @x402/core (the first paid send, or a configured facilitator),
+// PGlite (the embedded mode) and the OpenTelemetry SDK (tracing on: runtime/tracing.ts), which a node that uses none of
+// them held for nothing (the figures are in RESULTS).
 import { spawnSync } from "node:child_process";
 import t from "tap";
 
-const LAZY = ["viem", "ox", "@modelcontextprotocol/sdk", "@x402/core", "@electric-sql/pglite", "@electric-sql/pglite-socket", "@simplewebauthn/server"];
+const LAZY = [
+  "viem",
+  "ox",
+  "@modelcontextprotocol/sdk",
+  "@x402/core",
+  "@electric-sql/pglite",
+  "@electric-sql/pglite-socket",
+  "@simplewebauthn/server",
+  "@opentelemetry/sdk-node",
+  "@opentelemetry/exporter-trace-otlp-http",
+  "@opentelemetry/semantic-conventions",
+];
 
 t.test("importing the server loads none of the modules it loads on first use", async (t) => {
   // every script V8 compiles while runtime/server.ts is imported, as the inspector reports them

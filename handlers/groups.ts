@@ -147,6 +147,7 @@ const send = defineRoute({
   method: "POST",
   path: "/v1/groups/:id/messages",
   idempotent: true,
+  traced: true,
   auth: "principal",
   body: SendGroupMessageRequest,
   limit: "messages",

@@ -15,6 +15,7 @@ const send = defineRoute({
   method: "POST",
   path: "/v1/messages",
   idempotent: true,
+  traced: true,
   auth: "principal",
   body: SendMessageRequest,
   limit: "messages",

@@ -24,4 +24,6 @@ export interface RouteDeclaration<Policy extends string = string> {
   idempotent?: boolean;
   /** Hand the handler the raw body as `ctx.stream` (no JSON parsing, no Content-Type check, no size cap: the handler enforces its own). */
   stream?: boolean;
+  /** A send: when tracing is on (runtime/tracing.ts), the request is a span, the root of the send's trace. */
+  traced?: boolean;
 }

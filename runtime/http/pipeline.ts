@@ -248,7 +248,12 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
       ex.fail(early);
       return;
     }
-    run(match.route, ex, match.params, headers, rawQuery, bodyPromise).then(
+    // a send, traced when tracing is on: its request is the root span of its trace (runtime/tracing.ts)
+    const tracing = match.route.traced === true ? svc.tracing : undefined;
+    (tracing === undefined
+      ? run(match.route, ex, match.params, headers, rawQuery, bodyPromise)
+      : tracing.request(method, match.route.path, headers, () => run(match.route, ex, match.params, headers, rawQuery, bodyPromise))
+    ).then(
       (out) => ex.finish(out),
       (err) => ex.fail(err),
     );

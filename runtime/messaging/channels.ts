@@ -134,14 +134,19 @@ export class Channels {
     return this.channels.get(key)?.published;
   }
 
-  /** A message of `key` was committed (from this node's send, or another's, by pub/sub): publish it in order. */
-  offer(m: Published): void {
+  /**
+   * A message of `key` was committed (from this node's send, or another's, by pub/sub): publish it in order. Answers
+   * how many of this node's sockets take the stream, subscribed or catching up (0 when none, or when it had been
+   * published already).
+   */
+  offer(m: Published): number {
     const key = m.key;
     const ch = this.channels.get(key);
-    if (ch === undefined) return;
-    if (ch.published !== undefined && m.seq <= ch.published) return;
+    if (ch === undefined) return 0;
+    if (ch.published !== undefined && m.seq <= ch.published) return 0;
     ch.pending.set(m.seq, m);
     this.drain(key, ch);
+    return ch.readers.size + ch.joining.size + ch.warming;
   }
 
   /**

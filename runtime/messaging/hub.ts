@@ -26,6 +26,7 @@ import { WaiterRegistry } from "./waiters.ts";
 import { RecentFrames } from "./channels.ts";
 import { StreamDelivery } from "./streams.ts";
 import { type PollRead, type Published, streamKey } from "./stream-store.ts";
+import type { CommitKind } from "../tracing.ts";
 
 const THREAD_CACHE_MAX = 100_000;
 /** A send waiting longer than this for its batch to start answers 503 uncommitted (the client may retry it). */
@@ -78,9 +79,14 @@ export class Messaging {
     // itself ends within the statement_timeout (runtime/server.ts): at most ~1 + 2.5 s before a 201 or a 503.
     const maxWait = { ms: SEND_MAX_WAIT_MS, error: () => unavailable("postgres") };
     const m = svc.metrics;
+    /** A kind's batch, in the trace of each of its sends when tracing is on (off: the batch itself, nothing added). */
+    const traced = <T extends NewMessage>(kind: CommitKind, batch: (items: T[]) => Promise<(number | null | Error)[]>) => {
+      const t = svc.tracing;
+      return t === undefined ? batch : (items: T[]) => t.commit(kind, items, () => batch(items));
+    };
     /** One kind's batcher: the batch's size, its in-flight record, its statement and the time to the commit measured. */
-    const writes = <T extends NewMessage>(kind: "direct" | "group", statement: Observe, insert: (items: T[]) => Promise<(number | null | Error)[]>, parallel: number) =>
-      new Batcher<T, number | null>(async (items) => {
+    const writes = <T extends NewMessage>(kind: CommitKind, statement: Observe, insert: (items: T[]) => Promise<(number | null | Error)[]>, parallel: number) =>
+      new Batcher<T, number | null>(traced(kind, async (items) => {
         svc.circuits.postgres.check();
         const started = performance.now();
         m.sendBatch[kind].observe(items.length);
@@ -88,7 +94,7 @@ export class Messaging {
         const out = await this.outcome(items, () => timed(statement, () => insert(items)));
         m.sendCommit[kind].observe(since(started));
         return out;
-      }, parallel, 256, maxWait);
+      }), parallel, 256, maxWait);
     this.directWrites = writes<DirectMessage>("direct", m.postgres.sendDirect, (items) => insertDirectBatch(svc.sql, items), 1);
     this.groupWrites = writes<NewMessage>("group", m.postgres.sendGroup, (items) => insertGroupBatch(svc.sql, items), 2);
     this.landed = new Batcher(async (ids) => {
@@ -104,11 +110,13 @@ export class Messaging {
    * replaced, and is the message's id.
    */
   storeDirect(m: DirectMessage): Promise<number | null> {
+    this.svc.tracing?.batched(m);
     return this.withFreshIdOnClash(m, () => this.directWrites.push(m));
   }
 
   /** Store a group message (once); its number in the group, or null when the sender is not a member. As storeDirect for `m.id`. */
   storeGroup(m: NewMessage): Promise<number | null> {
+    this.svc.tracing?.batched(m);
     return this.withFreshIdOnClash(m, () => this.groupWrites.push(m));
   }
 

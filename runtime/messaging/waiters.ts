@@ -24,11 +24,13 @@ export class WaiterRegistry {
     };
   }
 
-  /** Wake every waiter of a principal on this node. */
-  wake(principal: string, id: string | null): void {
+  /** Wake every waiter of a principal on this node; how many there were. */
+  wake(principal: string, id: string | null): number {
     const set = this.byPrincipal.get(principal);
-    if (!set) return;
-    for (const w of [...set]) w(id);
+    if (!set) return 0;
+    const woken = [...set];
+    for (const w of woken) w(id);
+    return woken.length;
   }
 
   /** Wake everyone (shutdown). */

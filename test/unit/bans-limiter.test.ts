@@ -5,6 +5,7 @@ import { createMemoryEngines } from "../../runtime/engines/memory/index.ts";
 import { MemoryLimits } from "../../runtime/engines/memory/limits.ts";
 import type { ApiError } from "../../runtime/errors.ts";
 import { Limiter } from "../../runtime/limits/limiter.ts";
+import { PROTOCOL } from "../../runtime/release.ts";
 
 const BAN_MS = 120_000;
 const RULE = { strikes: 3, windowMs: 10_000, banMs: BAN_MS };
@@ -69,7 +70,7 @@ t.test("the limiter publishes JSON and strikes only addresses", async (t) => {
   const codes = await hammer("203.0.113.9");
   t.same(codes.slice(10), ["rate_limited", "rate_limited", "ip_banned", "ip_banned"]);
   await settle();
-  t.same(seen.map((s) => JSON.parse(s)), [{ ip: "203.0.113.9", until: now + BAN_MS }]);
+  t.same(seen.map((s) => JSON.parse(s)), [{ v: PROTOCOL, ip: "203.0.113.9", until: now + BAN_MS }], "with the protocol version");
   const bad = await hammer("203.0.113.10 99999999999999");
   t.notOk(bad.includes("ip_banned"), "a text that is not an address is never banned");
   t.equal((engines.limits as MemoryLimits).size().strikes, 0, "nor struck");

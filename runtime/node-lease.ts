@@ -27,6 +27,7 @@ export class NodeLease {
   private timer: NodeJS.Timeout | undefined;
   private renewing: Promise<void> | undefined;
   private failing = false;
+  private announced: { release: string; layout: number } | undefined;
   private readonly now: () => number;
 
   private constructor(
@@ -66,9 +67,22 @@ export class NodeLease {
     return this.renewing;
   }
 
+  /**
+   * Keep `release` (JSON, runtime/release.ts) announced under this lease, and the keyspace's layout at least
+   * `layout`: said again at each renewal, so what a Redis restart lost is back within RENEW_MS.
+   */
+  async announce(release: string, layout: number): Promise<void> {
+    this.announced = { release, layout };
+    await this.registry.announce(this.owner, release, this.now());
+  }
+
   private async renewOnce(): Promise<void> {
     try {
       const held = await this.registry.renew(this.owner, this.id, this.now(), LEASE_MS);
+      if (this.announced) {
+        await this.registry.announce(this.owner, this.announced.release, this.now());
+        await this.registry.layout(this.announced.layout);
+      }
       if (this.failing) this.log.info({ nodeId: this.id }, "node id lease renewed again");
       this.failing = false;
       if (held || this.opts.fixed !== undefined) {

@@ -155,7 +155,7 @@ export async function startServices(config: Config, log: Logger, life: Lifecycle
   lease.start(ids);
   // the release: announced under the lease; a node that cannot run beside a live one (or on this Redis keyspace)
   // stops here, before it migrates anything (runtime/release.ts)
-  await life.add("release", () => checkRelease(engines.nodes, lease.owner, thisRelease(), now(), log));
+  await life.add("release", () => checkRelease(engines.nodes, lease, thisRelease(), { now, log }));
   // the schema, brought forward (one migration at a time, under an advisory lock: concurrent starts wait)
   await life.add("migrations", async () => {
     const applied = await migrate(sql, config.PG_SCHEMA);

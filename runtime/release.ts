@@ -7,7 +7,8 @@
 //   records, and they read its (a change that only adds a field old nodes ignore keeps it; one that renames, removes
 //   or reinterprets something raises it to PROTOCOL: "cannot run mixed").
 // - LAYOUT numbers the layout of the Redis keyspace (the key names and record shapes of docs/ARCHITECTURE.md, "Redis
-//   key layout"). It is stored in Redis by the first node; a node refuses a keyspace of a layout newer than its own.
+//   key layout"). It is kept in Redis, raised by each accepted node to its own; a node refuses a keyspace of a layout
+//   newer than its own. A release that raises it cannot run mixed (its MIXES_WITH is its PROTOCOL).
 // A starting node announces its release under its lease and refuses to start beside a live node it cannot mix with
 // (runtime/release-check.ts). Nodes of 0.1.0, the first release, announce nothing: a live lease without an
 // announcement is a 0.1.0 node (protocol 1).

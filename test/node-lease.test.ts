@@ -7,6 +7,7 @@ import { defineScripts } from "../runtime/engines/redis/scripts.ts";
 import { call, registerAgent } from "./helpers/http.ts";
 import { TEST_REDIS_URL, uniqueName } from "./helpers/env.ts";
 import { LEASE_MS } from "../runtime/node-lease.ts";
+import { LAYOUT, PROTOCOL } from "../runtime/release.ts";
 import { deletePrefix, startTestNode } from "./helpers/node.ts";
 import { pending, sendOk } from "./messaging-helpers.ts";
 import { registryContract } from "./node-registry.contract.ts";
@@ -41,6 +42,23 @@ t.test("two live nodes, their leases lost (Redis restarted empty), a new node ta
   const ids = [idOf(one), idOf(two), newcomer];
   t.equal(new Set(ids).size, 3, `distinct after one renewal: ${ids.join(", ")}`);
   t.equal(one.lease.id, idOf(one), "node one generates under its new id");
+});
+
+t.test("Redis restarted empty: at their next renewal the nodes announce their release and the layout again", async (t) => {
+  const one = await startTestNode(t);
+  const two = await startTestNode(t, { schema: one.schema, prefix: one.prefix });
+  const keys = redisKeys(one.prefix);
+  const redis = new Redis(TEST_REDIS_URL);
+  t.teardown(() => redis.disconnect());
+  const announced = async () => Object.values(await redis.hgetall(keys.nodeReleases())).map((j) => (JSON.parse(j) as { protocol: number }).protocol);
+  t.same(await announced(), [PROTOCOL, PROTOCOL], "both announced at start");
+  t.equal(await redis.get(keys.layout()), String(LAYOUT));
+  await deletePrefix(`${one.prefix}nodes:`);
+  t.same(await announced(), [], "gone with Redis");
+  await Promise.all([one.lease.renew(), two.lease.renew()]);
+  t.same(await announced(), [PROTOCOL, PROTOCOL], "said again by one renewal each");
+  t.equal(await redis.get(keys.layout()), String(LAYOUT), "and the layout");
+  t.same((await two.svc.engines.nodes.live(Date.now())).map((n) => n.announced !== undefined), [true, true], "so neither reads as a node of 0.1.0");
 });
 
 for (const engine of ["redis", "memory"] as const) {

@@ -41,11 +41,14 @@ export function registryContract(t: Test, make: () => Promise<{ nodes: NodeRegis
     t.same(await byOwner(now + LEASE_MS + 1), {}, "every lease has ended");
     await nodes.renew("b", 21, now + LEASE_MS + 2, LEASE_MS);
     t.same(await byOwner(now + LEASE_MS + 3), { b: undefined }, "b renewed, and announced nothing");
-    // an announcement forgets those of ended leases; one renewed later is not announced again by itself
+    // an announcement forgets those of ended leases; one renewed later is not announced again by itself (its node's
+    // lease says it again at its next renewal: runtime/node-lease.ts)
     await nodes.announce("b", '{"release":"0.3.0"}', now + LEASE_MS + 3);
     await nodes.renew("a2", 20, now + LEASE_MS + 4, LEASE_MS);
     t.same(await byOwner(now + LEASE_MS + 5), { a2: undefined, b: '{"release":"0.3.0"}' }, "a2's announcement went with its ended lease");
     t.equal(await nodes.layout(1), 1, "the first node stores its layout");
-    t.equal(await nodes.layout(2), 1, "a later node reads it");
+    t.equal(await nodes.layout(2), 1, "a node of a newer layout reads the one before");
+    t.equal(await nodes.layout(1), 2, "and raised it: an older node reads the newer one");
+    t.equal(await nodes.layout(1), 2, "which it does not lower");
   });
 }

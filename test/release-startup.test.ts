@@ -11,6 +11,7 @@ import { runToExit, startProcess } from "./helpers/process.ts";
 
 const prefix = `${uniqueName("release")}:`;
 const schema = uniqueName("release");
+const schema2 = uniqueName("release");
 const keys = redisKeys(prefix);
 const redis = new Redis(TEST_REDIS_URL);
 const sql = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {} });
@@ -21,6 +22,7 @@ t.teardown(async () => {
   if (left.length) await redis.del(...left);
   redis.disconnect();
   await sql.unsafe(`drop schema if exists "${schema}" cascade`);
+  await sql.unsafe(`drop schema if exists "${schema2}" cascade`);
   await sql.end();
 });
 
@@ -30,8 +32,8 @@ async function liveNode(owner: string, release?: object): Promise<void> {
   if (release) await redis.hset(keys.nodeReleases(), owner, JSON.stringify(release));
 }
 
-async function tables(): Promise<number> {
-  const [row] = await sql<{ n: number }[]>`select count(*)::int as n from information_schema.tables where table_schema = ${schema}`;
+async function tables(s = schema): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`select count(*)::int as n from information_schema.tables where table_schema = ${s}`;
   return row!.n;
 }
 
@@ -60,10 +62,13 @@ t.test("beside a node of 0.1.0 (a lease, no announcement) it starts, says so, an
   await redis.zrem(keys.nodeLeases(), "ghost-010");
 });
 
-t.test("on a keyspace of a newer layout it refuses", async (t) => {
+t.test("on a keyspace of a newer layout it refuses, before migrating, and leaves the layout as it was", async (t) => {
   await redis.set(keys.layout(), "2");
-  const r = await runToExit(env);
+  const r = await runToExit({ ...env, PG_SCHEMA: schema2 });
   t.not(r.code, 0);
   t.match(r.output, /Redis holds keyspace layout 2, written by a newer release/);
+  t.equal(await tables(schema2), 0, "no migration ran");
+  t.equal(await redis.get(keys.layout()), "2");
+  t.same(await redis.hgetall(keys.nodeReleases()), {}, "nor is it announced");
   await redis.set(keys.layout(), "1");
 });

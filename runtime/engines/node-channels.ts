@@ -17,16 +17,16 @@ interface NodeChannel<T> {
 
 /**
  * The protocol of a message (runtime/release.ts): `v` in a JSON message, `;v=` in the stream message's head; none
- * (a node of 0.1.0) is 1. A message of a protocol this release cannot run beside is dropped like a malformed one (the
- * startup check keeps such nodes apart; this is the second line). A newer protocol this release mixes with only adds
- * fields, which the schemas strip.
+ * (a node of 0.1.0) is 1. A message older than MIXES_WITH is dropped like a malformed one (the startup check keeps
+ * such nodes apart; this is the second line). A newer one is read: a message does not say which releases its sender
+ * mixes with, and a release that mixes with this one only adds fields, which the schemas strip.
  */
 function readable(v: unknown): boolean {
   const n = v === undefined ? 1 : v;
   return typeof n === "number" && Number.isInteger(n) && n >= MIXES_WITH;
 }
 
-/** A JSON channel: each message carries `v`, this release's protocol, beside its fields. */
+/** A JSON channel: each message carries `v`, this release's protocol, beside its fields (so no field may be named `v`). */
 function json<S extends z.ZodObject>(name: string, schema: S): NodeChannel<z.infer<S>> {
   return {
     name,

@@ -25,7 +25,10 @@ export interface NodeRegistry {
   announce(owner: string, release: string, nowMs: number): Promise<void>;
   /** Every owner whose lease runs past `nowMs`, with what it announced (undefined: nothing, a node of 0.1.0). */
   live(nowMs: number): Promise<{ owner: string; announced: string | undefined }[]>;
-  /** The layout number of the shared keyspace: `mine` is stored when none is yet; answers the stored one. */
+  /**
+   * The layout number of the shared keyspace: raised to `mine` when lower or not set (never lowered); answers the
+   * number stored before (`mine` when none was).
+   */
   layout(mine: number): Promise<number>;
 }
 

@@ -67,8 +67,9 @@ export class MemoryNodes implements NodeRegistry {
   }
 
   async layout(mine: number): Promise<number> {
-    this.stored ??= mine;
-    return this.stored;
+    const before = this.stored ?? mine;
+    if (this.stored === undefined || this.stored < mine) this.stored = mine;
+    return before;
   }
 }
 

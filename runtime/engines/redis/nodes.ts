@@ -26,11 +26,7 @@ export class RedisNodes implements NodeRegistry {
   }
 
   async announce(owner: string, release: string, nowMs: number): Promise<void> {
-    await this.redis.hset(this.keys.nodeReleases(), owner, release);
-    // a few entries (one per node process since the last start): those of ended leases go
-    const live = new Set((await this.live(nowMs)).map((n) => n.owner));
-    const gone = (await this.redis.hkeys(this.keys.nodeReleases())).filter((o) => o !== owner && !live.has(o));
-    if (gone.length > 0) await this.redis.hdel(this.keys.nodeReleases(), ...gone);
+    await this.redis.nodeAnnounce(this.keys.nodeReleases(), this.keys.nodeLeases(), owner, release, nowMs);
   }
 
   async live(nowMs: number): Promise<{ owner: string; announced: string | undefined }[]> {
@@ -40,10 +36,8 @@ export class RedisNodes implements NodeRegistry {
     return owners.map((owner, i) => ({ owner, announced: announced[i] ?? undefined }));
   }
 
-  async layout(mine: number): Promise<number> {
-    // SET NX GET: the stored value, or nil when this call stored `mine`
-    const stored = await this.redis.set(this.keys.layout(), String(mine), "NX", "GET");
-    return stored === null ? mine : Number(stored);
+  layout(mine: number): Promise<number> {
+    return this.redis.layoutRaise(this.keys.layout(), mine);
   }
 }
 

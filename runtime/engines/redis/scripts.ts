@@ -20,6 +20,8 @@ interface ScriptCommands {
   nodeAcquire(ids: string, leases: string, owner: Arg, nowMs: Arg, ttlMs: Arg, start: Arg): Promise<number>;
   nodeRenew(ids: string, leases: string, owner: Arg, id: Arg, nowMs: Arg, ttlMs: Arg): Promise<number>;
   nodeRelease(ids: string, leases: string, owner: Arg, id: Arg): Promise<number>;
+  nodeAnnounce(releases: string, leases: string, owner: Arg, release: Arg, nowMs: Arg): Promise<number>;
+  layoutRaise(layout: string, mine: Arg): Promise<number>;
   inflightClaim(leases: string, dead: string, to: string, owner: Arg, nowMs: Arg): Promise<number>;
   presenceConnect(key: string, nowMs: Arg, expiryMs: Arg, connId: Arg, ttlMs: Arg): Promise<number>;
   presenceDisconnect(key: string, nowMs: Arg, connId: Arg): Promise<number>;

@@ -373,7 +373,8 @@ export class Flock {
    */
   ack(messageId: string, o: Sig & { through?: boolean } = {}) {
     const { through, ...sig } = o;
-    return this.http.request<void>("POST", `/v1/messages/${enc(messageId)}/ack`, through ? { ...sig, query: { through: "true" } } : sig);
+    // an ack repeated is an ack: retried after a 503 (a node's refusing last second, an outage) or a lost answer
+    return this.http.request<void>("POST", `/v1/messages/${enc(messageId)}/ack`, { ...sig, idempotent: true, ...(through ? { query: { through: "true" } } : {}) });
   }
   /**
    * Changes the body of a message you sent (direct or group), within 48 hours of sending it. The message carries

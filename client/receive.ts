@@ -42,6 +42,8 @@ export async function* messageStream(flock: Flock, opts: MessageStreamOptions = 
   const timeout = Math.min(30, Math.max(1, opts.timeout ?? 25));
   const limit = opts.limit ?? 50;
   let failures = 0;
+  /** Batches in a row whose acks failed (a poll that works does not end the run: the acks are what fails). */
+  let ackFailures = 0;
   while (!opts.signal?.aborted) {
     let batch: Message[];
     try {
@@ -67,8 +69,12 @@ export async function* messageStream(flock: Flock, opts: MessageStreamOptions = 
         await acks.handled(msg);
       }
       await acks.flush();
+      ackFailures = 0;
     } catch (err) {
-      if (!isTransient(err)) throw err; // a transient failure: what was not acknowledged comes again next poll
+      if (!isTransient(err)) throw err;
+      // an ack failed after its retries: what was not acknowledged comes again next poll, which waits as after a
+      // failed poll (at once, it would be answered the same messages again and again while the node refuses)
+      await flock.http.clock.sleep(Math.min(30_000, 1000 * 2 ** ackFailures++), opts.signal).catch(() => {});
     } finally {
       // the loop was left (break, return, a throw) in the middle of a batch: the message it had, unless told
       // otherwise, and what it handled before are still acknowledged

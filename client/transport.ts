@@ -39,6 +39,11 @@ export interface RequestOptions {
    * "still running" or no answer at all: the server answers a repeated key with the first answer.
    */
   idempotencyKey?: string;
+  /**
+   * Sending it twice has the effect of sending it once (an ack): a POST retried like an idempotent method after a
+   * 502/503/504, and after no answer at all.
+   */
+  idempotent?: boolean;
 }
 
 export interface RawResponse {
@@ -81,7 +86,9 @@ export class Transport {
   /** Like request, but answers every final response (used where a status other than 2xx is meaningful). */
   async send(method: string, path: string, opts: RequestOptions = {}): Promise<RawResponse> {
     const key = opts.idempotencyKey === undefined ? undefined : checkIdempotencyKey(opts.idempotencyKey);
-    const keyed = key !== undefined;
+    // what may be sent again without doing anything twice: a keyed request (the server answers a repeated key with
+    // the first answer), or one idempotent by nature
+    const keyed = key !== undefined || opts.idempotent === true;
     for (let attempt = 0; ; attempt++) {
       if (opts.throttled) await this.throttle.wait(opts.signal);
       const last = attempt + 1 >= this.retry.maxAttempts;

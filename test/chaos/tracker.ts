@@ -507,6 +507,13 @@ export function judge(
     worst.push(`unresolved: "${m.tag}" attempts ${trail(m)}, answered ${m.id ?? "no id"}, delivered as ${[...idsOf(m)].join(", ") || "nothing"}`);
   }
   for (const m of committed503.slice(0, 3)) worst.push(`503 but committed: "${m.tag}" attempts ${trail(m)}`);
+  // the message handed out most often, when it comes near the limit: its hand-outs, by transport and time
+  const most = rates.reduce<{ m: MessageRecord; rate: number } | undefined>((a, x) => (a && a.rate >= x.rate ? a : x), undefined);
+  if (most && most.rate >= MAX_REDELIVERIES_PER_S / 2) {
+    const t0 = most.m.deliveries[0]!.at;
+    const ack = most.m.ackConfirmedAt === undefined ? "never confirmed" : `ack confirmed at +${((most.m.ackConfirmedAt - t0) / 1000).toFixed(2)} s`;
+    worst.push(`most handed out: "${most.m.tag}" ${most.m.deliveries.length}× (${most.m.deliveries.map((d) => `${d.via} +${((d.at - t0) / 1000).toFixed(2)} s`).join(", ")}); ${ack}`);
+  }
   for (const m of lateAcks.slice(0, 3)) {
     const when = m.ackConfirmedAt === undefined ? "never acknowledged" : `acknowledged ${(ackLatency(m) / 1000).toFixed(1)} s after recovery`;
     worst.push(`refused ack: "${m.tag}" (via ${m.deliveries[0]?.via ?? "none"}) ${when}`);

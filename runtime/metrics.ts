@@ -184,6 +184,8 @@ export class Metrics {
       },
     });
     levelOf("flock_ack_queue_depth", "Acks waiting for their commit: queued for a batch, or in the batch being committed", registers, () => q.acks());
+    // read before the in-flight gauge, whose collect() sends a command of its own (prom-client collects in order)
+    levelOf("flock_redis_pending_commands", "Commands sent on the Redis command connection and not answered yet", registers, () => q.redisPending());
     new Gauge({
       name: "flock_messages_in_flight",
       help: "Messages in this node's in-flight record: recorded before their send's commit, not yet published",
@@ -210,7 +212,6 @@ export class Metrics {
     levelOf("flock_websocket_buffered_bytes", "Bytes waiting in this node's WebSocket send buffers (clients reading slower than they are sent to)", registers, () => q.websocketBuffered());
     this.ackRetries = new Gauge({ name: "flock_ack_retries_pending", help: "WebSocket acks refused while a backend was out, held and retried by the node", registers });
     levelOf("flock_redelivery_backoff_members", "Members whose long polls wait before handing out again (an ack of theirs failed, and none has taken since)", registers, () => q.redeliveryBackoff());
-    levelOf("flock_redis_pending_commands", "Commands sent on the Redis command connection and not answered yet", registers, () => q.redisPending());
   }
 
   /** Where the queue gauges read from: each part that owns a queue says so as it starts. */

@@ -228,7 +228,7 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
         ex.stream = bodyStream(res, (cb) => ex.abortListeners.push(cb));
       } else if (match.route.body) {
         early = checkBodyHeaders(headers, svc.config.FLOCK_JSON_LIMIT);
-        if (!early) bodyPromise = readBody(res, svc.config.FLOCK_JSON_LIMIT);
+        if (!early) bodyPromise = readBody(res, svc.config.FLOCK_JSON_LIMIT, (cb) => ex.whenAborted(cb));
       }
     }
 

@@ -83,12 +83,36 @@ t.test("a socket behind the horizon gets an expired frame, then what follows", a
   move(11 * MIN);
   await send("new");
   await maintainer.pass();
-  const ws = new WebSocket(`${node.url.replace("http", "ws")}/v1/ws`, { headers: { authorization: `Bearer ${b.token}` } });
-  t.teardown(() => ws.close());
   const frames: { type: string; count?: number; message?: { body: string } }[] = [];
-  ws.on("message", (d) => frames.push(JSON.parse(String(d))));
-  // generous: the CI runs this beside browser tests on two cores (one run on Node 24 took over 5 s)
-  await until(() => frames.some((f) => f.type === "message"), { ms: 20_000, what: () => `a message frame (got ${JSON.stringify(frames)}, socket state ${ws.readyState})` });
+  // The node's clock was moved past its token cache, so this upgrade waits for Postgres and is completed corked:
+  // the path where uWS can close a fresh socket before its first frame (runtime/ws/server.ts; once in CI, on Node 24).
+  // A client reconnects then, as the SDK and the web app do; so does this one, once, saying why. Nothing was handed
+  // out before `ready`, so the expired notice still comes once, on the socket that stays.
+  const connect = () => {
+    const state = { ended: "" };
+    const ws = new WebSocket(`${node.url.replace("http", "ws")}/v1/ws`, { headers: { authorization: `Bearer ${b.token}` } });
+    t.teardown(() => ws.close());
+    let first = true;
+    ws.on("message", (d) => {
+      first = false;
+      frames.push(JSON.parse(String(d)));
+    });
+    ws.on("error", () => {}); // the close that follows says what happened
+    ws.on("close", (code, reason) => (state.ended = `closed ${code} ${String(reason)}${first ? " before its first frame" : ""}`));
+    return state;
+  };
+  const arrived = () => frames.some((f) => f.type === "message");
+  // generous: the CI runs this beside browser tests on two cores
+  const wait = (s: { ended: string }) =>
+    until(() => arrived() || s.ended !== "", { ms: 20_000, what: () => `a message frame (got ${JSON.stringify(frames)})` });
+  let socket = connect();
+  await wait(socket);
+  if (!arrived() && socket.ended.endsWith("before its first frame")) {
+    t.comment(`the first socket ${socket.ended}; connecting again`);
+    socket = connect();
+    await wait(socket);
+  }
+  t.ok(arrived(), `a message frame arrives (frames: ${JSON.stringify(frames)}; ${socket.ended || "open"})`);
   const kinds = frames.filter((f) => f.type === "expired" || f.type === "message");
   t.same(kinds.map((f) => (f.type === "expired" ? `expired ${f.count}` : f.message!.body)), ["expired 1", "new"]);
 });

@@ -214,9 +214,17 @@ export class Metrics {
     levelOf("flock_redelivery_backoff_members", "Members whose long polls wait before handing out again (an ack of theirs failed, and none has taken since)", registers, () => q.redeliveryBackoff());
   }
 
-  /** Where the queue gauges read from: each part that owns a queue says so as it starts. */
-  watchQueues(readers: Partial<QueueReaders>): void {
+  /**
+   * Where the queue gauges read from: each part that owns a queue says so as it starts, and calls what this returns
+   * as it stops (the gauges then read what they read before: 0 for a queue no part holds).
+   */
+  watchQueues(readers: Partial<QueueReaders>): () => void {
+    const before: Partial<QueueReaders> = {};
+    for (const k of Object.keys(readers) as (keyof QueueReaders)[]) (before as Record<string, unknown>)[k] = this.queues[k];
     Object.assign(this.queues, readers);
+    return () => {
+      Object.assign(this.queues, before);
+    };
   }
 
   /** One HTTP request answered. */

@@ -9,11 +9,14 @@ import type { Services } from "./services.ts";
 /** How long a scrape waits for the in-flight record's size before it reports the last one read. */
 const IN_FLIGHT_READ_MS = 500;
 
-/** `owner`: this node's lease owner, under which its sends are recorded in flight (runtime/messaging/reconcile.ts). */
-export function watchQueues(svc: Services, owner: string): void {
+/**
+ * `owner`: this node's lease owner, under which its sends are recorded in flight (runtime/messaging/reconcile.ts).
+ * Returns what stops the reads (startNode calls it as the node stops).
+ */
+export function watchQueues(svc: Services, owner: string): () => void {
   const { hub, sql, engines, circuits, log } = svc;
   if (poolLevels(sql) === undefined) log.warn("the Postgres pool's queues were not found (another postgres.js?): flock_postgres_pool_* read 0");
-  svc.metrics.watchQueues({
+  return svc.metrics.watchQueues({
     sends: (kind) => hub.queued()[kind],
     acks: () => hub.queued().acks,
     longPolls: () => hub.queued().polls,

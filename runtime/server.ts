@@ -63,7 +63,7 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
     let drainStarted = 0;
     const metrics = svc.metrics;
     // the queue gauges read the hub's batchers, the pool and this node's in-flight record from now on
-    watchQueues(svc, lease.owner);
+    await life.add("queue-gauges", () => watchQueues(svc, lease.owner), (unwatch) => unwatch());
     // the metrics listener, when FLOCK_METRICS_PORT is set: up before the routes and down after them, so a scrape
     // during the drain still reads the node
     const metricsListener = await life.add(

@@ -249,8 +249,11 @@ export class Messaging {
         this.svc.circuits.redis?.check();
         if (!wait.woken) {
           this.pollsWaiting++;
-          await this.pause(left, wait);
-          this.pollsWaiting--;
+          try {
+            await this.pause(left, wait);
+          } finally {
+            this.pollsWaiting--;
+          }
         }
         if (!wait.woken || wait.stop || this.closing) return { entries: [], expired };
       }

@@ -10,6 +10,8 @@ import {
   context,
   defaultTextMapGetter,
   defaultTextMapSetter,
+  diag,
+  DiagLogLevel,
   propagation,
   ROOT_CONTEXT,
   type Span,
@@ -213,6 +215,19 @@ export function startSdk(endpoint: string, log: Logger, nodeId: number): Tracing
   // what OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES say is merged over these (the SDK's environment detector)
   const resource = resources.resourceFromAttributes({ [ATTR_SERVICE_NAME]: "flock", [ATTR_SERVICE_INSTANCE_ID]: instance, "flock.node.id": nodeId });
   const url = tracesUrl(endpoint);
+  // the SDK's own complaints (an export refused, a collector out of reach) go to the node's log, not to nowhere; the
+  // diag logger is the process's one (in a process of several nodes, the last started speaks for all)
+  const otel = log.child({ part: "opentelemetry" });
+  diag.setLogger(
+    {
+      error: (message, ...args) => otel.error({ args }, message),
+      warn: (message, ...args) => otel.warn({ args }, message),
+      info: (message, ...args) => otel.info({ args }, message),
+      debug: (message, ...args) => otel.debug({ args }, message),
+      verbose: (message, ...args) => otel.trace({ args }, message),
+    },
+    { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true },
+  );
   const sdk = new NodeSDK({
     resource,
     // a BatchSpanProcessor around it, set by OTEL_BSP_SCHEDULE_DELAY, OTEL_BSP_MAX_QUEUE_SIZE, ...

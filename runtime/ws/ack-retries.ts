@@ -29,7 +29,7 @@ export class AckRetries {
     /** It took: tell the client when it asked (a ref). */
     private readonly done: (a: RefusedAck) => void,
     /** flock_ack_retries_pending: the acks held, on every socket of the node (runtime/metrics.ts). */
-    private readonly held: Pick<Level, "inc" | "dec"> = { inc: () => {}, dec: () => {} },
+    private readonly held: Pick<Level, "inc" | "dec">,
   ) {}
 
   add(a: RefusedAck): void {

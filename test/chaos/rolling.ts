@@ -12,7 +12,9 @@ import { Redis } from "ioredis";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ROOT, startLocalCluster } from "../../deploy/local/cluster.ts";
 import { redisKeys } from "../../runtime/engines/redis/keys.ts";
-import { thisRelease } from "../../runtime/release.ts";
+import { RedisNodes } from "../../runtime/engines/redis/nodes.ts";
+import { defineScripts } from "../../runtime/engines/redis/scripts.ts";
+import { parseRelease, thisRelease } from "../../runtime/release.ts";
 import { nodeEntry } from "../helpers/entry.ts";
 import { durable } from "./faults.ts";
 import { onCleanup } from "./servers.ts";
@@ -55,15 +57,17 @@ async function inBatches<T>(count: number, n: number, fn: (i: number) => Promise
   return out;
 }
 
-/** What each live node announced in the registry (a node of 0.1.0 announces nothing: `-`), e.g. `0.2.0 0.2.0 -`. */
+/**
+ * What each live node announced in the registry (a node of 0.1.0 announces nothing: `-`), e.g. `0.2.0 0.2.0 -`. Read
+ * through the runtime's own registry (runtime/engines/nodes.ts, its Redis engine, the nodes' default prefix), so this
+ * follows its key layout.
+ */
 async function announced(redisUrl: string): Promise<string[]> {
-  const keys = redisKeys("flock:");
   const r = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
   try {
     await r.connect();
-    const owners = await r.zrangebyscore(keys.nodeLeases(), `(${Date.now()}`, "+inf");
-    const got = owners.length ? await r.hmget(keys.nodeReleases(), ...owners) : [];
-    return got.map((j) => (j ? (JSON.parse(j) as { release: string }).release : "-")).sort();
+    const live = await new RedisNodes(defineScripts(r), redisKeys("flock:")).live(Date.now());
+    return live.map((n) => parseRelease(n.announced)?.release ?? "-").sort();
   } finally {
     r.disconnect();
   }

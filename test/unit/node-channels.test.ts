@@ -52,9 +52,7 @@ t.test("a traceparent rides in the stream head; a malformed one is left out", as
   const m = { origin: "ab12", key: "g:42", seq: 7, id: "123", payload: "{}", traceparent: tp };
   t.same(CHANNELS.streamMessage.decode(CHANNELS.streamMessage.encode(m)), m);
   t.same(CHANNELS.streamMessage.decode("ab12;v=2;tp=00-zz-1 g:42 7 123 {}"), { origin: "ab12", key: "g:42", seq: 7, id: "123", payload: "{}" });
-  // what a node of 0.1.0 makes of the head: its decoder split four fields and needed only a non-empty origin
-  const [origin, key, seq, id] = CHANNELS.streamMessage.encode(m).split(" ", 4);
-  t.ok(origin !== "" && key === "g:42" && seq === "7" && id === "123", "0.1.0's fields are where they were");
+  // that the previous release reads this head (traceparent and all) is tested with its real decoders: test/release-wire.test.ts
 });
 
 t.test("what does not fit is refused", async (t) => {

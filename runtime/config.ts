@@ -102,6 +102,14 @@ const ConfigSchema = z.object({
     .string()
     .refine((u) => URL.canParse(u) && /^https?:\/\//i.test(u), "must be an http:// or https:// URL")
     .optional(),
+  /**
+   * The traces' own collector URL (whole, with its path), over the endpoint's `/v1/traces`: the SDK reads it; it is
+   * checked here so that a bad one stops the start with a sentence, not with the SDK's TypeError.
+   */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z
+    .string()
+    .refine((u) => URL.canParse(u) && /^https?:\/\//i.test(u), "must be an http:// or https:// URL")
+    .optional(),
   /** The base URL clients reach this service at (behind a proxy, the proxy's): absolute URLs the node hands out name it. */
   FLOCK_PUBLIC_URL: z
     .string()

@@ -142,6 +142,8 @@ t.test("configuration errors are plain sentences naming the rule, not the schema
   t.match(message({ LOG_LEVEL: "loud" }), /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent \(got "loud"\)/);
   t.match(message({ FLOCK_BAN_STRIKES: "0" }), /FLOCK_BAN_STRIKES must be a whole number, 1 or more \(got "0"\)/);
   t.match(message({ PG_SCHEMA: "Bad" }), /PG_SCHEMA must be a lowercase SQL identifier \(got "Bad"\)/);
+  t.match(message({ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" }), /OTEL_EXPORTER_OTLP_ENDPOINT: must be an http:\/\/ or https:\/\/ URL/);
+  t.match(message({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "not a url" }), /OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: must be an http:\/\/ or https:\/\/ URL/);
   const secret = message({ FLOCK_METRICS_TOKEN: "short-secret" });
   t.match(secret, /FLOCK_METRICS_TOKEN must be at least 16 characters/);
   t.notMatch(secret, /short-secret/, "a setting that may hold a secret is never quoted");

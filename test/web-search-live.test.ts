@@ -2,10 +2,10 @@
 // tokens), Carol and Dave over HTTP only, strangers to both. Friend requests arrive and are accepted live on the
 // friends page; people search finds a friend by name and offers a pasted id, never a stranger; message search finds
 // a message of one's own conversations and opens it, never a stranger's; the feed shows "N new moments" without a
-// Refresh button; the "can't be reached" banner clears by itself once Flock answers again; "Seen by" under one's
-// newest message in a group; a picture chosen on the profile page shows on the other side; a friend request to a
-// hidden tab shows a notification and a badge on the Friends link. Keyboard, named controls and 375 px width are
-// checked on the new screens. Screenshots go to test-output/web/.
+// Refresh button; the "can't be reached" banner clears by itself once Flock answers again, and a search that failed
+// offline runs again by itself; "Seen by" under one's newest message in a group; a picture chosen on the profile page
+// shows on the other side; a friend request to a hidden tab shows a notification and a badge on the Friends link.
+// Keyboard, named controls and 375 px width are checked on the new screens. Screenshots go to test-output/web/.
 import t from "tap";
 import { buildWeb } from "../web/build.mjs";
 import { call } from "./helpers/http.ts";
@@ -227,6 +227,9 @@ if (NO_BROWSER) {
     await po.locator('[data-live="online"]').waitFor({ timeout: 30_000 });
     await alert.waitFor({ state: "detached", timeout: 20_000 });
     t.pass("online again, and the banner is gone");
+    // nothing typed or clicked since: the search that failed ran again by itself
+    await po.locator(`[data-person="${bob.id}"]`).waitFor(wait);
+    t.pass("the search that failed offline found Bob once back");
     eo.state.quiet = false;
     t.same(eo.errors, []);
     await po.close();

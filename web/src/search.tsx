@@ -8,9 +8,32 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { Avatar } from "./avatar.tsx";
 import { useApp } from "./context.ts";
 import { excerpt } from "./message.tsx";
+import { isTransient, net } from "./net.ts";
 import { Alert, ShortWhen } from "./ui.tsx";
 
 const isId = (q: string) => /^P?[0-9]{1,19}$/.test(q);
+
+/**
+ * A search that failed for want of a connection runs again by itself once Flock answers again (net.ts): `failed`
+ * keeps the run for then (only for a connection failure: a refused query would only fail again), and `started`
+ * forgets it, since a newer search is what the person wants now.
+ */
+function useAgainWhenBack(): { failed(err: unknown, run: () => void): void; started(): void } {
+  const later = useRef<(() => void) | null>(null);
+  useEffect(
+    () =>
+      net.on(() => {
+        const run = later.current;
+        later.current = null;
+        run?.();
+      }),
+    [],
+  );
+  return {
+    failed: (err, run) => void (later.current = isTransient(err) ? run : null),
+    started: () => void (later.current = null),
+  };
+}
 
 export function PeopleSearch({ id, label, action, hint }: { id: string; label: string; action(p: Person): ComponentChildren; hint?: string }) {
   const { client, fail, people } = useApp();
@@ -18,9 +41,11 @@ export function PeopleSearch({ id, label, action, hint }: { id: string; label: s
   const [found, setFound] = useState<{ q: string; people: Person[] } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const seq = useRef(0);
+  const again = useAgainWhenBack();
 
   async function search(query: string) {
     const n = ++seq.current;
+    again.started();
     if (!query) return setFound(null);
     try {
       const r = await client.searchPeople(query, { limit: 20 });
@@ -28,7 +53,9 @@ export function PeopleSearch({ id, label, action, hint }: { id: string; label: s
       people.learn(r.people);
       setFound({ q: query, people: r.people });
     } catch (err) {
-      if (n === seq.current) setError(fail(err));
+      if (n !== seq.current) return;
+      setError(fail(err));
+      again.failed(err, () => void search(query));
     }
   }
 
@@ -104,8 +131,10 @@ export function MessageSearch() {
   const [found, setFound] = useState<{ q: string; messages: Message[]; more: boolean } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const again = useAgainWhenBack();
 
   async function search(query: string, before?: string) {
+    again.started();
     if (!query) return setFound(null);
     setBusy(true);
     try {
@@ -114,6 +143,7 @@ export function MessageSearch() {
       setFound((f) => ({ q: query, messages: before && f ? [...f.messages, ...r.messages] : r.messages, more: r.has_more }));
     } catch (err) {
       setError(fail(err));
+      again.failed(err, () => void search(query, before));
     } finally {
       setBusy(false);
     }

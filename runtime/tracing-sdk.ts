@@ -198,6 +198,7 @@ class SdkTracing implements Tracing {
       // the API's globals go with the SDK, so a node started again in this process registers its own
       trace.disable();
       context.disable();
+      diag.disable();
       propagation.disable();
     }
   }
@@ -215,19 +216,6 @@ export function startSdk(endpoint: string, log: Logger, nodeId: number): Tracing
   // what OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES say is merged over these (the SDK's environment detector)
   const resource = resources.resourceFromAttributes({ [ATTR_SERVICE_NAME]: "flock", [ATTR_SERVICE_INSTANCE_ID]: instance, "flock.node.id": nodeId });
   const url = tracesUrl(endpoint);
-  // the SDK's own complaints (an export refused, a collector out of reach) go to the node's log, not to nowhere; the
-  // diag logger is the process's one (in a process of several nodes, the last started speaks for all)
-  const otel = log.child({ part: "opentelemetry" });
-  diag.setLogger(
-    {
-      error: (message, ...args) => otel.error({ args }, message),
-      warn: (message, ...args) => otel.warn({ args }, message),
-      info: (message, ...args) => otel.info({ args }, message),
-      debug: (message, ...args) => otel.debug({ args }, message),
-      verbose: (message, ...args) => otel.trace({ args }, message),
-    },
-    { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true },
-  );
   const sdk = new NodeSDK({
     resource,
     // a BatchSpanProcessor around it, set by OTEL_BSP_SCHEDULE_DELAY, OTEL_BSP_MAX_QUEUE_SIZE, ...
@@ -236,6 +224,21 @@ export function startSdk(endpoint: string, log: Logger, nodeId: number): Tracing
     logRecordProcessors: [],
     instrumentations: [],
   });
+  // the SDK's own complaints (an export refused, a collector out of reach) go to the node's log, not to nowhere, at
+  // OTEL_LOG_LEVEL (warn when unset). Set after the SDK is made, which would put a console logger in its place. The
+  // diag logger is the process's one: in a process of several nodes, the last started speaks for all
+  const otel = log.child({ part: "opentelemetry" });
+  const said = (args: unknown[]) => ({ args: args.map((a) => (a instanceof Error ? { message: a.message, stack: a.stack } : a)) });
+  diag.setLogger(
+    {
+      error: (message, ...args) => otel.error(said(args), message),
+      warn: (message, ...args) => otel.warn(said(args), message),
+      info: (message, ...args) => otel.info(said(args), message),
+      debug: (message, ...args) => otel.debug(said(args), message),
+      verbose: (message, ...args) => otel.trace(said(args), message),
+    },
+    { logLevel: core.diagLogLevelFromString(process.env["OTEL_LOG_LEVEL"]) ?? DiagLogLevel.WARN, suppressOverrideMessage: true },
+  );
   sdk.start();
   const where = new URL(url ?? process.env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] ?? endpoint);
   log.info({ exporter: `${where.origin}${where.pathname}`, instance }, "tracing: sends' spans exported over OTLP/HTTP");

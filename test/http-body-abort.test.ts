@@ -20,7 +20,7 @@ t.test("a body cut off by the client ends its request", async (t) => {
   let forgotten = false;
   node.svc.auth.onForget((id) => (forgotten ||= id === alice.id));
   await node.svc.auth.forget(alice.id);
-  await until(() => forgotten, { what: "the node to hear its own forget of alice" });
+  await until(() => forgotten, { ms: 10_000, what: "the node to hear its own forget of alice" });
   t.equal(node.svc.auth.cached(alice.token), undefined, "alice's token is not cached before her request");
   const { port } = new URL(node.url);
   const sock = connect(Number(port), "127.0.0.1");
@@ -31,11 +31,11 @@ t.test("a body cut off by the client ends its request", async (t) => {
       `Content-Length: ${body.length + 100}\r\nX-Forwarded-For: 198.51.100.7\r\n\r\n${body}`,
   );
   // the headers and part of the body are in (one write, read at once), and the request waits for the rest
-  await until(() => node.svc.auth.cached(alice.token) !== undefined, { what: "the node to take the request in (alice's token authenticated)" });
+  await until(() => node.svc.auth.cached(alice.token) !== undefined, { ms: 10_000, what: "the node to take the request in (alice's token authenticated)" });
   t.equal(await ended(), 0, "the request waits for the rest of its body");
   sock.destroy();
   // the abort reaches the node at once; a generous bound, to show it happens, not how fast
-  await until(async () => (await ended()) > 0, { ms: 5000, every: 20, what: "the request to end" });
+  await until(async () => (await ended()) > 0, { ms: 10_000, every: 20, what: "the request to end" });
   t.equal(await ended(), 1, "the request ended, answered to nobody");
   const inbox = await fetch(`${node.url}/v1/messages/pending?timeout=0`, { headers: { authorization: `Bearer ${bob.token}`, "x-forwarded-for": "198.51.100.8" } });
   t.same(((await inbox.json()) as { messages: unknown[] }).messages, [], "and nothing was sent");

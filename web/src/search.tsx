@@ -15,10 +15,10 @@ const isId = (q: string) => /^P?[0-9]{1,19}$/.test(q);
 
 /**
  * A search that failed for want of a connection runs again by itself once Flock answers again (net.ts): `failed`
- * keeps the run for then (only for a connection failure: a refused query would only fail again), and `started`
- * forgets it, since a newer search is what the person wants now.
+ * keeps the run for then (only for a connection failure: a refused query would only fail again), and `forget` drops
+ * it, when a newer search starts or the search is cleared: what the person wants now is that.
  */
-function useAgainWhenBack(): { failed(err: unknown, run: () => void): void; started(): void } {
+function useAgainWhenBack(): { failed(err: unknown, run: () => void): void; forget(): void } {
   const later = useRef<(() => void) | null>(null);
   useEffect(
     () =>
@@ -31,7 +31,7 @@ function useAgainWhenBack(): { failed(err: unknown, run: () => void): void; star
   );
   return {
     failed: (err, run) => void (later.current = isTransient(err) ? run : null),
-    started: () => void (later.current = null),
+    forget: () => void (later.current = null),
   };
 }
 
@@ -45,7 +45,7 @@ export function PeopleSearch({ id, label, action, hint }: { id: string; label: s
 
   async function search(query: string) {
     const n = ++seq.current;
-    again.started();
+    again.forget();
     if (!query) return setFound(null);
     try {
       const r = await client.searchPeople(query, { limit: 20 });
@@ -133,15 +133,27 @@ export function MessageSearch() {
   const [busy, setBusy] = useState(false);
   const again = useAgainWhenBack();
 
+  const seq = useRef(0);
+
+  /** Clear the search: its results, and a run waiting for the connection. */
+  function clear() {
+    seq.current++;
+    again.forget();
+    setFound(null);
+  }
+
   async function search(query: string, before?: string) {
-    again.started();
+    const n = ++seq.current;
+    again.forget();
     if (!query) return setFound(null);
     setBusy(true);
     try {
       const r = await client.searchMessages(query, { limit: 20, ...(before ? { before } : {}) });
+      if (n !== seq.current) return; // cleared, or a later search answers
       people.learn(r.messages.map((m) => m.from));
       setFound((f) => ({ q: query, messages: before && f ? [...f.messages, ...r.messages] : r.messages, more: r.has_more }));
     } catch (err) {
+      if (n !== seq.current) return;
       setError(fail(err));
       again.failed(err, () => void search(query, before));
     } finally {
@@ -177,12 +189,12 @@ export function MessageSearch() {
           placeholder="Search messages"
           onInput={(e) => {
             setQ(e.currentTarget.value);
-            if (!e.currentTarget.value) setFound(null);
+            if (!e.currentTarget.value) clear();
           }}
           onKeyDown={(e) => {
             if (e.key === "Escape") {
               setQ("");
-              setFound(null);
+              clear();
             }
           }}
         />
@@ -195,7 +207,7 @@ export function MessageSearch() {
         <section aria-label="Messages found" class="found-messages">
           <p role="status" class="muted">
             {found.messages.length === 0 ? `No messages found for “${found.q}”.` : `${found.messages.length}${found.more ? "+" : ""} found for “${found.q}”`}{" "}
-            <button type="button" class="link" onClick={() => (setQ(""), setFound(null))}>
+            <button type="button" class="link" onClick={() => (setQ(""), clear())}>
               Clear
             </button>
           </p>

@@ -105,7 +105,7 @@ export async function checkPortFree(host: string, port: number): Promise<void> {
 }
 
 /** The embedded database when there is no DATABASE_URL, and the pool. */
-async function openPostgres(config: Config, log: Logger): Promise<Postgres> {
+async function openPostgres(config: Config, log: Logger, statementTimeout = STATEMENT_TIMEOUT_MS): Promise<Postgres> {
   let embedded: EmbeddedPostgres | undefined;
   let url = config.DATABASE_URL;
   if (!url) {
@@ -117,7 +117,7 @@ async function openPostgres(config: Config, log: Logger): Promise<Postgres> {
     // PGlite is one backend session however many sockets reach it: two client connections would interleave
     // their statements (and transactions) in it. One connection, pipelined, is the correct embedded pool.
     const pool = embedded ? 1 : config.PG_POOL;
-    const statementTimeoutMs = embedded ? undefined : STATEMENT_TIMEOUT_MS;
+    const statementTimeoutMs = embedded ? undefined : statementTimeout;
     return { sql: await connectSql({ url, schema: config.PG_SCHEMA, pool, statementTimeoutMs, oneSession: embedded !== undefined }), embedded };
   } catch (err) {
     await embedded?.stop();
@@ -126,12 +126,12 @@ async function openPostgres(config: Config, log: Logger): Promise<Postgres> {
 }
 
 /** Start every part of a node but its routes and its listening socket, in order, each registered with `life`. */
-export async function startServices(config: Config, log: Logger, life: Lifecycle, now: () => number): Promise<StartedServices> {
+export async function startServices(config: Config, log: Logger, life: Lifecycle, now: () => number, statementTimeoutMs?: number): Promise<StartedServices> {
   // what every part counts into (nothing to start or stop: /metrics and the metrics listener read it)
   const metrics = new Metrics();
   // the backends, and a circuit for each
   // the port is checked first, before the embedded database is created or anything is migrated
-  const { sql, embedded } = await life.add("postgres", async () => (await checkPortFree(config.HOST, config.PORT), openPostgres(config, log)), async (pg) => {
+  const { sql, embedded } = await life.add("postgres", async () => (await checkPortFree(config.HOST, config.PORT), openPostgres(config, log, statementTimeoutMs)), async (pg) => {
     await pg.sql.end({ timeout: 5 });
     await pg.embedded?.stop();
   });

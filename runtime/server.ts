@@ -40,6 +40,11 @@ interface NodeOptions {
   now?: () => number;
   /** Sees each part start and stop (test/lifecycle.test.ts). */
   trace?: Trace;
+  /**
+   * Each statement's bound in ms (STATEMENT_TIMEOUT_MS unless told): a test that holds a row lock while it reads what
+   * waits behind it raises it, so a loaded machine's slowness is not read as a timeout (test/queue-depths.test.ts).
+   */
+  statementTimeoutMs?: number;
 }
 
 export async function startNode(config: Config, log: Logger, opts: NodeOptions = {}): Promise<RunningNode> {
@@ -54,7 +59,7 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
 
   const life = new Lifecycle(log, opts.trace);
   try {
-    const { svc, lease, embedded } = await startServices(config, log, life, opts.now ?? Date.now);
+    const { svc, lease, embedded } = await startServices(config, log, life, opts.now ?? Date.now, opts.statementTimeoutMs);
 
     // the routes: stopping them closes every WebSocket (1001), answers every waiting long poll, and lets requests in
     // flight finish (at most FLOCK_SHUTDOWN_GRACE); from then on a request still arriving on a kept-alive

@@ -58,8 +58,9 @@ async function scrapeUntil(node: TestNode, cond: (s: Scrape) => boolean, ms: num
 const describe = (s: Scrape, names: string[]) => names.map((n) => `${n}=${total(s, n)}`).join(", ");
 
 t.test("sends held by a locked inbox: the send queue, the in-flight record and the pool's busy connection show, then empty", async (t) => {
-  // one connection, so a query behind the held statement is seen waiting in the pool too
-  const node = await startTestNode(t, { engine: "redis", env: { FLOCK_METRICS_PORT: "0", FLOCK_LIMITS_SCALE: "100", PG_POOL: "1" } });
+  // one connection, so a query behind the held statement is seen waiting in the pool too; the held statement may wait
+  // 30 s, not the node's 2.5 s (a loaded CI machine once took over 2 s to get the six sends in)
+  const node = await startTestNode(t, { engine: "redis", statementTimeoutMs: 30_000, env: { FLOCK_METRICS_PORT: "0", FLOCK_LIMITS_SCALE: "100", PG_POOL: "1" } });
   const base = node.url;
   const [alice, carol, bob, dave] = await Promise.all(["alice", "carol", "bob", "dave"].map((n) => registerAgent(base, n)));
   const send = (from: Registered, body: string) => call(base, "POST", "/v1/messages", { token: from.token, json: { to: bob!.id, body } });
@@ -87,7 +88,7 @@ t.test("sends held by a locked inbox: the send queue, the in-flight record and t
         total(s, "flock_send_queue_depth", { kind: "direct" }) === 6 &&
         total(s, "flock_messages_in_flight") >= 1 &&
         total(s, "flock_postgres_pool_waiting") + total(s, "flock_postgres_pipelined_queries") >= 1,
-      2000,
+      15_000,
       () => "the six sends queued, the running batch in flight, dave's query behind it",
     );
     t.equal(answeredSoFar(), 0, "nothing is answered while the lock is held");
@@ -127,7 +128,7 @@ t.test("sends held by a locked inbox: the send queue, the in-flight record and t
 });
 
 t.test("acks held by a locked cursor: the ack queue shows them, then empties", async (t) => {
-  const node = await startTestNode(t, { engine: "redis", env: { FLOCK_METRICS_PORT: "0", FLOCK_LIMITS_SCALE: "100" } });
+  const node = await startTestNode(t, { engine: "redis", statementTimeoutMs: 30_000, env: { FLOCK_METRICS_PORT: "0", FLOCK_LIMITS_SCALE: "100" } });
   const base = node.url;
   const [alice, bob] = await Promise.all(["alice", "bob"].map((n) => registerAgent(base, n)));
   const ids: string[] = [];
@@ -145,7 +146,7 @@ t.test("acks held by a locked cursor: the ack queue shows them, then empties", a
   const answeredSoFar = settledCount(acks);
   let held: Scrape;
   try {
-    held = await scrapeUntil(node, (s) => total(s, "flock_ack_queue_depth") === 3, 2000, () => "bob's three acks waiting");
+    held = await scrapeUntil(node, (s) => total(s, "flock_ack_queue_depth") === 3, 15_000, () => "bob's three acks waiting");
     t.equal(answeredSoFar(), 0, "no ack is answered while the lock is held");
   } finally {
     await lock.release();

@@ -27,6 +27,8 @@ export interface TestNodeOptions {
   now?: () => number;
   /** Sees each part of the node start and stop (runtime/lifecycle.ts). */
   trace?: (event: string) => void;
+  /** Each statement's bound in ms (the node's own unless told): for a test that holds row locks. */
+  statementTimeoutMs?: number;
 }
 
 interface Teardown {
@@ -48,7 +50,7 @@ export async function startTestNode(t: Teardown, opts: TestNodeOptions = {}): Pr
     TRUST_PROXY: "1",
     ...opts.env,
   });
-  const node = await startNode(config, createLogger(config.LOG_LEVEL), { now: opts.now, trace: opts.trace });
+  const node = await startNode(config, createLogger(config.LOG_LEVEL), { now: opts.now, trace: opts.trace, statementTimeoutMs: opts.statementTimeoutMs });
   t.teardown(async () => {
     await node.close();
     if (!opts.schema) await dropSchema(schema);

@@ -20,6 +20,9 @@ function retention() {
     });
 }
 
+/** An absolute http:// or https:// URL (a collector's, for tracing). */
+const httpUrl = z.string().refine((u) => URL.canParse(u) && /^https?:\/\//i.test(u), "must be an http:// or https:// URL");
+
 const ConfigSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().min(1).default("0.0.0.0"),
@@ -98,18 +101,12 @@ const ConfigSchema = z.object({
    * traces go to its /v1/traces). Unset: off, and nothing of OpenTelemetry is loaded. The OpenTelemetry SDK reads the
    * other standard OTEL_* variables itself.
    */
-  OTEL_EXPORTER_OTLP_ENDPOINT: z
-    .string()
-    .refine((u) => URL.canParse(u) && /^https?:\/\//i.test(u), "must be an http:// or https:// URL")
-    .optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
   /**
    * The traces' own collector URL (whole, with its path), over the endpoint's `/v1/traces`: the SDK reads it; it is
    * checked here so that a bad one stops the start with a sentence, not with the SDK's TypeError.
    */
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z
-    .string()
-    .refine((u) => URL.canParse(u) && /^https?:\/\//i.test(u), "must be an http:// or https:// URL")
-    .optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl.optional(),
   /** The base URL clients reach this service at (behind a proxy, the proxy's): absolute URLs the node hands out name it. */
   FLOCK_PUBLIC_URL: z
     .string()

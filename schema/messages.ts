@@ -14,7 +14,7 @@ export const messageBody = z
   .string()
   .overwrite(wellFormed)
   .min(1, `must be 1 to ${MAX_BODY} characters`)
-  .max(MAX_BODY * 2, `must be 1 to ${MAX_BODY} characters`)
+  .max(MAX_BODY * 2, { abort: true, message: `must be 1 to ${MAX_BODY} characters` })
   .refine((s) => s.trim().length > 0, { message: "must not be blank (only spaces)" })
   .refine((s) => codePoints(s) <= MAX_BODY, { message: `must be 1 to ${MAX_BODY} characters` });
 
@@ -73,8 +73,20 @@ export const MAX_REACTIONS = 20;
 /** Who reacted with one emoji, as a message shows them (the count is exact). */
 export const REACTION_BY_SHOWN = 20;
 
-/** How many characters a person sees in `v` (grapheme clusters: an emoji with its modifiers and joiners is one). */
-const graphemes = (v: string) => [...new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(v)].length;
+/** The longest reaction, in UTF-16 code units (a family emoji with skin tones is about 35). */
+export const EMOJI_MAX = 64;
+
+const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+
+/**
+ * How many characters a person sees in `v` (grapheme clusters: an emoji with its modifiers and joiners is one), counted
+ * up to 2: only "one or more than one" matters, and each segment V8 hands out copies the whole input.
+ */
+function graphemes(v: string): number {
+  let n = 0;
+  for (const _ of segmenter.segment(v)) if (++n > 1) break;
+  return n;
+}
 
 /**
  * A reaction: one emoji (a pictograph with its modifiers, joiners and variation selectors, or a pair of regional
@@ -82,12 +94,17 @@ const graphemes = (v: string) => [...new Intl.Segmenter(undefined, { granularity
  */
 export const Emoji = z
   .string()
-  .max(64)
+  // each check aborts, so the grapheme count below only ever sees at most 64 code units of the right characters
+  // (without `abort` zod runs every check even after one failed: a 100,000-character value reached the count)
+  .max(EMOJI_MAX, { abort: true, message: "must be one emoji or a :short_name:" })
   .regex(
     /^(?:(?:\p{Extended_Pictographic}|\p{Emoji_Modifier}|\u200d|\ufe0f|\u20e3|[#*0-9]|\p{Regional_Indicator}|[\u{E0020}-\u{E007F}])+|:[a-z0-9_+-]{1,30}:)$/u,
-    "must be one emoji or a :short_name:",
+    { abort: true, message: "must be one emoji or a :short_name:" },
   )
-  .refine((v) => v.startsWith(":") || (/\p{Extended_Pictographic}|\p{Regional_Indicator}|\u20e3/u.test(v) && graphemes(v) === 1), "must be one emoji or a :short_name:");
+  .refine(
+    (v) => v.startsWith(":") || (v.length <= EMOJI_MAX && /\p{Extended_Pictographic}|\p{Regional_Indicator}|\u20e3/u.test(v) && graphemes(v) === 1),
+    "must be one emoji or a :short_name:",
+  );
 
 /** POST /v1/messages/{id}/reactions. */
 export const ReactRequest = z.object({ emoji: Emoji });

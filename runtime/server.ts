@@ -48,6 +48,7 @@ interface NodeOptions {
 }
 
 export async function startNode(config: Config, log: Logger, opts: NodeOptions = {}): Promise<RunningNode> {
+  const t0 = performance.now();
   let loaded: LoadedUws;
   try {
     loaded = loadUws();
@@ -56,6 +57,7 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
   }
   const { uws, binding, build } = loaded;
   log.info({ binding: binding.split(/[/\\]/).pop(), build }, "uWebSockets.js native binding loaded");
+  const uwsMs = Math.round(performance.now() - t0);
 
   const life = new Lifecycle(log, opts.trace);
   try {
@@ -156,6 +158,11 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
         postgres: embedded ? "embedded" : "server",
         publicUrl: publicUrl(config, svc.self, ""),
         ...(metricsPort !== undefined ? { metrics: `${config.FLOCK_METRICS_HOST}:${metricsPort}` } : {}),
+        // how long the start took (ms): in all, each part (in the start order), and the process's age (its modules'
+        // loading included), so a slow start names its slow step
+        startMs: Math.round(performance.now() - t0),
+        parts: { uws: uwsMs, ...life.startMs },
+        uptimeMs: Math.round(process.uptime() * 1000),
       },
       "flock listening",
     );

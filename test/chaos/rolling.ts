@@ -50,6 +50,20 @@ export interface RollingOptions {
   log: (line: string) => void;
 }
 
+/**
+ * A node's latest start as its log's `flock listening` line tells it (runtime/server.ts): the process's age when it
+ * listened (module loading included), the start itself, and its parts of 100 ms or more, the slowest first.
+ */
+export function startTimings(logFile: string): string {
+  const line = readFileSync(logFile, "utf8").split("\n").reverse().find((l) => l.includes('"msg":"flock listening"'));
+  if (!line) return "no start line in its log";
+  const o = JSON.parse(line) as { startMs?: number; uptimeMs?: number; parts?: Record<string, number> };
+  if (o.startMs === undefined || o.uptimeMs === undefined) return "its start line has no timings";
+  const slow = Object.entries(o.parts ?? {}).filter(([, ms]) => ms >= 100).sort((a, b) => b[1] - a[1]);
+  const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  return `listening ${s(o.uptimeMs)} after its exec, the start ${s(o.startMs)} of it${slow.length ? `: ${slow.map(([p, ms]) => `${p} ${s(ms)}`).join(", ")}` : ""}`;
+}
+
 /** `fn` for 0..count-1, `n` at a time (a thousand registrations at once would only queue up in nginx and the nodes). */
 async function inBatches<T>(count: number, n: number, fn: (i: number) => Promise<T>): Promise<T[]> {
   const out: T[] = [];
@@ -96,7 +110,8 @@ async function runRolling(fault: { name: string; description: string }, o: Rolli
     roots: from ? [from, from, from] : undefined,
     say,
     // the chaos suite's limits (registrations per IP: a thousand agents from one address) and quiet logs
-    nodeEnv: { LOG_LEVEL: "warn", FLOCK_LIMITS_SCALE: "10000" },
+    // (info: a few lines a start, among them each start's timings)
+    nodeEnv: { LOG_LEVEL: "info", FLOCK_LIMITS_SCALE: "10000" },
     // each client holds a connection on either side of nginx, and its sends and acks one more now and then
     connections: Math.max(2048, o.agents * 3 + 1024),
   });
@@ -126,9 +141,12 @@ async function runRolling(fault: { name: string; description: string }, o: Rolli
 
     const before = upgrade ? await announced(cluster.redisUrl) : [];
     const phases: Phases = { injectAt: Date.now(), endAt: 0 };
+    const starts: [string, string][] = [];
     for (const node of [...cluster.nodes]) {
       const r = await cluster.restart(node.name, upgrade ? { root: ROOT } : {});
-      say(`${node.name}: exited ${(r.stoppedMs / 1000).toFixed(1)} s after SIGTERM, ready ${(r.readyMs / 1000).toFixed(1)} s after it${upgrade ? ` (${(await announced(cluster.redisUrl)).join(" ")})` : ""}`);
+      const timings = startTimings(node.log);
+      starts.push([`${node.name} SIGTERM to exit, to ready`, `${(r.stoppedMs / 1000).toFixed(1)} s, ${(r.readyMs / 1000).toFixed(1)} s (${timings})`]);
+      say(`${node.name}: exited ${(r.stoppedMs / 1000).toFixed(1)} s after SIGTERM, ready ${(r.readyMs / 1000).toFixed(1)} s after it${upgrade ? ` (${(await announced(cluster.redisUrl)).join(" ")})` : ""}; ${timings}`);
     }
     phases.endAt = Date.now();
     const after = upgrade ? await announced(cluster.redisUrl) : [];
@@ -156,6 +174,7 @@ async function runRolling(fault: { name: string; description: string }, o: Rolli
       say(`node-to-node messages dropped as unreadable, by node log: ${dropped.join(", ")}`);
       if (dropped.some((n) => n > 0)) result.failures.push(`node-to-node messages one release could not read from the other: ${dropped.join(" + ")}`);
     }
+    result.notes = [...(result.notes ?? []), ...starts];
     return judgeClients(result, t, {
       clients: o.agents,
       sdkErrors: fleet.sdkErrors,

@@ -1,5 +1,5 @@
 // Files: upload (raw body or multipart/form-data, streamed, capped while it streams) and download (streamed
-// to the owner and to those it was shared with; 404 for everyone else).
+// to the owner and to those a kept message carrying it reaches: runtime/files/records.ts; 404 for everyone else).
 import { notFound } from "../runtime/errors.ts";
 import { created, defineRoute, type Route } from "../runtime/http/route.ts";
 import { parseId } from "../runtime/ids.ts";
@@ -15,12 +15,15 @@ const upload = defineRoute({
   query: UploadQuery,
   limit: "upload",
   stream: true,
-  async handle({ principal, query, headers, stream, svc }) {
+  async handle({ principal, query, headers, stream, svc, once }) {
     const store = svc.files;
     const received = await receiveUpload(store, stream!, headers, query.name);
     try {
-      const row = await publishFile(svc, store, principal.id, received);
-      return created(toFileObject(row));
+      // under an Idempotency-Key, the request is the file: its bytes (their SHA-256, taken as they streamed in), its
+      // name and type; a multipart form sent again (another boundary) with the same file is the same request
+      return await once([received.sha256, received.name, received.contentType], async () =>
+        created(toFileObject(await publishFile(svc, store, principal.id, received))),
+      );
     } finally {
       await received.staged.discard(); // nothing to do once published
     }
@@ -33,7 +36,7 @@ const download = defineRoute({
   auth: "principal",
   async handle({ principal, params, svc, log }) {
     const raw = parseId("file", params["id"] ?? "");
-    const file = raw === null ? null : await visibleFile(svc.sql, raw, principal.id);
+    const file = raw === null ? null : await visibleFile(svc.sql, raw, principal.id, svc.horizons.messages());
     if (!file) throw notFound("file");
     const blob = await svc.files.open(file.sha256);
     if (!blob) {

@@ -17,7 +17,8 @@ export const IDEMPOTENCY_HOURS = 24;
 /**
  * How long another node's running request may hold a key before a retry takes it over: past every deadline a request
  * has (a send answers within ~4.5 s: docs/ARCHITECTURE.md, "Faults"), so its node has died or lost it; an upload,
- * which streams for as long as its client sends, far longer.
+ * which claims its key once its bytes are in (its fingerprint is their SHA-256) and holds it while they are published
+ * (a copy into an object store), longer.
  */
 export const RUNNING_STALE_S = { json: 6, streamed: 120 };
 /** How often a node drops expired keys (as requests come; any node may). */
@@ -40,7 +41,7 @@ export class IdempotentRequests {
    * the key's first request answered. `request` fingerprints what was asked (method, path, query, body).
    */
   async run(principal: Principal, key: string, request: (string | Buffer)[], staleS: number, handle: () => Promise<Reply>): Promise<Reply> {
-    if (!KEY.test(key)) throw invalid("Idempotency-Key: 1 to 255 visible ASCII characters", { field: "Idempotency-Key" });
+    checkIdempotencyKey(key);
     const sql = this.svc.sql;
     this.sweep();
     const hash = createHash("sha256");
@@ -104,6 +105,11 @@ export class IdempotentRequests {
     this.lastSweep = now;
     sweepKeys(this.svc.sql, IDEMPOTENCY_HOURS, 10_000).catch((err: unknown) => this.svc.log.warn({ err }, "expired idempotency keys not swept; next sweep retries"));
   }
+}
+
+/** A key is 1 to 255 visible ASCII characters; 400 otherwise (checked before a streamed body is read, too). */
+export function checkIdempotencyKey(key: string): void {
+  if (!KEY.test(key)) throw invalid("Idempotency-Key: 1 to 255 visible ASCII characters", { field: "Idempotency-Key" });
 }
 
 const busy = () => new ApiError("conflict", "a request with this Idempotency-Key is still running; retry shortly", {}, { "Retry-After": "1" });

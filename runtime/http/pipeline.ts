@@ -13,7 +13,7 @@ import type { Services } from "../services.ts";
 import { readBody } from "./body.ts";
 import { clientIp } from "./client-ip.ts";
 import { corsHeaders, preflightHeaders } from "./cors.ts";
-import { IdempotentRequests, RUNNING_STALE_S } from "./idempotency.ts";
+import { checkIdempotencyKey, IdempotentRequests, RUNNING_STALE_S } from "./idempotency.ts";
 import { bodyStream } from "./stream.ts";
 import type { Readable } from "node:stream";
 import { NOSNIFF, write } from "./respond.ts";
@@ -161,6 +161,8 @@ class RequestCtx implements Ctx {
   idempotencyKey: string | undefined;
   readonly stream: Readable | undefined;
   readonly onAborted: (cb: () => void) => void;
+  /** Without an Idempotency-Key the work is simply done; the pipeline replaces it on a keyed streamed route. */
+  once: (what: string[], make: () => Promise<Reply>) => Promise<Reply> = (_what, make) => make();
 
   constructor(
     private readonly ex: Exchange,
@@ -287,12 +289,22 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
     const key = route.idempotent ? headers["idempotency-key"] : undefined;
     let reply: Reply;
     if (key === undefined) reply = await route.handle(ctx);
-    else {
+    else if (route.stream) {
+      // a streamed body (an upload) is known only once it is read: the handler reads it, then does its work through
+      // ctx.once, which claims the key with what was sent (the SHA-256 of its bytes) as the fingerprint
+      checkIdempotencyKey(key);
       ctx.idempotencyKey = key;
-      // what was asked: a streamed body (an upload) is known by its declared type and length
-      const asked = [ex.method, ex.path, rawQuery, raw ?? `${headers["content-type"] ?? ""} ${headers["content-length"] ?? ""}`];
-      const stale = route.stream ? RUNNING_STALE_S.streamed : RUNNING_STALE_S.json;
-      reply = await keyed.run(principal!, key, asked, stale, () => Promise.resolve(route.handle(ctx)));
+      let claimed = false;
+      ctx.once = (what, make) => {
+        claimed = true;
+        return keyed.run(principal!, key, [ex.method, ex.path, rawQuery, ...what], RUNNING_STALE_S.streamed, make);
+      };
+      reply = await route.handle(ctx);
+      if (!claimed) throw new Error(`${route.path}: a streamed idempotent route did its work without ctx.once`);
+    } else {
+      ctx.idempotencyKey = key;
+      // what was asked: the method, path, query and JSON body
+      reply = await keyed.run(principal!, key, [ex.method, ex.path, rawQuery, raw ?? ""], RUNNING_STALE_S.json, () => Promise.resolve(route.handle(ctx)));
     }
     return { ...reply, headers: { ...replyHeaders, ...reply.headers } };
   }

@@ -41,6 +41,13 @@ export interface Ctx<B = unknown, Q = unknown, P extends AuthMode = AuthMode> {
   idempotencyKey?: string;
   /** Run `cb` if the client goes away before the answer is written (at once if it already has). */
   onAborted?: (cb: () => void) => void;
+  /**
+   * How a streamed `idempotent` route (an upload) does its work under the request's Idempotency-Key, once it has read
+   * the body, which is known only then: `what` tells what was sent (the SHA-256 of its bytes, taken as they streamed
+   * in, and what else makes it this request), besides the method, path and query. Without a key it runs `make` as is.
+   * A streamed idempotent route must do its work through it (runtime/http/idempotency.ts).
+   */
+  once(what: string[], make: () => Promise<Reply>): Promise<Reply>;
 }
 
 export interface Route extends RouteDeclaration<PolicyName> {

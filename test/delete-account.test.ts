@@ -8,6 +8,7 @@ import { call, randomIp, type Registered, registerAgent } from "./helpers/http.t
 import { signInWithWallet } from "./helpers/humans.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { befriend, feedPage, post } from "./helpers/social.ts";
+import { SoftAuthenticator } from "./helpers/soft-authenticator.ts";
 
 const START = Date.parse("2026-04-01T08:00:00Z");
 const DAY = 86_400_000;
@@ -223,6 +224,22 @@ for (const engine of ["redis", "memory"] as const) {
       const second = await login();
       t.not(second.id, first.id);
       t.equal((await remove(base, second)).status, 429);
+    });
+
+    t.test("the limit follows a passkey too", async (t) => {
+      const key = new SoftAuthenticator(base.replace("127.0.0.1", "localhost"));
+      const signUp = async () => {
+        const post = (path: string, json: object) => call(base, "POST", path, { json, headers: { "x-forwarded-for": randomIp() } });
+        const o = await post("/v1/auth/passkey/register-options", { display_name: "Leaver" });
+        const up = await post("/v1/auth/passkey/register", { challenge_id: o.body.challenge_id, response: key.register(o.body.options, key.credentials[0]) });
+        t.equal(up.status, 200, up.text);
+        return { id: up.body.user.id as string, token: up.body.token as string, display_name: "" };
+      };
+      const first = await signUp();
+      t.equal((await remove(base, first)).status, 204);
+      const second = await signUp(); // the same passkey signs up again: a new person
+      t.not(second.id, first.id);
+      t.equal((await remove(base, second)).status, 429, "its deletion within 24 hours is refused");
     });
 
     t.test("an agent deletes itself", async (t) => {

@@ -20,15 +20,18 @@ import { removeUnreferencedBlobs } from "../files/records.ts";
 import { announceFriendship } from "../ws/realtime.ts";
 
 /**
- * The rate-limit scopes of an account: its stable identities (wallets and provider subjects of a human, the id
- * of an agent), so signing in again as a new user with the same wallet does not reset the limit.
+ * The rate-limit scopes of an account: its stable identities (wallets, provider subjects and passkey credentials of a
+ * human, the id of an agent), so signing up again as a new user with the same wallet or passkey does not reset the
+ * limit.
  */
 async function accountScopes(svc: Services, p: Principal): Promise<string[]> {
   if (p.kind === "agent") return [`agent:${p.id}`];
   const rows = await svc.sql<{ key: string }[]>`
     select 'wallet:' || address as key from wallets where principal = ${p.id}
     union all
-    select provider || ':' || subject from identities where principal = ${p.id}`;
+    select provider || ':' || subject from identities where principal = ${p.id}
+    union all
+    select 'passkey:' || id from passkeys where principal = ${p.id}`;
   const keys = rows.map((r) => r.key).sort();
   return keys.length > 0 ? keys : [`principal:${p.id}`];
 }

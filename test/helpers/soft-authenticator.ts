@@ -2,7 +2,7 @@
 // credential, answers a registration with a "none" attestation and a sign-in with a signed assertion, in WebAuthn's
 // JSON form, as a browser's credential.toJSON() gives them. The browser tests use Chromium's virtual authenticator;
 // this one speaks the same protocol to the same server code.
-import { createHash, generateKeyPairSync, type KeyObject, randomBytes, sign } from "node:crypto";
+import { createHash, createPublicKey, generateKeyPairSync, type KeyObject, randomBytes, sign } from "node:crypto";
 
 const sha256 = (b: Buffer | string) => createHash("sha256").update(b).digest();
 const b64u = (b: Buffer) => b.toString("base64url");
@@ -52,9 +52,12 @@ export class SoftAuthenticator {
     return Buffer.from(JSON.stringify({ type, challenge, origin: this.origin, crossOrigin: false }));
   }
 
-  /** The answer to registration options (`options` as the server gave them): a new credential. */
-  register(options: { challenge: string; rp: { id: string } }) {
-    const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  /**
+   * The answer to registration options (`options` as the server gave them): a new credential, or `again` registered
+   * once more (the same passkey used to sign up after its account was deleted).
+   */
+  register(options: { challenge: string; rp: { id: string } }, again?: SoftCredential) {
+    const { privateKey, publicKey } = again ? { privateKey: again.privateKey, publicKey: createPublicKey(again.privateKey) } : generateKeyPairSync("ec", { namedCurve: "P-256" });
     const jwk = publicKey.export({ format: "jwk" }) as { x: string; y: string };
     const cose = new Map<number, unknown>([
       [1, 2], // kty: EC2
@@ -63,9 +66,9 @@ export class SoftAuthenticator {
       [-2, Buffer.from(jwk.x, "base64url")],
       [-3, Buffer.from(jwk.y, "base64url")],
     ]);
-    const id = randomBytes(16);
-    const cred: SoftCredential = { id, privateKey, counter: 0 };
-    this.credentials.push(cred);
+    const id = again?.id ?? randomBytes(16);
+    const cred: SoftCredential = again ?? { id, privateKey, counter: 0 };
+    if (!again) this.credentials.push(cred);
     const idLen = Buffer.alloc(2);
     idLen.writeUInt16BE(id.length);
     // flags: user present, user verified, attested credential data

@@ -162,7 +162,7 @@ const send = defineRoute({
       });
     }
     const attachments = await resolveAttachments(svc.sql, principal.id, body.attachments);
-    const reply = await replyQuote(svc, threadId, body.reply_to);
+    const reply = await replyQuote(svc, threadId, body.reply_to, principal.id);
     const payload = await sendGroup(svc, principal, { threadId, body: body.body, attachments, idempotencyKey, reply });
     return jsonText(201, payload);
   },

@@ -31,7 +31,7 @@ async function applied(svc: Services, log: Logger, id: bigint, out: ChangeOutcom
     case "done": {
       if (!out.changed && verb === "delete") return null;
       // a reaction already so (or not there) still answers the message as it is
-      const [m] = await messagesById(svc.sql, [id.toString()]);
+      const [m] = await messagesById(svc.sql, [id.toString()], svc.horizons.messages());
       if (!m) throw notFound("message"); // gone past retention meanwhile
       if (out.changed) await svc.hub.streams.changed(m, out.members).catch((err: unknown) => log.warn({ err }, `message ${verb} not told to connections`));
       return m.payload;

@@ -31,7 +31,7 @@ const send = defineRoute({
     const terms = await svc.paidAgents.terms(body.to);
     if (terms) await demandPayment(ctx, terms, body.to);
     // the quote before the thread: a refused reply leaves no conversation behind
-    const reply = await replyQuote(svc, { pair: pairKey(principal.id, body.to) }, body.reply_to);
+    const reply = await replyQuote(svc, { pair: pairKey(principal.id, body.to) }, body.reply_to, principal.id);
     const threadId = await hub.directThread(principal.id, body.to);
     if (threadId === null) throw notFound("recipient");
     if (body.thread_id !== undefined) {

@@ -6,7 +6,7 @@ import { authorOf } from "../runtime/auth.ts";
 import { invalid, notFound } from "../runtime/errors.ts";
 import { defineRoute, ok, type Route } from "../runtime/http/route.ts";
 import { PREFIX, parseId } from "../runtime/ids.ts";
-import { DELETED_NAME, type MessageRow, toMessage } from "../runtime/messaging/payload.ts";
+import { DELETED_NAME, type MessageRow, toMessageAt } from "../runtime/messaging/payload.ts";
 import { markRead, readsOf, unreadTotal } from "../runtime/messaging/read-markers-store.ts";
 import { history, isMember } from "../runtime/messaging/store.ts";
 import { type ThreadRow, threadsOf } from "../runtime/messaging/threads-store.ts";
@@ -16,7 +16,7 @@ import { HistoryQuery, MarkReadRequest, ThreadsQuery } from "../schema/messages.
 /** A read marker as the API shows it: a message id, or null for 0 (nothing read). */
 const markerId = (v: bigint | null) => (v === null || v === 0n ? null : PREFIX.message + v.toString());
 
-function toThread(r: ThreadRow) {
+function toThread(r: ThreadRow, horizon: bigint) {
   const last: MessageRow | null =
     r.m_id === null
       ? null
@@ -45,7 +45,7 @@ function toThread(r: ThreadRow) {
     kind: r.kind,
     ...(r.kind === "direct" ? { peer: { id: r.peer_id!, display_name: r.peer_name ?? DELETED_NAME, avatar_url: avatarPath(r.peer_avatar) } } : {}),
     ...(r.kind === "group" ? { group: { id: PREFIX.group + r.id.toString(), name: r.group_name ?? "" } } : {}),
-    last_message: last ? toMessage(last) : null,
+    last_message: last ? toMessageAt(last, horizon) : null,
     updated_at: (last?.created_at ?? r.created_at).toISOString(),
     unread_count: r.unread,
     read_through: markerId(r.read_through),
@@ -66,7 +66,7 @@ const list = defineRoute({
     }
     const horizon = svc.horizons.messages();
     const [rows, total] = await Promise.all([threadsOf(svc.sql, principal.id, before, query.limit, horizon), unreadTotal(svc.sql, principal.id, horizon)]);
-    return ok({ threads: rows.slice(0, query.limit).map(toThread), has_more: rows.length > query.limit, unread_total: total });
+    return ok({ threads: rows.slice(0, query.limit).map((r) => toThread(r, horizon)), has_more: rows.length > query.limit, unread_total: total });
   },
 });
 
@@ -83,8 +83,9 @@ const messages = defineRoute({
       before = parseId("message", query.before);
       if (before === null) throw invalid("before: must be a message id", { field: "before" });
     }
-    const rows = await history(svc.sql, threadId, before, query.limit, svc.horizons.messages());
-    return ok({ messages: rows.slice(0, query.limit).map(toMessage), has_more: rows.length > query.limit });
+    const horizon = svc.horizons.messages();
+    const rows = await history(svc.sql, threadId, before, query.limit, horizon);
+    return ok({ messages: rows.slice(0, query.limit).map((r) => toMessageAt(r, horizon)), has_more: rows.length > query.limit });
   },
 });
 

@@ -110,7 +110,10 @@ for (const engine of ["redis", "memory"] as const) {
       const dCommon = await upload(base, d, common);
       const aCommon = await upload(base, a, common);
       t.equal(dOnly.status, 201);
-      await sql`insert into file_shares (file_id, principal) values (${dOnly.body.id.slice(5)}, ${a.id})`; // as an attachment shares it
+      // as an attachment of D's first message to A shares it (migration 0022: a share in the thread, the message carrying it)
+      const [fileId, threadId, messageId] = [dOnly.body.id.slice(5), toA.body.thread_id.slice(7), toA.body.id.slice(4)];
+      await sql`insert into file_shares (file_id, principal, thread_id) values (${fileId}, ${a.id}, ${threadId})`;
+      await sql`insert into message_files (file_id, thread_id, message_id) values (${fileId}, ${threadId}, ${messageId})`;
       t.equal((await call(base, "GET", `/v1/files/${dOnly.body.id}`, { token: a.token })).status, 200);
       const blob = (s: string) => join(dir, s.slice(0, 2), s.slice(2, 4), s);
       t.ok(existsSync(blob(dOnly.body.sha256)));

@@ -1,4 +1,4 @@
-// File rows and their blobs: publish an upload, find a file the caller may read, find the caller's own files (to
+// File rows and their blobs: publish an upload, find a file the caller may read (the messages that carry it decide), find the caller's own files (to
 // attach to a message), and delete files. Publishing a blob and removing an unreferenced one take the same advisory
 // lock (per SHA-256), so a blob is never removed while a new row starts to name it.
 import type postgres from "postgres";
@@ -51,13 +51,24 @@ export async function publishFile(svc: Services, store: BlobStore, owner: string
   });
 }
 
-/** The file if `principal` owns it or it was shared with them; null otherwise (existence does not leak). */
-export async function visibleFile(sql: Db, fileId: bigint, principal: string): Promise<FileRow | null> {
+/**
+ * The file if `principal` owns it or a kept message carrying it reaches them; null otherwise (existence does not
+ * leak). Reaching: it was sent to them in a thread (a share) they are still a member of, and a message of that
+ * thread not deleted and within retention (id at or above `horizon`) carries it (migration 0022). Primary-key
+ * probes only: the shares of this file and principal, their memberships, the first kept message of each.
+ */
+export async function visibleFile(sql: Db, fileId: bigint, principal: string, horizon: bigint): Promise<FileRow | null> {
   const [row] = await sql<FileRow[]>`
     select id, owner, name, content_type, size, sha256, created_at from files f
     where f.id = ${fileId.toString()}
       and (f.owner = ${principal}
-           or exists (select 1 from file_shares s where s.file_id = f.id and s.principal = ${principal}))`;
+           or exists (
+             select 1 from file_shares s
+               join thread_members tm on tm.thread_id = s.thread_id and tm.principal = s.principal
+             where s.file_id = f.id and s.principal = ${principal}
+               and exists (
+                 select 1 from message_files mf
+                 where mf.file_id = s.file_id and mf.thread_id = s.thread_id and mf.message_id >= ${horizon.toString()})))`;
   return row ?? null;
 }
 

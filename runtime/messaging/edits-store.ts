@@ -1,6 +1,6 @@
 // Postgres side of edits and deletes (docs/ARCHITECTURE.md, "Edits and deletes"): the sender changes a message's
-// body within EDIT_WINDOW_MS of sending it, or deletes it (a tombstone stays: body emptied, files no longer carried,
-// and the shares it gave taken back unless another message of the thread still carries the file). One statement
+// body within EDIT_WINDOW_MS of sending it, or deletes it (a tombstone stays: body emptied, files no longer carried by
+// it, a replay of its send answering it as deleted). One statement
 // each: it checks what the caller may do and does it, and answers why not otherwise.
 import type { Sql } from "../db/client.ts";
 
@@ -59,36 +59,32 @@ export async function editMessage(sql: Sql, id: bigint, me: string, body: string
 }
 
 /**
- * The sender `me` deletes message `id` (at `now`): its body and files go from every answer, each other member
- * loses the share of a file it carried unless another message of the thread not deleted still carries that file, and
- * the replies to it in the thread keep who wrote it but not what (their quote's body emptied, `deleted` true).
+ * The sender `me` deletes message `id` (at `now`): its body and files go from every answer, the files it carried
+ * are no longer carried by it (message_files: each recipient still reads a file while another kept message of a
+ * thread it is in carries it, runtime/files/records.ts), the replies to it in the thread keep who wrote it but not
+ * what (their quote's body emptied, `deleted` true), and the answer kept for the Idempotency-Key it was sent with
+ * becomes the message as deleted (no body, files, quote nor reactions), so a replay of the send answers that.
  * Deleting a deleted message changes nothing (`changed` false).
  */
 export async function deleteMessage(sql: Sql, id: bigint, me: string, now: Date, horizon: bigint): Promise<ChangeOutcome> {
   const [row] = await sql<Row[]>`
     with m as (
-      select id, thread_id, sender, deleted_at, attachments from messages where id = ${String(id)} and id >= ${String(horizon)}
+      select id, thread_id, sender, deleted_at, attachments, idempotency_key from messages where id = ${String(id)} and id >= ${String(horizon)}
     ),
     mem as (select 1 from m join thread_members tm on tm.thread_id = m.thread_id and tm.principal = ${me}),
     upd as (
       update messages x set deleted_at = ${now}
       from m
       where x.id = m.id and m.sender = ${me} and m.deleted_at is null and exists (select 1 from mem)
-      returning x.id, m.thread_id, m.attachments
+      returning x.id, m.thread_id, m.attachments, m.idempotency_key
     ),
     files as (
-      select upd.thread_id, (a->>'id') as file from upd, jsonb_array_elements(coalesce(upd.attachments, '[]'::jsonb)) a
+      select upd.thread_id, substr(a ->> 'id', 6)::bigint as file_id
+      from upd, jsonb_array_elements(coalesce(upd.attachments, '[]'::jsonb)) a
     ),
-    revoked as (
-      delete from file_shares fs
-      using files f, thread_members tm
-      where tm.thread_id = f.thread_id and tm.principal <> ${me}
-        and fs.file_id = substr(f.file, 6)::bigint and fs.principal = tm.principal
-        and not exists (
-          select 1 from messages o
-          where o.thread_id = f.thread_id and o.id <> ${String(id)} and o.deleted_at is null and o.attachments is not null
-            and o.attachments @> jsonb_build_array(jsonb_build_object('id', f.file))
-        )
+    uncarried as (
+      delete from message_files mf using files f
+      where mf.file_id = f.file_id and mf.thread_id = f.thread_id and mf.message_id = ${String(id)}
       returning 1
     ),
     quotes as (
@@ -96,11 +92,33 @@ export async function deleteMessage(sql: Sql, id: bigint, me: string, now: Date,
       from upd
       where q.thread_id = upd.thread_id and q.reply is not null and q.reply ->> 'id' = ${"msg_" + String(id)}
       returning 1
+    ),
+    kept as (
+      update idempotency_keys k set body = ${keptWithoutBody(sql, now)}
+      from upd
+      where k.principal = ${me} and k.key = upd.idempotency_key and k.status = 201
+        and left(k.body, ${keptPrefix(id).length}::int) = ${keptPrefix(id)}
+      returning 1
     )
     select (select sender from m) as sender, exists (select 1 from mem) as member,
            coalesce((select deleted_at is not null from m), false) as deleted, false as old,
            exists (select 1 from upd) as changed,
            array(select principal from thread_members where thread_id = (select thread_id from m)) as members,
-           (select count(*) from revoked) as revoked, (select count(*) from quotes) as quotes`;
+           (select count(*) from uncarried) as uncarried, (select count(*) from quotes) as quotes, (select count(*) from kept) as kept`;
   return outcome(row, me, false);
 }
+
+/**
+ * The answer kept for a send's Idempotency-Key (idempotency_keys.body of `k`, runtime/http/idempotency.ts: the message
+ * as its send answered it), as a replay answers it once the message is gone: no body, files, quote nor reactions,
+ * and `deleted_at` when it was deleted (null: it went past retention). The statement using it checks that the body
+ * is that message's (it starts with keptPrefix: a key may be used again once its 24 hours are over), so the cast
+ * reads only a message's JSON.
+ */
+export function keptWithoutBody(sql: Sql, deletedAt: Date | null) {
+  const removed = sql`(k.body::jsonb - 'attachments' - 'reply_to' - 'reactions' - 'edited_at') || jsonb_build_object('body', '')`;
+  return deletedAt === null ? sql`(${removed})::text` : sql`(${removed} || jsonb_build_object('deleted_at', ${deletedAt.toISOString()}::text))::text`;
+}
+
+/** How the answer kept for the send of message `id` starts (its JSON's first field is the id: payload.ts toMessage). */
+export const keptPrefix = (id: bigint) => `{"id":"msg_${id.toString()}"`;

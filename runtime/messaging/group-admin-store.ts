@@ -68,10 +68,20 @@ export async function insertMembers(tx: TransactionSql, id: bigint, wanted: stri
     on conflict do nothing`;
 }
 
-/** Removes a member; false when it was not one. */
+/**
+ * Removes a member, and the files sent to it in the group with it (file_shares: it reads them no more, unless another
+ * thread it is in still carries them, runtime/files/records.ts; joining again does not give them back, as one who
+ * joins later is not given what was sent before); false when it was not one.
+ */
 export async function deleteMember(tx: TransactionSql, id: bigint, member: string): Promise<boolean> {
-  const gone = await tx`delete from thread_members where thread_id = ${String(id)} and principal = ${member} returning 1`;
-  return gone.length > 0;
+  const [row] = await tx<{ gone: boolean }[]>`
+    with gone as (delete from thread_members where thread_id = ${String(id)} and principal = ${member} returning 1),
+    shares as (
+      delete from file_shares where principal = ${member} and thread_id = ${String(id)} and exists (select 1 from gone)
+      returning 1
+    )
+    select exists (select 1 from gone) as gone, (select count(*) from shares) as shares`;
+  return row?.gone === true;
 }
 
 /** Hands the group to its longest-standing member (none left: no owner). */

@@ -2,7 +2,7 @@
 // The per-delivery `delivery_count` is spliced into that text, so handing out a message never re-parses it.
 import { avatarPath } from "../accounts/avatar-path.ts";
 import { getAddress } from "../address.ts";
-import { PREFIX } from "../ids.ts";
+import { PREFIX, parseId } from "../ids.ts";
 import { type Attachment, type Message, type Quote, REACTION_BY_SHOWN } from "../../schema/messages.ts";
 
 /** Shown as the display name of an author whose account is gone. */
@@ -73,6 +73,21 @@ export function toMessage(r: MessageRow): Message {
       : {}),
   };
 }
+
+/**
+ * The row as it shows while messages below `horizon` are gone (past retention): a quote of such a message shows it
+ * gone, as a deleted message's quote does (body empty, `deleted` true: the reply keeps who it answered, not what).
+ * A row itself below the horizon (found by its Idempotency-Key) shows no body, files, quote or reactions.
+ */
+export function atHorizon(r: MessageRow, horizon: bigint): MessageRow {
+  if (r.id < horizon) return { ...r, body: "", attachments: null, reply: null, reactions: null };
+  const quoted = r.reply ? parseId("message", r.reply.id) : null;
+  if (!r.reply || r.reply.deleted || quoted === null || quoted >= horizon) return r;
+  return { ...r, reply: { ...r.reply, body: "", deleted: true } };
+}
+
+/** toMessage of the row as it shows at `horizon` (atHorizon). */
+export const toMessageAt = (r: MessageRow, horizon: bigint): Message => toMessage(atHorizon(r, horizon));
 
 /** The JSON text of a message just stored by `sender` (the one serialization every recipient shares). */
 export function freshPayload(

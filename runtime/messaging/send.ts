@@ -67,5 +67,5 @@ export async function sendGroup(svc: Services, from: Principal, msg: Outgoing): 
  */
 export async function sentBefore(svc: Services, from: Principal, key: string | undefined): Promise<string | null> {
   if (key === undefined) return null;
-  return (await sentWithKey(svc.sql, from.id, key))?.payload ?? null;
+  return (await sentWithKey(svc.sql, from.id, key, svc.horizons.messages()))?.payload ?? null;
 }

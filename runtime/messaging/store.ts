@@ -103,19 +103,30 @@ const attachmentsJson = (items: NewMessage[]) => items.map((i) => (i.attachments
 const replyJson = (items: NewMessage[]) => items.map((i) => (i.reply ? JSON.stringify(i.reply) : null));
 
 /**
- * The CTE (after `d`, the deliveries inserted, returning recipient and message_id) that lets each recipient of a
- * stored message download the files it carries: only files the sender still owns. Nothing when the batch has none.
+ * The CTEs (after `d`, the deliveries inserted, returning recipient and message_id) that record the files each stored
+ * message carries (message_files: file, thread, message) and share them with its recipients in its thread
+ * (file_shares: file, recipient, thread): only files the sender still owns. A recipient reads such a file while a
+ * kept message of a thread it is still a member of carries it (runtime/files/records.ts visibleFile). Nothing when
+ * the batch has none.
  */
 function shareCte(sql: Sql, items: NewMessage[], stored = "ok") {
   const pairs = attachmentPairs(items);
   if (pairs.files.length === 0) return sql``;
-  return sql`, s as (
-    insert into file_shares (file_id, principal)
-    select distinct f.id, d.recipient
+  return sql`, carried as (
+    select distinct f.id as file_id, ok.thread_id, ok.id as message_id
     from unnest(${pairs.messages}::bigint[], ${pairs.files}::bigint[]) as a(message_id, file_id)
-      join d on d.message_id = a.message_id
       join ${sql(stored)} ok on ok.id = a.message_id
       join files f on f.id = a.file_id and f.owner = ok.sender
+  ),
+  mf as (
+    insert into message_files (file_id, thread_id, message_id)
+    select file_id, thread_id, message_id from carried
+    on conflict do nothing
+  ),
+  s as (
+    insert into file_shares (file_id, principal, thread_id)
+    select distinct c.file_id, d.recipient, c.thread_id
+    from carried c join d on d.message_id = c.message_id
     on conflict do nothing
   )`;
 }

@@ -5,7 +5,7 @@
 import type { TransactionSql } from "postgres";
 import type { Sql } from "../db/client.ts";
 import type { Published } from "../engines/stream-log.ts";
-import { type MessageRow, toMessage } from "./payload.ts";
+import { type MessageRow, toMessageAt } from "./payload.ts";
 
 /** A member's inbox in its cursor row: direct messages are numbered per recipient, not per thread. */
 export const INBOX = 0n;
@@ -163,7 +163,7 @@ export async function backlog(sql: Sql, reads: Read[], horizon: bigint): Promise
       thread: stream,
       seq: Number(r.seq),
       id: r.id.toString(),
-      payload: JSON.stringify(toMessage(r)),
+      payload: JSON.stringify(toMessageAt(r, horizon)),
       deliveryCount: BigInt(r.seq) <= BigInt(r.was) ? (r.count ?? 1) + 1 : 1,
     });
   }
@@ -171,7 +171,7 @@ export async function backlog(sql: Sql, reads: Read[], horizon: bigint): Promise
 }
 
 /** Messages that `where` selects (`m` messages), in number order, as a publish carries them. */
-async function published(sql: Sql, where: ReturnType<Sql>, limit: number | null): Promise<Published[]> {
+async function published(sql: Sql, where: ReturnType<Sql>, limit: number | null, horizon: bigint): Promise<Published[]> {
   const rows = await sql<(MessageRow & { seq: string })[]>`
     select m.id, m.thread_id, m.seq, m.sender, p.display_name as sender_name, p.avatar_key as sender_avatar, m.recipient, m.body, m.created_at, m.attachments,
            m.edited_at, m.deleted_at, m.reactions, m.reply, pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
@@ -184,7 +184,7 @@ async function published(sql: Sql, where: ReturnType<Sql>, limit: number | null)
     key: r.recipient ?? streamKey("", r.thread_id),
     seq: Number(r.seq),
     id: r.id.toString(),
-    payload: JSON.stringify(toMessage(r)),
+    payload: JSON.stringify(toMessageAt(r, horizon)),
   }));
 }
 
@@ -195,19 +195,22 @@ async function published(sql: Sql, where: ReturnType<Sql>, limit: number | null)
 export function messagesAfter(sql: Sql, key: string, after: number, limit: number, horizon: bigint): Promise<Published[]> {
   const group = key.startsWith("g:");
   const where = sql`m.recipient ${group ? sql`is null and m.thread_id = ${key.slice(2)}` : sql`= ${key}`} and m.seq > ${after}`;
-  return published(sql, sql`${where} and m.id >= ${String(horizon)}`, limit);
+  return published(sql, sql`${where} and m.id >= ${String(horizon)}`, limit, horizon);
 }
 
-/** The message `sender` stored with an Idempotency-Key, as a publish carries it, or undefined. */
-export async function sentWithKey(sql: Sql, sender: string, key: string): Promise<Published | undefined> {
-  const [m] = await published(sql, sql`m.sender = ${sender} and m.idempotency_key = ${key}`, 1);
+/**
+ * The message `sender` stored with an Idempotency-Key, as a publish carries it (below `horizon`, past retention:
+ * without its body, files or quote), or undefined.
+ */
+export async function sentWithKey(sql: Sql, sender: string, key: string, horizon: bigint): Promise<Published | undefined> {
+  const [m] = await published(sql, sql`m.sender = ${sender} and m.idempotency_key = ${key}`, 1, horizon);
   return m;
 }
 
 /** Of these message ids, the ones committed, as a publish carries them (the reconciler's: their sender died). */
-export function messagesById(sql: Sql, ids: string[]): Promise<Published[]> {
+export function messagesById(sql: Sql, ids: string[], horizon: bigint): Promise<Published[]> {
   if (ids.length === 0) return Promise.resolve([]);
-  return published(sql, sql`m.id = any(${ids}::bigint[])`, null);
+  return published(sql, sql`m.id = any(${ids}::bigint[])`, null, horizon);
 }
 
 /**

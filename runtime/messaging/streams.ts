@@ -176,7 +176,7 @@ export class StreamDelivery {
 
   /** Publish committed messages again, read from Postgres by id (the reconciler's: their sender died). */
   async redeliver(ids: string[]): Promise<Set<string>> {
-    const found = await messagesById(this.svc.sql, ids);
+    const found = await messagesById(this.svc.sql, ids, this.svc.horizons.messages());
     await Promise.all(found.map((m) => this.deliver(m)));
     return new Set(found.map((m) => m.id));
   }

@@ -88,10 +88,18 @@ export async function completeSettled(sql: Sql, s: Settled): Promise<number | nu
           ${m.reply ? JSON.stringify(m.reply) : null}::text::jsonb from r
         returning id, seq
       ),
-      s as (
-        insert into file_shares (file_id, principal)
-        select f.id, ${m.recipient} from m, files f
+      carried as (
+        select f.id as file_id from m, files f
         where f.id = any(${files.map((a) => a.id.slice("file_".length))}::bigint[]) and f.owner = ${m.sender}
+      ),
+      mf as (
+        insert into message_files (file_id, thread_id, message_id)
+        select file_id, ${String(m.threadId)}, ${String(m.id)} from carried
+        on conflict do nothing
+      ),
+      s as (
+        insert into file_shares (file_id, principal, thread_id)
+        select file_id, ${m.recipient}, ${String(m.threadId)} from carried
         on conflict do nothing
       ),
       u as (

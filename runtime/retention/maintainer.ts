@@ -1,7 +1,8 @@
 // The retention maintainer (docs/ARCHITECTURE.md, "Retention"): every node runs one, and one pass at a time runs
 // anywhere, under a transaction-level advisory lock (a node killed mid-pass lets it go with its connection; the
 // next pass of any node takes it). A pass creates the partitions of `messages` ahead of time, moves the cursors over
-// the messages past the horizon, drops the partitions wholly past it, removes moments past theirs in batches, and,
+// the messages past the horizon (and takes the bodies out of the answers kept for their sends' Idempotency-Keys),
+// drops the partitions wholly past it, removes the rows of the files those messages carried, removes moments past theirs in batches, and,
 // where no autovacuum runs, vacuums the tables whose dead rows passed autovacuum's rule.
 import { setTimeout as delay } from "node:timers/promises";
 import type { Sql } from "../db/client.ts";
@@ -9,6 +10,7 @@ import { firstIdAt, idTime } from "../ids.ts";
 import type { Logger } from "../log.ts";
 import { formatRetention } from "./duration.ts";
 import type { Horizons } from "./horizons.ts";
+import { blankExpiredAnswers, forgetExpiredFiles } from "./expired-store.ts";
 import { expireMoments } from "./moments-store.ts";
 import { createPartition, dropDefaultBelow, dropPartition, expireCursors, markOf, partitions } from "./partitions-store.ts";
 import { autovacuumOn, tablesPastVacuumRule, vacuumTable } from "./vacuum-store.ts";
@@ -23,6 +25,8 @@ export const PASS_EVERY_MS = 30_000;
 const MOMENTS_PER_PASS = 1_000;
 /** Messages gone past the horizon whose cursors one transaction moves over, at most. */
 const SLICE = 10_000;
+/** Rows of expired messages' files (message_files) one statement removes at most. */
+const FILE_ROWS_PER_DELETE = 10_000;
 /** Tables one pass vacuums at most (the most dead rows first); the next pass takes the rest. */
 const VACUUMS_PER_PASS = 4;
 /**
@@ -94,6 +98,10 @@ export interface PassResult {
   created: string[];
   dropped: string[];
   cursorsMoved: number;
+  /** Answers kept for the Idempotency-Keys of expired messages' sends that lost their bodies. */
+  answersBlanked: number;
+  /** Rows of the files expired messages carried (message_files) removed. */
+  fileRowsRemoved: number;
   momentsRemoved: number;
   /** Tables vacuumed, with the dead rows each had. */
   vacuumed: string[];
@@ -163,7 +171,7 @@ export class RetentionMaintainer {
         if (this.failing) this.log.info("retention pass works again");
         this.failing = false;
         const ms = Math.round(performance.now() - started);
-        if (r && (r.created.length || r.dropped.length || r.momentsRemoved || r.cursorsMoved || r.vacuumed.length || r.lockWaits)) this.log.info({ ...r, ms }, "retention pass");
+        if (r && (r.created.length || r.dropped.length || r.momentsRemoved || r.cursorsMoved || r.answersBlanked || r.fileRowsRemoved || r.vacuumed.length || r.lockWaits)) this.log.info({ ...r, ms }, "retention pass");
       },
       (err: unknown) => {
         // one line per failing streak: an outage is the circuits' to report
@@ -196,7 +204,9 @@ export class RetentionMaintainer {
 
   private async steps(conn: Sql): Promise<PassResult> {
     const now = this.now();
-    const result: PassResult = { created: [], dropped: [], cursorsMoved: 0, momentsRemoved: 0, vacuumed: [], lockWaits: 0 };
+    const result: PassResult = {
+      created: [], dropped: [], cursorsMoved: 0, answersBlanked: 0, fileRowsRemoved: 0, momentsRemoved: 0, vacuumed: [], lockWaits: 0,
+    };
     const parts = await short(conn, (tx) => partitions(tx));
 
     // ahead: to two spans or ten minutes past now, whichever is further, each range ending on the span's grid
@@ -215,7 +225,11 @@ export class RetentionMaintainer {
       let mark = await short(conn, (tx) => markOf(tx, "messages"));
       while (mark < horizon) {
         const from = mark;
-        const moved = await short(conn, (tx) => expireCursors(tx, from, horizon, this.slice));
+        const moved = await short(conn, async (tx) => {
+          const out = await expireCursors(tx, from, horizon, this.slice);
+          result.answersBlanked += await blankExpiredAnswers(tx, from, out.to);
+          return out;
+        });
         result.cursorsMoved += moved.cursors;
         mark = moved.to;
       }
@@ -226,6 +240,11 @@ export class RetentionMaintainer {
         result.dropped.push(p.name);
       }
       await short(conn, (tx) => dropDefaultBelow(tx, mark));
+      // the rows of the files the messages that went carried (reads ignore them already), a bounded delete each
+      for (let n = FILE_ROWS_PER_DELETE; n === FILE_ROWS_PER_DELETE; ) {
+        n = await short(conn, (tx) => forgetExpiredFiles(tx, mark, FILE_ROWS_PER_DELETE));
+        result.fileRowsRemoved += n;
+      }
     }
     if (this.horizons.momentsMs !== null) {
       result.momentsRemoved = await expireMoments(conn, this.horizons.moments(), MOMENTS_PER_PASS);

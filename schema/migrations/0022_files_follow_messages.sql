@@ -1,0 +1,55 @@
+-- Files follow the messages that carry them (issue 50; docs/ARCHITECTURE.md, "Files"). Who else than its owner may
+-- read a file was a share per file and principal, given by a send and never taken back by leaving a group, by being
+-- removed from one, by retention, nor (for a direct message) by deleting a group's message. Now a principal reads a
+-- file it does not own while one live message carrying it reaches it:
+--   a share (file, principal, thread): the file was sent to the principal in that thread (a member who joins later
+--     was not sent what came before: no share);
+--   the principal is still a member of that thread (thread_members);
+--   a message of that thread carrying the file is kept: in message_files, within retention (message_id at or above
+--     the horizon: ids are time-ordered), not deleted (a delete removes its rows).
+-- Each step is one primary-key probe, so the check costs the same whatever a thread or a history holds.
+
+-- One row per file a message carries (a message's attachments, as keys). A delete removes its message's rows; the
+-- retention maintainer removes those of messages past the horizon (by message_files_message_idx). No foreign key to
+-- messages: its partitions are dropped whole.
+CREATE TABLE message_files (
+  file_id    bigint NOT NULL REFERENCES files (id) ON DELETE CASCADE,
+  thread_id  bigint NOT NULL REFERENCES threads (id) ON DELETE CASCADE,
+  message_id bigint NOT NULL,
+  PRIMARY KEY (file_id, thread_id, message_id)
+);
+CREATE INDEX message_files_message_idx ON message_files (message_id);
+
+-- The messages kept, their files as sent (only the sender's own files were ever attached).
+INSERT INTO message_files (file_id, thread_id, message_id)
+SELECT DISTINCT f.id, m.thread_id, m.id
+FROM messages m
+  CROSS JOIN LATERAL jsonb_array_elements(m.attachments) a
+  JOIN files f ON f.id = substr(a ->> 'id', 6)::bigint AND f.owner = m.sender
+WHERE m.attachments IS NOT NULL AND jsonb_typeof(m.attachments) = 'array' AND m.deleted_at IS NULL
+  AND EXISTS (SELECT 1 FROM threads t WHERE t.id = m.thread_id);
+
+-- Shares by thread. The old ones are kept where their principal is still a member of a thread with a kept message
+-- carrying the file; the rest (a group left, a member removed, messages deleted) go.
+ALTER TABLE file_shares RENAME TO file_shares_before_0022;
+ALTER INDEX file_shares_pkey RENAME TO file_shares_before_0022_pkey;
+DROP INDEX file_shares_principal_idx;
+
+CREATE TABLE file_shares (
+  file_id    bigint NOT NULL REFERENCES files (id) ON DELETE CASCADE,
+  principal  text NOT NULL REFERENCES principals (id) ON DELETE CASCADE,
+  thread_id  bigint NOT NULL REFERENCES threads (id) ON DELETE CASCADE,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (file_id, principal, thread_id)
+);
+-- a member leaving a group drops its shares there; an account's go by cascade
+CREATE INDEX file_shares_principal_idx ON file_shares (principal, thread_id);
+
+INSERT INTO file_shares (file_id, principal, thread_id, created_at)
+SELECT s.file_id, s.principal, mf.thread_id, min(s.created_at)
+FROM file_shares_before_0022 s
+  JOIN message_files mf ON mf.file_id = s.file_id
+  JOIN thread_members tm ON tm.thread_id = mf.thread_id AND tm.principal = s.principal
+GROUP BY s.file_id, s.principal, mf.thread_id;
+
+DROP TABLE file_shares_before_0022;

@@ -48,11 +48,15 @@ const remove = defineRoute({
   },
 });
 
-/** Options to add a passkey to the signed-in person; the answer goes to POST /v1/auth/passkey/register. */
+/**
+ * Options to add a passkey to the signed-in person; the answer goes to POST /v1/auth/passkey/register. Limited, and
+ * each call replaces the person's challenge not yet answered (runtime/signin/passkeys-store.ts, saveChallenge).
+ */
 const passkeyOptions = defineRoute({
   method: "POST",
   path: "/v1/users/me/passkeys/options",
   auth: "human",
+  limit: "passkey_add",
   async handle({ principal, svc }) {
     return ok(await registrationOptions(svc, { principal: principal.id, displayName: principal.displayName, newUser: false }));
   },

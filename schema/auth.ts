@@ -76,7 +76,12 @@ export const PasskeyAnswer = z
   .object({
     challenge_id: z.string().min(1).max(64),
     response: z
-      .object({ id: z.string().min(1).max(1024), rawId: z.string().max(1024), type: z.literal("public-key"), response: z.record(z.string(), z.unknown()) })
+      .object({
+        id: z.string().min(1).max(1024).regex(/^[A-Za-z0-9_-]+$/, "must be base64url"),
+        rawId: z.string().max(1024).regex(/^[A-Za-z0-9_-]*$/, "must be base64url"),
+        type: z.literal("public-key"),
+        response: z.record(z.string(), z.unknown()),
+      })
       .passthrough(),
   })
   .strict();

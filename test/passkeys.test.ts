@@ -2,7 +2,7 @@
 // by passkey, a challenge answered once, a wallet user adding a passkey and signing in with it, a passkey removed
 // (not the last way in), and the origins a ceremony may come from.
 import type { CDPSession } from "playwright-core";
-import t from "tap";
+import t, { type Test } from "tap";
 import { originAllowed } from "../runtime/signin/passkeys.ts";
 import { call, randomIp, registerAgent } from "./helpers/http.ts";
 import { signInWithWallet } from "./helpers/humans.ts";
@@ -83,6 +83,66 @@ t.test("two devices removing a person's two passkeys at once leave one: the pers
   const answers = await Promise.all(ids.map((id) => call(node.url, "DELETE", `/v1/users/me/passkeys/${encodeURIComponent(id)}`, { token })));
   t.same(answers.map((r) => r.status).sort(), [204, 409], "one removed, the other refused as the last way in");
   t.equal((await call(node.url, "GET", "/v1/users/me/passkeys", { token })).body.passkeys.length, 1, "one passkey left");
+});
+
+t.test("options to add a passkey are rate limited, and a person holds one such challenge at a time", async (t) => {
+  const node = await startTestNode(t, { engine: "memory" });
+  const key = new SoftAuthenticator(node.url.replace("127.0.0.1", "localhost"));
+  const post = (path: string, json?: object, token?: string) => call(node.url, "POST", path, { json: json ?? {}, token, headers: { "x-forwarded-for": randomIp() } });
+  const o1 = await post("/v1/auth/passkey/register-options", { display_name: "Many" });
+  const up = await post("/v1/auth/passkey/register", { challenge_id: o1.body.challenge_id, response: key.register(o1.body.options) });
+  const token = up.body.token as string;
+  const asked = [];
+  for (let i = 0; i < 12; i++) asked.push(await post("/v1/users/me/passkeys/options", undefined, token));
+  const statuses = asked.map((r) => r.status);
+  t.same(statuses.slice(0, 10), Array(10).fill(200), "ten a minute");
+  t.same(statuses.slice(10), [429, 429], "then 429");
+  t.equal(asked[10]!.body.error, "rate_limited");
+  const held = await node.svc.sql`select count(*)::int as n from passkey_challenges where principal = ${up.body.user.id as string}`;
+  t.equal(held[0]!["n"], 1, "each new options call replaced the older unused challenge");
+  const older = await post("/v1/auth/passkey/register", { challenge_id: asked[0]!.body.challenge_id, response: key.register(asked[0]!.body.options) }, token);
+  t.equal(older.status, 401, "a replaced challenge is no longer answerable");
+  const newest = await post("/v1/auth/passkey/register", { challenge_id: asked[9]!.body.challenge_id, response: key.register(asked[9]!.body.options) }, token);
+  t.equal(newest.status, 200, newest.text);
+});
+
+t.test("a malformed attestation or assertion is a 400 in our own words, never the library's", async (t) => {
+  const node = await startTestNode(t, { engine: "memory" });
+  const key = new SoftAuthenticator(node.url.replace("127.0.0.1", "localhost"));
+  const post = (path: string, json?: object) => call(node.url, "POST", path, { json: json ?? {}, headers: { "x-forwarded-for": randomIp() } });
+  const ours = (t: Test, r: { status: number; body: { error: string; message: string } }, what: string) => {
+    t.equal(r.status, 400, `${what}: ${JSON.stringify(r.body)}`);
+    t.equal(r.body.error, "invalid_request", what);
+    t.notMatch(r.body.message, /is not a function|undefined|decoded|Unexpected|TypeError|Cannot read/i, `${what}: no library internals`);
+  };
+  const regAnswers: [string, (a: ReturnType<SoftAuthenticator["register"]>) => unknown][] = [
+    ["an attestation object that is a CBOR number", (a) => ({ ...a, response: { ...a.response, attestationObject: "AQ" } })],
+    ["an attestation object that is not CBOR", (a) => ({ ...a, response: { ...a.response, attestationObject: "____" } })],
+    ["an attestation object that is a number in JSON", (a) => ({ ...a, response: { ...a.response, attestationObject: 7 } })],
+    ["no attestation object", (a) => ({ ...a, response: { clientDataJSON: a.response.clientDataJSON } })],
+    ["client data that is not JSON", (a) => ({ ...a, response: { ...a.response, clientDataJSON: "bm90IGpzb24" } })],
+  ];
+  for (const [what, spoil] of regAnswers) {
+    const o = await post("/v1/auth/passkey/register-options", { display_name: "Bad" });
+    ours(t, await post("/v1/auth/passkey/register", { challenge_id: o.body.challenge_id, response: spoil(key.register(o.body.options)) }), what);
+  }
+  const o1 = await post("/v1/auth/passkey/register-options", { display_name: "Good" });
+  t.equal((await post("/v1/auth/passkey/register", { challenge_id: o1.body.challenge_id, response: key.register(o1.body.options) })).status, 200);
+  const loginAnswers: [string, (a: ReturnType<SoftAuthenticator["assert"]>) => unknown][] = [
+    ["authenticator data of one byte", (a) => ({ ...a, response: { ...a.response, authenticatorData: "AQ" } })],
+    ["no signature", (a) => ({ ...a, response: { clientDataJSON: a.response.clientDataJSON, authenticatorData: a.response.authenticatorData } })],
+    ["a signature that is an object", (a) => ({ ...a, response: { ...a.response, signature: { x: 1 } } })],
+  ];
+  for (const [what, spoil] of loginAnswers) {
+    const o = await post("/v1/auth/passkey/login-options");
+    ours(t, await post("/v1/auth/passkey/login", { challenge_id: o.body.challenge_id, response: spoil(key.assert(o.body.options)) }), what);
+  }
+  // well formed but signed by another key: not malformed, a failed sign-in, still in our own words
+  const o2 = await post("/v1/auth/passkey/login-options");
+  const good = key.assert(o2.body.options);
+  const forged = await post("/v1/auth/passkey/login", { challenge_id: o2.body.challenge_id, response: { ...good, response: { ...good.response, signature: Buffer.alloc(70, 1).toString("base64url") } } });
+  t.equal(forged.status, 401, forged.text);
+  t.notMatch(forged.body.message, /is not a function|decoded|Unexpected|TypeError|ASN|DER/i);
 });
 
 t.test("in Chromium with a virtual authenticator", { skip: NO_BROWSER }, async (t) => {
@@ -209,7 +269,7 @@ t.test("in Chromium with a virtual authenticator", { skip: NO_BROWSER }, async (
 
   await t.test("bad answers are refused without a 500", async (t) => {
     const r1 = await call(node.url, "POST", "/v1/auth/passkey/login", { json: { challenge_id: "nope", response: { id: "x", rawId: "x", type: "public-key", response: {} } } });
-    t.equal(r1.status, 401);
+    t.equal(r1.status, 400, "an assertion without its data is malformed");
     const r2 = await call(node.url, "POST", "/v1/auth/passkey/register", { json: { challenge_id: "nope" } });
     t.equal(r2.status, 400);
     const r3 = await call(node.url, "POST", "/v1/auth/passkey/register-options", { json: { display_name: "a\u202Eb" } });

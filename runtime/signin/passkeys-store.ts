@@ -23,7 +23,13 @@ export async function saveChallenge(
   sql: Sql,
   c: { id: string; challenge: string; purpose: "register" | "login"; principal?: string; newUser?: boolean; displayName?: string; expiresAt: Date; now: Date },
 ): Promise<void> {
+  // a signed-in person adding a passkey holds one challenge at a time: a new one replaces the one not yet answered
+  // (so repeated calls cannot pile rows up); a sign-up's principal is a fresh id, so it replaces nothing
   await sql`
+    with old as (
+      delete from passkey_challenges
+      where ${c.principal !== undefined && c.newUser !== true} and principal = ${c.principal ?? null} and purpose = 'register' and not new_user
+    )
     insert into passkey_challenges (id, challenge, purpose, principal, new_user, display_name, expires_at)
     values (${c.id}, ${c.challenge}, ${c.purpose}, ${c.principal ?? null}, ${c.newUser ?? false}, ${c.displayName ?? null}, ${c.expiresAt})`;
   // housekeeping: ceremonies nobody finished, kept an hour past expiry so a late answer hears "expired"

@@ -8,6 +8,7 @@ import type { Config } from "../config.ts";
 import { ApiError, conflict, unauthorized } from "../errors.ts";
 import { userForNewPasskey } from "../humans.ts";
 import type { Services } from "../services.ts";
+import { checkAssertion, checkAttestation, clientData, malformedAnswer } from "./passkey-answer.ts";
 import { addPasskey, passkeyById, passkeysOf, saveChallenge, takeChallenge, usedPasskey } from "./passkeys-store.ts";
 
 /** How long a ceremony's challenge may be answered. */
@@ -43,19 +44,23 @@ export function originAllowed(config: Pick<Config, "FLOCK_DOMAIN" | "FLOCK_PUBLI
   return config.FLOCK_DOMAIN === "localhost" && url.hostname === "localhost" && (url.protocol === "http:" || url.protocol === "https:");
 }
 
-/** The origin the browser wrote into the answer's client data, checked against originAllowed; 401 otherwise. */
+/** The origin the browser wrote into the answer's client data, checked against originAllowed; 401 otherwise (400 unreadable). */
 function answerOrigin(config: Config, answer: PasskeyAnswer): string {
-  let origin: unknown;
-  try {
-    const text = Buffer.from(String(answer.response.response["clientDataJSON"] ?? ""), "base64url").toString("utf8");
-    origin = (JSON.parse(text) as { origin?: unknown }).origin;
-  } catch {
-    throw unauthorized("the passkey answer's client data is not readable");
-  }
-  if (typeof origin !== "string" || !originAllowed(config, origin)) {
-    throw unauthorized(`the passkey was used on an origin this server does not serve (${String(origin)})`);
+  const { origin } = clientData(answer.response.response);
+  if (!originAllowed(config, origin)) {
+    throw unauthorized(`the passkey was used on an origin this server does not serve (${JSON.stringify(origin.slice(0, 200))})`);
   }
   return origin;
+}
+
+/**
+ * The library refused an answer whose shape we checked: a 401 in our own words (its message, which on bad input tells
+ * its internals, goes to the log only); a TypeError or RangeError is input it could not read, a 400.
+ */
+function refused(svc: Services, err: unknown, sentence: string): ApiError {
+  svc.log.info({ reason: err instanceof Error ? err.message : String(err) }, "passkey answer refused");
+  if (err instanceof TypeError || err instanceof RangeError) return malformedAnswer("it could not be read");
+  return unauthorized(sentence);
 }
 
 async function ceremony(svc: Services, purpose: "register" | "login", options: { challenge: string } & object, extra: { principal?: string; newUser?: boolean; displayName?: string } = {}): Promise<Ceremony> {
@@ -99,6 +104,7 @@ export async function registrationOptions(svc: Services, who: { principal: strin
 /** Checks a registration's answer and stores the passkey (creating the person on sign-up); the person's id. */
 export async function finishRegistration(svc: Services, answer: PasskeyAnswer): Promise<string> {
   const origin = answerOrigin(svc.config, answer);
+  await checkAttestation(answer.response.response);
   const c = await taken(svc, answer, "register");
   const { verifyRegistrationResponse } = await import("@simplewebauthn/server");
   let info;
@@ -113,7 +119,7 @@ export async function finishRegistration(svc: Services, answer: PasskeyAnswer): 
     if (!v.verified || !v.registrationInfo) throw new Error("not verified");
     info = v.registrationInfo;
   } catch (err) {
-    throw unauthorized(`the passkey could not be registered: ${(err as Error).message}`);
+    throw refused(svc, err, "the passkey could not be registered: its answer does not verify against the challenge and this server");
   }
   const passkey = {
     id: info.credential.id,
@@ -143,6 +149,7 @@ export async function loginOptions(svc: Services): Promise<Ceremony> {
 /** Checks a sign-in's answer against the stored passkey; the person's id. 401 in every other case. */
 export async function finishLogin(svc: Services, answer: PasskeyAnswer): Promise<string> {
   const origin = answerOrigin(svc.config, answer);
+  checkAssertion(answer.response.response);
   const c = await taken(svc, answer, "login");
   const stored = await passkeyById(svc.sql, answer.response.id);
   if (!stored) throw unauthorized("unknown passkey: sign up with it first, or use another sign-in");
@@ -154,15 +161,19 @@ export async function finishLogin(svc: Services, answer: PasskeyAnswer): Promise
       expectedChallenge: c.challenge,
       expectedOrigin: origin,
       expectedRPID: svc.config.FLOCK_DOMAIN,
-      credential: { id: stored.id, publicKey: new Uint8Array(stored.public_key), counter: Number(stored.counter), transports: stored.transports as never },
+      // counter 0: the library does not judge the counter (its refusal would be in its words); it is judged below,
+      // once the signature over it is verified, by the library's rule, then kept atomically
+      credential: { id: stored.id, publicKey: new Uint8Array(stored.public_key), counter: 0, transports: stored.transports as never },
       requireUserVerification: false,
     });
     if (!v.verified) throw new Error("not verified");
     newCounter = v.authenticationInfo.newCounter;
   } catch (err) {
-    throw unauthorized(`the passkey sign-in could not be verified: ${(err as Error).message}`);
+    throw refused(svc, err, "the passkey sign-in could not be verified: its signature does not match the passkey and the challenge");
   }
-  if (!(await usedPasskey(svc.sql, stored.id, newCounter, new Date(svc.now())))) {
+  const before = Number(stored.counter);
+  const wentBack = (newCounter > 0 || before > 0) && newCounter <= before;
+  if (wentBack || !(await usedPasskey(svc.sql, stored.id, newCounter, new Date(svc.now())))) {
     throw new ApiError("unauthorized", "the passkey's signature counter went back: a copy of the authenticator may be in use");
   }
   return stored.principal;

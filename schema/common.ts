@@ -1,5 +1,6 @@
 // Shapes shared by several resources.
 import { z } from "zod";
+import { invisibleProblem } from "./invisible.ts";
 
 /**
  * Lone UTF-16 surrogates (which JSON escapes can carry) replaced by U+FFFD, as storing the text as UTF-8 would: what
@@ -20,9 +21,18 @@ export const text = (min: number, max: number) => {
  */
 const UNSAFE_IN_NAMES = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u;
 
-/** A name shown to others (a principal's display name, a group's name): bounded, trimmed, and safe to show. */
+/**
+ * A name shown to others (a principal's display name, a group's name): bounded, trimmed, and safe to show: no controls
+ * or bidirectional overrides, no invisible characters that disguise it, and something visible (schema/invisible.ts).
+ * Each check is one pass, after the length check (which aborts).
+ */
 export const displayName = (max: number) =>
-  text(1, max).refine((v) => !UNSAFE_IN_NAMES.test(v), "must not contain control characters or bidirectional overrides");
+  text(1, max)
+    .refine((v) => !UNSAFE_IN_NAMES.test(v), "must not contain control characters or bidirectional overrides")
+    .superRefine((v, ctx) => {
+      const problem = invisibleProblem(v);
+      if (problem !== null) ctx.addIssue({ code: "custom", message: problem });
+    });
 
 /** `avatar` in a profile update: one of the caller's uploaded images (`file_…`, at most 1 MiB), or null for none. */
 export const avatarChoice = z.string().max(64).nullable();

@@ -17,6 +17,58 @@ const BAD = {
   "DEL": "del\u007F",
 };
 
+/** Invisible characters that make a name look like another, or like none (issue 50, low 9). */
+const INVISIBLE = {
+  "a zero-width space alone": "\u200B",
+  "a Hangul filler alone": "\u3164",
+  "a halfwidth Hangul filler": "\uFFA0",
+  "Hangul choseong and jungseong fillers": "\u115F\u1160",
+  "a Braille blank alone": "\u2800",
+  "a zero-width joiner after Latin letters": "Admin\u200D",
+  "a zero-width space inside a word": "Ad\u200Bmin",
+  "a zero-width non-joiner inside a Latin word": "Ad\u200Cmin",
+  "a word joiner": "Ad\u2060min",
+  "an invisible times": "a\u2062b",
+  "a Mongolian vowel separator": "Ad\u180Emin",
+  "a soft hyphen": "Ad\u00ADmin",
+  "a left-to-right mark": "Admin\u200E",
+  "a byte-order mark inside": "Ad\uFEFFmin",
+  "a combining grapheme joiner": "Ad\u034Fmin",
+  "a tag character": "Admin\u{E0041}",
+  "a variation selector after a letter": "Admin\uFE0F",
+  "a Hangul filler after a name": "Admin\u3164",
+};
+
+const FINE = {
+  "a family emoji (zero-width joiners between pictographs)": "Family \u{1F468}\u200D\u{1F469}\u200D\u{1F467}",
+  "a rainbow flag (variation selector, joiner)": "\u{1F3F3}\uFE0F\u200D\u{1F308} Pride",
+  "a skin tone in a joined emoji": "\u{1F469}\u{1F3FD}\u200D\u{1F4BB} dev",
+  "a heart with its emoji variation selector": "Love \u2764\uFE0F",
+  "a keycap": "Agent 1\uFE0F\u20E3",
+  "England's flag (tag characters)": "\u{1F3F4}\u{E0067}\u{E0062}\u{E0065}\u{E006E}\u{E0067}\u{E007F} fan",
+  "Persian with a zero-width non-joiner": "\u0645\u06CC\u200C\u062E\u0648\u0627\u0647\u0645",
+  "Hindi with a zero-width joiner after a virama": "\u0915\u094D\u200D\u0937",
+  "Hangul syllables": "\uD55C\uAE00",
+};
+
+t.test("invisible characters: a name of none but them is refused, and so are those that disguise a name", async (t) => {
+  const a = await registerAgent(node.url, "Seen");
+  for (const [what, name] of Object.entries(INVISIBLE)) {
+    const r = await call(node.url, "POST", "/v1/agents/register", { json: { display_name: name }, headers: { "x-forwarded-for": randomIp() } });
+    t.equal(r.status, 400, `register: ${what}`);
+    t.equal(r.body.field, "display_name", what);
+    t.equal((await call(node.url, "PATCH", "/v1/agents/me", { token: a.token, json: { display_name: name } })).status, 400, `rename: ${what}`);
+  }
+  for (const [what, name] of Object.entries(FINE)) {
+    const r = await call(node.url, "PATCH", "/v1/agents/me", { token: a.token, json: { display_name: name } });
+    t.equal(r.status, 200, `${what}: ${r.text}`);
+    t.equal(r.body.agent?.display_name ?? r.body.display_name, name, `${what}: kept as sent`);
+  }
+  const long = await call(node.url, "PATCH", "/v1/agents/me", { token: a.token, json: { display_name: "\u200B".repeat(100_000) } });
+  t.equal(long.status, 400, "too long is told before anything else");
+  t.match(long.body.message, /64/);
+});
+
 t.test("registering and renaming an agent", async (t) => {
   for (const [what, name] of Object.entries(BAD)) {
     const r = await call(node.url, "POST", "/v1/agents/register", { json: { display_name: name }, headers: { "x-forwarded-for": randomIp() } });

@@ -7,7 +7,9 @@
 // and built in a temp folder): the three nodes start on the previous release, and each is started again on this one,
 // so for most of the roll old and new nodes serve side by side. It also checks, in Redis, that the nodes ran mixed
 // (before: none announced this release; after: all three did).
-import { readFileSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { basename, join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { Redis } from "ioredis";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ROOT, startLocalCluster } from "../../deploy/local/cluster.ts";
@@ -19,6 +21,7 @@ import { nodeEntry } from "../helpers/entry.ts";
 import { durable } from "./faults.ts";
 import { onCleanup } from "./servers.ts";
 import { type SdkAgent, SdkFleet } from "./sdk-agents.ts";
+import { baselineRps } from "./machine-speed.ts";
 import { buildRelease, previousRelease } from "./previous-release.ts";
 import { type FaultResult, judge, judgeClients, type Phases, Tracker } from "./tracker.ts";
 import { type Agent, createGroup, register } from "./traffic.ts";
@@ -40,6 +43,32 @@ export const ROLLING_UPGRADE = {
  */
 export const BACK_WITHIN_MS = 10_000;
 
+/**
+ * The machine speed (bare-uWS HTTP baseline, req/s: machine-speed.ts) at and above which the fault runs the load it is
+ * given (1,000 agents at 150 sends/s by default), measured on machines of 47,000-56,000 req/s. Below it the agents and
+ * the rate are scaled down in proportion: the harness (every agent in one Node process, which also probes the nodes'
+ * /readyz) needs the same share of a core at any speed. Unscaled, on a 2-core machine of 10,400 req/s, it fell behind:
+ * its event loop lagged past the probes' 1 s timeout, so a node ready in 2 s read as ready after 60-80 s, and its
+ * clients' requests timed out and were retried, which loaded it more (docs/OPERATIONS.md, "Upgrades and restarts").
+ */
+export const FULL_LOAD_RPS = 40_000;
+/** The least load a scaled run keeps (a roll under it would prove little). */
+const MIN_AGENTS = 100;
+const MIN_RATE = 15;
+/** The harness's event loop delayed past this during the roll: its own timings (and its readiness probes) are not the nodes'. */
+export const HARNESS_LAG_MS = 1_000;
+
+/** The load to run on a machine whose baseline reads `rps`: the one asked for, or scaled down in proportion. */
+export function scaledLoad(agents: number, perSecond: number, rps: number): { agents: number; perSecond: number; factor: number } {
+  const factor = Math.min(1, rps / FULL_LOAD_RPS);
+  if (factor === 1) return { agents, perSecond, factor };
+  return {
+    agents: Math.min(agents, Math.max(MIN_AGENTS, Math.round((agents * factor) / 4) * 4)),
+    perSecond: Math.min(perSecond, Math.max(MIN_RATE, Math.round(perSecond * factor))),
+    factor,
+  };
+}
+
 export interface RollingOptions {
   /** SDK agents (default 1,000): half on the WebSocket, half long polling; each sends to the next. */
   agents: number;
@@ -48,20 +77,28 @@ export interface RollingOptions {
   warmupMs: number;
   afterMs: number;
   log: (line: string) => void;
+  /** Run the load given whatever the machine's speed (`--full-load`): not scaled to it (FULL_LOAD_RPS). */
+  fullLoad?: boolean;
+  /** Where to copy the nodes' and nginx's logs at the end (`--logs`); otherwise they go with the cluster's temp dir. */
+  logs?: string;
 }
 
 /**
  * A node's latest start as its log's `flock listening` line tells it (runtime/server.ts): the process's age when it
- * listened (module loading included), the start itself, and its parts of 100 ms or more, the slowest first.
+ * listened (module loading included), the start itself and its parts of 100 ms or more (the slowest first), and from
+ * its listening to `readyAt` (when its /readyz answered 200).
  */
-export function startTimings(logFile: string): string {
+export function startTimings(logFile: string, readyAt: number): string {
   const line = readFileSync(logFile, "utf8").split("\n").reverse().find((l) => l.includes('"msg":"flock listening"'));
   if (!line) return "no start line in its log";
-  const o = JSON.parse(line) as { startMs?: number; uptimeMs?: number; parts?: Record<string, number> };
-  if (o.startMs === undefined || o.uptimeMs === undefined) return "its start line has no timings";
+  const o = JSON.parse(line) as { time?: number; startMs?: number; uptimeMs?: number; parts?: Record<string, number> };
+  if (o.time === undefined || o.startMs === undefined || o.uptimeMs === undefined) return "its start line has no timings";
   const slow = Object.entries(o.parts ?? {}).filter(([, ms]) => ms >= 100).sort((a, b) => b[1] - a[1]);
   const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-  return `listening ${s(o.uptimeMs)} after its exec, the start ${s(o.startMs)} of it${slow.length ? `: ${slow.map(([p, ms]) => `${p} ${s(ms)}`).join(", ")}` : ""}`;
+  return (
+    `listening ${s(o.uptimeMs)} after its exec (the start ${s(o.startMs)} of it${slow.length ? `: ${slow.map(([p, ms]) => `${p} ${s(ms)}`).join(", ")}` : ""}), ` +
+    `ready ${s(readyAt - o.time)} after listening`
+  );
 }
 
 /** `fn` for 0..count-1, `n` at a time (a thousand registrations at once would only queue up in nginx and the nodes). */
@@ -105,6 +142,16 @@ async function runRolling(fault: { name: string; description: string }, o: Rolli
     from = buildRelease(rel, say);
     say(`from ${rel.version} to this tree (${thisRelease().release})`);
   }
+  // the machine first: the load is scaled to its speed (FULL_LOAD_RPS)
+  const rps = await baselineRps();
+  const scaled = o.fullLoad ? { agents: o.agents, perSecond: o.perSecond, factor: 1 } : scaledLoad(o.agents, o.perSecond, rps);
+  const loadNote: [string, string] = [
+    "load",
+    `${scaled.agents} agents at ${scaled.perSecond}/s (machine: bare-uWS baseline ${rps} req/s` +
+      (scaled.factor < 1 ? `, under ${FULL_LOAD_RPS}: ${o.agents} at ${o.perSecond}/s scaled to ${Math.round(scaled.factor * 100)}%)` : o.fullLoad ? ", not scaled: --full-load)" : ")"),
+  ];
+  say(loadNote[1]);
+  o = { ...o, agents: scaled.agents, perSecond: scaled.perSecond };
   const started = Date.now();
   const cluster = await startLocalCluster({
     roots: from ? [from, from, from] : undefined,
@@ -141,14 +188,20 @@ async function runRolling(fault: { name: string; description: string }, o: Rolli
 
     const before = upgrade ? await announced(cluster.redisUrl) : [];
     const phases: Phases = { injectAt: Date.now(), endAt: 0 };
+    // the harness's own event loop over the roll: when it lags, what it measures (readiness, hangs, latencies) is itself
+    const lag = monitorEventLoopDelay({ resolution: 20 });
+    lag.enable();
     const starts: [string, string][] = [];
     for (const node of [...cluster.nodes]) {
       const r = await cluster.restart(node.name, upgrade ? { root: ROOT } : {});
-      const timings = startTimings(node.log);
+      const timings = startTimings(node.log, Date.now());
       starts.push([`${node.name} SIGTERM to exit, to ready`, `${(r.stoppedMs / 1000).toFixed(1)} s, ${(r.readyMs / 1000).toFixed(1)} s (${timings})`]);
       say(`${node.name}: exited ${(r.stoppedMs / 1000).toFixed(1)} s after SIGTERM, ready ${(r.readyMs / 1000).toFixed(1)} s after it${upgrade ? ` (${(await announced(cluster.redisUrl)).join(" ")})` : ""}; ${timings}`);
     }
     phases.endAt = Date.now();
+    lag.disable();
+    const lagP99 = lag.percentile(99) / 1e6;
+    const lagMax = lag.max / 1e6;
     const after = upgrade ? await announced(cluster.redisUrl) : [];
     say(`rolled in ${((phases.endAt - phases.injectAt) / 1000).toFixed(1)} s; traffic goes on`);
     await sleep(o.afterMs);
@@ -174,7 +227,13 @@ async function runRolling(fault: { name: string; description: string }, o: Rolli
       say(`node-to-node messages dropped as unreadable, by node log: ${dropped.join(", ")}`);
       if (dropped.some((n) => n > 0)) result.failures.push(`node-to-node messages one release could not read from the other: ${dropped.join(" + ")}`);
     }
-    result.notes = [...(result.notes ?? []), ...starts];
+    result.notes = [
+      ...(result.notes ?? []),
+      loadNote,
+      ...starts,
+      ["harness event-loop delay in the roll", `p99 ${lagP99.toFixed(0)} ms, max ${lagMax.toFixed(0)} ms (bound ${HARNESS_LAG_MS} ms: past it the harness times itself, not the nodes)`],
+    ];
+    if (lagMax > HARNESS_LAG_MS) result.failures.push(`the harness's event loop lagged ${(lagMax / 1000).toFixed(1)} s in the roll (the machine is too busy for this load: its timings are the harness's)`);
     return judgeClients(result, t, {
       clients: o.agents,
       sdkErrors: fleet.sdkErrors,
@@ -184,6 +243,12 @@ async function runRolling(fault: { name: string; description: string }, o: Rolli
     }, pg);
   } finally {
     await fleet?.stop().catch(() => {});
+    if (o.logs) {
+      mkdirSync(o.logs, { recursive: true });
+      for (const f of [...cluster.nodes.map((n) => n.log), join(cluster.dir, "nginx.log")]) {
+        if (existsSync(f)) copyFileSync(f, join(o.logs, `${name}-${basename(f)}`));
+      }
+    }
     await cluster.stop().catch(() => {});
   }
 }

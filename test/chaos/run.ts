@@ -6,9 +6,9 @@
 //   npm run chaos -- --only redis-empty    one fault (or several, comma-separated)
 //   npm run chaos -- --list                the faults' names
 //   options: --pairs N (sender/receiver pairs, default 8), --rate N (sends per second per sender, default 10),
-//            --logs DIR (keep the nodes' logs there; otherwise they go with the temp dirs),
+//            --logs DIR (keep the nodes' logs there, the rolling faults' too; otherwise they go with the temp dirs),
 //            --agents N (rolling-restart's SDK agents, default 1000), --agents-rate N (their sends per second in all,
-//            default 150)
+//            default 150; both scaled down on a machine slower than rolling.ts FULL_LOAD_RPS, unless --full-load)
 // rolling-restart and rolling-upgrade run last, each on a topology of its own (nginx and three nodes:
 // test/chaos/rolling.ts; the upgrade's previous release is built in a temp folder first, once per release).
 import { mkdirSync } from "node:fs";
@@ -35,6 +35,7 @@ const { values } = parseArgs({
     logs: { type: "string" },
     agents: { type: "string", default: "1000" },
     "agents-rate": { type: "string", default: "150" },
+    "full-load": { type: "boolean", default: false },
   },
 });
 
@@ -219,7 +220,7 @@ async function main(): Promise<number> {
     log(`\nchaos: ${fault.name}`);
     let result: FaultResult;
     try {
-      result = await fault.run({ agents, perSecond: agentsRate, warmupMs: 5_000, afterMs: 6_000, log });
+      result = await fault.run({ agents, perSecond: agentsRate, warmupMs: 5_000, afterMs: 6_000, log, logs: values.logs, fullLoad: values["full-load"] });
     } catch (err) {
       log(`  ${fault.name}: the harness could not run it: ${(err as Error).message}`);
       result = notRun(fault.name, fault.description, (err as Error).message.split("\n")[0]!);

@@ -51,6 +51,27 @@ t.test("file upload and download", async (t) => {
     t.equal(await send("résumé 😀.pdf"), "résumé 😀.pdf", "a UTF-8 file name comes through as sent");
   });
 
+  t.test("a file name loses its bidirectional controls and control characters, raw or multipart", async (t) => {
+    const names: [string, string, string][] = [
+      ["a right-to-left override", "invoice\u202Egpj.exe", "invoicegpj.exe"],
+      ["embeddings and a pop", "a\u202Ab\u202Bc\u202Cd.txt", "abcd.txt"],
+      ["isolates", "x\u2066y\u2067z\u2068w\u2069.txt", "xyzw.txt"],
+      ["bidi marks", "r\u200Fl\u200Em\u061C.txt", "rlm.txt"],
+      ["C1 controls", "c1\u0085\u009B.txt", "c1.txt"],
+      ["nothing but an override", "\u202E", "upload"],
+    ];
+    const namer = await registerAgent(base, "namer"); // its own uploads: the owner's minute of 30 is for the tests below
+    for (const [what, name, kept] of names) {
+      const r = await upload(base, namer.token, "hello", "text/plain", name);
+      t.equal(r.status, 201, r.text);
+      t.equal(r.body.name, kept, `raw: ${what}`);
+      const form = new FormData();
+      form.append("file", new Blob(["hello"], { type: "text/plain" }), name);
+      const m = await fetch(`${base}/v1/files/upload`, { method: "POST", body: form, headers: { authorization: `Bearer ${namer.token}` } });
+      t.equal(((await m.json()) as { name: string }).name, kept, `multipart: ${what}`);
+    }
+  });
+
   t.test("a raw image upload: 201 with the file object; the owner downloads the same bytes", async (t) => {
     const data = Buffer.concat([PNG, randomBytes(5000)]);
     const r = await upload(base, owner.token, data, "image/png", "cat.png");

@@ -5,6 +5,7 @@ import type { Readable } from "node:stream";
 import busboy from "busboy";
 import { ApiError, invalid } from "../errors.ts";
 import { ClientAbortedError } from "../http/stream.ts";
+import { STRIPPED_FROM_FILE_NAMES } from "../../schema/files.ts";
 import { SNIFF_BYTES, sniffImage } from "./sniff.ts";
 import type { BlobStore, StagedBlob } from "./store.ts";
 
@@ -99,7 +100,7 @@ function otherType(declared: string): string {
 }
 
 function cleanName(name: string | undefined): string {
-  const base = (name ?? "").split(/[/\\]/).pop()!.replace(/[\u0000-\u001f\u007f]/g, "").trim();
+  const base = (name ?? "").split(/[/\\]/).pop()!.replace(STRIPPED_FROM_FILE_NAMES, "").trim();
   // 255 UTF-16 units at most, never half a surrogate pair (which would be stored as U+FFFD)
   const cut = base.length > 255 && /[\ud800-\udbff]/.test(base[254]!) ? 254 : 255;
   return base.slice(0, cut) || "upload";

@@ -1,0 +1,77 @@
+// Upgrading to files that follow their messages (migration 0022), on Postgres and on the embedded PGlite: the shares
+// given before are kept only where their principal is still a member of a thread with a kept message carrying the
+// file; a share that outlived its group (left, removed) or its messages (deleted) goes.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import t, { type Test } from "tap";
+import { connectSql, type Sql } from "../runtime/db/client.ts";
+import { startEmbeddedPostgres } from "../runtime/db/embedded.ts";
+import { migrate, readMigrations } from "../runtime/db/migrate.ts";
+import { visibleFile } from "../runtime/files/records.ts";
+import { TEST_DATABASE_URL, uniqueName } from "./helpers/env.ts";
+import { dropSchema } from "./helpers/node.ts";
+
+const SHA = "a".repeat(64);
+const att = (id: number) => JSON.stringify([{ id: `file_${id}`, name: "f", content_type: "text/plain", size: 1 }]);
+
+async function upgrade(t: Test, sql: Sql, schema: string) {
+  const all = readMigrations();
+  await migrate(sql, schema, all.filter((m) => m.name < "0022"));
+  // A (1) sent file 50 to B (2) directly, and file 51 to the group 20 of A, B and C (3); C left since; file 52 went
+  // to the group in a message A deleted. As the code before 0022 shared them: one row per file and recipient.
+  await sql`insert into principals (id, kind, display_name) values ('1', 'agent', 'a'), ('2', 'agent', 'b'), ('3', 'agent', 'c')`;
+  await sql`insert into threads (id, kind, pair_key) values (10, 'direct', '1:2'), (20, 'group', null)`;
+  await sql`insert into groups (id, name, owner) values (20, 'g', '1')`;
+  await sql`insert into thread_members (thread_id, principal) values (10, '1'), (10, '2'), (20, '1'), (20, '2')`;
+  await sql`
+    insert into files (id, owner, name, content_type, size, sha256, created_at)
+    values (50, '1', 'f', 'text/plain', 1, ${SHA}, now()), (51, '1', 'f', 'text/plain', 1, ${SHA}, now()), (52, '1', 'f', 'text/plain', 1, ${SHA}, now())`;
+  await sql`
+    insert into messages (id, thread_id, sender, recipient, body, created_at, attachments, deleted_at)
+    values (100, 10, '1', '2', 'dm', now(), ${att(50)}::text::jsonb, null),
+           (200, 20, '1', null, 'group', now(), ${att(51)}::text::jsonb, null),
+           (201, 20, '1', null, 'deleted', now(), ${att(52)}::text::jsonb, now())`;
+  await sql`insert into file_shares (file_id, principal) values (50, '2'), (51, '2'), (51, '3'), (52, '2'), (52, '3')`;
+
+  t.same(await migrate(sql, schema, all.filter((m) => m.name < "0023")), ["0022_files_follow_messages.sql"]);
+  const carried = await sql`select file_id::int, thread_id::int, message_id::int from message_files order by 1`;
+  t.same(carried, [
+    { file_id: 50, thread_id: 10, message_id: 100 },
+    { file_id: 51, thread_id: 20, message_id: 200 },
+  ], "the kept messages' files (not the deleted one's)");
+  const shares = await sql`select file_id::int, principal, thread_id::int from file_shares order by 1, 2`;
+  t.same(shares, [
+    { file_id: 50, principal: "2", thread_id: 10 },
+    { file_id: 51, principal: "2", thread_id: 20 },
+  ], "B keeps what kept messages of its threads carry; C, gone from the group, and the deleted message's shares go");
+  const reads = async (file: bigint, who: string) => (await visibleFile(sql, file, who, 0n)) !== null;
+  t.equal(await reads(50n, "2"), true);
+  t.equal(await reads(51n, "2"), true);
+  t.equal(await reads(51n, "3"), false, "C no longer reads the group's file");
+  t.equal(await reads(52n, "2"), false, "nor B the deleted message's");
+  t.equal(await reads(52n, "1"), true, "the owner reads its own");
+}
+
+t.test("migration 0022 on Postgres", async (t) => {
+  const schema = uniqueName("mig");
+  const sql = await connectSql({ url: TEST_DATABASE_URL, schema, pool: 1 });
+  t.teardown(async () => {
+    await sql.end({ timeout: 1 });
+    await dropSchema(schema);
+  });
+  await sql`create schema ${sql(schema)}`;
+  await upgrade(t, sql, schema);
+});
+
+t.test("migration 0022 on the embedded PGlite", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "flock-mig-0022-"));
+  const pg = await startEmbeddedPostgres(dir);
+  const sql = await connectSql({ url: pg.url, schema: "public", pool: 1 });
+  t.teardown(async () => {
+    await sql.end({ timeout: 1 });
+    await pg.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  await upgrade(t, sql, "public");
+});

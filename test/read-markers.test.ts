@@ -192,3 +192,42 @@ t.test("a group's Seen by: the other members' markers, the furthest first, witho
   t.equal((await reads(owner.token, "thread_123")).status, 404, "no such thread: 404");
   t.equal((await reads(owner.token, "nonsense")).status, 404, "not a thread id: 404");
 });
+
+t.test("turning read receipts back on does not reveal the markers moved while they were off", async (t) => {
+  const owner = await registerAgent(node.url, "Owner");
+  const b = await registerAgent(node.url, "Bea");
+  const shy = await signInWithWallet(node.url);
+  await befriend(node.svc.sql, owner.id, shy.id);
+  const g = await createGroup(node.url, owner, [b, { id: shy.id, token: shy.token, display_name: "" }]);
+  const thread = `thread_${g.slice("group_".length)}`;
+  const seen = async () =>
+    Object.fromEntries(
+      (await call(node.url, "GET", `/v1/threads/${thread}/reads`, { token: owner.token })).body.reads.map((x: { member: { id: string }; read_through: string }) => [x.member.id, x.read_through]),
+    );
+  const receipts = (on: boolean) => call(node.url, "PATCH", "/v1/users/me", { token: shy.token, json: { read_receipts: on } });
+  // and in a direct thread, the thread list's peer_read_through
+  const dm = await sendOk(node.url, owner, shy.id, "one");
+  const peerRead = async () => (await threads(owner.token)).threads.find((x) => x.id === dm.thread_id).peer_read_through;
+
+  const m1 = await postToGroup(node.url, owner, g, "first");
+  t.equal((await markRead(shy.token, thread, m1)).status, 200);
+  t.equal((await markRead(shy.token, dm.thread_id, dm.id)).status, 200);
+  t.same(await seen(), { [shy.id]: m1 }, "receipts on: seen through the first");
+  t.equal(await peerRead(), dm.id);
+
+  await receipts(false);
+  const m2 = await postToGroup(node.url, owner, g, "second");
+  const dm2 = await sendOk(node.url, owner, shy.id, "two");
+  t.equal((await markRead(shy.token, thread, m2)).status, 200);
+  t.equal((await markRead(shy.token, dm.thread_id, dm2.id)).status, 200);
+  t.same(await seen(), {}, "receipts off: not listed");
+  t.equal(await peerRead(), null);
+
+  await receipts(true);
+  t.same(await seen(), { [shy.id]: m1 }, "back on: still through the first, not the second read while off");
+  t.equal(await peerRead(), dm.id, "back on: the direct thread shows the marker from before, not the one moved while off");
+
+  const m3 = await postToGroup(node.url, owner, g, "third");
+  t.equal((await markRead(shy.token, thread, m3)).status, 200);
+  t.same(await seen(), { [shy.id]: m3 }, "a marker moved with receipts on is told again");
+});

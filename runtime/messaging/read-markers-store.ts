@@ -1,6 +1,7 @@
 // Postgres side of read markers (docs/ARCHITECTURE.md, "Read markers"): how far each member has read each thread
 // (thread_members.read_through, a message id that only moves forward), the unread counts they give, and whether a
-// principal tells the others (principals.read_receipts).
+// principal tells the others (principals.read_receipts). The others see the marker as it stood when it last moved with
+// receipts on (migration 0021: `shown` below), so turning receipts back on reveals nothing read while they were off.
 import type { Author } from "../../schema/common.ts";
 import { type AuthorRow, toAuthor } from "../accounts/avatar-path.ts";
 import type { Sql } from "../db/client.ts";
@@ -39,10 +40,14 @@ export function unreadCount(sql: Sql, thread: ReturnType<Sql>, marker: ReturnTyp
   ) unread)`;
 }
 
+/** The marker the other members see: read_through, or where it stood when it first moved with receipts off. */
+const shown = (sql: Sql, tm: string) => sql`coalesce(${sql(tm)}.shown_through, ${sql(tm)}.read_through)`;
+
 /**
  * Marks `thread` read by `me` through the message `through` (and every message before it), in one statement. The
  * marker only moves forward; the answer says where it is, and how many of the thread's messages from others are
- * still unread above it.
+ * still unread above it. A move with receipts off freezes what the others see where it was; one with them on is
+ * told, and the others see the marker again.
  */
 export async function markRead(sql: Sql, thread: bigint, me: string, through: bigint, horizon: bigint): Promise<MarkOutcome> {
   const [row] = await sql<{ member: boolean; found: boolean; at: string | null; moved: boolean; unread: number; receipts: boolean; members: string[] }[]>`
@@ -53,7 +58,9 @@ export async function markRead(sql: Sql, thread: bigint, me: string, through: bi
       select read_through from thread_members where thread_id = ${String(thread)} and principal = ${me}
     ),
     upd as (
-      update thread_members set read_through = ${String(through)}
+      update thread_members set read_through = ${String(through)},
+        shown_through = case when coalesce((select read_receipts from principals where id = ${me}), true) then null
+                             else coalesce(shown_through, read_through) end
       where thread_id = ${String(thread)} and principal = ${me} and read_through < ${String(through)} and exists (select 1 from m)
       returning read_through
     ),
@@ -84,12 +91,12 @@ export async function unreadTotal(sql: Sql, me: string, horizon: bigint): Promis
  */
 export async function readsOf(sql: Sql, thread: bigint, me: string): Promise<{ member: Author; through: bigint }[] | null> {
   const rows = await sql<(Partial<AuthorRow> & { through: string | null })[]>`
-    select p.id, p.display_name, p.avatar_key, tm.read_through::text as through
+    select p.id, p.display_name, p.avatar_key, ${shown(sql, "tm")}::text as through
     from thread_members me
-    left join thread_members tm on tm.thread_id = me.thread_id and tm.principal <> me.principal and tm.read_through > 0
+    left join thread_members tm on tm.thread_id = me.thread_id and tm.principal <> me.principal and ${shown(sql, "tm")} > 0
     left join principals p on p.id = tm.principal and p.read_receipts
     where me.thread_id = ${String(thread)} and me.principal = ${me}
-    order by tm.read_through desc nulls last, tm.principal`;
+    order by ${shown(sql, "tm")} desc nulls last, tm.principal`;
   // no row: not a member; one row with nulls: a member, and nobody else has read (or tells)
   if (rows.length === 0) return null;
   return rows.filter((r) => r.id && r.through).map((r) => ({ member: toAuthor(r as AuthorRow), through: BigInt(r.through!) }));

@@ -62,7 +62,8 @@ export function threadsOf(sql: Sql, me: string, before: bigint | null, limit: nu
       pay.explorer_url as pay_explorer,
       mine.read_through,
       ${unreadCount(sql, sql`mine.id`, sql`mine.read_through`, me, horizon)} as unread,
-      case when p.read_receipts then (select pm.read_through from thread_members pm where pm.thread_id = mine.id and pm.principal = pp.peer_id)
+      -- what the peer shows (migration 0021): not what it read while its receipts were off
+      case when p.read_receipts then (select coalesce(pm.shown_through, pm.read_through) from thread_members pm where pm.thread_id = mine.id and pm.principal = pp.peer_id)
       end as peer_read_through
     from mine
     left join groups g on g.id = mine.id

@@ -1,5 +1,6 @@
 // `npm run bench -- [--url URL] [--scenario NAME|all] [--agents N] [--duration S] [--connections N] [--out FILE]`
-// (`--scenario soak` and `--scenario connections` are runs of their own: bench/scenarios/soak.ts, connections.ts)
+// (`--scenario soak`, `--scenario connections` and `--scenario search` are runs of their own: bench/scenarios/soak.ts,
+// connections.ts, search.ts)
 // With no --url it starts Flock itself (embedded, or on DATABASE_URL / REDIS_URL), measures the baselines in the
 // same run, runs the scenarios, prints a table with each scenario's ratio to its baseline, writes the same as JSON,
 // and stops everything it started.
@@ -22,6 +23,7 @@ import { deliver, group, ws, wsBaseline } from "./scenarios/realtime.ts";
 const OWN_RUNS: Record<string, () => Promise<(argv: string[]) => Promise<number>>> = {
   soak: async () => (await import("./scenarios/soak.ts")).soakMain,
   connections: async () => (await import("./scenarios/connections.ts")).connectionsMain,
+  search: async () => (await import("./scenarios/search.ts")).searchMain,
 };
 const requested = parseArgs({ args: process.argv.slice(2), options: { scenario: { type: "string" } }, strict: false, allowPositionals: true }).values.scenario;
 const ownRun = typeof requested === "string" ? OWN_RUNS[requested] : undefined;

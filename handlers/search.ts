@@ -3,7 +3,7 @@
 import { invalid } from "../runtime/errors.ts";
 import { defineRoute, ok, type Route } from "../runtime/http/route.ts";
 import { parseId } from "../runtime/ids.ts";
-import { toMessage } from "../runtime/messaging/payload.ts";
+import { toMessageAt } from "../runtime/messaging/payload.ts";
 import { searchMessages } from "../runtime/search/messages-store.ts";
 import { findPeople } from "../runtime/search/people-store.ts";
 import { MessageSearchQuery, PeopleQuery } from "../schema/search.ts";
@@ -12,9 +12,10 @@ const people = defineRoute({
   method: "GET",
   path: "/v1/search/people",
   auth: "principal",
+  limit: "search",
   query: PeopleQuery,
   async handle({ query, principal, svc }) {
-    return ok({ people: await findPeople(svc.sql, principal.id, query.q, query.limit) });
+    return ok({ people: await svc.search.run((tx) => findPeople(tx, principal.id, query.q, query.limit)) });
   },
 });
 
@@ -22,6 +23,7 @@ const messages = defineRoute({
   method: "GET",
   path: "/v1/search/messages",
   auth: "principal",
+  limit: "search",
   query: MessageSearchQuery,
   async handle({ query, principal, svc }) {
     let before: bigint | null = null;
@@ -29,8 +31,9 @@ const messages = defineRoute({
       before = parseId("message", query.before);
       if (before === null) throw invalid("before: must be a message id", { field: "before" });
     }
-    const rows = await searchMessages(svc.sql, principal.id, query.q, before, query.limit, svc.horizons.messages());
-    return ok({ messages: rows.slice(0, query.limit).map(toMessage), has_more: rows.length > query.limit });
+    const horizon = svc.horizons.messages();
+    const rows = await svc.search.run((tx) => searchMessages(tx, principal.id, query.q, before, query.limit, horizon));
+    return ok({ messages: rows.slice(0, query.limit).map((r) => toMessageAt(r, horizon)), has_more: rows.length > query.limit });
   },
 });
 

@@ -19,6 +19,7 @@ import type { Lifecycle } from "./lifecycle.ts";
 import { Limiter } from "./limits/limiter.ts";
 import type { Logger } from "./log.ts";
 import { Messaging } from "./messaging/hub.ts";
+import { SearchGate } from "./search/bounded.ts";
 import { Metrics } from "./metrics.ts";
 import { Reconciler } from "./messaging/reconcile.ts";
 import { NodeLease } from "./node-lease.ts";
@@ -251,6 +252,8 @@ export async function startServices(config: Config, log: Logger, life: Lifecycle
     realtime,
     mcp,
     self,
+    // searches' share of the pool and their statements' bound (nothing to stop: it holds no connection of its own)
+    search: new SearchGate(sql),
   };
 
   // the background passes: every node finishes the appends of nodes that died, and marks abandoned payment claims

@@ -23,6 +23,7 @@ import type { McpSessions } from "./mcp/sessions.ts";
 import type { SelfAddress } from "./self-address.ts";
 import type { Horizons } from "./retention/horizons.ts";
 import type { Tracing } from "./tracing.ts";
+import type { SearchGate } from "./search/bounded.ts";
 
 /** The backends and the node's identity: what the parts below are built from. */
 export interface Core {
@@ -70,4 +71,6 @@ export interface Services extends Core {
   mcp: McpSessions;
   /** Where the node reaches its own API over loopback; set by the listen step. */
   self: SelfAddress;
+  /** How many searches run at once, and each one's statement bound (runtime/search/bounded.ts). */
+  search: SearchGate;
 }

@@ -42,8 +42,13 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
   try {
     mkdirSync(dir, { recursive: true });
     if (!existsSync(join(dir, "PG_VERSION"))) await initDataDir(dir);
-    const [{ PGlite: Pg }, { PGLiteSocketServer: SocketServer }] = await Promise.all([import("@electric-sql/pglite"), import("@electric-sql/pglite-socket")]);
-    db = await Pg.create({ dataDir: dir, startParams: startParams(Pg.defaultStartParams) });
+    const [{ PGlite: Pg }, { PGLiteSocketServer: SocketServer }, { pg_trgm }] = await Promise.all([
+      import("@electric-sql/pglite"),
+      import("@electric-sql/pglite-socket"),
+      import("@electric-sql/pglite/contrib/pg_trgm"),
+    ]);
+    // pg_trgm: the people search's trigram index (schema/migrations/0023_search_indexes.sql), as on a real server
+    db = await Pg.create({ dataDir: dir, startParams: startParams(Pg.defaultStartParams), extensions: { pg_trgm } });
     server = new SocketServer({ db, port: 0, host: "127.0.0.1", maxConnections: 16 });
     await server.start();
   } catch (err) {

@@ -40,6 +40,7 @@ export const POLICIES = {
   moments: { limit: 5, window: 60, scope: "principal", covers: ["POST /v1/moments"] },
   upload: { limit: 30, window: 60, scope: "principal", covers: ["POST /v1/files/upload"] },
   groups: { limit: 20, window: 60, scope: "principal", covers: ["POST /v1/groups", "POST /v1/groups/{id}/members"] },
+  search: { limit: 60, window: 60, scope: "principal", covers: ["GET /v1/search/messages", "GET /v1/search/people"] },
 } as const satisfies Record<string, Policy>;
 
 export type PolicyName = keyof typeof POLICIES;

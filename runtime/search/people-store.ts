@@ -1,10 +1,21 @@
 // Finding people (GET /v1/search/people): agents by name or id (an agent is public), and the persons the caller may
 // see by the same: friends, and those it shares a conversation with (docs/ARCHITECTURE.md, "Search"). A person no one
 // introduced is never found, so a search tells no stranger that a person exists.
+//
+// Agents are found on indexes (schema/migrations/0023_search_indexes.sql): a text of MIN_CONTAINS characters or more
+// anywhere in a name by the trigram index, a shorter one at the start of a name by the index on lower(display_name),
+// an id by the primary key; and at most AGENT_CANDIDATES names starting with the text and as many containing it are
+// ranked, so a text that matches
+// half the fleet ("agent") costs a bounded read, not a sort of every agent.
+import type { TransactionSql } from "postgres";
 import type { Person } from "../../schema/search.ts";
 import { avatarPath } from "../accounts/avatar-path.ts";
-import type { Sql } from "../db/client.ts";
 import { containing, startingWith } from "../db/like.ts";
+
+/** The shortest text found anywhere in a name (a trigram); a shorter one is found at the start of a name. */
+export const MIN_CONTAINS = 3;
+/** Names starting with the text, and names containing it, read to rank (the exact matches are always read). */
+export const AGENT_CANDIDATES = 500;
 
 interface PersonRow {
   id: string;
@@ -18,8 +29,10 @@ interface PersonRow {
  * Up to `limit` people matching `q` for `me`: the name equal to it (any case) first, then starting with it, then
  * containing it, friends before others within each, then by name.
  */
-export async function findPeople(sql: Sql, me: string, q: string, limit: number): Promise<Person[]> {
-  const rows = await sql<PersonRow[]>`
+export async function findPeople(tx: TransactionSql, me: string, q: string, limit: number): Promise<Person[]> {
+  const matchName =
+    [...q].length >= MIN_CONTAINS ? tx`p.display_name ilike ${containing(q)}` : tx`lower(p.display_name) like ${startingWith(q.toLowerCase())}`;
+  const rows = await tx<PersonRow[]>`
     with known as (
       select friend as id from friendships where principal = ${me}
       union
@@ -27,7 +40,15 @@ export async function findPeople(sql: Sql, me: string, q: string, limit: number)
     ),
     hits as (
       select p.id, p.display_name, p.avatar_key, p.kind from principals p
-      where p.kind = 'agent' and (p.display_name ilike ${containing(q)} or p.id = ${q})
+      where p.kind = 'agent' and (lower(p.display_name) = lower(${q}) or p.id = ${q})
+      union
+      (select p.id, p.display_name, p.avatar_key, p.kind from principals p
+       where p.kind = 'agent' and lower(p.display_name) like ${startingWith(q.toLowerCase())}
+       limit ${AGENT_CANDIDATES})
+      union
+      (select p.id, p.display_name, p.avatar_key, p.kind from principals p
+       where p.kind = 'agent' and ${matchName}
+       limit ${AGENT_CANDIDATES})
       union
       select p.id, p.display_name, p.avatar_key, p.kind from known k join principals p on p.id = k.id
       where p.kind = 'human' and (p.display_name ilike ${containing(q)} or p.id = ${q})

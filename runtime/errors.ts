@@ -20,7 +20,7 @@ export const ERROR_STATUS = {
   payments_unavailable: 503,
 } as const;
 
-type ErrorCode = keyof typeof ERROR_STATUS;
+export type ErrorCode = keyof typeof ERROR_STATUS;
 
 export interface ErrorBody {
   error: ErrorCode;

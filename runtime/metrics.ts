@@ -67,6 +67,7 @@ export class Metrics {
   readonly registry = new Registry();
   private readonly requests: Counter<"method" | "route" | "status">;
   private readonly latency: Histogram<"method" | "route" | "status">;
+  private readonly slow: Counter<"route" | "cause">;
 
   /** Sockets and long polls open on this node now. */
   readonly connections: Record<Transport, Level>;
@@ -122,6 +123,13 @@ export class Metrics {
       help: "HTTP request latency from first byte read to response written",
       labelNames: ["method", "route", "status"],
       buckets: LATENCY_BUCKETS,
+      registers,
+    });
+
+    this.slow = new Counter({
+      name: "flock_slow_requests_total",
+      help: "Requests that held the event loop over 50 ms in one step (event_loop) or ran a statement past its bound (database), by route",
+      labelNames: ["route", "cause"],
       registers,
     });
 
@@ -225,6 +233,11 @@ export class Metrics {
     return () => {
       Object.assign(this.queues, before);
     };
+  }
+
+  /** A slow request (runtime/http/slow-requests.ts). */
+  slowRequest(route: string, cause: "event_loop" | "database"): void {
+    this.slow.inc({ route, cause });
   }
 
   /** One HTTP request answered. */

@@ -20,6 +20,7 @@ import { Limiter } from "./limits/limiter.ts";
 import type { Logger } from "./log.ts";
 import { Messaging } from "./messaging/hub.ts";
 import { SearchGate } from "./search/bounded.ts";
+import { SlowRequests } from "./http/slow-requests.ts";
 import { Metrics } from "./metrics.ts";
 import { Reconciler } from "./messaging/reconcile.ts";
 import { NodeLease } from "./node-lease.ts";
@@ -252,8 +253,10 @@ export async function startServices(config: Config, log: Logger, life: Lifecycle
     realtime,
     mcp,
     self,
-    // searches' share of the pool and their statements' bound (nothing to stop: it holds no connection of its own)
+    // searches' share of the pool and their statements' bound, and the slow-request log (nothing to stop: neither
+    // holds a connection or a timer)
     search: new SearchGate(sql),
+    slow: new SlowRequests(log, metrics),
   };
 
   // the background passes: every node finishes the appends of nodes that died, and marks abandoned payment claims

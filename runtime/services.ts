@@ -24,6 +24,7 @@ import type { SelfAddress } from "./self-address.ts";
 import type { Horizons } from "./retention/horizons.ts";
 import type { Tracing } from "./tracing.ts";
 import type { SearchGate } from "./search/bounded.ts";
+import type { SlowRequests } from "./http/slow-requests.ts";
 
 /** The backends and the node's identity: what the parts below are built from. */
 export interface Core {
@@ -73,4 +74,6 @@ export interface Services extends Core {
   self: SelfAddress;
   /** How many searches run at once, and each one's statement bound (runtime/search/bounded.ts). */
   search: SearchGate;
+  /** Requests that held the event loop or ran a statement past its bound, logged and counted (runtime/http/slow-requests.ts). */
+  slow: SlowRequests;
 }

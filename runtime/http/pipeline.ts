@@ -18,6 +18,7 @@ import { bodyStream } from "./stream.ts";
 import type { Readable } from "node:stream";
 import { NOSNIFF, write } from "./respond.ts";
 import { sendStream } from "./send-stream.ts";
+import { ranPastBound } from "./slow-requests.ts";
 import type { Ctx, Method, Reply, Route } from "./route.ts";
 import type { Router } from "./router.ts";
 import { parseJson, parseQueryString, parseWith } from "./validate.ts";
@@ -73,6 +74,8 @@ class Exchange {
   cors: Readonly<Record<string, string>> | undefined;
   /** The answer must not be stored by any cache: it is a principal's, or may carry a token (see sensitive()). */
   noStore = false;
+  /** Who asked, once authenticated (the slow-request log names it). */
+  principalId: string | undefined;
   private childLog: Logger | undefined;
 
   constructor(
@@ -117,7 +120,9 @@ class Exchange {
       body = out.raw.data;
       outHeaders["Content-Type"] = out.raw.type;
     } else if (out.body !== undefined && status !== 204) {
+      const since = performance.now();
       body = JSON.stringify(out.body);
+      this.svc.slow.held(this.routeLabel, this.principalId, "answer", since);
       Object.assign(outHeaders, JSON_TYPE);
     }
     if (out.stream && !this.aborted) {
@@ -141,6 +146,7 @@ class Exchange {
   fail(err: unknown): void {
     // a backend out of reach answers 503 unavailable + Retry-After, never 500 (runtime/circuit.ts)
     // counted, not logged one by one: the circuit logs its state changes and a summary of refusals (runtime/circuit.ts)
+    if (ranPastBound(err)) this.svc.slow.database(this.routeLabel, this.principalId);
     err = this.svc.circuits.trip(err) ?? err;
     if (err instanceof Unavailable) this.svc.circuits.of(err.backend)?.refused(`${this.method} ${this.routeLabel}`);
     if (err instanceof ApiError) {
@@ -271,6 +277,7 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
   ): Promise<Reply> {
     if (route.path.startsWith("/v1/")) svc.limiter.checkBan(ex.ip);
     const principal = route.auth === "none" ? null : await svc.auth.authenticate(headers["authorization"]);
+    ex.principalId = principal?.id;
     if (principal && route.auth !== "principal" && principal.kind !== route.auth) {
       throw new ApiError("forbidden", `this endpoint is for ${route.auth}s only`);
     }
@@ -281,14 +288,19 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
     const perIp = route.limit !== undefined && POLICIES[route.limit].scope === "ip";
     if (route.limit && perIp) await svc.limiter.enforce(route.limit, ex.ip, ex.ip, replyHeaders);
     let body: unknown;
-    if (route.body && raw) body = parseWith(route.body, parseJson(raw), "body");
     let query: unknown;
-    if (route.query) query = parseWith(route.query, parseQueryString(rawQuery), "query");
+    const since = performance.now();
+    try {
+      if (route.body && raw) body = parseWith(route.body, parseJson(raw), "body");
+      if (route.query) query = parseWith(route.query, parseQueryString(rawQuery), "query");
+    } finally {
+      svc.slow.held(ex.routeLabel, ex.principalId, "input", since);
+    }
     if (route.limit && !perIp) await enforceOpen(route.limit, principal!.id, ex.ip, replyHeaders);
     const ctx = new RequestCtx(ex, params, query, body, headers, principal!, svc, replyHeaders);
     const key = route.idempotent ? headers["idempotency-key"] : undefined;
     let reply: Reply;
-    if (key === undefined) reply = await route.handle(ctx);
+    if (key === undefined) reply = await timed(ex, () => route.handle(ctx));
     else if (route.stream) {
       // a streamed body (an upload) is known only once it is read: the handler reads it, then does its work through
       // ctx.once, which claims the key with what was sent (the SHA-256 of its bytes) as the fingerprint
@@ -304,9 +316,19 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
     } else {
       ctx.idempotencyKey = key;
       // what was asked: the method, path, query and JSON body
-      reply = await keyed.run(principal!, key, [ex.method, ex.path, rawQuery, raw ?? ""], RUNNING_STALE_S.json, () => Promise.resolve(route.handle(ctx)));
+      reply = await keyed.run(principal!, key, [ex.method, ex.path, rawQuery, raw ?? ""], RUNNING_STALE_S.json, () => Promise.resolve(timed(ex, () => route.handle(ctx))));
     }
     return { ...reply, headers: { ...replyHeaders, ...reply.headers } };
+  }
+
+  /** Runs a handler, timing its synchronous first stretch (up to its first await) for the slow-request log. */
+  function timed(ex: Exchange, handle: () => Reply | Promise<Reply>): Reply | Promise<Reply> {
+    const since = performance.now();
+    try {
+      return handle();
+    } finally {
+      svc.slow.held(ex.routeLabel, ex.principalId, "handler", since);
+    }
   }
 
   /**

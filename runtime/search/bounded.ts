@@ -8,6 +8,7 @@
 import type { TransactionSql } from "postgres";
 import type { Sql } from "../db/client.ts";
 import { ApiError } from "../errors.ts";
+import { PastBound, ranPastBound } from "../http/slow-requests.ts";
 
 /** Searches one node runs at once (the pool has PG_POOL connections, 4 by default). */
 export const SEARCH_RUNNING = 2;
@@ -22,15 +23,12 @@ const busy = () =>
   new ApiError("unavailable", "too many searches are running on this node; retry shortly", { retry_after: RETRY_AFTER_S }, { "Retry-After": String(RETRY_AFTER_S) });
 
 const tooLong = () =>
-  new ApiError(
+  new PastBound(
     "unavailable",
     `the search took longer than ${SEARCH_STATEMENT_MS} ms and was stopped; add words or narrow it with before`,
     { retry_after: RETRY_AFTER_S },
     { "Retry-After": String(RETRY_AFTER_S) },
   );
-
-/** A statement cancelled by its statement_timeout. */
-const timedOut = (err: unknown) => (err as { code?: unknown } | null)?.code === "57014";
 
 export class SearchGate {
   private running = 0;
@@ -52,7 +50,7 @@ export class SearchGate {
         return query(tx);
       })) as T;
     } catch (err) {
-      throw timedOut(err) ? tooLong() : err;
+      throw ranPastBound(err) ? tooLong() : err;
     } finally {
       const next = this.waiting.shift();
       if (next) next();

@@ -342,6 +342,7 @@ export class WsSession implements StreamMember {
     if (this.endIfExpired()) return;
     this.open(upgradedAs);
     let raw: unknown;
+    const since = performance.now();
     try {
       raw = this.codec.decode(data);
     } catch {
@@ -350,6 +351,7 @@ export class WsSession implements StreamMember {
     }
     const ref = refOf(raw);
     const parsed = ClientFrame.safeParse(raw);
+    this.deps.svc.slow.held(`WS ${parsed.success ? parsed.data.type : "invalid frame"}`, this.principal?.id, "input", since);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const where = issue && issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";

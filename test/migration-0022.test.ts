@@ -51,6 +51,45 @@ async function upgrade(t: Test, sql: Sql, schema: string) {
   t.equal(await reads(51n, "3"), false, "C no longer reads the group's file");
   t.equal(await reads(52n, "2"), false, "nor B the deleted message's");
   t.equal(await reads(52n, "1"), true, "the owner reads its own");
+
+  // then a node of 0.1.0, still running, sends file 53 to B directly and 54 to the group, as its statement did: the
+  // message with its attachments, and shares of (file, principal) with no thread
+  await sql`
+    insert into files (id, owner, name, content_type, size, sha256, created_at)
+    values (53, '1', 'f', 'text/plain', 1, ${SHA}, now()), (54, '1', 'f', 'text/plain', 1, ${SHA}, now())`;
+  await sql`
+    with m as (
+      insert into messages (id, thread_id, sender, recipient, body, created_at, attachments)
+      values (300, 10, '1', '2', 'dm from 0.1.0', now(), ${att(53)}::text::jsonb), (301, 20, '1', null, 'group from 0.1.0', now(), ${att(54)}::text::jsonb)
+      returning id
+    ), s as (
+      insert into file_shares (file_id, principal) values (53, '2'), (54, '2') on conflict do nothing
+    )
+    select count(*) from m`;
+  t.equal(await reads(53n, "2"), true, "B reads the file 0.1.0 sent it directly");
+  t.equal(await reads(54n, "2"), true, "and the one it sent to the group");
+  t.equal(await reads(54n, "3"), false, "C, gone from the group, does not");
+  t.same(
+    await sql`select file_id::int, principal, thread_id::int from file_shares where file_id >= 53 order by 1, 2`,
+    [
+      { file_id: 53, principal: "2", thread_id: 10 },
+      { file_id: 54, principal: "2", thread_id: 20 },
+    ],
+    "shares in their threads",
+  );
+  // and a send of this release, which writes its own rows, is left as it wrote them (here D (4), in the group, was
+  // given no share: the trigger would have given it one)
+  await sql`insert into principals (id, kind, display_name) values ('4', 'agent', 'd')`;
+  await sql`insert into thread_members (thread_id, principal) values (20, '4')`;
+  await sql`insert into files (id, owner, name, content_type, size, sha256, created_at) values (55, '1', 'f', 'text/plain', 1, ${SHA}, now())`;
+  await sql`
+    with m as (
+      insert into messages (id, thread_id, sender, recipient, body, created_at, attachments)
+      values (302, 20, '1', null, 'group', now(), ${att(55)}::text::jsonb) returning id, thread_id
+    ), mf as (insert into message_files (file_id, thread_id, message_id) values (55, 20, 302))
+    insert into file_shares (file_id, principal, thread_id) values (55, '2', 20)`;
+  t.equal(Number((await sql`select count(*)::int as n from file_shares where file_id = 55`)[0]!["n"]), 1, "no share for D: the trigger left this release's send alone");
+  t.equal(Number((await sql`select count(*)::int as n from message_files where file_id = 55`)[0]!["n"]), 1);
 }
 
 t.test("migration 0022 on Postgres", async (t) => {

@@ -53,3 +53,40 @@ FROM file_shares_before_0022 s
 GROUP BY s.file_id, s.principal, mf.thread_id;
 
 DROP TABLE file_shares_before_0022;
+
+-- Beside a node of 0.1.0 (a rolling upgrade: docs/OPERATIONS.md, "Upgrades and restarts"). Its send statement shares a
+-- file as (file, principal), with no thread, and records no message_files row: the NOT NULL thread would fail its
+-- whole batch, and without the row its recipients could not read the file. So a share without a thread is left out
+-- (its statement goes on), and a message stored with attachments but no message_files row of its own by the end of
+-- its statement (a send of this release writes them in that statement) gets them here, with a share for each
+-- recipient as 0.1.0 gave them: the direct message's recipient, or the group's other members. A message without
+-- attachments never runs the trigger.
+CREATE FUNCTION flock_share_without_thread() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN NULL;
+END $$;
+CREATE TRIGGER file_shares_without_thread BEFORE INSERT ON file_shares
+  FOR EACH ROW WHEN (NEW.thread_id IS NULL) EXECUTE FUNCTION flock_share_without_thread();
+
+CREATE FUNCTION flock_files_of_older_send() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF jsonb_typeof(NEW.attachments) <> 'array' OR EXISTS (SELECT 1 FROM message_files WHERE message_id = NEW.id) THEN
+    RETURN NULL;
+  END IF;
+  INSERT INTO message_files (file_id, thread_id, message_id)
+  SELECT DISTINCT f.id, NEW.thread_id, NEW.id
+  FROM jsonb_array_elements(NEW.attachments) a JOIN files f ON f.id = substr(a ->> 'id', 6)::bigint AND f.owner = NEW.sender
+  WHERE a ->> 'id' ~ '^file_[0-9]{1,18}$'
+  ON CONFLICT DO NOTHING;
+  INSERT INTO file_shares (file_id, principal, thread_id)
+  SELECT mf.file_id, r.principal, NEW.thread_id
+  FROM message_files mf
+    JOIN (SELECT NEW.recipient AS principal WHERE NEW.recipient IS NOT NULL
+          UNION
+          SELECT tm.principal FROM thread_members tm WHERE NEW.recipient IS NULL AND tm.thread_id = NEW.thread_id AND tm.principal <> NEW.sender) r ON true
+  WHERE mf.message_id = NEW.id
+  ON CONFLICT DO NOTHING;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER messages_files_of_older_send AFTER INSERT ON messages
+  FOR EACH ROW WHEN (NEW.attachments IS NOT NULL) EXECUTE FUNCTION flock_files_of_older_send();

@@ -10,7 +10,10 @@
 -- default 4 MB, a search for a word no message holds read 438 pages of it (10.9 ms) after 200,000 sends; with 256 kB
 -- it reads a few. Measured on 5,000 single-row inserts: +0.08 ms each with this list, +0.18 ms with no list
 -- (fastupdate off), against no index (bench/RESULTS.md, "Search").
-CREATE INDEX messages_words_idx ON messages USING gin (to_tsvector('simple', body)) WITH (gin_pending_list_limit = 256);
+-- Building it holds sends back while it runs (a SHARE lock on each partition: 3.5 s for 200,000 messages on a loaded
+-- 2-core machine, so minutes for tens of millions); docs/OPERATIONS.md, "Upgrades and restarts", says how to build it
+-- beforehand, without the lock, partition by partition: this statement then attaches those indexes instead.
+CREATE INDEX IF NOT EXISTS messages_words_idx ON messages USING gin (to_tsvector('simple', body)) WITH (gin_pending_list_limit = 256);
 
 -- People: trigram indexes (pg_trgm), which serve ILIKE '%text%' for a text of three characters or more, over the
 -- names in any case. pg_trgm is a trusted extension shipped with Postgres (and bundled with the embedded PGlite,

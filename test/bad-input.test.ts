@@ -1,5 +1,6 @@
 // Hostile inputs that once answered 500: each must be a 400 in the one error shape, and must not be free to repeat.
 import t from "tap";
+import { MAX_JSON_VALUES } from "../runtime/http/validate.ts";
 import { POLICIES } from "../runtime/limits/policies.ts";
 import { call, randomIp, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
@@ -34,6 +35,21 @@ t.test("deeply nested JSON", async (t) => {
     t.equal(r.status, 400);
     t.equal(r.body.error, "invalid_request");
     t.match(r.body.message, /deep/);
+  });
+
+  t.test("too many values, or too deep, are refused from the bytes before they are parsed", async (t) => {
+    const many = `{"display_name":"x","extra":[${Array(MAX_JSON_VALUES).fill("1").join(",")}]}`;
+    const r = await call(node.url, "POST", "/v1/agents/register", { body: many, headers: { "content-type": "application/json", "x-forwarded-for": randomIp() } });
+    t.equal(r.status, 400);
+    t.match(r.body.message, /too many values/);
+    // commas and brackets inside strings are not structure
+    const inString = JSON.stringify({ display_name: "x", description: ",".repeat(MAX_JSON_VALUES + 1) + "[".repeat(100) + '\\"' });
+    const ok = await call(node.url, "POST", "/v1/agents/register", { body: inString, headers: { "content-type": "application/json", "x-forwarded-for": randomIp() } });
+    t.not(ok.body.message ?? "", /too many values|nested too deeply/, `a string of commas and brackets is text: ${ok.status}`);
+    const deep = "[".repeat(520_000) + "]".repeat(520_000);
+    const d = await call(node.url, "POST", "/v1/moments", { token: agent.token, body: deep, headers: { "content-type": "application/json" } });
+    t.equal(d.status, 400);
+    t.match(d.body.message, /deep/);
   });
 
   t.test("ordinary nesting still works, and a NUL deep inside a known field is still named", async (t) => {

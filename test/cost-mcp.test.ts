@@ -91,6 +91,9 @@ for (const mode of ["servers", "embedded"] as const satisfies readonly Mode[]) {
     for (const tool of tools) {
       const schema = tool.inputSchema as JsonSchema;
       const base = sampleOf(schema, hints) as Record<string, unknown>;
+      // the fields with defaults are optional, so the sample leaves them out: wait_for_messages would then wait its
+      // default 20 s (past REQUEST_TIMEOUT_MS) once an earlier call had taken what was pending
+      for (const k of ["timeout_seconds", "ack_previous"]) if (schema.properties && k in schema.properties) base[k] = hints[k as keyof typeof hints];
       const call = async (what: string, args: unknown): Promise<boolean> => {
         const { value, cost } = await meter.measure(async () => {
           try {

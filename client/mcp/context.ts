@@ -24,6 +24,13 @@ export interface ToolContext {
  * across the SDK's own retries of that call); with it, calling again with the same key after an error whose outcome
  * was unknown answers what the first call did instead of creating the thing twice.
  */
+/**
+ * The longest id a tool takes (Flock's ids are a prefix and at most 19 digits), and the longest text: the node checks
+ * both exactly, but a tool puts ids in the path of its request to the node, and a megabyte of path is never answered.
+ */
+export const ID_MAX = 64;
+export const TEXT_MAX = 16_000;
+
 export const idempotencyKeyArg = z
   .string()
   .regex(/^[\x21-\x7e]{1,255}$/, "1 to 255 visible ASCII characters, no spaces")

@@ -3,7 +3,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { describeCaps } from "./caps.ts";
-import { idempotencyKeyArg, type ToolContext, run, runCreating } from "./context.ts";
+import { ID_MAX, idempotencyKeyArg, run, runCreating, TEXT_MAX, type ToolContext } from "./context.ts";
 
 export function registerMarketTools(server: McpServer, ctx: ToolContext): void {
   server.registerTool(
@@ -11,7 +11,7 @@ export function registerMarketTools(server: McpServer, ctx: ToolContext): void {
     {
       title: "Browse paid agents",
       description: "The directory of paid agents: each with id, display name, description and price per message in US dollars. Message one with pay_and_send.",
-      inputSchema: { q: z.string().optional().describe("words to search for in names and descriptions"), limit: z.number().int().min(1).max(100).optional(), before: z.string().optional() },
+      inputSchema: { q: z.string().max(200).optional().describe("words to search for in names and descriptions"), limit: z.number().int().min(1).max(100).optional(), before: z.string().max(ID_MAX).optional() },
     },
     ({ q, limit, before }) => run(ctx, async () => ({ ...(await ctx.flock().marketplace({ q, limit, before })), payments: describeCaps(ctx.caps) })),
   );
@@ -22,8 +22,8 @@ export function registerMarketTools(server: McpServer, ctx: ToolContext): void {
       description:
         "Send a message to a paid agent and pay its price (x402, a USD stablecoin), only within the caps the operator configured (per message and in total). A price above the caps, or no configured wallet, is refused without paying and the error shows the price, the asset and who would be paid. The answer carries the settled payment (transaction hash).",
       inputSchema: {
-        to: z.string().min(1).describe("the paid agent's id (from marketplace)"),
-        body: z.string().min(1).describe("the message text"),
+        to: z.string().min(1).max(ID_MAX).describe("the paid agent's id (from marketplace)"),
+        body: z.string().min(1).max(TEXT_MAX).describe("the message text"),
         idempotency_key: idempotencyKeyArg,
       },
     },

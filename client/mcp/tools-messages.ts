@@ -1,9 +1,9 @@
 // Tools for direct and group messages, threads, and receiving (wait_for_messages / ack_messages).
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import { idempotencyKeyArg, type ToolContext, run, runCreating } from "./context.ts";
+import { ID_MAX, idempotencyKeyArg, run, runCreating, TEXT_MAX, type ToolContext } from "./context.ts";
 
-const body = z.string().min(1).describe("the message text");
+const body = z.string().min(1).max(TEXT_MAX).describe("the message text");
 
 export function registerMessageTools(server: McpServer, ctx: ToolContext): void {
   server.registerTool(
@@ -13,10 +13,10 @@ export function registerMessageTools(server: McpServer, ctx: ToolContext): void 
       description:
         "Send a direct message to an agent or human. Sends are throttled below 10 per second. A paid agent answers with a payment-required error naming its price: then use pay_and_send, if the operator allows paying.",
       inputSchema: {
-        to: z.string().min(1).describe("the recipient's id (agent: digits; human: P + digits)"),
+        to: z.string().min(1).max(ID_MAX).describe("the recipient's id (agent: digits; human: P + digits)"),
         body,
-        attachments: z.array(z.string()).max(10).optional().describe("ids of files you uploaded, shared with the recipient"),
-        reply_to: z.string().optional().describe("the id of the message of this conversation you answer (msg_...)"),
+        attachments: z.array(z.string().max(ID_MAX)).max(10).optional().describe("ids of files you uploaded, shared with the recipient"),
+        reply_to: z.string().max(ID_MAX).optional().describe("the id of the message of this conversation you answer (msg_...)"),
         idempotency_key: idempotencyKeyArg,
       },
     },
@@ -29,9 +29,9 @@ export function registerMessageTools(server: McpServer, ctx: ToolContext): void 
       title: "Send a group message",
       description: "Send a message to every other member of a group you belong to.",
       inputSchema: {
-        group_id: z.string().min(1).describe("the group's id (group_...)"),
+        group_id: z.string().min(1).max(ID_MAX).describe("the group's id (group_...)"),
         body,
-        reply_to: z.string().optional().describe("the id of the group's message you answer (msg_...)"),
+        reply_to: z.string().max(ID_MAX).optional().describe("the id of the group's message you answer (msg_...)"),
         idempotency_key: idempotencyKeyArg,
       },
     },
@@ -43,7 +43,7 @@ export function registerMessageTools(server: McpServer, ctx: ToolContext): void 
     {
       title: "Edit a message you sent",
       description: "Change the body of a direct or group message you sent, within 48 hours of sending it. The members see it as edited.",
-      inputSchema: { message_id: z.string().min(1).describe("the message's id (msg_...)"), body },
+      inputSchema: { message_id: z.string().min(1).max(ID_MAX).describe("the message's id (msg_...)"), body },
     },
     ({ message_id, body }) => run(ctx, () => ctx.flock().editMessage(message_id, body)),
   );
@@ -52,7 +52,7 @@ export function registerMessageTools(server: McpServer, ctx: ToolContext): void 
     {
       title: "Delete a message you sent",
       description: "Delete a direct or group message you sent: history keeps a tombstone without its body or files.",
-      inputSchema: { message_id: z.string().min(1).describe("the message's id (msg_...)") },
+      inputSchema: { message_id: z.string().min(1).max(ID_MAX).describe("the message's id (msg_...)") },
     },
     ({ message_id }) => run(ctx, async () => (await ctx.flock().deleteMessage(message_id), { deleted: message_id })),
   );
@@ -62,8 +62,8 @@ export function registerMessageTools(server: McpServer, ctx: ToolContext): void 
       title: "React to a message",
       description: "Add an emoji reaction to a message in one of your threads, or take yours back with remove=true.",
       inputSchema: {
-        message_id: z.string().min(1).describe("the message's id (msg_...)"),
-        emoji: z.string().min(1).describe("one emoji, or a :short_name:"),
+        message_id: z.string().min(1).max(ID_MAX).describe("the message's id (msg_...)"),
+        emoji: z.string().min(1).max(ID_MAX).describe("one emoji, or a :short_name:"),
         remove: z.boolean().optional().describe("take your reaction back instead"),
       },
     },
@@ -83,7 +83,7 @@ export function registerMessageTools(server: McpServer, ctx: ToolContext): void 
     {
       title: "Search your messages",
       description: "Full-text search over the messages of your own conversations, newest first. Words must all appear; \"a phrase\", or, -word work as in a web search. Page with before = the oldest id you got when has_more is true.",
-      inputSchema: { q: z.string().min(1).max(200), limit: z.number().int().min(1).max(50).optional(), before: z.string().optional() },
+      inputSchema: { q: z.string().min(1).max(200), limit: z.number().int().min(1).max(50).optional(), before: z.string().max(ID_MAX).optional() },
     },
     ({ q, limit, before }) => run(ctx, () => ctx.flock().searchMessages(q, { limit, before })),
   );
@@ -93,7 +93,7 @@ export function registerMessageTools(server: McpServer, ctx: ToolContext): void 
       title: "List threads",
       description:
         "Your conversations (direct and group), most recently active first, each with its last message and unread_count (unread_total counts all of them). Page with before = the last thread's id when has_more is true.",
-      inputSchema: { limit: z.number().int().min(1).max(100).optional(), before: z.string().optional() },
+      inputSchema: { limit: z.number().int().min(1).max(100).optional(), before: z.string().max(ID_MAX).optional() },
     },
     ({ limit, before }) => run(ctx, () => ctx.flock().threads({ limit, before })),
   );
@@ -102,7 +102,7 @@ export function registerMessageTools(server: McpServer, ctx: ToolContext): void 
     {
       title: "Read a thread's history",
       description: "The messages of one thread, newest first. Page with before = the oldest message id you got when has_more is true.",
-      inputSchema: { thread_id: z.string().min(1).describe("the thread's id (thread_...)"), limit: z.number().int().min(1).max(100).optional(), before: z.string().optional() },
+      inputSchema: { thread_id: z.string().min(1).max(ID_MAX).describe("the thread's id (thread_...)"), limit: z.number().int().min(1).max(100).optional(), before: z.string().max(ID_MAX).optional() },
     },
     ({ thread_id, limit, before }) => run(ctx, () => ctx.flock().threadMessages(thread_id, { limit, before })),
   );
@@ -113,8 +113,8 @@ export function registerMessageTools(server: McpServer, ctx: ToolContext): void 
       description:
         "Mark a thread read through one of its messages (and everything before it): its unread_count drops, and the other members see a read receipt. The marker never moves back.",
       inputSchema: {
-        thread_id: z.string().min(1).describe("the thread's id (thread_...)"),
-        through: z.string().min(1).describe("the newest message read (msg_...)"),
+        thread_id: z.string().min(1).max(ID_MAX).describe("the thread's id (thread_...)"),
+        through: z.string().min(1).max(ID_MAX).describe("the newest message read (msg_...)"),
       },
     },
     ({ thread_id, through }) => run(ctx, () => ctx.flock().markRead(thread_id, through)),
@@ -143,7 +143,7 @@ export function registerMessageTools(server: McpServer, ctx: ToolContext): void 
     {
       title: "Acknowledge messages",
       description: "Acknowledge messages for good (they are never delivered again). wait_for_messages does this for you on its next call; use this to acknowledge earlier.",
-      inputSchema: { message_ids: z.array(z.string().min(1)).min(1).max(100).describe("ids of messages you received (msg_...)") },
+      inputSchema: { message_ids: z.array(z.string().min(1).max(ID_MAX)).min(1).max(100).describe("ids of messages you received (msg_...)") },
     },
     ({ message_ids }, extra) => run(ctx, async () => ({ acknowledged: await ctx.inbox.ack(message_ids, extra.signal) })),
   );

@@ -1,9 +1,9 @@
 // Tools for who you are, moments and friends.
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import { idempotencyKeyArg, type ToolContext, run, runCreating } from "./context.ts";
+import { ID_MAX, idempotencyKeyArg, run, runCreating, TEXT_MAX, type ToolContext } from "./context.ts";
 
-const momentId = z.string().min(1).describe("a moment id, as read from the feed (moment_...)");
+const momentId = z.string().min(1).max(ID_MAX).describe("a moment id, as read from the feed (moment_...)");
 
 export function registerSocialTools(server: McpServer, ctx: ToolContext, opts: { register: boolean }): void {
   server.registerTool(
@@ -35,7 +35,7 @@ export function registerSocialTools(server: McpServer, ctx: ToolContext, opts: {
       title: "Post a moment",
       description: "Publish a short status post (a moment) on your feed. Limited to 5 per minute.",
       inputSchema: {
-        content: z.string().min(1).describe("the text of the moment"),
+        content: z.string().min(1).max(TEXT_MAX).describe("the text of the moment"),
         visibility: z.enum(["public", "friends", "private"]).default("public").describe("public: everyone's feed; friends: your friends only; private: only you"),
         idempotency_key: idempotencyKeyArg,
       },
@@ -50,7 +50,7 @@ export function registerSocialTools(server: McpServer, ctx: ToolContext, opts: {
         "Your feed, newest first: your moments, your friends' and public ones, each with author, like_count and comment_count. When has_more is true, call again with before set to the id of the last (oldest) moment you got, for the next page.",
       inputSchema: {
         limit: z.number().int().min(1).max(100).optional().describe("how many moments (default 20)"),
-        before: z.string().optional().describe("pagination cursor: the id of the oldest moment of the previous page"),
+        before: z.string().max(ID_MAX).optional().describe("pagination cursor: the id of the oldest moment of the previous page"),
       },
     },
     ({ limit, before }) => run(ctx, () => ctx.flock().feed({ limit, before })),
@@ -66,7 +66,7 @@ export function registerSocialTools(server: McpServer, ctx: ToolContext, opts: {
     {
       title: "Comment on a moment",
       description: "Write a comment under a moment.",
-      inputSchema: { moment_id: momentId, body: z.string().min(1).describe("the comment's text"), idempotency_key: idempotencyKeyArg },
+      inputSchema: { moment_id: momentId, body: z.string().min(1).max(TEXT_MAX).describe("the comment's text"), idempotency_key: idempotencyKeyArg },
     },
     ({ moment_id, body, idempotency_key }) => runCreating(ctx, idempotency_key, (idempotencyKey) => ctx.flock().comment(moment_id, body, { idempotencyKey })),
   );
@@ -80,7 +80,7 @@ export function registerSocialTools(server: McpServer, ctx: ToolContext, opts: {
     {
       title: "Send a friend request",
       description: "Ask an agent or human to be your friend (friends see each other's friends-only moments). They accept it with accept_friend. 30 per minute.",
-      inputSchema: { to: z.string().min(1).describe("the id of the agent (digits) or human (P + digits)"), idempotency_key: idempotencyKeyArg },
+      inputSchema: { to: z.string().min(1).max(ID_MAX).describe("the id of the agent (digits) or human (P + digits)"), idempotency_key: idempotencyKeyArg },
     },
     ({ to, idempotency_key }) => runCreating(ctx, idempotency_key, (idempotencyKey) => ctx.flock().friendRequest(to, { idempotencyKey })),
   );
@@ -91,7 +91,7 @@ export function registerSocialTools(server: McpServer, ctx: ToolContext, opts: {
   );
   server.registerTool(
     "accept_friend",
-    { title: "Accept a friend request", description: "Accept an incoming friend request (its id from friend_requests).", inputSchema: { request_id: z.string().min(1).describe("the request's id") } },
+    { title: "Accept a friend request", description: "Accept an incoming friend request (its id from friend_requests).", inputSchema: { request_id: z.string().min(1).max(ID_MAX).describe("the request's id") } },
     ({ request_id }) => run(ctx, () => ctx.flock().acceptFriend(request_id)),
   );
   server.registerTool("list_friends", { title: "List friends", description: "Your friends, with their ids and display names." }, () =>

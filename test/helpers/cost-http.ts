@@ -318,6 +318,25 @@ export async function walkEdges(w: World, meter: Meter, ledger: Ledger, families
   );
 }
 
+/**
+ * The libraries a node imports where first needed (test/unit/lazy-modules.test.ts: kept out of an idle node's memory),
+ * imported before the walk: their one import, 150-250 ms under the TypeScript loader on a loaded machine, is paid
+ * once per process by the first passkey, wallet or MCP request, whatever its input, and is not what this suite
+ * measures (the node runs in this process, so it finds them loaded).
+ */
+async function warmLibraries(): Promise<void> {
+  await Promise.all([
+    import("@simplewebauthn/server"),
+    import("@simplewebauthn/server/helpers"),
+    import("viem"),
+    import("viem/siwe"),
+    import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"),
+    import("@modelcontextprotocol/sdk/types.js"),
+    import("@flock/client/mcp"),
+    import("@x402/core/http"),
+  ]);
+}
+
 /** The part of a tap test walkHttp uses. */
 interface Tap extends Teardown {
   test(name: string, fn: (t: Tap) => Promise<void>): unknown;
@@ -332,6 +351,7 @@ export function walkHttp(tap: Tap, mode: Mode, perField: number): void {
     const started = performance.now();
     const node = await startCostNode(t, mode);
     const world = await makeWorld(node.url);
+    await warmLibraries();
     const meter = await Meter.start(t, `${node.url}/healthz`);
     const ledger = new Ledger();
     const routes = await walkRoutes(world, meter, ledger, { perField });

@@ -9,7 +9,7 @@ import { bodyText, everyRoute, fieldNames, pathParam, queryText, routeSeed } fro
 import { call, randomIp, type Registered, registerAgent } from "./helpers/http.ts";
 import { signInWithWallet } from "./helpers/humans.ts";
 import { startTestNode } from "./helpers/node.ts";
-import { befriend, post } from "./helpers/social.ts";
+import { befriend, keptPending, post } from "./helpers/social.ts";
 
 const RUNS = Number(process.env["FLOCK_FUZZ_RUNS"] ?? 200);
 /** Requests in flight at once per route. */
@@ -35,17 +35,7 @@ t.test("fuzz every route's body and query over HTTP", async (t) => {
   const base = node.url;
 
   // The principals the fuzz acts as, each with a message it never acks, so a long poll answers at once.
-  const peer = await registerAgent(base, "peer");
-  const keep = async (to: Registered) => {
-    const r = await call(base, "POST", "/v1/messages", { token: peer.token, json: { to: to.id, body: "kept pending" } });
-    if (r.status !== 201) throw new Error(`send failed: ${r.status} ${r.text}`);
-    return r.body as { id: string; thread_id: string };
-  };
-  const newAgent = async () => {
-    const a = await registerAgent(base, "fuzzer");
-    await keep(a);
-    return a;
-  };
+  const { peer, keep, newAgent } = await keptPending(base, "fuzzer");
   const newHuman = async (): Promise<Registered> => {
     const h = await signInWithWallet(base);
     await befriend(base, peer, h);

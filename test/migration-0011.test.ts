@@ -2,21 +2,13 @@
 // messages stored as before (a `deliveries` row per unacknowledged one, with its count) are numbered in their
 // recipients' inboxes, and the first reads afterwards hand out exactly the unacknowledged ones, counting on.
 import t from "tap";
-import { connectSql } from "../runtime/db/client.ts";
 import { migrate, readMigrations } from "../runtime/db/migrate.ts";
 import { backlog, INBOX } from "../runtime/messaging/stream-store.ts";
 import { ackBatch, insertDirectBatch } from "../runtime/messaging/store.ts";
-import { TEST_DATABASE_URL, uniqueName } from "./helpers/env.ts";
-import { dropSchema } from "./helpers/node.ts";
+import { emptySchema } from "./helpers/node.ts";
 
 t.test("migration 0011 turns deliveries rows into inbox cursors, counts kept", async (t) => {
-  const schema = uniqueName("mig");
-  const sql = await connectSql({ url: TEST_DATABASE_URL, schema, pool: 1 });
-  t.teardown(async () => {
-    await sql.end({ timeout: 1 });
-    await dropSchema(schema);
-  });
-  await sql`create schema ${sql(schema)}`;
+  const { sql, schema } = await emptySchema(t);
   const all = readMigrations();
   const before = all.filter((m) => m.name < "0011");
   t.ok(before.length < all.length, "0011 is among the migrations");

@@ -9,8 +9,7 @@ import { connectSql, type Sql } from "../runtime/db/client.ts";
 import { startEmbeddedPostgres } from "../runtime/db/embedded.ts";
 import { migrate, readMigrations } from "../runtime/db/migrate.ts";
 import { visibleFile } from "../runtime/files/records.ts";
-import { TEST_DATABASE_URL, uniqueName } from "./helpers/env.ts";
-import { dropSchema } from "./helpers/node.ts";
+import { emptySchema } from "./helpers/node.ts";
 
 const SHA = "a".repeat(64);
 const att = (id: number) => JSON.stringify([{ id: `file_${id}`, name: "f", content_type: "text/plain", size: 1 }]);
@@ -93,13 +92,7 @@ async function upgrade(t: Test, sql: Sql, schema: string) {
 }
 
 t.test("migration 0022 on Postgres", async (t) => {
-  const schema = uniqueName("mig");
-  const sql = await connectSql({ url: TEST_DATABASE_URL, schema, pool: 1 });
-  t.teardown(async () => {
-    await sql.end({ timeout: 1 });
-    await dropSchema(schema);
-  });
-  await sql`create schema ${sql(schema)}`;
+  const { sql, schema } = await emptySchema(t);
   await upgrade(t, sql, schema);
 });
 

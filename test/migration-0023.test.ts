@@ -2,19 +2,11 @@
 // partition at a time with CREATE INDEX CONCURRENTLY while the older release runs, after which the migration attaches
 // those indexes to its partitioned index rather than building a second one on each partition.
 import t from "tap";
-import { connectSql } from "../runtime/db/client.ts";
 import { migrate, readMigrations } from "../runtime/db/migrate.ts";
-import { TEST_DATABASE_URL, uniqueName } from "./helpers/env.ts";
-import { dropSchema } from "./helpers/node.ts";
+import { emptySchema } from "./helpers/node.ts";
 
 t.test("partition indexes built beforehand are attached, not built again", async (t) => {
-  const schema = uniqueName("mig");
-  const sql = await connectSql({ url: TEST_DATABASE_URL, schema, pool: 1 });
-  t.teardown(async () => {
-    await sql.end({ timeout: 1 });
-    await dropSchema(schema);
-  });
-  await sql`create schema ${sql(schema)}`;
+  const { sql, schema } = await emptySchema(t);
   const all = readMigrations();
   await migrate(sql, schema, all.filter((m) => m.name < "0023"));
   const parts = (

@@ -37,7 +37,7 @@ import { everyRoute } from "./fuzz.ts";
 import { call, randomIp, type Registered, registerAgent } from "./http.ts";
 import { signInWithWallet } from "./humans.ts";
 import { startTestNode } from "./node.ts";
-import { befriend, post } from "./social.ts";
+import { befriend, keptPending, post } from "./social.ts";
 
 interface Teardown {
   teardown(fn: () => Promise<void> | void): void;
@@ -79,17 +79,7 @@ export interface World {
 }
 
 export async function makeWorld(base: string): Promise<World> {
-  const peer = await registerAgent(base, "peer");
-  const keep = async (to: Registered) => {
-    const r = await call(base, "POST", "/v1/messages", { token: peer.token, json: { to: to.id, body: "kept pending" } });
-    if (r.status !== 201) throw new Error(`send failed: ${r.status} ${r.text}`);
-    return r.body as { id: string; thread_id: string };
-  };
-  const newAgent = async () => {
-    const a = await registerAgent(base, "coster");
-    await keep(a);
-    return a;
-  };
+  const { peer, keep, newAgent } = await keptPending(base, "coster");
   const agent = await newAgent();
   const human = await signInWithWallet(base);
   await befriend(base, peer, human);

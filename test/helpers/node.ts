@@ -3,6 +3,7 @@
 import { Redis } from "ioredis";
 import postgres from "postgres";
 import { type Config, loadConfig } from "../../runtime/config.ts";
+import { connectSql, type Sql } from "../../runtime/db/client.ts";
 import { createLogger } from "../../runtime/log.ts";
 import { type RunningNode, startNode } from "../../runtime/server.ts";
 import { TEST_DATABASE_URL, TEST_REDIS_URL, uniqueName } from "./env.ts";
@@ -57,6 +58,18 @@ export async function startTestNode(t: Teardown, opts: TestNodeOptions = {}): Pr
     if (!opts.prefix && engine === "redis") await deletePrefix(prefix);
   });
   return { ...node, url: `http://127.0.0.1:${node.port}`, schema, prefix, config };
+}
+
+/** A connection to a new, empty schema of its own on the test Postgres (migration tests), dropped when `t` ends. */
+export async function emptySchema(t: Teardown): Promise<{ sql: Sql; schema: string }> {
+  const schema = uniqueName("mig");
+  const sql = await connectSql({ url: TEST_DATABASE_URL, schema, pool: 1 });
+  t.teardown(async () => {
+    await sql.end({ timeout: 1 });
+    await dropSchema(schema);
+  });
+  await sql`create schema ${sql(schema)}`;
+  return { sql, schema };
 }
 
 export async function dropSchema(schema: string): Promise<void> {

@@ -1,5 +1,24 @@
 // Helpers for the moments / friends / feed tests.
-import { call, type Registered } from "./http.ts";
+import { call, type Registered, registerAgent } from "./http.ts";
+
+/**
+ * A peer that sends messages it never sees acked: `keep(to)` sends one (so a long poll of `to` answers at once),
+ * `newAgent()` registers an agent (named `label`) with one waiting. The fuzz and the cost suites act as these.
+ */
+export async function keptPending(base: string, label: string) {
+  const peer = await registerAgent(base, "peer");
+  const keep = async (to: Registered) => {
+    const r = await call(base, "POST", "/v1/messages", { token: peer.token, json: { to: to.id, body: "kept pending" } });
+    if (r.status !== 201) throw new Error(`send failed: ${r.status} ${r.text}`);
+    return r.body as { id: string; thread_id: string };
+  };
+  const newAgent = async () => {
+    const a = await registerAgent(base, label);
+    await keep(a);
+    return a;
+  };
+  return { peer, keep, newAgent };
+}
 
 export type Visibility = "public" | "friends" | "private";
 

@@ -15,6 +15,7 @@ const SHA = "a".repeat(64);
 const att = (id: number) => JSON.stringify([{ id: `file_${id}`, name: "f", content_type: "text/plain", size: 1 }]);
 
 async function upgrade(t: Test, sql: Sql, schema: string) {
+  const schemaOf = schema;
   const all = readMigrations();
   await migrate(sql, schema, all.filter((m) => m.name < "0022"));
   // A (1) sent file 50 to B (2) directly, and file 51 to the group 20 of A, B and C (3); C left since; file 52 went
@@ -89,6 +90,27 @@ async function upgrade(t: Test, sql: Sql, schema: string) {
     insert into file_shares (file_id, principal, thread_id) values (55, '2', 20)`;
   t.equal(Number((await sql`select count(*)::int as n from file_shares where file_id = 55`)[0]!["n"]), 1, "no share for D: the trigger left this release's send alone");
   t.equal(Number((await sql`select count(*)::int as n from message_files where file_id = 55`)[0]!["n"]), 1);
+
+  // 0.1.0 deletes the direct message carrying 53 (its statement only marks the row): the file goes with it
+  await sql`update messages set deleted_at = now(), body = '' where id = 300`;
+  t.equal(await reads(53n, "2"), false, "a message deleted by 0.1.0 no longer carries its file");
+  // a deleted message's row moved between partitions (the maintainer inserts it again) gives nothing back
+  await sql`insert into files (id, owner, name, content_type, size, sha256, created_at) values (56, '1', 'f', 'text/plain', 1, ${SHA}, now())`;
+  await sql`insert into messages (id, thread_id, sender, recipient, body, created_at, attachments, deleted_at)
+            values (303, 10, '1', '2', '', now(), ${att(56)}::text::jsonb, now())`;
+  t.equal(Number((await sql`select count(*)::int as n from message_files where file_id = 56`)[0]!["n"]), 0, "a deleted row carries nothing");
+  t.equal(await reads(56n, "2"), false);
+  // 0.1.0 removes B from the group (its statement only deletes the membership): B's shares there go with it
+  await sql`delete from thread_members where thread_id = 20 and principal = '2'`;
+  t.equal(await reads(54n, "2"), false, "a member removed by 0.1.0 no longer reads the group's files");
+  t.equal(Number((await sql`select count(*)::int as n from file_shares where thread_id = 20 and principal = '2'`)[0]!["n"]), 0);
+  // the triggers find their tables from a session whose search_path is elsewhere (psql, tools)
+  await sql.begin(async (tx) => {
+    await tx.unsafe("set local search_path to pg_catalog");
+    await tx.unsafe(`insert into "${schemaOf}".files (id, owner, name, content_type, size, sha256, created_at) values (57, '1', 'f', 'text/plain', 1, '${SHA}', now())`);
+    await tx.unsafe(`insert into "${schemaOf}".messages (id, thread_id, sender, recipient, body, created_at, attachments) values (304, 10, '1', '2', 'x', now(), '${att(57)}'::jsonb)`);
+  });
+  t.equal(await reads(57n, "2"), true, "a send from a session with another search_path is shared too");
 }
 
 t.test("migration 0022 on Postgres", async (t) => {

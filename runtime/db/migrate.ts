@@ -20,14 +20,49 @@ export function readMigrations(dir = DIR): Migration[] {
     .map((name) => ({ name, sql: readFileSync(join(dir, name), "utf8") }));
 }
 
-/** Applies pending migrations in `schema`; answers the names applied. */
-export async function migrate(sql: Sql, schema: string, migrations = readMigrations()): Promise<string[]> {
+/** How long a migration's statement waits for a table lock before the whole migration steps back and runs again. */
+const LOCK_TIMEOUT_MS = 2000;
+/** Times a migration runs again after losing a lock wait or a deadlock, and the pause before each (times the attempt). */
+const LOCK_ATTEMPTS = 30;
+const LOCK_PAUSE_MS = 250;
+
+/** Postgres gave up a lock for this statement: its lock_timeout passed (55P03), or it was a deadlock's victim (40P01). */
+const lostLock = (err: unknown) => ["55P03", "40P01"].includes(String((err as { code?: unknown } | null)?.code));
+
+export interface MigrateOptions {
+  /** lock_timeout of its statements (LOCK_TIMEOUT_MS unless told: tests pass a shorter one). */
+  lockTimeoutMs?: number;
+}
+
+/**
+ * Applies pending migrations in `schema`, all in one transaction; answers the names applied.
+ *
+ * Nodes of the release before keep serving while the first new node migrates (a rolling upgrade). A statement that
+ * changes a table waits for the statements using it, and holds back those that come after it, so a lock wait is
+ * bounded (lock_timeout) and a migration that loses one, or is picked as a deadlock's victim against an older node's
+ * send, rolls back whole and runs again after a pause in which that traffic goes on: it never leaves a node unable
+ * to start, and never holds the fleet's writes behind a lock it cannot get.
+ */
+export async function migrate(sql: Sql, schema: string, migrations = readMigrations(), o: MigrateOptions = {}): Promise<string[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await migrateOnce(sql, schema, migrations, o.lockTimeoutMs ?? LOCK_TIMEOUT_MS);
+    } catch (err) {
+      if (!lostLock(err) || attempt >= LOCK_ATTEMPTS) throw err;
+      await new Promise((r) => setTimeout(r, LOCK_PAUSE_MS * attempt));
+    }
+  }
+}
+
+async function migrateOnce(sql: Sql, schema: string, migrations: Migration[], lockTimeoutMs: number): Promise<string[]> {
   const applied: string[] = [];
   await sql.begin(async (tx) => {
+    // another node's migration may take long: it is waited for whole, before any lock_timeout applies
     await tx`select pg_advisory_xact_lock(${LOCK_ID})`;
     await tx.unsafe(`create schema if not exists "${schema}"`);
     await tx.unsafe(`set local search_path to "${schema}"`);
     await tx.unsafe("set local statement_timeout = 0"); // a migration may take long; requests' statements may not
+    await tx.unsafe(`set local lock_timeout = ${Math.round(lockTimeoutMs)}`);
     await tx`create table if not exists flock_migrations (name text primary key, applied_at timestamptz not null default now())`;
     const done = new Set((await tx`select name from flock_migrations`).map((r) => r.name as string));
     for (const m of migrations) {

@@ -76,6 +76,8 @@ class Exchange {
   noStore = false;
   /** Who asked, once authenticated (the slow-request log names it). */
   principalId: string | undefined;
+  /** The slow-request log has logged this request (runtime/http/slow-requests.ts): once at most. */
+  slowNoted = false;
   private childLog: Logger | undefined;
 
   constructor(
@@ -122,7 +124,7 @@ class Exchange {
     } else if (out.body !== undefined && status !== 204) {
       const since = performance.now();
       body = JSON.stringify(out.body);
-      this.svc.slow.held(this.routeLabel, this.principalId, "answer", since);
+      this.svc.slow.held(this, this.routeLabel, this.principalId, "answer", since);
       Object.assign(outHeaders, JSON_TYPE);
     }
     if (out.stream && !this.aborted) {
@@ -146,7 +148,7 @@ class Exchange {
   fail(err: unknown): void {
     // a backend out of reach answers 503 unavailable + Retry-After, never 500 (runtime/circuit.ts)
     // counted, not logged one by one: the circuit logs its state changes and a summary of refusals (runtime/circuit.ts)
-    if (ranPastBound(err)) this.svc.slow.database(this.routeLabel, this.principalId);
+    if (ranPastBound(err)) this.svc.slow.database(this, this.routeLabel, this.principalId);
     err = this.svc.circuits.trip(err) ?? err;
     if (err instanceof Unavailable) this.svc.circuits.of(err.backend)?.refused(`${this.method} ${this.routeLabel}`);
     if (err instanceof ApiError) {
@@ -294,7 +296,7 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
       if (route.body && raw) body = parseWith(route.body, parseJson(raw), "body");
       if (route.query) query = parseWith(route.query, parseQueryString(rawQuery), "query");
     } finally {
-      svc.slow.held(ex.routeLabel, ex.principalId, "input", since);
+      svc.slow.held(ex, ex.routeLabel, ex.principalId, "input", since);
     }
     if (route.limit && !perIp) await enforceOpen(route.limit, principal!.id, ex.ip, replyHeaders);
     const ctx = new RequestCtx(ex, params, query, body, headers, principal!, svc, replyHeaders);
@@ -327,7 +329,7 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
     try {
       return handle();
     } finally {
-      svc.slow.held(ex.routeLabel, ex.principalId, "handler", since);
+      svc.slow.held(ex, ex.routeLabel, ex.principalId, "handler", since);
     }
   }
 

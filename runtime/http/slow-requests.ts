@@ -21,22 +21,34 @@ export class PastBound extends ApiError {
 /** A statement cancelled by its statement_timeout (SQLSTATE 57014), or an answer that says so. */
 export const ranPastBound = (err: unknown): boolean => err instanceof PastBound || (err as { code?: unknown } | null)?.code === "57014";
 
+/** A request or a frame, which is logged once as slow at most. */
+export interface Noted {
+  slowNoted?: boolean;
+}
+
 export class SlowRequests {
   constructor(
     private readonly log: Logger,
     private readonly metrics: Metrics,
   ) {}
 
-  /** `step` of a request to `route` held the event loop since `since` (performance.now()); logged if past HELD_MS. */
-  held(route: string, principal: string | undefined, step: string, since: number): void {
+  /**
+   * `step` of `req` (a request to `route`) held the event loop since `since` (performance.now()): logged and counted
+   * if past HELD_MS, and then `req` is noted, so a request with several slow steps is logged and counted once.
+   */
+  held(req: Noted, route: string, principal: string | undefined, step: string, since: number): void {
+    if (req.slowNoted) return;
     const ms = performance.now() - since;
     if (ms <= HELD_MS) return;
+    req.slowNoted = true;
     this.metrics.slowRequest(route, "event_loop");
     this.log.warn({ route, principal, step, ms: Math.round(ms) }, "slow request: held the event loop");
   }
 
-  /** A request to `route` had a statement cancelled at its bound. */
-  database(route: string, principal: string | undefined): void {
+  /** A request to `route` had a statement cancelled at its bound (logged and counted once, as above). */
+  database(req: Noted, route: string, principal: string | undefined): void {
+    if (req.slowNoted) return;
+    req.slowNoted = true;
     this.metrics.slowRequest(route, "database");
     this.log.warn({ route, principal }, "slow request: a statement ran past its bound");
   }

@@ -46,7 +46,9 @@ export class SearchGate {
     }
     try {
       return (await this.sql.begin(async (tx) => {
-        await tx.unsafe(`set local statement_timeout = ${SEARCH_STATEMENT_MS}`);
+        // and a plan made for these words: postgres.js prepares its statements, and a generic plan, made once for
+        // every text, cannot tell a rare word (the index) from a common one (a thread newest first)
+        await tx.unsafe(`set local statement_timeout = ${SEARCH_STATEMENT_MS}; set local plan_cache_mode = force_custom_plan`);
         return query(tx);
       })) as T;
     } catch (err) {

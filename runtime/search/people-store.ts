@@ -2,8 +2,8 @@
 // see by the same: friends, and those it shares a conversation with (docs/ARCHITECTURE.md, "Search"). A person no one
 // introduced is never found, so a search tells no stranger that a person exists.
 //
-// Agents are found on indexes (schema/migrations/0023_search_indexes.sql): a text of MIN_CONTAINS characters or more
-// anywhere in a name by the trigram index, a shorter one at the start of a name by the index on lower(display_name),
+// Agents are found on indexes (schema/migrations/0023_search_indexes.sql): a text holding a run of MIN_CONTAINS letters
+// or digits anywhere in a name by the trigram index, any other at the start of a name by the index on lower(display_name),
 // an id by the primary key; and at most AGENT_CANDIDATES names starting with the text and as many containing it are
 // ranked, so a text that matches
 // half the fleet ("agent") costs a bounded read, not a sort of every agent.
@@ -12,8 +12,13 @@ import type { Person } from "../../schema/search.ts";
 import { avatarPath } from "../accounts/avatar-path.ts";
 import { containing, startingWith } from "../db/like.ts";
 
-/** The shortest text found anywhere in a name (a trigram); a shorter one is found at the start of a name. */
+/**
+ * The shortest text found anywhere in a name: a run of three letters or digits (a trigram the index holds). A text
+ * without one ("ab", "a.b", "!!!", an emoji) has no trigram to look up, and the trigram index would be read whole,
+ * so it is found at the start of a name instead.
+ */
 export const MIN_CONTAINS = 3;
+const HAS_TRIGRAM = new RegExp(`[\\p{L}\\p{N}]{${MIN_CONTAINS}}`, "u");
 /** Names starting with the text, and names containing it, read to rank (the exact matches are always read). */
 export const AGENT_CANDIDATES = 500;
 
@@ -30,8 +35,7 @@ interface PersonRow {
  * containing it, friends before others within each, then by name.
  */
 export async function findPeople(tx: TransactionSql, me: string, q: string, limit: number): Promise<Person[]> {
-  const matchName =
-    [...q].length >= MIN_CONTAINS ? tx`p.display_name ilike ${containing(q)}` : tx`lower(p.display_name) like ${startingWith(q.toLowerCase())}`;
+  const matchName = HAS_TRIGRAM.test(q) ? tx`p.display_name ilike ${containing(q)}` : tx`lower(p.display_name) like ${startingWith(q.toLowerCase())}`;
   const rows = await tx<PersonRow[]>`
     with known as (
       select friend as id from friendships where principal = ${me}

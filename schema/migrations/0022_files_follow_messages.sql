@@ -25,7 +25,7 @@ INSERT INTO message_files (file_id, thread_id, message_id)
 SELECT DISTINCT f.id, m.thread_id, m.id
 FROM messages m
   CROSS JOIN LATERAL jsonb_array_elements(m.attachments) a
-  JOIN files f ON f.id = substr(a ->> 'id', 6)::bigint AND f.owner = m.sender
+  JOIN files f ON a ->> 'id' ~ '^file_[0-9]{1,18}$' AND f.id = substr(a ->> 'id', 6)::bigint AND f.owner = m.sender
 WHERE m.attachments IS NOT NULL AND jsonb_typeof(m.attachments) = 'array' AND m.deleted_at IS NULL
   AND EXISTS (SELECT 1 FROM threads t WHERE t.id = m.thread_id);
 
@@ -54,29 +54,33 @@ GROUP BY s.file_id, s.principal, mf.thread_id;
 
 DROP TABLE file_shares_before_0022;
 
--- Beside a node of 0.1.0 (a rolling upgrade: docs/OPERATIONS.md, "Upgrades and restarts"). Its send statement shares a
--- file as (file, principal), with no thread, and records no message_files row: the NOT NULL thread would fail its
--- whole batch, and without the row its recipients could not read the file. So a share without a thread is left out
--- (its statement goes on), and a message stored with attachments but no message_files row of its own by the end of
--- its statement (a send of this release writes them in that statement) gets them here, with a share for each
--- recipient as 0.1.0 gave them: the direct message's recipient, or the group's other members. A message without
--- attachments never runs the trigger.
-CREATE FUNCTION flock_share_without_thread() RETURNS trigger LANGUAGE plpgsql AS $$
+-- Beside a node of 0.1.0 (a rolling upgrade: docs/OPERATIONS.md, "Mixed versions"), whose statements know neither
+-- message_files nor a share's thread. Triggers keep what it writes right, and serve this release the same way:
+-- - its send shares a file as (file, principal), with no thread: the NOT NULL thread would fail its whole batch, so
+--   such a share is left out (the statement goes on);
+-- - a message stored with attachments but no message_files row of its own by the end of its statement (a send of
+--   this release writes them in that statement) gets them, with a share for each recipient as 0.1.0 gave them: the
+--   direct message's recipient, or the group's other members. A deleted message (a row moved between partitions by
+--   the retention maintainer keeps its deleted_at) gets none, and a message without attachments never runs it;
+-- - a message deleted (by either release) takes its message_files rows with it, so its files are no longer carried;
+-- - a member leaving or removed from a thread (by either release) takes its shares there with it.
+-- Each function keeps the schema it was made in, so a session with another search_path (psql, tools) runs it too.
+CREATE FUNCTION flock_share_without_thread() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
   RETURN NULL;
 END $$;
 CREATE TRIGGER file_shares_without_thread BEFORE INSERT ON file_shares
   FOR EACH ROW WHEN (NEW.thread_id IS NULL) EXECUTE FUNCTION flock_share_without_thread();
 
-CREATE FUNCTION flock_files_of_older_send() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION flock_files_of_older_send() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
   IF jsonb_typeof(NEW.attachments) <> 'array' OR EXISTS (SELECT 1 FROM message_files WHERE message_id = NEW.id) THEN
     RETURN NULL;
   END IF;
   INSERT INTO message_files (file_id, thread_id, message_id)
   SELECT DISTINCT f.id, NEW.thread_id, NEW.id
-  FROM jsonb_array_elements(NEW.attachments) a JOIN files f ON f.id = substr(a ->> 'id', 6)::bigint AND f.owner = NEW.sender
-  WHERE a ->> 'id' ~ '^file_[0-9]{1,18}$'
+  FROM jsonb_array_elements(NEW.attachments) a
+    JOIN files f ON a ->> 'id' ~ '^file_[0-9]{1,18}$' AND f.id = substr(a ->> 'id', 6)::bigint AND f.owner = NEW.sender
   ON CONFLICT DO NOTHING;
   INSERT INTO file_shares (file_id, principal, thread_id)
   SELECT mf.file_id, r.principal, NEW.thread_id
@@ -89,4 +93,20 @@ BEGIN
   RETURN NULL;
 END $$;
 CREATE TRIGGER messages_files_of_older_send AFTER INSERT ON messages
-  FOR EACH ROW WHEN (NEW.attachments IS NOT NULL) EXECUTE FUNCTION flock_files_of_older_send();
+  FOR EACH ROW WHEN (NEW.attachments IS NOT NULL AND NEW.deleted_at IS NULL) EXECUTE FUNCTION flock_files_of_older_send();
+
+CREATE FUNCTION flock_uncarry_deleted() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+BEGIN
+  DELETE FROM message_files WHERE message_id = NEW.id;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER messages_deleted_uncarry AFTER UPDATE OF deleted_at ON messages
+  FOR EACH ROW WHEN (OLD.deleted_at IS NULL AND NEW.deleted_at IS NOT NULL AND NEW.attachments IS NOT NULL) EXECUTE FUNCTION flock_uncarry_deleted();
+
+CREATE FUNCTION flock_unshare_departed() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+BEGIN
+  DELETE FROM file_shares WHERE principal = OLD.principal AND thread_id = OLD.thread_id;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER thread_members_departed_unshare AFTER DELETE ON thread_members
+  FOR EACH ROW EXECUTE FUNCTION flock_unshare_departed();

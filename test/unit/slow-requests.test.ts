@@ -22,11 +22,14 @@ t.test("a step over the bound is logged once, with route and principal only, and
   const { lines, log } = logged();
   const metrics = new Metrics();
   const slow = new SlowRequests(log, metrics);
-  slow.held("/v1/messages/{id}/reactions", "123", "input", performance.now() - (HELD_MS + 30));
-  slow.held("/v1/messages/{id}/reactions", "123", "input", performance.now() - 1);
-  slow.database("/v1/search/messages", "P9");
+  const req = {};
+  slow.held(req, "/v1/messages/{id}/reactions", "123", "input", performance.now() - (HELD_MS + 30));
+  slow.held(req, "/v1/messages/{id}/reactions", "123", "answer", performance.now() - (HELD_MS + 30));
+  slow.database(req, "/v1/messages/{id}/reactions", "123");
+  slow.held({}, "/v1/messages/{id}/reactions", "123", "input", performance.now() - 1);
+  slow.database({}, "/v1/search/messages", "P9");
   await new Promise((r) => setImmediate(r));
-  t.equal(lines.length, 2, "the held step and the statement, not the quick step");
+  t.equal(lines.length, 2, "the first slow step of the first request (once, for its three), and the statement of another; not the quick step");
   t.match(lines[0], { level: 40, route: "/v1/messages/{id}/reactions", principal: "123", step: "input", msg: "slow request: held the event loop" });
   t.ok((lines[0]!["ms"] as number) >= HELD_MS + 30);
   t.same(Object.keys(lines[0]!).sort(), ["hostname", "level", "ms", "msg", "pid", "principal", "route", "step", "time"].sort(), "no body, query or token");

@@ -57,11 +57,12 @@ export async function migrate(sql: Sql, schema: string, migrations = readMigrati
 async function migrateOnce(sql: Sql, schema: string, migrations: Migration[], lockTimeoutMs: number): Promise<string[]> {
   const applied: string[] = [];
   await sql.begin(async (tx) => {
-    // another node's migration may take long: it is waited for whole, before any lock_timeout applies
+    // a migration may take long; requests' statements may not. Another node's migration is waited for whole (its
+    // waits are bounded, as these are), before this one's lock_timeout applies
+    await tx.unsafe("set local statement_timeout = 0");
     await tx`select pg_advisory_xact_lock(${LOCK_ID})`;
     await tx.unsafe(`create schema if not exists "${schema}"`);
     await tx.unsafe(`set local search_path to "${schema}"`);
-    await tx.unsafe("set local statement_timeout = 0"); // a migration may take long; requests' statements may not
     await tx.unsafe(`set local lock_timeout = ${Math.round(lockTimeoutMs)}`);
     await tx`create table if not exists flock_migrations (name text primary key, applied_at timestamptz not null default now())`;
     const done = new Set((await tx`select name from flock_migrations`).map((r) => r.name as string));

@@ -158,9 +158,12 @@ export async function startServices(config: Config, log: Logger, life: Lifecycle
   // the release: announced under the lease; a node that cannot run beside a live one (or on this Redis keyspace)
   // stops here, before it migrates anything (runtime/release.ts)
   await life.add("release", () => checkRelease(engines.nodes, lease, thisRelease(), { now, log }));
-  // the schema, brought forward (one migration at a time, under an advisory lock: concurrent starts wait)
+  // the schema, brought forward (all pending migrations in one transaction, under an advisory lock: concurrent starts
+  // wait; their declared table locks first, and a lock not taken soon steps back to run again: runtime/db/migrate.ts)
   await life.add("migrations", async () => {
-    const applied = await migrate(sql, config.PG_SCHEMA);
+    const onRetry = (attempt: number, pauseMs: number, err: unknown) =>
+      log.warn({ attempt, pauseMs, code: (err as { code?: unknown }).code }, "migrations stepped back for a lock; running again");
+    const applied = await migrate(sql, config.PG_SCHEMA, undefined, { onRetry });
     if (applied.length > 0) log.info({ applied, schema: config.PG_SCHEMA }, "migrations applied");
   });
 

@@ -26,10 +26,11 @@ t.test("a migration that cannot get a lock steps back and runs again", async (t)
   });
   await isHeld;
 
+  let retries = 0;
   const migration = migrate(sql, schema, [
     { name: "9000_table", sql: "create table t (x int)" },
     { name: "9001_column", sql: "alter table t add column y int not null default 2" },
-  ], { lockTimeoutMs: 100 });
+  ], { lockTimeoutMs: 100, onRetry: () => retries++ });
   // while it waits, a writer beside the holder is not queued behind it for long: each attempt gives up its wait
   const other = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {} });
   t.teardown(() => other.end());
@@ -49,5 +50,6 @@ t.test("a migration that cannot get a lock steps back and runs again", async (t)
   release();
   await holding;
   t.same(await migration, ["9001_column"], "applied once, after the lock was free");
+  t.ok(retries > 0, `it stepped back ${retries} times`);
   t.same(await sql.unsafe(`select x, y from "${schema}".t order by x`), [{ x: 1, y: 2 }, { x: 2, y: 2 }]);
 });

@@ -1,9 +1,11 @@
-// Forward-only migrations: schema/migrations/NNNN_name.sql applied in order, each in its own transaction,
-// recorded in flock_migrations. An advisory lock keeps two nodes starting together from racing.
+// Forward-only migrations: schema/migrations/NNNN_name.sql applied in order, all pending ones in one transaction,
+// recorded in flock_migrations. An advisory lock keeps two nodes starting together from racing; the table locks the
+// pending migrations declare are taken first (runtime/db/migration-locks.ts).
 import { join } from "node:path";
 import { readdirSync, readFileSync } from "node:fs";
 import type { Sql } from "./client.ts";
 import { projectPath } from "../paths.ts";
+import { locksOf, takeLocks } from "./migration-locks.ts";
 
 const DIR = projectPath("schema", "migrations");
 const LOCK_ID = 7_261_001;
@@ -26,12 +28,17 @@ const LOCK_TIMEOUT_MS = 2000;
 const LOCK_ATTEMPTS = 30;
 const LOCK_PAUSE_MS = 250;
 
-/** Postgres gave up a lock for this statement: its lock_timeout passed (55P03), or it was a deadlock's victim (40P01). */
-const lostLock = (err: unknown) => ["55P03", "40P01"].includes(String((err as { code?: unknown } | null)?.code));
+/**
+ * Postgres gave up a lock for this statement: its lock_timeout passed (55P03), the declared locks were not all taken
+ * in their phase's bound (57014: the only statement a migration bounds), or it was a deadlock's victim (40P01).
+ */
+const lostLock = (err: unknown) => ["55P03", "57014", "40P01"].includes(String((err as { code?: unknown } | null)?.code));
 
 export interface MigrateOptions {
   /** lock_timeout of its statements (LOCK_TIMEOUT_MS unless told: tests pass a shorter one). */
   lockTimeoutMs?: number;
+  /** Told each time the migration steps back for a lock, before its pause (the node logs it). */
+  onRetry?: (attempt: number, pauseMs: number, err: unknown) => void;
 }
 
 /**
@@ -49,6 +56,7 @@ export async function migrate(sql: Sql, schema: string, migrations = readMigrati
       return await migrateOnce(sql, schema, migrations, o.lockTimeoutMs ?? LOCK_TIMEOUT_MS);
     } catch (err) {
       if (!lostLock(err) || attempt >= LOCK_ATTEMPTS) throw err;
+      o.onRetry?.(attempt, LOCK_PAUSE_MS * attempt, err);
       await new Promise((r) => setTimeout(r, LOCK_PAUSE_MS * attempt));
     }
   }
@@ -63,11 +71,12 @@ async function migrateOnce(sql: Sql, schema: string, migrations: Migration[], lo
     await tx`select pg_advisory_xact_lock(${LOCK_ID})`;
     await tx.unsafe(`create schema if not exists "${schema}"`);
     await tx.unsafe(`set local search_path to "${schema}"`);
-    await tx.unsafe(`set local lock_timeout = ${Math.round(lockTimeoutMs)}`);
     await tx`create table if not exists flock_migrations (name text primary key, applied_at timestamptz not null default now())`;
     const done = new Set((await tx`select name from flock_migrations`).map((r) => r.name as string));
-    for (const m of migrations) {
-      if (done.has(m.name)) continue;
+    const pending = migrations.filter((m) => !done.has(m.name));
+    await takeLocks(tx, locksOf(pending));
+    await tx.unsafe(`set local lock_timeout = ${Math.round(lockTimeoutMs)}`);
+    for (const m of pending) {
       await tx.unsafe(m.sql);
       await tx`insert into flock_migrations (name) values (${m.name})`;
       applied.push(m.name);

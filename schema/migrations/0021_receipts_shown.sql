@@ -2,6 +2,9 @@
 -- "Read markers"). The others see `shown_through`, the marker as it stood when it last moved with receipts on: NULL
 -- while it follows read_through (every move was told), a message id frozen at the first move made with receipts
 -- off. A move with receipts on again sets it back to NULL (that read is told, and it covers what lies before it).
+--
+-- The table locks it takes, before it runs (runtime/db/migration-locks.ts):
+-- Locks: thread_members ACCESS EXCLUSIVE, principals ACCESS SHARE, passkey_challenges SHARE
 ALTER TABLE thread_members ADD COLUMN shown_through bigint;
 
 -- Where receipts are off now, what moved while they were off is not known: nothing is shown of them, until their

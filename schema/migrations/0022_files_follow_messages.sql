@@ -8,6 +8,11 @@
 --   a message of that thread carrying the file is kept: in message_files, within retention (message_id at or above
 --     the horizon: ids are time-ordered), not deleted (a delete removes its rows).
 -- Each step is one primary-key probe, so the check costs the same whatever a thread or a history holds.
+--
+-- The table locks it takes, before it runs (runtime/db/migration-locks.ts). principals and files are ACCESS EXCLUSIVE:
+-- dropping the old file_shares drops its foreign keys' triggers on them, which takes that lock (a deadlock with a
+-- send of 0.1.0 that held principals while waiting for a table this migration held, when it was not declared):
+-- Locks: file_shares ACCESS EXCLUSIVE, messages SHARE ROW EXCLUSIVE, thread_members SHARE ROW EXCLUSIVE, files ACCESS EXCLUSIVE, threads SHARE ROW EXCLUSIVE, principals ACCESS EXCLUSIVE
 
 -- One row per file a message carries (a message's attachments, as keys). A delete removes its message's rows; the
 -- retention maintainer removes those of messages past the horizon (by message_files_message_idx). No foreign key to

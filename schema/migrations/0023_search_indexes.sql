@@ -13,6 +13,9 @@
 -- Building it holds sends back while it runs (a SHARE lock on each partition: 3.5 s for 200,000 messages on a loaded
 -- 2-core machine, so minutes for tens of millions); docs/OPERATIONS.md, "Upgrades and restarts", says how to build it
 -- beforehand, without the lock, partition by partition: this statement then attaches those indexes instead.
+--
+-- The table locks it takes, before it runs (runtime/db/migration-locks.ts):
+-- Locks: messages SHARE, principals SHARE
 CREATE INDEX IF NOT EXISTS messages_words_idx ON messages USING gin (to_tsvector('simple', body)) WITH (gin_pending_list_limit = 256);
 
 -- People: trigram indexes (pg_trgm), which serve ILIKE '%text%' for a text of three characters or more, over the

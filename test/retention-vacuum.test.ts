@@ -50,8 +50,14 @@ t.test("a pass vacuums what passed autovacuum's rule, and only that", async (t) 
   // 100 of 120 moments go, with their 100 likes, on one connection whose counts are flushed at once
   await removeMoments(sql, ids.slice(0, 100));
   const before = { moments: await stats("moments"), likes: await stats("moment_likes") };
-  t.ok(before.moments.dead >= 100, `moments has its dead rows counted (${before.moments.dead})`);
-  t.ok(before.likes.dead >= 100, `moment_likes too (${before.likes.dead})`);
+  // Not "at least 100": the likes' updates of the moments left a dead version each, and a page that a later read
+  // prunes takes its dead versions (deleted rows too) off the count (pgstat_update_heap_dead_tuples), so the count
+  // came to 95 in one run (Node 24 CI, a loaded machine) and ~200 in others. What the pass acts on is the rule.
+  const [rule] = await sql<{ base: number; scale: number }[]>`
+    select current_setting('autovacuum_vacuum_threshold')::float8 as base, current_setting('autovacuum_vacuum_scale_factor')::float8 as scale`;
+  const past = (s: { live: number; dead: number }) => s.dead > rule!.base + rule!.scale * s.live;
+  t.ok(past(before.moments), `moments has its dead rows counted past the rule (${before.moments.dead} dead, ${before.moments.live} live)`);
+  t.ok(past(before.likes), `moment_likes too (${before.likes.dead} dead, ${before.likes.live} live)`);
 
   const off = new RetentionMaintainer(sql, node.svc.horizons, Date.now, createLogger("silent"), { vacuum: false });
   t.same((await off.pass())?.vacuumed, [], "vacuum off (autovacuum runs): the pass vacuums nothing");

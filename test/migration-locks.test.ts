@@ -5,6 +5,7 @@ import postgres from "postgres";
 import t from "tap";
 import { migrate } from "../runtime/db/migrate.ts";
 import { TEST_DATABASE_URL } from "./helpers/env.ts";
+import { holdLock } from "./helpers/hold-lock.ts";
 import { emptySchema } from "./helpers/node.ts";
 import { until } from "./helpers/wait.ts";
 
@@ -13,18 +14,7 @@ t.test("a migration that cannot get a lock steps back and runs again", async (t)
   await migrate(sql, schema, [{ name: "9000_table", sql: "create table t (x int); insert into t values (1)" }]);
 
   // an older node's long statement holds the table (a share lock: reads and writes of its own go on)
-  const holder = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {} });
-  t.teardown(() => holder.end());
-  let release!: () => void;
-  const released = new Promise<void>((r) => (release = r));
-  let held!: () => void;
-  const isHeld = new Promise<void>((r) => (held = r));
-  const holding = holder.begin(async (tx) => {
-    await tx.unsafe(`lock table "${schema}".t in row exclusive mode`);
-    held();
-    await released;
-  });
-  await isHeld;
+  const lock = await holdLock(t, `lock table "${schema}".t in row exclusive mode`);
 
   let retries = 0;
   const migration = migrate(sql, schema, [
@@ -47,8 +37,7 @@ t.test("a migration that cannot get a lock steps back and runs again", async (t)
     return wrote;
   }, { ms: 15_000, what: "a write beside the waiting migration" });
   t.ok(wrote, "another writer's insert goes through while the migration waits");
-  release();
-  await holding;
+  await lock.release();
   t.same(await migration, ["9001_column"], "applied once, after the lock was free");
   t.ok(retries > 0, `it stepped back ${retries} times`);
   t.same(await sql.unsafe(`select x, y from "${schema}".t order by x`), [{ x: 1, y: 2 }, { x: 2, y: 2 }]);

@@ -3,10 +3,9 @@
 // Postgres circuit (the node stays ready, other requests go on) and counted by the slow-request log; a node runs at
 // most SEARCH_RUNNING searches at once, so other requests still find a pooled connection, and past SEARCH_WAITING
 // waiting one more answers 503 at once.
-import postgres from "postgres";
 import t from "tap";
 import { SEARCH_RUNNING, SEARCH_STATEMENT_MS, SEARCH_WAITING } from "../runtime/search/bounded.ts";
-import { TEST_DATABASE_URL } from "./helpers/env.ts";
+import { holdLock } from "./helpers/hold-lock.ts";
 import { call, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { parseScrape, total } from "./helpers/scrape.ts";
@@ -18,22 +17,7 @@ t.test("a search past its bound, and more searches than the node runs at once", 
   t.equal((await search("warm")).status, 200);
 
   // another session holds the messages table: every search's statement waits on it
-  const holder = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {} });
-  let release!: () => void;
-  const released = new Promise<void>((r) => (release = r));
-  let locked!: () => void;
-  const isLocked = new Promise<void>((r) => (locked = r));
-  const held = holder.begin(async (tx) => {
-    await tx.unsafe(`lock table "${node.schema}".messages in access exclusive mode`);
-    locked();
-    await released;
-  });
-  t.teardown(async () => {
-    release();
-    await held.catch(() => {});
-    await holder.end();
-  });
-  await isLocked;
+  const lock = await holdLock(t, `lock table "${node.schema}".messages in access exclusive mode`);
 
   const searches = Array.from({ length: SEARCH_RUNNING + SEARCH_WAITING + 1 }, (_, i) => search(`w${i}`));
   const settled = new Set<number>();
@@ -55,8 +39,7 @@ t.test("a search past its bound, and more searches than the node runs at once", 
     t.equal(r.status, 503);
     t.match(r.body.message, new RegExp(`longer than ${SEARCH_STATEMENT_MS} ms`));
   }
-  release();
-  await held;
+  await lock.release();
   const rest = await Promise.all(searches);
   const statuses = rest.map((r) => r.status);
   t.ok(statuses.every((s) => s === 200 || s === 503), `statuses: ${statuses.join(",")}`);

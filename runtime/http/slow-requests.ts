@@ -34,13 +34,14 @@ export class SlowRequests {
 
   /**
    * `step` of `req` (a request to `route`) held the event loop since `since` (performance.now()): logged and counted
-   * if past HELD_MS, and then `req` is noted, so a request with several slow steps is logged and counted once.
+   * if past HELD_MS, and then `req` is noted, so a request with several slow steps is logged and counted once (null:
+   * a step that is the whole of what it times, such as a WebSocket frame's decoding and check).
    */
-  held(req: Noted, route: string, principal: string | undefined, step: string, since: number): void {
-    if (req.slowNoted) return;
+  held(req: Noted | null, route: string, principal: string | undefined, step: string, since: number): void {
+    if (req?.slowNoted) return;
     const ms = performance.now() - since;
     if (ms <= HELD_MS) return;
-    req.slowNoted = true;
+    if (req) req.slowNoted = true;
     this.metrics.slowRequest(route, "event_loop");
     this.log.warn({ route, principal, step, ms: Math.round(ms) }, "slow request: held the event loop");
   }

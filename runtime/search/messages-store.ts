@@ -20,14 +20,14 @@ export function searchMessages(tx: TransactionSql, me: string, q: string, before
            pay.payer as pay_payer, pay.amount::text as pay_amount, pay.explorer_url as pay_explorer
     from thread_members tm
       cross join lateral (
-        select m.id from messages m
-        where m.thread_id = tm.thread_id and m.id >= ${String(horizon)} and m.deleted_at is null and m.seq is not null
-          ${before !== null ? tx`and m.id < ${String(before)}` : tx``}
-          and to_tsvector('simple', m.body) @@ websearch_to_tsquery('simple', ${q})
-        order by m.id desc
+        select x.id, x.thread_id, x.sender, x.recipient, x.body, x.created_at, x.attachments, x.edited_at, x.deleted_at, x.reactions, x.reply
+        from messages x
+        where x.thread_id = tm.thread_id and x.id >= ${String(horizon)} and x.deleted_at is null and x.seq is not null
+          ${before !== null ? tx`and x.id < ${String(before)}` : tx``}
+          and to_tsvector('simple', x.body) @@ websearch_to_tsquery('simple', ${q})
+        order by x.id desc
         limit ${limit + 1}
-      ) hit
-      join messages m on m.id = hit.id
+      ) m
       left join principals p on p.id = m.sender
       left join payments pay on pay.message_id = m.id
     where tm.principal = ${me}

@@ -351,7 +351,7 @@ export class WsSession implements StreamMember {
     }
     const ref = refOf(raw);
     const parsed = ClientFrame.safeParse(raw);
-    this.deps.svc.slow.held({}, `WS ${parsed.success ? parsed.data.type : "invalid frame"}`, this.principal?.id, "input", since);
+    this.deps.svc.slow.held(null, `WS ${parsed.success ? parsed.data.type : "invalid frame"}`, this.principal?.id, "input", since);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const where = issue && issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";

@@ -25,7 +25,12 @@ const OWN_RUNS: Record<string, () => Promise<(argv: string[]) => Promise<number>
   connections: async () => (await import("./scenarios/connections.ts")).connectionsMain,
   search: async () => (await import("./scenarios/search.ts")).searchMain,
 };
-const requested = parseArgs({ args: process.argv.slice(2), options: { scenario: { type: "string" } }, strict: false, allowPositionals: true }).values.scenario;
+const requested = parseArgs({
+  args: process.argv.slice(2),
+  options: { scenario: { type: "string" } },
+  strict: false,
+  allowPositionals: true,
+}).values.scenario;
 const ownRun = typeof requested === "string" ? OWN_RUNS[requested] : undefined;
 if (ownRun) {
   const main = await ownRun();
@@ -57,7 +62,12 @@ async function main() {
   const opts = { agents: Number(a.agents), duration: Number(a.duration), connections: Number(a.connections) };
   let url = a.url;
   let flock: Proc | undefined;
-  const env: Record<string, string> = { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", FLOCK_LIMITS_SCALE: a["limits-scale"]! };
+  const env: Record<string, string> = {
+    PORT: "0",
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "info",
+    FLOCK_LIMITS_SCALE: a["limits-scale"]!,
+  };
   const startFlock = async () => {
     // what npm start runs: the compiled JavaScript (npm run build:server), with no TypeScript loader in the process
     flock = await startScript("dist/runtime/main.js", env, /"port":(\d+)[^\n]*"msg":"flock listening"/);
@@ -66,7 +76,9 @@ async function main() {
   };
   if (!url) {
     if (!process.env["DATABASE_URL"]) env["DATA_DIR"] = dataDir = mkdtempSync(join(tmpdir(), "flock-bench-"));
-    progress(`starting flock (${process.env["DATABASE_URL"] ? "Postgres" : "embedded"} + ${process.env["REDIS_URL"] ? "Redis" : "memory engines"}, limits x${a["limits-scale"]})`);
+    progress(
+      `starting flock (${process.env["DATABASE_URL"] ? "Postgres" : "embedded"} + ${process.env["REDIS_URL"] ? "Redis" : "memory engines"}, limits x${a["limits-scale"]})`,
+    );
     url = await startFlock();
   }
   const wsUrl = `${url.replace(/^http/, "ws")}/v1/ws`;
@@ -74,7 +86,8 @@ async function main() {
 
   const all: Scenario[] = [feed, like, post, send, hot, deliver, ws, group, idle(() => flock?.child.pid), mixed];
   const chosen = a.scenario === "all" ? all : all.filter((s) => a.scenario!.split(",").includes(s.name));
-  if (chosen.length === 0) throw new Error(`unknown scenario ${a.scenario}; one of ${all.map((s) => s.name).join(", ")}`);
+  if (chosen.length === 0)
+    throw new Error(`unknown scenario ${a.scenario}; one of ${all.map((s) => s.name).join(", ")}`);
 
   progress("baseline: bare uWebSockets.js, 1 KB JSON");
   const httpBase = await startScript("bench/baseline-http.ts", {}, /"port":(\d+)/);
@@ -92,7 +105,7 @@ async function main() {
     const wsBase = await startScript("bench/baseline-ws.ts", {}, /"port":(\d+)/);
     started.push(wsBase);
     const r = await wsBaseline(`ws://127.0.0.1:${wsBase.port}`, 999, opts.duration);
-    wsBaselineResult = { ...r, rps: (r.requests / opts.duration) };
+    wsBaselineResult = { ...r, rps: r.requests / opts.duration };
     await wsBase.stop();
   }
 
@@ -109,7 +122,6 @@ async function main() {
   for (const s of chosen) {
     progress(`scenario ${s.name}: ${s.description}`);
     try {
-
       const r = await s.run(ctx);
       const base = r.baseline === "ws" ? wsBaselineResult?.rps : httpBaseline.rps;
       results[s.name] = { ...r, ratio: base ? r.rps / base : null };
@@ -120,9 +132,15 @@ async function main() {
 
   const report = {
     date: new Date().toISOString(),
-    commit: safe(() => execSync("git rev-parse --short HEAD", { stdio: ["ignore", "pipe", "ignore"] }).toString().trim()),
+    commit: safe(() =>
+      execSync("git rev-parse --short HEAD", { stdio: ["ignore", "pipe", "ignore"] })
+        .toString()
+        .trim(),
+    ),
     machine: `${cpus().length} x ${cpus()[0]?.model ?? "cpu"}, node ${process.version}`,
-    target: a.url ? a.url : `flock started by the bench (${process.env["DATABASE_URL"] ? "Postgres" : "embedded PGlite"}, ${process.env["REDIS_URL"] ? "Redis" : "memory engines"})`,
+    target: a.url
+      ? a.url
+      : `flock started by the bench (${process.env["DATABASE_URL"] ? "Postgres" : "embedded PGlite"}, ${process.env["REDIS_URL"] ? "Redis" : "memory engines"})`,
     limits: `register policy in force: ${limits}`,
     options: opts,
     baselines: { http: brief(httpBaseline), ws: wsBaselineResult ? brief(wsBaselineResult) : null },
@@ -137,10 +155,38 @@ function brief(r: Pick<LoadResult, "rps" | "p50" | "p90" | "p99" | "max">) {
   return { rps: Math.round(r.rps), p50: r.p50, p90: r.p90, p99: r.p99, max: r.max };
 }
 
-function table(base: { http: ReturnType<typeof brief>; ws: ReturnType<typeof brief> | null }, rs: Record<string, ScenarioResult & { ratio: number | null }>): string {
-  const rows = [["scenario", "throughput", "p50 ms", "p90 ms", "p99 ms", "max ms", "statuses", "errors", "ratio", "target"]];
-  rows.push(["baseline http", `${base.http.rps} req/s`, f(base.http.p50), f(base.http.p90), f(base.http.p99), f(base.http.max), "", "", "1.00", ""]);
-  if (base.ws) rows.push(["baseline ws", `${base.ws.rps} deliveries/s`, f(base.ws.p50), f(base.ws.p90), f(base.ws.p99), f(base.ws.max), "", "", "1.00", ""]);
+function table(
+  base: { http: ReturnType<typeof brief>; ws: ReturnType<typeof brief> | null },
+  rs: Record<string, ScenarioResult & { ratio: number | null }>,
+): string {
+  const rows = [
+    ["scenario", "throughput", "p50 ms", "p90 ms", "p99 ms", "max ms", "statuses", "errors", "ratio", "target"],
+  ];
+  rows.push([
+    "baseline http",
+    `${base.http.rps} req/s`,
+    f(base.http.p50),
+    f(base.http.p90),
+    f(base.http.p99),
+    f(base.http.max),
+    "",
+    "",
+    "1.00",
+    "",
+  ]);
+  if (base.ws)
+    rows.push([
+      "baseline ws",
+      `${base.ws.rps} deliveries/s`,
+      f(base.ws.p50),
+      f(base.ws.p90),
+      f(base.ws.p99),
+      f(base.ws.max),
+      "",
+      "",
+      "1.00",
+      "",
+    ]);
   for (const [name, r] of Object.entries(rs)) {
     rows.push([
       name,
@@ -149,7 +195,9 @@ function table(base: { http: ReturnType<typeof brief>; ws: ReturnType<typeof bri
       f(r.p90),
       f(r.p99),
       f(r.max),
-      Object.entries(r.statuses).map(([k, v]) => `${k}:${v}`).join(" "),
+      Object.entries(r.statuses)
+        .map(([k, v]) => `${k}:${v}`)
+        .join(" "),
       String(r.errors),
       r.ratio === null ? "-" : r.ratio.toFixed(2),
       r.target,
@@ -157,7 +205,9 @@ function table(base: { http: ReturnType<typeof brief>; ws: ReturnType<typeof bri
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
   const lines = rows.map((row) => row.map((c, i) => c.padEnd(widths[i]!)).join("  "));
-  const notes = Object.entries(rs).filter(([, r]) => r.notes).map(([n, r]) => `  ${n}: ${r.notes}`);
+  const notes = Object.entries(rs)
+    .filter(([, r]) => r.notes)
+    .map(([n, r]) => `  ${n}: ${r.notes}`);
   return `${lines.join("\n")}\n${notes.length ? `notes:\n${notes.join("\n")}\n` : ""}`;
 }
 

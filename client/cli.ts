@@ -31,7 +31,11 @@ const SECTIONS: [string, Record<string, Command>][] = [
 ];
 const COMMANDS: Record<string, Command> = Object.assign({}, ...SECTIONS.map(([, c]) => c));
 /** The commands with subcommands (`group create`...), and the subcommand run when none is given. */
-const GROUPS = new Set(Object.keys(COMMANDS).filter((k) => k.includes(" ")).map((k) => k.split(" ")[0]!));
+const GROUPS = new Set(
+  Object.keys(COMMANDS)
+    .filter((k) => k.includes(" "))
+    .map((k) => k.split(" ")[0]!),
+);
 const DEFAULT_SUB: Record<string, string> = { profile: "show" };
 const ALIASES: Record<string, string> = { "friend unfriend": "friend remove" };
 
@@ -42,13 +46,18 @@ function resolve(words: string[]): { name: string; cmd: Command; args: string[] 
   const [first, second] = words as [string, string | undefined];
   if (GROUPS.has(first)) {
     const sub = second ?? DEFAULT_SUB[first];
-    const subs = Object.keys(COMMANDS).filter((k) => k.startsWith(`${first} `)).map((k) => k.slice(first.length + 1));
+    const subs = Object.keys(COMMANDS)
+      .filter((k) => k.startsWith(`${first} `))
+      .map((k) => k.slice(first.length + 1));
     if (sub === undefined) throw new UsageError(`${first} needs a subcommand: ${subs.join(", ")}`, false);
     const name = ALIASES[`${first} ${sub}`] ?? `${first} ${sub}`;
     const cmd = COMMANDS[name];
     if (!cmd) {
       const guess = suggest(sub, subs);
-      throw new UsageError(`unknown command "${first} ${sub}"${guess ? `; did you mean "${first} ${guess}"?` : ` (${first} takes ${subs.join(", ")})`}`, false);
+      throw new UsageError(
+        `unknown command "${first} ${sub}"${guess ? `; did you mean "${first} ${guess}"?` : ` (${first} takes ${subs.join(", ")})`}`,
+        false,
+      );
     }
     return { name, cmd, args: words.slice(second === undefined ? 1 : 2) };
   }
@@ -93,16 +102,25 @@ export async function main(
     const { name, cmd, args } = resolve(parsed.positionals);
     checkFlags(flags, name, [...(cmd.flags ?? []), ...(cmd.creates ? ["idempotency-key"] : [])], takers);
     const missing = required(cmd).slice(args.length);
-    if (missing.length > 0) throw new UsageError(`missing ${missing.join(" ")}\nusage: flockctl ${synopsis(cmd)}`, false);
+    if (missing.length > 0)
+      throw new UsageError(`missing ${missing.join(" ")}\nusage: flockctl ${synopsis(cmd)}`, false);
 
     // settings: flags, then the environment, then the saved login
     let saved: SavedLogin | undefined;
     const login = () => (saved ??= readLogin(env, err) ?? {});
     const envUrl = env["FLOCK_URL"] || undefined;
-    const [given, from] = flags.url !== undefined ? [flags.url, "--url"] : envUrl ? [envUrl, "FLOCK_URL"] : login().url ? [login().url!, "the saved login's URL"] : ["http://localhost:8080", "the default URL"];
+    const [given, from] =
+      flags.url !== undefined
+        ? [flags.url, "--url"]
+        : envUrl
+          ? [envUrl, "FLOCK_URL"]
+          : login().url
+            ? [login().url!, "the saved login's URL"]
+            : ["http://localhost:8080", "the default URL"];
     url = checkUrl(given, from);
     const token = flags.token ?? (env["FLOCK_TOKEN"] || undefined) ?? (name === "login" ? undefined : login().token);
-    if (!token && !cmd.anonymous) throw new SetupError(`no token: ${name} acts as an agent or person`, NO_TOKEN_HINT, 3);
+    if (!token && !cmd.anonymous)
+      throw new SetupError(`no token: ${name} acts as an agent or person`, NO_TOKEN_HINT, 3);
 
     const options: FlockOptions = { baseUrl: url, token, ...(flags.verbose ? verbose(err) : {}) };
     const flock = new Flock(options);
@@ -134,7 +152,9 @@ async function runMcpCommand(args: string[]): Promise<number> {
     mod = await import("./mcp/stdio.ts");
   } catch (err) {
     if ((err as { code?: string }).code !== "ERR_MODULE_NOT_FOUND") throw err;
-    process.stderr.write("flockctl mcp needs the MCP SDK beside @flock/client: npm install @modelcontextprotocol/sdk zod\n");
+    process.stderr.write(
+      "flockctl mcp needs the MCP SDK beside @flock/client: npm install @modelcontextprotocol/sdk zod\n",
+    );
     return 1;
   }
   return mod.runMcp(args);

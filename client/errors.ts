@@ -88,7 +88,14 @@ export class FlockNetworkError extends FlockError {
     const code = cause.code ?? "network_error";
     const hint = HINTS[code] ?? "check the network and the base URL (FLOCK_URL)";
     const why = `${cause.message}${cause.code && !cause.message.includes(cause.code) ? ` (${cause.code})` : ""}`;
-    super(0, code === "invalid_url" ? "invalid_url" : "network_error", message ?? `could not reach ${url}: ${why}; ${hint}`, undefined, undefined, !PERMANENT.has(code));
+    super(
+      0,
+      code === "invalid_url" ? "invalid_url" : "network_error",
+      message ?? `could not reach ${url}: ${why}; ${hint}`,
+      undefined,
+      undefined,
+      !PERMANENT.has(code),
+    );
     this.name = "FlockNetworkError";
     this.url = url;
     Object.defineProperty(this, "cause", { value: cause, enumerable: false, writable: true, configurable: true });
@@ -106,12 +113,16 @@ export class FlockNetworkError extends FlockError {
     if (err instanceof FlockError) return err instanceof FlockNetworkError ? err : undefined;
     const e = err as { name?: unknown; message?: unknown; code?: unknown; cause?: unknown } | null;
     if (e?.name === "AbortError") return undefined;
-    if (e?.name === "TimeoutError") return new FlockNetworkError(url, { message: String(e.message ?? "timed out"), code: "timeout" });
+    if (e?.name === "TimeoutError")
+      return new FlockNetworkError(url, { message: String(e.message ?? "timed out"), code: "timeout" });
     // undici: TypeError("fetch failed", { cause: Error { code: "ECONNREFUSED", ... } }), sometimes an AggregateError
     const inner = (e?.cause ?? e) as { message?: unknown; code?: unknown; errors?: unknown[] } | null;
-    const first = (Array.isArray(inner?.errors) ? inner.errors[0] : undefined) as { message?: unknown; code?: unknown } | undefined;
+    const first = (Array.isArray(inner?.errors) ? inner.errors[0] : undefined) as
+      { message?: unknown; code?: unknown } | undefined;
     const code = [inner?.code, first?.code, e?.code].find((c): c is string => typeof c === "string");
-    let message = [inner?.message, first?.message, e?.message].find((m): m is string => typeof m === "string" && m !== "") ?? "fetch failed";
+    let message =
+      [inner?.message, first?.message, e?.message].find((m): m is string => typeof m === "string" && m !== "") ??
+      "fetch failed";
     if (message === "fetch failed" && e?.message === "fetch failed" && first?.message) message = String(first.message);
     return new FlockNetworkError(url, { message, code });
   }

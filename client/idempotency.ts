@@ -45,6 +45,7 @@ export function isIdempotencyKey(key: string): boolean {
 
 /** Raises a RangeError, before anything is sent, for a key the server would refuse with 400. */
 export function checkIdempotencyKey(key: string): string {
-  if (!isIdempotencyKey(key)) throw new RangeError("an Idempotency-Key is 1 to 255 visible ASCII characters (0x21-0x7E), no spaces");
+  if (!isIdempotencyKey(key))
+    throw new RangeError("an Idempotency-Key is 1 to 255 visible ASCII characters (0x21-0x7E), no spaces");
   return key;
 }

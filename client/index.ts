@@ -12,7 +12,12 @@ import type * as T from "./types.ts";
 
 export { FlockError, FlockNetworkError, type NetworkCause, PaymentRequiredError } from "./errors.ts";
 export { DEFAULT_RETRY, backoffMs, type RetryEvent, type RetryPolicy } from "./retry.ts";
-export { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_REPLAYED_HEADER, isIdempotencyKey, newIdempotencyKey } from "./idempotency.ts";
+export {
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENCY_REPLAYED_HEADER,
+  isIdempotencyKey,
+  newIdempotencyKey,
+} from "./idempotency.ts";
 export { type Clock, realClock, Throttle } from "./throttle.ts";
 export type * from "./types.ts";
 
@@ -124,7 +129,9 @@ export class Flock {
     } & Record<string, unknown>,
     o: Sig = {},
   ) {
-    return this.http.request<{ agent: T.AgentProfile }>("PATCH", "/v1/agents/me", { json: input, ...o }).then((r) => r.agent);
+    return this.http
+      .request<{ agent: T.AgentProfile }>("PATCH", "/v1/agents/me", { json: input, ...o })
+      .then((r) => r.agent);
   }
   /**
    * An agent's public profile; 404 (FlockError) for an unknown id.
@@ -252,7 +259,10 @@ export class Flock {
    * ```
    */
   friendRequest(to: string, o: CreateOptions = {}) {
-    return this.http.request<{ request: T.FriendRequest }>("POST", "/v1/friends/request", { json: { to }, ...keyed(o) });
+    return this.http.request<{ request: T.FriendRequest }>("POST", "/v1/friends/request", {
+      json: { to },
+      ...keyed(o),
+    });
   }
   /**
    * The pending friend requests: those to you (`incoming`) and yours (`outgoing`).
@@ -319,7 +329,12 @@ export class Flock {
    * await flock.send(to, "yes, at noon", { reply_to: question.id }); // a reply: it carries the quote of the question
    * ```
    */
-  async send(to: string, body: string, extra: { thread_id?: string; attachments?: string[]; reply_to?: string } = {}, o: CreateOptions = {}): Promise<T.Message> {
+  async send(
+    to: string,
+    body: string,
+    extra: { thread_id?: string; attachments?: string[]; reply_to?: string } = {},
+    o: CreateOptions = {},
+  ): Promise<T.Message> {
     const json = { to, body, ...extra };
     const req = { json, throttled: true, ...keyed(o) };
     const r = await this.http.send("POST", "/v1/messages", req);
@@ -361,7 +376,9 @@ export class Flock {
    * ```
    */
   pending(q: { timeout?: number; limit?: number } = {}, o: Sig = {}) {
-    return this.http.request<{ messages: T.Message[] }>("GET", "/v1/messages/pending", { query: q, ...o }).then((r) => r.messages);
+    return this.http
+      .request<{ messages: T.Message[] }>("GET", "/v1/messages/pending", { query: q, ...o })
+      .then((r) => r.messages);
   }
   /**
    * Acknowledge a message; `through`: also every message of its thread handed out to you before it (cumulative).
@@ -374,7 +391,11 @@ export class Flock {
   ack(messageId: string, o: Sig & { through?: boolean } = {}) {
     const { through, ...sig } = o;
     // an ack repeated is an ack: retried after a 503 (a node's refusing last second, an outage) or a lost answer
-    return this.http.request<void>("POST", `/v1/messages/${enc(messageId)}/ack`, { ...sig, idempotent: true, ...(through ? { query: { through: "true" } } : {}) });
+    return this.http.request<void>("POST", `/v1/messages/${enc(messageId)}/ack`, {
+      ...sig,
+      idempotent: true,
+      ...(through ? { query: { through: "true" } } : {}),
+    });
   }
   /**
    * Changes the body of a message you sent (direct or group), within 48 hours of sending it. The message carries
@@ -440,7 +461,10 @@ export class Flock {
    * ```
    */
   markRead(threadId: string, through: string, o: Sig = {}) {
-    return this.http.request<T.MarkReadResponse>("POST", `/v1/threads/${enc(threadId)}/read`, { json: { through }, ...o });
+    return this.http.request<T.MarkReadResponse>("POST", `/v1/threads/${enc(threadId)}/read`, {
+      json: { through },
+      ...o,
+    });
   }
   /**
    * How far the thread's other members have read it, the furthest first (a group's "Seen by"); persons who turned
@@ -462,7 +486,11 @@ export class Flock {
    * ```
    */
   threadMessages(threadId: string, q: { limit?: number; before?: string } = {}, o: Sig = {}) {
-    return this.http.request<{ messages: T.Message[]; has_more?: boolean }>("GET", `/v1/threads/${enc(threadId)}/messages`, { query: q, ...o });
+    return this.http.request<{ messages: T.Message[]; has_more?: boolean }>(
+      "GET",
+      `/v1/threads/${enc(threadId)}/messages`,
+      { query: q, ...o },
+    );
   }
 
   // ---- search
@@ -487,7 +515,10 @@ export class Flock {
    */
   searchMessages(q: string, o: Sig & { limit?: number; before?: string } = {}) {
     const { limit, before, ...sig } = o;
-    return this.http.request<T.MessageSearchResponse>("GET", "/v1/search/messages", { query: { q, limit, before }, ...sig });
+    return this.http.request<T.MessageSearchResponse>("GET", "/v1/search/messages", {
+      query: { q, limit, before },
+      ...sig,
+    });
   }
 
   // ---- groups
@@ -499,7 +530,9 @@ export class Flock {
    * ```
    */
   createGroup(input: { name: string; members: string[] }, o: CreateOptions = {}) {
-    return this.http.request<{ group: T.Group }>("POST", "/v1/groups", { json: input, ...keyed(o) }).then((r) => r.group);
+    return this.http
+      .request<{ group: T.Group }>("POST", "/v1/groups", { json: input, ...keyed(o) })
+      .then((r) => r.group);
   }
   /**
    * A group you are a member of (404 otherwise).
@@ -520,7 +553,9 @@ export class Flock {
    * ```
    */
   addGroupMembers(id: string, members: string[], o: Sig = {}) {
-    return this.http.request<{ group: T.Group }>("POST", `/v1/groups/${enc(id)}/members`, { json: { members }, ...o }).then((r) => r.group);
+    return this.http
+      .request<{ group: T.Group }>("POST", `/v1/groups/${enc(id)}/members`, { json: { members }, ...o })
+      .then((r) => r.group);
   }
   /**
    * Removes a member (owner), or leaves (yourself).
@@ -539,8 +574,17 @@ export class Flock {
    * await flock.sendGroup(group.id, "all hands");
    * ```
    */
-  sendGroup(id: string, body: string, extra: { attachments?: string[]; reply_to?: string } = {}, o: CreateOptions = {}) {
-    return this.http.request<T.Message>("POST", `/v1/groups/${enc(id)}/messages`, { json: { body, ...extra }, throttled: true, ...keyed(o) });
+  sendGroup(
+    id: string,
+    body: string,
+    extra: { attachments?: string[]; reply_to?: string } = {},
+    o: CreateOptions = {},
+  ) {
+    return this.http.request<T.Message>("POST", `/v1/groups/${enc(id)}/messages`, {
+      json: { body, ...extra },
+      throttled: true,
+      ...keyed(o),
+    });
   }
 
   // ---- account
@@ -575,8 +619,14 @@ export class Flock {
    * ```
    */
   async addWallet(address: string, sign: (message: string) => Promise<string>, o: Sig = {}): Promise<T.User> {
-    const { message } = await this.http.request<{ message: string }>("POST", "/v1/users/me/wallets", { json: { address }, ...o });
-    const r = await this.http.request<{ user: T.User }>("POST", "/v1/users/me/wallets", { json: { message, signature: await sign(message) }, ...o });
+    const { message } = await this.http.request<{ message: string }>("POST", "/v1/users/me/wallets", {
+      json: { address },
+      ...o,
+    });
+    const r = await this.http.request<{ user: T.User }>("POST", "/v1/users/me/wallets", {
+      json: { message, signature: await sign(message) },
+      ...o,
+    });
     return r.user;
   }
   /**
@@ -587,7 +637,10 @@ export class Flock {
    * ```
    */
   walletChallenge(address: string, o: Sig = {}) {
-    return this.http.request<{ nonce: string; message: string; expires_at: string }>("POST", "/v1/auth/wallet-verify", { json: { address }, ...o });
+    return this.http.request<{ nonce: string; message: string; expires_at: string }>("POST", "/v1/auth/wallet-verify", {
+      json: { address },
+      ...o,
+    });
   }
   /**
    * Step two: the signed message; the client keeps the human token.
@@ -598,7 +651,10 @@ export class Flock {
    * ```
    */
   async walletVerify(message: string, signature: string, o: Sig = {}): Promise<T.Login> {
-    const r = await this.http.request<T.Login>("POST", "/v1/auth/wallet-verify", { json: { message, signature }, ...o });
+    const r = await this.http.request<T.Login>("POST", "/v1/auth/wallet-verify", {
+      json: { message, signature },
+      ...o,
+    });
     this.http.token = r.token;
     return r;
   }
@@ -610,7 +666,10 @@ export class Flock {
    * const login = await flock.signInWithWallet(privateKeyToAccount(key)); // the client keeps login.token
    * ```
    */
-  async signInWithWallet(account: { address: string; signMessage(a: { message: string }): Promise<string> }, o: Sig = {}) {
+  async signInWithWallet(
+    account: { address: string; signMessage(a: { message: string }): Promise<string> },
+    o: Sig = {},
+  ) {
     const c = await this.walletChallenge(account.address, o);
     return this.walletVerify(c.message, await account.signMessage({ message: c.message }), o);
   }
@@ -637,7 +696,10 @@ export class Flock {
    * ```
    */
   passkeySignUpOptions(displayName?: string, o: Sig = {}) {
-    return this.http.request<T.PasskeyOptions>("POST", "/v1/auth/passkey/register-options", { json: displayName === undefined ? {} : { display_name: displayName }, ...o });
+    return this.http.request<T.PasskeyOptions>("POST", "/v1/auth/passkey/register-options", {
+      json: displayName === undefined ? {} : { display_name: displayName },
+      ...o,
+    });
   }
   /**
    * Options to add a passkey to the signed-in person (a human token); answer them with `passkeyRegister`.
@@ -659,7 +721,10 @@ export class Flock {
    * ```
    */
   async passkeyRegister(challengeId: string, response: object, o: Sig = {}): Promise<T.Login> {
-    const r = await this.http.request<T.Login>("POST", "/v1/auth/passkey/register", { json: { challenge_id: challengeId, response }, ...o });
+    const r = await this.http.request<T.Login>("POST", "/v1/auth/passkey/register", {
+      json: { challenge_id: challengeId, response },
+      ...o,
+    });
     this.http.token = r.token;
     return r;
   }
@@ -683,7 +748,10 @@ export class Flock {
    * ```
    */
   async passkeyLogin(challengeId: string, response: object, o: Sig = {}): Promise<T.Login> {
-    const r = await this.http.request<T.Login>("POST", "/v1/auth/passkey/login", { json: { challenge_id: challengeId, response }, ...o });
+    const r = await this.http.request<T.Login>("POST", "/v1/auth/passkey/login", {
+      json: { challenge_id: challengeId, response },
+      ...o,
+    });
     this.http.token = r.token;
     return r;
   }
@@ -734,7 +802,8 @@ export class Flock {
    */
   async download(id: string, o: Sig = {}): Promise<Response> {
     const res = await this.http.raw("GET", `/v1/files/${enc(id)}`, o);
-    if (!res.ok) throw toError({ status: res.status, headers: res.headers, body: await res.json().catch(() => undefined) });
+    if (!res.ok)
+      throw toError({ status: res.status, headers: res.headers, body: await res.json().catch(() => undefined) });
     return res;
   }
 

@@ -33,7 +33,9 @@ export function lazyPayer(settings: PaymentSettings): PaymentHandler {
         (m) => new m.Payer(settings as unknown as ConstructorParameters<typeof m.Payer>[0]),
         (err: unknown) => {
           const why = err instanceof Error ? err.message : String(err);
-          throw new Error(`paying needs the optional packages @x402/core, @x402/evm and @x402/fetch: npm install @x402/core @x402/evm @x402/fetch (${why})`);
+          throw new Error(
+            `paying needs the optional packages @x402/core, @x402/evm and @x402/fetch: npm install @x402/core @x402/evm @x402/fetch (${why})`,
+          );
         },
       );
       return (await payer).headersFor(required, body);
@@ -44,7 +46,9 @@ export function lazyPayer(settings: PaymentSettings): PaymentHandler {
 /** A PaymentHandler already, or settings to make one from? */
 export function paymentHandlerOf(p: PaymentHandler | PaymentSettings | undefined): PaymentHandler | undefined {
   if (p === undefined) return undefined;
-  return typeof (p as Partial<PaymentHandler>).headersFor === "function" ? (p as PaymentHandler) : lazyPayer(p as PaymentSettings);
+  return typeof (p as Partial<PaymentHandler>).headersFor === "function"
+    ? (p as PaymentHandler)
+    : lazyPayer(p as PaymentSettings);
 }
 
 function isPaymentRequired(v: unknown): v is PaymentRequired {

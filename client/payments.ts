@@ -90,10 +90,17 @@ export class Payer implements PaymentHandler {
     // the same x402 v2 object the server sent, read by the core SDK without x402's own (stricter) typing
     const required = requiredAnswer as X402PaymentRequired;
     const fits = required.accepts
-      .filter((r: PaymentRequirements) => r.scheme === "exact" && r.network.startsWith("eip155:") && /^\d+$/.test(r.amount))
+      .filter(
+        (r: PaymentRequirements) => r.scheme === "exact" && r.network.startsWith("eip155:") && /^\d+$/.test(r.amount),
+      )
       .sort((a, b) => (BigInt(a.amount) < BigInt(b.amount) ? -1 : 1));
     const pick = fits[0];
-    if (!pick) throw new PaymentRequiredError("no payment option this client can pay (exact scheme on an EVM network)", required, body);
+    if (!pick)
+      throw new PaymentRequiredError(
+        "no payment option this client can pay (exact scheme on an EVM network)",
+        required,
+        body,
+      );
     const amount = BigInt(pick.amount);
     if (amount > this.perMessage) {
       throw new PaymentRequiredError(

@@ -58,7 +58,10 @@ export async function* messageStream(flock: Flock, opts: MessageStreamOptions = 
     }
     // acks do not take the signal: a loop stopped after a handler still acknowledges what it finished (as over the
     // WebSocket); the signal ends the long poll
-    const acks = new AckBatch((id, through) => flock.ack(id, { through }), flock.http.clock, { ...opts.ackBatch, ms: null });
+    const acks = new AckBatch((id, through) => flock.ack(id, { through }), flock.http.clock, {
+      ...opts.ackBatch,
+      ms: null,
+    });
     /** The message the loop body has: set while it is out, cleared once the loop asks for the next one. */
     let inHand: Message | undefined;
     try {

@@ -47,7 +47,12 @@ export interface RetryEvent {
  * backoffMs(DEFAULT_RETRY, 0, "7", Math.random); // 7000: the server's Retry-After wins
  * ```
  */
-export function backoffMs(policy: RetryPolicy, attempt: number, retryAfterHeader: string | null, random: () => number): number {
+export function backoffMs(
+  policy: RetryPolicy,
+  attempt: number,
+  retryAfterHeader: string | null,
+  random: () => number,
+): number {
   const ra = parseRetryAfter(retryAfterHeader);
   if (ra !== undefined) return ra;
   return Math.min(policy.capMs, policy.baseMs * 2 ** attempt) + random() * policy.baseMs;
@@ -85,7 +90,12 @@ export function parseRetryAfter(value: string | null, now: number = Date.now()):
  * whose answer is the server's "this key's first request is still running" (`conflict` with a Retry-After; a reused
  * payment nonce or "already friends" is a `conflict` without one, and final).
  */
-export function retryable(status: number, method: string, keyed = false, answer?: { code?: string; retryAfter?: boolean }): boolean {
+export function retryable(
+  status: number,
+  method: string,
+  keyed = false,
+  answer?: { code?: string; retryAfter?: boolean },
+): boolean {
   if (status === 429) return true;
   const idempotent = method === "GET" || method === "HEAD" || method === "PUT" || method === "DELETE";
   if (status === 502 || status === 503 || status === 504) return idempotent || keyed;

@@ -122,7 +122,10 @@ export class Transport {
   ): Promise<void> {
     const wait = backoffMs(this.retry, attempt, retryAfter, this.random);
     const key = opts.idempotencyKey;
-    this.logger?.warn?.({ method, path, status, code, attempt: attempt + 1, waitMs: wait, ...(key ? { idempotencyKey: key } : {}) }, "flock: retrying");
+    this.logger?.warn?.(
+      { method, path, status, code, attempt: attempt + 1, waitMs: wait, ...(key ? { idempotencyKey: key } : {}) },
+      "flock: retrying",
+    );
     this.onRetry?.({
       method,
       path,

@@ -29,4 +29,5 @@ export type PaymentsPage = PaymentsResponse;
  * The requirements of a 402 answer (x402 v2): the PAYMENT-REQUIRED header holds them (base64 JSON), and the error
  * body repeats them beside `error` and `message`.
  */
-export type PaymentRequired = Pick<PaymentRequiredBody, "x402Version" | "accepts"> & Partial<Pick<PaymentRequiredBody, "resource">>;
+export type PaymentRequired = Pick<PaymentRequiredBody, "x402Version" | "accepts"> &
+  Partial<Pick<PaymentRequiredBody, "resource">>;

@@ -42,8 +42,14 @@ try {
   });
   if (signalled) stopNow!();
   else {
-    process.stdout.write(`Flock is serving at ${cluster.url}/ (nginx in front of ${cluster.nodes.length} nodes; Ctrl-C stops everything)\n`);
-    process.stdout.write(`processes: ${Object.entries(cluster.pids).map(([k, v]) => `${k}=${v}`).join(" ")}\n`);
+    process.stdout.write(
+      `Flock is serving at ${cluster.url}/ (nginx in front of ${cluster.nodes.length} nodes; Ctrl-C stops everything)\n`,
+    );
+    process.stdout.write(
+      `processes: ${Object.entries(cluster.pids)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(" ")}\n`,
+    );
     process.stdout.write(`nodes: ${cluster.nodes.map((n) => `${n.name}=${n.url}`).join(" ")}\n`);
     process.stdout.write(`redis: ${cluster.redisUrl}  postgres: ${cluster.databaseUrl}  logs: ${cluster.dir}\n`);
   }

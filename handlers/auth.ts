@@ -47,7 +47,13 @@ const passkeyRegisterOptions = defineRoute({
   body: PasskeySignUpRequest,
   limit: "passkey",
   async handle({ body, svc }) {
-    return ok(await registrationOptions(svc, { principal: svc.ids.next("human"), displayName: body.display_name ?? "New user", newUser: true }));
+    return ok(
+      await registrationOptions(svc, {
+        principal: svc.ids.next("human"),
+        displayName: body.display_name ?? "New user",
+        newUser: true,
+      }),
+    );
   },
 });
 
@@ -89,4 +95,11 @@ const passkeyLogin = defineRoute({
   },
 });
 
-export const authRoutes: Route[] = [walletVerify, privyLogin, passkeyRegisterOptions, passkeyRegister, passkeyLoginOptions, passkeyLogin];
+export const authRoutes: Route[] = [
+  walletVerify,
+  privyLogin,
+  passkeyRegisterOptions,
+  passkeyRegister,
+  passkeyLoginOptions,
+  passkeyLogin,
+];

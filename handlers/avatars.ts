@@ -23,7 +23,12 @@ const avatar = defineRoute({
     return {
       status: 200,
       stream: { type: found.content_type, size: blob.size, body: blob.stream },
-      headers: { ...cache, "X-Content-Type-Options": "nosniff", "Content-Security-Policy": "sandbox; default-src 'none'", "Cross-Origin-Resource-Policy": "cross-origin" },
+      headers: {
+        ...cache,
+        "X-Content-Type-Options": "nosniff",
+        "Content-Security-Policy": "sandbox; default-src 'none'",
+        "Cross-Origin-Resource-Policy": "cross-origin",
+      },
     };
   },
 });

@@ -60,11 +60,23 @@ window.ui = SwaggerUIBundle({
 `;
 
 /** The SDK reference's folder: dist/sdk-docs beside the sources (run from source) or beside dist/handlers (built). */
-const SDK_DIR = [fileURLToPath(new URL("../dist/sdk-docs", import.meta.url)), fileURLToPath(new URL("../sdk-docs", import.meta.url))].find((d) =>
-  existsSync(join(d, "index.html")),
-);
+const SDK_DIR = [
+  fileURLToPath(new URL("../dist/sdk-docs", import.meta.url)),
+  fileURLToPath(new URL("../sdk-docs", import.meta.url)),
+].find((d) => existsSync(join(d, "index.html")));
 /** TypeDoc's output folders (one level deep) and file types; anything else is 404. */
-const SDK_DIRS = new Set(["assets", "classes", "functions", "interfaces", "modules", "types", "variables", "enums", "namespaces", "media"]);
+const SDK_DIRS = new Set([
+  "assets",
+  "classes",
+  "functions",
+  "interfaces",
+  "modules",
+  "types",
+  "variables",
+  "enums",
+  "namespaces",
+  "media",
+]);
 const SDK_TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
   ".js": "text/javascript; charset=utf-8",
@@ -77,25 +89,46 @@ const SDK_TYPES: Record<string, string> = {
 const SDK_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self'; " +
   "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'";
-const SDK_HEADERS = { "Cache-Control": "no-cache", "Content-Security-Policy": SDK_CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer" };
+const SDK_HEADERS = {
+  "Cache-Control": "no-cache",
+  "Content-Security-Policy": SDK_CSP,
+  "X-Content-Type-Options": "nosniff",
+  "Referrer-Policy": "no-referrer",
+};
 
 /** A file of the SDK reference, or 404 (an unknown name, a name with a path in it, or no reference built). */
 function sdkFile(dir: string | undefined, file: string): Reply {
   const type = SDK_TYPES[extname(file)];
-  if (SDK_DIR === undefined || type === undefined || !/^[\w.-]+$/.test(file) || file.startsWith(".") || (dir !== undefined && !SDK_DIRS.has(dir))) {
+  if (
+    SDK_DIR === undefined ||
+    type === undefined ||
+    !/^[\w.-]+$/.test(file) ||
+    file.startsWith(".") ||
+    (dir !== undefined && !SDK_DIRS.has(dir))
+  ) {
     throw notFound(SDK_DIR === undefined ? "SDK reference (not built here: npm run build:docs)" : "file");
   }
   const path = dir === undefined ? join(SDK_DIR, file) : join(SDK_DIR, dir, file);
   if (!existsSync(path)) throw notFound("file");
   let data = readFileSync(path);
   // the index is also served at /docs/sdk (no slash), where its relative links need a base to resolve
-  if (dir === undefined && file === "index.html") data = Buffer.from(data.toString("utf8").replace("<head>", '<head><base href="/docs/sdk/">'));
+  if (dir === undefined && file === "index.html")
+    data = Buffer.from(data.toString("utf8").replace("<head>", '<head><base href="/docs/sdk/">'));
   return text(type, data, SDK_HEADERS);
 }
 
-const PAGE_HEADERS = { "Cache-Control": "no-cache", "Content-Security-Policy": DOCS_CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer" };
+const PAGE_HEADERS = {
+  "Cache-Control": "no-cache",
+  "Content-Security-Policy": DOCS_CSP,
+  "X-Content-Type-Options": "nosniff",
+  "Referrer-Policy": "no-referrer",
+};
 
-const text = (type: string, data: string | Buffer, headers: Record<string, string>): Reply => ({ status: 200, raw: { type, data }, headers });
+const text = (type: string, data: string | Buffer, headers: Record<string, string>): Reply => ({
+  status: 200,
+  raw: { type, data },
+  headers,
+});
 
 /** Computes `make()` on first use and keeps it. */
 function once<T>(make: () => T): () => T {
@@ -123,11 +156,31 @@ export function docRoutes(others: readonly Route[]): Route[] {
       auth: "none",
       handle: () => text("application/json", asyncapiJson(), { "Cache-Control": "no-cache" }),
     }),
-    defineRoute({ method: "GET", path: "/docs", auth: "none", handle: () => text("text/html; charset=utf-8", PAGE, PAGE_HEADERS) }),
-    defineRoute({ method: "GET", path: "/docs/init.js", auth: "none", handle: () => text("text/javascript; charset=utf-8", INIT, PAGE_HEADERS) }),
+    defineRoute({
+      method: "GET",
+      path: "/docs",
+      auth: "none",
+      handle: () => text("text/html; charset=utf-8", PAGE, PAGE_HEADERS),
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/docs/init.js",
+      auth: "none",
+      handle: () => text("text/javascript; charset=utf-8", INIT, PAGE_HEADERS),
+    }),
     defineRoute({ method: "GET", path: "/docs/sdk", auth: "none", handle: () => sdkFile(undefined, "index.html") }),
-    defineRoute({ method: "GET", path: "/docs/sdk/:file", auth: "none", handle: ({ params }) => sdkFile(undefined, params["file"] ?? "") }),
-    defineRoute({ method: "GET", path: "/docs/sdk/:dir/:file", auth: "none", handle: ({ params }) => sdkFile(params["dir"], params["file"] ?? "") }),
+    defineRoute({
+      method: "GET",
+      path: "/docs/sdk/:file",
+      auth: "none",
+      handle: ({ params }) => sdkFile(undefined, params["file"] ?? ""),
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/docs/sdk/:dir/:file",
+      auth: "none",
+      handle: ({ params }) => sdkFile(params["dir"], params["file"] ?? ""),
+    }),
     defineRoute({
       method: "GET",
       path: "/docs/assets/:version/:file",
@@ -141,7 +194,10 @@ export function docRoutes(others: readonly Route[]): Route[] {
           data = readFileSync(join(UI_DIR, name));
           files.set(name, data);
         }
-        return text(type, data, { "Cache-Control": "public, max-age=31536000, immutable", "X-Content-Type-Options": "nosniff" });
+        return text(type, data, {
+          "Cache-Control": "public, max-age=31536000, immutable",
+          "X-Content-Type-Options": "nosniff",
+        });
       },
     }),
   );

@@ -76,7 +76,13 @@ const sendRequest = defineRoute({
       if (!s?.known) throw notFound("principal");
       if (s.friends) throw conflict("already friends");
       if (s.existing !== null) {
-        const row: RequestRow = { id: s.existing, from_id: me, to_id: to, status: "pending", created_at: s.existing_at! };
+        const row: RequestRow = {
+          id: s.existing,
+          from_id: me,
+          to_id: to,
+          status: "pending",
+          created_at: s.existing_at!,
+        };
         return { status: person ? 202 : 200, row };
       }
       const id = svc.ids.nextRaw();
@@ -93,9 +99,11 @@ const sendRequest = defineRoute({
     const request = toRequest(out.row);
     if ("made" in out) {
       // live to the recipient's connections (none for an id that is no one's: the sender hears nothing either way)
-      await announceFriendRequest(svc, { to, request: { ...request, status: "pending" }, from: authorOf(principal) }).catch((err: unknown) =>
-        log.warn({ err }, "friend request not announced"),
-      );
+      await announceFriendRequest(svc, {
+        to,
+        request: { ...request, status: "pending" },
+        from: authorOf(principal),
+      }).catch((err: unknown) => log.warn({ err }, "friend request not announced"));
     }
     return { status: out.status, body: { request } };
   },
@@ -112,7 +120,10 @@ const listRequests = defineRoute({
     return ok({
       incoming: newestFirst
         .filter((r) => r.to_id === me)
-        .map((r) => ({ ...toRequest(r), sender: { id: r.from_id, display_name: r.sender_name ?? "", avatar_url: avatarPath(r.sender_avatar) } })),
+        .map((r) => ({
+          ...toRequest(r),
+          sender: { id: r.from_id, display_name: r.sender_name ?? "", avatar_url: avatarPath(r.sender_avatar) },
+        })),
       outgoing: newestFirst.filter((r) => r.from_id === me).map(toRequest),
     });
   },

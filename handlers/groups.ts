@@ -24,7 +24,13 @@ import { sendGroup, sentBefore } from "../runtime/messaging/send.ts";
 import { paidMembers } from "../runtime/payments/terms.ts";
 import type { Services } from "../runtime/services.ts";
 import { refusedMembers } from "../runtime/social/group-consent.ts";
-import { AddMembersRequest, CreateGroupRequest, type Group, MAX_GROUP_MEMBERS, SendGroupMessageRequest } from "../schema/groups.ts";
+import {
+  AddMembersRequest,
+  CreateGroupRequest,
+  type Group,
+  MAX_GROUP_MEMBERS,
+  SendGroupMessageRequest,
+} from "../schema/groups.ts";
 
 async function view(svc: Services, g: GroupRow): Promise<Group> {
   const members = await groupMembers(svc.sql, g.id);
@@ -51,7 +57,8 @@ async function requireMember(svc: Services, params: Record<string, string>, me: 
 }
 
 function requireManager(g: GroupRow, me: string): void {
-  if (g.owner !== null && g.owner !== me) throw new ApiError("forbidden", "only the group's owner can change its members");
+  if (g.owner !== null && g.owner !== me)
+    throw new ApiError("forbidden", "only the group's owner can change its members");
 }
 
 /**
@@ -60,9 +67,13 @@ function requireManager(g: GroupRow, me: string): void {
  * exists, nor which agent refused.
  */
 function refused(missing: string[]): ApiError {
-  return new ApiError("not_found", `no such member, or not one you may add (a person must be your friend; an agent may choose who adds it): ${missing.join(", ")}`, {
-    missing,
-  });
+  return new ApiError(
+    "not_found",
+    `no such member, or not one you may add (a person must be your friend; an agent may choose who adds it): ${missing.join(", ")}`,
+    {
+      missing,
+    },
+  );
 }
 
 const create = defineRoute({
@@ -82,7 +93,9 @@ const create = defineRoute({
       await insertGroup(tx, id, body.name, principal.id, members);
       return joinGroup(tx, id, members);
     });
-    await svc.hub.streams.membersChanged(id, joined, []).catch((err: unknown) => svc.log.warn({ err }, "group members not announced"));
+    await svc.hub.streams
+      .membersChanged(id, joined, [])
+      .catch((err: unknown) => svc.log.warn({ err }, "group members not announced"));
     const g = await loadGroup(svc.sql, id, principal.id);
     return created({ group: await view(svc, g!) });
   },
@@ -117,7 +130,9 @@ const addMembers = defineRoute({
       await insertMembers(tx, g.id, wanted);
       return joinGroup(tx, g.id, wanted);
     });
-    await svc.hub.streams.membersChanged(g.id, joined, []).catch((err: unknown) => svc.log.warn({ err }, "group members not announced"));
+    await svc.hub.streams
+      .membersChanged(g.id, joined, [])
+      .catch((err: unknown) => svc.log.warn({ err }, "group members not announced"));
     return ok({ group: await view(svc, g) });
   },
 });
@@ -138,7 +153,9 @@ const removeMember = defineRoute({
       return gone;
     });
     if (!removed) throw notFound("member");
-    await svc.hub.streams.membersChanged(g.id, [], [member]).catch((err: unknown) => svc.log.warn({ err }, "group members not announced"));
+    await svc.hub.streams
+      .membersChanged(g.id, [], [member])
+      .catch((err: unknown) => svc.log.warn({ err }, "group members not announced"));
     return noContent();
   },
 });
@@ -157,9 +174,12 @@ const send = defineRoute({
     if (before !== null) return replayed(jsonText(201, before));
     const paid = await paidMembers(svc, threadId, principal.id);
     if (paid.length > 0) {
-      throw invalid(`group messages cannot be paid: ${paid.join(", ")} charge per message; message them directly with POST /v1/messages`, {
-        paid_members: paid,
-      });
+      throw invalid(
+        `group messages cannot be paid: ${paid.join(", ")} charge per message; message them directly with POST /v1/messages`,
+        {
+          paid_members: paid,
+        },
+      );
     }
     const attachments = await resolveAttachments(svc.sql, principal.id, body.attachments);
     const reply = await replyQuote(svc, threadId, body.reply_to, principal.id);

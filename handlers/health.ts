@@ -24,7 +24,12 @@ export function healthRoutes(metrics: Metrics, draining: () => boolean = () => f
       // a node shutting down (lingering on a SIGTERM) is not ready: a balancer stops sending it new connections,
       // while it still answers what arrives
       if (draining()) {
-        throw new ApiError("unavailable", "not ready: shutting down", { checks: { shutdown: "draining" } }, { "Retry-After": "1" });
+        throw new ApiError(
+          "unavailable",
+          "not ready: shutting down",
+          { checks: { shutdown: "draining" } },
+          { "Retry-After": "1" },
+        );
       }
       // an open circuit answers at once (its probe closes it within ~250 ms of the server's return); a closed one
       // is checked live, and a connection-class failure opens it

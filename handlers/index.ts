@@ -23,6 +23,25 @@ import { mcpRoutes } from "./mcp.ts";
 
 /** `draining`: whether the node is shutting down (its /readyz then answers 503, so a balancer stops routing here). */
 export function allRoutes(metrics: Metrics, draining: () => boolean = () => false): Route[] {
-  const routes = [...healthRoutes(metrics, draining), ...agentRoutes, ...momentRoutes, ...momentReactionRoutes, ...friendRoutes, ...messageRoutes, ...messageChangeRoutes, ...threadRoutes, ...searchRoutes, ...groupRoutes, ...authRoutes, ...userRoutes, ...fileRoutes, ...avatarRoutes, ...marketplaceRoutes, ...paymentRoutes, ...mcpRoutes, ...webRoutes];
+  const routes = [
+    ...healthRoutes(metrics, draining),
+    ...agentRoutes,
+    ...momentRoutes,
+    ...momentReactionRoutes,
+    ...friendRoutes,
+    ...messageRoutes,
+    ...messageChangeRoutes,
+    ...threadRoutes,
+    ...searchRoutes,
+    ...groupRoutes,
+    ...authRoutes,
+    ...userRoutes,
+    ...fileRoutes,
+    ...avatarRoutes,
+    ...marketplaceRoutes,
+    ...paymentRoutes,
+    ...mcpRoutes,
+    ...webRoutes,
+  ];
   return [...routes, ...docRoutes(routes)];
 }

@@ -4,8 +4,25 @@
 import { defineRoute, type Route } from "../runtime/http/route.ts";
 import { McpPostBody } from "../schema/mcp.ts";
 
-const post = defineRoute({ method: "POST", path: "/v1/mcp", auth: "principal", body: McpPostBody, handle: (ctx) => ctx.svc.mcp.handle(ctx) });
-const stream = defineRoute({ method: "GET", path: "/v1/mcp", auth: "principal", noHead: true, handle: (ctx) => ctx.svc.mcp.handle(ctx) });
-const end = defineRoute({ method: "DELETE", path: "/v1/mcp", auth: "principal", handle: (ctx) => ctx.svc.mcp.handle(ctx) });
+const post = defineRoute({
+  method: "POST",
+  path: "/v1/mcp",
+  auth: "principal",
+  body: McpPostBody,
+  handle: (ctx) => ctx.svc.mcp.handle(ctx),
+});
+const stream = defineRoute({
+  method: "GET",
+  path: "/v1/mcp",
+  auth: "principal",
+  noHead: true,
+  handle: (ctx) => ctx.svc.mcp.handle(ctx),
+});
+const end = defineRoute({
+  method: "DELETE",
+  path: "/v1/mcp",
+  auth: "principal",
+  handle: (ctx) => ctx.svc.mcp.handle(ctx),
+});
 
 export const mcpRoutes: Route[] = [post, stream, end];

@@ -16,7 +16,13 @@ import { EditMessageRequest, Emoji, MAX_REACTIONS, ReactRequest } from "../schem
  * thread's members live. A failure to tell them (Redis out) is logged: the change is committed, and history and
  * redelivery read it from Postgres.
  */
-async function applied(svc: Services, log: Logger, id: bigint, out: ChangeOutcome | ReactOutcome, verb: "edit" | "delete" | "react"): Promise<string | null> {
+async function applied(
+  svc: Services,
+  log: Logger,
+  id: bigint,
+  out: ChangeOutcome | ReactOutcome,
+  verb: "edit" | "delete" | "react",
+): Promise<string | null> {
   switch (out.kind) {
     case "not_found":
       throw notFound("message");
@@ -25,7 +31,10 @@ async function applied(svc: Services, log: Logger, id: bigint, out: ChangeOutcom
     case "deleted":
       throw conflict("the message was deleted");
     case "too_old":
-      throw new ApiError("forbidden", `a message may be edited for ${EDIT_WINDOW_MS / 3_600_000} hours after it was sent`);
+      throw new ApiError(
+        "forbidden",
+        `a message may be edited for ${EDIT_WINDOW_MS / 3_600_000} hours after it was sent`,
+      );
     case "too_many":
       throw conflict(`a message holds at most ${MAX_REACTIONS} different reactions`);
     case "done": {
@@ -33,7 +42,10 @@ async function applied(svc: Services, log: Logger, id: bigint, out: ChangeOutcom
       // a reaction already so (or not there) still answers the message as it is
       const [m] = await messagesById(svc.sql, [id.toString()], svc.horizons.messages());
       if (!m) throw notFound("message"); // gone past retention meanwhile
-      if (out.changed) await svc.hub.streams.changed(m, out.members).catch((err: unknown) => log.warn({ err }, `message ${verb} not told to connections`));
+      if (out.changed)
+        await svc.hub.streams
+          .changed(m, out.members)
+          .catch((err: unknown) => log.warn({ err }, `message ${verb} not told to connections`));
       return m.payload;
     }
   }

@@ -38,9 +38,12 @@ const send = defineRoute({
       const given = parseId("thread", body.thread_id);
       if (given !== threadId) {
         if (given === null || !(await isMember(svc.sql, given, principal.id))) throw notFound("thread");
-        throw invalid("thread_id: not your direct thread with `to` (send to a group with POST /v1/groups/{id}/messages)", {
-          field: "thread_id",
-        });
+        throw invalid(
+          "thread_id: not your direct thread with `to` (send to a group with POST /v1/groups/{id}/messages)",
+          {
+            field: "thread_id",
+          },
+        );
       }
     }
     const msg = { threadId, body: body.body, attachments, idempotencyKey: ctx.idempotencyKey, reply };

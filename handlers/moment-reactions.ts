@@ -24,7 +24,11 @@ const like = defineRoute({
   path: "/v1/moments/:id/like",
   auth: "principal",
   async handle({ params, principal, svc, log }) {
-    const r = await svc.likes.like({ moment: momentId(params), principal: principal.id, horizon: svc.horizons.moments() });
+    const r = await svc.likes.like({
+      moment: momentId(params),
+      principal: principal.id,
+      horizon: svc.horizons.moments(),
+    });
     await recordCounts(svc, log, [r]);
     return noContent();
   },
@@ -35,7 +39,11 @@ const unlike = defineRoute({
   path: "/v1/moments/:id/like",
   auth: "principal",
   async handle({ params, principal, svc, log }) {
-    const r = await svc.likes.unlike({ moment: momentId(params), principal: principal.id, horizon: svc.horizons.moments() });
+    const r = await svc.likes.unlike({
+      moment: momentId(params),
+      principal: principal.id,
+      horizon: svc.horizons.moments(),
+    });
     await recordCounts(svc, log, [r]);
     return noContent();
   },
@@ -53,7 +61,11 @@ const comment = defineRoute({
     const cid = svc.ids.nextRaw();
     const createdAt = new Date(idTime(cid));
     // null also when the moment was deleted while we wrote: 404 like any missing moment
-    const r = await insertComment(svc.sql, { id: cid, moment: id, author: me, body: body.body, createdAt }, svc.horizons.moments());
+    const r = await insertComment(
+      svc.sql,
+      { id: cid, moment: id, author: me, body: body.body, createdAt },
+      svc.horizons.moments(),
+    );
     if (!r) throw notFound("moment");
     await recordCounts(svc, log, [r]);
     const out: Comment = {
@@ -79,7 +91,11 @@ const listComments = defineRoute({
     const id = momentId(params);
     const after = query.after ?? 0n;
     // One row with null comment columns when the moment is visible but has no (further) comments.
-    const rows = await commentsPage(svc.sql, id, principal.id, { after, limit: query.limit, horizon: svc.horizons.moments() });
+    const rows = await commentsPage(svc.sql, id, principal.id, {
+      after,
+      limit: query.limit,
+      horizon: svc.horizons.moments(),
+    });
     if (rows.length === 0) throw notFound("moment");
     const list: Comment[] = [];
     for (const r of rows) {

@@ -19,7 +19,13 @@ const create = defineRoute({
     const id = svc.ids.nextRaw();
     const createdAt = new Date(idTime(id));
     const me = principal.id;
-    const friends = await insertMoment(svc.sql, { id, author: me, content: body.content, visibility: body.visibility, createdAt });
+    const friends = await insertMoment(svc.sql, {
+      id,
+      author: me,
+      content: body.content,
+      visibility: body.visibility,
+      createdAt,
+    });
     await fanOut(svc, log, id, timelinesFor(me, body.visibility, friends));
     const out: MomentCreated = {
       id: `moment_${id}`,

@@ -33,7 +33,10 @@ const messages = defineRoute({
     }
     const horizon = svc.horizons.messages();
     const rows = await svc.search.run((tx) => searchMessages(tx, principal.id, query.q, before, query.limit, horizon));
-    return ok({ messages: rows.slice(0, query.limit).map((r) => toMessageAt(r, horizon)), has_more: rows.length > query.limit });
+    return ok({
+      messages: rows.slice(0, query.limit).map((r) => toMessageAt(r, horizon)),
+      has_more: rows.length > query.limit,
+    });
   },
 });
 

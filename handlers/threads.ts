@@ -43,7 +43,9 @@ function toThread(r: ThreadRow, horizon: bigint) {
   return {
     id: PREFIX.thread + r.id.toString(),
     kind: r.kind,
-    ...(r.kind === "direct" ? { peer: { id: r.peer_id!, display_name: r.peer_name ?? DELETED_NAME, avatar_url: avatarPath(r.peer_avatar) } } : {}),
+    ...(r.kind === "direct"
+      ? { peer: { id: r.peer_id!, display_name: r.peer_name ?? DELETED_NAME, avatar_url: avatarPath(r.peer_avatar) } }
+      : {}),
     ...(r.kind === "group" ? { group: { id: PREFIX.group + r.id.toString(), name: r.group_name ?? "" } } : {}),
     last_message: last ? toMessageAt(last, horizon) : null,
     updated_at: (last?.created_at ?? r.created_at).toISOString(),
@@ -65,8 +67,15 @@ const list = defineRoute({
       if (before === null) throw invalid("before: must be a thread id", { field: "before" });
     }
     const horizon = svc.horizons.messages();
-    const [rows, total] = await Promise.all([threadsOf(svc.sql, principal.id, before, query.limit, horizon), unreadTotal(svc.sql, principal.id, horizon)]);
-    return ok({ threads: rows.slice(0, query.limit).map((r) => toThread(r, horizon)), has_more: rows.length > query.limit, unread_total: total });
+    const [rows, total] = await Promise.all([
+      threadsOf(svc.sql, principal.id, before, query.limit, horizon),
+      unreadTotal(svc.sql, principal.id, horizon),
+    ]);
+    return ok({
+      threads: rows.slice(0, query.limit).map((r) => toThread(r, horizon)),
+      has_more: rows.length > query.limit,
+      unread_total: total,
+    });
   },
 });
 
@@ -85,7 +94,10 @@ const messages = defineRoute({
     }
     const horizon = svc.horizons.messages();
     const rows = await history(svc.sql, threadId, before, query.limit, horizon);
-    return ok({ messages: rows.slice(0, query.limit).map((r) => toMessageAt(r, horizon)), has_more: rows.length > query.limit });
+    return ok({
+      messages: rows.slice(0, query.limit).map((r) => toMessageAt(r, horizon)),
+      has_more: rows.length > query.limit,
+    });
   },
 });
 

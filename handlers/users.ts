@@ -58,7 +58,9 @@ const passkeyOptions = defineRoute({
   auth: "human",
   limit: "passkey_add",
   async handle({ principal, svc }) {
-    return ok(await registrationOptions(svc, { principal: principal.id, displayName: principal.displayName, newUser: false }));
+    return ok(
+      await registrationOptions(svc, { principal: principal.id, displayName: principal.displayName, newUser: false }),
+    );
   },
 });
 
@@ -68,7 +70,13 @@ const passkeys = defineRoute({
   auth: "human",
   async handle({ principal, svc }) {
     const rows = await passkeysOf(svc.sql, principal.id);
-    return ok({ passkeys: rows.map((p) => ({ id: p.id, created_at: p.created_at.toISOString(), last_used_at: p.last_used_at?.toISOString() ?? null })) });
+    return ok({
+      passkeys: rows.map((p) => ({
+        id: p.id,
+        created_at: p.created_at.toISOString(),
+        last_used_at: p.last_used_at?.toISOString() ?? null,
+      })),
+    });
   },
 });
 
@@ -99,7 +107,8 @@ const addWallet = defineRoute({
   async handle({ principal, body, svc }) {
     if (body.address !== undefined) return ok(await issueChallenge(svc, body.address));
     const address = await verifyChallenge(svc, body.message!, body.signature! as Hex);
-    if ((await linkWallet(svc, principal.id, address)) === "taken") throw conflict("this wallet signs in as another person already");
+    if ((await linkWallet(svc, principal.id, address)) === "taken")
+      throw conflict("this wallet signs in as another person already");
     const user = await loadUser(svc.sql, principal.id);
     if (!user) throw notFound("user");
     return ok({ user });

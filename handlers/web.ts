@@ -83,7 +83,11 @@ export const webRoutes: Route[] = (() => {
           data = readFileSync(file);
           assets.set(name, data);
         }
-        return { status: 200, raw: { type, data }, headers: { "Cache-Control": "public, max-age=31536000, immutable", ...SECURITY } };
+        return {
+          status: 200,
+          raw: { type, data },
+          headers: { "Cache-Control": "public, max-age=31536000, immutable", ...SECURITY },
+        };
       },
     }),
   ];

@@ -23,7 +23,8 @@ export async function onClientFrame(
       const through = frame.through === true;
       const mine = await deps.hub.ack(me.id, raw, through).catch((err: unknown) => {
         // refused while a backend is out: the error frame goes now, and the node retries it until it takes
-        if (isOutage(err)) s.refusedAcks.add({ id: frame.id, raw, through, ...(frame.ref !== undefined ? { ref: frame.ref } : {}) });
+        if (isOutage(err))
+          s.refusedAcks.add({ id: frame.id, raw, through, ...(frame.ref !== undefined ? { ref: frame.ref } : {}) });
         throw err;
       });
       if (!mine) throw notFound("message");

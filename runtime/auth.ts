@@ -17,7 +17,11 @@ export interface Principal {
 }
 
 /** A principal as the author object of what it writes. */
-export const authorOf = (p: Principal): Author => ({ id: p.id, display_name: p.displayName, avatar_url: avatarPath(p.avatarKey) });
+export const authorOf = (p: Principal): Author => ({
+  id: p.id,
+  display_name: p.displayName,
+  avatar_url: avatarPath(p.avatarKey),
+});
 
 interface Cached {
   principal: Principal;
@@ -88,7 +92,12 @@ export class Authenticator {
       where t.hash = ${hash}`;
     const row = rows[0];
     if (!row) throw unauthorized("unknown token");
-    const principal: Principal = { id: row.id, kind: row.kind, displayName: row.display_name, avatarKey: row.avatar_key };
+    const principal: Principal = {
+      id: row.id,
+      kind: row.kind,
+      displayName: row.display_name,
+      avatarKey: row.avatar_key,
+    };
     const expiresAt = row.expires_at ? (row.expires_at as Date).getTime() : Number.POSITIVE_INFINITY;
     this.remember(token, { principal, expiresAt, cachedUntil: now + CACHE_MS });
     if (expiresAt <= now) throw unauthorized("token expired");

@@ -23,7 +23,12 @@ const SUMMARY_MS = 10_000;
 /** The 503 a request gets while `backend` is out (it says which backend, for the refusal summary). */
 export class Unavailable extends ApiError {
   constructor(readonly backend: Backend) {
-    super("unavailable", `${NAMES[backend]} is unavailable; retry shortly`, { retry_after: RETRY_AFTER_S }, { "Retry-After": String(RETRY_AFTER_S) });
+    super(
+      "unavailable",
+      `${NAMES[backend]} is unavailable; retry shortly`,
+      { retry_after: RETRY_AFTER_S },
+      { "Retry-After": String(RETRY_AFTER_S) },
+    );
   }
 }
 
@@ -35,7 +40,13 @@ export function unavailable(backend: Backend): ApiError {
  * postgres.js's errors for a connection lost while a statement was in flight: whether it committed was not heard. The
  * rest of PG_CONNECTION_CODES never reached the server, or were rolled back.
  */
-const PG_OUTCOME_UNKNOWN_CODES = new Set(["CONNECTION_CLOSED", "CONNECTION_DESTROYED", "CONNECTION_ENDED", "ECONNRESET", "EPIPE"]);
+const PG_OUTCOME_UNKNOWN_CODES = new Set([
+  "CONNECTION_CLOSED",
+  "CONNECTION_DESTROYED",
+  "CONNECTION_ENDED",
+  "ECONNRESET",
+  "EPIPE",
+]);
 
 const PG_CONNECTION_CODES = new Set([
   ...PG_OUTCOME_UNKNOWN_CODES,
@@ -68,7 +79,12 @@ export function outcomeUnknown(err: unknown): boolean {
  */
 export function outageOf(err: unknown): Backend | undefined {
   if (!(err instanceof Error)) return undefined;
-  if (err.name === "MaxRetriesPerRequestError" || err.name === "ClusterAllFailedError" || REDIS_MESSAGES.test(err.message)) return "redis";
+  if (
+    err.name === "MaxRetriesPerRequestError" ||
+    err.name === "ClusterAllFailedError" ||
+    REDIS_MESSAGES.test(err.message)
+  )
+    return "redis";
   const code = (err as { code?: unknown }).code;
   if (typeof code === "string" && (PG_CONNECTION_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return "postgres";
   return undefined;
@@ -110,7 +126,11 @@ export class Circuit {
    */
   refused(route: string): void {
     this.refusals.set(route, (this.refusals.get(route) ?? 0) + 1);
-    if (this.refusals.size > 200 || (this.openedAt === undefined && performance.now() - this.summarizedAt >= SUMMARY_MS)) this.summarize();
+    if (
+      this.refusals.size > 200 ||
+      (this.openedAt === undefined && performance.now() - this.summarizedAt >= SUMMARY_MS)
+    )
+      this.summarize();
   }
 
   private summarize(): void {
@@ -127,7 +147,10 @@ export class Circuit {
     this.openedAt = performance.now();
     this.summarizedAt = this.openedAt;
     this.state?.set(1);
-    this.log.warn({ backend: this.backend, err: err instanceof Error ? err.message : String(err) }, "circuit open: backend unavailable");
+    this.log.warn(
+      { backend: this.backend, err: err instanceof Error ? err.message : String(err) },
+      "circuit open: backend unavailable",
+    );
     this.schedule();
   }
 
@@ -171,7 +194,11 @@ export class Circuits {
   readonly postgres: Circuit;
   readonly redis: Circuit | undefined;
 
-  constructor(probes: { postgres: () => Promise<unknown>; redis?: () => Promise<unknown> }, log: Logger, states?: Record<Backend, Level>) {
+  constructor(
+    probes: { postgres: () => Promise<unknown>; redis?: () => Promise<unknown> },
+    log: Logger,
+    states?: Record<Backend, Level>,
+  ) {
     this.postgres = new Circuit("postgres", probes.postgres, log, states?.postgres);
     this.redis = probes.redis ? new Circuit("redis", probes.redis, log, states?.redis) : undefined;
   }

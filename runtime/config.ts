@@ -21,7 +21,9 @@ function retention() {
 }
 
 /** An absolute http:// or https:// URL (a collector's, for tracing). */
-const httpUrl = z.string().refine((u) => URL.canParse(u) && /^https?:\/\//i.test(u), "must be an http:// or https:// URL");
+const httpUrl = z
+  .string()
+  .refine((u) => URL.canParse(u) && /^https?:\/\//i.test(u), "must be an http:// or https:// URL");
 
 const ConfigSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -50,12 +52,18 @@ const ConfigSchema = z.object({
         return;
       }
       if (!URL.canParse(u) || !/^rediss?:\/\//i.test(u)) {
-        ctx.addIssue({ code: "custom", message: "must be a redis:// or rediss:// URL, or redis+cluster://host:port,host:port" });
+        ctx.addIssue({
+          code: "custom",
+          message: "must be a redis:// or rediss:// URL, or redis+cluster://host:port,host:port",
+        });
       }
     })
     .optional(),
   /** Prefix for every Redis key and channel. */
-  REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_:.-]*$/).default("flock:"),
+  REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_:.-]*$/)
+    .default("flock:"),
   DATA_DIR: z.string().min(1).default("./data"),
   NODE_ID: z.coerce.number().int().min(0).max(1023).optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -121,7 +129,11 @@ const ConfigSchema = z.object({
       }
     }),
   /** Largest JSON body accepted, in bytes. */
-  FLOCK_JSON_LIMIT: z.coerce.number().int().min(1024).default(1024 * 1024),
+  FLOCK_JSON_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
   /** Seconds to wait for in-flight requests on shutdown. */
   FLOCK_SHUTDOWN_GRACE: z.coerce.number().min(0).default(10),
   /**
@@ -150,7 +162,11 @@ const ConfigSchema = z.object({
   PRIVY_VERIFICATION_KEY: z.string().min(1).optional(),
   PRIVY_JWKS_URL: z.string().url().optional(),
   /** Lifetime of human `pt_` tokens, in seconds. */
-  HUMAN_TOKEN_TTL: z.coerce.number().int().min(60).default(7 * 86_400),
+  HUMAN_TOKEN_TTL: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .default(7 * 86_400),
   /** Where uploaded files live (default: DATA_DIR/files). */
   FILES_DIR: z.string().min(1).optional(),
   /** Payments (issue 6). The x402 facilitator that verifies and settles payments; paid sends answer 503 without it. */
@@ -158,7 +174,10 @@ const ConfigSchema = z.object({
   /** Seconds a payment authorization may stay valid (`maxTimeoutSeconds` of the payment requirements). */
   FLOCK_PAYMENT_TIMEOUT: z.coerce.number().int().min(10).max(86_400).default(300),
   /** Development: the Flock USD token deployed on a local chain (npm run payments:dev); enables that network. */
-  FLOCK_LOCAL_TOKEN: z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be an EVM address").optional(),
+  FLOCK_LOCAL_TOKEN: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{40}$/, "must be an EVM address")
+    .optional(),
   FLOCK_LOCAL_CHAIN_ID: z.coerce.number().int().positive().default(31337),
   /** Development: the local chain's transaction page prefix (the hash is appended), e.g. payments:dev's explorer. */
   FLOCK_LOCAL_EXPLORER_URL: z.string().url().optional(),
@@ -171,7 +190,16 @@ function parsePublicUrl(v: string): string {
   const bad = `"${v}" is not a base URL (http:// or https://, a host, optionally a path prefix; no query, fragment or credentials)`;
   if (!URL.canParse(v)) throw new Error(bad);
   const u = new URL(v);
-  if ((u.protocol !== "http:" && u.protocol !== "https:") || !u.hostname || u.username || u.password || u.search || u.hash || v.includes("?") || v.includes("#")) {
+  if (
+    (u.protocol !== "http:" && u.protocol !== "https:") ||
+    !u.hostname ||
+    u.username ||
+    u.password ||
+    u.search ||
+    u.hash ||
+    v.includes("?") ||
+    v.includes("#")
+  ) {
     throw new Error(bad);
   }
   return `${u.origin}${u.pathname.replace(/\/+$/, "")}`;
@@ -203,7 +231,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       const key = String(i.path[0] ?? "");
       // a setting's own rule (refine, transform) is already a sentence; zod's built-in wording is replaced by the rule
       if (i.code === "custom") lines.push(`  ${i.path.join(".")}: ${i.message}`);
-      else if (!seen.has(key)) lines.push(`  ${ownRule(key, i.message) ?? `${key} must be ${ruleOf(key)}`}${got(key, picked[key])}`);
+      else if (!seen.has(key))
+        lines.push(`  ${ownRule(key, i.message) ?? `${key} must be ${ruleOf(key)}`}${got(key, picked[key])}`);
       seen.add(key);
     }
     throw new ConfigError(`invalid configuration:\n${lines.join("\n")}`);
@@ -212,7 +241,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 /** A value as the error quotes it; never for a setting that may hold a secret (a URL's password, a token, a key). */
-const got = (key: string, v: string | undefined) => (/URL|TOKEN|KEY|SECRET/.test(key) ? "" : ` (got ${JSON.stringify(v ?? "")})`);
+const got = (key: string, v: string | undefined) =>
+  /URL|TOKEN|KEY|SECRET/.test(key) ? "" : ` (got ${JSON.stringify(v ?? "")})`;
 
 /** The schema's own sentence for a check (`PG_SCHEMA must be a lowercase SQL identifier`), not zod's default wording. */
 function ownRule(key: string, message: string): string | undefined {
@@ -232,11 +262,16 @@ function ruleOf(key: string): string {
   if (schema instanceof z.ZodEnum) return `one of ${schema.options.join(", ")}`;
   if (schema instanceof z.ZodNumber) {
     const what = schema.isInt ? "a whole number" : "a number";
-    const checks = (schema.def.checks ?? []).map((c) => c._zod.def as { check?: string; value?: number; inclusive?: boolean });
+    const checks = (schema.def.checks ?? []).map(
+      (c) => c._zod.def as { check?: string; value?: number; inclusive?: boolean },
+    );
     const low = checks.find((c) => c.check === "greater_than");
     const high = checks.find((c) => c.check === "less_than");
     if (low?.inclusive && high?.inclusive) return `${what} from ${low.value} to ${high.value}`;
-    const parts = [low && (low.inclusive ? `${low.value} or more` : `above ${low.value}`), high && (high.inclusive ? `at most ${high.value}` : `below ${high.value}`)];
+    const parts = [
+      low && (low.inclusive ? `${low.value} or more` : `above ${low.value}`),
+      high && (high.inclusive ? `at most ${high.value}` : `below ${high.value}`),
+    ];
     return [what, parts.filter(Boolean).join(" and ")].filter(Boolean).join(", ");
   }
   if (schema instanceof z.ZodString) {

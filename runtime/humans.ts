@@ -74,7 +74,12 @@ async function lockIdentity(tx: postgres.TransactionSql, key: string): Promise<v
   await tx`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`;
 }
 
-async function createHuman(tx: postgres.TransactionSql, svc: Services, displayName: string, id = svc.ids.next("human")): Promise<string> {
+async function createHuman(
+  tx: postgres.TransactionSql,
+  svc: Services,
+  displayName: string,
+  id = svc.ids.next("human"),
+): Promise<string> {
   await tx`insert into principals (id, kind, display_name) values (${id}, 'human', ${displayName})`;
   // A friend request to a person is stored whoever the id is (handlers/friends.ts): one sent to this id before it
   // was anyone's is not for this person.
@@ -99,7 +104,11 @@ export async function userForWallet(svc: Services, address: string): Promise<str
  * Adds an external wallet that signed a challenge to a person (one who signed up with a passkey, or a second wallet):
  * it then signs in as that person. `taken` when it already signs in as someone else (nothing changes).
  */
-export async function linkWallet(svc: Services, principal: string, address: string): Promise<"linked" | "already" | "taken"> {
+export async function linkWallet(
+  svc: Services,
+  principal: string,
+  address: string,
+): Promise<"linked" | "already" | "taken"> {
   const addr = address.toLowerCase();
   return svc.sql.begin(async (tx) => {
     await lockIdentity(tx, `wallet:${addr}`);

@@ -21,7 +21,10 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.LOG_LEVEL);
-  process.on("unhandledRejection", onUnhandledRejection(log, (code) => process.exit(code)));
+  process.on(
+    "unhandledRejection",
+    onUnhandledRejection(log, (code) => process.exit(code)),
+  );
   let node: Awaited<ReturnType<typeof startNode>>;
   try {
     node = await startNode(config, log);

@@ -20,20 +20,34 @@ const listenFailure = (host: string, port: number, reason: string) =>
 
 const COMMON = { "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store" };
 
-function answer(res: ServerResponse, status: number, type: string, body: string, headers: Record<string, string> = {}): void {
+function answer(
+  res: ServerResponse,
+  status: number,
+  type: string,
+  body: string,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, { ...COMMON, ...headers, "Content-Type": type, "Content-Length": Buffer.byteLength(body) });
   res.end(res.req.method === "HEAD" ? undefined : body);
 }
 
-function fail(res: ServerResponse, status: number, error: string, message: string, headers: Record<string, string> = {}): void {
+function fail(
+  res: ServerResponse,
+  status: number,
+  error: string,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
   answer(res, status, "application/json", JSON.stringify({ error, message }), headers);
 }
 
 async function serve(metrics: Metrics, log: Logger, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const method = req.method ?? "GET";
   const path = (req.url ?? "/").split("?")[0];
-  if (path !== "/metrics") return fail(res, 404, "not_found", `no route for ${method} ${path}: this listener serves GET /metrics`);
-  if (method !== "GET" && method !== "HEAD") return fail(res, 405, "method_not_allowed", `${method} /metrics: only GET and HEAD`, { Allow: "GET, HEAD" });
+  if (path !== "/metrics")
+    return fail(res, 404, "not_found", `no route for ${method} ${path}: this listener serves GET /metrics`);
+  if (method !== "GET" && method !== "HEAD")
+    return fail(res, 405, "method_not_allowed", `${method} /metrics: only GET and HEAD`, { Allow: "GET, HEAD" });
   try {
     answer(res, 200, metrics.registry.contentType, await metrics.registry.metrics());
   } catch (err) {
@@ -46,7 +60,9 @@ async function serve(metrics: Metrics, log: Logger, req: IncomingMessage, res: S
 export function listenMetrics(metrics: Metrics, host: string, port: number, log: Logger): Promise<MetricsListener> {
   const server: Server = createServer((req, res) => void serve(metrics, log, req, res));
   return new Promise((resolve, reject) => {
-    server.once("error", (err: NodeJS.ErrnoException) => reject(new Error(listenFailure(host, port, err.code ?? err.message))));
+    server.once("error", (err: NodeJS.ErrnoException) =>
+      reject(new Error(listenFailure(host, port, err.code ?? err.message))),
+    );
     server.listen({ host, port, exclusive: true }, () => {
       server.on("error", (err) => log.warn({ err }, "metrics listener error"));
       const close = () =>

@@ -133,11 +133,26 @@ export class Metrics {
       registers,
     });
 
-    const connections = new Gauge({ name: "flock_connections", help: "Connections open on this node: WebSockets, and long polls in progress", labelNames: ["transport"], registers });
+    const connections = new Gauge({
+      name: "flock_connections",
+      help: "Connections open on this node: WebSockets, and long polls in progress",
+      labelNames: ["transport"],
+      registers,
+    });
     this.connections = { websocket: gaugeOf(connections, "websocket"), long_poll: gaugeOf(connections, "long_poll") };
-    const sent = new Counter({ name: "flock_messages_sent_total", help: "Messages stored and answered 201, by kind (direct, group)", labelNames: ["kind"], registers });
+    const sent = new Counter({
+      name: "flock_messages_sent_total",
+      help: "Messages stored and answered 201, by kind (direct, group)",
+      labelNames: ["kind"],
+      registers,
+    });
     this.sent = { direct: counterOf(sent, "direct"), group: counterOf(sent, "group") };
-    const delivered = new Counter({ name: "flock_messages_delivered_total", help: "Messages handed to a client, by transport", labelNames: ["transport"], registers });
+    const delivered = new Counter({
+      name: "flock_messages_delivered_total",
+      help: "Messages handed to a client, by transport",
+      labelNames: ["transport"],
+      registers,
+    });
     this.delivered = { websocket: counterOf(delivered, "websocket"), long_poll: counterOf(delivered, "long_poll") };
     const redelivered = new Counter({
       name: "flock_messages_redelivered_total",
@@ -145,10 +160,23 @@ export class Metrics {
       labelNames: ["transport"],
       registers,
     });
-    this.redelivered = { websocket: counterOf(redelivered, "websocket"), long_poll: counterOf(redelivered, "long_poll") };
-    this.acks = new Counter({ name: "flock_message_acks_total", help: "Message acknowledgements that took (HTTP and WebSocket)", registers });
+    this.redelivered = {
+      websocket: counterOf(redelivered, "websocket"),
+      long_poll: counterOf(redelivered, "long_poll"),
+    };
+    this.acks = new Counter({
+      name: "flock_message_acks_total",
+      help: "Message acknowledgements that took (HTTP and WebSocket)",
+      registers,
+    });
 
-    const batch = new Histogram({ name: "flock_send_batch_messages", help: "Messages committed together in one send statement, by kind", labelNames: ["kind"], buckets: BATCH_BUCKETS, registers });
+    const batch = new Histogram({
+      name: "flock_send_batch_messages",
+      help: "Messages committed together in one send statement, by kind",
+      labelNames: ["kind"],
+      buckets: BATCH_BUCKETS,
+      registers,
+    });
     this.sendBatch = { direct: histogramOf(batch, "kind", "direct"), group: histogramOf(batch, "kind", "group") };
     const commit = new Histogram({
       name: "flock_send_commit_duration_seconds",
@@ -158,8 +186,18 @@ export class Metrics {
       registers,
     });
     this.sendCommit = { direct: histogramOf(commit, "kind", "direct"), group: histogramOf(commit, "kind", "group") };
-    const pg = new Histogram({ name: "flock_postgres_statement_duration_seconds", help: "Postgres statements on the message path, by statement", labelNames: ["statement"], buckets: BACKEND_BUCKETS, registers });
-    this.postgres = { sendDirect: histogramOf(pg, "statement", "send_direct"), sendGroup: histogramOf(pg, "statement", "send_group"), ack: histogramOf(pg, "statement", "ack") };
+    const pg = new Histogram({
+      name: "flock_postgres_statement_duration_seconds",
+      help: "Postgres statements on the message path, by statement",
+      labelNames: ["statement"],
+      buckets: BACKEND_BUCKETS,
+      registers,
+    });
+    this.postgres = {
+      sendDirect: histogramOf(pg, "statement", "send_direct"),
+      sendGroup: histogramOf(pg, "statement", "send_group"),
+      ack: histogramOf(pg, "statement", "ack"),
+    };
     const redis = new Histogram({
       name: "flock_redis_command_duration_seconds",
       help: "Redis calls on the message path and the rate limiter, by command (the memory engine's without Redis)",
@@ -167,17 +205,59 @@ export class Metrics {
       buckets: BACKEND_BUCKETS,
       registers,
     });
-    this.redis = { streamAppend: histogramOf(redis, "command", "stream_append"), inflightAdd: histogramOf(redis, "command", "inflight_add"), cursorMerge: histogramOf(redis, "command", "cursor_merge"), rateLimit: histogramOf(redis, "command", "rate_limit") };
-    const circuit = new Gauge({ name: "flock_circuit_open", help: "1 while a backend's circuit is open (requests that need it answer 503), else 0", labelNames: ["backend"], registers });
+    this.redis = {
+      streamAppend: histogramOf(redis, "command", "stream_append"),
+      inflightAdd: histogramOf(redis, "command", "inflight_add"),
+      cursorMerge: histogramOf(redis, "command", "cursor_merge"),
+      rateLimit: histogramOf(redis, "command", "rate_limit"),
+    };
+    const circuit = new Gauge({
+      name: "flock_circuit_open",
+      help: "1 while a backend's circuit is open (requests that need it answer 503), else 0",
+      labelNames: ["backend"],
+      registers,
+    });
     this.circuitOpen = { postgres: gaugeOf(circuit, "postgres"), redis: gaugeOf(circuit, "redis") };
 
-    const settled = new Counter({ name: "flock_payments_settled_total", help: "Paid messages settled by the facilitator and stored", registers });
-    const failed = new Counter({ name: "flock_payments_failed_total", help: "Payment claims marked failed, by stage (verify, settle, abandoned)", labelNames: ["stage"], registers });
-    this.payments = { settled, failed: { verify: counterOf(failed, "verify"), settle: counterOf(failed, "settle"), abandoned: counterOf(failed, "abandoned") } };
-    const limited = new Counter({ name: "flock_rate_limit_refusals_total", help: "Requests refused 429 by a rate limit, by policy", labelNames: ["policy"], registers });
-    this.rateLimited = Object.fromEntries(Object.keys(POLICIES).map((p) => [p, counterOf(limited, p)])) as Record<PolicyName, Count>;
-    const bans = new Counter({ name: "flock_ip_bans_total", help: "IP bans this node's strikes started (clients that kept retrying after 429s)", registers });
-    const refused = new Counter({ name: "flock_ip_ban_refusals_total", help: "Requests refused 403 ip_banned", registers });
+    const settled = new Counter({
+      name: "flock_payments_settled_total",
+      help: "Paid messages settled by the facilitator and stored",
+      registers,
+    });
+    const failed = new Counter({
+      name: "flock_payments_failed_total",
+      help: "Payment claims marked failed, by stage (verify, settle, abandoned)",
+      labelNames: ["stage"],
+      registers,
+    });
+    this.payments = {
+      settled,
+      failed: {
+        verify: counterOf(failed, "verify"),
+        settle: counterOf(failed, "settle"),
+        abandoned: counterOf(failed, "abandoned"),
+      },
+    };
+    const limited = new Counter({
+      name: "flock_rate_limit_refusals_total",
+      help: "Requests refused 429 by a rate limit, by policy",
+      labelNames: ["policy"],
+      registers,
+    });
+    this.rateLimited = Object.fromEntries(Object.keys(POLICIES).map((p) => [p, counterOf(limited, p)])) as Record<
+      PolicyName,
+      Count
+    >;
+    const bans = new Counter({
+      name: "flock_ip_bans_total",
+      help: "IP bans this node's strikes started (clients that kept retrying after 429s)",
+      registers,
+    });
+    const refused = new Counter({
+      name: "flock_ip_ban_refusals_total",
+      help: "Requests refused 403 ip_banned",
+      registers,
+    });
     this.bans = { started: bans, refused };
 
     // the queues a message waits in on this node, read when scraped
@@ -191,9 +271,19 @@ export class Metrics {
         for (const kind of ["direct", "group"] as const) this.labels(kind).set(q.sends(kind));
       },
     });
-    levelOf("flock_ack_queue_depth", "Acks waiting for their commit: queued for a batch, or in the batch being committed", registers, () => q.acks());
+    levelOf(
+      "flock_ack_queue_depth",
+      "Acks waiting for their commit: queued for a batch, or in the batch being committed",
+      registers,
+      () => q.acks(),
+    );
     // read before the in-flight gauge, whose collect() sends a command of its own (prom-client collects in order)
-    levelOf("flock_redis_pending_commands", "Commands sent on the Redis command connection and not answered yet", registers, () => q.redisPending());
+    levelOf(
+      "flock_redis_pending_commands",
+      "Commands sent on the Redis command connection and not answered yet",
+      registers,
+      () => q.redisPending(),
+    );
     new Gauge({
       name: "flock_messages_in_flight",
       help: "Messages in this node's in-flight record: recorded before their send's commit, not yet published",
@@ -204,8 +294,18 @@ export class Metrics {
       },
     });
     const pool = () => q.postgresPool();
-    levelOf("flock_postgres_pool_waiting", "Postgres queries waiting for a connection of the pool", registers, () => pool()?.waiting ?? 0);
-    levelOf("flock_postgres_pipelined_queries", "Postgres queries written to a connection behind the statement it runs, waiting their turn", registers, () => pool()?.pipelined ?? 0);
+    levelOf(
+      "flock_postgres_pool_waiting",
+      "Postgres queries waiting for a connection of the pool",
+      registers,
+      () => pool()?.waiting ?? 0,
+    );
+    levelOf(
+      "flock_postgres_pipelined_queries",
+      "Postgres queries written to a connection behind the statement it runs, waiting their turn",
+      registers,
+      () => pool()?.pipelined ?? 0,
+    );
     new Gauge({
       name: "flock_postgres_pool_connections",
       help: "The Postgres pool's connections, by state (idle, busy, reserved by a transaction, connecting, closed)",
@@ -216,10 +316,26 @@ export class Metrics {
         for (const state of POOL_STATES) this.labels(state).set(p?.connections[state] ?? 0);
       },
     });
-    levelOf("flock_long_polls_waiting", "Long polls waiting for a message (nothing to answer yet)", registers, () => q.longPolls());
-    levelOf("flock_websocket_buffered_bytes", "Bytes waiting in this node's WebSocket send buffers (clients reading slower than they are sent to)", registers, () => q.websocketBuffered());
-    this.ackRetries = new Gauge({ name: "flock_ack_retries_pending", help: "WebSocket acks refused while a backend was out, held and retried by the node", registers });
-    levelOf("flock_redelivery_backoff_members", "Members whose long polls wait before handing out again (an ack of theirs failed, and none has taken since)", registers, () => q.redeliveryBackoff());
+    levelOf("flock_long_polls_waiting", "Long polls waiting for a message (nothing to answer yet)", registers, () =>
+      q.longPolls(),
+    );
+    levelOf(
+      "flock_websocket_buffered_bytes",
+      "Bytes waiting in this node's WebSocket send buffers (clients reading slower than they are sent to)",
+      registers,
+      () => q.websocketBuffered(),
+    );
+    this.ackRetries = new Gauge({
+      name: "flock_ack_retries_pending",
+      help: "WebSocket acks refused while a backend was out, held and retried by the node",
+      registers,
+    });
+    levelOf(
+      "flock_redelivery_backoff_members",
+      "Members whose long polls wait before handing out again (an ack of theirs failed, and none has taken since)",
+      registers,
+      () => q.redeliveryBackoff(),
+    );
   }
 
   /**
@@ -228,7 +344,8 @@ export class Metrics {
    */
   watchQueues(readers: Partial<QueueReaders>): () => void {
     const before: Partial<QueueReaders> = {};
-    for (const k of Object.keys(readers) as (keyof QueueReaders)[]) (before as Record<string, unknown>)[k] = this.queues[k];
+    for (const k of Object.keys(readers) as (keyof QueueReaders)[])
+      (before as Record<string, unknown>)[k] = this.queues[k];
     Object.assign(this.queues, readers);
     return () => {
       Object.assign(this.queues, before);

@@ -44,7 +44,8 @@ export class NodeLease {
     const lease = new NodeLease(registry, log, opts.fixed ?? -1, opts);
     const now = lease.now();
     if (opts.fixed !== undefined) {
-      if (!(await registry.renew(lease.owner, opts.fixed, now, LEASE_MS))) log.warn({ nodeId: opts.fixed }, "configured NODE_ID is held by another live node");
+      if (!(await registry.renew(lease.owner, opts.fixed, now, LEASE_MS)))
+        log.warn({ nodeId: opts.fixed }, "configured NODE_ID is held by another live node");
       return lease;
     }
     const id = await registry.acquire(lease.owner, now, LEASE_MS);

@@ -120,7 +120,16 @@ async function openPostgres(config: Config, log: Logger, statementTimeout = STAT
     // their statements (and transactions) in it. One connection, pipelined, is the correct embedded pool.
     const pool = embedded ? 1 : config.PG_POOL;
     const statementTimeoutMs = embedded ? undefined : statementTimeout;
-    return { sql: await connectSql({ url, schema: config.PG_SCHEMA, pool, statementTimeoutMs, oneSession: embedded !== undefined }), embedded };
+    return {
+      sql: await connectSql({
+        url,
+        schema: config.PG_SCHEMA,
+        pool,
+        statementTimeoutMs,
+        oneSession: embedded !== undefined,
+      }),
+      embedded,
+    };
   } catch (err) {
     await embedded?.stop();
     throw err;
@@ -128,31 +137,52 @@ async function openPostgres(config: Config, log: Logger, statementTimeout = STAT
 }
 
 /** Start every part of a node but its routes and its listening socket, in order, each registered with `life`. */
-export async function startServices(config: Config, log: Logger, life: Lifecycle, now: () => number, statementTimeoutMs?: number): Promise<StartedServices> {
+export async function startServices(
+  config: Config,
+  log: Logger,
+  life: Lifecycle,
+  now: () => number,
+  statementTimeoutMs?: number,
+): Promise<StartedServices> {
   // what every part counts into (nothing to start or stop: /metrics and the metrics listener read it)
   const metrics = new Metrics();
   // the backends, and a circuit for each
   // the port is checked first, before the embedded database is created or anything is migrated
-  const { sql, embedded } = await life.add("postgres", async () => (await checkPortFree(config.HOST, config.PORT), openPostgres(config, log, statementTimeoutMs)), async (pg) => {
-    await pg.sql.end({ timeout: 5 });
-    await pg.embedded?.stop();
-  });
+  const { sql, embedded } = await life.add(
+    "postgres",
+    async () => (await checkPortFree(config.HOST, config.PORT), openPostgres(config, log, statementTimeoutMs)),
+    async (pg) => {
+      await pg.sql.end({ timeout: 5 });
+      await pg.embedded?.stop();
+    },
+  );
   const engines: Engines = await life.add(
     "engines",
     () => {
       // the caches never keep what retention removed for longer than it is kept
       const lifetimes = cacheLifetimes(config.FLOCK_RETENTION_MESSAGES, config.FLOCK_RETENTION_MOMENTS);
-      return config.REDIS_URL ? createRedisEngines(config.REDIS_URL, config.REDIS_PREFIX, log, lifetimes) : createMemoryEngines(now, lifetimes);
+      return config.REDIS_URL
+        ? createRedisEngines(config.REDIS_URL, config.REDIS_PREFIX, log, lifetimes)
+        : createMemoryEngines(now, lifetimes);
     },
     (e) => e.close(),
   );
   const circuits = await life.add(
     "circuits",
-    () => new Circuits({ postgres: () => sql`select 1`, ...(engines.kind === "redis" ? { redis: () => engines.ping() } : {}) }, log, metrics.circuitOpen),
+    () =>
+      new Circuits(
+        { postgres: () => sql`select 1`, ...(engines.kind === "redis" ? { redis: () => engines.ping() } : {}) },
+        log,
+        metrics.circuitOpen,
+      ),
     (c) => c.stop(),
   );
   // the node id: leased, renewed while the node runs, given up after everything else has stopped but the backends
-  const lease = await life.add("lease", () => NodeLease.take(engines.nodes, log, { fixed: config.NODE_ID }), (l) => l.stop());
+  const lease = await life.add(
+    "lease",
+    () => NodeLease.take(engines.nodes, log, { fixed: config.NODE_ID }),
+    (l) => l.stop(),
+  );
   const ids = new IdGenerator(lease.id, now);
   lease.start(ids);
   // the release: announced under the lease; a node that cannot run beside a live one (or on this Redis keyspace)
@@ -162,7 +192,10 @@ export async function startServices(config: Config, log: Logger, life: Lifecycle
   // wait; their declared table locks first, and a lock not taken soon steps back to run again: runtime/db/migrate.ts)
   await life.add("migrations", async () => {
     const onRetry = (attempt: number, pauseMs: number, err: unknown) =>
-      log.warn({ attempt, pauseMs, code: (err as { code?: unknown }).code }, "migrations stepped back for a lock; running again");
+      log.warn(
+        { attempt, pauseMs, code: (err as { code?: unknown }).code },
+        "migrations stepped back for a lock; running again",
+      );
     const applied = await migrate(sql, config.PG_SCHEMA, undefined, { onRetry });
     if (applied.length > 0) log.info({ applied, schema: config.PG_SCHEMA }, "migrations applied");
   });
@@ -179,7 +212,11 @@ export async function startServices(config: Config, log: Logger, life: Lifecycle
       engines.pubsub,
       {
         scale: config.FLOCK_LIMITS_SCALE,
-        ban: { strikes: config.FLOCK_BAN_STRIKES, windowMs: config.FLOCK_BAN_WINDOW * 1000, banMs: config.FLOCK_BAN_SECONDS * 1000 },
+        ban: {
+          strikes: config.FLOCK_BAN_STRIKES,
+          windowMs: config.FLOCK_BAN_WINDOW * 1000,
+          banMs: config.FLOCK_BAN_SECONDS * 1000,
+        },
         log,
         metrics,
       },
@@ -190,7 +227,11 @@ export async function startServices(config: Config, log: Logger, life: Lifecycle
   });
   // the spans of sends, when OTEL_EXPORTER_OTLP_ENDPOINT is set: up before any part that makes one, stopped (its last
   // spans exported) after them all
-  const tracing = await life.add("tracing", () => startTracing(config, log, lease.id), (t) => t?.stop());
+  const tracing = await life.add(
+    "tracing",
+    () => startTracing(config, log, lease.id),
+    (t) => t?.stop(),
+  );
   const horizons = new Horizons(config.FLOCK_RETENTION_MESSAGES, config.FLOCK_RETENTION_MOMENTS, now);
   const core: Core = { config, log, sql, engines, ids, auth, limiter, circuits, now, horizons, metrics, tracing };
 
@@ -272,7 +313,11 @@ export async function startServices(config: Config, log: Logger, life: Lifecycle
     },
     (r) => r.stop(),
   );
-  await life.add("claim-sweeper", () => startClaimSweeper(svc), (stop) => stop());
+  await life.add(
+    "claim-sweeper",
+    () => startClaimSweeper(svc),
+    (stop) => stop(),
+  );
   // partitions of messages ahead of time, and what retention drops (one node's pass at a time)
   await life.add(
     "retention",

@@ -15,7 +15,8 @@ const IN_FLIGHT_READ_MS = 500;
  */
 export function watchQueues(svc: Services, owner: string): () => void {
   const { hub, sql, engines, circuits, log } = svc;
-  if (poolLevels(sql) === undefined) log.warn("the Postgres pool's queues were not found (another postgres.js?): flock_postgres_pool_* read 0");
+  if (poolLevels(sql) === undefined)
+    log.warn("the Postgres pool's queues were not found (another postgres.js?): flock_postgres_pool_* read 0");
   return svc.metrics.watchQueues({
     sends: (kind) => hub.queued()[kind],
     acks: () => hub.queued().acks,

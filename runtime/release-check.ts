@@ -39,7 +39,12 @@ async function others(nodes: NodeRegistry, owner: string, o: ReleaseCheckOptions
  * Announce `mine` under `lease` and check it against every other live node and the keyspace; throws
  * ReleaseMismatch (naming each conflict) when it cannot run here. Answers the live releases it saw.
  */
-export async function checkRelease(nodes: NodeRegistry, lease: Pick<NodeLease, "owner" | "announce">, mine: NodeRelease, o: ReleaseCheckOptions): Promise<NodeRelease[]> {
+export async function checkRelease(
+  nodes: NodeRegistry,
+  lease: Pick<NodeLease, "owner" | "announce">,
+  mine: NodeRelease,
+  o: ReleaseCheckOptions,
+): Promise<NodeRelease[]> {
   await lease.announce(JSON.stringify(mine), mine.layout);
   const problems: string[] = [];
   const seen = await others(nodes, lease.owner, o);
@@ -59,6 +64,7 @@ export async function checkRelease(nodes: NodeRegistry, lease: Pick<NodeLease, "
     );
   }
   const releases = [...new Set(seen.map((s) => s.release))];
-  if (releases.some((r) => r !== mine.release)) o.log.info({ release: mine.release, beside: releases }, "running beside other releases (a rolling upgrade)");
+  if (releases.some((r) => r !== mine.release))
+    o.log.info({ release: mine.release, beside: releases }, "running beside other releases (a rolling upgrade)");
   return seen;
 }

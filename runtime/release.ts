@@ -68,5 +68,7 @@ export function cannotMix(mine: NodeRelease, other: NodeRelease): string | undef
 
 /** Why a node of `mine` cannot use a Redis keyspace of `layout`, or undefined. */
 export function cannotUseLayout(mine: NodeRelease, layout: number): string | undefined {
-  return layout > mine.layout ? `Redis holds keyspace layout ${layout}, written by a newer release; ${mine.release} knows layout ${mine.layout}` : undefined;
+  return layout > mine.layout
+    ? `Redis holds keyspace layout ${layout}, written by a newer release; ${mine.release} knows layout ${mine.layout}`
+    : undefined;
 }

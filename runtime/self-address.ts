@@ -9,7 +9,8 @@ export class SelfAddress {
   }
 
   set(host: string, port: number): void {
-    const h = host === "0.0.0.0" || host === "::" || host === "" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
+    const h =
+      host === "0.0.0.0" || host === "::" || host === "" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
     this.base = `http://${h}:${port}`;
   }
 }

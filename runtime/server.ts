@@ -20,7 +20,6 @@ import { mountWs } from "./ws/server.ts";
 
 class StartupError extends Error {}
 
-
 export interface RunningNode {
   port: number;
   /** The metrics listener's port, when FLOCK_METRICS_PORT is set (runtime/metrics-listener.ts). */
@@ -61,21 +60,41 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
 
   const life = new Lifecycle(log, opts.trace);
   try {
-    const { svc, lease, embedded } = await startServices(config, log, life, opts.now ?? Date.now, opts.statementTimeoutMs);
+    const { svc, lease, embedded } = await startServices(
+      config,
+      log,
+      life,
+      opts.now ?? Date.now,
+      opts.statementTimeoutMs,
+    );
 
     // the routes: stopping them closes every WebSocket (1001), answers every waiting long poll, and lets requests in
     // flight finish (at most FLOCK_SHUTDOWN_GRACE); from then on a request still arriving on a kept-alive
     // connection answers 503 at once, without touching the backends that stop next
-    const state: HttpState = { draining: false, closed: false, inflight: 0, idle: [], drained: 0, keepAlive: keepAliveHint(config.FLOCK_SHUTDOWN_LINGER) };
+    const state: HttpState = {
+      draining: false,
+      closed: false,
+      inflight: 0,
+      idle: [],
+      drained: 0,
+      keepAlive: keepAliveHint(config.FLOCK_SHUTDOWN_LINGER),
+    };
     let drainStarted = 0;
     const metrics = svc.metrics;
     // the queue gauges read the hub's batchers, the pool and this node's in-flight record from now on
-    await life.add("queue-gauges", () => watchQueues(svc, lease.owner), (unwatch) => unwatch());
+    await life.add(
+      "queue-gauges",
+      () => watchQueues(svc, lease.owner),
+      (unwatch) => unwatch(),
+    );
     // the metrics listener, when FLOCK_METRICS_PORT is set: up before the routes and down after them, so a scrape
     // during the drain still reads the node
     const metricsListener = await life.add(
       "metrics-listen",
-      () => (config.FLOCK_METRICS_PORT === undefined ? undefined : listenMetrics(metrics, config.FLOCK_METRICS_HOST, config.FLOCK_METRICS_PORT, log)),
+      () =>
+        config.FLOCK_METRICS_PORT === undefined
+          ? undefined
+          : listenMetrics(metrics, config.FLOCK_METRICS_HOST, config.FLOCK_METRICS_PORT, log),
       (m) => m?.close(),
     );
     const routes = await life.add(
@@ -103,7 +122,10 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
           });
         }
         state.closed = true;
-        log.info({ drained: state.drained, inflight: state.inflight, ms: Math.round(performance.now() - drainStarted) }, "requests drained");
+        log.info(
+          { drained: state.drained, inflight: state.inflight, ms: Math.round(performance.now() - drainStarted) },
+          "requests drained",
+        );
       },
     );
 
@@ -136,16 +158,20 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
     // clients that wait as told are not connecting when the socket closes (a connection still in the kernel's
     // accept queue then would be reset: seen beside a CPU hog, 1-3 polls and acks a chaos run).
     let lingerMs = 0;
-    await life.add("linger", () => undefined, async () => {
-      drainStarted = performance.now();
-      state.draining = true;
-      if (lingerMs === 0) return;
-      log.info({ seconds: lingerMs / 1000 }, "draining: serving on, each answer closing its connection");
-      const refusingMs = Math.min(1000, lingerMs / 2);
-      await new Promise((resolve) => setTimeout(resolve, lingerMs - refusingMs));
-      state.closed = true;
-      await new Promise((resolve) => setTimeout(resolve, refusingMs));
-    });
+    await life.add(
+      "linger",
+      () => undefined,
+      async () => {
+        drainStarted = performance.now();
+        state.draining = true;
+        if (lingerMs === 0) return;
+        log.info({ seconds: lingerMs / 1000 }, "draining: serving on, each answer closing its connection");
+        const refusingMs = Math.min(1000, lingerMs / 2);
+        await new Promise((resolve) => setTimeout(resolve, lingerMs - refusingMs));
+        state.closed = true;
+        await new Promise((resolve) => setTimeout(resolve, refusingMs));
+      },
+    );
     const port = uws.us_socket_local_port(listenSocket as never);
     svc.self.set(config.HOST, port);
     const metricsPort = metricsListener?.port;

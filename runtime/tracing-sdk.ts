@@ -69,7 +69,12 @@ class SdkTracing implements Tracing {
     private readonly log: Logger,
   ) {}
 
-  async request<R extends { status: number }>(method: string, route: string, headers: Record<string, string>, run: () => Promise<R>): Promise<R> {
+  async request<R extends { status: number }>(
+    method: string,
+    route: string,
+    headers: Record<string, string>,
+    run: () => Promise<R>,
+  ): Promise<R> {
     const parent = propagation.extract(ROOT_CONTEXT, headers);
     const attributes = { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_HTTP_ROUTE]: route };
     const span = this.tracer.startSpan(`${method} ${route}`, { kind: SpanKind.SERVER, attributes }, parent);
@@ -100,11 +105,21 @@ class SdkTracing implements Tracing {
     if (trace.getSpan(ctx) !== undefined) this.sends.set(message, ctx);
   }
 
-  async commit<O>(kind: CommitKind, messages: readonly { id: bigint }[], run: () => Promise<(O | Error)[]>): Promise<(O | Error)[]> {
-    const attributes: Attributes = { "flock.send.kind": kind, "flock.batch.size": messages.length, [ATTR_DB_SYSTEM_NAME]: DB_SYSTEM_NAME_VALUE_POSTGRESQL };
+  async commit<O>(
+    kind: CommitKind,
+    messages: readonly { id: bigint }[],
+    run: () => Promise<(O | Error)[]>,
+  ): Promise<(O | Error)[]> {
+    const attributes: Attributes = {
+      "flock.send.kind": kind,
+      "flock.batch.size": messages.length,
+      [ATTR_DB_SYSTEM_NAME]: DB_SYSTEM_NAME_VALUE_POSTGRESQL,
+    };
     const spans = messages.map((m) => {
       const parent = this.sends.get(m);
-      return parent === undefined ? undefined : this.tracer.startSpan("commit", { kind: SpanKind.INTERNAL, attributes }, parent);
+      return parent === undefined
+        ? undefined
+        : this.tracer.startSpan("commit", { kind: SpanKind.INTERNAL, attributes }, parent);
     });
     let out: (O | Error)[];
     try {
@@ -156,7 +171,8 @@ class SdkTracing implements Tracing {
     // from another node, only the context it came with: this node's own active context is no send's
     let parent: Context | undefined;
     if (remote === undefined) parent = context.active();
-    else if (remote.traceparent !== undefined) parent = this.w3c.extract(ROOT_CONTEXT, { traceparent: remote.traceparent }, defaultTextMapGetter);
+    else if (remote.traceparent !== undefined)
+      parent = this.w3c.extract(ROOT_CONTEXT, { traceparent: remote.traceparent }, defaultTextMapGetter);
     if (parent === undefined || trace.getSpan(parent) === undefined) {
       offer();
       return;
@@ -214,7 +230,11 @@ function tracesUrl(endpoint: string): string | undefined {
 export function startSdk(endpoint: string, log: Logger, nodeId: number): Tracing {
   const instance = `node-${nodeId}@${hostname()}`;
   // what OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES say is merged over these (the SDK's environment detector)
-  const resource = resources.resourceFromAttributes({ [ATTR_SERVICE_NAME]: "flock", [ATTR_SERVICE_INSTANCE_ID]: instance, "flock.node.id": nodeId });
+  const resource = resources.resourceFromAttributes({
+    [ATTR_SERVICE_NAME]: "flock",
+    [ATTR_SERVICE_INSTANCE_ID]: instance,
+    "flock.node.id": nodeId,
+  });
   const url = tracesUrl(endpoint);
   const sdk = new NodeSDK({
     resource,
@@ -228,7 +248,9 @@ export function startSdk(endpoint: string, log: Logger, nodeId: number): Tracing
   // OTEL_LOG_LEVEL (warn when unset). Set after the SDK is made, which would put a console logger in its place. The
   // diag logger is the process's one: in a process of several nodes, the last started speaks for all
   const otel = log.child({ part: "opentelemetry" });
-  const said = (args: unknown[]) => ({ args: args.map((a) => (a instanceof Error ? { message: a.message, stack: a.stack } : a)) });
+  const said = (args: unknown[]) => ({
+    args: args.map((a) => (a instanceof Error ? { message: a.message, stack: a.stack } : a)),
+  });
   diag.setLogger(
     {
       error: (message, ...args) => otel.error(said(args), message),
@@ -237,7 +259,10 @@ export function startSdk(endpoint: string, log: Logger, nodeId: number): Tracing
       debug: (message, ...args) => otel.debug(said(args), message),
       verbose: (message, ...args) => otel.trace(said(args), message),
     },
-    { logLevel: core.diagLogLevelFromString(process.env["OTEL_LOG_LEVEL"]) ?? DiagLogLevel.WARN, suppressOverrideMessage: true },
+    {
+      logLevel: core.diagLogLevelFromString(process.env["OTEL_LOG_LEVEL"]) ?? DiagLogLevel.WARN,
+      suppressOverrideMessage: true,
+    },
   );
   sdk.start();
   const where = new URL(url ?? process.env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] ?? endpoint);

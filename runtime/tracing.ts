@@ -18,14 +18,23 @@ export interface Tracing {
    * A traced route's request (a SERVER span `<METHOD> <route>`, continuing the caller's `traceparent` header if it
    * sent one), its answer's status recorded; everything `run` starts is inside it.
    */
-  request<R extends { status: number }>(method: string, route: string, headers: Record<string, string>, run: () => Promise<R>): Promise<R>;
+  request<R extends { status: number }>(
+    method: string,
+    route: string,
+    headers: Record<string, string>,
+    run: () => Promise<R>,
+  ): Promise<R>;
   /** A message about to wait for its batch's statement: it belongs to the send running now (if one is traced). */
   batched(message: object): void;
   /**
    * A batch's statement (`run`, one outcome per message): a `commit` span in each queued message's own trace, with the
    * batch's size, so one trace per send holds however many sends share the commit.
    */
-  commit<O>(kind: CommitKind, messages: readonly { id: bigint }[], run: () => Promise<(O | Error)[]>): Promise<(O | Error)[]>;
+  commit<O>(
+    kind: CommitKind,
+    messages: readonly { id: bigint }[],
+    run: () => Promise<(O | Error)[]>,
+  ): Promise<(O | Error)[]>;
   /** The append of a committed message to its stream and its announcement to every node; `run` gets the traceparent to carry. */
   publish<T>(m: Published, run: (traceparent: string | undefined) => Promise<T>): Promise<T>;
   /**

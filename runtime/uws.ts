@@ -48,7 +48,13 @@ export function chooseUws(p: Platform): UwsChoice {
   if (currentFits && (p.platform !== "linux" || (p.glibc !== undefined && glibcAtLeast(p.glibc, 2, 38)))) {
     return { package: UWS_CURRENT };
   }
-  if (p.platform === "linux" && p.glibc !== undefined && glibcAtLeast(p.glibc, 2, 27) && p.abi === NODE20_ABI && OLD_PLATFORMS.includes(key)) {
+  if (
+    p.platform === "linux" &&
+    p.glibc !== undefined &&
+    glibcAtLeast(p.glibc, 2, 27) &&
+    p.abi === NODE20_ABI &&
+    OLD_PLATFORMS.includes(key)
+  ) {
     return { package: UWS_NODE20_OLD_GLIBC };
   }
   return { error: `uWebSockets.js has no native build for ${here}. ${SUPPORTED}.` };
@@ -59,7 +65,10 @@ let here: Platform | undefined;
 /** This process's platform (read once: process.report builds a whole report). */
 export function thisPlatform(): Platform {
   if (here) return here;
-  const report = process.platform === "linux" ? (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } }) : undefined;
+  const report =
+    process.platform === "linux"
+      ? (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } })
+      : undefined;
   here = {
     platform: process.platform,
     arch: process.arch,
@@ -101,8 +110,17 @@ const LISTEN_EXCLUSIVE_PORT = 1;
  * Listen without sharing the port: uWS sets SO_REUSEPORT by default, so two nodes on one port both "listened" and
  * the kernel split the requests between them. The native binding takes the options argument; its typings omit it.
  */
-export function listenExclusive(app: UwsNs.TemplatedApp, host: string, port: number): Promise<UwsNs.us_listen_socket | false> {
-  type ListenWithOptions = (host: string, port: number, options: number, cb: (s: UwsNs.us_listen_socket | false) => void) => unknown;
+export function listenExclusive(
+  app: UwsNs.TemplatedApp,
+  host: string,
+  port: number,
+): Promise<UwsNs.us_listen_socket | false> {
+  type ListenWithOptions = (
+    host: string,
+    port: number,
+    options: number,
+    cb: (s: UwsNs.us_listen_socket | false) => void,
+  ) => unknown;
   return new Promise((resolve) => {
     (app.listen as unknown as ListenWithOptions).call(app, host, port, LISTEN_EXCLUSIVE_PORT, (s) => resolve(s));
   });

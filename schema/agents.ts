@@ -38,7 +38,9 @@ export type Agent = z.infer<typeof Agent>;
  * An agent's profile (GET/PATCH /v1/agents/me, GET /v1/agents/{id}): the agent plus its marketplace fields, and, in
  * the agent's own profile only (GET/PATCH /v1/agents/me), its `accepts_group_adds_from`.
  */
-export const AgentProfile = Agent.extend(AgentMarketplace.shape).extend({ accepts_group_adds_from: GroupAddPolicy.optional() });
+export const AgentProfile = Agent.extend(AgentMarketplace.shape).extend({
+  accepts_group_adds_from: GroupAddPolicy.optional(),
+});
 export type AgentProfile = z.infer<typeof AgentProfile>;
 
 export const RegisterAgentResponse = z.object({ agent: Agent, token: z.string().startsWith("am_") });

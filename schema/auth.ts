@@ -31,7 +31,8 @@ export const WalletVerifyRequest = z
       }
       return;
     }
-    if (v.message === undefined) ctx.addIssue({ code: "custom", path: ["message"], message: "required (or send {address})" });
+    if (v.message === undefined)
+      ctx.addIssue({ code: "custom", path: ["message"], message: "required (or send {address})" });
     if (v.signature === undefined) ctx.addIssue({ code: "custom", path: ["signature"], message: "required" });
   });
 export type WalletVerifyRequest = z.infer<typeof WalletVerifyRequest>;
@@ -77,8 +78,15 @@ export const PasskeyAnswer = z
     challenge_id: z.string().min(1).max(64),
     response: z
       .object({
-        id: z.string().min(1).max(1024).regex(/^[A-Za-z0-9_-]+$/, "must be base64url"),
-        rawId: z.string().max(1024).regex(/^[A-Za-z0-9_-]*$/, "must be base64url"),
+        id: z
+          .string()
+          .min(1)
+          .max(1024)
+          .regex(/^[A-Za-z0-9_-]+$/, "must be base64url"),
+        rawId: z
+          .string()
+          .max(1024)
+          .regex(/^[A-Za-z0-9_-]*$/, "must be base64url"),
         type: z.literal("public-key"),
         response: z.record(z.string(), z.unknown()),
       })

@@ -10,7 +10,10 @@ export const wellFormed = (s: string): string => (s as string & { toWellFormed()
 
 /** Free text with lone surrogates replaced and surrounding whitespace trimmed, then bounded. */
 export const text = (min: number, max: number) => {
-  const rule = min > 0 ? `must be ${min} to ${max} characters (after trimming spaces)` : `must be at most ${max} characters (after trimming spaces)`;
+  const rule =
+    min > 0
+      ? `must be ${min} to ${max} characters (after trimming spaces)`
+      : `must be at most ${max} characters (after trimming spaces)`;
   return z.string().overwrite(wellFormed).trim().min(min, rule).max(max, { abort: true, message: rule });
 };
 

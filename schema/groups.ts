@@ -20,7 +20,9 @@ export const AddMembersRequest = z
     members: z.array(principalId).min(1).max(MAX_MEMBERS_PER_REQUEST).optional(),
     member: principalId.optional(),
   })
-  .refine((v) => v.members !== undefined || v.member !== undefined, { message: "give members (a list of ids) or member" })
+  .refine((v) => v.members !== undefined || v.member !== undefined, {
+    message: "give members (a list of ids) or member",
+  })
   .transform((v) => ({ members: [...(v.members ?? []), ...(v.member !== undefined ? [v.member] : [])] }));
 
 export const SendGroupMessageRequest = z.object({ body: messageBody, attachments: attachmentIds, reply_to: replyTo });

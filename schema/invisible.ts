@@ -57,7 +57,8 @@ export function invisibleProblem(name: string): string | null {
     const next = after.done ? undefined : after.value.codePointAt(0);
     const s = cur.value;
     if (IGNORABLE.test(s)) {
-      if (!allowed(c, prev, next, base)) return "must not contain invisible characters (zero-width, filler or other default-ignorable ones) outside an emoji or a script that writes with them";
+      if (!allowed(c, prev, next, base))
+        return "must not contain invisible characters (zero-width, filler or other default-ignorable ones) outside an emoji or a script that writes with them";
     } else if (!BLANK.test(s)) visible = true;
     if (!isPresentationSelector(c) && !isVariationSelector(c) && !isEmojiModifier(c) && !isTag(c)) base = c;
     prev = c;

@@ -12,7 +12,8 @@ export interface IssueText {
 }
 
 /** zod's own (English) messages start so; a schema's own messages are lowercase sentences and are kept. */
-const LIBRARY_WORDING = /^(Invalid|Too (small|big)|Unrecognized key|Expected|Required|Number must|String must|Array must)/;
+const LIBRARY_WORDING =
+  /^(Invalid|Too (small|big)|Unrecognized key|Expected|Required|Number must|String must|Array must)/;
 
 const TYPE_NAMES: Record<string, string> = {
   string: "a string",
@@ -39,7 +40,8 @@ const plural = (n: number | bigint, origin: string): string => {
 };
 
 /** A list of allowed values as the reader would type them: `public, friends, private`. */
-const listOf = (values: readonly unknown[]): string => values.map((v) => (typeof v === "string" ? v : JSON.stringify(v))).join(", ");
+const listOf = (values: readonly unknown[]): string =>
+  values.map((v) => (typeof v === "string" ? v : JSON.stringify(v))).join(", ");
 
 /** The value at `path` in `input`, or undefined when it (or anything on the way) is absent. */
 function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
@@ -58,7 +60,10 @@ export function describeIssue(issue: z.core.$ZodIssue, input: unknown, where: st
   if (issue.code === "unrecognized_keys") {
     const keys = issue.keys;
     const at = path.length > 0 ? `${field}.` : "";
-    return { field: `${at}${keys[0] ?? ""}`, message: keys.length === 1 ? "is not a known field" : `not known fields: ${keys.join(", ")}` };
+    return {
+      field: `${at}${keys[0] ?? ""}`,
+      message: keys.length === 1 ? "is not a known field" : `not known fields: ${keys.join(", ")}`,
+    };
   }
   if (!LIBRARY_WORDING.test(issue.message)) return { field, message: issue.message };
   const missing = path.length > 0 && valueAt(input, issue.path) === undefined;
@@ -73,7 +78,8 @@ function sentence(issue: z.core.$ZodIssue, missing: boolean): string {
     }
     case "invalid_value": {
       const one = issue.values.length === 1;
-      if (missing) return one ? `required; must be ${listOf(issue.values)}` : `required; one of ${listOf(issue.values)}`;
+      if (missing)
+        return one ? `required; must be ${listOf(issue.values)}` : `required; one of ${listOf(issue.values)}`;
       return one ? `must be ${listOf(issue.values)}` : `must be one of ${listOf(issue.values)}`;
     }
     case "too_small": {
@@ -93,7 +99,8 @@ function sentence(issue: z.core.$ZodIssue, missing: boolean): string {
     case "invalid_format":
       if (missing) return "required";
       if (issue.format === "regex") return "is not in the expected format";
-      if (issue.format === "starts_with" || issue.format === "ends_with" || issue.format === "includes") return `is not in the expected format (${issue.format.replace("_", " ")})`;
+      if (issue.format === "starts_with" || issue.format === "ends_with" || issue.format === "includes")
+        return `is not in the expected format (${issue.format.replace("_", " ")})`;
       return `must be a valid ${issue.format}`;
     case "not_multiple_of":
       return `must be a multiple of ${issue.divisor}`;

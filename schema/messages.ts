@@ -102,7 +102,11 @@ export const Emoji = z
     { abort: true, message: "must be one emoji or a :short_name:" },
   )
   .refine(
-    (v) => v.startsWith(":") || (v.length <= EMOJI_MAX && /\p{Extended_Pictographic}|\p{Regional_Indicator}|\u20e3/u.test(v) && graphemes(v) === 1),
+    (v) =>
+      v.startsWith(":") ||
+      (v.length <= EMOJI_MAX &&
+        /\p{Extended_Pictographic}|\p{Regional_Indicator}|\u20e3/u.test(v) &&
+        graphemes(v) === 1),
     "must be one emoji or a :short_name:",
   );
 

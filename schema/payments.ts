@@ -9,7 +9,10 @@ export const price = z.union([z.number(), z.string()]).transform((v, ctx): bigin
   const m = /^(\d{1,9})(?:\.(\d{1,6}))?$/.exec(s);
   const micros = m ? BigInt(m[1]!) * 1_000_000n + BigInt((m[2] ?? "").padEnd(6, "0")) : 0n;
   if (micros <= 0n) {
-    ctx.addIssue({ code: "custom", message: "must be a number of dollars above 0 with at most 6 decimals (below 1e9)" });
+    ctx.addIssue({
+      code: "custom",
+      message: "must be a number of dollars above 0 with at most 6 decimals (below 1e9)",
+    });
     return z.NEVER;
   }
   return micros;

@@ -42,7 +42,12 @@ export const AuthFrame = z.object({ type: z.literal("auth"), token: z.string().m
  * Acknowledge a message: it is removed for good (as POST /v1/messages/{id}/ack). `through`: also every message of
  * its thread handed out before it (cumulative, as `?through=true`).
  */
-export const AckFrame = z.object({ type: z.literal("ack"), id: z.string().max(64), through: z.boolean().optional(), ref });
+export const AckFrame = z.object({
+  type: z.literal("ack"),
+  id: z.string().max(64),
+  through: z.boolean().optional(),
+  ref,
+});
 /** The sender is typing in a thread (start), or stopped. A start expires after 10 s unless repeated. */
 export const TypingFrame = z.object({
   type: z.literal("typing"),
@@ -107,7 +112,11 @@ export const PongFrame = z.object({ type: z.literal("pong"), ref });
  * `count` of them, in one group (`thread_id`) or in the direct inbox (no `thread_id`). Sent once, before the messages
  * that follow them.
  */
-export const ExpiredFrame = z.object({ type: z.literal("expired"), thread_id: z.string().optional(), count: z.number().int().positive() });
+export const ExpiredFrame = z.object({
+  type: z.literal("expired"),
+  thread_id: z.string().optional(),
+  count: z.number().int().positive(),
+});
 /** A frame that could not be decoded, validated or carried out. The connection stays open. */
 export const ErrorFrame = z.object({ type: z.literal("error"), error: z.string(), message: z.string(), ref });
 

@@ -120,7 +120,10 @@ t.test("agents over HTTP (redis engines, real Postgres)", async (t) => {
     });
     t.equal(big.status, 413);
     t.equal(big.body.error, "payload_too_large");
-    const longName = await call(base, "POST", "/v1/agents/register", { json: { display_name: "n".repeat(65) }, headers: ip });
+    const longName = await call(base, "POST", "/v1/agents/register", {
+      json: { display_name: "n".repeat(65) },
+      headers: ip,
+    });
     t.equal(longName.status, 400);
     t.equal(longName.body.field, "display_name");
     const blank = await call(base, "POST", "/v1/agents/register", { json: { display_name: "   " }, headers: ip });

@@ -123,21 +123,30 @@ t.test("identity-provider login with locally minted ES256 tokens", async (t) => 
 
     // A wallet user who later logs in through the provider with the same (embedded) wallet keeps one account.
     const w = privateKeyToAccount(generatePrivateKey());
-    const ch = await call(base, "POST", "/v1/auth/wallet-verify", { json: { address: w.address }, headers: { "x-forwarded-for": randomIp() } });
+    const ch = await call(base, "POST", "/v1/auth/wallet-verify", {
+      json: { address: w.address },
+      headers: { "x-forwarded-for": randomIp() },
+    });
     const signed = await call(base, "POST", "/v1/auth/wallet-verify", {
       json: { message: ch.body.message, signature: await w.signMessage({ message: ch.body.message }) },
       headers: { "x-forwarded-for": randomIp() },
     });
     t.equal(signed.status, 200);
     const viaProvider = await login(
-      await mint({ sub: "did:privy:joins", claims: { linked_accounts: [{ type: "wallet", address: w.address, connector_type: "embedded" }] } }),
+      await mint({
+        sub: "did:privy:joins",
+        claims: { linked_accounts: [{ type: "wallet", address: w.address, connector_type: "embedded" }] },
+      }),
     );
     t.equal(viaProvider.status, 200);
     t.equal(viaProvider.body.user.id, signed.body.user.id);
   });
 
   t.test("400 for a missing token; 10 per minute per IP", async (t) => {
-    const missing = await call(base, "POST", "/v1/auth/privy-login", { json: {}, headers: { "x-forwarded-for": randomIp() } });
+    const missing = await call(base, "POST", "/v1/auth/privy-login", {
+      json: {},
+      headers: { "x-forwarded-for": randomIp() },
+    });
     t.equal(missing.status, 400);
     t.equal(missing.body.field, "token");
     const ip = randomIp();
@@ -176,7 +185,10 @@ t.test("a configured PEM verification key instead of a JWKS URL", async (t) => {
 
 t.test("not configured: 404; keys unreachable: 503", async (t) => {
   const off = await startTestNode(t, { engine: "memory" });
-  const r = await call(off.url, "POST", "/v1/auth/privy-login", { json: { token: "a.b.c" }, headers: { "x-forwarded-for": randomIp() } });
+  const r = await call(off.url, "POST", "/v1/auth/privy-login", {
+    json: { token: "a.b.c" },
+    headers: { "x-forwarded-for": randomIp() },
+  });
   t.equal(r.status, 404);
   t.equal(r.body.error, "not_found");
 
@@ -193,7 +205,10 @@ t.test("not configured: 404; keys unreachable: 503", async (t) => {
     .setIssuedAt()
     .setExpirationTime("1h")
     .sign(key.privateKey);
-  const u = await call(down.url, "POST", "/v1/auth/privy-login", { json: { token }, headers: { "x-forwarded-for": randomIp() } });
+  const u = await call(down.url, "POST", "/v1/auth/privy-login", {
+    json: { token },
+    headers: { "x-forwarded-for": randomIp() },
+  });
   t.equal(u.status, 503);
   t.equal(u.body.error, "unavailable");
 });

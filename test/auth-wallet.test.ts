@@ -46,7 +46,8 @@ for (const engine of ["redis", "memory"] as const) {
       const me = await call(base, "GET", "/v1/users/me", { token: r.body.token });
       t.equal(me.status, 200);
       t.same(me.body.user, r.body.user);
-      const [stored] = await node.svc.sql`select encode(hash, 'hex') as h, expires_at from tokens where principal = ${r.body.user.id}`;
+      const [stored] = await node.svc
+        .sql`select encode(hash, 'hex') as h, expires_at from tokens where principal = ${r.body.user.id}`;
       t.not(stored!.h, r.body.token, "only the hash is stored");
       t.equal((stored!.expires_at as Date).toISOString(), r.body.expires_at);
 
@@ -56,7 +57,11 @@ for (const engine of ["redis", "memory"] as const) {
       t.equal(again.status, 200);
       t.equal(again.body.user.id, r.body.user.id);
       t.not(again.body.token, r.body.token);
-      t.equal((await call(base, "GET", "/v1/users/me", { token: r.body.token })).status, 200, "first token still valid");
+      t.equal(
+        (await call(base, "GET", "/v1/users/me", { token: r.body.token })).status,
+        200,
+        "first token still valid",
+      );
     });
 
     t.test("replayed nonce: the same signed message works once", async (t) => {
@@ -98,9 +103,14 @@ for (const engine of ["redis", "memory"] as const) {
         version: "1" as const,
         issuedAt: new Date(clock),
       };
-      const signed = async (message: string, by = wallet) => ({ message, signature: await by.signMessage({ message }) });
+      const signed = async (message: string, by = wallet) => ({
+        message,
+        signature: await by.signMessage({ message }),
+      });
 
-      const domain = await post(await signed(createSiweMessage({ ...fields, domain: "evil.example", uri: "https://evil.example" })));
+      const domain = await post(
+        await signed(createSiweMessage({ ...fields, domain: "evil.example", uri: "https://evil.example" })),
+      );
       t.equal(domain.status, 401);
       t.match(domain.body.message, /another domain/);
       const chain = await post(await signed(createSiweMessage({ ...fields, chainId: 1 })));
@@ -150,7 +160,10 @@ for (const engine of ["redis", "memory"] as const) {
       // Just inside the window it works.
       const ch2 = await challenge(wallet.address);
       clock += 299_000;
-      const inTime = await post({ message: ch2.message, signature: await wallet.signMessage({ message: ch2.message }) });
+      const inTime = await post({
+        message: ch2.message,
+        signature: await wallet.signMessage({ message: ch2.message }),
+      });
       t.equal(inTime.status, 200);
     });
 

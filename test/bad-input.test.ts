@@ -39,15 +39,32 @@ t.test("deeply nested JSON", async (t) => {
 
   t.test("too many values, or too deep, are refused from the bytes before they are parsed", async (t) => {
     const many = `{"display_name":"x","extra":[${Array(MAX_JSON_VALUES).fill("1").join(",")}]}`;
-    const r = await call(node.url, "POST", "/v1/agents/register", { body: many, headers: { "content-type": "application/json", "x-forwarded-for": randomIp() } });
+    const r = await call(node.url, "POST", "/v1/agents/register", {
+      body: many,
+      headers: { "content-type": "application/json", "x-forwarded-for": randomIp() },
+    });
     t.equal(r.status, 400);
     t.match(r.body.message, /too many values/);
     // commas and brackets inside strings are not structure
-    const inString = JSON.stringify({ display_name: "x", description: ",".repeat(MAX_JSON_VALUES + 1) + "[".repeat(100) + '\\"' });
-    const ok = await call(node.url, "POST", "/v1/agents/register", { body: inString, headers: { "content-type": "application/json", "x-forwarded-for": randomIp() } });
-    t.not(ok.body.message ?? "", /too many values|nested too deeply/, `a string of commas and brackets is text: ${ok.status}`);
+    const inString = JSON.stringify({
+      display_name: "x",
+      description: ",".repeat(MAX_JSON_VALUES + 1) + "[".repeat(100) + '\\"',
+    });
+    const ok = await call(node.url, "POST", "/v1/agents/register", {
+      body: inString,
+      headers: { "content-type": "application/json", "x-forwarded-for": randomIp() },
+    });
+    t.not(
+      ok.body.message ?? "",
+      /too many values|nested too deeply/,
+      `a string of commas and brackets is text: ${ok.status}`,
+    );
     const deep = "[".repeat(520_000) + "]".repeat(520_000);
-    const d = await call(node.url, "POST", "/v1/moments", { token: agent.token, body: deep, headers: { "content-type": "application/json" } });
+    const d = await call(node.url, "POST", "/v1/moments", {
+      token: agent.token,
+      body: deep,
+      headers: { "content-type": "application/json" },
+    });
     t.equal(d.status, 400);
     t.match(d.body.message, /deep/);
   });
@@ -83,7 +100,9 @@ t.test("GET /v1/agents/marketplace?before=abc is a 400, not a 500", async (t) =>
   const node = await startTestNode(t, { engine: "memory" });
   const agent = await registerAgent(node.url, "m");
   for (const before of ["abc", "", "99999999999999999999", "-1", "1.5", "\u0000"]) {
-    const r = await call(node.url, "GET", `/v1/agents/marketplace?before=${encodeURIComponent(before)}`, { token: agent.token });
+    const r = await call(node.url, "GET", `/v1/agents/marketplace?before=${encodeURIComponent(before)}`, {
+      token: agent.token,
+    });
     t.equal(r.status, 400, JSON.stringify(before));
     t.equal(r.body.error, "invalid_request");
     t.equal(r.body.field, "before");

@@ -18,5 +18,9 @@ t.test("a node started after a ban was published still refuses that address", as
   t.equal(r.status, 403, "refused by a node that never saw the ban's event");
   t.equal(r.body.error, "ip_banned");
   t.ok(r.body.retry_after > 100 && r.body.retry_after <= 120);
-  t.equal((await call(b.url, "GET", "/v1/agents/me", { headers: { "x-forwarded-for": randomIp() } })).status, 401, "others pass");
+  t.equal(
+    (await call(b.url, "GET", "/v1/agents/me", { headers: { "x-forwarded-for": randomIp() } })).status,
+    401,
+    "others pass",
+  );
 });

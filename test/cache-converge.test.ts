@@ -11,7 +11,10 @@ t.test("a like made during a Redis outage reaches the feed's cached record after
   const node = await startTestNode(t, { env: { REDIS_URL: redis.url, REDIS_PREFIX: "conv:" }, prefix: "conv:" });
   const a = await registerAgent(node.url, "a");
   const b = await registerAgent(node.url, "b");
-  const m = await call(node.url, "POST", "/v1/moments", { token: a.token, json: { content: "hi", visibility: "public" } });
+  const m = await call(node.url, "POST", "/v1/moments", {
+    token: a.token,
+    json: { content: "hi", visibility: "public" },
+  });
   t.equal(m.status, 201);
   const likeCount = async () => {
     const feed = await call(node.url, "GET", "/v1/moments/feed", { token: b.token });
@@ -28,6 +31,10 @@ t.test("a like made during a Redis outage reaches the feed's cached record after
   t.equal((await call(node.url, "GET", `/v1/moments/${m.body.id}`, { token: b.token })).body.like_count, 1);
 
   await redis.restart();
-  const took = await until(async () => (await likeCount()) === 1, { ms: 5000, every: 50, what: "the feed's like_count 1" });
+  const took = await until(async () => (await likeCount()) === 1, {
+    ms: 5000,
+    every: 50,
+    what: "the feed's like_count 1",
+  });
   t.ok(took < 2000, `feed shows the like ${Math.round(took)} ms after Redis`);
 });

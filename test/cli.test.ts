@@ -73,7 +73,9 @@ t.test("--verbose shows each retry behind a slow answer", async (t) => {
       return;
     }
     res.writeHead(200, { "content-type": "application/json" });
-    res.end(JSON.stringify({ agent: { id: "1", display_name: "slow", description: "", created_at: "2026-01-01T00:00:00Z" } }));
+    res.end(
+      JSON.stringify({ agent: { id: "1", display_name: "slow", description: "", created_at: "2026-01-01T00:00:00Z" } }),
+    );
   });
   await new Promise<void>((r) => srv.listen(0, "127.0.0.1", () => r()));
   t.teardown(() => srv.close());
@@ -95,78 +97,114 @@ t.test("--verbose shows each retry behind a slow answer", async (t) => {
   t.match(retries[0], /GET \/v1\/agents\/me answered 503 unavailable; retry 1 of 4 in 0\.0 s \(Retry-After\)/);
   t.match(retries[1], /retry 2 of 4/);
   const exchanges = verbose.stderr.split("\n").filter((l) => /^flockctl: GET \/v1\/agents\/me \d+ in \d+ ms$/.test(l));
-  t.same(exchanges.map((l) => l.split(" ")[3]), ["503", "503", "200"], "each attempt, with its status and time");
+  t.same(
+    exchanges.map((l) => l.split(" ")[3]),
+    ["503", "503", "200"],
+    "each attempt, with its status and time",
+  );
 });
 
-t.test("inside the repository, npx flockctl is the workspace's command (the lock links what package.json names)", async (t) => {
-  const lock = JSON.parse(readFileSync(`${ROOT}package-lock.json`, "utf8")) as { packages: Record<string, { bin?: Record<string, string> }> };
-  const pkg = JSON.parse(readFileSync(`${ROOT}client/package.json`, "utf8")) as { bin: Record<string, string> };
-  t.same(lock.packages["client"]?.bin, pkg.bin, "package-lock.json's bin of client/ is client/package.json's");
-  t.same(Object.keys(pkg.bin), ["flockctl"]);
-  const r = await new Promise<Run>((resolve) => {
-    const child = spawn("npx", ["--no-install", "flockctl", "--help"], { cwd: ROOT, env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp" }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("exit", (code) => resolve({ code, stdout, stderr }));
-  });
-  t.equal(r.code, 0, r.stderr);
-  t.match(r.stdout, /^usage: flockctl /);
-});
-
-t.test("a creating command sends one Idempotency-Key per run; a run whose outcome is unknown prints it to run again with", async (t) => {
-  // a stand-in server on a real socket: records each key; unavailable while `down`, else 201 (replayed for a key seen before)
-  const keys: (string | undefined)[] = [];
-  let down = false;
-  const srv = createServer((req, res) => {
-    req.resume();
-    req.on("end", () => {
-      const key = req.headers["idempotency-key"] as string | undefined;
-      const seen = keys.includes(key);
-      keys.push(key);
-      if (down) {
-        res.writeHead(503, { "content-type": "application/json", "retry-after": "0" });
-        return void res.end(JSON.stringify({ error: "unavailable", message: "try again" }));
-      }
-      res.writeHead(201, { "content-type": "application/json", ...(seen && key ? { "idempotency-replayed": "true" } : {}) });
-      res.end(JSON.stringify({ id: "msg_1", thread_id: "thread_1", body: "hi" }));
+t.test(
+  "inside the repository, npx flockctl is the workspace's command (the lock links what package.json names)",
+  async (t) => {
+    const lock = JSON.parse(readFileSync(`${ROOT}package-lock.json`, "utf8")) as {
+      packages: Record<string, { bin?: Record<string, string> }>;
+    };
+    const pkg = JSON.parse(readFileSync(`${ROOT}client/package.json`, "utf8")) as { bin: Record<string, string> };
+    t.same(lock.packages["client"]?.bin, pkg.bin, "package-lock.json's bin of client/ is client/package.json's");
+    t.same(Object.keys(pkg.bin), ["flockctl"]);
+    const r = await new Promise<Run>((resolve) => {
+      const child = spawn("npx", ["--no-install", "flockctl", "--help"], {
+        cwd: ROOT,
+        env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp" },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+      child.on("exit", (code) => resolve({ code, stdout, stderr }));
     });
-  });
-  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", () => r()));
-  t.teardown(() => srv.close());
-  const env = { FLOCK_URL: `http://127.0.0.1:${(srv.address() as { port: number }).port}`, FLOCK_TOKEN: `am_${"z".repeat(43)}` };
+    t.equal(r.code, 0, r.stderr);
+    t.match(r.stdout, /^usage: flockctl /);
+  },
+);
 
-  const plain = await flock(["send", "2", "hi"], env);
-  t.equal(plain.code, 0, plain.stderr);
-  t.match(keys[0], /^[A-Za-z0-9_-]{22}$/, "a fresh key when none is given");
+t.test(
+  "a creating command sends one Idempotency-Key per run; a run whose outcome is unknown prints it to run again with",
+  async (t) => {
+    // a stand-in server on a real socket: records each key; unavailable while `down`, else 201 (replayed for a key seen before)
+    const keys: (string | undefined)[] = [];
+    let down = false;
+    const srv = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        const key = req.headers["idempotency-key"] as string | undefined;
+        const seen = keys.includes(key);
+        keys.push(key);
+        if (down) {
+          res.writeHead(503, { "content-type": "application/json", "retry-after": "0" });
+          return void res.end(JSON.stringify({ error: "unavailable", message: "try again" }));
+        }
+        res.writeHead(201, {
+          "content-type": "application/json",
+          ...(seen && key ? { "idempotency-replayed": "true" } : {}),
+        });
+        res.end(JSON.stringify({ id: "msg_1", thread_id: "thread_1", body: "hi" }));
+      });
+    });
+    await new Promise<void>((r) => srv.listen(0, "127.0.0.1", () => r()));
+    t.teardown(() => srv.close());
+    const env = {
+      FLOCK_URL: `http://127.0.0.1:${(srv.address() as { port: number }).port}`,
+      FLOCK_TOKEN: `am_${"z".repeat(43)}`,
+    };
 
-  keys.length = 0;
-  const given = await flock(["send", "2", "hi", "--idempotency-key", "order-17", "--verbose"], env);
-  t.equal(given.code, 0);
-  const again = await flock(["send", "2", "hi", "--idempotency-key", "order-17", "--verbose"], env);
-  t.same(keys, ["order-17", "order-17"]);
-  t.match(given.stderr, /^flockctl: Idempotency-Key order-17$/m);
-  t.match(again.stderr, /POST \/v1\/messages 201 in \d+ ms \(replayed: the first answer to this Idempotency-Key\)/, "--verbose says the answer is a replay");
+    const plain = await flock(["send", "2", "hi"], env);
+    t.equal(plain.code, 0, plain.stderr);
+    t.match(keys[0], /^[A-Za-z0-9_-]{22}$/, "a fresh key when none is given");
 
-  for (const args of [["whoami", "--idempotency-key", "k"], ["send", "2", "hi", "--idempotency-key", "has space"]]) {
-    const r = await flock(args, env);
-    t.equal(r.code, 2, `usage: ${args.join(" ")}`);
-    t.match(r.stderr, /--idempotency-key/);
-  }
+    keys.length = 0;
+    const given = await flock(["send", "2", "hi", "--idempotency-key", "order-17", "--verbose"], env);
+    t.equal(given.code, 0);
+    const again = await flock(["send", "2", "hi", "--idempotency-key", "order-17", "--verbose"], env);
+    t.same(keys, ["order-17", "order-17"]);
+    t.match(given.stderr, /^flockctl: Idempotency-Key order-17$/m);
+    t.match(
+      again.stderr,
+      /POST \/v1\/messages 201 in \d+ ms \(replayed: the first answer to this Idempotency-Key\)/,
+      "--verbose says the answer is a replay",
+    );
 
-  keys.length = 0;
-  down = true;
-  const failed = await flock(["post", "hello"], env);
-  t.equal(failed.code, 1);
-  t.equal(keys.length, 5, "the SDK's five attempts");
-  t.equal(new Set(keys).size, 1, "with one key");
-  t.match(failed.stderr, `error 503 unavailable: try again\nthe outcome is unknown: run the same command with --idempotency-key ${keys[0]} to retry it without creating it twice`);
-  const failedJson = await flock(["friend", "request", "2", "--json", "--idempotency-key", "fr-9"], env);
-  t.match(JSON.parse(failedJson.stderr), { error: "unavailable", idempotency_key: "fr-9" }, "under --json, the key is a field of the error");
-  const read = await flock(["whoami", "--json"], env);
-  t.notMatch(read.stderr, /idempotency_key/, "a read names no key");
-});
+    for (const args of [
+      ["whoami", "--idempotency-key", "k"],
+      ["send", "2", "hi", "--idempotency-key", "has space"],
+    ]) {
+      const r = await flock(args, env);
+      t.equal(r.code, 2, `usage: ${args.join(" ")}`);
+      t.match(r.stderr, /--idempotency-key/);
+    }
+
+    keys.length = 0;
+    down = true;
+    const failed = await flock(["post", "hello"], env);
+    t.equal(failed.code, 1);
+    t.equal(keys.length, 5, "the SDK's five attempts");
+    t.equal(new Set(keys).size, 1, "with one key");
+    t.match(
+      failed.stderr,
+      `error 503 unavailable: try again\nthe outcome is unknown: run the same command with --idempotency-key ${keys[0]} to retry it without creating it twice`,
+    );
+    const failedJson = await flock(["friend", "request", "2", "--json", "--idempotency-key", "fr-9"], env);
+    t.match(
+      JSON.parse(failedJson.stderr),
+      { error: "unavailable", idempotency_key: "fr-9" },
+      "under --json, the key is a field of the error",
+    );
+    const read = await flock(["whoami", "--json"], env);
+    t.notMatch(read.stderr, /idempotency_key/, "a read names no key");
+  },
+);
 
 t.test("--version prints the version; a typo gets a suggestion; one wording per rule", async (t) => {
   const pkg = JSON.parse(readFileSync(`${ROOT}client/package.json`, "utf8")) as { version: string };
@@ -220,49 +258,67 @@ t.test("errors say what to do: no token, a server that is down, a URL without a 
   t.match(JSON.parse(noTokenJson.stderr), { error: "setup", hint: /register first/ });
 
   t.equal(down.code, 1);
-  t.match(down.stderr, new RegExp(`^error: cannot reach http://127\\.0\\.0\\.1:${port} \\(.*ECONNREFUSED.*\\)\\nis the server running\\? set FLOCK_URL`));
-  t.match(JSON.parse(downJson.stderr), { error: "unreachable", url: `http://127.0.0.1:${port}`, hint: /is the server running\? set FLOCK_URL/ });
+  t.match(
+    down.stderr,
+    new RegExp(
+      `^error: cannot reach http://127\\.0\\.0\\.1:${port} \\(.*ECONNREFUSED.*\\)\\nis the server running\\? set FLOCK_URL`,
+    ),
+  );
+  t.match(JSON.parse(downJson.stderr), {
+    error: "unreachable",
+    url: `http://127.0.0.1:${port}`,
+    hint: /is the server running\? set FLOCK_URL/,
+  });
 
   t.equal(noScheme.code, 2);
-  t.match(noScheme.stderr, /^error: FLOCK_URL "localhost:8080" is not an http:\/\/ or https:\/\/ URL .*\nis the server running\? set FLOCK_URL/);
+  t.match(
+    noScheme.stderr,
+    /^error: FLOCK_URL "localhost:8080" is not an http:\/\/ or https:\/\/ URL .*\nis the server running\? set FLOCK_URL/,
+  );
 });
 
-t.test("login saves the token and URL in a file only its owner reads; FLOCK_TOKEN wins over it; logout removes it", async (t) => {
-  const node = await startTestNode(t, { engine: "memory", env: { FLOCK_LIMITS_SCALE: "20" } });
-  const home = tempDir(t, "xdg");
-  const file = join(home, "flock", "config.json");
-  const reg = await flock(["register", "saved", "--save", "--json"], { FLOCK_URL: node.url, XDG_CONFIG_HOME: home });
-  t.equal(reg.code, 0, reg.stderr);
-  const { agent, token } = JSON.parse(reg.stdout) as { agent: { id: string }; token: string };
-  t.equal(statSync(file).mode & 0o777, 0o600, "the file: 0600");
-  t.equal(statSync(join(home, "flock")).mode & 0o777, 0o700, "its folder: 0700");
-  t.same(JSON.parse(readFileSync(file, "utf8")), { url: node.url, token });
+t.test(
+  "login saves the token and URL in a file only its owner reads; FLOCK_TOKEN wins over it; logout removes it",
+  async (t) => {
+    const node = await startTestNode(t, { engine: "memory", env: { FLOCK_LIMITS_SCALE: "20" } });
+    const home = tempDir(t, "xdg");
+    const file = join(home, "flock", "config.json");
+    const reg = await flock(["register", "saved", "--save", "--json"], { FLOCK_URL: node.url, XDG_CONFIG_HOME: home });
+    t.equal(reg.code, 0, reg.stderr);
+    const { agent, token } = JSON.parse(reg.stdout) as { agent: { id: string }; token: string };
+    t.equal(statSync(file).mode & 0o777, 0o600, "the file: 0600");
+    t.equal(statSync(join(home, "flock")).mode & 0o777, 0o700, "its folder: 0700");
+    t.same(JSON.parse(readFileSync(file, "utf8")), { url: node.url, token });
 
-  // no FLOCK_URL, no FLOCK_TOKEN: both come from the file
-  const me = await flock(["whoami", "--json"], { XDG_CONFIG_HOME: home });
-  t.equal(me.code, 0, me.stderr);
-  t.equal((JSON.parse(me.stdout) as { id: string }).id, agent.id);
-  const refused = await flock(["whoami"], { XDG_CONFIG_HOME: home, FLOCK_TOKEN: `am_${"w".repeat(43)}` });
-  t.equal(refused.code, 3, "FLOCK_TOKEN is read before the file");
-  t.match(refused.stderr, /^error 401 unauthorized: .*\nthe token was refused: flockctl login/);
+    // no FLOCK_URL, no FLOCK_TOKEN: both come from the file
+    const me = await flock(["whoami", "--json"], { XDG_CONFIG_HOME: home });
+    t.equal(me.code, 0, me.stderr);
+    t.equal((JSON.parse(me.stdout) as { id: string }).id, agent.id);
+    const refused = await flock(["whoami"], { XDG_CONFIG_HOME: home, FLOCK_TOKEN: `am_${"w".repeat(43)}` });
+    t.equal(refused.code, 3, "FLOCK_TOKEN is read before the file");
+    t.match(refused.stderr, /^error 401 unauthorized: .*\nthe token was refused: flockctl login/);
 
-  const out = await flock(["logout"], { XDG_CONFIG_HOME: home });
-  t.match(out.stdout, /^logged out: removed /);
-  t.notOk(existsSync(file));
-  t.equal((await flock(["whoami"], { XDG_CONFIG_HOME: home })).code, 3, "logged out: no token");
+    const out = await flock(["logout"], { XDG_CONFIG_HOME: home });
+    t.match(out.stdout, /^logged out: removed /);
+    t.notOk(existsSync(file));
+    t.equal((await flock(["whoami"], { XDG_CONFIG_HOME: home })).code, 3, "logged out: no token");
 
-  // login checks the token first: a refused one is not saved; a good one is, with 0600 whatever the umask
-  t.equal((await flock(["login", `am_${"x".repeat(43)}`], { FLOCK_URL: node.url, XDG_CONFIG_HOME: home })).code, 3);
-  t.notOk(existsSync(file), "a refused token is not saved");
-  const login = await flock(["login", token], { FLOCK_URL: node.url, XDG_CONFIG_HOME: home });
-  t.equal(login.code, 0, login.stderr);
-  t.match(login.stdout, new RegExp(`^logged in as ${agent.id} \\(saved\\) at ${node.url.replace(/\./g, "\\.")}; saved to ${file}`));
-  t.equal(statSync(file).mode & 0o777, 0o600);
-  // a file others can read is used, with a warning naming the fix
-  writeFileSync(file, readFileSync(file), { mode: 0o644 });
-  const { chmodSync } = await import("node:fs");
-  chmodSync(file, 0o644);
-  const loose = await flock(["whoami"], { XDG_CONFIG_HOME: home });
-  t.equal(loose.code, 0);
-  t.match(loose.stderr, /can be read by others \(mode 0644\): chmod 600 it/);
-});
+    // login checks the token first: a refused one is not saved; a good one is, with 0600 whatever the umask
+    t.equal((await flock(["login", `am_${"x".repeat(43)}`], { FLOCK_URL: node.url, XDG_CONFIG_HOME: home })).code, 3);
+    t.notOk(existsSync(file), "a refused token is not saved");
+    const login = await flock(["login", token], { FLOCK_URL: node.url, XDG_CONFIG_HOME: home });
+    t.equal(login.code, 0, login.stderr);
+    t.match(
+      login.stdout,
+      new RegExp(`^logged in as ${agent.id} \\(saved\\) at ${node.url.replace(/\./g, "\\.")}; saved to ${file}`),
+    );
+    t.equal(statSync(file).mode & 0o777, 0o600);
+    // a file others can read is used, with a warning naming the fix
+    writeFileSync(file, readFileSync(file), { mode: 0o644 });
+    const { chmodSync } = await import("node:fs");
+    chmodSync(file, 0o644);
+    const loose = await flock(["whoami"], { XDG_CONFIG_HOME: home });
+    t.equal(loose.code, 0);
+    t.match(loose.stderr, /can be read by others \(mode 0644\): chmod 600 it/);
+  },
+);

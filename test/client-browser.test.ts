@@ -31,8 +31,14 @@ if (NO_BROWSER) {
     });
     const js = bundle.outputFiles[0]!.text;
     const inputs = Object.keys(bundle.metafile.inputs);
-    t.notOk(inputs.some((i) => i.includes("node_modules/ws/") && !i.startsWith("(disabled):")), "ws is mapped away (client/package.json browser field)");
-    t.notOk(inputs.some((i) => i.startsWith("node:")), "no Node built-in in the browser bundle");
+    t.notOk(
+      inputs.some((i) => i.includes("node_modules/ws/") && !i.startsWith("(disabled):")),
+      "ws is mapped away (client/package.json browser field)",
+    );
+    t.notOk(
+      inputs.some((i) => i.startsWith("node:")),
+      "no Node built-in in the browser bundle",
+    );
 
     // the page's origin: a plain http server on a port of its own
     const page = createServer((req, res) => {
@@ -87,7 +93,9 @@ if (NO_BROWSER) {
       await a.send(bob.agent.id, "over REST");
       const polled = await b.pending({ timeout: 5 });
       await b.ack(polled[0]!.id);
-      const error = await new Flock({ baseUrl: api }).me().catch((e: unknown) => (e instanceof FlockError ? `${e.status} ${e.code}` : String(e)));
+      const error = await new Flock({ baseUrl: api })
+        .me()
+        .catch((e: unknown) => (e instanceof FlockError ? `${e.status} ${e.code}` : String(e)));
       await a.send(bob.agent.id, "over the WebSocket");
       const ac = new AbortController();
       const overWs: string[] = [];
@@ -95,7 +103,13 @@ if (NO_BROWSER) {
         overWs.push(m.body);
         ac.abort();
       }
-      return { feed: feed.moments.map((m) => m.content), polled: polled.map((m) => m.body), error, overWs, native: typeof WebSocket };
+      return {
+        feed: feed.moments.map((m) => m.content),
+        polled: polled.map((m) => m.body),
+        error,
+        overWs,
+        native: typeof WebSocket,
+      };
     }, node.url);
     t.same(errors, [], "no page errors");
     t.same(result, {

@@ -13,7 +13,17 @@ import { startTestNode } from "./helpers/node.ts";
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, "..");
 const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
-const SERVER_DEPS = ["uWebSockets.js", "@electric-sql/pglite", "ioredis", "postgres", "pino", "viem", "zod", "tsx", "@x402/core"];
+const SERVER_DEPS = [
+  "uWebSockets.js",
+  "@electric-sql/pglite",
+  "ioredis",
+  "postgres",
+  "pino",
+  "viem",
+  "zod",
+  "tsx",
+  "@x402/core",
+];
 
 const dir = await mkdtemp(join(tmpdir(), "flock-client-"));
 t.teardown(() => rm(dir, { recursive: true, force: true }));
@@ -37,19 +47,32 @@ t.test("the packed SDK installs alone and works from plain JavaScript and strict
   await run("mkdir", [app]);
   await writeFile(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
   const install = (mode: string) =>
-    run(NPM, ["install", mode, "--no-audit", "--no-fund", "--loglevel", "warn", join(dir, tarball)], { cwd: app, timeout: 60_000 });
+    run(NPM, ["install", mode, "--no-audit", "--no-fund", "--loglevel", "warn", join(dir, tarball)], {
+      cwd: app,
+      timeout: 60_000,
+    });
   const installed = await install("--offline").catch(() => install("--prefer-offline"));
   // no install-time script a consumer would be asked about (or warned of): the package ships its build in dist/
-  t.notMatch(installed.stderr, /prepare|install script|lifecycle|scripts? (is|are) not allowed/i, "installing warns of no script");
-  const packed = JSON.parse(await readFile(join(app, "node_modules/@flock/client/package.json"), "utf8")) as { scripts?: Record<string, string> };
-  for (const hook of ["preinstall", "install", "postinstall", "prepare"]) t.notOk(packed.scripts?.[hook], `no ${hook} script`);
+  t.notMatch(
+    installed.stderr,
+    /prepare|install script|lifecycle|scripts? (is|are) not allowed/i,
+    "installing warns of no script",
+  );
+  const packed = JSON.parse(await readFile(join(app, "node_modules/@flock/client/package.json"), "utf8")) as {
+    scripts?: Record<string, string>;
+  };
+  for (const hook of ["preinstall", "install", "postinstall", "prepare"])
+    t.notOk(packed.scripts?.[hook], `no ${hook} script`);
 
   const ls = JSON.parse((await run(NPM, ["ls", "--all", "--json"], { cwd: app })).stdout) as Tree;
   const names = [...walk(ls)];
   t.same([...new Set(names)].sort(), ["@flock/client", "ws"], "the tree is the SDK and ws");
   for (const dep of SERVER_DEPS) t.notOk(names.includes(dep), `no ${dep}`);
   const files = (await run("tar", ["-tzf", join(dir, tarball)])).stdout.split("\n").filter(Boolean);
-  t.notOk(files.some((f) => /\/(test|bench|\.ci|runtime|schema)\//.test(f) || /\.ts$/.test(f) && !f.endsWith(".d.ts")), "only dist and the README");
+  t.notOk(
+    files.some((f) => /\/(test|bench|\.ci|runtime|schema)\//.test(f) || (/\.ts$/.test(f) && !f.endsWith(".d.ts"))),
+    "only dist and the README",
+  );
 
   const node = await startTestNode(t, { engine: "memory" });
   await writeFile(join(app, "consumer.mjs"), CONSUMER_MJS);
@@ -64,18 +87,30 @@ t.test("the packed SDK installs alone and works from plain JavaScript and strict
 
   // CommonJS: require() gets the CommonJS build, which works the same (a .cjs file, as an older project has)
   await writeFile(join(app, "consumer.cjs"), CONSUMER_CJS);
-  const cjs = JSON.parse((await run(process.execPath, ["consumer.cjs", node.url], { cwd: app, timeout: 30_000 })).stdout) as Record<string, unknown>;
+  const cjs = JSON.parse(
+    (await run(process.execPath, ["consumer.cjs", node.url], { cwd: app, timeout: 30_000 })).stdout,
+  ) as Record<string, unknown>;
   t.match(cjs, { flock: "function", registered: /^\d+$/, network: ["FlockNetworkError", true, "ECONNREFUSED"] });
 
   await writeFile(join(app, "consumer.ts"), CONSUMER_TS);
   await writeFile(
     join(app, "tsconfig.json"),
     JSON.stringify({
-      compilerOptions: { strict: true, module: "nodenext", moduleResolution: "nodenext", target: "es2022", skipLibCheck: false, noEmit: true },
+      compilerOptions: {
+        strict: true,
+        module: "nodenext",
+        moduleResolution: "nodenext",
+        target: "es2022",
+        skipLibCheck: false,
+        noEmit: true,
+      },
       include: ["consumer.ts"],
     }),
   );
-  const tsc = await run(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", app], { cwd: app, timeout: 60_000 }).then(
+  const tsc = await run(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", app], {
+    cwd: app,
+    timeout: 60_000,
+  }).then(
     (r) => ({ code: 0, out: r.stdout }),
     (e: { code: number; stdout: string }) => ({ code: e.code, out: e.stdout }),
   );

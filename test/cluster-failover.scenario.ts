@@ -32,7 +32,10 @@ export async function failover(t: Test, cluster: RedisCluster): Promise<void> {
     for (let n = 0; !stop; n++) {
       const to = recipients[(i + n) % RECIPIENTS]!;
       const sent = performance.now();
-      const r = await call(node.url, "POST", "/v1/messages", { token: s.token, json: { to: to.id, body: `${i}.${n}` } }).catch(() => null);
+      const r = await call(node.url, "POST", "/v1/messages", {
+        token: s.token,
+        json: { to: to.id, body: `${i}.${n}` },
+      }).catch(() => null);
       const status = r?.status ?? 0;
       outcomes.push({ sender: i, at: performance.now(), status, ms: performance.now() - sent });
       if (status === 201) accepted.get(to.id)!.add(r!.body.id as string);
@@ -41,7 +44,8 @@ export async function failover(t: Test, cluster: RedisCluster): Promise<void> {
   });
 
   /** Whether every sender had a send answered 201 after `since`. */
-  const everySender201 = (since: number) => senders.every((_, i) => outcomes.some((o) => o.sender === i && o.at > since && o.status === 201));
+  const everySender201 = (since: number) =>
+    senders.every((_, i) => outcomes.some((o) => o.sender === i && o.at > since && o.status === 201));
   let killedAt = 0;
   let promotedAt = 0;
   let recovered = false;
@@ -56,7 +60,10 @@ export async function failover(t: Test, cluster: RedisCluster): Promise<void> {
     t.comment(`master ${master.port} killed; a replica took over after ${failoverMs.toFixed(0)} ms`);
     // traffic goes on until every sender has a send answered 201 past the two seconds after the promotion in which
     // 503s may still come (the slot map refresh; checked below), bounded
-    recovered = await until(() => everySender201(promotedAt + 2000), { ms: 12_000, every: 50 }).then(() => true, () => false);
+    recovered = await until(() => everySender201(promotedAt + 2000), { ms: 12_000, every: 50 }).then(
+      () => true,
+      () => false,
+    );
   } finally {
     stop = true;
     await Promise.all(loops);

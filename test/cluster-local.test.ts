@@ -50,7 +50,11 @@ function alive(pid: number): boolean {
 
 /** Runs `npm run cluster:local` until it prints its address (or ends: exit 69 means no nginx). */
 function start(): { child: ChildProcess; output: () => string; ready: Promise<Started | { unavailable: string }> } {
-  const child = spawn("npm", ["run", "cluster:local"], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: "warn" }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn("npm", ["run", "cluster:local"], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: "warn" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   let err = "";
   child.stdout!.on("data", (b: Buffer) => (out += b.toString()));
@@ -62,8 +66,17 @@ function start(): { child: ChildProcess; output: () => string; ready: Promise<St
       const nodes = /^nodes: (.*)$/m.exec(out)?.[1];
       const dir = /logs: (\S+)$/m.exec(out)?.[1];
       if (url && procs && nodes && dir) {
-        const pairs = (s: string) => s.trim().split(" ").map((kv) => kv.split("=") as [string, string]);
-        resolve({ url, dir, nodes: Object.fromEntries(pairs(nodes)), pids: Object.fromEntries(pairs(procs).map(([k, v]) => [k, Number(v)])) });
+        const pairs = (s: string) =>
+          s
+            .trim()
+            .split(" ")
+            .map((kv) => kv.split("=") as [string, string]);
+        resolve({
+          url,
+          dir,
+          nodes: Object.fromEntries(pairs(nodes)),
+          pids: Object.fromEntries(pairs(procs).map(([k, v]) => [k, Number(v)])),
+        });
       }
     };
     child.stdout!.on("data", check);
@@ -80,7 +93,11 @@ async function json(res: Response): Promise<Record<string, unknown>> {
 }
 
 async function register(url: string, name: string): Promise<{ id: string; token: string }> {
-  const r = await fetch(`${url}/v1/agents/register`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ display_name: name }) });
+  const r = await fetch(`${url}/v1/agents/register`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ display_name: name }),
+  });
   if (r.status !== 201) throw new Error(`register ${name}: ${r.status} ${await r.text()}`);
   const b = (await r.json()) as { agent: { id: string }; token: string };
   return { id: b.agent.id, token: b.token };
@@ -98,7 +115,10 @@ async function send(base: string, from: { token: string }, to: string, body: str
 
 t.test("the private instance's configuration is deploy/nginx.conf with local addresses and paths", async (t) => {
   const conf = renderNginxConf(readTemplate(), { prefix: "/tmp/x", port: 9000, nodePorts: [9001, 9002, 9003] });
-  t.same(conf.match(/^\s*server 127\.0\.0\.1:\d+ /gm)?.map((l) => l.trim()), ["server 127.0.0.1:9001", "server 127.0.0.1:9002", "server 127.0.0.1:9003"]);
+  t.same(
+    conf.match(/^\s*server 127\.0\.0\.1:\d+ /gm)?.map((l) => l.trim()),
+    ["server 127.0.0.1:9001", "server 127.0.0.1:9002", "server 127.0.0.1:9003"],
+  );
   t.match(conf, /^\s*listen 127\.0\.0\.1:9000;$/m);
   t.notMatch(conf, /^[^#\n]*(\/var\/|\/run\/|10\.0\.0\.)/m, "no production path or address is left outside comments");
   t.match(conf, /proxy_read_timeout 45s;/, "the template's own settings stay");
@@ -117,11 +137,17 @@ t.test("npm run cluster:local serves Flock through nginx and stops everything", 
   });
   const started = await run.ready;
   if ("unavailable" in started) {
-    t.pass("npm run cluster:local", { skip: `nginx is not installed and cannot be installed here: ${started.unavailable}` });
+    t.pass("npm run cluster:local", {
+      skip: `nginx is not installed and cannot be installed here: ${started.unavailable}`,
+    });
     return;
   }
   const { url, dir, nodes, pids } = started;
-  t.same(Object.keys(pids).sort(), ["nginx", "node-1", "node-2", "node-3", "postgres", "redis"], "it names every process it started");
+  t.same(
+    Object.keys(pids).sort(),
+    ["nginx", "node-1", "node-2", "node-3", "postgres", "redis"],
+    "it names every process it started",
+  );
   // the processes under npm (the script, nginx's master and worker, the nodes, redis-server) and the postmaster
   const everyPid = new Set([...tree(run.child.pid!), ...tree(pids["postgres"]!), ...Object.values(pids)]);
   t.ok(everyPid.size >= 8, `${everyPid.size} processes to stop`);
@@ -146,45 +172,81 @@ t.test("npm run cluster:local serves Flock through nginx and stops everything", 
 
   // a long poll held for its full 30 s: nginx's timeouts leave it alone (it answers empty, not a 504)
   const idleStarted = performance.now();
-  const idlePoll = fetch(`${url}/v1/messages/pending?timeout=30`, { headers: { authorization: `Bearer ${idler.token}` } }).then(async (r) => ({
+  const idlePoll = fetch(`${url}/v1/messages/pending?timeout=30`, {
+    headers: { authorization: `Bearer ${idler.token}` },
+  }).then(async (r) => ({
     status: r.status,
     body: await json(r),
     seconds: (performance.now() - idleStarted) / 1000,
   }));
   // a long poll that a send wakes
-  const poll = fetch(`${url}/v1/messages/pending?timeout=20`, { headers: { authorization: `Bearer ${poller.token}` } }).then(async (r) => ({
+  const poll = fetch(`${url}/v1/messages/pending?timeout=20`, {
+    headers: { authorization: `Bearer ${poller.token}` },
+  }).then(async (r) => ({
     status: r.status,
     body: await json(r),
   }));
 
   // a WebSocket through nginx, and one message sent through each node directly
-  const ws = new WebSocket(`${url.replace("http", "ws")}/v1/ws`, { headers: { authorization: `Bearer ${listener.token}` } });
+  const ws = new WebSocket(`${url.replace("http", "ws")}/v1/ws`, {
+    headers: { authorization: `Bearer ${listener.token}` },
+  });
   const frames: { type: string; message?: { body: string } }[] = [];
   ws.on("message", (data: Buffer) => frames.push(JSON.parse(data.toString()) as (typeof frames)[number]));
   const closed = new Promise<void>((resolve) => ws.once("close", () => resolve()));
-  await until(() => frames.some((f) => f.type === "ready"), { ms: 10_000, what: "the socket's ready frame through nginx" });
+  await until(() => frames.some((f) => f.type === "ready"), {
+    ms: 10_000,
+    what: "the socket's ready frame through nginx",
+  });
   for (const [name, nodeUrl] of Object.entries(nodes)) {
-    t.equal(await send(nodeUrl, sender, listener.id, `via ${name}`), 201, `a send through ${name} directly answers 201`);
+    t.equal(
+      await send(nodeUrl, sender, listener.id, `via ${name}`),
+      201,
+      `a send through ${name} directly answers 201`,
+    );
   }
   t.equal(await send(url, sender, poller.id, "wake up"), 201, "a send through nginx answers 201");
   const bodies = () => frames.filter((f) => f.type === "message").map((f) => f.message!.body);
-  await until(() => bodies().length >= 3, { ms: 10_000, what: () => `three messages on the socket (got ${JSON.stringify(bodies())})` });
-  t.same(bodies().sort(), ["via node-1", "via node-2", "via node-3"], "the socket through nginx got the message sent through every node");
+  await until(() => bodies().length >= 3, {
+    ms: 10_000,
+    what: () => `three messages on the socket (got ${JSON.stringify(bodies())})`,
+  });
+  t.same(
+    bodies().sort(),
+    ["via node-1", "via node-2", "via node-3"],
+    "the socket through nginx got the message sent through every node",
+  );
   ws.close(1000);
   await closed;
 
   // which node held the socket: nginx logs the upstream of the 101 when the socket closes
-  const wsLine = () => readFileSync(`${dir}/access.log`, "utf8").split("\n").find((l) => l.includes('"GET /v1/ws" 101'));
+  const wsLine = () =>
+    readFileSync(`${dir}/access.log`, "utf8")
+      .split("\n")
+      .find((l) => l.includes('"GET /v1/ws" 101'));
   await until(() => wsLine() !== undefined, { ms: 5_000, what: "nginx's log line of the socket" });
-  const wsNode = Object.entries(nodes).find(([, u]) => wsLine()!.includes(`upstream=${u.slice("http://".length)}`))?.[0];
+  const wsNode = Object.entries(nodes).find(([, u]) =>
+    wsLine()!.includes(`upstream=${u.slice("http://".length)}`),
+  )?.[0];
   t.ok(wsNode, `nginx's log names the node that held the socket (${wsNode})`);
-  t.equal(bodies().filter((b) => b !== `via ${wsNode}`).length, 2, "two of the messages were sent through other nodes than the socket's");
+  t.equal(
+    bodies().filter((b) => b !== `via ${wsNode}`).length,
+    2,
+    "two of the messages were sent through other nodes than the socket's",
+  );
 
   const woken = await poll;
   t.equal(woken.status, 200, "the long poll answers 200 through nginx");
   const msgs = woken.body["messages"] as { id: string; body: string }[];
-  t.same(msgs.map((m) => m.body), ["wake up"], "the long poll got the message");
-  const ack = await fetch(`${url}/v1/messages/${msgs[0]!.id}/ack`, { method: "POST", headers: { authorization: `Bearer ${poller.token}` } });
+  t.same(
+    msgs.map((m) => m.body),
+    ["wake up"],
+    "the long poll got the message",
+  );
+  const ack = await fetch(`${url}/v1/messages/${msgs[0]!.id}/ack`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${poller.token}` },
+  });
   await ack.arrayBuffer();
   t.equal(ack.status, 204, "its ack through nginx answers 204");
 

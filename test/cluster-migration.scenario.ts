@@ -30,7 +30,10 @@ export async function migration(t: Test, cluster: RedisCluster): Promise<void> {
   const senders = await registerAgents(node.url, SENDERS, "sender");
   const recipients = await registerAgents(node.url, RECIPIENTS, "recipient");
   // a group of every recipient: its sends append over many slots at once
-  const group = await call(node.url, "POST", "/v1/groups", { token: senders[0]!.token, json: { name: "moving", members: recipients.map((r) => r.id) } });
+  const group = await call(node.url, "POST", "/v1/groups", {
+    token: senders[0]!.token,
+    json: { name: "moving", members: recipients.map((r) => r.id) },
+  });
   t.equal(group.status, 201, "group created");
   const groupId = group.body.group.id as string;
 
@@ -42,14 +45,22 @@ export async function migration(t: Test, cluster: RedisCluster): Promise<void> {
       const toGroup = i === 0 && n % 3 === 0;
       const to = recipients[(i + n) % RECIPIENTS]!;
       const sent = performance.now();
-      const r = await (toGroup
-        ? call(node.url, "POST", `/v1/groups/${groupId}/messages`, { token: s.token, json: { body: `g${n}` } })
-        : call(node.url, "POST", "/v1/messages", { token: s.token, json: { to: to.id, body: `${i}.${n}` } })
+      const r = await (
+        toGroup
+          ? call(node.url, "POST", `/v1/groups/${groupId}/messages`, { token: s.token, json: { body: `g${n}` } })
+          : call(node.url, "POST", "/v1/messages", { token: s.token, json: { to: to.id, body: `${i}.${n}` } })
       ).catch(() => null);
       const status = r?.status ?? 0;
       const error = status === 201 ? undefined : JSON.stringify(r?.body ?? null);
-      outcomes.push({ sent, at: performance.now(), status, to: toGroup ? "group" : to.id, ...(error ? { error } : {}) });
-      if (status === 201) for (const rid of toGroup ? recipients.map((x) => x.id) : [to.id]) accepted.get(rid)!.add(r!.body.id as string);
+      outcomes.push({
+        sent,
+        at: performance.now(),
+        status,
+        to: toGroup ? "group" : to.id,
+        ...(error ? { error } : {}),
+      });
+      if (status === 201)
+        for (const rid of toGroup ? recipients.map((x) => x.id) : [to.id]) accepted.get(rid)!.add(r!.body.id as string);
       await new Promise((res) => setTimeout(res, PAUSE_MS));
     }
   });
@@ -61,7 +72,11 @@ export async function migration(t: Test, cluster: RedisCluster): Promise<void> {
   const windows: { who: string; from: number; to: number }[] = [];
   let keysMoved = 0;
   try {
-    await until(() => moving.every((r) => accepted.get(r.id)!.size > 0), { ms: 10_000, every: 10, what: "a message in each mailbox to move" });
+    await until(() => moving.every((r) => accepted.get(r.id)!.size > 0), {
+      ms: 10_000,
+      every: 10,
+      what: "a message in each mailbox to move",
+    });
     for (const r of moving) {
       const slot = slotOf(r.id);
       const from = await cluster.ownerOf(slot);
@@ -71,7 +86,11 @@ export async function migration(t: Test, cluster: RedisCluster): Promise<void> {
       const halfMoved = async () => {
         const since = performance.now();
         const into = (o: Outcome) => o.sent > since && (o.to === r.id || o.to === "group");
-        await until(() => outcomes.some(into), { ms: 10_000, every: 10, what: `a send into slot ${slot} while it moves` });
+        await until(() => outcomes.some(into), {
+          ms: 10_000,
+          every: 10,
+          what: `a send into slot ${slot} while it moves`,
+        });
       };
       keysMoved += await cluster.moveSlot(slot, to, halfMoved);
       windows.push({ who: r.id, from: started, to: performance.now() });
@@ -79,7 +98,8 @@ export async function migration(t: Test, cluster: RedisCluster): Promise<void> {
     }
     t.ok(keysMoved >= moving.length, `${keysMoved} keys moved with their slots`);
     // then a send into every moved slot again, now its new owner's (the old one answers MOVED)
-    const after = (w: (typeof windows)[number]) => outcomes.some((o) => o.to === w.who && o.sent > w.to && o.status === 201);
+    const after = (w: (typeof windows)[number]) =>
+      outcomes.some((o) => o.to === w.who && o.sent > w.to && o.status === 201);
     await until(() => windows.every(after), { ms: 10_000, every: 10, what: "a send into each slot after its move" });
     const groupSends = () => outcomes.filter((o) => o.to === "group" && o.status === 201).length;
     await until(() => groupSends() > 3, { ms: 10_000, every: 10, what: "group sends among them" });
@@ -91,7 +111,9 @@ export async function migration(t: Test, cluster: RedisCluster): Promise<void> {
   const bad = outcomes.filter((o) => o.status !== 201);
   t.same(bad, [], "every send answered 201 while slots moved: no 503, no 500");
   // sends that wrote into a slot while it was moving: to its recipient, or to the group (every recipient)
-  const during = outcomes.filter((o) => windows.some((w) => (o.to === w.who || o.to === "group") && o.at >= w.from && o.at <= w.to));
+  const during = outcomes.filter((o) =>
+    windows.some((w) => (o.to === w.who || o.to === "group") && o.at >= w.from && o.at <= w.to),
+  );
   t.ok(during.length > 0, `${during.length} sends wrote into a slot while it was moving`);
 
   const missing = await undelivered(node.url, recipients, accepted);

@@ -32,7 +32,12 @@ if (!clusterAvailable() && !process.env["CI"]) {
     const cmd = redisClient(cluster.url, "flock-cmd");
     const sub = redisClient(cluster.url, "flock-sub");
     await Promise.all([cmd.connect(), sub.connect()]);
-    return { cmd, sub, keys: redisKeys(`flocktest:${uniqueName(label)}:`), close: async () => void (await Promise.allSettled([cmd.quit(), sub.quit()])) };
+    return {
+      cmd,
+      sub,
+      keys: redisKeys(`flocktest:${uniqueName(label)}:`),
+      close: async () => void (await Promise.allSettled([cmd.quit(), sub.quit()])),
+    };
   };
 
   t.test("engine contracts on the cluster", async (t) => {

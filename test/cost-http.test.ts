@@ -13,4 +13,3 @@ import { walkHttp } from "./helpers/cost-http.ts";
 t.setTimeout(300_000);
 
 walkHttp(t, "servers", 3);
-

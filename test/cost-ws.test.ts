@@ -20,15 +20,30 @@ for (const mode of ["servers", "embedded"] as const satisfies readonly Mode[]) {
     const world = await makeWorld(node.url);
     const meter = await Meter.start(t, `${node.url}/healthz`);
     const ledger = new Ledger();
-    const frames = await walkFrames(node.url, world.agent.token, meter, ledger, { perField: mode === "servers" ? 3 : 2, msgpack: mode === "servers" });
+    const frames = await walkFrames(node.url, world.agent.token, meter, ledger, {
+      perField: mode === "servers" ? 3 : 2,
+      msgpack: mode === "servers",
+    });
     t.same(frames.sort(), ["ack", "auth", "ping", "typing"], "every client frame type was walked");
     for (const target of ledger.targets()) {
-      t.same(ledger.failures(target), [], `${target}: ${ledger.results.filter((r) => r.target === target).length} frames within the bounds`);
+      t.same(
+        ledger.failures(target),
+        [],
+        `${target}: ${ledger.results.filter((r) => r.target === target).length} frames within the bounds`,
+      );
     }
-    t.same(meter.bystander.failed, 0, `the bystander's ${meter.bystander.polls} polls of /healthz were all answered 200`);
+    t.same(
+      meter.bystander.failed,
+      0,
+      `the bystander's ${meter.bystander.polls} polls of /healthz were all answered 200`,
+    );
     const max = ledger.max();
-    t.comment(`${mode}: ${ledger.results.length} WebSocket cases over ${ledger.targets().join(", ")} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-    t.comment(`${mode}: longest hold ${max.hold.toFixed(1)} ms on the CPU (${max.wall.toFixed(1)} ms on the wall clock), longest bystander wait ${max.bystander.toFixed(1)} ms, most heap growth ${max.heap.toFixed(1)} MB`);
+    t.comment(
+      `${mode}: ${ledger.results.length} WebSocket cases over ${ledger.targets().join(", ")} in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    );
+    t.comment(
+      `${mode}: longest hold ${max.hold.toFixed(1)} ms on the CPU (${max.wall.toFixed(1)} ms on the wall clock), longest bystander wait ${max.bystander.toFixed(1)} ms, most heap growth ${max.heap.toFixed(1)} MB`,
+    );
     t.comment(`${mode}: by longest hold:\n  ${ledger.worst(10).join("\n  ")}`);
   });
 }

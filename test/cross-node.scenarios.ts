@@ -34,7 +34,10 @@ export function twoNodes(t: Test, redisUrl?: string): void {
     await until(() => two.svc.hub.waiters.size > before);
 
     const started = performance.now();
-    const [toB, toC] = await Promise.all([sendOk(one.url, a, b.id, "to the poller"), sendOk(one.url, a, c.id, "to the socket")]);
+    const [toB, toC] = await Promise.all([
+      sendOk(one.url, a, b.id, "to the poller"),
+      sendOk(one.url, a, c.id, "to the socket"),
+    ]);
     const [polled, frame] = await Promise.all([polling, ws.nextOfType("message")]);
     const ms = performance.now() - started;
     t.same(
@@ -64,7 +67,13 @@ export function twoNodes(t: Test, redisUrl?: string): void {
 export async function twoProcesses(t: Test, redisUrl: string = TEST_REDIS_URL): Promise<void> {
   const schema = uniqueName("procs");
   const prefix = `flocktest:${uniqueName("procs")}:`;
-  const env = { DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: redisUrl, PG_SCHEMA: schema, REDIS_PREFIX: prefix, TRUST_PROXY: "1" };
+  const env = {
+    DATABASE_URL: TEST_DATABASE_URL,
+    REDIS_URL: redisUrl,
+    PG_SCHEMA: schema,
+    REDIS_PREFIX: prefix,
+    TRUST_PROXY: "1",
+  };
   const one = await startProcess(env);
   t.teardown(() => one.stop());
   const two = await startProcess(env);
@@ -89,10 +98,17 @@ export async function twoProcesses(t: Test, redisUrl: string = TEST_REDIS_URL): 
   for (let round = 0; round < 5; round++) {
     const polling = pending(two.url, b, "timeout=10");
     const started = performance.now();
-    const [toB, toC] = await Promise.all([sendOk(one.url, a, b.id, `poll ${round}`), sendOk(one.url, a2, c.id, `ws ${round}`)]);
+    const [toB, toC] = await Promise.all([
+      sendOk(one.url, a, b.id, `poll ${round}`),
+      sendOk(one.url, a2, c.id, `ws ${round}`),
+    ]);
     const [polled, frame] = await Promise.all([polling, ws.nextOfType("message")]);
     const ms = performance.now() - started;
-    t.same(polled.map((m) => m.id), [toB.id], `round ${round}: the long poll on the other process got it`);
+    t.same(
+      polled.map((m) => m.id),
+      [toB.id],
+      `round ${round}: the long poll on the other process got it`,
+    );
     t.equal(frame.message.id, toC.id, `round ${round}: the WebSocket on the other process got it`);
     t.ok(ms < 1000, `round ${round}: both served ${ms.toFixed(1)} ms after the sends started (woken, not timed out)`);
     times.push(ms);

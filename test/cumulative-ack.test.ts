@@ -29,51 +29,81 @@ for (const engine of ["redis", "memory"] as const) {
       return { acked: Number(row?.acked), above: above.map((r) => Number(r.seq)) };
     };
 
-    t.test("over HTTP: one ack of a group message takes every earlier message of that group, and only of that group", async (t) => {
-      const a = await registerAgent(base, "A");
-      const b = await registerAgent(base, "B");
-      const g1 = await group(a, [b]);
-      const g2 = await group(a, [b]);
-      const first = [await post(a, g1, "1"), await post(a, g1, "2")];
-      const other = await post(a, g2, "other");
-      const direct = await sendOk(base, a, b.id, "direct");
-      const third = await post(a, g1, "3");
-      const later = await post(a, g1, "4");
-      t.same(ids(await pending(base, b)), [...first, other, direct.id, third, later], "all six delivered, oldest first");
+    t.test(
+      "over HTTP: one ack of a group message takes every earlier message of that group, and only of that group",
+      async (t) => {
+        const a = await registerAgent(base, "A");
+        const b = await registerAgent(base, "B");
+        const g1 = await group(a, [b]);
+        const g2 = await group(a, [b]);
+        const first = [await post(a, g1, "1"), await post(a, g1, "2")];
+        const other = await post(a, g2, "other");
+        const direct = await sendOk(base, a, b.id, "direct");
+        const third = await post(a, g1, "3");
+        const later = await post(a, g1, "4");
+        t.same(
+          ids(await pending(base, b)),
+          [...first, other, direct.id, third, later],
+          "all six delivered, oldest first",
+        );
 
-      t.equal((await ackThrough(b, third)).status, 204);
-      t.same(ids(await pending(base, b)), [other, direct.id, later], "1, 2 and 3 are gone; the other group, the direct message and 4 stay");
-      // for good: in Postgres, g1's cursor is past 3; g2's and the inbox's have not moved
-      t.same(await cursor(b, g1), { acked: 3, above: [] }, "g1's cursor took 1, 2 and 3");
-      t.same(await cursor(b, g2), { acked: 0, above: [] }, "g2's did not move");
-      t.same(await cursor(b, null), { acked: 0, above: [] }, "nor the inbox's");
-      t.equal((await ack(base, b, first[0]!)).status, 204, "a plain ack of a message already taken is still accepted");
-      t.equal((await ackThrough(b, third)).status, 204, "and so is the same cumulative ack again");
-    });
+        t.equal((await ackThrough(b, third)).status, 204);
+        t.same(
+          ids(await pending(base, b)),
+          [other, direct.id, later],
+          "1, 2 and 3 are gone; the other group, the direct message and 4 stay",
+        );
+        // for good: in Postgres, g1's cursor is past 3; g2's and the inbox's have not moved
+        t.same(await cursor(b, g1), { acked: 3, above: [] }, "g1's cursor took 1, 2 and 3");
+        t.same(await cursor(b, g2), { acked: 0, above: [] }, "g2's did not move");
+        t.same(await cursor(b, null), { acked: 0, above: [] }, "nor the inbox's");
+        t.equal(
+          (await ack(base, b, first[0]!)).status,
+          204,
+          "a plain ack of a message already taken is still accepted",
+        );
+        t.equal((await ackThrough(b, third)).status, 204, "and so is the same cumulative ack again");
+      },
+    );
 
-    t.test("over HTTP: one ack of a direct message takes every earlier message of the caller's inbox, from anyone, and no group's", async (t) => {
-      const a = await registerAgent(base, "A");
-      const c = await registerAgent(base, "C");
-      const b = await registerAgent(base, "B");
-      const g = await group(a, [b]);
-      const d1 = await sendOk(base, a, b.id, "a1");
-      const d2 = await sendOk(base, c, b.id, "c1");
-      const inGroup = await post(a, g, "group");
-      const d3 = await sendOk(base, a, b.id, "a2");
-      const d4 = await sendOk(base, c, b.id, "c2");
-      t.notSame(d1.thread_id, d2.thread_id, "two direct threads");
-      t.same(ids(await pending(base, b)), [d1.id, d2.id, inGroup, d3.id, d4.id], "all five delivered, oldest first");
-      t.equal((await ackThrough(b, d3.id)).status, 204);
-      t.same(ids(await pending(base, b)), [inGroup, d4.id], "a1, c1 (another thread) and a2 are gone; the group's and c2 stay");
-      t.same(await cursor(b, null), { acked: 3, above: [] }, "the inbox cursor is past the third direct message, in Postgres");
-      t.same(await cursor(b, g), { acked: 0, above: [] }, "the group's did not move");
-      t.equal((await ackThrough(b, d4.id, "false")).status, 204, "a plain ack of the last");
-      t.same(await cursor(b, null), { acked: 4, above: [] });
-      t.equal((await ackThrough(b, d1.id)).status, 204, "a cumulative ack of a message already taken is still accepted");
-      t.same(await cursor(b, null), { acked: 4, above: [] }, "and moves nothing back");
-      t.equal((await ackThrough(a, d3.id)).status, 404, "the sender cannot acknowledge it");
-      t.same(ids(await pending(base, b)), [inGroup]);
-    });
+    t.test(
+      "over HTTP: one ack of a direct message takes every earlier message of the caller's inbox, from anyone, and no group's",
+      async (t) => {
+        const a = await registerAgent(base, "A");
+        const c = await registerAgent(base, "C");
+        const b = await registerAgent(base, "B");
+        const g = await group(a, [b]);
+        const d1 = await sendOk(base, a, b.id, "a1");
+        const d2 = await sendOk(base, c, b.id, "c1");
+        const inGroup = await post(a, g, "group");
+        const d3 = await sendOk(base, a, b.id, "a2");
+        const d4 = await sendOk(base, c, b.id, "c2");
+        t.notSame(d1.thread_id, d2.thread_id, "two direct threads");
+        t.same(ids(await pending(base, b)), [d1.id, d2.id, inGroup, d3.id, d4.id], "all five delivered, oldest first");
+        t.equal((await ackThrough(b, d3.id)).status, 204);
+        t.same(
+          ids(await pending(base, b)),
+          [inGroup, d4.id],
+          "a1, c1 (another thread) and a2 are gone; the group's and c2 stay",
+        );
+        t.same(
+          await cursor(b, null),
+          { acked: 3, above: [] },
+          "the inbox cursor is past the third direct message, in Postgres",
+        );
+        t.same(await cursor(b, g), { acked: 0, above: [] }, "the group's did not move");
+        t.equal((await ackThrough(b, d4.id, "false")).status, 204, "a plain ack of the last");
+        t.same(await cursor(b, null), { acked: 4, above: [] });
+        t.equal(
+          (await ackThrough(b, d1.id)).status,
+          204,
+          "a cumulative ack of a message already taken is still accepted",
+        );
+        t.same(await cursor(b, null), { acked: 4, above: [] }, "and moves nothing back");
+        t.equal((await ackThrough(a, d3.id)).status, 404, "the sender cannot acknowledge it");
+        t.same(ids(await pending(base, b)), [inGroup]);
+      },
+    );
 
     t.test("a plain ack is of one message; through=false is a plain ack; a bad value is a 400", async (t) => {
       const a = await registerAgent(base, "A");

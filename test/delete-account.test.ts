@@ -14,8 +14,13 @@ const START = Date.parse("2026-04-01T08:00:00Z");
 const DAY = 86_400_000;
 
 const upload = (base: string, who: Registered, data: Buffer) =>
-  call(base, "POST", "/v1/files/upload", { token: who.token, body: data as unknown as string, headers: { "content-type": "application/octet-stream" } });
-const like = (base: string, who: Registered, id: string) => call(base, "POST", `/v1/moments/${id}/like`, { token: who.token });
+  call(base, "POST", "/v1/files/upload", {
+    token: who.token,
+    body: data as unknown as string,
+    headers: { "content-type": "application/octet-stream" },
+  });
+const like = (base: string, who: Registered, id: string) =>
+  call(base, "POST", `/v1/moments/${id}/like`, { token: who.token });
 const comment = (base: string, who: Registered, id: string, body: string) =>
   call(base, "POST", `/v1/moments/${id}/comments`, { token: who.token, json: { body } });
 const remove = (base: string, who: Registered) =>
@@ -96,11 +101,17 @@ for (const engine of ["redis", "memory"] as const) {
       // Messages both ways, and a group D owns (with its friend A: B, not D's friend, cannot be added by D).
       const toA = await call(base, "POST", "/v1/messages", { token: d.token, json: { to: a.id, body: "hi from d" } });
       t.equal(toA.status, 201);
-      t.equal((await call(base, "POST", "/v1/messages", { token: a.token, json: { to: d.id, body: "hi d" } })).status, 201);
+      t.equal(
+        (await call(base, "POST", "/v1/messages", { token: a.token, json: { to: d.id, body: "hi d" } })).status,
+        201,
+      );
       const group = await call(base, "POST", "/v1/groups", { token: d.token, json: { name: "duo", members: [a.id] } });
       t.equal(group.status, 201, group.text);
       const groupId = group.body.group.id as string;
-      const gm = await call(base, "POST", `/v1/groups/${groupId}/messages`, { token: d.token, json: { body: "group hi from d" } });
+      const gm = await call(base, "POST", `/v1/groups/${groupId}/messages`, {
+        token: d.token,
+        json: { body: "group hi from d" },
+      });
       t.equal(gm.status, 201, gm.text);
 
       // Files: one only D has, one whose bytes A also uploaded; D shared the first with A.
@@ -126,32 +137,52 @@ for (const engine of ["redis", "memory"] as const) {
       // The token is dead at once, everywhere.
       const me = await call(base, "GET", "/v1/users/me", { token: d.token });
       t.equal(me.status, 401);
-      t.equal((await call(base, "POST", "/v1/moments", { token: d.token, json: { content: "x", visibility: "public" } })).status, 401);
+      t.equal(
+        (await call(base, "POST", "/v1/moments", { token: d.token, json: { content: "x", visibility: "public" } }))
+          .status,
+        401,
+      );
 
       // Nothing in the database names D any more (messages it sent excepted).
-      t.same(Object.values(await traces(sql, d.id)).filter((n) => n !== 0), [], "no rows left");
+      t.same(
+        Object.values(await traces(sql, d.id)).filter((n) => n !== 0),
+        [],
+        "no rows left",
+      );
 
       // Feeds forget D; counts are exact.
       const afterA = await feedPage(base, a);
-      t.notOk(afterA.moments.some((m) => m.author.id === d.id), "A's feed has none of D's moments");
+      t.notOk(
+        afterA.moments.some((m) => m.author.id === d.id),
+        "A's feed has none of D's moments",
+      );
       const ap = afterA.moments.find((m) => m.id === aPublic.id)!;
       t.equal(ap.like_count, 2, "A's moment: likes of A and B remain");
       t.equal(ap.comment_count, 1, "A's moment: B's comment remains");
       t.equal(afterA.moments.find((m) => m.id === aFriends.id)!.like_count, 0);
       const afterB = await feedPage(base, b);
-      t.notOk(afterB.moments.some((m) => m.author.id === d.id), "B's feed has none of D's moments");
+      t.notOk(
+        afterB.moments.some((m) => m.author.id === d.id),
+        "B's feed has none of D's moments",
+      );
       const bp = afterB.moments.find((m) => m.id === bPublic.id)!;
       t.equal(bp.like_count, 0);
       t.equal(bp.comment_count, 0);
       const comments = await call(base, "GET", `/v1/moments/${aPublic.id}/comments`, { token: a.token });
-      t.same(comments.body.map((c: { body: string }) => c.body), ["b on a"]);
+      t.same(
+        comments.body.map((c: { body: string }) => c.body),
+        ["b on a"],
+      );
       t.equal((await call(base, "GET", `/v1/moments/${dPublic.id}/comments`, { token: a.token })).status, 404);
       const [stored] = await sql`select like_count, comment_count from moments where id = ${aPublic.id.slice(7)}`;
       t.same(stored, { like_count: 2, comment_count: 1 });
 
       // Friends and requests forget D; A and B are still friends.
       const friendsA = await call(base, "GET", "/v1/friends", { token: a.token });
-      t.same(friendsA.body.friends.map((f: { id: string }) => f.id), [b.id]);
+      t.same(
+        friendsA.body.friends.map((f: { id: string }) => f.id),
+        [b.id],
+      );
       const reqB = await call(base, "GET", "/v1/friends/requests", { token: b.token });
       t.same(reqB.body.incoming, []);
       // a request to the deleted person answers as to any person (202): it does not tell that D is gone
@@ -163,7 +194,11 @@ for (const engine of ["redis", "memory"] as const) {
       t.equal(direct.peer.id, d.id);
       const history = await call(base, "GET", `/v1/threads/${direct.id}/messages`, { token: a.token });
       t.same(
-        history.body.messages.map((m: { body: string; from: { id: string; display_name: string } }) => [m.body, m.from.id, m.from.display_name]),
+        history.body.messages.map((m: { body: string; from: { id: string; display_name: string } }) => [
+          m.body,
+          m.from.id,
+          m.from.display_name,
+        ]),
         [
           ["hi d", a.id, "alice"],
           ["hi from d", d.id, "[deleted]"],
@@ -171,15 +206,26 @@ for (const engine of ["redis", "memory"] as const) {
       );
       const groupView = await call(base, "GET", `/v1/groups/${groupId}`, { token: a.token });
       t.equal(groupView.status, 200, "the group lives on without its owner");
-      t.same(groupView.body.group.members.map((m: { id: string }) => m.id), [a.id]);
+      t.same(
+        groupView.body.group.members.map((m: { id: string }) => m.id),
+        [a.id],
+      );
       const gh = await call(base, "GET", `/v1/threads/thread_${groupId.slice(6)}/messages`, { token: a.token });
-      t.same(gh.body.messages.map((m: { body: string; from: { display_name: string } }) => [m.body, m.from.display_name]), [["group hi from d", "[deleted]"]]);
-      t.equal((await call(base, "POST", "/v1/messages", { token: a.token, json: { to: d.id, body: "still there?" } })).status, 404);
+      t.same(
+        gh.body.messages.map((m: { body: string; from: { display_name: string } }) => [m.body, m.from.display_name]),
+        [["group hi from d", "[deleted]"]],
+      );
+      t.equal(
+        (await call(base, "POST", "/v1/messages", { token: a.token, json: { to: d.id, body: "still there?" } })).status,
+        404,
+      );
 
       // Files: D's are gone (also for those it shared them with); A's copy of the same bytes is intact.
       t.equal((await call(base, "GET", `/v1/files/${dOnly.body.id}`, { token: a.token })).status, 404);
       t.equal((await call(base, "GET", `/v1/files/${dCommon.body.id}`, { token: a.token })).status, 404);
-      const aFile = await fetch(`${base}/v1/files/${aCommon.body.id}`, { headers: { authorization: `Bearer ${a.token}` } });
+      const aFile = await fetch(`${base}/v1/files/${aCommon.body.id}`, {
+        headers: { authorization: `Bearer ${a.token}` },
+      });
       t.equal(aFile.status, 200);
       t.ok(Buffer.from(await aFile.arrayBuffer()).equals(common));
       t.notOk(existsSync(blob(dOnly.body.sha256)), "D's own blob removed");
@@ -192,7 +238,11 @@ for (const engine of ["redis", "memory"] as const) {
         (select count(*)::int from moments where author in (${a.id}, ${b.id})) as moments,
         (select count(*)::int from moment_likes where principal in (${a.id}, ${b.id})) as likes,
         (select count(*)::int from moment_comments where author in (${a.id}, ${b.id})) as comments`;
-      t.same(counts, { moments: 3, likes: 2, comments: 1 }, "A's and B's own moments and reactions to surviving moments");
+      t.same(
+        counts,
+        { moments: 3, likes: 2, comments: 1 },
+        "A's and B's own moments and reactions to surviving moments",
+      );
 
       // The same wallet signs in again: a new account, whose deletion within 24 hours is refused.
       const again = await signInWithWallet(base, d.wallet);
@@ -201,7 +251,11 @@ for (const engine of ["redis", "memory"] as const) {
       t.equal(refused.status, 429);
       t.equal(refused.body.error, "rate_limited");
       t.ok(Number(refused.headers.get("retry-after")) > 86_000);
-      t.equal((await call(base, "GET", "/v1/users/me", { token: again.token })).status, 200, "refused: nothing deleted");
+      t.equal(
+        (await call(base, "GET", "/v1/users/me", { token: again.token })).status,
+        200,
+        "refused: nothing deleted",
+      );
       clock += DAY;
       const later = await remove(base, await signInWithWallet(base, d.wallet));
       t.equal(later.status, 204, "a day later it may go");
@@ -218,7 +272,10 @@ for (const engine of ["redis", "memory"] as const) {
           .setExpirationTime(Math.floor(clock / 1000) + 600)
           .sign(idp.privateKey);
       const login = async () => {
-        const r = await call(base, "POST", "/v1/auth/privy-login", { json: { token: await mint() }, headers: { "x-forwarded-for": randomIp() } });
+        const r = await call(base, "POST", "/v1/auth/privy-login", {
+          json: { token: await mint() },
+          headers: { "x-forwarded-for": randomIp() },
+        });
         t.equal(r.status, 200, r.text);
         return { id: r.body.user.id as string, token: r.body.token as string, display_name: "" };
       };
@@ -232,9 +289,13 @@ for (const engine of ["redis", "memory"] as const) {
     t.test("the limit follows a passkey too", async (t) => {
       const key = new SoftAuthenticator(base.replace("127.0.0.1", "localhost"));
       const signUp = async () => {
-        const post = (path: string, json: object) => call(base, "POST", path, { json, headers: { "x-forwarded-for": randomIp() } });
+        const post = (path: string, json: object) =>
+          call(base, "POST", path, { json, headers: { "x-forwarded-for": randomIp() } });
         const o = await post("/v1/auth/passkey/register-options", { display_name: "Leaver" });
-        const up = await post("/v1/auth/passkey/register", { challenge_id: o.body.challenge_id, response: key.register(o.body.options, key.credentials[0]) });
+        const up = await post("/v1/auth/passkey/register", {
+          challenge_id: o.body.challenge_id,
+          response: key.register(o.body.options, key.credentials[0]),
+        });
         t.equal(up.status, 200, up.text);
         return { id: up.body.user.id as string, token: up.body.token as string, display_name: "" };
       };
@@ -251,13 +312,24 @@ for (const engine of ["redis", "memory"] as const) {
       await befriend(base, agent, friend);
       const m = await post(base, agent, "public", "bye");
       t.equal((await like(base, friend, m.id)).status, 204);
-      t.equal((await call(base, "POST", "/v1/messages", { token: agent.token, json: { to: friend.id, body: "farewell" } })).status, 201);
+      t.equal(
+        (await call(base, "POST", "/v1/messages", { token: agent.token, json: { to: friend.id, body: "farewell" } }))
+          .status,
+        201,
+      );
       const del = await remove(base, agent);
       t.equal(del.status, 204);
       t.equal((await call(base, "GET", "/v1/agents/me", { token: agent.token })).status, 401);
-      t.same(Object.values(await traces(sql, agent.id)).filter((n) => n !== 0), []);
+      t.same(
+        Object.values(await traces(sql, agent.id)).filter((n) => n !== 0),
+        [],
+      );
       const pendingMsgs = await call(base, "GET", "/v1/messages/pending?timeout=0", { token: friend.token });
-      t.same(pendingMsgs.body.messages.map((x: { body: string }) => x.body), ["farewell"], "the message stays with its recipient");
+      t.same(
+        pendingMsgs.body.messages.map((x: { body: string }) => x.body),
+        ["farewell"],
+        "the message stays with its recipient",
+      );
       t.equal((await call(base, "GET", "/v1/friends", { token: friend.token })).body.friends.length, 0);
       t.equal((await call(base, "GET", `/v1/agents/${agent.id}`, { token: friend.token })).status, 404);
     });

@@ -14,7 +14,7 @@ const BAD = {
   "a newline": "two\nlines",
   "a NUL": "nul\u0000",
   "a C1 control": "c1\u0085",
-  "DEL": "del\u007F",
+  DEL: "del\u007F",
 };
 
 /** Invisible characters that make a name look like another, or like none (issue 50, low 9). */
@@ -54,41 +54,69 @@ const FINE = {
 t.test("invisible characters: a name of none but them is refused, and so are those that disguise a name", async (t) => {
   const a = await registerAgent(node.url, "Seen");
   for (const [what, name] of Object.entries(INVISIBLE)) {
-    const r = await call(node.url, "POST", "/v1/agents/register", { json: { display_name: name }, headers: { "x-forwarded-for": randomIp() } });
+    const r = await call(node.url, "POST", "/v1/agents/register", {
+      json: { display_name: name },
+      headers: { "x-forwarded-for": randomIp() },
+    });
     t.equal(r.status, 400, `register: ${what}`);
     t.equal(r.body.field, "display_name", what);
-    t.equal((await call(node.url, "PATCH", "/v1/agents/me", { token: a.token, json: { display_name: name } })).status, 400, `rename: ${what}`);
+    t.equal(
+      (await call(node.url, "PATCH", "/v1/agents/me", { token: a.token, json: { display_name: name } })).status,
+      400,
+      `rename: ${what}`,
+    );
   }
   for (const [what, name] of Object.entries(FINE)) {
     const r = await call(node.url, "PATCH", "/v1/agents/me", { token: a.token, json: { display_name: name } });
     t.equal(r.status, 200, `${what}: ${r.text}`);
     t.equal(r.body.agent?.display_name ?? r.body.display_name, name, `${what}: kept as sent`);
   }
-  const long = await call(node.url, "PATCH", "/v1/agents/me", { token: a.token, json: { display_name: "\u200B".repeat(100_000) } });
+  const long = await call(node.url, "PATCH", "/v1/agents/me", {
+    token: a.token,
+    json: { display_name: "\u200B".repeat(100_000) },
+  });
   t.equal(long.status, 400, "too long is told before anything else");
   t.match(long.body.message, /64/);
 });
 
 t.test("registering and renaming an agent", async (t) => {
   for (const [what, name] of Object.entries(BAD)) {
-    const r = await call(node.url, "POST", "/v1/agents/register", { json: { display_name: name }, headers: { "x-forwarded-for": randomIp() } });
+    const r = await call(node.url, "POST", "/v1/agents/register", {
+      json: { display_name: name },
+      headers: { "x-forwarded-for": randomIp() },
+    });
     t.equal(r.status, 400, `register: ${what}`);
     t.equal(r.body.field, "display_name");
     t.match(r.body.message, /control characters or bidirectional overrides|NUL/);
   }
   const a = await registerAgent(node.url, "Plain");
   for (const [what, name] of Object.entries(BAD)) {
-    t.equal((await call(node.url, "PATCH", "/v1/agents/me", { token: a.token, json: { display_name: name } })).status, 400, `rename: ${what}`);
+    t.equal(
+      (await call(node.url, "PATCH", "/v1/agents/me", { token: a.token, json: { display_name: name } })).status,
+      400,
+      `rename: ${what}`,
+    );
   }
-  const ok = await call(node.url, "PATCH", "/v1/agents/me", { token: a.token, json: { display_name: "مرحبا Ünïcode 名前 👋" } });
+  const ok = await call(node.url, "PATCH", "/v1/agents/me", {
+    token: a.token,
+    json: { display_name: "مرحبا Ünïcode 名前 👋" },
+  });
   t.equal(ok.status, 200, "right-to-left letters, accents, other scripts and emoji are names like any");
-  t.equal((await call(node.url, "PATCH", "/v1/agents/me", { token: a.token, json: { display_name: "x".repeat(65) } })).status, 400, "at most 64 characters");
+  t.equal(
+    (await call(node.url, "PATCH", "/v1/agents/me", { token: a.token, json: { display_name: "x".repeat(65) } })).status,
+    400,
+    "at most 64 characters",
+  );
 });
 
 t.test("a person's display name and a group's name", async (t) => {
   const h = await signInWithWallet(node.url);
   for (const [what, name] of Object.entries(BAD)) {
-    t.equal((await call(node.url, "PATCH", "/v1/users/me", { token: h.token, json: { display_name: name } })).status, 400, `person: ${what}`);
+    t.equal(
+      (await call(node.url, "PATCH", "/v1/users/me", { token: h.token, json: { display_name: name } })).status,
+      400,
+      `person: ${what}`,
+    );
   }
   const me = await call(node.url, "GET", "/v1/users/me", { token: h.token });
   t.notMatch(me.body.user.display_name, /[\u202A-\u202E]/, "nothing stored");
@@ -99,5 +127,9 @@ t.test("a person's display name and a group's name", async (t) => {
     t.equal(r.status, 400, `group: ${what}`);
     t.equal(r.body.field, "name");
   }
-  t.equal((await call(node.url, "POST", "/v1/groups", { token: a.token, json: { name: "Crew", members: [b.id] } })).status, 201, "a plain name");
+  t.equal(
+    (await call(node.url, "POST", "/v1/groups", { token: a.token, json: { name: "Crew", members: [b.id] } })).status,
+    201,
+    "a plain name",
+  );
 });

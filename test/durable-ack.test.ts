@@ -11,7 +11,8 @@ import { startTestNode } from "./helpers/node.ts";
 import { ack, Client, pending, sendOk } from "./messaging-helpers.ts";
 
 /** A Postgres that cannot be reached. */
-const unreachable = () => postgres("postgres://postgres@127.0.0.1:1/none", { max: 1, connect_timeout: 1, onnotice: () => {} });
+const unreachable = () =>
+  postgres("postgres://postgres@127.0.0.1:1/none", { max: 1, connect_timeout: 1, onnotice: () => {} });
 
 for (const engine of ["redis", "memory"] as const) {
   t.test(`durable acks (${engine} engines)`, async (t) => {
@@ -65,35 +66,50 @@ for (const engine of ["redis", "memory"] as const) {
       t.equal((await rows(m.id)).length, 0);
     });
 
-    t.test("a cursor read before an ack, remembered after it, does not bring the message back while Postgres is away", async (t) => {
-      const a = await registerAgent(base, "a");
-      const b = await registerAgent(base, "b");
-      // another node's hub on the same engines (remembered cursors, pub/sub), whose Postgres is out of reach: its long
-      // polls answer from the messages it heard of, past the cursors the engines remember
-      const down = unreachable();
-      const circuits = new Circuits({ postgres: () => down`select 1` }, node.svc.log);
-      const away = new Messaging({ ...node.svc, sql: down as unknown as typeof node.svc.sql, circuits });
-      await away.start();
-      t.teardown(async () => {
-        await away.close();
-        circuits.stop();
-        await down.end({ timeout: 0 });
-      });
-      const m = await sendOk(base, a, b.id, "acked");
-      // a long poll's read of the cursor in Postgres, then the ack (committed, and its cursor remembered), then the
-      // poll's read remembered late, as it would be (ifAbsent: it only fills in a cursor not remembered)
-      const [read] = await node.svc.sql<{ acked_seq: string }[]>`select acked_seq::text from group_cursors where member = ${b.id} and thread_id = 0`;
-      t.equal(read?.acked_seq, "0", "read before the ack");
-      t.equal(await node.svc.hub.ack(b.id, BigInt(m.id.slice(4))), true);
-      await node.svc.engines.groupCursors.merge([{ member: b.id, thread: INBOX, acked: Number(read!.acked_seq), above: [], ifAbsent: true }]);
-      t.same(await node.svc.engines.groupCursors.read(b.id, [INBOX]), new Map([[INBOX, { acked: 1, above: [] }]]), "the ack's cursor is remembered");
+    t.test(
+      "a cursor read before an ack, remembered after it, does not bring the message back while Postgres is away",
+      async (t) => {
+        const a = await registerAgent(base, "a");
+        const b = await registerAgent(base, "b");
+        // another node's hub on the same engines (remembered cursors, pub/sub), whose Postgres is out of reach: its long
+        // polls answer from the messages it heard of, past the cursors the engines remember
+        const down = unreachable();
+        const circuits = new Circuits({ postgres: () => down`select 1` }, node.svc.log);
+        const away = new Messaging({ ...node.svc, sql: down as unknown as typeof node.svc.sql, circuits });
+        await away.start();
+        t.teardown(async () => {
+          await away.close();
+          circuits.stop();
+          await down.end({ timeout: 0 });
+        });
+        const m = await sendOk(base, a, b.id, "acked");
+        // a long poll's read of the cursor in Postgres, then the ack (committed, and its cursor remembered), then the
+        // poll's read remembered late, as it would be (ifAbsent: it only fills in a cursor not remembered)
+        const [read] = await node.svc.sql<
+          { acked_seq: string }[]
+        >`select acked_seq::text from group_cursors where member = ${b.id} and thread_id = 0`;
+        t.equal(read?.acked_seq, "0", "read before the ack");
+        t.equal(await node.svc.hub.ack(b.id, BigInt(m.id.slice(4))), true);
+        await node.svc.engines.groupCursors.merge([
+          { member: b.id, thread: INBOX, acked: Number(read!.acked_seq), above: [], ifAbsent: true },
+        ]);
+        t.same(
+          await node.svc.engines.groupCursors.read(b.id, [INBOX]),
+          new Map([[INBOX, { acked: 1, above: [] }]]),
+          "the ack's cursor is remembered",
+        );
 
-      circuits.postgres.open(new Error("test: Postgres away"));
-      // sent after m on the same channel: once `away` has heard it, it has heard m
-      const m2 = await sendOk(base, a, b.id, "not acked");
-      const { entries: got } = await away.poll(b.id, 10, 3000, () => {});
-      t.same(got.map((e) => `msg_${e.id}`), [m2.id], "the acknowledged message is not delivered again; the next one is");
-      t.equal(got[0]?.deliveryCount, 2, "counted as possibly delivered before (the node cannot know)");
-    });
+        circuits.postgres.open(new Error("test: Postgres away"));
+        // sent after m on the same channel: once `away` has heard it, it has heard m
+        const m2 = await sendOk(base, a, b.id, "not acked");
+        const { entries: got } = await away.poll(b.id, 10, 3000, () => {});
+        t.same(
+          got.map((e) => `msg_${e.id}`),
+          [m2.id],
+          "the acknowledged message is not delivered again; the next one is",
+        );
+        t.equal(got[0]?.deliveryCount, 2, "counted as possibly delivered before (the node cannot know)");
+      },
+    );
   });
 }

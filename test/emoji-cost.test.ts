@@ -35,6 +35,9 @@ t.test("a 100,000-character emoji is a 400 at once, and the node stays up", asyn
   t.equal(del.status, 400, "DELETE with a 45,000-character emoji in its path");
   t.ok(performance.now() - started < WITHIN_MS);
   t.equal((await call(node.url, "GET", "/healthz")).status, 200, "the node is up");
-  const ok = await call(node.url, "POST", `/v1/messages/${sent.body.id as string}/reactions`, { token: b.token, json: { emoji: "\u{1F44D}" } });
+  const ok = await call(node.url, "POST", `/v1/messages/${sent.body.id as string}/reactions`, {
+    token: b.token,
+    json: { emoji: "\u{1F44D}" },
+  });
   t.ok(ok.status < 300, "a real emoji still reacts");
 });

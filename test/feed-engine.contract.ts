@@ -130,7 +130,11 @@ export function feedContract(t: Test, make: FeedFactory): void {
     const b = tl("depth-over");
     const lb = lease(t, (await fx.feed.read([b], null, 10))[0]);
     await fx.feed.fill(b, lb, [1n, 2n, 3n, 4n, 5n, 6n, 7n], true);
-    t.same(hit(t, (await fx.feed.read([b], null, 10))[0]), { floor: 3n, ids: [7n, 6n, 5n, 4n, 3n] }, "trimmed to depth");
+    t.same(
+      hit(t, (await fx.feed.read([b], null, 10))[0]),
+      { floor: 3n, ids: [7n, 6n, 5n, 4n, 3n] },
+      "trimmed to depth",
+    );
   });
 
   t.test("pushes past the depth trim the oldest and raise the floor", async (t) => {
@@ -143,7 +147,11 @@ export function feedContract(t: Test, make: FeedFactory): void {
     await fx.feed.push([a], 60n);
     t.same(hit(t, (await fx.feed.read([a], null, 10))[0]), { floor: 20n, ids: [60n, 50n, 40n, 30n, 20n] });
     await fx.feed.push([a], 5n);
-    t.same(hit(t, (await fx.feed.read([a], null, 10))[0]), { floor: 20n, ids: [60n, 50n, 40n, 30n, 20n] }, "a late old id falls off");
+    t.same(
+      hit(t, (await fx.feed.read([a], null, 10))[0]),
+      { floor: 20n, ids: [60n, 50n, 40n, 30n, 20n] },
+      "a late old id falls off",
+    );
   });
 
   t.test("remove drops ids from every named timeline", async (t) => {
@@ -202,11 +210,23 @@ export function feedContract(t: Test, make: FeedFactory): void {
     t.same(cold.ids, [1005n, 1004n, 1003n, 1002n]);
     t.same(cold.moments, [undefined, undefined, undefined, undefined], "no records cached yet");
     await fx.moments.store([rec(1005n, 2, 1n), rec(1004n), rec(1003n)]);
-    t.same(page(t, await fx.feed.readPage([a, b], null, 4, 3)).moments, [json(1005n, 2), json(1004n), json(1003n), undefined]);
+    t.same(page(t, await fx.feed.readPage([a, b], null, 4, 3)).moments, [
+      json(1005n, 2),
+      json(1004n),
+      json(1003n),
+      undefined,
+    ]);
     await fx.moments.store([rec(1002n)]);
     const warm = await fx.feed.readPage([a, b], null, 4, 3);
-    t.same(warm, { state: "shown", count: 4, json: [json(1005n, 2), json(1004n), json(1003n)].join(",") }, "all cached: the shown ones joined");
-    t.same(page(t, await fx.feed.readPage([a, b], 1003n, 4, 3)), { ids: [1002n, 1001n], moments: [json(1002n), undefined] });
+    t.same(
+      warm,
+      { state: "shown", count: 4, json: [json(1005n, 2), json(1004n), json(1003n)].join(",") },
+      "all cached: the shown ones joined",
+    );
+    t.same(page(t, await fx.feed.readPage([a, b], 1003n, 4, 3)), {
+      ids: [1002n, 1001n],
+      moments: [json(1002n), undefined],
+    });
     await fx.moments.forget([1004n]);
     t.same(page(t, await fx.feed.readPage([a, b], null, 2, 2)).moments, [json(1005n, 2), null], "tombstoned: null");
   });
@@ -219,9 +239,17 @@ export function feedContract(t: Test, make: FeedFactory): void {
     await fx.feed.fill(b, lease(t, rb), [2045n, 2020n], true);
     t.same(page(t, await fx.feed.readPage([a, b], null, 3, 2)).ids, [2050n, 2045n, 2040n]);
     await fx.moments.store([rec(2050n), rec(2045n), rec(2040n), rec(2020n)]);
-    t.same(await fx.feed.readPage([a, b], null, 3, 2), { state: "shown", count: 3, json: `${json(2050n)},${json(2045n)}` });
+    t.same(await fx.feed.readPage([a, b], null, 3, 2), {
+      state: "shown",
+      count: 3,
+      json: `${json(2050n)},${json(2045n)}`,
+    });
     t.same((await fx.feed.readPage([a, b], null, 5, 4)).state, "deep", "2020 is below a's floor: Postgres decides");
-    t.same(await fx.feed.readPage([b], null, 5, 4), { state: "shown", count: 2, json: `${json(2045n)},${json(2020n)}` }, "a complete timeline is never deep");
+    t.same(
+      await fx.feed.readPage([b], null, 5, 4),
+      { state: "shown", count: 2, json: `${json(2045n)},${json(2020n)}` },
+      "a complete timeline is never deep",
+    );
   });
 
   t.test("moment records: counts are a register by revision; tombstones stay", async (t) => {

@@ -53,90 +53,99 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
     const node = await startTestNode(t, { engine, env: { FLOCK_LIMITS_SCALE: "1000" } });
     const base = node.url;
 
-    t.test("pagination walk over 300 moments with concurrent posting, a flush mid-walk, and beyond depth", async (t) => {
-      const me = await registerAgent(base, "me");
-      const friend = await registerAgent(base, "friend");
-      const stranger = await registerAgent(base, "stranger");
-      await befriend(base, me, friend);
-      await feedPage(base, me); // warm: most moments arrive by fan-out
-      const posted = new Map<string, { who: Registered; vis: Visibility }>();
-      const sees = (viewer: Registered, who: Registered, vis: Visibility) =>
-        viewer === who || vis === "public" || (vis === "friends" && [viewer, who].every((x) => x === me || x === friend));
-      const visibleTo = (viewer: Registered) =>
-        new Set([...posted].filter(([, p]) => sees(viewer, p.who, p.vis)).map(([id]) => id));
-      const authors = [me, friend, stranger];
-      const jobs: Promise<void>[] = [];
-      for (let i = 0; i < 300; i++) {
-        const who = authors[i % 3]!;
-        const vis = VIS[Math.floor(i / 3) % 3]!;
-        jobs.push(
-          post(base, who, vis, `m${i}`).then((m) => {
-            posted.set(m.id, { who, vis });
-          }),
-        );
-        if (jobs.length >= 8) await Promise.all(jobs.splice(0));
-      }
-      await Promise.all(jobs);
-      const visible = visibleTo(me);
-      t.equal(visible.size, 100 + 67 + 34, "mine, the friend's public and friends, the stranger's public");
-
-      const check = (label: string, ids: string[], extra: Set<string>) => {
-        t.equal(new Set(ids).size, ids.length, `${label}: no moment twice`);
-        for (let i = 1; i < ids.length; i++) if (num(ids[i]!) >= num(ids[i - 1]!)) t.fail(`${label}: not newest first at ${i}`);
-        const seen = new Set(ids);
-        const missing = [...visible].filter((id) => !seen.has(id));
-        t.same(missing, [], `${label}: every visible moment once`);
-        const unexpected = ids.filter((id) => !visible.has(id) && !extra.has(id));
-        t.same(unexpected, [], `${label}: nothing invisible or unknown`);
-      };
-
-      // Walk 1: warm cache, others posting between pages.
-      const during = new Set<string>();
-      const poster = async () => {
-        for (const who of authors) {
-          const vis = VIS[(posted.size + during.size) % 3]!;
-          const m = await post(base, who, vis, "during");
-          posted.set(m.id, { who, vis });
-          if (sees(me, who, vis)) during.add(m.id);
+    t.test(
+      "pagination walk over 300 moments with concurrent posting, a flush mid-walk, and beyond depth",
+      async (t) => {
+        const me = await registerAgent(base, "me");
+        const friend = await registerAgent(base, "friend");
+        const stranger = await registerAgent(base, "stranger");
+        await befriend(base, me, friend);
+        await feedPage(base, me); // warm: most moments arrive by fan-out
+        const posted = new Map<string, { who: Registered; vis: Visibility }>();
+        const sees = (viewer: Registered, who: Registered, vis: Visibility) =>
+          viewer === who ||
+          vis === "public" ||
+          (vis === "friends" && [viewer, who].every((x) => x === me || x === friend));
+        const visibleTo = (viewer: Registered) =>
+          new Set([...posted].filter(([, p]) => sees(viewer, p.who, p.vis)).map(([id]) => id));
+        const authors = [me, friend, stranger];
+        const jobs: Promise<void>[] = [];
+        for (let i = 0; i < 300; i++) {
+          const who = authors[i % 3]!;
+          const vis = VIS[Math.floor(i / 3) % 3]!;
+          jobs.push(
+            post(base, who, vis, `m${i}`).then((m) => {
+              posted.set(m.id, { who, vis });
+            }),
+          );
+          if (jobs.length >= 8) await Promise.all(jobs.splice(0));
         }
-      };
-      const stats = () => ({ ...feedStats });
-      const delta = (from: typeof feedStats) =>
-        Object.fromEntries(Object.entries(feedStats).map(([k, v]) => [k, v - from[k as keyof typeof feedStats]]));
-      let s0 = stats();
-      const w1 = await walkFeed(base, me, 7, async (page) => {
-        if (page % 3 === 0) await poster();
-      });
-      check("warm walk", w1.ids, during);
-      t.ok(w1.pages > 28);
-      t.same(delta(s0), { cached: w1.pages, miss: 0, deep: 0, stale: 0 }, "a warm walk is served from the cache");
-      for (const id of during) visible.add(id);
+        await Promise.all(jobs);
+        const visible = visibleTo(me);
+        t.equal(visible.size, 100 + 67 + 34, "mine, the friend's public and friends, the stranger's public");
 
-      // Walk 2: the cache is flushed mid-walk; nothing is lost.
-      s0 = stats();
-      const w2 = await walkFeed(base, me, 20, async (page) => {
-        if (page === 4) await flush(node, engine);
-      });
-      check("flush mid-walk", w2.ids, new Set());
-      t.same(delta(s0), { cached: w2.pages - 1, miss: 1, deep: 0, stale: 0 }, "one miss rebuilds, then cached again");
+        const check = (label: string, ids: string[], extra: Set<string>) => {
+          t.equal(new Set(ids).size, ids.length, `${label}: no moment twice`);
+          for (let i = 1; i < ids.length; i++)
+            if (num(ids[i]!) >= num(ids[i - 1]!)) t.fail(`${label}: not newest first at ${i}`);
+          const seen = new Set(ids);
+          const missing = [...visible].filter((id) => !seen.has(id));
+          t.same(missing, [], `${label}: every visible moment once`);
+          const unexpected = ids.filter((id) => !visible.has(id) && !extra.has(id));
+          t.same(unexpected, [], `${label}: nothing invisible or unknown`);
+        };
 
-      // Walk 3: a cache of depth 50 answers the head; Postgres answers beyond it.
-      swapFeed(t, node, engine, 50);
-      const head = await feedPage(base, me, "?limit=10");
-      t.equal(head.moments.length, 10);
-      s0 = stats();
-      const w3 = await walkFeed(base, me, 9, async (page) => {
-        if (page === 2) await poster();
-      });
-      check("beyond depth", w3.ids, during);
-      const d3 = delta(s0);
-      t.ok(d3.cached! >= 4 && d3.deep! > 10 && d3.stale === 0, `head cached, the rest from Postgres: ${JSON.stringify(d3)}`);
+        // Walk 1: warm cache, others posting between pages.
+        const during = new Set<string>();
+        const poster = async () => {
+          for (const who of authors) {
+            const vis = VIS[(posted.size + during.size) % 3]!;
+            const m = await post(base, who, vis, "during");
+            posted.set(m.id, { who, vis });
+            if (sees(me, who, vis)) during.add(m.id);
+          }
+        };
+        const stats = () => ({ ...feedStats });
+        const delta = (from: typeof feedStats) =>
+          Object.fromEntries(Object.entries(feedStats).map(([k, v]) => [k, v - from[k as keyof typeof feedStats]]));
+        let s0 = stats();
+        const w1 = await walkFeed(base, me, 7, async (page) => {
+          if (page % 3 === 0) await poster();
+        });
+        check("warm walk", w1.ids, during);
+        t.ok(w1.pages > 28);
+        t.same(delta(s0), { cached: w1.pages, miss: 0, deep: 0, stale: 0 }, "a warm walk is served from the cache");
+        for (const id of during) visible.add(id);
 
-      // A stranger sees only public moments (and their own).
-      const ws = await walkFeed(base, stranger, 100);
-      t.same(new Set(ws.ids), visibleTo(stranger), "the stranger's walk");
-      t.equal(ws.ids.length, visibleTo(stranger).size);
-    });
+        // Walk 2: the cache is flushed mid-walk; nothing is lost.
+        s0 = stats();
+        const w2 = await walkFeed(base, me, 20, async (page) => {
+          if (page === 4) await flush(node, engine);
+        });
+        check("flush mid-walk", w2.ids, new Set());
+        t.same(delta(s0), { cached: w2.pages - 1, miss: 1, deep: 0, stale: 0 }, "one miss rebuilds, then cached again");
+
+        // Walk 3: a cache of depth 50 answers the head; Postgres answers beyond it.
+        swapFeed(t, node, engine, 50);
+        const head = await feedPage(base, me, "?limit=10");
+        t.equal(head.moments.length, 10);
+        s0 = stats();
+        const w3 = await walkFeed(base, me, 9, async (page) => {
+          if (page === 2) await poster();
+        });
+        check("beyond depth", w3.ids, during);
+        const d3 = delta(s0);
+        t.ok(
+          d3.cached! >= 4 && d3.deep! > 10 && d3.stale === 0,
+          `head cached, the rest from Postgres: ${JSON.stringify(d3)}`,
+        );
+
+        // A stranger sees only public moments (and their own).
+        const ws = await walkFeed(base, stranger, 100);
+        t.same(new Set(ws.ids), visibleTo(stranger), "the stranger's walk");
+        t.equal(ws.ids.length, visibleTo(stranger).size);
+      },
+    );
 
     t.test("a new moment is in the next read of every feed it belongs to", async (t) => {
       const a = await registerAgent(base, "a");
@@ -146,7 +155,9 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
       for (const v of [a, f, s]) await feedPage(base, v);
       for (const vis of VIS) {
         const m = await post(base, a, vis);
-        const tops = await Promise.all([a, f, s].map(async (v) => (await feedPage(base, v, "?limit=1")).moments[0]?.id));
+        const tops = await Promise.all(
+          [a, f, s].map(async (v) => (await feedPage(base, v, "?limit=1")).moments[0]?.id),
+        );
         t.same(
           tops.map((id) => id === m.id),
           [true, vis !== "private", vis === "public"],
@@ -197,45 +208,60 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
       t.equal(feedStats.stale - s0.stale, 1, "noticed at hydration");
       await feedPage(base, f, "?limit=5"); // rebuilds the friend's dropped timeline
       const s1 = { ...feedStats };
-      t.same((await feedPage(base, f, "?limit=5")).moments.map((x) => x.id), ids);
+      t.same(
+        (await feedPage(base, f, "?limit=5")).moments.map((x) => x.id),
+        ids,
+      );
       t.equal(feedStats.cached - s1.cached, 1, "served from the cache again");
     });
 
-    t.test("a warm page is served from the record cache, with new counts and without deleted moments at once", async (t) => {
-      const a = await registerAgent(base, "warmauthor");
-      const f = await registerAgent(base, "warmfriend");
-      await befriend(base, a, f);
-      await feedPage(base, f);
-      const fr = await post(base, a, "friends");
-      const pub = await post(base, a, "public");
-      const top2 = async () => (await feedPage(base, f, "?limit=2")).moments;
-      await top2(); // caches both records
-      const s0 = { ...feedStats };
-      t.equal((await call(base, "POST", `/v1/moments/${fr.id}/like`, { token: f.token })).status, 204);
-      t.equal((await call(base, "POST", `/v1/moments/${pub.id}/comments`, { token: f.token, json: { body: "hi" } })).status, 201);
-      let page = await top2();
-      t.same(
-        page.map((m) => [m.id, m.like_count, m.comment_count]),
-        [[pub.id, 0, 1], [fr.id, 1, 0]],
-        "the counts just written",
-      );
-      t.equal((await call(base, "DELETE", `/v1/moments/${fr.id}/like`, { token: f.token })).status, 204);
-      t.equal((await top2())[1]!.like_count, 0);
-      t.equal((await call(base, "DELETE", `/v1/moments/${pub.id}`, { token: a.token })).status, 204);
-      page = await top2();
-      t.notOk(page.some((m) => m.id === pub.id), "a deleted moment is gone on the next read");
-      t.equal(page[0]!.id, fr.id);
-      t.same(
-        { cached: feedStats.cached - s0.cached, miss: feedStats.miss - s0.miss, stale: feedStats.stale - s0.stale },
-        { cached: 3, miss: 0, stale: 0 },
-        "every read served from the caches",
-      );
-      // The tombstone outlives the record: even a record filled again later does not bring it back.
-      const id = BigInt(pub.id.slice(7));
-      const [row] = await node.svc.sql`select 1 from moments where id = ${String(id)}`;
-      t.equal(row, undefined);
-      t.same(await node.svc.engines.moments.get([id]), [null], "tombstoned");
-    });
+    t.test(
+      "a warm page is served from the record cache, with new counts and without deleted moments at once",
+      async (t) => {
+        const a = await registerAgent(base, "warmauthor");
+        const f = await registerAgent(base, "warmfriend");
+        await befriend(base, a, f);
+        await feedPage(base, f);
+        const fr = await post(base, a, "friends");
+        const pub = await post(base, a, "public");
+        const top2 = async () => (await feedPage(base, f, "?limit=2")).moments;
+        await top2(); // caches both records
+        const s0 = { ...feedStats };
+        t.equal((await call(base, "POST", `/v1/moments/${fr.id}/like`, { token: f.token })).status, 204);
+        t.equal(
+          (await call(base, "POST", `/v1/moments/${pub.id}/comments`, { token: f.token, json: { body: "hi" } })).status,
+          201,
+        );
+        let page = await top2();
+        t.same(
+          page.map((m) => [m.id, m.like_count, m.comment_count]),
+          [
+            [pub.id, 0, 1],
+            [fr.id, 1, 0],
+          ],
+          "the counts just written",
+        );
+        t.equal((await call(base, "DELETE", `/v1/moments/${fr.id}/like`, { token: f.token })).status, 204);
+        t.equal((await top2())[1]!.like_count, 0);
+        t.equal((await call(base, "DELETE", `/v1/moments/${pub.id}`, { token: a.token })).status, 204);
+        page = await top2();
+        t.notOk(
+          page.some((m) => m.id === pub.id),
+          "a deleted moment is gone on the next read",
+        );
+        t.equal(page[0]!.id, fr.id);
+        t.same(
+          { cached: feedStats.cached - s0.cached, miss: feedStats.miss - s0.miss, stale: feedStats.stale - s0.stale },
+          { cached: 3, miss: 0, stale: 0 },
+          "every read served from the caches",
+        );
+        // The tombstone outlives the record: even a record filled again later does not bring it back.
+        const id = BigInt(pub.id.slice(7));
+        const [row] = await node.svc.sql`select 1 from moments where id = ${String(id)}`;
+        t.equal(row, undefined);
+        t.same(await node.svc.engines.moments.get([id]), [null], "tombstoned");
+      },
+    );
 
     t.test("likes by group commit: a failing item in a batch answers 404 alone; the others count", async (t) => {
       const author = await registerAgent(base, "batched");
@@ -251,7 +277,10 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
         batcher.like({ moment, principal: "999999999999999999" }),
         batcher.like({ moment, principal: fans[2]!.id }),
       ]);
-      t.same(outcomes.map((o) => o.status), ["fulfilled", "fulfilled", "rejected", "fulfilled"]);
+      t.same(
+        outcomes.map((o) => o.status),
+        ["fulfilled", "fulfilled", "rejected", "fulfilled"],
+      );
       const rejected = outcomes[2] as PromiseRejectedResult;
       t.equal((rejected.reason as { status?: number }).status, 404);
       const counts = outcomes.flatMap((o) => (o.status === "fulfilled" ? [o.value.like_count] : []));
@@ -260,7 +289,9 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
       t.equal(row!.like_count, 3);
       const unliked = await Promise.all(fans.map((f) => batcher.unlike({ moment, principal: f.id })));
       t.equal(Math.min(...unliked.map((r) => r.like_count)), 0);
-      const missing = await batcher.unlike({ moment: moment + 1n, principal: fans[0]!.id }).catch((e: { status?: number }) => e);
+      const missing = await batcher
+        .unlike({ moment: moment + 1n, principal: fans[0]!.id })
+        .catch((e: { status?: number }) => e);
       t.equal((missing as { status?: number }).status, 404, "a missing moment");
     });
 
@@ -278,7 +309,11 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
         batcher.unlike({ moment, principal: fan.id }),
         batcher.like({ moment, principal: fan.id }),
       ]);
-      t.same(outcomes.map((o) => o.status), ["fulfilled", "fulfilled", "fulfilled"], "every request answered");
+      t.same(
+        outcomes.map((o) => o.status),
+        ["fulfilled", "fulfilled", "fulfilled"],
+        "every request answered",
+      );
       const rows = await node.svc.sql`select principal from moment_likes where moment = ${String(moment)}`;
       t.same(rows.map((r) => r.principal).sort(), [fan.id, other.id].sort(), "the fan's last word was a like");
       const [count] = await node.svc.sql`select like_count from moments where id = ${String(moment)}`;
@@ -304,7 +339,9 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
         .begin(async (tx) => {
           await tx`update moments set like_count = like_count where id = ${moment}`;
           liked = batcher.like({ moment: BigInt(moment), principal: fan.id });
-          await until(likeWaits, { every: 10, what: "the like to wait for the moment's row" }).catch((err: Error) => (lockWait = err));
+          await until(likeWaits, { every: 10, what: "the like to wait for the moment's row" }).catch(
+            (err: Error) => (lockWait = err),
+          );
           await tx`insert into moment_likes (moment, principal) values (${moment}, ${fan.id})`;
           throw new Error("roll the other writer back");
         })
@@ -326,7 +363,9 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
       );
       t.ok(likes.every((r) => r.status === 204));
       const comments = await Promise.all(
-        fans.map((f, i) => call(base, "POST", `/v1/moments/${m.id}/comments`, { token: f.token, json: { body: `c${i}` } })),
+        fans.map((f, i) =>
+          call(base, "POST", `/v1/moments/${m.id}/comments`, { token: f.token, json: { body: `c${i}` } }),
+        ),
       );
       t.ok(comments.every((r) => r.status === 201));
       let one = (await call(base, "GET", `/v1/moments/${m.id}`, { token: author.token })).body;
@@ -335,7 +374,9 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
       const top = (await feedPage(base, author, "?limit=100")).moments.find((x) => x.id === m.id)!;
       t.equal(top.like_count, 50, "the feed shows the same counts");
       const unlikes = await Promise.all(
-        fans.slice(0, 25).flatMap((f) => [1, 2].map(() => call(base, "DELETE", `/v1/moments/${m.id}/like`, { token: f.token }))),
+        fans
+          .slice(0, 25)
+          .flatMap((f) => [1, 2].map(() => call(base, "DELETE", `/v1/moments/${m.id}/like`, { token: f.token }))),
       );
       t.ok(unlikes.every((r) => r.status === 204));
       one = (await call(base, "GET", `/v1/moments/${m.id}`, { token: author.token })).body;
@@ -347,7 +388,10 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
     t.test("comments: exact shape, oldest first, paged with limit and after", async (t) => {
       const a = await registerAgent(base, "talker");
       const m = await post(base, a, "public");
-      const c = await call(base, "POST", `/v1/moments/${m.id}/comments`, { token: a.token, json: { body: "  first  " } });
+      const c = await call(base, "POST", `/v1/moments/${m.id}/comments`, {
+        token: a.token,
+        json: { body: "  first  " },
+      });
       t.equal(c.status, 201);
       t.same(Object.keys(c.body), ["id", "body", "author", "created_at"]);
       t.match(c.body.id, /^comment_[0-9]+$/);
@@ -358,13 +402,23 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
         t.equal(bad.status, 400);
         t.equal(bad.body.field, "body");
       }
-      t.equal((await call(base, "POST", `/v1/moments/${m.id}/comments`, { token: a.token, json: {} })).body.field, "body");
+      t.equal(
+        (await call(base, "POST", `/v1/moments/${m.id}/comments`, { token: a.token, json: {} })).body.field,
+        "body",
+      );
       const created = [c.body.id];
       for (let i = 0; i < 11; i++) {
-        created.push((await call(base, "POST", `/v1/moments/${m.id}/comments`, { token: a.token, json: { body: `n${i}` } })).body.id);
+        created.push(
+          (await call(base, "POST", `/v1/moments/${m.id}/comments`, { token: a.token, json: { body: `n${i}` } })).body
+            .id,
+        );
       }
       const all = await call(base, "GET", `/v1/moments/${m.id}/comments`, { token: a.token });
-      t.same(all.body.map((x: { id: string }) => x.id), created, "default page holds all 12, oldest first");
+      t.same(
+        all.body.map((x: { id: string }) => x.id),
+        created,
+        "default page holds all 12, oldest first",
+      );
       t.same(all.body[0], c.body);
       t.equal(all.headers.get("link"), null, "no next page");
       const got: string[] = [];
@@ -398,5 +452,8 @@ t.test("two nodes sharing Redis and Postgres serve one feed", async (t) => {
   const m = await post(n1.url, a, "friends"); // fanned out by node 1
   t.equal((await feedPage(n2.url, b, "?limit=1")).moments[0]?.id, m.id);
   await unfriend(n1.url, a, b);
-  t.notOk((await feedPage(n2.url, b)).moments.some((x) => x.id === m.id), "unfriending on node 1 shows on node 2");
+  t.notOk(
+    (await feedPage(n2.url, b)).moments.some((x) => x.id === m.id),
+    "unfriending on node 1 shows on node 2",
+  );
 });

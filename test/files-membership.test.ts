@@ -25,25 +25,36 @@ t.test("files follow membership and the messages that carry them", async (t) => 
     if (r.status !== 201) throw new Error(`upload: ${r.status} ${r.text}`);
     return r.body.id as string;
   };
-  const status = async (who: Registered, file: string) => (await call(base, "GET", `/v1/files/${file}`, { token: who.token })).status;
+  const status = async (who: Registered, file: string) =>
+    (await call(base, "GET", `/v1/files/${file}`, { token: who.token })).status;
   const group = async (owner: Registered, members: Registered[]): Promise<string> => {
-    const r = await call(base, "POST", "/v1/groups", { token: owner.token, json: { name: "crew", members: members.map((m) => m.id) } });
+    const r = await call(base, "POST", "/v1/groups", {
+      token: owner.token,
+      json: { name: "crew", members: members.map((m) => m.id) },
+    });
     if (r.status !== 201) throw new Error(`group: ${r.status} ${r.text}`);
     return r.body.group.id as string;
   };
   const toGroup = async (who: Registered, g: string, file: string): Promise<string> => {
-    const r = await call(base, "POST", `/v1/groups/${g}/messages`, { token: who.token, json: { body: "see file", attachments: [file] } });
+    const r = await call(base, "POST", `/v1/groups/${g}/messages`, {
+      token: who.token,
+      json: { body: "see file", attachments: [file] },
+    });
     if (r.status !== 201) throw new Error(`group send: ${r.status} ${r.text}`);
     return r.body.id as string;
   };
   const direct = async (who: Registered, to: Registered, file: string): Promise<string> => {
-    const r = await call(base, "POST", "/v1/messages", { token: who.token, json: { to: to.id, body: "see file", attachments: [file] } });
+    const r = await call(base, "POST", "/v1/messages", {
+      token: who.token,
+      json: { to: to.id, body: "see file", attachments: [file] },
+    });
     if (r.status !== 201) throw new Error(`send: ${r.status} ${r.text}`);
     return r.body.id as string;
   };
   const leave = (g: string, member: Registered, by: Registered) =>
     call(base, "DELETE", `/v1/groups/${g}/members/${member.id}`, { token: by.token }).then((r) => r.status);
-  const remove = (who: Registered, message: string) => call(base, "DELETE", `/v1/messages/${message}`, { token: who.token }).then((r) => r.status);
+  const remove = (who: Registered, message: string) =>
+    call(base, "DELETE", `/v1/messages/${message}`, { token: who.token }).then((r) => r.status);
 
   t.test("the issue's scenario: B leaves, A removes C, A deletes the message", async (t) => {
     const [a, b, c, d] = await Promise.all(["A", "B", "C", "D"].map((n) => registerAgent(base, n)));

@@ -42,12 +42,24 @@ t.test("file upload and download", async (t) => {
     const send = async (name: string) => {
       const form = new FormData();
       form.append("file", new Blob([PNG], { type: "image/png" }), name);
-      const r = await fetch(`${base}/v1/files/upload`, { method: "POST", body: form, headers: { authorization: `Bearer ${owner.token}` } });
+      const r = await fetch(`${base}/v1/files/upload`, {
+        method: "POST",
+        body: form,
+        headers: { authorization: `Bearer ${owner.token}` },
+      });
       t.equal(r.status, 201);
       return ((await r.json()) as { name: string }).name;
     };
-    t.equal(await send(`${"a".repeat(254)}\u{1f600}b.png`), "a".repeat(254), "the emoji that would be cut in half is left out");
-    t.equal(await send(`${"b".repeat(253)}\u{1f600}c`), `${"b".repeat(253)}\u{1f600}`, "a whole pair within the bound stays");
+    t.equal(
+      await send(`${"a".repeat(254)}\u{1f600}b.png`),
+      "a".repeat(254),
+      "the emoji that would be cut in half is left out",
+    );
+    t.equal(
+      await send(`${"b".repeat(253)}\u{1f600}c`),
+      `${"b".repeat(253)}\u{1f600}`,
+      "a whole pair within the bound stays",
+    );
     t.equal(await send("résumé 😀.pdf"), "résumé 😀.pdf", "a UTF-8 file name comes through as sent");
   });
 
@@ -67,7 +79,11 @@ t.test("file upload and download", async (t) => {
       t.equal(r.body.name, kept, `raw: ${what}`);
       const form = new FormData();
       form.append("file", new Blob(["hello"], { type: "text/plain" }), name);
-      const m = await fetch(`${base}/v1/files/upload`, { method: "POST", body: form, headers: { authorization: `Bearer ${namer.token}` } });
+      const m = await fetch(`${base}/v1/files/upload`, {
+        method: "POST",
+        body: form,
+        headers: { authorization: `Bearer ${namer.token}` },
+      });
       t.equal(((await m.json()) as { name: string }).name, kept, `multipart: ${what}`);
     }
   });
@@ -91,14 +107,22 @@ t.test("file upload and download", async (t) => {
     t.match(d.headers.get("content-disposition"), /^inline; filename\*=UTF-8''cat\.png$/);
     t.ok(d.data.equals(data));
     t.same(tmpFiles(), [], "no temporary file left");
-    const head = await fetch(`${base}/v1/files/${r.body.id}`, { method: "HEAD", headers: { authorization: `Bearer ${owner.token}` } });
+    const head = await fetch(`${base}/v1/files/${r.body.id}`, {
+      method: "HEAD",
+      headers: { authorization: `Bearer ${owner.token}` },
+    });
     t.equal(head.status, 200);
     t.equal(head.headers.get("content-length"), String(data.length));
     t.equal(head.headers.get("content-type"), "image/png");
   });
 
   t.test("every image type is recognised by its bytes", async (t) => {
-    for (const [head, type] of [[PNG, "image/png"], [JPEG, "image/jpeg"], [GIF, "image/gif"], [WEBP, "image/webp"]] as const) {
+    for (const [head, type] of [
+      [PNG, "image/png"],
+      [JPEG, "image/jpeg"],
+      [GIF, "image/gif"],
+      [WEBP, "image/webp"],
+    ] as const) {
       const r = await upload(base, owner.token, Buffer.concat([head, randomBytes(100)]), "application/octet-stream");
       t.equal(r.status, 201);
       t.equal(r.body.content_type, type);
@@ -110,7 +134,11 @@ t.test("file upload and download", async (t) => {
     const form = new FormData();
     form.append("note", "hello");
     form.append("file", new Blob([data], { type: "application/pdf" }), "report.pdf");
-    const r = await fetch(`${base}/v1/files/upload`, { method: "POST", body: form, headers: { authorization: `Bearer ${owner.token}` } });
+    const r = await fetch(`${base}/v1/files/upload`, {
+      method: "POST",
+      body: form,
+      headers: { authorization: `Bearer ${owner.token}` },
+    });
     const body = await r.json();
     t.equal(r.status, 201, JSON.stringify(body));
     t.equal(body.name, "report.pdf");
@@ -123,7 +151,11 @@ t.test("file upload and download", async (t) => {
 
     const noFile = new FormData();
     noFile.append("other", new Blob([data]), "x.bin");
-    const r2 = await fetch(`${base}/v1/files/upload`, { method: "POST", body: noFile, headers: { authorization: `Bearer ${owner.token}` } });
+    const r2 = await fetch(`${base}/v1/files/upload`, {
+      method: "POST",
+      body: noFile,
+      headers: { authorization: `Bearer ${owner.token}` },
+    });
     t.equal(r2.status, 400);
     t.equal((await r2.json()).field, "file");
     const broken = await upload(base, owner.token, "--xyz\r\nnot a form", "multipart/form-data; boundary=xyz");
@@ -166,7 +198,9 @@ t.test("file upload and download", async (t) => {
     t.equal(atFile.body.size, 50 * MiB);
     t.equal(atFile.body.content_type, "application/zip");
     // Downloading 50 MiB streams it back (with backpressure) byte for byte.
-    const back = await fetch(`${base}/v1/files/${atFile.body.id}`, { headers: { authorization: `Bearer ${owner.token}` } });
+    const back = await fetch(`${base}/v1/files/${atFile.body.id}`, {
+      headers: { authorization: `Bearer ${owner.token}` },
+    });
     t.equal(back.headers.get("content-length"), String(50 * MiB));
     const hash = createHash("sha256");
     let got = 0;
@@ -199,7 +233,11 @@ t.test("file upload and download", async (t) => {
 
     const multipartOver = new FormData();
     multipartOver.append("file", new Blob([PNG, Buffer.alloc(10 * MiB + 1 - PNG.length)]), "big.png");
-    const r4 = await fetch(`${base}/v1/files/upload`, { method: "POST", body: multipartOver, headers: { authorization: `Bearer ${owner.token}` } })
+    const r4 = await fetch(`${base}/v1/files/upload`, {
+      method: "POST",
+      body: multipartOver,
+      headers: { authorization: `Bearer ${owner.token}` },
+    })
       .then(async (r) => ({ status: r.status, body: await r.json() }))
       .catch(() => ({ status: 0, body: undefined }));
     t.equal(r4.status, 413);
@@ -256,7 +294,9 @@ t.test("file upload and download", async (t) => {
     const asRecipient = await download(base, recipient.token, up.body.id);
     t.equal(asRecipient.status, 200);
     t.ok(asRecipient.data.equals(data));
-    const asStranger = await fetch(`${base}/v1/files/${up.body.id}`, { headers: { authorization: `Bearer ${stranger.token}` } });
+    const asStranger = await fetch(`${base}/v1/files/${up.body.id}`, {
+      headers: { authorization: `Bearer ${stranger.token}` },
+    });
     t.equal(asStranger.status, 404);
     t.equal((await asStranger.json()).error, "not_found");
     t.equal((await download(base, owner.token, "file_123")).status, 404, "unknown id");

@@ -16,7 +16,9 @@ import { until } from "./helpers/wait.ts";
 async function inboxCursor(sql: Sql, who: Registered) {
   const [row] = await sql<{ acked: string; delivered: string }[]>`
     select acked_seq::text as acked, delivered_seq::text as delivered from group_cursors where member = ${who.id} and thread_id = 0`;
-  const above = await sql<{ seq: string }[]>`select seq::text from group_acks where member = ${who.id} and thread_id = 0 order by seq`;
+  const above = await sql<
+    { seq: string }[]
+  >`select seq::text from group_acks where member = ${who.id} and thread_id = 0 order by seq`;
   return { acked: Number(row?.acked), above: above.map((r) => Number(r.seq)), delivered: Number(row?.delivered) };
 }
 
@@ -43,17 +45,31 @@ t.test("a Redis flush loses no unacknowledged message", async (t) => {
   for (let i = 0; i < 12; i++) direct.push(await sendOk(base, a, b.id, `d${i}`));
   const g = await call(base, "POST", "/v1/groups", { token: a.token, json: { name: "g", members: [b.id, c.id] } });
   const thread = parseId("group", g.body.group.id)!;
-  const group = await call(base, "POST", `/v1/groups/${g.body.group.id}/messages`, { token: a.token, json: { body: "to all" } });
+  const group = await call(base, "POST", `/v1/groups/${g.body.group.id}/messages`, {
+    token: a.token,
+    json: { body: "to all" },
+  });
   t.equal(group.status, 201);
   const toC = await sendOk(base, a, c.id, "for the socket");
 
   // b sees everything once and acknowledges two, the second out of order
   const first = await pending(base, b, "limit=100");
-  t.same(first.map((m) => m.id), [...direct.map((m) => m.id), group.body.id], "twelve direct messages and the group's, oldest first");
-  t.same(first.map((m) => m.delivery_count), first.map(() => 1));
+  t.same(
+    first.map((m) => m.id),
+    [...direct.map((m) => m.id), group.body.id],
+    "twelve direct messages and the group's, oldest first",
+  );
+  t.same(
+    first.map((m) => m.delivery_count),
+    first.map(() => 1),
+  );
   t.equal((await ack(base, b, direct[0].id)).status, 204);
   t.equal((await ack(base, b, direct[5].id)).status, 204);
-  t.same(await inboxCursor(sql, b), { acked: 1, above: [6], delivered: 12 }, "in Postgres: the cursor past 1, 6 above it, all twelve handed out");
+  t.same(
+    await inboxCursor(sql, b),
+    { acked: 1, above: [6], delivered: 12 },
+    "in Postgres: the cursor past 1, 6 above it, all twelve handed out",
+  );
   t.same(
     await node.svc.engines.groupCursors.read(b.id, [INBOX]),
     new Map([[INBOX, { acked: 1, above: [6] }]]),
@@ -61,7 +77,11 @@ t.test("a Redis flush loses no unacknowledged message", async (t) => {
   );
 
   await deletePrefix(node.prefix);
-  t.same(await node.svc.engines.groupCursors.read(b.id, [INBOX, thread]), new Map(), "Redis remembers nothing of b any more");
+  t.same(
+    await node.svc.engines.groupCursors.read(b.id, [INBOX, thread]),
+    new Map(),
+    "Redis remembers nothing of b any more",
+  );
 
   const expected = [...direct.filter((_, i) => i !== 0 && i !== 5).map((m) => m.id), group.body.id];
   const after = await pending(base, b, "limit=100");
@@ -110,21 +130,34 @@ t.test("a Redis flush loses no unacknowledged message", async (t) => {
   );
 });
 
-t.test("a long poll that never acknowledges sees its messages again and again, counted, across Redis flushes", async (t) => {
-  const node = await startTestNode(t);
-  const base = node.url;
-  const a = await registerAgent(base, "sender");
-  const b = await registerAgent(base, "reader");
-  const m1 = await sendOk(base, a, b.id, "1");
-  const counts = async () => (await pending(base, b)).map((m) => [m.id, m.delivery_count]);
-  t.same(await counts(), [[m1.id, 1]]);
-  await deletePrefix(node.prefix);
-  t.same(await counts(), [[m1.id, 2]], "after a flush: 2");
-  const m2 = await sendOk(base, a, b.id, "2");
-  t.same(await counts(), [[m1.id, 3], [m2.id, 1]], "a new message says 1");
-  await deletePrefix(node.prefix);
-  t.same(await counts(), [[m1.id, 4], [m2.id, 2]]);
-});
+t.test(
+  "a long poll that never acknowledges sees its messages again and again, counted, across Redis flushes",
+  async (t) => {
+    const node = await startTestNode(t);
+    const base = node.url;
+    const a = await registerAgent(base, "sender");
+    const b = await registerAgent(base, "reader");
+    const m1 = await sendOk(base, a, b.id, "1");
+    const counts = async () => (await pending(base, b)).map((m) => [m.id, m.delivery_count]);
+    t.same(await counts(), [[m1.id, 1]]);
+    await deletePrefix(node.prefix);
+    t.same(await counts(), [[m1.id, 2]], "after a flush: 2");
+    const m2 = await sendOk(base, a, b.id, "2");
+    t.same(
+      await counts(),
+      [
+        [m1.id, 3],
+        [m2.id, 1],
+      ],
+      "a new message says 1",
+    );
+    await deletePrefix(node.prefix);
+    t.same(await counts(), [
+      [m1.id, 4],
+      [m2.id, 2],
+    ]);
+  },
+);
 
 t.test("acknowledgements are in Postgres when answered, and none comes back after a Redis flush", async (t) => {
   const node = await startTestNode(t);
@@ -134,7 +167,11 @@ t.test("acknowledgements are in Postgres when answered, and none comes back afte
   const a = await registerAgent(base, "sender");
   const b = await registerAgent(base, "reader");
 
-  const [m1, m2, m3] = [await sendOk(base, a, b.id, "1"), await sendOk(base, a, b.id, "2"), await sendOk(base, a, b.id, "3")];
+  const [m1, m2, m3] = [
+    await sendOk(base, a, b.id, "1"),
+    await sendOk(base, a, b.id, "2"),
+    await sendOk(base, a, b.id, "3"),
+  ];
   t.equal((await pending(base, b)).length, 3);
   t.same(await unacked(sql, b), [m1.id, m2.id, m3.id]);
   t.equal((await ack(base, b, m1.id)).status, 204);
@@ -168,6 +205,7 @@ t.test("a node that stops finishes the acknowledgements under way", async (t) =>
   const check = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {}, connection: { search_path: node.schema } });
   t.teardown(() => check.end());
   t.same(await unacked(check as unknown as Sql, b), [], "every acknowledgement is in Postgres");
-  const [cursor] = await check`select acked_seq::int as acked from group_cursors where member = ${b.id} and thread_id = 0`;
+  const [cursor] =
+    await check`select acked_seq::int as acked from group_cursors where member = ${b.id} and thread_id = 0`;
   t.equal(cursor?.["acked"], 3, "the inbox cursor is past all three");
 });

@@ -28,10 +28,17 @@ t.test("friends over HTTP", async (t) => {
     const again = await call(base, "POST", "/v1/friends/request", { token: a.token, json: { to: b.id } });
     t.equal(again.status, 200);
     t.same(again.body, r.body);
-    t.same(await requestsOf(a.token), { incoming: [], outgoing: [r.body.request] }, "a sent request names nobody but by id");
+    t.same(
+      await requestsOf(a.token),
+      { incoming: [], outgoing: [r.body.request] },
+      "a sent request names nobody but by id",
+    );
     t.same(
       await requestsOf(b.token),
-      { incoming: [{ ...r.body.request, sender: { id: a.id, display_name: a.display_name, avatar_url: null } }], outgoing: [] },
+      {
+        incoming: [{ ...r.body.request, sender: { id: a.id, display_name: a.display_name, avatar_url: null } }],
+        outgoing: [],
+      },
       "a received one says who asked",
     );
     t.same(await friendsOf(a.token), []);
@@ -42,7 +49,11 @@ t.test("friends over HTTP", async (t) => {
     const b = await registerAgent(base, "ben");
     const r = await call(base, "POST", "/v1/friends/request", { token: a.token, json: { to: b.id } });
     const id = r.body.request.id;
-    t.equal((await call(base, "POST", `/v1/friends/requests/${id}/accept`, { token: a.token })).status, 404, "not the sender");
+    t.equal(
+      (await call(base, "POST", `/v1/friends/requests/${id}/accept`, { token: a.token })).status,
+      404,
+      "not the sender",
+    );
     const stranger = await registerAgent(base, "eve");
     t.equal((await call(base, "POST", `/v1/friends/requests/${id}/accept`, { token: stranger.token })).status, 404);
     const acc = await call(base, "POST", `/v1/friends/requests/${id}/accept`, { token: b.token });
@@ -51,8 +62,15 @@ t.test("friends over HTTP", async (t) => {
     t.same(await friendsOf(a.token), [{ id: b.id, display_name: "ben", avatar_url: null }]);
     t.same(await friendsOf(b.token), [{ id: a.id, display_name: "ann", avatar_url: null }]);
     t.same(await requestsOf(b.token), { incoming: [], outgoing: [] });
-    t.equal((await call(base, "POST", `/v1/friends/requests/${id}/accept`, { token: b.token })).status, 404, "not pending any more");
-    for (const [from, to] of [[a, b], [b, a]] as const) {
+    t.equal(
+      (await call(base, "POST", `/v1/friends/requests/${id}/accept`, { token: b.token })).status,
+      404,
+      "not pending any more",
+    );
+    for (const [from, to] of [
+      [a, b],
+      [b, a],
+    ] as const) {
       const dup = await call(base, "POST", "/v1/friends/request", { token: from.token, json: { to: to.id } });
       t.equal(dup.status, 409);
       t.equal(dup.body.error, "conflict");
@@ -72,7 +90,10 @@ t.test("friends over HTTP", async (t) => {
     t.same(await friendsOf(x.token), [{ id: y.id, display_name: "y", avatar_url: null }]);
     t.same(await friendsOf(y.token), [{ id: x.id, display_name: "x", avatar_url: null }]);
     t.same(await requestsOf(x.token), { incoming: [], outgoing: [] });
-    t.equal((await call(base, "POST", `/v1/friends/requests/${first.body.request.id}/accept`, { token: y.token })).status, 404);
+    t.equal(
+      (await call(base, "POST", `/v1/friends/requests/${first.body.request.id}/accept`, { token: y.token })).status,
+      404,
+    );
   });
 
   t.test("simultaneous mutual requests end as one friendship", async (t) => {
@@ -96,8 +117,14 @@ t.test("friends over HTTP", async (t) => {
     t.equal(d.status, 204);
     t.equal(d.text, "");
     t.same(await requestsOf(a.token), { incoming: [], outgoing: [] });
-    t.equal((await call(base, "POST", `/v1/friends/requests/${r.body.request.id}/decline`, { token: b.token })).status, 404);
-    t.equal((await call(base, "POST", `/v1/friends/requests/${r.body.request.id}/accept`, { token: b.token })).status, 404);
+    t.equal(
+      (await call(base, "POST", `/v1/friends/requests/${r.body.request.id}/decline`, { token: b.token })).status,
+      404,
+    );
+    t.equal(
+      (await call(base, "POST", `/v1/friends/requests/${r.body.request.id}/accept`, { token: b.token })).status,
+      404,
+    );
     t.same(await friendsOf(b.token), []);
     const again = await call(base, "POST", "/v1/friends/request", { token: a.token, json: { to: b.id } });
     t.equal(again.status, 201, "asking again after a decline is allowed");
@@ -106,7 +133,10 @@ t.test("friends over HTTP", async (t) => {
     t.same(await requestsOf(b.token), { incoming: [], outgoing: [] });
     const other = await registerAgent(base, "nosy");
     const r3 = await call(base, "POST", "/v1/friends/request", { token: a.token, json: { to: b.id } });
-    t.equal((await call(base, "POST", `/v1/friends/requests/${r3.body.request.id}/decline`, { token: other.token })).status, 404);
+    t.equal(
+      (await call(base, "POST", `/v1/friends/requests/${r3.body.request.id}/decline`, { token: other.token })).status,
+      404,
+    );
     for (const bad of ["freq_1", "freq_x", "123"]) {
       t.equal((await call(base, "POST", `/v1/friends/requests/${bad}/decline`, { token: b.token })).status, 404, bad);
       t.equal((await call(base, "POST", `/v1/friends/requests/${bad}/accept`, { token: b.token })).status, 404, bad);

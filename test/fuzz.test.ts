@@ -46,8 +46,14 @@ t.test("fuzz every route's body and query over HTTP", async (t) => {
 
   // Real ids for the path parameters: resources the fuzzed principals own or can see.
   const moment = await post(base, who.agent, "public");
-  const comment = await call(base, "POST", `/v1/moments/${moment.id}/comments`, { token: peer.token, json: { body: "c" } });
-  const group = await call(base, "POST", "/v1/groups", { token: who.agent.token, json: { name: "g", members: [peer.id] } });
+  const comment = await call(base, "POST", `/v1/moments/${moment.id}/comments`, {
+    token: peer.token,
+    json: { body: "c" },
+  });
+  const group = await call(base, "POST", "/v1/groups", {
+    token: who.agent.token,
+    json: { name: "g", members: [peer.id] },
+  });
   const dm = await keep(who.agent); // its id may be acked by the fuzz; the first kept message stays
   const other = await registerAgent(base, "other");
   const freq = await call(base, "POST", "/v1/friends/request", { token: other.token, json: { to: who.agent.id } });
@@ -86,7 +92,8 @@ t.test("fuzz every route's body and query over HTTP", async (t) => {
   const check = (route: Route, c: Case, status: number, type: string, text: string) => {
     const label = `${route.method} ${route.path}`;
     const request = `${route.method} ${c.path}${c.query ? "?" + c.query : ""} as ${c.as}${c.body !== undefined ? " " + c.body.slice(0, 300) : ""}`;
-    const bad = (why: string) => failures.push({ route: label, request, answer: `${status} ${why} ${text.slice(0, 300)}` });
+    const bad = (why: string) =>
+      failures.push({ route: label, request, answer: `${status} ${why} ${text.slice(0, 300)}` });
     if (status >= 500) return bad("server error");
     if (status < 400) return;
     if (!type.includes("application/json")) return bad("not JSON");
@@ -114,14 +121,19 @@ t.test("fuzz every route's body and query over HTTP", async (t) => {
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
       });
     } catch (err) {
-      failures.push({ route: `${route.method} ${route.path}`, request: `${route.method} ${c.path}?${c.query}`, answer: `no answer: ${String(err)}` });
+      failures.push({
+        route: `${route.method} ${route.path}`,
+        request: `${route.method} ${c.path}?${c.query}`,
+        answer: `no answer: ${String(err)}`,
+      });
       return;
     }
     const text = await r.text();
     check(route, c, r.status, r.headers.get("content-type") ?? "", text);
     if (token && c.as !== "none") {
       if (r.status === 401) await renew(c.as, token);
-      else if (r.ok && route.path === "/v1/agents/me/token") who.agent = { ...who.agent, token: (JSON.parse(text) as { token: string }).token };
+      else if (r.ok && route.path === "/v1/agents/me/token")
+        who.agent = { ...who.agent, token: (JSON.parse(text) as { token: string }).token };
     }
   };
 
@@ -132,7 +144,11 @@ t.test("fuzz every route's body and query over HTTP", async (t) => {
     const bodyFields = fieldNames(route.body);
     const queryFields = fieldNames(route.query);
     const as: fc.Arbitrary<Case["as"]> =
-      route.auth === "none" ? fc.constant("none") : route.auth === "principal" ? fc.constantFrom("agent", "human") : fc.constant(route.auth);
+      route.auth === "none"
+        ? fc.constant("none")
+        : route.auth === "principal"
+          ? fc.constantFrom("agent", "human")
+          : fc.constant(route.auth);
     const arb: fc.Arbitrary<Case> = fc
       .tuple(
         fc.tuple(...params.map(() => pathParam(pool))),
@@ -152,7 +168,11 @@ t.test("fuzz every route's body and query over HTTP", async (t) => {
       while (next < cases.length) await send(route, cases[next++]!);
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    t.equal(failures.length - before, 0, `${route.method} ${route.path}: ${cases.length} cases, no 5xx, no hang, every error in the shape`);
+    t.equal(
+      failures.length - before,
+      0,
+      `${route.method} ${route.path}: ${cases.length} cases, no 5xx, no hang, every error in the shape`,
+    );
   }
   t.same(failures.slice(0, 20), [], "the first failures, if any");
 });

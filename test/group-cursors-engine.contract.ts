@@ -40,7 +40,13 @@ export function groupCursorsContract(t: Test, make: () => Promise<GroupCursorsFi
       { member: b, thread: 1n, acked: 7, above: [9] },
       { member: a, thread: 2n, acked: 1, above: [], ifAbsent: true },
     ]);
-    t.same([...(await gc.read(a, [1n, 2n]))], [[1n, { acked: 2, above: [] }], [2n, { acked: 1, above: [] }]]);
+    t.same(
+      [...(await gc.read(a, [1n, 2n]))],
+      [
+        [1n, { acked: 2, above: [] }],
+        [2n, { acked: 1, above: [] }],
+      ],
+    );
     t.same((await gc.read(b, [1n])).get(1n), { acked: 7, above: [9] });
   });
 

@@ -106,20 +106,27 @@ for (const engine of ["redis", "memory"] as const) {
       t.equal((await ack(base, d, r.body.id)).status, 404, "nor a member who joined after it was sent");
     });
 
-    t.test("one request lists at most 1,000 members (a create or an add); nothing is created or added past it", async (t) => {
-      const [a, b] = (await Promise.all(["a", "b"].map((n) => registerAgent(base, n)))) as [Registered, Registered];
-      const many = Array.from({ length: 1001 }, (_, i) => String(900_000_000 + i));
-      const tooMany = await create(a.token, { name: "crowd", members: many });
-      t.equal(tooMany.status, 400);
-      t.equal(tooMany.body.error, "invalid_request");
-      t.match(tooMany.body.message, /members/, "the message names the field");
-      t.match(tooMany.body.message, /1000/, "and the rule");
-      const g = (await create(a.token, { name: "crowd", members: [b.id] })).body.group;
-      const addMany = await add(a.token, g.id, many);
-      t.equal(addMany.status, 400);
-      t.match(addMany.body.message, /members/);
-      t.same((await get(a.token, g.id)).body.group.members.map((m: any) => m.id), [a.id, b.id], "nobody was added");
-    });
+    t.test(
+      "one request lists at most 1,000 members (a create or an add); nothing is created or added past it",
+      async (t) => {
+        const [a, b] = (await Promise.all(["a", "b"].map((n) => registerAgent(base, n)))) as [Registered, Registered];
+        const many = Array.from({ length: 1001 }, (_, i) => String(900_000_000 + i));
+        const tooMany = await create(a.token, { name: "crowd", members: many });
+        t.equal(tooMany.status, 400);
+        t.equal(tooMany.body.error, "invalid_request");
+        t.match(tooMany.body.message, /members/, "the message names the field");
+        t.match(tooMany.body.message, /1000/, "and the rule");
+        const g = (await create(a.token, { name: "crowd", members: [b.id] })).body.group;
+        const addMany = await add(a.token, g.id, many);
+        t.equal(addMany.status, 400);
+        t.match(addMany.body.message, /members/);
+        t.same(
+          (await get(a.token, g.id)).body.group.members.map((m: any) => m.id),
+          [a.id, b.id],
+          "nobody was added",
+        );
+      },
+    );
 
     t.test("the owner adds and removes members; members may leave; others are refused", async (t) => {
       const [a, b, c, d] = (await Promise.all(["a", "b", "c", "d"].map((n) => registerAgent(base, n)))) as Four;
@@ -170,7 +177,11 @@ for (const engine of ["redis", "memory"] as const) {
       const f = await signInWithWallet(base); // a person who made the owner a friend
       await befriend(base, a, f);
       const nobody = "P987654321";
-      t.equal((await call(base, "GET", `/v1/agents/${h.id}`, { token: a.token })).status, 404, "a person has no public profile");
+      t.equal(
+        (await call(base, "GET", `/v1/agents/${h.id}`, { token: a.token })).status,
+        404,
+        "a person has no public profile",
+      );
 
       // What a refusal shows, with the id itself taken out: it must not tell a hidden person from no one.
       const shape = (r: Res<any>, id: string) => ({
@@ -211,7 +222,11 @@ for (const engine of ["redis", "memory"] as const) {
       const added = await add(a.token, g.id, [h.id]);
       t.equal(added.status, 200, "once friends, the person can be added");
       await unfriend(base, a, h);
-      t.equal((await add(a.token, g.id, [h.id, b.id])).status, 200, "adding someone already in the group changes nothing");
+      t.equal(
+        (await add(a.token, g.id, [h.id, b.id])).status,
+        200,
+        "adding someone already in the group changes nothing",
+      );
       t.equal((await create(a.token, { name: "y", members: [h.id] })).status, 404, "an ex-friend is refused again");
     });
   });
@@ -230,7 +245,14 @@ t.test("group creation and member adds share one limit per principal", async (t)
   const statuses: number[] = [];
   for (let i = 1; i < limit; i++) {
     const path = i % 2 === 0 ? "/v1/groups" : `/v1/groups/${g.body.group.id}/members`;
-    statuses.push((await call(base, "POST", path, { token: a.token, json: i % 2 === 0 ? { name: `g${i}` } : { members: ["987654321"] } })).status);
+    statuses.push(
+      (
+        await call(base, "POST", path, {
+          token: a.token,
+          json: i % 2 === 0 ? { name: `g${i}` } : { members: ["987654321"] },
+        })
+      ).status,
+    );
   }
   t.ok(
     statuses.every((s) => s === 201 || s === 404),
@@ -239,7 +261,14 @@ t.test("group creation and member adds share one limit per principal", async (t)
   const over = await call(base, "POST", "/v1/groups", { token: a.token, json: { name: "one more" } });
   t.equal(over.status, 429);
   t.equal(over.body.error, "rate_limited");
-  const add = await call(base, "POST", `/v1/groups/${g.body.group.id}/members`, { token: a.token, json: { members: [b.id] } });
+  const add = await call(base, "POST", `/v1/groups/${g.body.group.id}/members`, {
+    token: a.token,
+    json: { members: [b.id] },
+  });
   t.equal(add.status, 429, "member adds share the bucket");
-  t.equal((await call(base, "POST", "/v1/groups", { token: b.token, json: { name: "b's" } })).status, 201, "another principal is not affected");
+  t.equal(
+    (await call(base, "POST", "/v1/groups", { token: b.token, json: { name: "b's" } })).status,
+    201,
+    "another principal is not affected",
+  );
 });

@@ -19,7 +19,10 @@ t.test("healthz, readyz and metrics", async (t) => {
   t.match(m.headers.get("content-type"), /text\/plain/);
   t.match(m.text, /flock_http_requests_total\{method="POST",route="\/v1\/agents\/register",status="201"\} 1/);
   t.match(m.text, /flock_http_requests_total\{method="GET",route="\/v1\/agents\/me",status="401"\} 1/);
-  t.match(m.text, /flock_http_request_duration_seconds_bucket\{le="0\.005",method="POST",route="\/v1\/agents\/register",status="201"\}/);
+  t.match(
+    m.text,
+    /flock_http_request_duration_seconds_bucket\{le="0\.005",method="POST",route="\/v1\/agents\/register",status="201"\}/,
+  );
   t.match(m.text, /flock_process_resident_memory_bytes/);
 });
 

@@ -9,7 +9,10 @@ t.test("HTTP edges", async (t) => {
   const b = await registerAgent(node.url, "b");
 
   t.test("a NUL character is a 400 naming the field, and nothing is written", async (t) => {
-    const m = await call(node.url, "POST", "/v1/moments", { token: a.token, json: { content: "a\u0000b", visibility: "public" } });
+    const m = await call(node.url, "POST", "/v1/moments", {
+      token: a.token,
+      json: { content: "a\u0000b", visibility: "public" },
+    });
     t.equal(m.status, 400);
     t.equal(m.body.error, "invalid_request");
     t.equal(m.body.field, "content");
@@ -20,7 +23,10 @@ t.test("HTTP edges", async (t) => {
     t.same(threads.body.threads, [], "no thread was created by the refused send");
     const name = await call(node.url, "PATCH", "/v1/agents/me", { token: a.token, json: { display_name: "\u0000" } });
     t.equal(name.status, 400);
-    const ok = await call(node.url, "POST", "/v1/moments", { token: a.token, json: { content: "a literal \\u0000 is fine", visibility: "public" } });
+    const ok = await call(node.url, "POST", "/v1/moments", {
+      token: a.token,
+      json: { content: "a literal \\u0000 is fine", visibility: "public" },
+    });
     t.equal(ok.status, 201);
     t.equal(ok.body.content, "a literal \\u0000 is fine");
   });

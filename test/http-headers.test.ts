@@ -8,58 +8,71 @@ import { call, randomIp, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { chooseUws, thisPlatform, UWS_CURRENT } from "../runtime/uws.ts";
 
-t.test("X-Content-Type-Options: nosniff on every response; no-store on authenticated and token-bearing ones", async (t) => {
-  const node = await startTestNode(t, { engine: "memory" });
-  const a = await registerAgent(node.url, "h");
-  const up = await fetch(`${node.url}/v1/files/upload?name=n.txt`, {
-    method: "POST",
-    body: "hello",
-    headers: { authorization: `Bearer ${a.token}`, "content-type": "text/plain", "x-forwarded-for": randomIp() },
-  });
-  const file = (await up.json()) as { id: string };
-  const cases: [string, string, { token?: string; json?: unknown; headers?: Record<string, string> }, boolean][] = [
-    // method, path, options, no-store expected
-    ["GET", "/healthz", {}, false],
-    ["GET", "/readyz", {}, false],
-    ["GET", "/metrics", {}, false],
-    ["GET", "/v1/openapi.json", {}, false],
-    ["GET", "/nowhere", {}, false],
-    ["PUT", "/v1/agents/me", { token: a.token }, true],
-    ["OPTIONS", "/v1/agents/me", {}, false],
-    ["POST", "/v1/agents/register", { json: { display_name: "x" }, headers: { "x-forwarded-for": randomIp() } }, true],
-    ["POST", "/v1/agents/register", { json: { display_name: 5 }, headers: { "x-forwarded-for": randomIp() } }, true],
-    ["GET", "/v1/agents/me", { token: a.token }, true],
-    ["HEAD", "/v1/agents/me", { token: a.token }, true],
-    ["GET", "/v1/agents/me", {}, true],
-    ["GET", `/v1/files/${file.id}`, { token: a.token }, true],
-    ["GET", "/v1/messages/pending?timeout=0", { token: a.token }, true],
-  ];
-  for (const [method, path, opts, noStore] of cases) {
-    const r = await call(node.url, method, path, opts);
-    t.equal(r.headers.get("x-content-type-options"), "nosniff", `${method} ${path} ${r.status}: nosniff`);
-    if (noStore) t.equal(r.headers.get("cache-control"), "no-store", `${method} ${path} ${r.status}: no-store`);
-    else t.not(r.headers.get("cache-control"), "no-store", `${method} ${path} ${r.status}: cacheable as it says`);
-  }
-  const reg = await call(node.url, "POST", "/v1/agents/register", { json: { display_name: "y" }, headers: { "x-forwarded-for": randomIp() } });
-  t.ok(reg.body.token, "the register answer carries a token");
-  t.equal(reg.headers.get("cache-control"), "no-store");
+t.test(
+  "X-Content-Type-Options: nosniff on every response; no-store on authenticated and token-bearing ones",
+  async (t) => {
+    const node = await startTestNode(t, { engine: "memory" });
+    const a = await registerAgent(node.url, "h");
+    const up = await fetch(`${node.url}/v1/files/upload?name=n.txt`, {
+      method: "POST",
+      body: "hello",
+      headers: { authorization: `Bearer ${a.token}`, "content-type": "text/plain", "x-forwarded-for": randomIp() },
+    });
+    const file = (await up.json()) as { id: string };
+    const cases: [string, string, { token?: string; json?: unknown; headers?: Record<string, string> }, boolean][] = [
+      // method, path, options, no-store expected
+      ["GET", "/healthz", {}, false],
+      ["GET", "/readyz", {}, false],
+      ["GET", "/metrics", {}, false],
+      ["GET", "/v1/openapi.json", {}, false],
+      ["GET", "/nowhere", {}, false],
+      ["PUT", "/v1/agents/me", { token: a.token }, true],
+      ["OPTIONS", "/v1/agents/me", {}, false],
+      [
+        "POST",
+        "/v1/agents/register",
+        { json: { display_name: "x" }, headers: { "x-forwarded-for": randomIp() } },
+        true,
+      ],
+      ["POST", "/v1/agents/register", { json: { display_name: 5 }, headers: { "x-forwarded-for": randomIp() } }, true],
+      ["GET", "/v1/agents/me", { token: a.token }, true],
+      ["HEAD", "/v1/agents/me", { token: a.token }, true],
+      ["GET", "/v1/agents/me", {}, true],
+      ["GET", `/v1/files/${file.id}`, { token: a.token }, true],
+      ["GET", "/v1/messages/pending?timeout=0", { token: a.token }, true],
+    ];
+    for (const [method, path, opts, noStore] of cases) {
+      const r = await call(node.url, method, path, opts);
+      t.equal(r.headers.get("x-content-type-options"), "nosniff", `${method} ${path} ${r.status}: nosniff`);
+      if (noStore) t.equal(r.headers.get("cache-control"), "no-store", `${method} ${path} ${r.status}: no-store`);
+      else t.not(r.headers.get("cache-control"), "no-store", `${method} ${path} ${r.status}: cacheable as it says`);
+    }
+    const reg = await call(node.url, "POST", "/v1/agents/register", {
+      json: { display_name: "y" },
+      headers: { "x-forwarded-for": randomIp() },
+    });
+    t.ok(reg.body.token, "the register answer carries a token");
+    t.equal(reg.headers.get("cache-control"), "no-store");
 
-  // a refused WebSocket upgrade is an HTTP answer too
-  const refused = await new Promise<{ status: number; nosniff: string | undefined }>((resolve) => {
-    const ws = new WebSocket(`${node.url.replace("http", "ws")}/v1/ws`, { headers: { authorization: "Bearer am_nope" } });
-    ws.on("error", () => {});
-    ws.on("unexpected-response", (_req, res) => {
-      resolve({ status: res.statusCode ?? 0, nosniff: res.headers["x-content-type-options"] as string | undefined });
-      ws.terminate();
+    // a refused WebSocket upgrade is an HTTP answer too
+    const refused = await new Promise<{ status: number; nosniff: string | undefined }>((resolve) => {
+      const ws = new WebSocket(`${node.url.replace("http", "ws")}/v1/ws`, {
+        headers: { authorization: "Bearer am_nope" },
+      });
+      ws.on("error", () => {});
+      ws.on("unexpected-response", (_req, res) => {
+        resolve({ status: res.statusCode ?? 0, nosniff: res.headers["x-content-type-options"] as string | undefined });
+        ws.terminate();
+      });
+      ws.on("open", () => {
+        resolve({ status: 101, nosniff: undefined });
+        ws.close();
+      });
     });
-    ws.on("open", () => {
-      resolve({ status: 101, nosniff: undefined });
-      ws.close();
-    });
-  });
-  t.equal(refused.status, 401);
-  t.equal(refused.nosniff, "nosniff", "the refused upgrade carries nosniff");
-});
+    t.equal(refused.status, 401);
+    t.equal(refused.nosniff, "nosniff", "the refused upgrade carries nosniff");
+  },
+);
 
 t.test("/metrics behind FLOCK_METRICS_TOKEN", async (t) => {
   const token = "metrics-secret-0123456789";
@@ -69,7 +82,11 @@ t.test("/metrics behind FLOCK_METRICS_TOKEN", async (t) => {
   t.equal(none.body.error, "unauthorized");
   t.match(none.headers.get("www-authenticate"), /^Bearer/);
   t.notMatch(none.text, /flock_http_requests_total/);
-  t.equal((await call(node.url, "GET", "/metrics", { token: "metrics-secret-012345678X" })).status, 401, "a wrong token");
+  t.equal(
+    (await call(node.url, "GET", "/metrics", { token: "metrics-secret-012345678X" })).status,
+    401,
+    "a wrong token",
+  );
   t.equal((await call(node.url, "GET", "/metrics", { headers: { authorization: token } })).status, 401, "not a bearer");
   const ok = await call(node.url, "GET", "/metrics", { token });
   t.equal(ok.status, 200);
@@ -133,7 +150,11 @@ t.test("what the uWebSockets.js front end itself writes and parses", async (t) =
   // is noticed.
   t.match(r.text, /\r\nuWebSockets: 20\r\n/i, "the binding's own uWebSockets: 20 header");
 
-  const targets = ["GET http://x/healthz HTTP/1.1\r\nHost: x\r\n\r\n", "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", "GET /healthz HTTP/1.0\r\n\r\n"];
+  const targets = [
+    "GET http://x/healthz HTTP/1.1\r\nHost: x\r\n\r\n",
+    "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n",
+    "GET /healthz HTTP/1.0\r\n\r\n",
+  ];
   if (current) {
     // v20.57 answers an absolute-form target, "*" and HTTP/1.0 at once (505: Flock routes origin-form paths only)
     for (const req of targets) {

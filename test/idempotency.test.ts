@@ -29,7 +29,11 @@ async function post(node: TestNode, who: Registered, req: ReturnType<Case["reque
   const headers: Record<string, string> = {};
   if (k !== undefined) headers["idempotency-key"] = k;
   if (req.contentType) headers["content-type"] = req.contentType;
-  return call(node.url, "POST", req.path, { token: who.token, headers, ...(req.json !== undefined ? { json: req.json } : { body: req.body }) });
+  return call(node.url, "POST", req.path, {
+    token: who.token,
+    headers,
+    ...(req.json !== undefined ? { json: req.json } : { body: req.body }),
+  });
 }
 
 t.test("Idempotency-Key on every creating route", async (t) => {
@@ -39,28 +43,77 @@ t.test("Idempotency-Key on every creating route", async (t) => {
   t.teardown(() => sql.end());
   const me = await registerAgent(node.url, "me");
   const peer = await registerAgent(node.url, "peer");
-  const group = await call(node.url, "POST", "/v1/groups", { token: me.token, json: { name: "g", members: [peer.id] } });
+  const group = await call(node.url, "POST", "/v1/groups", {
+    token: me.token,
+    json: { name: "g", members: [peer.id] },
+  });
   const groupId = group.body.group.id as string;
-  const moment = await call(node.url, "POST", "/v1/moments", { token: me.token, json: { content: "m", visibility: "public" } });
+  const moment = await call(node.url, "POST", "/v1/moments", {
+    token: me.token,
+    json: { content: "m", visibility: "public" },
+  });
   const momentId = moment.body.id as string;
   const friendTargets: Registered[] = [];
   for (let i = 0; i < 5; i++) friendTargets.push(await registerAgent(node.url, `f${i}`));
 
   const cases: Case[] = [
-    { name: "direct message", table: "messages", created: 201, count: async (s, w) => Number((await s`select count(*) from messages where sender = ${w.id} and recipient is not null`)[0]!["count"]),
-      request: (v) => ({ path: "/v1/messages", json: { to: peer.id, body: `hello ${v}` } }) },
-    { name: "group message", table: "messages", created: 201, count: async (s, w) => Number((await s`select count(*) from messages where sender = ${w.id} and recipient is null`)[0]!["count"]),
-      request: (v) => ({ path: `/v1/groups/${groupId}/messages`, json: { body: `to all ${v}` } }) },
-    { name: "moment", table: "moments", created: 201, count: async (s, w) => Number((await s`select count(*) from moments where author = ${w.id}`)[0]!["count"]),
-      request: (v) => ({ path: "/v1/moments", json: { content: `post ${v}`, visibility: "public" } }) },
-    { name: "comment", table: "moment_comments", created: 201, count: async (s, w) => Number((await s`select count(*) from moment_comments where author = ${w.id}`)[0]!["count"]),
-      request: (v) => ({ path: `/v1/moments/${momentId}/comments`, json: { body: `nice ${v}` } }) },
-    { name: "friend request", table: "friend_requests", created: 201, count: async (s, w) => Number((await s`select count(*) from friend_requests where from_id = ${w.id}`)[0]!["count"]),
-      request: (v) => ({ path: "/v1/friends/request", json: { to: friendTargets[v]!.id } }) },
-    { name: "group", table: "groups", created: 201, count: async (s, w) => Number((await s`select count(*) from groups where owner = ${w.id}`)[0]!["count"]),
-      request: (v) => ({ path: "/v1/groups", json: { name: `group ${v}` } }) },
-    { name: "upload", table: "files", created: 201, count: async (s, w) => Number((await s`select count(*) from files where owner = ${w.id}`)[0]!["count"]),
-      request: (v) => ({ path: `/v1/files/upload?name=f${v}.png`, body: Buffer.concat([PNG, Buffer.alloc(10 + v, v)]).toString("latin1"), contentType: "image/png" }) },
+    {
+      name: "direct message",
+      table: "messages",
+      created: 201,
+      count: async (s, w) =>
+        Number((await s`select count(*) from messages where sender = ${w.id} and recipient is not null`)[0]!["count"]),
+      request: (v) => ({ path: "/v1/messages", json: { to: peer.id, body: `hello ${v}` } }),
+    },
+    {
+      name: "group message",
+      table: "messages",
+      created: 201,
+      count: async (s, w) =>
+        Number((await s`select count(*) from messages where sender = ${w.id} and recipient is null`)[0]!["count"]),
+      request: (v) => ({ path: `/v1/groups/${groupId}/messages`, json: { body: `to all ${v}` } }),
+    },
+    {
+      name: "moment",
+      table: "moments",
+      created: 201,
+      count: async (s, w) => Number((await s`select count(*) from moments where author = ${w.id}`)[0]!["count"]),
+      request: (v) => ({ path: "/v1/moments", json: { content: `post ${v}`, visibility: "public" } }),
+    },
+    {
+      name: "comment",
+      table: "moment_comments",
+      created: 201,
+      count: async (s, w) =>
+        Number((await s`select count(*) from moment_comments where author = ${w.id}`)[0]!["count"]),
+      request: (v) => ({ path: `/v1/moments/${momentId}/comments`, json: { body: `nice ${v}` } }),
+    },
+    {
+      name: "friend request",
+      table: "friend_requests",
+      created: 201,
+      count: async (s, w) =>
+        Number((await s`select count(*) from friend_requests where from_id = ${w.id}`)[0]!["count"]),
+      request: (v) => ({ path: "/v1/friends/request", json: { to: friendTargets[v]!.id } }),
+    },
+    {
+      name: "group",
+      table: "groups",
+      created: 201,
+      count: async (s, w) => Number((await s`select count(*) from groups where owner = ${w.id}`)[0]!["count"]),
+      request: (v) => ({ path: "/v1/groups", json: { name: `group ${v}` } }),
+    },
+    {
+      name: "upload",
+      table: "files",
+      created: 201,
+      count: async (s, w) => Number((await s`select count(*) from files where owner = ${w.id}`)[0]!["count"]),
+      request: (v) => ({
+        path: `/v1/files/upload?name=f${v}.png`,
+        body: Buffer.concat([PNG, Buffer.alloc(10 + v, v)]).toString("latin1"),
+        contentType: "image/png",
+      }),
+    },
   ];
 
   for (const c of cases) {
@@ -68,7 +121,8 @@ t.test("Idempotency-Key on every creating route", async (t) => {
       const who = await registerAgent(node.url, `w-${c.name}`);
       if (c.name === "comment" || c.name === "group message") {
         // a member of the group / a reader of the public moment
-        if (c.name === "group message") await call(node.url, "POST", `/v1/groups/${groupId}/members`, { token: me.token, json: { member: who.id } });
+        if (c.name === "group message")
+          await call(node.url, "POST", `/v1/groups/${groupId}/members`, { token: me.token, json: { member: who.id } });
       }
       // replay: the same answer, marked, and one row
       const k = key();
@@ -96,7 +150,10 @@ t.test("Idempotency-Key on every creating route", async (t) => {
       });
       await locked.promise;
       const running = post(node, who, c.request(2), held);
-      await until(async () => Number((await sql`select count(*) from idempotency_keys where key = ${held}`)[0]!["count"]) === 1, { what: "the claim", every: 10 });
+      await until(
+        async () => Number((await sql`select count(*) from idempotency_keys where key = ${held}`)[0]!["count"]) === 1,
+        { what: "the claim", every: 10 },
+      );
       const busy = await post(node, who, c.request(2), held);
       t.equal(busy.status, 409, busy.text);
       t.equal(busy.headers.get("retry-after"), "1");
@@ -109,8 +166,15 @@ t.test("Idempotency-Key on every creating route", async (t) => {
       const together = key();
       const answers = await Promise.all(Array.from({ length: 10 }, () => post(node, who, c.request(3), together)));
       const statuses = answers.map((a) => a.status);
-      t.ok(statuses.every((s) => s === c.created || s === 409), `statuses ${statuses.join(",")}`);
-      t.equal(answers.filter((a) => a.status === c.created && a.headers.get("idempotency-replayed") === null).length, 1, "one made it");
+      t.ok(
+        statuses.every((s) => s === c.created || s === 409),
+        `statuses ${statuses.join(",")}`,
+      );
+      t.equal(
+        answers.filter((a) => a.status === c.created && a.headers.get("idempotency-replayed") === null).length,
+        1,
+        "one made it",
+      );
       t.equal(await c.count(sql, who), 3, "one row more");
     });
   }
@@ -122,13 +186,33 @@ t.test("Idempotency-Key on every creating route", async (t) => {
     t.equal(a.status, 201);
     t.equal(b.status, 201);
     t.not(a.body.id, b.body.id, "two principals, one key: two moments");
-    const bad = await post(node, me, { path: "/v1/moments", json: { content: "x", visibility: "public" } }, "with space");
+    const bad = await post(
+      node,
+      me,
+      { path: "/v1/moments", json: { content: "x", visibility: "public" } },
+      "with space",
+    );
     t.equal(bad.status, 400);
     t.equal(bad.body.field, "Idempotency-Key");
-    const long = await post(node, me, { path: "/v1/moments", json: { content: "x", visibility: "public" } }, "k".repeat(256));
+    const long = await post(
+      node,
+      me,
+      { path: "/v1/moments", json: { content: "x", visibility: "public" } },
+      "k".repeat(256),
+    );
     t.equal(long.status, 400);
-    const x = await post(node, me, { path: "/v1/moments", json: { content: "twice", visibility: "public" } }, undefined);
-    const y = await post(node, me, { path: "/v1/moments", json: { content: "twice", visibility: "public" } }, undefined);
+    const x = await post(
+      node,
+      me,
+      { path: "/v1/moments", json: { content: "twice", visibility: "public" } },
+      undefined,
+    );
+    const y = await post(
+      node,
+      me,
+      { path: "/v1/moments", json: { content: "twice", visibility: "public" } },
+      undefined,
+    );
     t.not(x.body.id, y.body.id);
   });
 
@@ -141,24 +225,27 @@ t.test("Idempotency-Key on every creating route", async (t) => {
     t.equal(again.headers.get("idempotency-replayed"), "true");
   });
 
-  t.test("a message committed but never answered is found by its key: the retry gets it, nothing is stored twice", async (t) => {
-    const k = key();
-    const first = await post(node, me, { path: "/v1/messages", json: { to: peer.id, body: "once" } }, k);
-    t.equal(first.status, 201);
-    // what a node that died between the commit and the answer leaves: the message, and no kept answer
-    await sql`delete from idempotency_keys where key = ${k}`;
-    const retry = await post(node, me, { path: "/v1/messages", json: { to: peer.id, body: "once" } }, k);
-    t.equal(retry.status, 201);
-    t.same(retry.body, first.body, "the message it made");
-    t.equal(retry.headers.get("idempotency-replayed"), "true", "marked as a replay");
-    t.equal(Number((await sql`select count(*) from messages where idempotency_key = ${k}`)[0]!["count"]), 1);
-    const g = key();
-    const gFirst = await post(node, me, { path: `/v1/groups/${groupId}/messages`, json: { body: "once" } }, g);
-    await sql`delete from idempotency_keys where key = ${g}`;
-    const gRetry = await post(node, me, { path: `/v1/groups/${groupId}/messages`, json: { body: "once" } }, g);
-    t.same(gRetry.body, gFirst.body);
-    t.equal(Number((await sql`select count(*) from messages where idempotency_key = ${g}`)[0]!["count"]), 1);
-  });
+  t.test(
+    "a message committed but never answered is found by its key: the retry gets it, nothing is stored twice",
+    async (t) => {
+      const k = key();
+      const first = await post(node, me, { path: "/v1/messages", json: { to: peer.id, body: "once" } }, k);
+      t.equal(first.status, 201);
+      // what a node that died between the commit and the answer leaves: the message, and no kept answer
+      await sql`delete from idempotency_keys where key = ${k}`;
+      const retry = await post(node, me, { path: "/v1/messages", json: { to: peer.id, body: "once" } }, k);
+      t.equal(retry.status, 201);
+      t.same(retry.body, first.body, "the message it made");
+      t.equal(retry.headers.get("idempotency-replayed"), "true", "marked as a replay");
+      t.equal(Number((await sql`select count(*) from messages where idempotency_key = ${k}`)[0]!["count"]), 1);
+      const g = key();
+      const gFirst = await post(node, me, { path: `/v1/groups/${groupId}/messages`, json: { body: "once" } }, g);
+      await sql`delete from idempotency_keys where key = ${g}`;
+      const gRetry = await post(node, me, { path: `/v1/groups/${groupId}/messages`, json: { body: "once" } }, g);
+      t.same(gRetry.body, gFirst.body);
+      t.equal(Number((await sql`select count(*) from messages where idempotency_key = ${g}`)[0]!["count"]), 1);
+    },
+  );
 
   t.test("a claim left by a request that is not running here any more is taken over at once", async (t) => {
     const k = key();
@@ -187,7 +274,17 @@ t.test("keys older than 24 hours are swept (by a node's first keyed request, the
   await sql`insert into idempotency_keys (principal, key, fingerprint, owner, status, body, created_at)
     values (${me.id}, 'old', '\\x00', 'gone', 201, '{}', now() - interval '25 hours'),
            (${me.id}, 'recent', '\\x00', 'gone', 201, '{}', now() - interval '23 hours')`;
-  t.equal((await post(node, me, { path: "/v1/moments", json: { content: "k", visibility: "public" } }, key())).status, 201);
-  await until(async () => (await sql`select key from idempotency_keys where key = 'old'`).length === 0, { what: "the old key swept", every: 20 });
-  t.same((await sql`select key from idempotency_keys where key in ('old', 'recent') order by key`).map((r) => r["key"]), ["recent"], "a key of 23 hours stays");
+  t.equal(
+    (await post(node, me, { path: "/v1/moments", json: { content: "k", visibility: "public" } }, key())).status,
+    201,
+  );
+  await until(async () => (await sql`select key from idempotency_keys where key = 'old'`).length === 0, {
+    what: "the old key swept",
+    every: 20,
+  });
+  t.same(
+    (await sql`select key from idempotency_keys where key in ('old', 'recent') order by key`).map((r) => r["key"]),
+    ["recent"],
+    "a key of 23 hours stays",
+  );
 });

@@ -31,7 +31,11 @@ interface Import {
 
 /** Every literal module specifier in `text`, with its line. */
 function importsOf(file: string, text: string): Import[] {
-  const kind = /\.[cm]?js$/.test(file) ? ts.ScriptKind.JS : file.endsWith(".tsx") ? ts.ScriptKind.TSX : ts.ScriptKind.TS;
+  const kind = /\.[cm]?js$/.test(file)
+    ? ts.ScriptKind.JS
+    : file.endsWith(".tsx")
+      ? ts.ScriptKind.TSX
+      : ts.ScriptKind.TS;
   const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, kind);
   const out: Import[] = [];
   const add = (node: ts.Node | undefined) => {
@@ -46,12 +50,18 @@ function importsOf(file: string, text: string): Import[] {
     // require.resolve("x"), import.meta.resolve("x")
     (ts.isPropertyAccessExpression(callee) &&
       callee.name.text === "resolve" &&
-      ((ts.isIdentifier(callee.expression) && callee.expression.text === "require") || ts.isMetaProperty(callee.expression)));
+      ((ts.isIdentifier(callee.expression) && callee.expression.text === "require") ||
+        ts.isMetaProperty(callee.expression)));
   const visit = (node: ts.Node): void => {
     if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) add(node.moduleSpecifier);
-    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) add(node.moduleReference.expression);
+    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference))
+      add(node.moduleReference.expression);
     else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) add(node.argument.literal);
-    else if (ts.isCallExpression(node) && (node.expression.kind === ts.SyntaxKind.ImportKeyword || isRequire(node.expression))) add(node.arguments[0]);
+    else if (
+      ts.isCallExpression(node) &&
+      (node.expression.kind === ts.SyntaxKind.ImportKeyword || isRequire(node.expression))
+    )
+      add(node.arguments[0]);
     ts.forEachChild(node, visit);
   };
   visit(sf);
@@ -62,7 +72,11 @@ function importsOf(file: string, text: string): Import[] {
 function target(imp: Import): { path: string } | { pkg: string; subpath: string } {
   const spec = imp.specifier;
   if (spec.startsWith(".") || spec.startsWith("/") || spec.startsWith("file:")) {
-    const abs = spec.startsWith("file:") ? fileURLToPath(spec) : spec.startsWith("/") ? spec : join(ROOT, dirname(imp.file), spec);
+    const abs = spec.startsWith("file:")
+      ? fileURLToPath(spec)
+      : spec.startsWith("/")
+        ? spec
+        : join(ROOT, dirname(imp.file), spec);
     return { path: relative(ROOT, abs).split(sep).join("/") };
   }
   const parts = spec.split("/");
@@ -70,7 +84,10 @@ function target(imp: Import): { path: string } | { pkg: string; subpath: string 
   return { pkg: parts.slice(0, n).join("/"), subpath: ["."].concat(parts.slice(n)).join("/") };
 }
 
-const CLIENT_PACKAGE = JSON.parse(readFileSync(join(ROOT, "client/package.json"), "utf8")) as { name: string; exports: Record<string, unknown> };
+const CLIENT_PACKAGE = JSON.parse(readFileSync(join(ROOT, "client/package.json"), "utf8")) as {
+  name: string;
+  exports: Record<string, unknown>;
+};
 
 interface Rule {
   /** Whose imports the rule reads. */
@@ -86,29 +103,39 @@ const RULES: Rule[] = [
     applies: (f) => under(f, "handlers"),
     breaks: (imp) => {
       const to = target(imp);
-      return "path" in to && under(to.path, "runtime/engines") ? "handlers/ must not import runtime/engines/ (use the services the runtime hands them)" : undefined;
+      return "path" in to && under(to.path, "runtime/engines")
+        ? "handlers/ must not import runtime/engines/ (use the services the runtime hands them)"
+        : undefined;
     },
   },
   {
     applies: (f) => under(f, "runtime") && f !== COMPOSITION_ROOT,
     breaks: (imp) => {
       const to = target(imp);
-      return "path" in to && under(to.path, "handlers") ? `runtime/ must not import handlers/ (only ${COMPOSITION_ROOT}, the composition root, mounts them)` : undefined;
+      return "path" in to && under(to.path, "handlers")
+        ? `runtime/ must not import handlers/ (only ${COMPOSITION_ROOT}, the composition root, mounts them)`
+        : undefined;
     },
   },
   {
     applies: (f) => under(f, "schema"),
     breaks: (imp) => {
       const to = target(imp);
-      return "path" in to && under(to.path, "runtime") ? "schema/ must not import runtime/ (the runtime imports the schemas, not the other way)" : undefined;
+      return "path" in to && under(to.path, "runtime")
+        ? "schema/ must not import runtime/ (the runtime imports the schemas, not the other way)"
+        : undefined;
     },
   },
   {
     applies: (f) => under(f, "runtime"),
     breaks: (imp) => {
       const to = target(imp);
-      if ("path" in to) return under(to.path, "client") ? `runtime/ must not import client/'s files (use a published entry of ${CLIENT_PACKAGE.name})` : undefined;
-      if (to.pkg === CLIENT_PACKAGE.name && !(to.subpath in CLIENT_PACKAGE.exports)) return `${to.subpath} is not an entry ${CLIENT_PACKAGE.name} publishes (client/package.json "exports")`;
+      if ("path" in to)
+        return under(to.path, "client")
+          ? `runtime/ must not import client/'s files (use a published entry of ${CLIENT_PACKAGE.name})`
+          : undefined;
+      if (to.pkg === CLIENT_PACKAGE.name && !(to.subpath in CLIENT_PACKAGE.exports))
+        return `${to.subpath} is not an entry ${CLIENT_PACKAGE.name} publishes (client/package.json "exports")`;
       return undefined;
     },
   },
@@ -116,7 +143,9 @@ const RULES: Rule[] = [
     applies: (f, clientFiles) => clientFiles.has(f),
     breaks: (imp) => {
       const to = target(imp);
-      return "path" in to && !under(to.path, "client") ? "the client package must not import anything outside client/" : undefined;
+      return "path" in to && !under(to.path, "client")
+        ? "the client package must not import anything outside client/"
+        : undefined;
     },
   },
 ];
@@ -155,15 +184,33 @@ function clientPackageFiles(): Set<string> {
 
 t.test("the fence catches an import breaking each rule, and lets the allowed ones through", async (t) => {
   const files = new Map([
-    ["handlers/moments.ts", `import { RedisFeed } from "../runtime/engines/redis/feed.ts";\nimport { ok } from "../runtime/http/route.ts";`],
+    [
+      "handlers/moments.ts",
+      `import { RedisFeed } from "../runtime/engines/redis/feed.ts";\nimport { ok } from "../runtime/http/route.ts";`,
+    ],
     ["handlers/nested/x.ts", `const m = await import("../../runtime/engines/memory/index.ts");`],
-    ["runtime/http/router.ts", `export { allRoutes } from "../../handlers/index.ts";\nimport { z } from "zod";\nimport { parseId } from "../../schema/ids.ts";`],
+    [
+      "runtime/http/router.ts",
+      `export { allRoutes } from "../../handlers/index.ts";\nimport { z } from "zod";\nimport { parseId } from "../../schema/ids.ts";`,
+    ],
     [COMPOSITION_ROOT, `import { allRoutes } from "../handlers/index.ts";`],
-    ["schema/moments.ts", `import type { Route } from "../runtime/http/route.ts";\n// import { x } from "../runtime/ids.ts";\nconst s = "import('../runtime/ids.ts')";`],
+    [
+      "schema/moments.ts",
+      `import type { Route } from "../runtime/http/route.ts";\n// import { x } from "../runtime/ids.ts";\nconst s = "import('../runtime/ids.ts')";`,
+    ],
     ["schema/openapi/document.ts", `type P = import("../../runtime/limits/policies.ts").PolicyName;`],
-    ["runtime/mcp/sessions.ts", `import type { FlockMcp } from "../../client/mcp/server.ts";\nconst a = import("@flock/client/mcp");\nconst b = import("@flock/client/dist/mcp/server.js");`],
-    ["client/index.ts", `import { Transport } from "./transport.ts";\nimport type { Moment } from "../schema/moments.ts";`],
-    ["client/mcp/server.ts", `import { Flock } from "../index.ts";\nimport { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";\nimport { ApiError } from "../../runtime/errors.ts";`],
+    [
+      "runtime/mcp/sessions.ts",
+      `import type { FlockMcp } from "../../client/mcp/server.ts";\nconst a = import("@flock/client/mcp");\nconst b = import("@flock/client/dist/mcp/server.js");`,
+    ],
+    [
+      "client/index.ts",
+      `import { Transport } from "./transport.ts";\nimport type { Moment } from "../schema/moments.ts";`,
+    ],
+    [
+      "client/mcp/server.ts",
+      `import { Flock } from "../index.ts";\nimport { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";\nimport { ApiError } from "../../runtime/errors.ts";`,
+    ],
     ["client/bin.js", `const { main } = require("../runtime/main.ts");`],
     ["client/scripts/gen-types.ts", `import * as agents from "../../schema/agents.ts";`],
   ]);
@@ -184,15 +231,29 @@ t.test("the fence catches an import breaking each rule, and lets the allowed one
 
 t.test("the repository keeps to the fence", async (t) => {
   const clientFiles = clientPackageFiles();
-  t.ok(clientFiles.has("client/index.ts") && clientFiles.has("client/mcp/server.ts"), "the client package's files are known");
+  t.ok(
+    clientFiles.has("client/index.ts") && clientFiles.has("client/mcp/server.ts"),
+    "the client package's files are known",
+  );
   const names = ["runtime", "handlers", "schema", "client"].flatMap(sources);
   const files = new Map(names.map((f) => [f, readFileSync(join(ROOT, f), "utf8")]));
-  for (const dir of ["runtime/", "handlers/", "schema/", "client/"]) t.ok(names.some((f) => f.startsWith(dir)), `${dir} has sources`);
-  t.same([...clientFiles].filter((f) => !files.has(f)), [], "every file of the client package is scanned");
+  for (const dir of ["runtime/", "handlers/", "schema/", "client/"])
+    t.ok(
+      names.some((f) => f.startsWith(dir)),
+      `${dir} has sources`,
+    );
+  t.same(
+    [...clientFiles].filter((f) => !files.has(f)),
+    [],
+    "every file of the client package is scanned",
+  );
 
   // the exemption names the file that really is the composition root
   const wiring = importsOf(COMPOSITION_ROOT, files.get(COMPOSITION_ROOT) ?? "").map((i) => target(i));
-  t.ok(wiring.some((to) => "path" in to && to.path === "handlers/index.ts"), `${COMPOSITION_ROOT} mounts handlers/index.ts`);
+  t.ok(
+    wiring.some((to) => "path" in to && to.path === "handlers/index.ts"),
+    `${COMPOSITION_ROOT} mounts handlers/index.ts`,
+  );
 
   t.same(violations(files, clientFiles), [], "no import crosses the fence");
 });

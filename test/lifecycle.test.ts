@@ -35,13 +35,21 @@ for (const engine of ["redis", "memory"] as const) {
     t.ok(order.length >= 10, "the architecture document states the start order");
     const events: string[] = [];
     const node = await startTestNode(t, { engine, trace: (e) => events.push(e) });
-    t.same(events, order.map((n) => `start ${n}`), "started in the documented order");
+    t.same(
+      events,
+      order.map((n) => `start ${n}`),
+      "started in the documented order",
+    );
     // the node works with every part up
     const a = await registerAgent(node.url, "lifecycle");
     t.ok(a.token);
     events.length = 0;
     await node.close();
-    t.same(events, [...order].reverse().map((n) => `stop ${n}`), "stopped in the reverse order");
+    t.same(
+      events,
+      [...order].reverse().map((n) => `stop ${n}`),
+      "stopped in the reverse order",
+    );
   });
 }
 
@@ -89,7 +97,11 @@ t.test("a closed node leaves nothing running: its process exits by itself on SIG
   const b = await registerAgent(url, "exit-b");
   const auth = (tok: string) => ({ authorization: `Bearer ${tok}`, "content-type": "application/json" });
   const poll = fetch(`${url}/v1/messages/pending?timeout=2`, { headers: auth(b.token) }).then((r) => r.status);
-  const sent = await fetch(`${url}/v1/messages`, { method: "POST", headers: auth(a.token), body: JSON.stringify({ to: b.id, body: "hi" }) });
+  const sent = await fetch(`${url}/v1/messages`, {
+    method: "POST",
+    headers: auth(a.token),
+    body: JSON.stringify({ to: b.id, body: "hi" }),
+  });
   t.equal(sent.status, 201);
   t.equal(await poll, 200);
   const scrape = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
@@ -113,5 +125,9 @@ t.test("a closed node leaves nothing running: its process exits by itself on SIG
 t.test("no per-node part is a module-level cache", async (t) => {
   const files = [...sources(join(ROOT, "runtime")), ...sources(join(ROOT, "handlers"))];
   const caches = files.filter((f) => /new WeakMap<(Services|Config)\b/.test(readFileSync(f, "utf8")));
-  t.same(caches.map((f) => f.slice(ROOT.length)), [], "no WeakMap keyed by the services or the config");
+  t.same(
+    caches.map((f) => f.slice(ROOT.length)),
+    [],
+    "no WeakMap keyed by the services or the config",
+  );
 });

@@ -83,7 +83,10 @@ t.test(`${N} long polls wait on one node with O(1) Redis connections`, async (t)
   const [, subscribers] = (await redis.pubsub("NUMSUB", `${node.prefix}ch:stream.message`)) as [string, number];
   t.equal(Number(subscribers), 1, "one wake-up subscription for the whole node");
   const delta = (await clients()) - clientsBefore;
-  t.ok(delta < 50, `Redis connections grew by ${delta} while ${N} long polls wait (other test processes share this Redis)`);
+  t.ok(
+    delta < 50,
+    `Redis connections grew by ${delta} while ${N} long polls wait (other test processes share this Redis)`,
+  );
 
   const sender = await registerAgent(node.url, "sender");
   const picks = [0, Math.floor(N / 3), Math.floor(N / 2), N - 1];

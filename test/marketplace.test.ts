@@ -16,7 +16,14 @@ t.test("marketplace settings, profiles and listing", async (t) => {
   t.test("PATCH validates and GET shows the marketplace fields", async (t) => {
     const a = await registerAgent(base, "Seller");
     const fresh = await call(base, "GET", `/v1/agents/${a.id}`, { token: a.token });
-    t.match(fresh.body.agent, { x402_enabled: false, price: null, currency: "USD", pay_to: null, network: "eip155:196", asset_symbol: "USD₮0" });
+    t.match(fresh.body.agent, {
+      x402_enabled: false,
+      price: null,
+      currency: "USD",
+      pay_to: null,
+      network: "eip155:196",
+      asset_symbol: "USD₮0",
+    });
     const bad: [unknown, string][] = [
       [{ x402_enabled: true }, "pay_to"],
       [{ price: 0 }, "price"],
@@ -46,14 +53,23 @@ t.test("marketplace settings, profiles and listing", async (t) => {
       asset_symbol: "USD₮0",
     });
     const base8453 = await patch(a.token, { network: "eip155:8453", price: "1.5" });
-    t.match(base8453.body.agent, { network: "eip155:8453", price: 1.5, asset: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", asset_symbol: "USDC" });
+    t.match(base8453.body.agent, {
+      network: "eip155:8453",
+      price: 1.5,
+      asset: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+      asset_symbol: "USDC",
+    });
     const other = await registerAgent(base, "Reader");
     const seen = await call(base, "GET", `/v1/agents/${a.id}`, { token: other.token });
     const { accepts_group_adds_from: own, ...shown } = base8453.body.agent;
     t.equal(own, "anyone", "the agent's own profile says who may add it to groups");
     t.same(seen.body.agent, shown, "others see the same profile, without that");
     t.equal((await patch(a.token, { pay_to: null })).status, 400, "pay_to cannot be cleared while enabled");
-    t.equal((await patch(a.token, { display_name: "Renamed" })).body.agent.price, 1.5, "a profile edit keeps the settings");
+    t.equal(
+      (await patch(a.token, { display_name: "Renamed" })).body.agent.price,
+      1.5,
+      "a profile edit keeps the settings",
+    );
   });
 
   t.test("the marketplace lists paid agents only, newest first, paged and searchable", async (t) => {
@@ -63,17 +79,31 @@ t.test("marketplace settings, profiles and listing", async (t) => {
     const paid: string[] = [];
     for (let i = 0; i < 5; i++) {
       const a = await registerAgent(b, `Paid ${i}`);
-      await call(b, "PATCH", "/v1/agents/me", { token: a.token, json: { x402_enabled: true, price: (i + 1) / 100, pay_to: PAY_TO, description: i === 2 ? "tarot 100% accurate" : "" } });
+      await call(b, "PATCH", "/v1/agents/me", {
+        token: a.token,
+        json: {
+          x402_enabled: true,
+          price: (i + 1) / 100,
+          pay_to: PAY_TO,
+          description: i === 2 ? "tarot 100% accurate" : "",
+        },
+      });
       paid.push(a.id);
     }
     const disabled = await registerAgent(b, "Disabled");
-    await call(b, "PATCH", "/v1/agents/me", { token: disabled.token, json: { x402_enabled: false, price: 1, pay_to: PAY_TO } });
+    await call(b, "PATCH", "/v1/agents/me", {
+      token: disabled.token,
+      json: { x402_enabled: false, price: 1, pay_to: PAY_TO },
+    });
     const noPrice = await registerAgent(b, "No price");
     await call(b, "PATCH", "/v1/agents/me", { token: noPrice.token, json: { x402_enabled: true, pay_to: PAY_TO } });
 
     const p1 = await call(b, "GET", "/v1/agents/marketplace?limit=2", { token: viewer.token });
     t.equal(p1.status, 200);
-    t.same(p1.body.agents.map((a: any) => a.id), [paid[4], paid[3]]);
+    t.same(
+      p1.body.agents.map((a: any) => a.id),
+      [paid[4], paid[3]],
+    );
     t.equal(p1.body.has_more, true);
     t.same(p1.body.agents[0], {
       id: paid[4],
@@ -87,31 +117,66 @@ t.test("marketplace settings, profiles and listing", async (t) => {
       asset_symbol: "USD₮0",
     });
     const p2 = await call(b, "GET", `/v1/agents/marketplace?limit=2&before=${paid[3]}`, { token: viewer.token });
-    t.same(p2.body.agents.map((a: any) => a.id), [paid[2], paid[1]]);
+    t.same(
+      p2.body.agents.map((a: any) => a.id),
+      [paid[2], paid[1]],
+    );
     const p3 = await call(b, "GET", `/v1/agents/marketplace?limit=2&before=${paid[1]}`, { token: viewer.token });
-    t.same(p3.body.agents.map((a: any) => a.id), [paid[0]]);
+    t.same(
+      p3.body.agents.map((a: any) => a.id),
+      [paid[0]],
+    );
     t.equal(p3.body.has_more, false);
     const all = await call(b, "GET", "/v1/agents/marketplace?limit=100", { token: viewer.token });
-    t.same(all.body.agents.map((a: any) => a.id), [...paid].reverse(), "only x402-enabled agents with a price");
+    t.same(
+      all.body.agents.map((a: any) => a.id),
+      [...paid].reverse(),
+      "only x402-enabled agents with a price",
+    );
 
     const q = await call(b, "GET", `/v1/agents/marketplace?q=${encodeURIComponent("100%")}`, { token: viewer.token });
-    t.same(q.body.agents.map((a: any) => a.id), [paid[2]], "description search; % taken literally");
+    t.same(
+      q.body.agents.map((a: any) => a.id),
+      [paid[2]],
+      "description search; % taken literally",
+    );
     const byName = await call(b, "GET", "/v1/agents/marketplace?q=paid%203", { token: viewer.token });
-    t.same(byName.body.agents.map((a: any) => a.id), [paid[3]], "display name search, case-insensitive");
+    t.same(
+      byName.body.agents.map((a: any) => a.id),
+      [paid[3]],
+      "display name search, case-insensitive",
+    );
 
     t.equal((await call(b, "GET", "/v1/agents/marketplace", {})).status, 401);
     t.equal((await call(b, "GET", "/v1/agents/marketplace?limit=0", { token: viewer.token })).status, 400);
-    t.equal((await call(b, "GET", "/v1/agents/marketplace?before=9999999999999999999", { token: viewer.token })).status, 400);
-    t.equal((await call(b, "GET", `/v1/agents/${paid[0]}`, { token: viewer.token })).status, 200, "GET /v1/agents/:id still works");
+    t.equal(
+      (await call(b, "GET", "/v1/agents/marketplace?before=9999999999999999999", { token: viewer.token })).status,
+      400,
+    );
+    t.equal(
+      (await call(b, "GET", `/v1/agents/${paid[0]}`, { token: viewer.token })).status,
+      200,
+      "GET /v1/agents/:id still works",
+    );
   });
 
   t.test("a paid agent's 402 names its price, with or without a facilitator", async (t) => {
     const node3 = await startTestNode(t, { engine: "memory" });
     const seller = await registerAgent(node3.url, "Seller");
-    await call(node3.url, "PATCH", "/v1/agents/me", { token: seller.token, json: { x402_enabled: true, price: 0.05, pay_to: PAY_TO } });
+    await call(node3.url, "PATCH", "/v1/agents/me", {
+      token: seller.token,
+      json: { x402_enabled: true, price: 0.05, pay_to: PAY_TO },
+    });
     const buyer = await registerAgent(node3.url, "Buyer");
-    const r = await call(node3.url, "POST", "/v1/messages", { token: buyer.token, json: { to: seller.id, body: "hi" } });
-    t.equal(r.status, 402, "no FACILITATOR_URL: still asked to pay, never free (test/payments-no-facilitator.test.ts: the paid retry)");
+    const r = await call(node3.url, "POST", "/v1/messages", {
+      token: buyer.token,
+      json: { to: seller.id, body: "hi" },
+    });
+    t.equal(
+      r.status,
+      402,
+      "no FACILITATOR_URL: still asked to pay, never free (test/payments-no-facilitator.test.ts: the paid retry)",
+    );
     t.equal(r.body.error, "payment_required");
     t.match(r.body.message, /\$0\.05 per message/);
   });
@@ -124,7 +189,10 @@ t.test("a settings change reaches every node's cache at once (redis pub/sub)", a
   const buyer = await registerAgent(a.url, "Buyer");
   const send = () => call(a.url, "POST", "/v1/messages", { token: buyer.token, json: { to: seller.id, body: "hi" } });
   t.equal((await send()).status, 201, "free, and now cached as free on node a");
-  const on = await call(b.url, "PATCH", "/v1/agents/me", { token: seller.token, json: { x402_enabled: true, price: 0.05, pay_to: PAY_TO } });
+  const on = await call(b.url, "PATCH", "/v1/agents/me", {
+    token: seller.token,
+    json: { x402_enabled: true, price: 0.05, pay_to: PAY_TO },
+  });
   t.equal(on.status, 200);
   // node a hears of the change through pub/sub: the first send after it arrives is charged
   await until(async () => (await send()).status === 402);

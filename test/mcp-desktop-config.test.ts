@@ -50,7 +50,11 @@ t.test("the README's MCP configuration works from an empty folder", async (t) =>
 
   const prefix = await mkdtemp(join(tmpdir(), "flock-global-"));
   const empty = await mkdtemp(join(tmpdir(), "flock-empty-"));
-  const tarballs = new Set(spawnSync("ls", [ROOT], { encoding: "utf8" }).stdout.split("\n").filter((f) => f.endsWith(".tgz")));
+  const tarballs = new Set(
+    spawnSync("ls", [ROOT], { encoding: "utf8" })
+      .stdout.split("\n")
+      .filter((f) => f.endsWith(".tgz")),
+  );
   t.teardown(async () => {
     await rm(prefix, { recursive: true, force: true });
     await rm(empty, { recursive: true, force: true });
@@ -70,7 +74,11 @@ t.test("the README's MCP configuration works from an empty folder", async (t) =>
     npm_config_ignore_scripts: "true",
   };
   const run = await new Promise<{ code: number | null; out: string }>((done) => {
-    const child = spawn("bash", ["-eo", "pipefail", "-c", install[1]], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("bash", ["-eo", "pipefail", "-c", install[1]], {
+      cwd: ROOT,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     child.stderr.on("data", (d: Buffer) => (out += d.toString()));
@@ -87,7 +95,12 @@ t.test("the README's MCP configuration works from an empty folder", async (t) =>
     command: entry.command,
     args: entry.args,
     cwd: empty,
-    env: { ...entry.env, PATH: `/usr/local/bin:/usr/bin:/bin:${join(prefix, "bin")}`, FLOCK_URL: node.url, FLOCK_TOKEN: agent.token },
+    env: {
+      ...entry.env,
+      PATH: `/usr/local/bin:/usr/bin:/bin:${join(prefix, "bin")}`,
+      FLOCK_URL: node.url,
+      FLOCK_TOKEN: agent.token,
+    },
     stderr: "pipe",
   });
   const client = new Client({ name: "desktop", version: "1.0.0" });
@@ -97,5 +110,9 @@ t.test("the README's MCP configuration works from an empty folder", async (t) =>
   t.ok(tools.includes("send_message") && tools.includes("whoami"), `the tools are listed (${tools.length})`);
   const who = (await client.callTool({ name: "whoami", arguments: {} })) as CallToolResult;
   t.notOk(who.isError);
-  t.match(who.content.map((c) => (c.type === "text" ? c.text : "")).join(""), agent.id, "whoami answers as the token's agent");
+  t.match(
+    who.content.map((c) => (c.type === "text" ? c.text : "")).join(""),
+    agent.id,
+    "whoami answers as the token's agent",
+  );
 });

@@ -17,7 +17,12 @@ const wallet = privateKeyToAccount(key);
 const env = await startPaymentsEnv({ fund: [wallet.address] });
 t.teardown(() => env.stop());
 const node = await startTestNode(t, { engine: "memory", env: env.env });
-const sdk = () => new Flock({ baseUrl: node.url, fetch: (u, i) => fetch(u, { ...i, headers: { ...(i?.headers as Record<string, string>), "x-forwarded-for": randomIp() } }) });
+const sdk = () =>
+  new Flock({
+    baseUrl: node.url,
+    fetch: (u, i) =>
+      fetch(u, { ...i, headers: { ...(i?.headers as Record<string, string>), "x-forwarded-for": randomIp() } }),
+  });
 const balance = (a: string) => balanceOf(env.chain.rpcUrl, env.token, a as `0x${string}`);
 
 async function paidAgent(price: number) {
@@ -43,22 +48,44 @@ t.test("pay_and_send within the caps settles; above them nothing is signed", asy
   t.teardown(() => mcp.close());
   const start = await balance(wallet.address);
 
-  const market = await callJson<{ agents: { id: string; price: number }[]; payments: string }>(mcp, "marketplace", { q: "for a fee" });
-  t.ok(market.agents.some((a) => a.id === cheap.id && a.price === 0.05), "the marketplace lists the paid agent");
+  const market = await callJson<{ agents: { id: string; price: number }[]; payments: string }>(mcp, "marketplace", {
+    q: "for a fee",
+  });
+  t.ok(
+    market.agents.some((a) => a.id === cheap.id && a.price === 0.05),
+    "the marketplace lists the paid agent",
+  );
   t.match(market.payments, /\$0\.1 per message and \$0\.08 in total/);
 
   // send_message never pays: the 402 comes back as a tool error that points to pay_and_send
-  t.match(await callError(mcp, "send_message", { to: cheap.id, body: "free?" }), /payment required.*pay \$0\.05 \(50000 atomic units.*to 0x[0-9a-fA-F]{40}/);
+  t.match(
+    await callError(mcp, "send_message", { to: cheap.id, body: "free?" }),
+    /payment required.*pay \$0\.05 \(50000 atomic units.*to 0x[0-9a-fA-F]{40}/,
+  );
 
-  const sent = await callJson<{ id: string; payment: { amount: string; transaction: string; payer: string } }>(mcp, "pay_and_send", { to: cheap.id, body: "paid question" });
+  const sent = await callJson<{ id: string; payment: { amount: string; transaction: string; payer: string } }>(
+    mcp,
+    "pay_and_send",
+    { to: cheap.id, body: "paid question" },
+  );
   t.match(sent.payment, { amount: "50000", payer: wallet.address, transaction: /^0x[0-9a-f]{64}$/ });
   t.equal(await balance(cheap.payTo), 50_000n, "settled on the local chain to the agent's payTo");
   t.equal(await balance(wallet.address), start - 50_000n);
-  t.match(await cheap.agent.pending({ timeout: 5 }), [{ body: "paid question", payment: { transaction: sent.payment.transaction } }]);
+  t.match(await cheap.agent.pending({ timeout: 5 }), [
+    { body: "paid question", payment: { transaction: sent.payment.transaction } },
+  ]);
 
   // above the per-message cap: refused before signing
   const refused = await callError(mcp, "pay_and_send", { to: dear.id, body: "too dear" });
-  for (const part of ["$0.5", "500000 atomic units", env.token, dear.payTo, "$0.1 per message", "$0.08 in total", "$0.03 left"]) {
+  for (const part of [
+    "$0.5",
+    "500000 atomic units",
+    env.token,
+    dear.payTo,
+    "$0.1 per message",
+    "$0.08 in total",
+    "$0.03 left",
+  ]) {
     t.ok(refused.toLowerCase().includes(part.toLowerCase()), `the refusal names ${part}`);
   }
   // within the per-message cap but past the total: refused too

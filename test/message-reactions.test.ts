@@ -9,8 +9,10 @@ import { Client, createGroup, pending, postToGroup, registerAgents, sendOk } fro
 // limits scaled up: a test reacts 20 times in a row (the bucket of 10 a second is the rate-limit tests')
 const node = await startTestNode(t, { env: { FLOCK_LIMITS_SCALE: "100" } });
 
-const react = (token: string, id: string, emoji: unknown) => call(node.url, "POST", `/v1/messages/${id}/reactions`, { token, json: { emoji } });
-const unreact = (token: string, id: string, emoji: string) => call(node.url, "DELETE", `/v1/messages/${id}/reactions/${encodeURIComponent(emoji)}`, { token });
+const react = (token: string, id: string, emoji: unknown) =>
+  call(node.url, "POST", `/v1/messages/${id}/reactions`, { token, json: { emoji } });
+const unreact = (token: string, id: string, emoji: string) =>
+  call(node.url, "DELETE", `/v1/messages/${id}/reactions/${encodeURIComponent(emoji)}`, { token });
 
 t.test("members react and take reactions back; the same reaction twice counts once", async (t) => {
   const a = await registerAgent(node.url, "Ann");
@@ -24,7 +26,14 @@ t.test("members react and take reactions back; the same reaction twice counts on
   t.same(r.body.reactions, [{ emoji: "👍", count: 1, by: [b.id] }], "again: no change");
   r = await react(a.token, m.id, "👍");
   r = await react(a.token, m.id, "🎉");
-  t.same(r.body.reactions, [{ emoji: "👍", count: 2, by: [b.id, a.id] }, { emoji: "🎉", count: 1, by: [a.id] }], "the most used first, reactors in order");
+  t.same(
+    r.body.reactions,
+    [
+      { emoji: "👍", count: 2, by: [b.id, a.id] },
+      { emoji: "🎉", count: 1, by: [a.id] },
+    ],
+    "the most used first, reactors in order",
+  );
   r = await react(a.token, m.id, ":ship_it:");
   t.equal(r.status, 200, "a short name");
   r = await react(b.token, m.id, "👍🏽");
@@ -39,7 +48,10 @@ t.test("members react and take reactions back; the same reaction twice counts on
 
   r = await unreact(b.token, m.id, "👍");
   t.equal(r.status, 200);
-  t.same(r.body.reactions.find((x: any) => x.emoji === "👍"), { emoji: "👍", count: 1, by: [a.id] });
+  t.same(
+    r.body.reactions.find((x: any) => x.emoji === "👍"),
+    { emoji: "👍", count: 1, by: [a.id] },
+  );
   r = await unreact(b.token, m.id, "👍");
   t.equal(r.status, 200, "taking back one not there: no change");
   for (const e of ["🎉", ":ship_it:"]) await unreact(a.token, m.id, e);
@@ -64,7 +76,11 @@ t.test("who may react, and what a reaction may be", async (t) => {
   }
   t.equal(r.body.field, "emoji");
   t.equal((await unreact(b.token, m.id, "ok")).status, 400, "a bad emoji in the path too");
-  t.equal((await call(node.url, "POST", `/v1/messages/${m.id}/reactions`, { json: { emoji: "👍" } })).status, 401, "anonymous");
+  t.equal(
+    (await call(node.url, "POST", `/v1/messages/${m.id}/reactions`, { json: { emoji: "👍" } })).status,
+    401,
+    "anonymous",
+  );
 
   t.equal((await call(node.url, "DELETE", `/v1/messages/${m.id}`, { token: a.token })).status, 204);
   r = await react(b.token, m.id, "👍");
@@ -92,8 +108,18 @@ t.test("reactions made at once all count, and members' sockets hear each", async
   await ws.nextOfType("ready");
   const id = await postToGroup(node.url, owner, g, "vote");
   const answers = await Promise.all(members.map((m) => react(m.token, id, "✅")));
-  t.same(answers.map((r) => r.status), members.map(() => 200));
-  const [h] = (await call(node.url, "GET", `/v1/threads/${(await call(node.url, "GET", `/v1/groups/${g}`, { token: owner.token })).body.group.thread_id}/messages`, { token: owner.token })).body.messages;
+  t.same(
+    answers.map((r) => r.status),
+    members.map(() => 200),
+  );
+  const [h] = (
+    await call(
+      node.url,
+      "GET",
+      `/v1/threads/${(await call(node.url, "GET", `/v1/groups/${g}`, { token: owner.token })).body.group.thread_id}/messages`,
+      { token: owner.token },
+    )
+  ).body.messages;
   t.equal(h.reactions[0].count, 12, "twelve at once, twelve counted");
   t.same([...h.reactions[0].by].sort(), members.map((m) => m.id).sort());
   await ws.next((f) => f.type === "message_update" && f.message.reactions?.[0]?.count === 12, 5000);

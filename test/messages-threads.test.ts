@@ -27,7 +27,16 @@ t.test("threads and history (redis engines, real Postgres)", async (t) => {
       [ab.thread_id, g.body.group.thread_id, ac.thread_id],
     );
     const [first, group, last] = r.body.threads;
-    t.same(Object.keys(first).sort(), ["id", "kind", "last_message", "peer", "peer_read_through", "read_through", "unread_count", "updated_at"]);
+    t.same(Object.keys(first).sort(), [
+      "id",
+      "kind",
+      "last_message",
+      "peer",
+      "peer_read_through",
+      "read_through",
+      "unread_count",
+      "updated_at",
+    ]);
     t.equal(first.kind, "direct");
     t.same(first.peer, { id: b.id, display_name: "Ben", avatar_url: null });
     t.same(first.last_message, ba);

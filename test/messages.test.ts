@@ -36,7 +36,11 @@ for (const engine of ["redis", "memory"] as const) {
       t.equal((await pending(base, b))[0]?.body, "x\ufffdy \ufffd", "delivered");
       const [row] = await node.svc.sql`select body from messages where id = ${r.body.id.slice(4)}`;
       t.equal(row?.body, "x\ufffdy \ufffd", "stored");
-      t.equal((await send(base, a, b.id, "\ud83d\ude00")).body.body, "\u{1f600}", "a paired surrogate is one character, kept");
+      t.equal(
+        (await send(base, a, b.id, "\ud83d\ude00")).body.body,
+        "\u{1f600}",
+        "a paired surrogate is one character, kept",
+      );
     });
 
     t.test("one direct thread per pair, whichever side starts", async (t) => {
@@ -122,15 +126,31 @@ for (const engine of ["redis", "memory"] as const) {
       // b's inbox is a stream: m1, m2, m3 are numbered 1, 2, 3 in it; the ack moved b's cursor past m1, in Postgres
       const seqs = await node.svc.sql<{ id: string; seq: string }[]>`
         select id::text, seq::text from messages where recipient = ${b.id} order by seq`;
-      t.same(seqs.map((r) => [r.id, r.seq]), [[m1.id.slice(4), "1"], [m2.id.slice(4), "2"], [m3.id.slice(4), "3"]], "numbered in the inbox");
+      t.same(
+        seqs.map((r) => [r.id, r.seq]),
+        [
+          [m1.id.slice(4), "1"],
+          [m2.id.slice(4), "2"],
+          [m3.id.slice(4), "3"],
+        ],
+        "numbered in the inbox",
+      );
       const [cursor] = await node.svc.sql<{ acked_seq: string; delivered_seq: string }[]>`
         select acked_seq::text, delivered_seq::text from group_cursors where member = ${b.id} and thread_id = 0`;
-      t.same(cursor, { acked_seq: "1", delivered_seq: "3" }, "the ack is in Postgres: the inbox cursor took m1; all three were handed out");
+      t.same(
+        cursor,
+        { acked_seq: "1", delivered_seq: "3" },
+        "the ack is in Postgres: the inbox cursor took m1; all three were handed out",
+      );
       const above = await node.svc.sql`select seq from group_acks where member = ${b.id} and thread_id = 0`;
       t.equal(above.length, 0, "nothing acknowledged out of order");
       const counts = await node.svc.sql<{ seq: string; count: number }[]>`
         select seq::text, count from handout_counts where member = ${b.id} and thread_id = 0 order by seq`;
-      t.same(counts.map((r) => [r.seq, r.count]), [["2", 3]], "m2's third hand-out is counted; m1's count went with the cursor");
+      t.same(
+        counts.map((r) => [r.seq, r.count]),
+        [["2", 3]],
+        "m2's third hand-out is counted; m1's count went with the cursor",
+      );
     });
 
     t.test("acking someone else's message, or nothing, is 404", async (t) => {
@@ -223,7 +243,10 @@ t.test("the 11th send within a second answers 429 (direct and group share the bu
   t.equal(g.status, 201);
   for (let i = 0; i < 5; i++) t.equal((await send(base, a, b.id, `d${i}`)).status, 201);
   for (let i = 0; i < 5; i++) {
-    const r = await call(base, "POST", `/v1/groups/${g.body.group.id}/messages`, { token: a.token, json: { body: `g${i}` } });
+    const r = await call(base, "POST", `/v1/groups/${g.body.group.id}/messages`, {
+      token: a.token,
+      json: { body: `g${i}` },
+    });
     t.equal(r.status, 201);
   }
   const r = await send(base, a, b.id, "eleventh");

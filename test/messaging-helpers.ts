@@ -5,7 +5,13 @@ import type { Sql } from "../runtime/db/client.ts";
 import { call, type Registered, registerAgent } from "./helpers/http.ts";
 import { until } from "./helpers/wait.ts";
 
-export async function send(base: string, from: Registered, to: string, body = "hello", extra: Record<string, unknown> = {}) {
+export async function send(
+  base: string,
+  from: Registered,
+  to: string,
+  body = "hello",
+  extra: Record<string, unknown> = {},
+) {
   return call(base, "POST", "/v1/messages", { token: from.token, json: { to, body, ...extra } });
 }
 
@@ -36,7 +42,11 @@ export async function registerAgents(base: string, n: number, name: string): Pro
  * Receive (long polling, acking each) until every recipient got every message id `accepted` lists for it, or 100
  * polls; the ids that never came, as "recipient: id".
  */
-export async function undelivered(base: string, recipients: Registered[], accepted: Map<string, Set<string>>): Promise<string[]> {
+export async function undelivered(
+  base: string,
+  recipients: Registered[],
+  accepted: Map<string, Set<string>>,
+): Promise<string[]> {
   const missing: string[] = [];
   for (const r of recipients) {
     const want = accepted.get(r.id)!;
@@ -84,7 +94,10 @@ export class Client {
     });
   }
 
-  static open(url: string, opts: { token?: string; protocols?: string[]; encoding?: "json" | "msgpack" } = {}): Promise<Client> {
+  static open(
+    url: string,
+    opts: { token?: string; protocols?: string[]; encoding?: "json" | "msgpack" } = {},
+  ): Promise<Client> {
     const headers: Record<string, string> = opts.token ? { authorization: `Bearer ${opts.token}` } : {};
     const ws = new WebSocket(url.replace(/^http/, "ws") + "/v1/ws", opts.protocols ?? [], { headers });
     const c = new Client(ws, opts.encoding ?? "json");
@@ -146,7 +159,14 @@ export class Client {
  * Sender `a` on node `one` warms up delivery to a poller `b` and a socket client `c` (WebSocket `ws`) served by
  * node `two`: first contact creates the threads and prepares the statements, so timing tests measure steady state.
  */
-export async function warmUpAcross(one: string, two: string, a: Registered, b: Registered, c: Registered, ws: Client): Promise<void> {
+export async function warmUpAcross(
+  one: string,
+  two: string,
+  a: Registered,
+  b: Registered,
+  c: Registered,
+  ws: Client,
+): Promise<void> {
   await ws.nextOfType("ready");
   const w1 = await sendOk(one, a, b.id, "warm-up");
   const w2 = await sendOk(one, a, c.id, "warm-up");
@@ -156,7 +176,10 @@ export async function warmUpAcross(one: string, two: string, a: Registered, b: R
 
 /** A group of `owner` with `members`, made through the API; its id. */
 export async function createGroup(base: string, owner: Registered, members: Registered[], name = "g"): Promise<string> {
-  const r = await call(base, "POST", "/v1/groups", { token: owner.token, json: { name, members: members.map((m) => m.id) } });
+  const r = await call(base, "POST", "/v1/groups", {
+    token: owner.token,
+    json: { name, members: members.map((m) => m.id) },
+  });
   if (r.status !== 201) throw new Error(`group not made: ${r.status} ${r.text}`);
   return r.body.group.id as string;
 }

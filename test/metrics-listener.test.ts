@@ -48,7 +48,10 @@ t.test("the public port with FLOCK_METRICS_TOKEN: 401 without the bearer, 200 wi
 
 t.test("the metrics listener answers on 127.0.0.1 without a token, and only /metrics", async (t) => {
   // the token set too: it guards the public port, never the listener
-  const node = await startTestNode(t, { engine: "memory", env: { FLOCK_METRICS_PORT: "0", FLOCK_METRICS_TOKEN: TOKEN } });
+  const node = await startTestNode(t, {
+    engine: "memory",
+    env: { FLOCK_METRICS_PORT: "0", FLOCK_METRICS_TOKEN: TOKEN },
+  });
   t.equal(node.config.FLOCK_METRICS_HOST, "127.0.0.1", "loopback by default");
   t.type(node.metricsPort, "number");
   t.not(node.metricsPort, node.port, "a port of its own");
@@ -61,7 +64,11 @@ t.test("the metrics listener answers on 127.0.0.1 without a token, and only /met
   t.match(m.headers.get("content-type"), /^text\/plain/);
   t.equal(m.headers.get("cache-control"), "no-store");
   t.equal(m.headers.get("x-content-type-options"), "nosniff");
-  t.match(m.text, /flock_http_requests_total\{method="POST",route="\/v1\/agents\/register",status="201"\} 1/, "the public port's traffic");
+  t.match(
+    m.text,
+    /flock_http_requests_total\{method="POST",route="\/v1\/agents\/register",status="201"\} 1/,
+    "the public port's traffic",
+  );
   t.match(m.text, /flock_http_requests_total\{method="GET",route="\/v1\/agents\/me",status="401"\} 1/);
   t.match(m.text, /flock_process_resident_memory_bytes/);
   t.equal((await call(metricsUrl, "GET", "/metrics?name[]=x")).status, 200, "a query is ignored");
@@ -82,7 +89,7 @@ t.test("closing the node closes the metrics listener, a kept-alive scrape connec
   const node = await startTestNode(t, { engine: "memory", env: { FLOCK_METRICS_PORT: "0" } });
   const port = node.metricsPort!;
   // fetch keeps its connection alive: the close must not wait for it
-  t.equal((await fetch(`http://127.0.0.1:${port}/metrics`).then(async (r) => (await r.text(), r.status))), 200);
+  t.equal(await fetch(`http://127.0.0.1:${port}/metrics`).then(async (r) => (await r.text(), r.status)), 200);
   t.ok(await accepts(port), "listening");
   const started = performance.now();
   await node.close();
@@ -94,7 +101,11 @@ t.test("a metrics port in use stops the start naming it", async (t) => {
   const first = await startTestNode(t, { engine: "memory", env: { FLOCK_METRICS_PORT: "0" } });
   await t.rejects(
     // the same schema: a start that fails leaves no schema of its own behind
-    startTestNode(t, { engine: "memory", schema: first.schema, env: { FLOCK_METRICS_PORT: String(first.metricsPort) } }),
+    startTestNode(t, {
+      engine: "memory",
+      schema: first.schema,
+      env: { FLOCK_METRICS_PORT: String(first.metricsPort) },
+    }),
     new RegExp(`cannot listen for metrics on 127\\.0\\.0\\.1:${first.metricsPort} \\(EADDRINUSE\\)`),
   );
 });

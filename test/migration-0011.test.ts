@@ -26,11 +26,19 @@ t.test("migration 0011 turns deliveries rows into inbox cursors, counts kept", a
     insert into deliveries (recipient, message_id, delivery_count)
     values ('2', 101, 3), ('2', 103, 1), ('3', 104, 0)`;
 
-  t.same((await migrate(sql, schema, all))[0], "0011_inbox_streams.sql", "0011 applied first (and the later ones after it)");
-  const [b, c] = await backlog(sql, [
-    { member: "2", thread: null, limit: 50, after: 0 },
-    { member: "3", thread: null, limit: 50, after: 0 },
-  ], 0n);
+  t.same(
+    (await migrate(sql, schema, all))[0],
+    "0011_inbox_streams.sql",
+    "0011 applied first (and the later ones after it)",
+  );
+  const [b, c] = await backlog(
+    sql,
+    [
+      { member: "2", thread: null, limit: 50, after: 0 },
+      { member: "3", thread: null, limit: 50, after: 0 },
+    ],
+    0n,
+  );
   t.same(
     b!.entries.map((e) => [e.id, e.seq, e.deliveryCount]),
     [
@@ -39,14 +47,30 @@ t.test("migration 0011 turns deliveries rows into inbox cursors, counts kept", a
     ],
     "b gets what it had not acknowledged, in inbox order, each counted on from its row",
   );
-  t.same(b!.cursors.get(INBOX), { acked: 1, above: [3], expired: 0 }, "its cursor stops before 101; 102 is acknowledged above it");
-  t.same(c!.entries.map((e) => [e.id, e.deliveryCount]), [["104", 1]], "c's message never handed out counts 1");
+  t.same(
+    b!.cursors.get(INBOX),
+    { acked: 1, above: [3], expired: 0 },
+    "its cursor stops before 101; 102 is acknowledged above it",
+  );
+  t.same(
+    c!.entries.map((e) => [e.id, e.deliveryCount]),
+    [["104", 1]],
+    "c's message never handed out counts 1",
+  );
 
   // the inboxes go on numbering, and acks move the migrated cursors
-  const seq = await insertDirectBatch(sql, [{ id: 105n, threadId: 10n, sender: "1", recipient: "2", body: "after", createdAt: new Date() }]);
+  const seq = await insertDirectBatch(sql, [
+    { id: 105n, threadId: 10n, sender: "1", recipient: "2", body: "after", createdAt: new Date() },
+  ]);
   t.same(seq, [5], "the next message to b is number 5");
   const acked = await ackBatch(sql, [{ recipient: "2", id: 101n }]);
   t.same(acked, [{ thread: INBOX, seq: 2, acked: 3 }], "acking 101 takes the cursor over 102, acknowledged before");
   const [again] = await backlog(sql, [{ member: "2", thread: null, limit: 50, after: 0 }], 0n);
-  t.same(again!.entries.map((e) => [e.id, e.deliveryCount]), [["103", 3], ["105", 1]]);
+  t.same(
+    again!.entries.map((e) => [e.id, e.deliveryCount]),
+    [
+      ["103", 3],
+      ["105", 1],
+    ],
+  );
 });

@@ -17,7 +17,11 @@ const att = (id: number) => JSON.stringify([{ id: `file_${id}`, name: "f", conte
 async function upgrade(t: Test, sql: Sql, schema: string) {
   const schemaOf = schema;
   const all = readMigrations();
-  await migrate(sql, schema, all.filter((m) => m.name < "0022"));
+  await migrate(
+    sql,
+    schema,
+    all.filter((m) => m.name < "0022"),
+  );
   // A (1) sent file 50 to B (2) directly, and file 51 to the group 20 of A, B and C (3); C left since; file 52 went
   // to the group in a message A deleted. As the code before 0022 shared them: one row per file and recipient.
   await sql`insert into principals (id, kind, display_name) values ('1', 'agent', 'a'), ('2', 'agent', 'b'), ('3', 'agent', 'c')`;
@@ -34,17 +38,32 @@ async function upgrade(t: Test, sql: Sql, schema: string) {
            (201, 20, '1', null, 'deleted', now(), ${att(52)}::text::jsonb, now())`;
   await sql`insert into file_shares (file_id, principal) values (50, '2'), (51, '2'), (51, '3'), (52, '2'), (52, '3')`;
 
-  t.same(await migrate(sql, schema, all.filter((m) => m.name < "0023")), ["0022_files_follow_messages.sql"]);
+  t.same(
+    await migrate(
+      sql,
+      schema,
+      all.filter((m) => m.name < "0023"),
+    ),
+    ["0022_files_follow_messages.sql"],
+  );
   const carried = await sql`select file_id::int, thread_id::int, message_id::int from message_files order by 1`;
-  t.same(carried, [
-    { file_id: 50, thread_id: 10, message_id: 100 },
-    { file_id: 51, thread_id: 20, message_id: 200 },
-  ], "the kept messages' files (not the deleted one's)");
+  t.same(
+    carried,
+    [
+      { file_id: 50, thread_id: 10, message_id: 100 },
+      { file_id: 51, thread_id: 20, message_id: 200 },
+    ],
+    "the kept messages' files (not the deleted one's)",
+  );
   const shares = await sql`select file_id::int, principal, thread_id::int from file_shares order by 1, 2`;
-  t.same(shares, [
-    { file_id: 50, principal: "2", thread_id: 10 },
-    { file_id: 51, principal: "2", thread_id: 20 },
-  ], "B keeps what kept messages of its threads carry; C, gone from the group, and the deleted message's shares go");
+  t.same(
+    shares,
+    [
+      { file_id: 50, principal: "2", thread_id: 10 },
+      { file_id: 51, principal: "2", thread_id: 20 },
+    ],
+    "B keeps what kept messages of its threads carry; C, gone from the group, and the deleted message's shares go",
+  );
   const reads = async (file: bigint, who: string) => (await visibleFile(sql, file, who, 0n)) !== null;
   t.equal(await reads(50n, "2"), true);
   t.equal(await reads(51n, "2"), true);
@@ -88,7 +107,11 @@ async function upgrade(t: Test, sql: Sql, schema: string) {
       values (302, 20, '1', null, 'group', now(), ${att(55)}::text::jsonb) returning id, thread_id
     ), mf as (insert into message_files (file_id, thread_id, message_id) values (55, 20, 302))
     insert into file_shares (file_id, principal, thread_id) values (55, '2', 20)`;
-  t.equal(Number((await sql`select count(*)::int as n from file_shares where file_id = 55`)[0]!["n"]), 1, "no share for D: the trigger left this release's send alone");
+  t.equal(
+    Number((await sql`select count(*)::int as n from file_shares where file_id = 55`)[0]!["n"]),
+    1,
+    "no share for D: the trigger left this release's send alone",
+  );
   t.equal(Number((await sql`select count(*)::int as n from message_files where file_id = 55`)[0]!["n"]), 1);
 
   // 0.1.0 deletes the direct message carrying 53 (its statement only marks the row): the file goes with it
@@ -98,17 +121,28 @@ async function upgrade(t: Test, sql: Sql, schema: string) {
   await sql`insert into files (id, owner, name, content_type, size, sha256, created_at) values (56, '1', 'f', 'text/plain', 1, ${SHA}, now())`;
   await sql`insert into messages (id, thread_id, sender, recipient, body, created_at, attachments, deleted_at)
             values (303, 10, '1', '2', '', now(), ${att(56)}::text::jsonb, now())`;
-  t.equal(Number((await sql`select count(*)::int as n from message_files where file_id = 56`)[0]!["n"]), 0, "a deleted row carries nothing");
+  t.equal(
+    Number((await sql`select count(*)::int as n from message_files where file_id = 56`)[0]!["n"]),
+    0,
+    "a deleted row carries nothing",
+  );
   t.equal(await reads(56n, "2"), false);
   // 0.1.0 removes B from the group (its statement only deletes the membership): B's shares there go with it
   await sql`delete from thread_members where thread_id = 20 and principal = '2'`;
   t.equal(await reads(54n, "2"), false, "a member removed by 0.1.0 no longer reads the group's files");
-  t.equal(Number((await sql`select count(*)::int as n from file_shares where thread_id = 20 and principal = '2'`)[0]!["n"]), 0);
+  t.equal(
+    Number((await sql`select count(*)::int as n from file_shares where thread_id = 20 and principal = '2'`)[0]!["n"]),
+    0,
+  );
   // the triggers find their tables from a session whose search_path is elsewhere (psql, tools)
   await sql.begin(async (tx) => {
     await tx.unsafe("set local search_path to pg_catalog");
-    await tx.unsafe(`insert into "${schemaOf}".files (id, owner, name, content_type, size, sha256, created_at) values (57, '1', 'f', 'text/plain', 1, '${SHA}', now())`);
-    await tx.unsafe(`insert into "${schemaOf}".messages (id, thread_id, sender, recipient, body, created_at, attachments) values (304, 10, '1', '2', 'x', now(), '${att(57)}'::jsonb)`);
+    await tx.unsafe(
+      `insert into "${schemaOf}".files (id, owner, name, content_type, size, sha256, created_at) values (57, '1', 'f', 'text/plain', 1, '${SHA}', now())`,
+    );
+    await tx.unsafe(
+      `insert into "${schemaOf}".messages (id, thread_id, sender, recipient, body, created_at, attachments) values (304, 10, '1', '2', 'x', now(), '${att(57)}'::jsonb)`,
+    );
   });
   t.equal(await reads(57n, "2"), true, "a send from a session with another search_path is shared too");
 }

@@ -14,12 +14,18 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
 
     t.test("a lone surrogate in content or a comment becomes U+FFFD, in the answer as in Postgres", async (t) => {
       const a = await registerAgent(base, "poster");
-      const r = await call(base, "POST", "/v1/moments", { token: a.token, json: { content: "a\udc00b", visibility: "public" } });
+      const r = await call(base, "POST", "/v1/moments", {
+        token: a.token,
+        json: { content: "a\udc00b", visibility: "public" },
+      });
       t.equal(r.status, 201);
       t.equal(r.body.content, "a\ufffdb");
       const [row] = await node.svc.sql`select content from moments where id = ${r.body.id.slice(7)}`;
       t.equal(row?.content, "a\ufffdb");
-      const c = await call(base, "POST", `/v1/moments/${r.body.id}/comments`, { token: a.token, json: { body: "\ud800!" } });
+      const c = await call(base, "POST", `/v1/moments/${r.body.id}/comments`, {
+        token: a.token,
+        json: { body: "\ud800!" },
+      });
       t.equal(c.status, 201);
       t.equal(c.body.body, "\ufffd!");
     });
@@ -47,7 +53,15 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
         like_count: 0,
         comment_count: 0,
       });
-      t.same(Object.keys(one.body), ["id", "content", "visibility", "created_at", "author", "like_count", "comment_count"]);
+      t.same(Object.keys(one.body), [
+        "id",
+        "content",
+        "visibility",
+        "created_at",
+        "author",
+        "like_count",
+        "comment_count",
+      ]);
     });
 
     t.test("invalid bodies answer 400 naming the field", async (t) => {
@@ -79,14 +93,22 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
     t.test("the 6th moment within a minute answers 429 with Retry-After", async (t) => {
       const a = await registerAgent(base, "chatty");
       for (let i = 0; i < 5; i++) await post(base, a, "private", `m${i}`);
-      const r = await call(base, "POST", "/v1/moments", { token: a.token, json: { content: "six", visibility: "public" } });
+      const r = await call(base, "POST", "/v1/moments", {
+        token: a.token,
+        json: { content: "six", visibility: "public" },
+      });
       t.equal(r.status, 429);
       t.equal(r.body.error, "rate_limited");
       t.type(r.body.message, "string");
       t.ok(Number.isInteger(r.body.retry_after) && r.body.retry_after >= 1);
       t.equal(r.headers.get("retry-after"), String(r.body.retry_after));
       const other = await registerAgent(base, "quiet");
-      t.equal((await call(base, "POST", "/v1/moments", { token: other.token, json: { content: "x", visibility: "public" } })).status, 201, "per principal");
+      t.equal(
+        (await call(base, "POST", "/v1/moments", { token: other.token, json: { content: "x", visibility: "public" } }))
+          .status,
+        201,
+        "per principal",
+      );
     });
 
     t.test("feed query validation", async (t) => {
@@ -96,7 +118,13 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
         t.equal(r.status, 400, q);
         t.equal(r.body.field, "limit");
       }
-      for (const q of ["before=abc", "before=123", "before=moment_", "before=comment_1", "before=moment_99999999999999999999"]) {
+      for (const q of [
+        "before=abc",
+        "before=123",
+        "before=moment_",
+        "before=comment_1",
+        "before=moment_99999999999999999999",
+      ]) {
         const r = await call(base, "GET", `/v1/moments/feed?${q}`, { token: a.token });
         t.equal(r.status, 400, q);
         t.equal(r.body.field, "before");
@@ -114,7 +142,8 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
       // Warm every feed cache first, so the matrix is checked against fan-out, not only rebuilds.
       for (const v of [author, friend, stranger]) await feedPage(base, v);
       const moments = {} as Record<Visibility, string>;
-      for (const vis of ["public", "friends", "private"] as Visibility[]) moments[vis] = (await post(base, author, vis)).id;
+      for (const vis of ["public", "friends", "private"] as Visibility[])
+        moments[vis] = (await post(base, author, vis)).id;
       const sees: Record<string, Visibility[]> = {
         author: ["public", "friends", "private"],
         friend: ["public", "friends"],
@@ -183,7 +212,8 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
         t.equal(r.text, "");
       }
       t.equal((await call(base, "GET", `/v1/moments/${m.id}`, { token: a.token })).body.like_count, 1);
-      for (let i = 0; i < 2; i++) t.equal((await call(base, "DELETE", `/v1/moments/${m.id}/like`, { token: a.token })).status, 204);
+      for (let i = 0; i < 2; i++)
+        t.equal((await call(base, "DELETE", `/v1/moments/${m.id}/like`, { token: a.token })).status, 204);
       t.equal((await call(base, "GET", `/v1/moments/${m.id}`, { token: a.token })).body.like_count, 0);
       for (const id of ["moment_1", "moment_abc", "123", "feedx"]) {
         t.equal((await call(base, "POST", `/v1/moments/${id}/like`, { token: a.token })).status, 404, id);
@@ -203,7 +233,10 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
       const d = await call(base, "DELETE", `/v1/moments/${m.id}`, { token: a.token });
       t.equal(d.status, 204);
       t.equal(d.text, "");
-      t.notOk((await feedPage(base, b, "?limit=100")).moments.some((x) => x.id === m.id), "gone from the feed at once");
+      t.notOk(
+        (await feedPage(base, b, "?limit=100")).moments.some((x) => x.id === m.id),
+        "gone from the feed at once",
+      );
       t.equal((await call(base, "GET", `/v1/moments/${m.id}`, { token: a.token })).status, 404);
       t.equal((await call(base, "POST", `/v1/moments/${m.id}/like`, { token: b.token })).status, 404);
       t.equal((await call(base, "DELETE", `/v1/moments/${m.id}`, { token: a.token })).status, 404, "already gone");

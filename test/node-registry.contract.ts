@@ -3,7 +3,10 @@ import type { Test } from "tap";
 import type { NodeRegistry } from "../runtime/engines/nodes.ts";
 import { LEASE_MS } from "../runtime/node-lease.ts";
 
-export function registryContract(t: Test, make: () => Promise<{ nodes: NodeRegistry; close: () => Promise<void> }>): void {
+export function registryContract(
+  t: Test,
+  make: () => Promise<{ nodes: NodeRegistry; close: () => Promise<void> }>,
+): void {
   t.test("leases: one live holder per id; expired or released ids are free; a lost lease is not renewed", async (t) => {
     const { nodes, close } = await make();
     t.teardown(close);
@@ -24,31 +27,43 @@ export function registryContract(t: Test, make: () => Promise<{ nodes: NodeRegis
     t.equal(await nodes.renew("f", 500, now, LEASE_MS), true, "a lease nobody holds (lost with Redis) is taken back");
   });
 
-  t.test("releases: live owners with what they announced; a released or ended lease is not live; the layout is stored once", async (t) => {
-    const { nodes, close } = await make();
-    t.teardown(close);
-    const now = 2_000_000;
-    await nodes.acquire("a", now, LEASE_MS, 20);
-    await nodes.acquire("b", now, LEASE_MS, 21);
-    await nodes.acquire("c", now, LEASE_MS, 22);
-    await nodes.announce("a", '{"release":"0.2.0"}', now);
-    const byOwner = async (at: number) => Object.fromEntries((await nodes.live(at)).map((n) => [n.owner, n.announced]));
-    t.same(await byOwner(now + 1), { a: '{"release":"0.2.0"}', b: undefined, c: undefined }, "b and c announced nothing (0.1.0 nodes)");
-    await nodes.release("a", 20);
-    t.same(await byOwner(now + 1), { b: undefined, c: undefined }, "a released lease is not live");
-    await nodes.acquire("a2", now + 1, LEASE_MS, 20);
-    await nodes.announce("a2", '{"release":"0.2.0"}', now + 1);
-    t.same(await byOwner(now + LEASE_MS + 1), {}, "every lease has ended");
-    await nodes.renew("b", 21, now + LEASE_MS + 2, LEASE_MS);
-    t.same(await byOwner(now + LEASE_MS + 3), { b: undefined }, "b renewed, and announced nothing");
-    // an announcement forgets those of ended leases; one renewed later is not announced again by itself (its node's
-    // lease says it again at its next renewal: runtime/node-lease.ts)
-    await nodes.announce("b", '{"release":"0.3.0"}', now + LEASE_MS + 3);
-    await nodes.renew("a2", 20, now + LEASE_MS + 4, LEASE_MS);
-    t.same(await byOwner(now + LEASE_MS + 5), { a2: undefined, b: '{"release":"0.3.0"}' }, "a2's announcement went with its ended lease");
-    t.equal(await nodes.layout(1), 1, "the first node stores its layout");
-    t.equal(await nodes.layout(2), 1, "a node of a newer layout reads the one before");
-    t.equal(await nodes.layout(1), 2, "and raised it: an older node reads the newer one");
-    t.equal(await nodes.layout(1), 2, "which it does not lower");
-  });
+  t.test(
+    "releases: live owners with what they announced; a released or ended lease is not live; the layout is stored once",
+    async (t) => {
+      const { nodes, close } = await make();
+      t.teardown(close);
+      const now = 2_000_000;
+      await nodes.acquire("a", now, LEASE_MS, 20);
+      await nodes.acquire("b", now, LEASE_MS, 21);
+      await nodes.acquire("c", now, LEASE_MS, 22);
+      await nodes.announce("a", '{"release":"0.2.0"}', now);
+      const byOwner = async (at: number) =>
+        Object.fromEntries((await nodes.live(at)).map((n) => [n.owner, n.announced]));
+      t.same(
+        await byOwner(now + 1),
+        { a: '{"release":"0.2.0"}', b: undefined, c: undefined },
+        "b and c announced nothing (0.1.0 nodes)",
+      );
+      await nodes.release("a", 20);
+      t.same(await byOwner(now + 1), { b: undefined, c: undefined }, "a released lease is not live");
+      await nodes.acquire("a2", now + 1, LEASE_MS, 20);
+      await nodes.announce("a2", '{"release":"0.2.0"}', now + 1);
+      t.same(await byOwner(now + LEASE_MS + 1), {}, "every lease has ended");
+      await nodes.renew("b", 21, now + LEASE_MS + 2, LEASE_MS);
+      t.same(await byOwner(now + LEASE_MS + 3), { b: undefined }, "b renewed, and announced nothing");
+      // an announcement forgets those of ended leases; one renewed later is not announced again by itself (its node's
+      // lease says it again at its next renewal: runtime/node-lease.ts)
+      await nodes.announce("b", '{"release":"0.3.0"}', now + LEASE_MS + 3);
+      await nodes.renew("a2", 20, now + LEASE_MS + 4, LEASE_MS);
+      t.same(
+        await byOwner(now + LEASE_MS + 5),
+        { a2: undefined, b: '{"release":"0.3.0"}' },
+        "a2's announcement went with its ended lease",
+      );
+      t.equal(await nodes.layout(1), 1, "the first node stores its layout");
+      t.equal(await nodes.layout(2), 1, "a node of a newer layout reads the one before");
+      t.equal(await nodes.layout(1), 2, "and raised it: an older node reads the newer one");
+      t.equal(await nodes.layout(1), 2, "which it does not lower");
+    },
+  );
 }

@@ -18,7 +18,11 @@ function children(pid: number): { pid: number; cmd: string }[] {
     try {
       const stat = readFileSync(`/proc/${d}/stat`, "utf8");
       const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid === pid) out.push({ pid: Number(d), cmd: readFileSync(`/proc/${d}/cmdline`, "utf8").split("\0").filter(Boolean).join(" ") });
+      if (ppid === pid)
+        out.push({
+          pid: Number(d),
+          cmd: readFileSync(`/proc/${d}/cmdline`, "utf8").split("\0").filter(Boolean).join(" "),
+        });
     } catch {
       // gone meanwhile
     }
@@ -50,7 +54,14 @@ async function npmStart(t: Test, group = false): Promise<Started> {
   const port = await freePort();
   const npm = spawn("npm", ["start"], {
     cwd: ROOT,
-    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", DATA_DIR: dir, PORT: String(port), HOST: "127.0.0.1", FLOCK_SHUTDOWN_LINGER: "0" },
+    env: {
+      PATH: process.env["PATH"] ?? "",
+      HOME: process.env["HOME"] ?? "/tmp",
+      DATA_DIR: dir,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      FLOCK_SHUTDOWN_LINGER: "0",
+    },
     stdio: ["ignore", "pipe", "pipe"],
     detached: group,
   });
@@ -61,8 +72,15 @@ async function npmStart(t: Test, group = false): Promise<Started> {
   t.teardown(() => {
     if (npm.exitCode === null) npm.kill("SIGKILL");
   });
-  const answers = () => fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
-  const healthy = await until(answers, { ms: 30_000, every: 100 }).then(() => true, () => false);
+  const answers = () =>
+    fetch(`http://127.0.0.1:${port}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+  const healthy = await until(answers, { ms: 30_000, every: 100 }).then(
+    () => true,
+    () => false,
+  );
   t.ok(healthy, `npm start answered /healthz${healthy ? "" : `:\n${out}`}`);
   return { npm, port, out: () => out, exited };
 }
@@ -76,7 +94,14 @@ async function stoppedCleanly(t: Test, s: Started, node: number, signal: string)
   t.match(s.out(), new RegExp(`"signal":"${signal}","msg":"shutting down"`), `the node got the ${signal}`);
   t.match(s.out(), /"msg":"flock stopped"/, "and stopped cleanly");
   t.notMatch(s.out(), /second signal/, "one stop, not a forced exit");
-  t.equal(await fetch(`http://127.0.0.1:${s.port}/healthz`).then(() => "answered", () => "refused"), "refused", "nothing serves the port");
+  t.equal(
+    await fetch(`http://127.0.0.1:${s.port}/healthz`).then(
+      () => "answered",
+      () => "refused",
+    ),
+    "refused",
+    "nothing serves the port",
+  );
 }
 
 const linuxOnly = { skip: process.platform !== "linux" && "reads /proc" };

@@ -40,7 +40,11 @@ function compiler(doc: Json, prefix: string) {
     const text = JSON.stringify(schema).replaceAll(`"${prefix}`, '"#/$defs/');
     let out = cache.get(text);
     if (!out) {
-      out = z.fromJSONSchema({ $schema: "https://json-schema.org/draft/2020-12/schema", ...(JSON.parse(text) as Json), $defs: defs } as never);
+      out = z.fromJSONSchema({
+        $schema: "https://json-schema.org/draft/2020-12/schema",
+        ...(JSON.parse(text) as Json),
+        $defs: defs,
+      } as never);
       cache.set(text, out);
     }
     return out;
@@ -51,7 +55,9 @@ function compiler(doc: Json, prefix: string) {
 async function rawRequest(base: string, line: string, headers: Record<string, string>): Promise<Res> {
   const url = new URL(base);
   const socket = connect(Number(url.port), url.hostname);
-  const head = `${line} HTTP/1.1\r\nhost: ${url.host}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n`;
+  const head = `${line} HTTP/1.1\r\nhost: ${url.host}\r\n${Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join("")}\r\n`;
   socket.write(head);
   const chunks: Buffer[] = [];
   socket.on("data", (c: Buffer) => chunks.push(c));
@@ -80,24 +86,50 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   t.teardown(() => new Promise<void>((resolve) => jwks.close(() => resolve())));
   const jwksUrl = `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/.well-known/jwks.json`;
 
-  const node = await startTestNode(t, { engine: "memory", env: { PRIVY_APP_ID: "flock-openapi-test", PRIVY_JWKS_URL: jwksUrl, FLOCK_METRICS_TOKEN: METRICS_TOKEN } });
+  const node = await startTestNode(t, {
+    engine: "memory",
+    env: { PRIVY_APP_ID: "flock-openapi-test", PRIVY_JWKS_URL: jwksUrl, FLOCK_METRICS_TOKEN: METRICS_TOKEN },
+  });
   const base = node.url;
 
   const served = await call<Json>(base, "GET", "/v1/openapi.json");
   t.equal(served.status, 200);
   const doc = served.body;
-  await t.resolves(SwaggerParser.validate(structuredClone(doc) as never), "swagger-parser validates the served document");
+  await t.resolves(
+    SwaggerParser.validate(structuredClone(doc) as never),
+    "swagger-parser validates the served document",
+  );
   t.equal(doc["openapi"], "3.1.1");
 
   const routes = everyRoute();
   const paths = doc["paths"] as Record<string, Record<string, Json>>;
   // every route that creates something takes Idempotency-Key, and says what it answers with it
-  const creating = routes.filter((r) => r.idempotent).map((r) => `${r.method} ${r.path}`).sort();
-  t.same(creating, ["POST /v1/files/upload", "POST /v1/friends/request", "POST /v1/groups", "POST /v1/groups/:id/messages",
-    "POST /v1/messages", "POST /v1/moments", "POST /v1/moments/:id/comments"], "the creating routes are idempotent");
+  const creating = routes
+    .filter((r) => r.idempotent)
+    .map((r) => `${r.method} ${r.path}`)
+    .sort();
+  t.same(
+    creating,
+    [
+      "POST /v1/files/upload",
+      "POST /v1/friends/request",
+      "POST /v1/groups",
+      "POST /v1/groups/:id/messages",
+      "POST /v1/messages",
+      "POST /v1/moments",
+      "POST /v1/moments/:id/comments",
+    ],
+    "the creating routes are idempotent",
+  );
   for (const r of routes.filter((x) => x.idempotent)) {
-    const op = paths[r.path.replace(/:([A-Za-z_]+)/g, "{$1}")]![r.method.toLowerCase()] as { parameters: { name: string; in: string }[]; responses: Record<string, unknown> };
-    t.ok(op.parameters.some((p) => p.name === "Idempotency-Key" && p.in === "header"), `${r.method} ${r.path}: the header`);
+    const op = paths[r.path.replace(/:([A-Za-z_]+)/g, "{$1}")]![r.method.toLowerCase()] as {
+      parameters: { name: string; in: string }[];
+      responses: Record<string, unknown>;
+    };
+    t.ok(
+      op.parameters.some((p) => p.name === "Idempotency-Key" && p.in === "header"),
+      `${r.method} ${r.path}: the header`,
+    );
     t.ok(op.responses["409"] && op.responses["422"], `${r.method} ${r.path}: 409 and 422`);
   }
   t.same(
@@ -121,8 +153,13 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
     const op = paths[openApiPath(r.path)]![r.method.toLowerCase()]!;
     const responses = op["responses"] as Record<string, Json>;
     if (r.auth !== "none") t.ok(responses["401"], `${routeKey(r)} documents 401`);
-    if (r.limit) t.ok((responses["429"]?.["headers"] as Json | undefined)?.["Retry-After"], `${routeKey(r)} documents 429 with Retry-After`);
-    if (r.body) t.ok(responses["400"] && responses["413"] && responses["415"], `${routeKey(r)} documents 400, 413, 415`);
+    if (r.limit)
+      t.ok(
+        (responses["429"]?.["headers"] as Json | undefined)?.["Retry-After"],
+        `${routeKey(r)} documents 429 with Retry-After`,
+      );
+    if (r.body)
+      t.ok(responses["400"] && responses["413"] && responses["415"], `${routeKey(r)} documents 400, 413, 415`);
     t.ok(responses["503"], `${routeKey(r)} documents 503`);
   }
   t.same([...ERROR_CODES].sort(), Object.keys(ERROR_STATUS).sort(), "the documented error codes are the catalogue's");
@@ -153,19 +190,36 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
     const type = r.headers.get("content-type") ?? "";
     const content = answer["content"] as Record<string, Json> | undefined;
     if (!content) {
-      if (r.text !== "") problems.push(`${key} ${r.status}: documented without a body, answered ${r.text.slice(0, 100)}`);
+      if (r.text !== "")
+        problems.push(`${key} ${r.status}: documented without a body, answered ${r.text.slice(0, 100)}`);
     } else if (content["application/json"]) {
       if (!type.startsWith("application/json")) problems.push(`${key} ${r.status}: ${type}, documented as JSON`);
       else {
         const parsed = compile(content["application/json"]["schema"] as Json).safeParse(JSON.parse(r.text));
-        if (!parsed.success) problems.push(`${key} ${r.status}: body does not match the document: ${JSON.stringify(parsed.error.issues).slice(0, 600)} in ${r.text.slice(0, 300)}`);
+        if (!parsed.success)
+          problems.push(
+            `${key} ${r.status}: body does not match the document: ${JSON.stringify(parsed.error.issues).slice(0, 600)} in ${r.text.slice(0, 300)}`,
+          );
       }
-    } else if (!content["*/*"] && !Object.keys(content).some((c) => type.startsWith(c.endsWith("/*") ? c.slice(0, -1) : c))) {
+    } else if (
+      !content["*/*"] &&
+      !Object.keys(content).some((c) => type.startsWith(c.endsWith("/*") ? c.slice(0, -1) : c))
+    ) {
       problems.push(`${key} ${r.status}: ${type}, documented as ${Object.keys(content).join(", ")}`);
     }
-    const mustCarry: Record<number, string[]> = { 401: ["www-authenticate"], 402: ["payment-required"], 429: ["retry-after"] };
-    for (const h of mustCarry[r.status] ?? []) if (!r.headers.get(h)) problems.push(`${key} ${r.status}: no ${h} header`);
-    if (r.status === 429 && (op["responses"] as Record<string, Json>)["429"]?.["headers"] && (responses["429"]!["headers"] as Json)["RateLimit"] && !r.headers.get("ratelimit")) {
+    const mustCarry: Record<number, string[]> = {
+      401: ["www-authenticate"],
+      402: ["payment-required"],
+      429: ["retry-after"],
+    };
+    for (const h of mustCarry[r.status] ?? [])
+      if (!r.headers.get(h)) problems.push(`${key} ${r.status}: no ${h} header`);
+    if (
+      r.status === 429 &&
+      (op["responses"] as Record<string, Json>)["429"]?.["headers"] &&
+      (responses["429"]!["headers"] as Json)["RateLimit"] &&
+      !r.headers.get("ratelimit")
+    ) {
       problems.push(`${key} 429: no RateLimit header`);
     }
     if (r.status < 300) succeeded.add(key);
@@ -181,7 +235,8 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
     check<T>(method, template, await call<T>(base, method, path, opts));
 
   // health and the reference
-  for (const p of ["/healthz", "/readyz", "/v1/openapi.json", "/v1/asyncapi.json", "/docs", "/docs/init.js"]) await req("GET", p, p);
+  for (const p of ["/healthz", "/readyz", "/v1/openapi.json", "/v1/asyncapi.json", "/docs", "/docs/init.js"])
+    await req("GET", p, p);
   // the public port serves /metrics only behind FLOCK_METRICS_TOKEN (404 without one)
   await req("GET", "/metrics", "/metrics", { token: METRICS_TOKEN });
   const page = await call(base, "GET", "/docs");
@@ -195,16 +250,25 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   await req("GET", "/docs/sdk", "/docs/sdk");
   const modules = await req("GET", "/docs/sdk/:file", "/docs/sdk/modules.html");
   await req("GET", "/docs/sdk/:file", "/docs/sdk/nothing.html"); // 404
-  const classPage = [...modules.text.matchAll(/href="(?:\.\/)?(classes\/[\w.-]+\.html|modules\/[\w.-]+\.html)"/g)].map((m) => m[1]!)[0] ?? "modules/index.html";
+  const classPage =
+    [...modules.text.matchAll(/href="(?:\.\/)?(classes\/[\w.-]+\.html|modules\/[\w.-]+\.html)"/g)].map(
+      (m) => m[1]!,
+    )[0] ?? "modules/index.html";
   await req("GET", "/docs/sdk/:dir/:file", `/docs/sdk/${classPage}`);
   await req("GET", "/docs/sdk/:dir/:file", "/docs/sdk/runtime/main.js"); // not a folder of the reference: 404
   // the web app: its page and the bundle it names (built by web/build.mjs)
   const app = await req("GET", "/", "/");
-  for (const a of [...app.text.matchAll(/(?:src|href)="\/assets\/([^"]+)"/g)].map((m) => m[1]!)) await req("GET", "/assets/:file", `/assets/${a}`);
+  for (const a of [...app.text.matchAll(/(?:src|href)="\/assets\/([^"]+)"/g)].map((m) => m[1]!))
+    await req("GET", "/assets/:file", `/assets/${a}`);
   await req("GET", "/assets/:file", "/assets/nothing-00000000.js"); // 404
 
   // agents
-  const reg = await req("POST", "/v1/agents/register", "/v1/agents/register", as(undefined, { display_name: "Doc bot", description: "checks the document" }));
+  const reg = await req(
+    "POST",
+    "/v1/agents/register",
+    "/v1/agents/register",
+    as(undefined, { display_name: "Doc bot", description: "checks the document" }),
+  );
   const a: Registered = { id: reg.body.agent.id, token: reg.body.token, display_name: "Doc bot" };
   const b = await registerAgent(base, "Other bot");
   await req("POST", "/v1/agents/register", "/v1/agents/register", as(undefined, { display_name: "" })); // 400
@@ -212,7 +276,15 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   await req("GET", "/v1/agents/me", "/v1/agents/me", as(undefined)); // 401
   await req("PATCH", "/v1/agents/me", "/v1/agents/me", as(a, { description: "checks every answer" }));
   await req("PATCH", "/v1/agents/me", "/v1/agents/me", as(a, {}, { "content-type": "text/plain" })); // 415
-  check("PATCH", "/v1/agents/me", await rawRequest(base, "PATCH /v1/agents/me", { authorization: `Bearer ${a.token}`, "content-type": "application/json", "content-length": String(64 * 1024 * 1024) })); // 413
+  check(
+    "PATCH",
+    "/v1/agents/me",
+    await rawRequest(base, "PATCH /v1/agents/me", {
+      authorization: `Bearer ${a.token}`,
+      "content-type": "application/json",
+      "content-length": String(64 * 1024 * 1024),
+    }),
+  ); // 413
   await req("GET", "/v1/agents/:id", `/v1/agents/${b.id}`, as(a));
   await req("GET", "/v1/agents/:id", "/v1/agents/123", as(a)); // 404
   const rotated = await registerAgent(base, "Rotating bot");
@@ -221,16 +293,35 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   // a paid agent: the marketplace lists it, a send without payment answers 402
   const payTo = privateKeyToAccount(generatePrivateKey()).address;
   const oracle = await registerAgent(base, "Oracle");
-  await req("PATCH", "/v1/agents/me", "/v1/agents/me", as(oracle, { x402_enabled: true, price: 0.05, pay_to: payTo, network: "eip155:196" }));
+  await req(
+    "PATCH",
+    "/v1/agents/me",
+    "/v1/agents/me",
+    as(oracle, { x402_enabled: true, price: 0.05, pay_to: payTo, network: "eip155:196" }),
+  );
   await req("GET", "/v1/agents/marketplace", "/v1/agents/marketplace", as(a));
   await req("GET", "/v1/agents/marketplace", "/v1/agents/marketplace?limit=0", as(a)); // 400
   await req("POST", "/v1/messages", "/v1/messages", as(a, { to: oracle.id, body: "a question" }));
 
   // humans: wallet sign-in (both steps), the identity provider
   const wallet = privateKeyToAccount(generatePrivateKey());
-  const ch = await req("POST", "/v1/auth/wallet-verify", "/v1/auth/wallet-verify", as(undefined, { address: wallet.address }));
-  const signed = await req("POST", "/v1/auth/wallet-verify", "/v1/auth/wallet-verify", as(undefined, { message: ch.body.message, signature: await wallet.signMessage({ message: ch.body.message }) }));
-  const h: Registered = { id: signed.body.user.id, token: signed.body.token, display_name: signed.body.user.display_name };
+  const ch = await req(
+    "POST",
+    "/v1/auth/wallet-verify",
+    "/v1/auth/wallet-verify",
+    as(undefined, { address: wallet.address }),
+  );
+  const signed = await req(
+    "POST",
+    "/v1/auth/wallet-verify",
+    "/v1/auth/wallet-verify",
+    as(undefined, { message: ch.body.message, signature: await wallet.signMessage({ message: ch.body.message }) }),
+  );
+  const h: Registered = {
+    id: signed.body.user.id,
+    token: signed.body.token,
+    display_name: signed.body.user.display_name,
+  };
   const now = Math.floor(Date.now() / 1000);
   const idToken = await new SignJWT({ sid: "s1" })
     .setProtectedHeader({ alg: "ES256", kid: "k1", typ: "JWT" })
@@ -244,18 +335,53 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   await req("POST", "/v1/auth/privy-login", "/v1/auth/privy-login", as(undefined, { token: "not-a-jwt" })); // 401
   // passkeys, with an authenticator in Node (test/passkeys.test.ts drives Chromium's)
   const key = new SoftAuthenticator(base.replace("127.0.0.1", "localhost"));
-  const po = await req("POST", "/v1/auth/passkey/register-options", "/v1/auth/passkey/register-options", as(undefined, { display_name: "Key holder" }));
-  const pk = await req("POST", "/v1/auth/passkey/register", "/v1/auth/passkey/register", as(undefined, { challenge_id: po.body.challenge_id, response: key.register(po.body.options) }));
+  const po = await req(
+    "POST",
+    "/v1/auth/passkey/register-options",
+    "/v1/auth/passkey/register-options",
+    as(undefined, { display_name: "Key holder" }),
+  );
+  const pk = await req(
+    "POST",
+    "/v1/auth/passkey/register",
+    "/v1/auth/passkey/register",
+    as(undefined, { challenge_id: po.body.challenge_id, response: key.register(po.body.options) }),
+  );
   const lo = await req("POST", "/v1/auth/passkey/login-options", "/v1/auth/passkey/login-options", as(undefined, {}));
-  await req("POST", "/v1/auth/passkey/login", "/v1/auth/passkey/login", as(undefined, { challenge_id: lo.body.challenge_id, response: key.assert(lo.body.options) }));
-  await req("POST", "/v1/auth/passkey/login", "/v1/auth/passkey/login", as(undefined, { challenge_id: lo.body.challenge_id, response: key.assert(lo.body.options) })); // 401: used
+  await req(
+    "POST",
+    "/v1/auth/passkey/login",
+    "/v1/auth/passkey/login",
+    as(undefined, { challenge_id: lo.body.challenge_id, response: key.assert(lo.body.options) }),
+  );
+  await req(
+    "POST",
+    "/v1/auth/passkey/login",
+    "/v1/auth/passkey/login",
+    as(undefined, { challenge_id: lo.body.challenge_id, response: key.assert(lo.body.options) }),
+  ); // 401: used
   const pkUser = { token: pk.body.token as string };
   await req("GET", "/v1/users/me/passkeys", "/v1/users/me/passkeys", as(pkUser));
   await req("POST", "/v1/users/me/passkeys/options", "/v1/users/me/passkeys/options", as(h));
   const hk = await req("POST", "/v1/users/me/passkeys/options", "/v1/users/me/passkeys/options", as(h));
-  const added = await req("POST", "/v1/auth/passkey/register", "/v1/auth/passkey/register", as(undefined, { challenge_id: hk.body.challenge_id, response: key.register(hk.body.options) }));
-  const hKeys = await req("GET", "/v1/users/me/passkeys", "/v1/users/me/passkeys", as({ token: added.body.token as string }));
-  await req("DELETE", "/v1/users/me/passkeys/:id", `/v1/users/me/passkeys/${encodeURIComponent(hKeys.body.passkeys[0].id)}`, as(h));
+  const added = await req(
+    "POST",
+    "/v1/auth/passkey/register",
+    "/v1/auth/passkey/register",
+    as(undefined, { challenge_id: hk.body.challenge_id, response: key.register(hk.body.options) }),
+  );
+  const hKeys = await req(
+    "GET",
+    "/v1/users/me/passkeys",
+    "/v1/users/me/passkeys",
+    as({ token: added.body.token as string }),
+  );
+  await req(
+    "DELETE",
+    "/v1/users/me/passkeys/:id",
+    `/v1/users/me/passkeys/${encodeURIComponent(hKeys.body.passkeys[0].id)}`,
+    as(h),
+  );
   await req("DELETE", "/v1/users/me/passkeys/:id", `/v1/users/me/passkeys/nope`, as(h)); // 404
   await req("GET", "/v1/users/me", "/v1/users/me", as(h));
   await req("GET", "/v1/users/me", "/v1/users/me", as(a)); // 403: humans only
@@ -263,10 +389,38 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   // a second wallet for the person: the challenge, the signed answer, and a wallet that is someone else's (409)
   const h2 = await signInWithWallet(base);
   const second = privateKeyToAccount(generatePrivateKey());
-  const link = await req("POST", "/v1/users/me/wallets", "/v1/users/me/wallets", as(h, { address: second.address }, { "x-forwarded-for": randomIp() }));
-  await req("POST", "/v1/users/me/wallets", "/v1/users/me/wallets", as(h, { message: link.body.message, signature: await second.signMessage({ message: link.body.message }) }, { "x-forwarded-for": randomIp() }));
-  const someoneElse = await req("POST", "/v1/users/me/wallets", "/v1/users/me/wallets", as(h2, { address: second.address }, { "x-forwarded-for": randomIp() }));
-  await req("POST", "/v1/users/me/wallets", "/v1/users/me/wallets", as(h2, { message: someoneElse.body.message, signature: await second.signMessage({ message: someoneElse.body.message }) }, { "x-forwarded-for": randomIp() })); // 409
+  const link = await req(
+    "POST",
+    "/v1/users/me/wallets",
+    "/v1/users/me/wallets",
+    as(h, { address: second.address }, { "x-forwarded-for": randomIp() }),
+  );
+  await req(
+    "POST",
+    "/v1/users/me/wallets",
+    "/v1/users/me/wallets",
+    as(
+      h,
+      { message: link.body.message, signature: await second.signMessage({ message: link.body.message }) },
+      { "x-forwarded-for": randomIp() },
+    ),
+  );
+  const someoneElse = await req(
+    "POST",
+    "/v1/users/me/wallets",
+    "/v1/users/me/wallets",
+    as(h2, { address: second.address }, { "x-forwarded-for": randomIp() }),
+  );
+  await req(
+    "POST",
+    "/v1/users/me/wallets",
+    "/v1/users/me/wallets",
+    as(
+      h2,
+      { message: someoneElse.body.message, signature: await second.signMessage({ message: someoneElse.body.message }) },
+      { "x-forwarded-for": randomIp() },
+    ),
+  ); // 409
 
   // moments
   const m = await req("POST", "/v1/moments", "/v1/moments", as(a, { content: "Rain at noon.", visibility: "public" }));
@@ -276,7 +430,12 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   await req("GET", "/v1/moments/:id", "/v1/moments/moment_1", as(h)); // 404
   await req("POST", "/v1/moments/:id/like", `/v1/moments/${m.body.id}/like`, as(h));
   await req("DELETE", "/v1/moments/:id/like", `/v1/moments/${m.body.id}/like`, as(h));
-  await req("POST", "/v1/moments/:id/comments", `/v1/moments/${m.body.id}/comments`, as(h, { body: "Bring an umbrella." }));
+  await req(
+    "POST",
+    "/v1/moments/:id/comments",
+    `/v1/moments/${m.body.id}/comments`,
+    as(h, { body: "Bring an umbrella." }),
+  );
   await req("POST", "/v1/moments/:id/comments", `/v1/moments/${m.body.id}/comments`, as(b, { body: "And boots." }));
   await req("GET", "/v1/moments/:id/comments", `/v1/moments/${m.body.id}/comments?limit=1`, as(a));
 
@@ -297,8 +456,18 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   await req("PATCH", "/v1/messages/:id", `/v1/messages/${sent.body.id}`, as(h, { body: "hello again" }));
   await req("POST", "/v1/messages/:id/reactions", `/v1/messages/${sent.body.id}/reactions`, as(a, { emoji: "👍" }));
   await req("POST", "/v1/messages/:id/reactions", `/v1/messages/${sent.body.id}/reactions`, as(a, { emoji: "thumbs" })); // 400
-  await req("DELETE", "/v1/messages/:id/reactions/:emoji", `/v1/messages/${sent.body.id}/reactions/${encodeURIComponent("👍")}`, as(a));
-  const answer = await req("POST", "/v1/messages", "/v1/messages", as(a, { to: h.id, body: "hello to you", reply_to: sent.body.id }));
+  await req(
+    "DELETE",
+    "/v1/messages/:id/reactions/:emoji",
+    `/v1/messages/${sent.body.id}/reactions/${encodeURIComponent("👍")}`,
+    as(a),
+  );
+  const answer = await req(
+    "POST",
+    "/v1/messages",
+    "/v1/messages",
+    as(a, { to: h.id, body: "hello to you", reply_to: sent.body.id }),
+  );
   if (answer.body?.reply_to?.id !== sent.body.id) problems.push("a reply's answer carries no quote");
   await req("PATCH", "/v1/messages/:id", `/v1/messages/${sent.body.id}`, as(a, { body: "not mine" })); // 403
   const doomed = await req("POST", "/v1/messages", "/v1/messages", as(h, { to: a.id, body: "oops" }));
@@ -311,8 +480,18 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   await req("GET", "/v1/search/messages", "/v1/search/messages?q=hello", as(h));
   await req("GET", "/v1/search/messages", "/v1/search/messages?q=hello&before=nope", as(h)); // 400
   await req("GET", "/v1/threads/:id/messages", `/v1/threads/${sent.body.thread_id}/messages`, as(h));
-  await req("POST", "/v1/threads/:id/read", `/v1/threads/${sent.body.thread_id}/read`, as(a, { through: sent.body.id }));
-  await req("POST", "/v1/threads/:id/read", `/v1/threads/${sent.body.thread_id}/read`, as(b, { through: sent.body.id })); // 404: not b's
+  await req(
+    "POST",
+    "/v1/threads/:id/read",
+    `/v1/threads/${sent.body.thread_id}/read`,
+    as(a, { through: sent.body.id }),
+  );
+  await req(
+    "POST",
+    "/v1/threads/:id/read",
+    `/v1/threads/${sent.body.thread_id}/read`,
+    as(b, { through: sent.body.id }),
+  ); // 404: not b's
   await req("GET", "/v1/threads/:id/reads", `/v1/threads/${sent.body.thread_id}/reads`, as(h));
   await req("GET", "/v1/threads/:id/reads", `/v1/threads/${sent.body.thread_id}/reads`, as(b)); // 404: not b's
 
@@ -326,15 +505,28 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   await req("DELETE", "/v1/groups/:id/members/:member", `/v1/groups/${gid}/members/${b.id}`, as(a));
 
   // files
-  const f = await req("POST", "/v1/files/upload", "/v1/files/upload?name=note.txt", { ...as(a), body: "file body", headers: { "content-type": "text/plain", "x-forwarded-for": randomIp() } });
+  const f = await req("POST", "/v1/files/upload", "/v1/files/upload?name=note.txt", {
+    ...as(a),
+    body: "file body",
+    headers: { "content-type": "text/plain", "x-forwarded-for": randomIp() },
+  });
   await req("GET", "/v1/files/:id", `/v1/files/${f.body.id}`, as(a));
   await req("GET", "/v1/files/:id", `/v1/files/${f.body.id}`, as(b)); // 404
   // a picture: set from an uploaded image, then fetched without credentials, again with its tag, and a key nobody has
-  const png = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=", "base64");
-  const pic = await req("POST", "/v1/files/upload", "/v1/files/upload?name=me.png", { ...as(a), body: png as unknown as string, headers: { "content-type": "image/png", "x-forwarded-for": randomIp() } });
+  const png = Buffer.from(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=",
+    "base64",
+  );
+  const pic = await req("POST", "/v1/files/upload", "/v1/files/upload?name=me.png", {
+    ...as(a),
+    body: png as unknown as string,
+    headers: { "content-type": "image/png", "x-forwarded-for": randomIp() },
+  });
   const withPic = await req("PATCH", "/v1/agents/me", "/v1/agents/me", as(a, { avatar: pic.body.id }));
   const shown = await req("GET", "/v1/avatars/:key", withPic.body.agent.avatar_url);
-  await req("GET", "/v1/avatars/:key", withPic.body.agent.avatar_url, { headers: { "if-none-match": shown.headers.get("etag")! } }); // 304
+  await req("GET", "/v1/avatars/:key", withPic.body.agent.avatar_url, {
+    headers: { "if-none-match": shown.headers.get("etag")! },
+  }); // 304
   await req("GET", "/v1/avatars/:key", "/v1/avatars/AAAAAAAAAAAAAAAAAAAAAA"); // 404
 
   await req("GET", "/v1/payments", "/v1/payments?direction=sent", as(a));
@@ -346,12 +538,28 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   // the MCP endpoint: initialize (an event stream of one answer), the session's open event stream, its end
   const mcpAgent = await registerAgent(base, "MCP bot");
   const sse = { accept: "application/json, text/event-stream" };
-  const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "doc", version: "1" } } };
+  const init = {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "doc", version: "1" } },
+  };
   const opened = await req("POST", "/v1/mcp", "/v1/mcp", as(mcpAgent, init, sse));
-  const session = { "mcp-session-id": opened.headers.get("mcp-session-id") ?? "", "mcp-protocol-version": "2025-06-18" };
-  await req("POST", "/v1/mcp", "/v1/mcp", as(mcpAgent, { jsonrpc: "2.0", method: "notifications/initialized" }, { ...sse, ...session }));
+  const session = {
+    "mcp-session-id": opened.headers.get("mcp-session-id") ?? "",
+    "mcp-protocol-version": "2025-06-18",
+  };
+  await req(
+    "POST",
+    "/v1/mcp",
+    "/v1/mcp",
+    as(mcpAgent, { jsonrpc: "2.0", method: "notifications/initialized" }, { ...sse, ...session }),
+  );
   const ac = new AbortController();
-  const events = await fetch(`${base}/v1/mcp`, { headers: { authorization: `Bearer ${mcpAgent.token}`, accept: "text/event-stream", ...session }, signal: ac.signal });
+  const events = await fetch(`${base}/v1/mcp`, {
+    headers: { authorization: `Bearer ${mcpAgent.token}`, accept: "text/event-stream", ...session },
+    signal: ac.signal,
+  });
   check("GET", "/v1/mcp", { status: events.status, headers: events.headers, body: undefined, text: "" });
   ac.abort();
   await req("DELETE", "/v1/mcp", "/v1/mcp", as(mcpAgent, undefined, session));
@@ -360,7 +568,10 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   // 429: one address registering past its limit
   const ip = randomIp();
   for (let i = 0; i <= POLICIES.register.limit; i++) {
-    await req("POST", "/v1/agents/register", "/v1/agents/register", { json: { display_name: "flood" }, headers: { "x-forwarded-for": ip } });
+    await req("POST", "/v1/agents/register", "/v1/agents/register", {
+      json: { display_name: "flood" },
+      headers: { "x-forwarded-for": ip },
+    });
   }
 
   t.same(problems, [], "every answer is documented, with a body valid against the document");
@@ -374,7 +585,6 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
     [],
     "and the error statuses were seen too",
   );
-
 });
 
 t.test("the AsyncAPI document describes the frames of a real WebSocket session", async (t) => {
@@ -385,16 +595,43 @@ t.test("the AsyncAPI document describes the frames of a real WebSocket session",
   t.equal(doc["asyncapi"], "3.0.0");
   const components = doc["components"] as { messages: Record<string, { payload: Json }>; schemas: Json };
   const operations = doc["operations"] as Record<string, { action: string; messages: { $ref: string }[] }>;
-  const names = (action: string) => Object.values(operations).filter((o) => o.action === action).map((o) => o.messages[0]!.$ref.split("/").pop()!).sort();
+  const names = (action: string) =>
+    Object.values(operations)
+      .filter((o) => o.action === action)
+      .map((o) => o.messages[0]!.$ref.split("/").pop()!)
+      .sort();
   t.same(names("receive"), ["AckFrame", "AuthFrame", "PingFrame", "TypingFrame"], "client frames");
-  t.same(names("send"), ["AckedFrame", "ErrorFrame", "ExpiredFrame", "FriendRequestEvent", "MessageFrame", "MessageUpdateEvent", "PongFrame", "PresenceFrame", "ReadEvent", "ReadyFrame", "TypingEvent"], "server frames");
+  t.same(
+    names("send"),
+    [
+      "AckedFrame",
+      "ErrorFrame",
+      "ExpiredFrame",
+      "FriendRequestEvent",
+      "MessageFrame",
+      "MessageUpdateEvent",
+      "PongFrame",
+      "PresenceFrame",
+      "ReadEvent",
+      "ReadyFrame",
+      "TypingEvent",
+    ],
+    "server frames",
+  );
   const compile = compiler(doc, "#/components/schemas/");
-  const serverFrame = z.union(names("send").map((n) => compile(components.messages[n]!.payload)) as unknown as [z.ZodType, z.ZodType]);
-  const clientFrame = z.union(names("receive").map((n) => compile(components.messages[n]!.payload)) as unknown as [z.ZodType, z.ZodType]);
+  const serverFrame = z.union(
+    names("send").map((n) => compile(components.messages[n]!.payload)) as unknown as [z.ZodType, z.ZodType],
+  );
+  const clientFrame = z.union(
+    names("receive").map((n) => compile(components.messages[n]!.payload)) as unknown as [z.ZodType, z.ZodType],
+  );
 
   const a = await registerAgent(node.url, "ws-a");
   const b = await registerAgent(node.url, "ws-b");
-  const sent = await call(node.url, "POST", "/v1/messages", { token: b.token, json: { to: a.id, body: "over the socket" } });
+  const sent = await call(node.url, "POST", "/v1/messages", {
+    token: b.token,
+    json: { to: a.id, body: "over the socket" },
+  });
   t.equal(sent.status, 201);
   const ws = new WebSocket(`${node.url.replace("http", "ws")}/v1/ws`);
   t.teardown(() => ws.close());
@@ -406,9 +643,7 @@ t.test("the AsyncAPI document describes the frames of a real WebSocket session",
     return frames.find((x) => x["type"] === type)!;
   };
   await new Promise<void>((resolve, reject) => ws.once("open", () => resolve()).once("error", reject));
-  const out: Json[] = [
-    { type: "auth", token: a.token },
-  ];
+  const out: Json[] = [{ type: "auth", token: a.token }];
   ws.send(JSON.stringify(out[0]));
   await frame("ready");
   const msg = await frame("message");
@@ -424,56 +659,90 @@ t.test("the AsyncAPI document describes the frames of a real WebSocket session",
   await frame("ack");
   // marking the thread read over HTTP: the reader's own connection hears the receipt
   const m = msg["message"] as Json;
-  const marked = await call(node.url, "POST", `/v1/threads/${String(m["thread_id"])}/read`, { token: a.token, json: { through: m["id"] } });
+  const marked = await call(node.url, "POST", `/v1/threads/${String(m["thread_id"])}/read`, {
+    token: a.token,
+    json: { through: m["id"] },
+  });
   t.equal(marked.status, 200);
   await frame("read");
   // the sender edits it: the recipient's connection hears the message as it is now
-  const edited = await call(node.url, "PATCH", `/v1/messages/${String(m["id"])}`, { token: b.token, json: { body: "edited" } });
+  const edited = await call(node.url, "PATCH", `/v1/messages/${String(m["id"])}`, {
+    token: b.token,
+    json: { body: "edited" },
+  });
   t.equal(edited.status, 200);
   await frame("message_update");
   // a friend request to the socket's principal
   t.equal((await call(node.url, "POST", "/v1/friends/request", { token: b.token, json: { to: a.id } })).status, 201);
   await frame("friend_request");
   for (const f of out) t.ok(clientFrame.safeParse(f).success, `client frame ${String(f["type"])} matches the document`);
-  for (const f of frames) t.ok(serverFrame.safeParse(f).success, `server frame ${String(f["type"])} matches the document: ${JSON.stringify(f).slice(0, 200)}`);
+  for (const f of frames)
+    t.ok(
+      serverFrame.safeParse(f).success,
+      `server frame ${String(f["type"])} matches the document: ${JSON.stringify(f).slice(0, 200)}`,
+    );
   t.ok(!serverFrame.safeParse({ type: "message", message: { id: "nope" } }).success, "and a malformed frame does not");
 });
 
-t.test("/docs renders the reference in Chromium from this origin alone, under its CSP", { skip: NO_BROWSER }, async (t) => {
-  const node = await startTestNode(t, { engine: "memory" });
-  const page0 = await call(node.url, "GET", "/docs");
-  t.equal(page0.status, 200);
-  t.match(page0.headers.get("content-type") ?? "", /^text\/html/);
-  const csp = page0.headers.get("content-security-policy") ?? "";
-  t.match(csp, /default-src 'self'/);
-  t.notMatch(csp, /https?:|unsafe/, "the CSP names no other origin and nothing unsafe");
-  const asset = [...page0.text.matchAll(/src="(\/docs\/assets\/[^"]+)"/g)][0]![1]!;
-  const js = await fetch(node.url + asset);
-  t.equal(js.headers.get("cache-control"), "public, max-age=31536000, immutable", "versioned assets are cached for good");
-  await js.arrayBuffer();
+t.test(
+  "/docs renders the reference in Chromium from this origin alone, under its CSP",
+  { skip: NO_BROWSER },
+  async (t) => {
+    const node = await startTestNode(t, { engine: "memory" });
+    const page0 = await call(node.url, "GET", "/docs");
+    t.equal(page0.status, 200);
+    t.match(page0.headers.get("content-type") ?? "", /^text\/html/);
+    const csp = page0.headers.get("content-security-policy") ?? "";
+    t.match(csp, /default-src 'self'/);
+    t.notMatch(csp, /https?:|unsafe/, "the CSP names no other origin and nothing unsafe");
+    const asset = [...page0.text.matchAll(/src="(\/docs\/assets\/[^"]+)"/g)][0]![1]!;
+    const js = await fetch(node.url + asset);
+    t.equal(
+      js.headers.get("cache-control"),
+      "public, max-age=31536000, immutable",
+      "versioned assets are cached for good",
+    );
+    await js.arrayBuffer();
 
-  const profile = await mkdtemp(join(tmpdir(), "flock-docs-"));
-  t.teardown(() => rm(profile, { recursive: true, force: true }));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
-  t.teardown(() => context.close());
-  const page = await context.newPage();
-  const requested: string[] = [];
-  const complaints: string[] = [];
-  page.on("request", (r) => requested.push(r.url()));
-  page.on("console", (m) => {
-    if (m.type() === "error" || /Content Security Policy/i.test(m.text())) complaints.push(m.text());
-  });
-  page.on("pageerror", (e) => complaints.push(String(e)));
-  await page.goto(`${node.url}/docs`);
-  await page.waitForSelector(".opblock", { timeout: 30_000 });
-  const served = (await call<{ paths: Record<string, object> }>(node.url, "GET", "/v1/openapi.json")).body;
-  const operations = Object.values(served.paths).reduce((n, p) => n + Object.keys(p).length, 0);
-  t.equal(await page.locator(".opblock").count(), operations, "one rendered operation per operation of the document");
-  t.ok(requested.some((u) => u.endsWith("/v1/openapi.json")), "the page loaded the document");
-  t.same(requested.filter((u) => !u.startsWith(node.url + "/")), [], "every request of the page went to the node itself");
-  t.same(complaints, [], "no script error, no CSP violation");
-});
+    const profile = await mkdtemp(join(tmpdir(), "flock-docs-"));
+    t.teardown(() => rm(profile, { recursive: true, force: true }));
+    const context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    });
+    t.teardown(() => context.close());
+    const page = await context.newPage();
+    const requested: string[] = [];
+    const complaints: string[] = [];
+    page.on("request", (r) => requested.push(r.url()));
+    page.on("console", (m) => {
+      if (m.type() === "error" || /Content Security Policy/i.test(m.text())) complaints.push(m.text());
+    });
+    page.on("pageerror", (e) => complaints.push(String(e)));
+    await page.goto(`${node.url}/docs`);
+    await page.waitForSelector(".opblock", { timeout: 30_000 });
+    const served = (await call<{ paths: Record<string, object> }>(node.url, "GET", "/v1/openapi.json")).body;
+    const operations = Object.values(served.paths).reduce((n, p) => n + Object.keys(p).length, 0);
+    t.equal(await page.locator(".opblock").count(), operations, "one rendered operation per operation of the document");
+    t.ok(
+      requested.some((u) => u.endsWith("/v1/openapi.json")),
+      "the page loaded the document",
+    );
+    t.same(
+      requested.filter((u) => !u.startsWith(node.url + "/")),
+      [],
+      "every request of the page went to the node itself",
+    );
+    t.same(complaints, [], "no script error, no CSP violation");
+  },
+);

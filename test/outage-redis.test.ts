@@ -19,7 +19,10 @@ t.test("Redis down: 503 + Retry-After within 2 s; back within a second of its re
   const a = await registerAgent(node.url, "a");
   const b = await registerAgent(node.url, "b");
   t.equal((await send(node.url, a, b.id, "before")).status, 201);
-  const moment = await call(node.url, "POST", "/v1/moments", { token: a.token, json: { content: "hi", visibility: "public" } });
+  const moment = await call(node.url, "POST", "/v1/moments", {
+    token: a.token,
+    json: { content: "hi", visibility: "public" },
+  });
   t.equal(moment.status, 201);
 
   await redis.kill();
@@ -33,7 +36,10 @@ t.test("Redis down: 503 + Retry-After within 2 s; back within a second of its re
   // what Postgres holds is handed out (nothing of a message lives in Redis) ...
   const [held, hms] = await timed(() => call(node.url, "GET", "/v1/messages/pending?timeout=10", { token: b.token }));
   t.equal(held.status, 200, `long poll with a message waiting: ${held.text}`);
-  t.same((held.body.messages as { body: string }[]).map((m) => m.body), ["before"]);
+  t.same(
+    (held.body.messages as { body: string }[]).map((m) => m.body),
+    ["before"],
+  );
   t.ok(hms < 2000, `answered in ${Math.round(hms)} ms`);
   // ... but a poll with nothing to hand out cannot be woken from another node: 503 at once, not a blind wait
   const [p, pms] = await timed(() => call(node.url, "GET", "/v1/messages/pending?timeout=10", { token: a.token }));
@@ -50,17 +56,29 @@ t.test("Redis down: 503 + Retry-After within 2 s; back within a second of its re
 
   await redis.restart();
   const back = performance.now();
-  await until(async () => (await send(node.url, a, b.id, "after")).status === 201, { ms: 5000, every: 20, what: "a send answered 201" });
+  await until(async () => (await send(node.url, a, b.id, "after")).status === 201, {
+    ms: 5000,
+    every: 20,
+    what: "a send answered 201",
+  });
   const took = performance.now() - back;
   t.ok(took < 1500, `sends back ${Math.round(took)} ms after Redis`);
-  await until(async () => (await call(node.url, "GET", "/readyz")).status === 200, { ms: 5000, every: 20, what: "/readyz 200" });
+  await until(async () => (await call(node.url, "GET", "/readyz")).status === 200, {
+    ms: 5000,
+    every: 20,
+    what: "/readyz 200",
+  });
   const readyIn = performance.now() - back;
   t.ok(readyIn < 1000, `ready ${Math.round(readyIn)} ms after Redis`);
   const got = await call(node.url, "GET", "/v1/messages/pending?timeout=0", { token: b.token });
   t.equal(got.status, 200);
-  t.same(got.body.messages.map((m: { body: string }) => m.body), ["before", "after"]);
+  t.same(
+    got.body.messages.map((m: { body: string }) => m.body),
+    ["before", "after"],
+  );
   // wake-ups are subscribed again: a waiting long poll is answered by a send
-  for (const m of got.body.messages as { id: string }[]) await call(node.url, "POST", `/v1/messages/${m.id}/ack`, { token: b.token });
+  for (const m of got.body.messages as { id: string }[])
+    await call(node.url, "POST", `/v1/messages/${m.id}/ack`, { token: b.token });
   const waiting = node.svc.hub.waiters.size;
   const poll = call(node.url, "GET", "/v1/messages/pending?timeout=10", { token: b.token });
   await until(() => node.svc.hub.waiters.size > waiting, { what: "the long poll to wait" });
@@ -68,6 +86,9 @@ t.test("Redis down: 503 + Retry-After within 2 s; back within a second of its re
     t.equal((await send(node.url, a, b.id, "wake")).status, 201);
     return poll;
   });
-  t.same(woken.body.messages.map((m: { body: string }) => m.body), ["wake"]);
+  t.same(
+    woken.body.messages.map((m: { body: string }) => m.body),
+    ["wake"],
+  );
   t.ok(wms < 1000, `long poll woken in ${Math.round(wms)} ms`);
 });

@@ -36,7 +36,10 @@ t.test("Postgres down: an uncached token is 'unavailable', never 'unauthorized'"
   ws.send(JSON.stringify({ type: "auth", token: agent.token }));
   const code = await new Promise<number>((r) => ws.once("close", (c) => r(c)));
   t.equal(code, 1013, "closed with 1013 (try again later), not 4401");
-  t.same(frames.filter((f) => f.type === "error").map((f) => f.error), ["unavailable"]);
+  t.same(
+    frames.filter((f) => f.type === "error").map((f) => f.error),
+    ["unavailable"],
+  );
 
   // once Postgres is back, the same token connects
   await pg.restart();
@@ -57,5 +60,9 @@ t.test("Postgres down: an uncached token is 'unavailable', never 'unauthorized'"
   };
   // a paced client's retries (every 100 ms) until the circuit closes
   await until(connects, { ms: 10_000, every: 100, what: "the socket to connect again" });
-  t.same(statuses.filter((s) => s !== 503 && s !== 101), [], `503 until the circuit closes, then 101 (${statuses.length} tries)`);
+  t.same(
+    statuses.filter((s) => s !== 503 && s !== 101),
+    [],
+    `503 until the circuit closes, then 101 (${statuses.length} tries)`,
+  );
 });

@@ -33,5 +33,9 @@ t.test("Postgres down: a WebSocket ack answers unavailable, and succeeds once Po
   };
   // a paced client's retries (every 100 ms) until the circuit closes
   await until(ackOnce, { ms: 10_000, every: 100, what: "the ack to go through" });
-  t.same(answers.filter((a) => a !== "unavailable" && a !== "ack"), [], `unavailable until the circuit closes, then acked (${answers.length} tries)`);
+  t.same(
+    answers.filter((a) => a !== "unavailable" && a !== "ack"),
+    [],
+    `unavailable until the circuit closes, then acked (${answers.length} tries)`,
+  );
 });

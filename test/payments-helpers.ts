@@ -27,14 +27,26 @@ export function x402For(account: Account) {
 }
 
 /** A PAYMENT-SIGNATURE header for `req` (optionally altered before signing), signed by `account`. */
-export async function signedHeader(account: Account, req: PaymentRequirements, change: Partial<PaymentRequirements> = {}): Promise<string> {
-  const pr: PaymentRequired = { x402Version: 2, resource: { url: "http://127.0.0.1/v1/messages", description: "", mimeType: "application/json" }, accepts: [{ ...req, ...change }] };
+export async function signedHeader(
+  account: Account,
+  req: PaymentRequirements,
+  change: Partial<PaymentRequirements> = {},
+): Promise<string> {
+  const pr: PaymentRequired = {
+    x402Version: 2,
+    resource: { url: "http://127.0.0.1/v1/messages", description: "", mimeType: "application/json" },
+    accepts: [{ ...req, ...change }],
+  };
   const payload = await x402For(account).createPaymentPayload(pr);
   return encodePaymentSignatureHeader(payload);
 }
 
 /** A header whose authorization was valid only until `validBefore` (seconds), signed by hand with viem. */
-export async function headerValidUntil(account: Account, req: PaymentRequirements, validBefore: number): Promise<string> {
+export async function headerValidUntil(
+  account: Account,
+  req: PaymentRequirements,
+  validBefore: number,
+): Promise<string> {
   const authorization = {
     from: account.address,
     to: req.payTo as Hex,
@@ -44,7 +56,12 @@ export async function headerValidUntil(account: Account, req: PaymentRequirement
     nonce: `0x${randomBytes(32).toString("hex")}` as Hex,
   };
   const signature = await account.signTypedData!({
-    domain: { name: req.extra["name"] as string, version: req.extra["version"] as string, chainId: Number(req.network.split(":")[1]), verifyingContract: req.asset as Hex },
+    domain: {
+      name: req.extra["name"] as string,
+      version: req.extra["version"] as string,
+      chainId: Number(req.network.split(":")[1]),
+      verifyingContract: req.asset as Hex,
+    },
     types: {
       TransferWithAuthorization: [
         { name: "from", type: "address" },
@@ -61,6 +78,12 @@ export async function headerValidUntil(account: Account, req: PaymentRequirement
   return encodePaymentSignatureHeader({ x402Version: 2, accepted: req, payload: { authorization, signature } });
 }
 
-export function sendRaw(base: string, from: Registered, to: string, body: string, headers: Record<string, string> = {}) {
+export function sendRaw(
+  base: string,
+  from: Registered,
+  to: string,
+  body: string,
+  headers: Record<string, string> = {},
+) {
   return call(base, "POST", "/v1/messages", { token: from.token, json: { to, body }, headers });
 }

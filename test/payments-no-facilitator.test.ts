@@ -17,7 +17,10 @@ for (const engine of ["memory", "redis"] as const) {
     t.equal(node.config.FACILITATOR_URL, undefined, "no facilitator configured");
     const base = node.url;
     const seller = await registerAgent(base, "Seller");
-    const on = await call(base, "PATCH", "/v1/agents/me", { token: seller.token, json: { x402_enabled: true, price: 0.05, pay_to: PAY_TO } });
+    const on = await call(base, "PATCH", "/v1/agents/me", {
+      token: seller.token,
+      json: { x402_enabled: true, price: 0.05, pay_to: PAY_TO },
+    });
     t.equal(on.status, 200);
     const buyer = await registerAgent(base, "Buyer");
 
@@ -28,7 +31,10 @@ for (const engine of ["memory", "redis"] as const) {
       "the marketplace lists the agent",
     );
 
-    const unpaid = await call(base, "POST", "/v1/messages", { token: buyer.token, json: { to: seller.id, body: "hi" } });
+    const unpaid = await call(base, "POST", "/v1/messages", {
+      token: buyer.token,
+      json: { to: seller.id, body: "hi" },
+    });
     t.equal(unpaid.status, 402, "a send to a listed paid agent asks for payment");
     t.equal(unpaid.body.error, "payment_required");
     const want: PaymentRequirements = {
@@ -48,7 +54,11 @@ for (const engine of ["memory", "redis"] as const) {
     const account = freshAccount();
     for (const name of ["PAYMENT-SIGNATURE", "X-PAYMENT"]) {
       const header = await signedHeader(account, want);
-      const paid = await call(base, "POST", "/v1/messages", { token: buyer.token, json: { to: seller.id, body: "paid hi" }, headers: { [name]: header } });
+      const paid = await call(base, "POST", "/v1/messages", {
+        token: buyer.token,
+        json: { to: seller.id, body: "paid hi" },
+        headers: { [name]: header },
+      });
       t.equal(paid.status, 503, `${name}: no facilitator can settle it`);
       t.same(Object.keys(paid.body).sort(), ["error", "message"]);
       t.equal(paid.body.error, "payments_unavailable");
@@ -72,25 +82,42 @@ for (const engine of ["memory", "redis"] as const) {
   });
 }
 
-t.test("a facilitator that does not answer: 503 payments_unavailable, and the authorization stays usable", async (t) => {
-  const node = await startTestNode(t, { engine: "memory", env: { FACILITATOR_URL: "http://127.0.0.1:9" } }); // nothing listens there
-  const base = node.url;
-  const seller = await registerAgent(base, "Seller");
-  await call(base, "PATCH", "/v1/agents/me", { token: seller.token, json: { x402_enabled: true, price: 0.05, pay_to: PAY_TO } });
-  const buyer = await registerAgent(base, "Buyer");
-  const unpaid = await call(base, "POST", "/v1/messages", { token: buyer.token, json: { to: seller.id, body: "hi" } });
-  t.equal(unpaid.status, 402);
-  const header = await signedHeader(freshAccount(), unpaid.body.accepts[0]);
-  for (const attempt of ["first", "again"]) {
-    const paid = await call(base, "POST", "/v1/messages", { token: buyer.token, json: { to: seller.id, body: "paid hi" }, headers: { "PAYMENT-SIGNATURE": header } });
-    t.equal(paid.status, 503, `${attempt}: not verified`);
-    t.equal(paid.body.error, "payments_unavailable", "not a conflict: nothing went on chain, so it may be sent again");
-  }
-  const sent = await call(base, "GET", "/v1/payments", { token: buyer.token });
-  t.same(
-    sent.body.payments.map((p: { status: string }) => p.status),
-    ["failed"],
-    "one claim, failed at verification; nothing charged",
-  );
-  t.same((await call(base, "GET", "/v1/messages/pending?timeout=0", { token: seller.token })).body.messages, []);
-});
+t.test(
+  "a facilitator that does not answer: 503 payments_unavailable, and the authorization stays usable",
+  async (t) => {
+    const node = await startTestNode(t, { engine: "memory", env: { FACILITATOR_URL: "http://127.0.0.1:9" } }); // nothing listens there
+    const base = node.url;
+    const seller = await registerAgent(base, "Seller");
+    await call(base, "PATCH", "/v1/agents/me", {
+      token: seller.token,
+      json: { x402_enabled: true, price: 0.05, pay_to: PAY_TO },
+    });
+    const buyer = await registerAgent(base, "Buyer");
+    const unpaid = await call(base, "POST", "/v1/messages", {
+      token: buyer.token,
+      json: { to: seller.id, body: "hi" },
+    });
+    t.equal(unpaid.status, 402);
+    const header = await signedHeader(freshAccount(), unpaid.body.accepts[0]);
+    for (const attempt of ["first", "again"]) {
+      const paid = await call(base, "POST", "/v1/messages", {
+        token: buyer.token,
+        json: { to: seller.id, body: "paid hi" },
+        headers: { "PAYMENT-SIGNATURE": header },
+      });
+      t.equal(paid.status, 503, `${attempt}: not verified`);
+      t.equal(
+        paid.body.error,
+        "payments_unavailable",
+        "not a conflict: nothing went on chain, so it may be sent again",
+      );
+    }
+    const sent = await call(base, "GET", "/v1/payments", { token: buyer.token });
+    t.same(
+      sent.body.payments.map((p: { status: string }) => p.status),
+      ["failed"],
+      "one claim, failed at verification; nothing charged",
+    );
+    t.same((await call(base, "GET", "/v1/messages/pending?timeout=0", { token: seller.token })).body.messages, []);
+  },
+);

@@ -11,7 +11,11 @@ import { startTestNode, type TestNode } from "./helpers/node.ts";
 const PAY_TO = "0x52908400098527886E0F7030069857D2E4169EE7";
 
 /** A POST /v1/messages to the node's port carrying a forged Host (and forwarding headers). */
-function forgedSend(node: TestNode, token: string, to: string): Promise<{ status: number; header: string | undefined; body: any }> {
+function forgedSend(
+  node: TestNode,
+  token: string,
+  to: string,
+): Promise<{ status: number; header: string | undefined; body: any }> {
   const payload = JSON.stringify({ to, body: "how much?" });
   return new Promise((resolve, reject) => {
     const req = request(
@@ -33,7 +37,13 @@ function forgedSend(node: TestNode, token: string, to: string): Promise<{ status
         let text = "";
         res.setEncoding("utf8");
         res.on("data", (d: string) => (text += d));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, header: res.headers["payment-required"] as string | undefined, body: JSON.parse(text) }));
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            header: res.headers["payment-required"] as string | undefined,
+            body: JSON.parse(text),
+          }),
+        );
       },
     );
     req.on("error", reject);
@@ -44,7 +54,10 @@ function forgedSend(node: TestNode, token: string, to: string): Promise<{ status
 /** The resource URL a forged send to a fresh paid agent is answered with, in the header and in the body. */
 async function resourceOf(t: Test, node: TestNode): Promise<string> {
   const seller = await registerAgent(node.url, "Seller");
-  const on = await call(node.url, "PATCH", "/v1/agents/me", { token: seller.token, json: { x402_enabled: true, price: 0.05, pay_to: PAY_TO } });
+  const on = await call(node.url, "PATCH", "/v1/agents/me", {
+    token: seller.token,
+    json: { x402_enabled: true, price: 0.05, pay_to: PAY_TO },
+  });
   t.equal(on.status, 200, "the seller charges");
   const buyer = await registerAgent(node.url, "Buyer");
   const r = await forgedSend(node, buyer.token, seller.id);

@@ -16,7 +16,13 @@ t.teardown(() => env.stop());
 const node = await startTestNode(t, { engine: "memory", env: env.env });
 
 const client = (opts: Partial<ConstructorParameters<typeof Flock>[0]> = {}) =>
-  new Flock({ baseUrl: node.url, sendsPerSecond: 1000, fetch: (u, i) => fetch(u, { ...i, headers: { ...(i?.headers as Record<string, string>), "x-forwarded-for": randomIp() } }), ...opts });
+  new Flock({
+    baseUrl: node.url,
+    sendsPerSecond: 1000,
+    fetch: (u, i) =>
+      fetch(u, { ...i, headers: { ...(i?.headers as Record<string, string>), "x-forwarded-for": randomIp() } }),
+    ...opts,
+  });
 
 async function paidOracle(price: number) {
   const oracle = client();
@@ -28,7 +34,14 @@ async function paidOracle(price: number) {
 
 t.test("updateMe and marketplace show the paid agent", async (t) => {
   const { oracle, me, payTo } = await paidOracle(0.1);
-  t.match(me, { x402_enabled: true, price: 0.1, currency: "USD", pay_to: payTo, network: "eip155:31337", asset_symbol: "fUSD" });
+  t.match(me, {
+    x402_enabled: true,
+    price: 0.1,
+    currency: "USD",
+    pay_to: payTo,
+    network: "eip155:31337",
+    asset_symbol: "fUSD",
+  });
   const page = await oracle.marketplace({ q: "for a fee" });
   t.ok(page.agents.some((a) => a.id === me.id && a.price === 0.1));
 });
@@ -72,22 +85,33 @@ t.test("with an account, send pays; the recipient receives the payment over the 
   await alice.send(id, "second");
   const over = await alice.send(id, "third").catch((e: unknown) => e);
   t.ok(over instanceof PaymentRequiredError, "the session cap stops the third payment");
-  t.match((over as Error).message, /^paying \$0\.15 would pass this client's session cap \(\$0\.40, \$0\.10 left\)/, "in dollars");
+  t.match(
+    (over as Error).message,
+    /^paying \$0\.15 would pass this client's session cap \(\$0\.40, \$0\.10 left\)/,
+    "in dollars",
+  );
   const { id: pricey } = await paidOracle(2);
   const tooDear = await alice.send(pricey, "how much?").catch((e: unknown) => e);
-  t.match((tooDear as Error).message, /^the price \(\$2\.00\) is above this client's per-message cap \(\$1\.00\)/, "in dollars");
+  t.match(
+    (tooDear as Error).message,
+    /^the price \(\$2\.00\) is above this client's per-message cap \(\$1\.00\)/,
+    "in dollars",
+  );
   t.equal(wallet.spent, 300_000n);
 });
 
-t.test("the README's form: payments as plain settings ({ account, maxPerMessage, maxPerSession }) pays too", async (t) => {
-  const { id } = await paidOracle(0.05);
-  const alice = client({ payments: { account: payer, maxPerMessage: 1, maxPerSession: 10 } });
-  await alice.register({ display_name: "Alice" });
-  const sent = await alice.send(id, "paid with plain settings");
-  t.match(sent.payment, { payer: payer.address, amount: "50000" });
-  const capped = client({ payments: { account: payer, maxPerMessage: 0.01 } });
-  await capped.register({ display_name: "Capped" });
-  const err = await capped.send(id, "too dear").catch((e: unknown) => e);
-  t.ok(err instanceof PaymentRequiredError);
-  t.equal((err as Error).message.split(":")[0], "the price ($0.05) is above this client's per-message cap ($0.01)");
-});
+t.test(
+  "the README's form: payments as plain settings ({ account, maxPerMessage, maxPerSession }) pays too",
+  async (t) => {
+    const { id } = await paidOracle(0.05);
+    const alice = client({ payments: { account: payer, maxPerMessage: 1, maxPerSession: 10 } });
+    await alice.register({ display_name: "Alice" });
+    const sent = await alice.send(id, "paid with plain settings");
+    t.match(sent.payment, { payer: payer.address, amount: "50000" });
+    const capped = client({ payments: { account: payer, maxPerMessage: 0.01 } });
+    await capped.register({ display_name: "Capped" });
+    const err = await capped.send(id, "too dear").catch((e: unknown) => e);
+    t.ok(err instanceof PaymentRequiredError);
+    t.equal((err as Error).message.split(":")[0], "the price ($0.05) is above this client's per-message cap ($0.01)");
+  },
+);

@@ -36,8 +36,10 @@ async function payment(status: "claimed" | "settled" | "failed", ageMs: number) 
   return c;
 }
 const statusOf = async (id: bigint) =>
-  (await sql<{ status: string; retryable: boolean; reason: string | null }[]>`
-    select status, retryable, reason from payments where id = ${String(id)}`)[0]!;
+  (
+    await sql<{ status: string; retryable: boolean; reason: string | null }[]>`
+    select status, retryable, reason from payments where id = ${String(id)}`
+  )[0]!;
 
 t.test("an abandoned claim is marked failed for good; a live claim and finished payments are left", async (t) => {
   const abandoned = await payment("claimed", CLAIM_ABANDONED_MS + 60_000);
@@ -45,11 +47,19 @@ t.test("an abandoned claim is marked failed for good; a live claim and finished 
   const settled = await payment("settled", CLAIM_ABANDONED_MS * 3);
   t.equal(await sweepAbandonedClaims(sql), 1);
   t.same(await statusOf(abandoned.id), { status: "failed", retryable: false, reason: ABANDONED_REASON });
-  t.same(await statusOf(live.id), { status: "claimed", retryable: false, reason: null }, "a request may still be working on it");
+  t.same(
+    await statusOf(live.id),
+    { status: "claimed", retryable: false, reason: null },
+    "a request may still be working on it",
+  );
   t.equal((await statusOf(settled.id)).status, "settled");
   t.equal(await sweepAbandonedClaims(sql), 0, "nothing left to sweep");
 
-  t.equal(await claim(sql, { ...abandoned, id: node.svc.ids.nextRaw() }), null, "the authorization stays used (409): it may be on chain");
+  t.equal(
+    await claim(sql, { ...abandoned, id: node.svc.ids.nextRaw() }),
+    null,
+    "the authorization stays used (409): it may be on chain",
+  );
   const mine = await call(node.url, "GET", "/v1/payments?direction=sent", { token: alice.token });
   t.match(
     mine.body.payments.find((p: { id: string }) => p.id.endsWith(abandoned.id.toString())),
@@ -58,19 +68,29 @@ t.test("an abandoned claim is marked failed for good; a live claim and finished 
   );
 });
 
-t.test("a settlement that completes after the sweep still records itself as settled, without the sweep's reason", async (t) => {
-  const late = await payment("claimed", CLAIM_ABANDONED_MS + 60_000);
-  t.equal(await sweepAbandonedClaims(sql), 1);
-  const threadId = (await node.svc.hub.directThread(alice.id, oracle.id))!;
-  const stored = await completeSettled(sql, {
-    paymentId: late.id,
-    txHash: hex(9, 64),
-    explorerUrl: null,
-    message: { id: node.svc.ids.nextRaw(), threadId, sender: alice.id, recipient: oracle.id, body: "late", createdAt: new Date() },
-  });
-  t.equal(stored, 1, "stored as the first message of the oracle's inbox");
-  t.same(await statusOf(late.id), { status: "settled", retryable: false, reason: null });
-});
+t.test(
+  "a settlement that completes after the sweep still records itself as settled, without the sweep's reason",
+  async (t) => {
+    const late = await payment("claimed", CLAIM_ABANDONED_MS + 60_000);
+    t.equal(await sweepAbandonedClaims(sql), 1);
+    const threadId = (await node.svc.hub.directThread(alice.id, oracle.id))!;
+    const stored = await completeSettled(sql, {
+      paymentId: late.id,
+      txHash: hex(9, 64),
+      explorerUrl: null,
+      message: {
+        id: node.svc.ids.nextRaw(),
+        threadId,
+        sender: alice.id,
+        recipient: oracle.id,
+        body: "late",
+        createdAt: new Date(),
+      },
+    });
+    t.equal(stored, 1, "stored as the first message of the oracle's inbox");
+    t.same(await statusOf(late.id), { status: "settled", retryable: false, reason: null });
+  },
+);
 
 t.test("a node sweeps when it starts", async (t) => {
   const abandoned = await payment("claimed", CLAIM_ABANDONED_MS + 60_000);

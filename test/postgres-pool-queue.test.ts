@@ -6,19 +6,27 @@ import { connectSql } from "../runtime/db/client.ts";
 import { poolQueueHighWater } from "../runtime/db/pool-queue.ts";
 import { TEST_DATABASE_URL } from "./helpers/env.ts";
 
-t.test("20,000 queries three at a time on a pool of ten: the pool's queues never hold more than a bounded few slots", async (t) => {
-  const sql = await connectSql({ url: TEST_DATABASE_URL, schema: "public", pool: 10 });
-  t.teardown(() => sql.end({ timeout: 1 }));
-  // every connection opened once, so that seven sit idle while three work
-  await Promise.all(Array.from({ length: 10 }, () => sql`select pg_sleep(0.02)`));
-  let n = 0;
-  await Promise.all([0, 1, 2].map(async () => {
-    while (n < 20_000) {
-      n++;
-      await sql`select 1`;
-    }
-  }));
-  t.equal(n, 20_000);
-  t.ok(poolQueueHighWater() >= 10, "the pool ran on this queue (its ten connections were in one)");
-  t.ok(poolQueueHighWater() <= 10 + 64, `the largest queue held ${poolQueueHighWater()} slots (postgres.js's own: one more per query)`);
-});
+t.test(
+  "20,000 queries three at a time on a pool of ten: the pool's queues never hold more than a bounded few slots",
+  async (t) => {
+    const sql = await connectSql({ url: TEST_DATABASE_URL, schema: "public", pool: 10 });
+    t.teardown(() => sql.end({ timeout: 1 }));
+    // every connection opened once, so that seven sit idle while three work
+    await Promise.all(Array.from({ length: 10 }, () => sql`select pg_sleep(0.02)`));
+    let n = 0;
+    await Promise.all(
+      [0, 1, 2].map(async () => {
+        while (n < 20_000) {
+          n++;
+          await sql`select 1`;
+        }
+      }),
+    );
+    t.equal(n, 20_000);
+    t.ok(poolQueueHighWater() >= 10, "the pool ran on this queue (its ten connections were in one)");
+    t.ok(
+      poolQueueHighWater() <= 10 + 64,
+      `the largest queue held ${poolQueueHighWater()} slots (postgres.js's own: one more per query)`,
+    );
+  },
+);

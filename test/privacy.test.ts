@@ -12,7 +12,14 @@ import { befriend } from "./helpers/social.ts";
 import { pending, send } from "./messaging-helpers.ts";
 
 /** The headers an answer's shape shows (the date and the rate-limit counters change from one request to the next). */
-const SHAPE_HEADERS = ["content-type", "content-length", "cache-control", "access-control-allow-origin", "www-authenticate", "retry-after"];
+const SHAPE_HEADERS = [
+  "content-type",
+  "content-length",
+  "cache-control",
+  "access-control-allow-origin",
+  "www-authenticate",
+  "retry-after",
+];
 
 /** What an answer shows, with the id asked about (and what is new per request: ids, times) taken out. */
 function shape(r: Res<any>, id: string) {
@@ -35,7 +42,8 @@ t.test("privacy and consent (redis engines, real Postgres)", async (t) => {
     return id;
   };
   const me = (who: Registered, path: "/v1/users/me" | "/v1/agents/me") => call(base, "GET", path, { token: who.token });
-  const patch = (who: Registered, path: "/v1/users/me" | "/v1/agents/me", json: unknown) => call(base, "PATCH", path, { token: who.token, json });
+  const patch = (who: Registered, path: "/v1/users/me" | "/v1/agents/me", json: unknown) =>
+    call(base, "PATCH", path, { token: who.token, json });
 
   t.test("the settings: defaults, a round trip, validation; an agent's shows in its own profile only", async (t) => {
     const h = await signInWithWallet(base);
@@ -46,7 +54,10 @@ t.test("privacy and consent (redis engines, real Postgres)", async (t) => {
     t.equal((await me(h, "/v1/users/me")).body.user.accepts_messages_from, "anyone", "kept");
     const renamed = await patch(h, "/v1/users/me", { display_name: "Ada" });
     t.equal(renamed.body.user.accepts_messages_from, "anyone", "another edit keeps it");
-    t.equal((await patch(h, "/v1/users/me", { accepts_messages_from: "friends" })).body.user.accepts_messages_from, "friends");
+    t.equal(
+      (await patch(h, "/v1/users/me", { accepts_messages_from: "friends" })).body.user.accepts_messages_from,
+      "friends",
+    );
     for (const v of ["everyone", "nobody", "", null, 1]) {
       const bad = await patch(h, "/v1/users/me", { accepts_messages_from: v });
       t.equal(bad.status, 400, JSON.stringify(v));
@@ -63,15 +74,27 @@ t.test("privacy and consent (redis engines, real Postgres)", async (t) => {
       t.equal((await me(a, "/v1/agents/me")).body.agent.accepts_group_adds_from, v, `${v}: kept`);
     }
     await patch(a, "/v1/agents/me", { accepts_group_adds_from: "nobody" });
-    t.equal((await patch(a, "/v1/agents/me", { description: "x" })).body.agent.accepts_group_adds_from, "nobody", "another edit keeps it");
+    t.equal(
+      (await patch(a, "/v1/agents/me", { description: "x" })).body.agent.accepts_group_adds_from,
+      "nobody",
+      "another edit keeps it",
+    );
     const bad = await patch(a, "/v1/agents/me", { accepts_group_adds_from: "strangers" });
     t.equal(bad.status, 400);
     t.equal(bad.body.field, "accepts_group_adds_from");
     const seen = await call(base, "GET", `/v1/agents/${a.id}`, { token: other.token });
     t.equal(seen.status, 200);
     t.notOk("accepts_group_adds_from" in seen.body.agent, "not in the public profile");
-    t.equal((await patch(h, "/v1/agents/me", { accepts_group_adds_from: "nobody" })).status, 403, "a person has no agent profile");
-    t.equal((await patch(a, "/v1/users/me", { accepts_messages_from: "anyone" })).status, 403, "an agent has no user profile");
+    t.equal(
+      (await patch(h, "/v1/agents/me", { accepts_group_adds_from: "nobody" })).status,
+      403,
+      "a person has no agent profile",
+    );
+    t.equal(
+      (await patch(a, "/v1/users/me", { accepts_messages_from: "anyone" })).status,
+      403,
+      "an agent has no user profile",
+    );
   });
 
   t.test("a message to a person who does not take it reads as one to no one; who may write", async (t) => {
@@ -100,7 +123,11 @@ t.test("privacy and consent (redis engines, real Postgres)", async (t) => {
 
     // the person writes first: the agent may answer (chat with agents works by default)
     const helper = await registerAgent(base, "helper bot");
-    t.equal((await send(base, h, helper.id, "help me")).status, 201, "a person writes to an agent (agents take anyone's)");
+    t.equal(
+      (await send(base, h, helper.id, "help me")).status,
+      201,
+      "a person writes to an agent (agents take anyone's)",
+    );
     t.equal((await send(base, helper, h.id, "how can I help?")).status, 201, "the agent answers in their thread");
 
     // `anyone`: the stranger may write; back to `friends`: the thread they have stays open, a new stranger is refused
@@ -110,7 +137,11 @@ t.test("privacy and consent (redis engines, real Postgres)", async (t) => {
     t.equal((await send(base, a, h.id, "still?")).status, 201, "they talked before: the thread stays open");
     const late = await registerAgent(base, "late bot");
     const lateRefused = await send(base, late, h.id);
-    t.same(shape(lateRefused, h.id), shape(await send(base, late, unknown), unknown), "a new stranger is refused as before");
+    t.same(
+      shape(lateRefused, h.id),
+      shape(await send(base, late, unknown), unknown),
+      "a new stranger is refused as before",
+    );
     t.same(
       (await pending(base, h)).map((m) => m.body),
       ["from a friend", "how can I help?", "now?", "still?"],
@@ -140,13 +171,29 @@ t.test("privacy and consent (redis engines, real Postgres)", async (t) => {
         "the outgoing list shows both alike",
       );
       const incoming = await call(base, "GET", "/v1/friends/requests", { token: h.token });
-      t.same(incoming.body.incoming.map((r: { id: string }) => r.id), [real.body.request.id], "the person got the request");
-      t.equal((await call(base, "POST", `/v1/friends/requests/${none.body.request.id}/decline`, { token: from.token })).status, 204, "either may be withdrawn");
-      t.equal((await call(base, "POST", `/v1/friends/requests/${real.body.request.id}/decline`, { token: from.token })).status, 204);
+      t.same(
+        incoming.body.incoming.map((r: { id: string }) => r.id),
+        [real.body.request.id],
+        "the person got the request",
+      );
+      t.equal(
+        (await call(base, "POST", `/v1/friends/requests/${none.body.request.id}/decline`, { token: from.token }))
+          .status,
+        204,
+        "either may be withdrawn",
+      );
+      t.equal(
+        (await call(base, "POST", `/v1/friends/requests/${real.body.request.id}/decline`, { token: from.token }))
+          .status,
+        204,
+      );
     }
     // agents are public: an unknown agent id is still 404
     const asker = await registerAgent(base, "agent asker");
-    t.equal((await call(base, "POST", "/v1/friends/request", { token: asker.token, json: { to: "987654321" } })).status, 404);
+    t.equal(
+      (await call(base, "POST", "/v1/friends/request", { token: asker.token, json: { to: "987654321" } })).status,
+      404,
+    );
   });
 
   t.test("an agent chooses who may add it to groups; a refusal reads as an unknown id", async (t) => {
@@ -157,22 +204,32 @@ t.test("privacy and consent (redis engines, real Postgres)", async (t) => {
     const unknownAgent = await nobody(open.id); // as long as a real one: the answer's length is the same
     t.equal((await patch(closed, "/v1/agents/me", { accepts_group_adds_from: "nobody" })).status, 200);
     t.equal((await patch(choosy, "/v1/agents/me", { accepts_group_adds_from: "friends" })).status, 200);
-    const create = (who: Registered, members: string[]) => call(base, "POST", "/v1/groups", { token: who.token, json: { name: "g", members } });
-    const add = (who: Registered, group: string, members: string[]) => call(base, "POST", `/v1/groups/${group}/members`, { token: who.token, json: { members } });
+    const create = (who: Registered, members: string[]) =>
+      call(base, "POST", "/v1/groups", { token: who.token, json: { name: "g", members } });
+    const add = (who: Registered, group: string, members: string[]) =>
+      call(base, "POST", `/v1/groups/${group}/members`, { token: who.token, json: { members } });
 
     const none = await create(owner, [open.id, unknownAgent]);
     t.equal(none.status, 404);
     t.same(none.body.missing, [unknownAgent]);
     for (const refusedAgent of [closed, choosy]) {
       const r = await create(owner, [open.id, refusedAgent.id]);
-      t.same(shape(r, refusedAgent.id), shape(none, unknownAgent), `create: ${refusedAgent.display_name} reads as no one`);
+      t.same(
+        shape(r, refusedAgent.id),
+        shape(none, unknownAgent),
+        `create: ${refusedAgent.display_name} reads as no one`,
+      );
     }
     const g = await create(owner, [open.id]);
     t.equal(g.status, 201, "an agent that takes anyone's adds is added");
     const gid = g.body.group.id as string;
     const noneAdd = await add(owner, gid, [unknownAgent]);
     for (const refusedAgent of [closed, choosy]) {
-      t.same(shape(await add(owner, gid, [refusedAgent.id]), refusedAgent.id), shape(noneAdd, unknownAgent), `add: ${refusedAgent.display_name} reads as no one`);
+      t.same(
+        shape(await add(owner, gid, [refusedAgent.id]), refusedAgent.id),
+        shape(noneAdd, unknownAgent),
+        `add: ${refusedAgent.display_name} reads as no one`,
+      );
     }
 
     await befriend(base, owner, choosy);
@@ -181,7 +238,9 @@ t.test("privacy and consent (redis engines, real Postgres)", async (t) => {
     const stillClosed = await add(owner, gid, [closed.id]);
     t.same(shape(stillClosed, closed.id), shape(noneAdd, unknownAgent), "`nobody`: not even a friend");
     t.same(
-      (await call(base, "GET", `/v1/groups/${gid}`, { token: owner.token })).body.group.members.map((m: { id: string }) => m.id),
+      (await call(base, "GET", `/v1/groups/${gid}`, { token: owner.token })).body.group.members.map(
+        (m: { id: string }) => m.id,
+      ),
       [owner.id, open.id, choosy.id],
       "nobody was added by the refused requests",
     );
@@ -255,8 +314,14 @@ t.test("timing: a send to a person who does not take it and one to no one take t
   // Each generous only where the machine's noise alone can exceed the bound (a run beside other tests measured a
   // paired 0.26 ms against medians apart by -0.40 ms: opposite signs, noise): a real gap of 0.2 ms or more still
   // shows in both checks on a quiet machine.
-  t.ok(Math.abs(paired) < Math.max(0.2, 2 * pairedNoise), `paired: the sends differ by less than 0.2 ms, or than twice its noise (${fmt(paired)}, noise ${fmt(pairedNoise)})`);
-  t.ok(Math.abs(diff) < Math.max(0.2, 2 * noise), `the medians differ by less than 0.2 ms, or than twice their noise (${fmt(diff)})`);
+  t.ok(
+    Math.abs(paired) < Math.max(0.2, 2 * pairedNoise),
+    `paired: the sends differ by less than 0.2 ms, or than twice its noise (${fmt(paired)}, noise ${fmt(pairedNoise)})`,
+  );
+  t.ok(
+    Math.abs(diff) < Math.max(0.2, 2 * noise),
+    `the medians differ by less than 0.2 ms, or than twice their noise (${fmt(diff)})`,
+  );
 });
 
 /**

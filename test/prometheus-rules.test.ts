@@ -18,7 +18,10 @@ function findPromtool(): string | undefined {
 }
 
 const promtool = findPromtool();
-const skip = promtool === undefined ? "promtool is not installed (Debian: apt-get install prometheus; .ci/run installs it)" : false;
+const skip =
+  promtool === undefined
+    ? "promtool is not installed (Debian: apt-get install prometheus; .ci/run installs it)"
+    : false;
 
 const run = (...args: string[]) => {
   const r = spawnSync(promtool!, args, { encoding: "utf8" });
@@ -37,8 +40,12 @@ t.test("promtool check config deploy/prometheus/prometheus.yml (with its rule fi
   t.match(r.out, /SUCCESS/);
 });
 
-t.test("promtool test rules deploy/prometheus/alerts.test.yml: the alerts fire on the series they are for", { skip }, async (t) => {
-  const r = run("test", "rules", "deploy/prometheus/alerts.test.yml");
-  t.equal(r.code, 0, r.out);
-  t.match(r.out, /SUCCESS/);
-});
+t.test(
+  "promtool test rules deploy/prometheus/alerts.test.yml: the alerts fire on the series they are for",
+  { skip },
+  async (t) => {
+    const r = run("test", "rules", "deploy/prometheus/alerts.test.yml");
+    t.equal(r.code, 0, r.out);
+    t.match(r.out, /SUCCESS/);
+  },
+);

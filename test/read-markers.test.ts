@@ -13,7 +13,8 @@ const threads = async (token: string) => {
   if (r.status !== 200) throw new Error(`threads: ${r.status} ${r.text}`);
   return r.body as { threads: any[]; unread_total: number; has_more: boolean };
 };
-const markRead = (token: string, thread: string, through: string) => call(node.url, "POST", `/v1/threads/${thread}/read`, { token, json: { through } });
+const markRead = (token: string, thread: string, through: string) =>
+  call(node.url, "POST", `/v1/threads/${thread}/read`, { token, json: { through } });
 
 t.test("unread counts rise with messages from others, and clear when the thread is marked read", async (t) => {
   const a = await registerAgent(node.url, "Ann");
@@ -28,11 +29,19 @@ t.test("unread counts rise with messages from others, and clear when the thread 
   t.equal(th.unread_count, 3, "three messages from Ann, Bob's own reply not counted");
   t.equal(th.read_through, null, "nothing marked yet");
   t.equal(list.unread_total, 3);
-  t.equal((await threads(a.token)).threads.find((x) => x.id === m1.thread_id).unread_count, 1, "Ann has Bob's one reply unread");
+  t.equal(
+    (await threads(a.token)).threads.find((x) => x.id === m1.thread_id).unread_count,
+    1,
+    "Ann has Bob's one reply unread",
+  );
 
   let r = await markRead(b.token, m1.thread_id, m2.id);
   t.equal(r.status, 200);
-  t.same(r.body, { thread_id: m1.thread_id, read_through: m2.id, unread_count: 1 }, "through the second: one left above it");
+  t.same(
+    r.body,
+    { thread_id: m1.thread_id, read_through: m2.id, unread_count: 1 },
+    "through the second: one left above it",
+  );
   list = await threads(b.token);
   th = list.threads.find((x) => x.id === m1.thread_id);
   t.equal(th.unread_count, 1);
@@ -50,7 +59,11 @@ t.test("unread counts rise with messages from others, and clear when the thread 
   list = await threads(b.token);
   t.equal(list.threads.find((x) => x.id === m1.thread_id).unread_count, 0, "cleared");
   t.equal(list.unread_total, 0);
-  t.equal((await threads(a.token)).threads.find((x) => x.id === m1.thread_id).peer_read_through, m3.id, "Ann sees how far Bob read");
+  t.equal(
+    (await threads(a.token)).threads.find((x) => x.id === m1.thread_id).peer_read_through,
+    m3.id,
+    "Ann sees how far Bob read",
+  );
 });
 
 t.test("the total counts every thread, not only the page, and groups count too", async (t) => {
@@ -95,7 +108,11 @@ t.test("nobody marks a thread that is not theirs, nor through a message of anoth
   t.equal(r.status, 400, "through is required");
   r = await call(node.url, "POST", `/v1/threads/${m.thread_id}/read`, { json: { through: m.id } });
   t.equal(r.status, 401, "anonymous");
-  t.equal((await threads(b.token)).threads.find((x) => x.id === m.thread_id).unread_count, 1, "nothing was marked by the refused calls");
+  t.equal(
+    (await threads(b.token)).threads.find((x) => x.id === m.thread_id).unread_count,
+    1,
+    "nothing was marked by the refused calls",
+  );
 });
 
 t.test("a read receipt reaches the other members' sockets and the reader's own other sockets", async (t) => {
@@ -116,7 +133,12 @@ t.test("a read receipt reaches the other members' sockets and the reader's own o
   await Promise.all([wa, wb, wb2, wc].map((w) => w.nextOfType("ready")));
   const r = await markRead(b.token, thread, id);
   t.equal(r.status, 200);
-  const want = { type: "read", thread_id: thread, from: { id: b.id, display_name: "Bob", avatar_url: null }, through: id };
+  const want = {
+    type: "read",
+    thread_id: thread,
+    from: { id: b.id, display_name: "Bob", avatar_url: null },
+    through: id,
+  };
   t.same(await wa.nextOfType("read"), want, "the sender hears Bob read it");
   t.same(await wc.nextOfType("read"), want, "another member too");
   t.same(await wb2.nextOfType("read"), want, "and Bob's other connection");
@@ -125,7 +147,11 @@ t.test("a read receipt reaches the other members' sockets and the reader's own o
   await markRead(b.token, thread, id);
   await markRead(c.token, thread, id);
   await wa.next((f) => f.type === "read" && f.from.id === c.id);
-  t.equal(wa.frames.filter((f) => f.type === "read" && f.from.id === b.id).length, 1, "a marker that did not move sends no second receipt");
+  t.equal(
+    wa.frames.filter((f) => f.type === "read" && f.from.id === b.id).length,
+    1,
+    "a marker that did not move sends no second receipt",
+  );
 });
 
 t.test("a person who turns read receipts off is heard by their own connections only", async (t) => {
@@ -139,59 +165,94 @@ t.test("a person who turns read receipts off is heard by their own connections o
   t.equal(p.body.user.read_receipts, false);
   me = await call(node.url, "GET", "/v1/users/me", { token: h.token });
   t.equal(me.body.user.read_receipts, false, "kept");
-  t.equal((await call(node.url, "PATCH", "/v1/users/me", { token: h.token, json: { read_receipts: "no" } })).status, 400, "a boolean");
+  t.equal(
+    (await call(node.url, "PATCH", "/v1/users/me", { token: h.token, json: { read_receipts: "no" } })).status,
+    400,
+    "a boolean",
+  );
 
   const m = await sendOk(node.url, a, h.id, "hi person");
-  const [wa, wh] = await Promise.all([Client.open(node.url, { token: a.token }), Client.open(node.url, { token: h.token })]);
+  const [wa, wh] = await Promise.all([
+    Client.open(node.url, { token: a.token }),
+    Client.open(node.url, { token: h.token }),
+  ]);
   t.teardown(() => [wa, wh].forEach((w) => w.close()));
   await Promise.all([wa.nextOfType("ready"), wh.nextOfType("ready")]);
   t.equal((await markRead(h.token, m.thread_id, m.id)).status, 200);
   t.equal((await wh.nextOfType("read")).through, m.id, "the person's own connection hears it");
-  t.equal((await threads(h.token)).threads.find((x) => x.id === m.thread_id).unread_count, 0, "the own count clears as usual");
-  t.equal((await threads(a.token)).threads.find((x) => x.id === m.thread_id).peer_read_through, null, "the thread list does not tell Ann");
+  t.equal(
+    (await threads(h.token)).threads.find((x) => x.id === m.thread_id).unread_count,
+    0,
+    "the own count clears as usual",
+  );
+  t.equal(
+    (await threads(a.token)).threads.find((x) => x.id === m.thread_id).peer_read_through,
+    null,
+    "the thread list does not tell Ann",
+  );
   // a later event Ann does hear shows the person's receipt did not come before it
   const reply = await sendOk(node.url, h, a.id, "reply");
   await markRead(a.token, m.thread_id, reply.id);
   await wa.next((f) => f.type === "read" && f.from.id === a.id);
-  t.notOk(wa.frames.some((f) => f.type === "read" && f.from.id === h.id), "Ann's socket got no receipt from the person");
-  t.equal((await threads(h.token)).threads.find((x) => x.id === m.thread_id).peer_read_through, reply.id, "Ann's receipts reach the person");
-});
-
-t.test("a group's Seen by: the other members' markers, the furthest first, without those who turned receipts off", async (t) => {
-  const owner = await registerAgent(node.url, "Owner");
-  const b = await registerAgent(node.url, "Bea");
-  const c = await registerAgent(node.url, "Cal");
-  const shy = await signInWithWallet(node.url);
-  await befriend(node.svc.sql, owner.id, shy.id);
-  const g = await createGroup(node.url, owner, [b, c, { id: shy.id, token: shy.token, display_name: "" }]);
-  const thread = `thread_${g.slice("group_".length)}`;
-  const reads = (token: string, id = thread) => call(node.url, "GET", `/v1/threads/${id}/reads`, { token });
-
-  const m1 = await postToGroup(node.url, owner, g, "first");
-  const m2 = await postToGroup(node.url, owner, g, "second");
-  let r = await reads(owner.token);
-  t.equal(r.status, 200);
-  t.same(r.body, { reads: [] }, "nobody has read anything yet");
-
-  t.equal((await markRead(b.token, thread, m2)).status, 200);
-  t.equal((await markRead(c.token, thread, m1)).status, 200);
-  await call(node.url, "PATCH", "/v1/users/me", { token: shy.token, json: { read_receipts: false } });
-  t.equal((await markRead(shy.token, thread, m2)).status, 200);
-  r = await reads(owner.token);
-  t.same(
-    r.body.reads.map((x: { member: { id: string }; read_through: string }) => [x.member.id, x.read_through]),
-    [[b.id, m2], [c.id, m1]],
-    "Bea through the second, Cal through the first; the person who turned receipts off is not listed",
+  t.notOk(
+    wa.frames.some((f) => f.type === "read" && f.from.id === h.id),
+    "Ann's socket got no receipt from the person",
   );
-  t.same(Object.keys(r.body.reads[0].member), ["id", "display_name", "avatar_url"], "each member as an author object");
-  const mine = await reads(b.token);
-  t.notOk(mine.body.reads.some((x: { member: { id: string } }) => x.member.id === b.id), "the caller is not in its own list");
-
-  const stranger = await registerAgent(node.url, "Stranger");
-  t.equal((await reads(stranger.token)).status, 404, "not a member: 404");
-  t.equal((await reads(owner.token, "thread_123")).status, 404, "no such thread: 404");
-  t.equal((await reads(owner.token, "nonsense")).status, 404, "not a thread id: 404");
+  t.equal(
+    (await threads(h.token)).threads.find((x) => x.id === m.thread_id).peer_read_through,
+    reply.id,
+    "Ann's receipts reach the person",
+  );
 });
+
+t.test(
+  "a group's Seen by: the other members' markers, the furthest first, without those who turned receipts off",
+  async (t) => {
+    const owner = await registerAgent(node.url, "Owner");
+    const b = await registerAgent(node.url, "Bea");
+    const c = await registerAgent(node.url, "Cal");
+    const shy = await signInWithWallet(node.url);
+    await befriend(node.svc.sql, owner.id, shy.id);
+    const g = await createGroup(node.url, owner, [b, c, { id: shy.id, token: shy.token, display_name: "" }]);
+    const thread = `thread_${g.slice("group_".length)}`;
+    const reads = (token: string, id = thread) => call(node.url, "GET", `/v1/threads/${id}/reads`, { token });
+
+    const m1 = await postToGroup(node.url, owner, g, "first");
+    const m2 = await postToGroup(node.url, owner, g, "second");
+    let r = await reads(owner.token);
+    t.equal(r.status, 200);
+    t.same(r.body, { reads: [] }, "nobody has read anything yet");
+
+    t.equal((await markRead(b.token, thread, m2)).status, 200);
+    t.equal((await markRead(c.token, thread, m1)).status, 200);
+    await call(node.url, "PATCH", "/v1/users/me", { token: shy.token, json: { read_receipts: false } });
+    t.equal((await markRead(shy.token, thread, m2)).status, 200);
+    r = await reads(owner.token);
+    t.same(
+      r.body.reads.map((x: { member: { id: string }; read_through: string }) => [x.member.id, x.read_through]),
+      [
+        [b.id, m2],
+        [c.id, m1],
+      ],
+      "Bea through the second, Cal through the first; the person who turned receipts off is not listed",
+    );
+    t.same(
+      Object.keys(r.body.reads[0].member),
+      ["id", "display_name", "avatar_url"],
+      "each member as an author object",
+    );
+    const mine = await reads(b.token);
+    t.notOk(
+      mine.body.reads.some((x: { member: { id: string } }) => x.member.id === b.id),
+      "the caller is not in its own list",
+    );
+
+    const stranger = await registerAgent(node.url, "Stranger");
+    t.equal((await reads(stranger.token)).status, 404, "not a member: 404");
+    t.equal((await reads(owner.token, "thread_123")).status, 404, "no such thread: 404");
+    t.equal((await reads(owner.token, "nonsense")).status, 404, "not a thread id: 404");
+  },
+);
 
 t.test("turning read receipts back on does not reveal the markers moved while they were off", async (t) => {
   const owner = await registerAgent(node.url, "Owner");
@@ -202,12 +263,16 @@ t.test("turning read receipts back on does not reveal the markers moved while th
   const thread = `thread_${g.slice("group_".length)}`;
   const seen = async () =>
     Object.fromEntries(
-      (await call(node.url, "GET", `/v1/threads/${thread}/reads`, { token: owner.token })).body.reads.map((x: { member: { id: string }; read_through: string }) => [x.member.id, x.read_through]),
+      (await call(node.url, "GET", `/v1/threads/${thread}/reads`, { token: owner.token })).body.reads.map(
+        (x: { member: { id: string }; read_through: string }) => [x.member.id, x.read_through],
+      ),
     );
-  const receipts = (on: boolean) => call(node.url, "PATCH", "/v1/users/me", { token: shy.token, json: { read_receipts: on } });
+  const receipts = (on: boolean) =>
+    call(node.url, "PATCH", "/v1/users/me", { token: shy.token, json: { read_receipts: on } });
   // and in a direct thread, the thread list's peer_read_through
   const dm = await sendOk(node.url, owner, shy.id, "one");
-  const peerRead = async () => (await threads(owner.token)).threads.find((x) => x.id === dm.thread_id).peer_read_through;
+  const peerRead = async () =>
+    (await threads(owner.token)).threads.find((x) => x.id === dm.thread_id).peer_read_through;
 
   const m1 = await postToGroup(node.url, owner, g, "first");
   t.equal((await markRead(shy.token, thread, m1)).status, 200);
@@ -225,7 +290,11 @@ t.test("turning read receipts back on does not reveal the markers moved while th
 
   await receipts(true);
   t.same(await seen(), { [shy.id]: m1 }, "back on: still through the first, not the second read while off");
-  t.equal(await peerRead(), dm.id, "back on: the direct thread shows the marker from before, not the one moved while off");
+  t.equal(
+    await peerRead(),
+    dm.id,
+    "back on: the direct thread shows the marker from before, not the one moved while off",
+  );
 
   const m3 = await postToGroup(node.url, owner, g, "third");
   t.equal((await markRead(shy.token, thread, m3)).status, 200);

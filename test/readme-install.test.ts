@@ -24,33 +24,50 @@ const temp = (t: { teardown(fn: () => void): void }, label: string) => {
   return dir;
 };
 
-
 t.test("the packed SDK and the MCP server install as the READMEs say", async (t) => {
   const tmp = temp(t, "pack");
   const node = await startTestNode(t, { engine: "memory" });
   // README's MCP line, at the checkout's root: pack, then a global install (into a private prefix) of the tarball and
   // the MCP SDK's optional peers
-  const mcp = block("README.md: npm pack ./client --pack-destination /tmp && npm install -g /tmp/flock-client-0.1.0.tgz @modelcontextprotocol/sdk@^1.32.2 zod@^4.6.7");
+  const mcp = block(
+    "README.md: npm pack ./client --pack-destination /tmp && npm install -g /tmp/flock-client-0.1.0.tgz @modelcontextprotocol/sdk@^1.32.2 zod@^4.6.7",
+  );
   const prefix = join(tmp, "global");
   const installed = await bash(mcp.code.replaceAll("/tmp", tmp), ROOT, npmEnv(prefix));
-  t.equal(installed.code, 0, `${mcp.file}:${mcp.line} runs${installed.code === 0 ? "" : `:\n${installed.stdout}${installed.stderr}`}`);
+  t.equal(
+    installed.code,
+    0,
+    `${mcp.file}:${mcp.line} runs${installed.code === 0 ? "" : `:\n${installed.stdout}${installed.stderr}`}`,
+  );
   t.ok(existsSync(join(tmp, "flock-client-0.1.0.tgz")), "the tarball is where the command says");
   t.notOk(existsSync(join(ROOT, "flock-client-0.1.0.tgz")), "and none is left at the checkout's root");
   // any folder finds the command, and `flockctl mcp` serves the tools to an MCP client
-  const reg = await fetch(`${node.url}/v1/agents/register`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ display_name: "Mcp" }) });
+  const reg = await fetch(`${node.url}/v1/agents/register`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ display_name: "Mcp" }),
+  });
   const { token } = (await reg.json()) as { token: string };
   const transport = new StdioClientTransport({
     command: join(prefix, "bin", "flockctl"),
     args: ["mcp"],
     cwd: tmp,
-    env: { PATH: `${join(prefix, "bin")}:${process.env["PATH"] ?? ""}`, HOME: process.env["HOME"] ?? "/tmp", FLOCK_URL: node.url, FLOCK_TOKEN: token },
+    env: {
+      PATH: `${join(prefix, "bin")}:${process.env["PATH"] ?? ""}`,
+      HOME: process.env["HOME"] ?? "/tmp",
+      FLOCK_URL: node.url,
+      FLOCK_TOKEN: token,
+    },
     stderr: "pipe",
   });
   const client = new Client({ name: "readme", version: "1.0.0" });
   await client.connect(transport);
   t.teardown(() => client.close());
   const tools = (await client.listTools()).tools.map((x) => x.name);
-  t.ok(tools.includes("send_message") && tools.includes("pay_and_send"), `the globally installed flockctl mcp lists its tools (${tools.length})`);
+  t.ok(
+    tools.includes("send_message") && tools.includes("pay_and_send"),
+    `the globally installed flockctl mcp lists its tools (${tools.length})`,
+  );
 
   // both READMEs' SDK install: the same `npm pack` line as the MCP one and the same `npm install` line (checked, so
   // each runs once), the install "in your project": a fresh one
@@ -63,7 +80,10 @@ t.test("the packed SDK and the MCP server install as the READMEs say", async (t)
   t.same(rest, []);
   const app = join(tmp, "app");
   mkdirSync(app);
-  writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", version: "1.0.0", private: true, type: "module" }));
+  writeFileSync(
+    join(app, "package.json"),
+    JSON.stringify({ name: "app", version: "1.0.0", private: true, type: "module" }),
+  );
   const r = await bash(install!.replaceAll("/tmp", tmp), app, npmEnv());
   t.equal(r.code, 0, `${install} runs in a project${r.code === 0 ? "" : `:\n${r.stdout}${r.stderr}`}`);
   const used = await bash(
@@ -71,6 +91,9 @@ t.test("the packed SDK and the MCP server install as the READMEs say", async (t)
     app,
     { FLOCK_URL: node.url },
   );
-  t.equal(used.stdout.trim(), "Installed", `the installed package talks to the node${used.stderr ? `: ${used.stderr}` : ""}`);
+  t.equal(
+    used.stdout.trim(),
+    "Installed",
+    `the installed package talks to the node${used.stderr ? `: ${used.stderr}` : ""}`,
+  );
 });
-

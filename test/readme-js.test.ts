@@ -23,20 +23,38 @@ export interface CodeBlock {
   line: number;
 }
 
-const asCode = (b: Block): CodeBlock => ({ lang: b.kind === "ts" ? "ts" : "js", info: b.info, code: b.code, line: b.line });
+const asCode = (b: Block): CodeBlock => ({
+  lang: b.kind === "ts" ? "ts" : "js",
+  info: b.info,
+  code: b.code,
+  line: b.line,
+});
 
 /** The fenced JS and TS blocks of a Markdown file (every tag of either: js, mjs, cjs, ts, typescript...), in order. */
 export function codeBlocks(markdown: string): CodeBlock[] {
-  return fencedBlocks(markdown).filter((b) => b.kind === "js" || b.kind === "ts").map(asCode);
+  return fencedBlocks(markdown)
+    .filter((b) => b.kind === "js" || b.kind === "ts")
+    .map(asCode);
 }
 
 const skipped = (b: CodeBlock) => /\bskip-run\b/.test(b.info);
 
 t.test("the extraction finds the blocks it should", async (t) => {
-  const md = "# x\n\n```js\nconsole.log(1)\n```\n\n```sh\necho no\n```\n\n```ts skip-run\nnot run\n```\n\n```typescript\nlet a: number = 1\n```\n";
+  const md =
+    "# x\n\n```js\nconsole.log(1)\n```\n\n```sh\necho no\n```\n\n```ts skip-run\nnot run\n```\n\n```typescript\nlet a: number = 1\n```\n";
   const blocks = codeBlocks(md);
-  t.same(blocks.map((b) => [b.lang, b.info, b.line]), [["js", "", 3], ["ts", "skip-run", 11], ["ts", "", 15]]);
-  t.same(blocks.filter((b) => !skipped(b)).map((b) => b.code), ["console.log(1)\n", "let a: number = 1\n"]);
+  t.same(
+    blocks.map((b) => [b.lang, b.info, b.line]),
+    [
+      ["js", "", 3],
+      ["ts", "skip-run", 11],
+      ["ts", "", 15],
+    ],
+  );
+  t.same(
+    blocks.filter((b) => !skipped(b)).map((b) => b.code),
+    ["console.log(1)\n", "let a: number = 1\n"],
+  );
 });
 
 t.test("every JS and TS block of both READMEs runs against a live node", async (t) => {
@@ -49,7 +67,9 @@ t.test("every JS and TS block of both READMEs runs against a live node", async (
   let ran = 0;
   let skips = 0;
   for (const file of READMES) {
-    const blocks = readmeBlocks(file).filter((b) => b.kind === "js" || b.kind === "ts").map(asCode);
+    const blocks = readmeBlocks(file)
+      .filter((b) => b.kind === "js" || b.kind === "ts")
+      .map(asCode);
     t.ok(blocks.length > 0, `${file} has JS/TS blocks`);
     for (const [i, b] of blocks.entries()) {
       if (skipped(b)) {
@@ -64,7 +84,10 @@ t.test("every JS and TS block of both READMEs runs against a live node", async (
         env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", FLOCK_URL: node.url },
       }).then(
         (x) => ({ code: 0, out: x.stdout + x.stderr }),
-        (e: { code?: number; stdout?: string; stderr?: string; message: string }) => ({ code: e.code ?? 1, out: `${e.stdout ?? ""}${e.stderr ?? e.message}` }),
+        (e: { code?: number; stdout?: string; stderr?: string; message: string }) => ({
+          code: e.code ?? 1,
+          out: `${e.stdout ?? ""}${e.stderr ?? e.message}`,
+        }),
       );
       t.equal(r.code, 0, `${file}:${b.line} (${b.lang}) runs${r.code === 0 ? "" : `:\n${b.code}\n${r.out}`}`);
       ran++;
@@ -74,11 +97,24 @@ t.test("every JS and TS block of both READMEs runs against a live node", async (
   await writeFile(
     join(dir, "tsconfig.json"),
     JSON.stringify({
-      compilerOptions: { strict: true, module: "nodenext", moduleResolution: "nodenext", target: "es2022", noEmit: true, skipLibCheck: true, types: ["node"], allowJs: true, checkJs: true },
+      compilerOptions: {
+        strict: true,
+        module: "nodenext",
+        moduleResolution: "nodenext",
+        target: "es2022",
+        noEmit: true,
+        skipLibCheck: true,
+        types: ["node"],
+        allowJs: true,
+        checkJs: true,
+      },
       include: ["*.mts", "*.mjs"],
     }),
   );
-  const tsc = await run(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", dir], { cwd: dir, timeout: 120_000 }).then(
+  const tsc = await run(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", dir], {
+    cwd: dir,
+    timeout: 120_000,
+  }).then(
     () => "",
     (e: { stdout?: string; message: string }) => e.stdout || e.message,
   );

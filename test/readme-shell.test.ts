@@ -30,23 +30,27 @@ const PLANS: Record<string, Plan> = {
       "clean clone. `npm start` on a fresh DATA_DIR is test/npm-start.test.ts",
     by: ["test/npm-start.test.ts", 'spawn("npm", ["start"]'],
   },
-  "README.md: DATABASE_URL=postgres://127.0.0.1:5432/flock REDIS_URL=redis://127.0.0.1:6379 npm start": { run: "test/readme-shell.test.ts" },
+  "README.md: DATABASE_URL=postgres://127.0.0.1:5432/flock REDIS_URL=redis://127.0.0.1:6379 npm start": {
+    run: "test/readme-shell.test.ts",
+  },
   "README.md: npm pack ./client --pack-destination /tmp": { run: "test/readme-install.test.ts" },
   "client/README.md: npm pack ./client --pack-destination /tmp": { run: "test/readme-install.test.ts" },
-  "README.md: npx flockctl register \"Scout\" --save": { run: "test/readme-shell.test.ts" },
-  "README.md: npm pack ./client --pack-destination /tmp && npm install -g /tmp/flock-client-0.1.0.tgz @modelcontextprotocol/sdk@^1.32.2 zod@^4.6.7": {
-    run: "test/readme-install.test.ts",
-  },
+  'README.md: npx flockctl register "Scout" --save': { run: "test/readme-shell.test.ts" },
+  "README.md: npm pack ./client --pack-destination /tmp && npm install -g /tmp/flock-client-0.1.0.tgz @modelcontextprotocol/sdk@^1.32.2 zod@^4.6.7":
+    {
+      run: "test/readme-install.test.ts",
+    },
   "README.md: npm run bench -- --scenario all --duration 10 --agents 100 --connections 50": {
     instead:
       "a full bench run takes about four minutes of both cores, which would skew every test beside it; its third line " +
       "names a deployment of the reader's (--url http://my-deployment:8080). The bench is run by hand (bench/RESULTS.md)",
   },
-  "README.md: DATABASE_URL=postgres://127.0.0.1:5432/flock_bench REDIS_URL=redis://127.0.0.1:6379 npm run bench:peers": {
-    instead:
-      "installs Socket.IO and Soketi from the registry into bench/.peers on its first run and takes about five minutes; " +
-      "its second line needs another commit's work tree (../flock-before). Run by hand (bench/RESULTS.md)",
-  },
+  "README.md: DATABASE_URL=postgres://127.0.0.1:5432/flock_bench REDIS_URL=redis://127.0.0.1:6379 npm run bench:peers":
+    {
+      instead:
+        "installs Socket.IO and Soketi from the registry into bench/.peers on its first run and takes about five minutes; " +
+        "its second line needs another commit's work tree (../flock-before). Run by hand (bench/RESULTS.md)",
+    },
 };
 
 const all = READMES.flatMap((f) => readmeBlocks(f));
@@ -55,16 +59,25 @@ t.test("every shell, JS and TS block of both READMEs is run, or listed with what
   const seen = new Set<string>();
   for (const b of all) {
     const at = `${b.file}:${b.line}`;
-    if (b.kind === "untagged") t.fail(`${at}: a fenced block without a language: tag it (sh, ts, json...) so that it is run or plainly data`);
-    else if (b.kind === "js" || b.kind === "ts") t.pass(`${at} (${b.tag}): run by test/readme-js.test.ts${/\bskip-run\b/.test(b.info) ? " (skip-run: counted there)" : ""}`);
-    else if (b.kind === "shell" && b.file === "README.md" && b.section === TOUR) t.pass(`${at}: the API tour, run by test/readme.test.ts`);
+    if (b.kind === "untagged")
+      t.fail(`${at}: a fenced block without a language: tag it (sh, ts, json...) so that it is run or plainly data`);
+    else if (b.kind === "js" || b.kind === "ts")
+      t.pass(
+        `${at} (${b.tag}): run by test/readme-js.test.ts${/\bskip-run\b/.test(b.info) ? " (skip-run: counted there)" : ""}`,
+      );
+    else if (b.kind === "shell" && b.file === "README.md" && b.section === TOUR)
+      t.pass(`${at}: the API tour, run by test/readme.test.ts`);
     else if (b.kind === "shell") {
       const plan = PLANS[keyOf(b)];
       t.ok(plan, `${at}: run here, or listed in PLANS with the reason (${keyOf(b)})`);
       seen.add(keyOf(b));
     }
   }
-  t.same(Object.keys(PLANS).filter((k) => !seen.has(k)), [], "every entry of PLANS names a block that is there");
+  t.same(
+    Object.keys(PLANS).filter((k) => !seen.has(k)),
+    [],
+    "every entry of PLANS names a block that is there",
+  );
   for (const [key, plan] of Object.entries(PLANS)) {
     if ("run" in plan) {
       const command = key.slice(key.indexOf(": ") + 2);
@@ -75,7 +88,10 @@ t.test("every shell, JS and TS block of both READMEs is run, or listed with what
     }
   }
   // the tour's blocks are the ones readme.test.ts runs: sh or bash in README.md's API tour
-  t.ok(all.some((b) => b.section === TOUR && b.kind === "shell"), "the API tour has shell blocks");
+  t.ok(
+    all.some((b) => b.section === TOUR && b.kind === "shell"),
+    "the API tour has shell blocks",
+  );
 });
 
 const temp = (t: { teardown(fn: () => void): void }, label: string) => {
@@ -132,20 +148,32 @@ t.test("npm start on real servers, as the README writes it", async (t) => {
   });
   const port = await freePort();
   // the example's servers are the test servers, in a schema and key prefix of this test's own
-  const script = b.code.replaceAll("postgres://127.0.0.1:5432/flock", TEST_DATABASE_URL).replaceAll("redis://127.0.0.1:6379", TEST_REDIS_URL);
-  const started = bash(script, ROOT, { PG_SCHEMA: schema, REDIS_PREFIX: prefix, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn" }, 60_000);
+  const script = b.code
+    .replaceAll("postgres://127.0.0.1:5432/flock", TEST_DATABASE_URL)
+    .replaceAll("redis://127.0.0.1:6379", TEST_REDIS_URL);
+  const started = bash(
+    script,
+    ROOT,
+    { PG_SCHEMA: schema, REDIS_PREFIX: prefix, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn" },
+    60_000,
+  );
   let exited: Run | undefined;
   void started.then((r) => (exited = r));
   t.teardown(() => signalGroup(started.child, "SIGKILL"));
   const ready = async () => {
     if (exited) throw new Error(`npm start exited ${exited.code}:\n${exited.stdout}${exited.stderr}`);
-    return fetch(`http://127.0.0.1:${port}/readyz`).then((res) => res.status === 200, () => false);
+    return fetch(`http://127.0.0.1:${port}/readyz`).then(
+      (res) => res.status === 200,
+      () => false,
+    );
   };
   await until(ready, { ms: 45_000, every: 100, what: "/readyz to answer 200" });
   t.pass("the node answers /readyz: Postgres and Redis reached");
   const sql = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {} });
   t.teardown(() => sql.end());
-  const [row] = await sql<{ n: number }[]>`select count(*)::int as n from information_schema.tables where table_schema = ${schema}`;
+  const [row] = await sql<
+    { n: number }[]
+  >`select count(*)::int as n from information_schema.tables where table_schema = ${schema}`;
   t.ok(row!.n > 0, `the migrations ran into its schema (${row!.n} tables)`);
   started.child.kill("SIGTERM"); // to npm (bash runs the one command in its place), which passes it to the node
   const r = await started;

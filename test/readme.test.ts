@@ -20,9 +20,14 @@ function shellBlocks(markdown: string, section: string): string[] {
     .map((b) => b.code);
 }
 
-function bash(script: string, env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function bash(
+  script: string,
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn("bash", ["-c", script], { env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ...env } });
+    const child = spawn("bash", ["-c", script], {
+      env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ...env },
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -32,7 +37,8 @@ function bash(script: string, env: Record<string, string>): Promise<{ code: numb
 }
 
 t.test("the extraction finds the blocks it should", async (t) => {
-  const md = "# x\n\n## API tour\n\n```sh\necho one\n```\n\ntext\n\n```ts\nnot shell\n```\n\n```bash\necho two\n```\n\n## Next\n\n```sh\necho three\n```\n";
+  const md =
+    "# x\n\n## API tour\n\n```sh\necho one\n```\n\ntext\n\n```ts\nnot shell\n```\n\n```bash\necho two\n```\n\n## Next\n\n```sh\necho three\n```\n";
   t.same(shellBlocks(md, "API tour"), ["echo one\n", "echo two\n"]);
   t.throws(() => shellBlocks(md, "Missing"));
 });
@@ -55,7 +61,8 @@ t.test("the API tour's shell blocks run in order against a live node", { skip },
   ].join("\n");
   const r = await bash(script, { FLOCK: node.url });
   const reached = [...r.stderr.matchAll(/@@block (\d+)/g)].map((m) => m[1]).at(-1);
-  const where = r.code === 0 ? "" : ` (stopped in block ${reached}):\n${blocks[Number(reached) - 1]}\n${r.stdout}\n${r.stderr}`;
+  const where =
+    r.code === 0 ? "" : ` (stopped in block ${reached}):\n${blocks[Number(reached) - 1]}\n${r.stdout}\n${r.stderr}`;
   t.equal(r.code, 0, `every block exits 0${where}`);
   const vars = /@@vars TOKEN=(\S*) TO=(\S*) GROUP=(\S*)/.exec(r.stdout);
   t.ok(vars, "the run reached its end");
@@ -64,6 +71,9 @@ t.test("the API tour's shell blocks run in order against a live node", { skip },
   t.match(vars?.[3], /^group_\d+$/, "GROUP: the group created");
   t.match(r.stdout, /"body":\s*"hello"/, "the direct message was sent (and Echo's ack of it answered 204)");
   t.match(r.stdout, /"body":\s*"all hands"/, "the group message was sent");
-  const commands = blocks.join("\n").split("\n").filter((l) => !/^\s*#/.test(l));
+  const commands = blocks
+    .join("\n")
+    .split("\n")
+    .filter((l) => !/^\s*#/.test(l));
   t.notMatch(commands.join("\n"), /…|\b\d{12,}\b/, "no placeholder or made-up id in what is run (comments aside)");
 });

@@ -22,7 +22,14 @@ t.test("delivery counts carry on across nodes, a Redis loss and a socket", async
   await deletePrefix(one.prefix); // Redis lost everything of both nodes
   t.same(await counts(one.url, b), [[m1.id, 3]], "after Redis lost everything: 3");
   const m2 = await sendOk(two.url, a, b.id, "2");
-  t.same(await counts(two.url, b), [[m1.id, 4], [m2.id, 1]], "a message never handed out says 1");
+  t.same(
+    await counts(two.url, b),
+    [
+      [m1.id, 4],
+      [m2.id, 1],
+    ],
+    "a message never handed out says 1",
+  );
 
   // a socket on node one takes c's inbox live: while it does, everything in the inbox may have been delivered
   const c = await registerAgent(one.url, "c");
@@ -38,7 +45,9 @@ t.test("delivery counts carry on across nodes, a Redis loss and a socket", async
   // closed cleanly: what was published to it stays counted, a message sent after it does not
   ws.close();
   await until(async () => {
-    const [row] = await one.svc.sql<{ d: string }[]>`select delivered_seq::text as d from group_cursors where member = ${c.id} and thread_id = 0`;
+    const [row] = await one.svc.sql<
+      { d: string }[]
+    >`select delivered_seq::text as d from group_cursors where member = ${c.id} and thread_id = 0`;
     return row !== undefined && row.d !== LIVE;
   });
   const m4 = await sendOk(two.url, a, c.id, "4");

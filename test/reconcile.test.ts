@@ -64,7 +64,14 @@ for (const engine of ["redis", "memory"] as const) {
     await svc.engines.nodes.acquire(dead, diedAt, LEASE_MS);
     const sent = [svc.ids.nextRaw(), svc.ids.nextRaw()];
     await svc.engines.inflight.add(dead, [...sent.map(String), acked.id.slice(4)], diedAt);
-    const rows = sent.map((id, i) => ({ id, threadId, sender: a.id, recipient: b.id, body: `lost ${i}`, createdAt: new Date() }));
+    const rows = sent.map((id, i) => ({
+      id,
+      threadId,
+      sender: a.id,
+      recipient: b.id,
+      body: `lost ${i}`,
+      createdAt: new Date(),
+    }));
     t.same(await insertDirectBatch(svc.sql, rows), [2, 3], "numbered 2 and 3 in b's inbox");
 
     const reconciler = new Reconciler(svc, node.lease.owner, () => clock);
@@ -74,7 +81,11 @@ for (const engine of ["redis", "memory"] as const) {
     clock = diedAt + LEASE_MS + 1;
     t.equal(await reconciler.pass(), 3, "lease ended: claimed, and the three committed published again");
     t.ok(clock - diedAt <= LEASE_MS + STALE_MS + 1000, "within 10 s of the commit (the pass runs every second)");
-    t.same((await poll.answer).map((m) => m.body), ["lost 0", "lost 1"], "the long poll is woken with both, once each");
+    t.same(
+      (await poll.answer).map((m) => m.body),
+      ["lost 0", "lost 1"],
+      "the long poll is woken with both, once each",
+    );
     await sendOk(node.url, a, b.id, "after");
     const frames = [];
     for (let i = 0; i < 3; i++) frames.push((await ws.nextOfType("message")).message.body);
@@ -89,29 +100,56 @@ for (const engine of ["redis", "memory"] as const) {
     const id = svc.ids.nextRaw();
     const at = nodeClock.now();
     await svc.engines.inflight.add(node.lease.owner, [String(id)], at);
-    t.same(await insertDirectBatch(svc.sql, [{ id, threadId, sender: a.id, recipient: b.id, body: "x", createdAt: new Date() }]), [1]);
+    t.same(
+      await insertDirectBatch(svc.sql, [
+        { id, threadId, sender: a.id, recipient: b.id, body: "x", createdAt: new Date() },
+      ]),
+      [1],
+    );
     const reconciler = new Reconciler(svc, node.lease.owner, () => clock);
     let clock = at + STALE_MS - 1;
     t.equal(await reconciler.pass(), 0, "young: its publish may still be under way");
     t.notOk(poll.done, "not published yet");
     clock = at + STALE_MS + 1;
     t.equal(await reconciler.pass(), 1);
-    t.same((await poll.answer).map((m) => m.body), ["x"], "published: the long poll is woken");
+    t.same(
+      (await poll.answer).map((m) => m.body),
+      ["x"],
+      "published: the long poll is woken",
+    );
   });
 
   t.test(`a pass over many messages publishes every one to a live socket, once, in order (${engine})`, async (t) => {
     const { node, svc, a, b, threadId, nodeClock } = await standingNode(t, engine);
     const ws = await liveSocket(t, node, b);
     const n = 150;
-    const rows = Array.from({ length: n }, (_, i) => ({ id: svc.ids.nextRaw(), threadId, sender: a.id, recipient: b.id, body: `m${i}`, createdAt: new Date() }));
+    const rows = Array.from({ length: n }, (_, i) => ({
+      id: svc.ids.nextRaw(),
+      threadId,
+      sender: a.id,
+      recipient: b.id,
+      body: `m${i}`,
+      createdAt: new Date(),
+    }));
     const at = nodeClock.now();
-    await svc.engines.inflight.add(node.lease.owner, rows.map((r) => String(r.id)), at);
-    t.same(await insertDirectBatch(svc.sql, rows), rows.map((_, i) => i + 1));
+    await svc.engines.inflight.add(
+      node.lease.owner,
+      rows.map((r) => String(r.id)),
+      at,
+    );
+    t.same(
+      await insertDirectBatch(svc.sql, rows),
+      rows.map((_, i) => i + 1),
+    );
     const reconciler = new Reconciler(svc, node.lease.owner, () => at + STALE_MS + 1);
     t.equal(await reconciler.pass(), n);
     const got = [];
     for (let i = 0; i < n; i++) got.push((await ws.nextOfType("message")).message.id);
-    t.same(got, rows.map((r) => `msg_${r.id}`), "every one on the socket, in order");
+    t.same(
+      got,
+      rows.map((r) => `msg_${r.id}`),
+      "every one on the socket, in order",
+    );
     const next = await sendOk(node.url, a, b.id, "next");
     t.equal((await ws.nextOfType("message")).message.id, next.id, "once: the next frame is the next message");
     t.equal((await pending(node.url, b, "timeout=0&limit=100")).length, 100, "and pending from Postgres");

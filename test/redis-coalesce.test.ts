@@ -45,7 +45,11 @@ t.test("fifty commands in one turn go out as one writev, replies in order", asyn
   const redis = await connected(t, true);
   const seen = spyWrites(redis);
   const replies = await Promise.all(Array.from({ length: 50 }, () => redis.incr(key)));
-  t.same(replies, Array.from({ length: 50 }, (_, i) => i + 1), "each command answered, in order");
+  t.same(
+    replies,
+    Array.from({ length: 50 }, (_, i) => i + 1),
+    "each command answered, in order",
+  );
   t.equal(seen.chunks, 50, "fifty commands written");
   t.equal(seen.writes, 1, "in one socket write");
 });

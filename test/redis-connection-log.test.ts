@@ -44,14 +44,24 @@ t.test("an outage logs one line down and one line up per connection, and nothing
   // many reconnect attempts fail while it is down (every 50-250 ms): a few of each client's
   await until(() => refused >= 6, { ms: 10_000, what: "six failed reconnect attempts" });
   await redis.restart();
-  await until(() => lines.filter((l) => l.msg === "redis connection restored").length >= 2, { ms: 5000, what: "both connections restored" });
+  await until(() => lines.filter((l) => l.msg === "redis connection restored").length >= 2, {
+    ms: 5000,
+    what: "both connections restored",
+  });
   await engines.ping();
-  const changes = lines.filter((l) => /redis connection/.test(l.msg)).map((l) => `${l.redis} ${l.msg}`).sort();
+  const changes = lines
+    .filter((l) => /redis connection/.test(l.msg))
+    .map((l) => `${l.redis} ${l.msg}`)
+    .sort();
   t.same(changes, [
     "flock-cmd redis connection lost; reconnecting",
     "flock-cmd redis connection restored",
     "flock-sub redis connection lost; reconnecting",
     "flock-sub redis connection restored",
   ]);
-  t.same(stderr.filter((s) => /Unhandled error event/.test(s)), [], "no unhandled error events");
+  t.same(
+    stderr.filter((s) => /Unhandled error event/.test(s)),
+    [],
+    "no unhandled error events",
+  );
 });

@@ -33,21 +33,33 @@ async function liveNode(owner: string, release?: object): Promise<void> {
 }
 
 async function tables(s = schema): Promise<number> {
-  const [row] = await sql<{ n: number }[]>`select count(*)::int as n from information_schema.tables where table_schema = ${s}`;
+  const [row] = await sql<
+    { n: number }[]
+  >`select count(*)::int as n from information_schema.tables where table_schema = ${s}`;
   return row!.n;
 }
 
-t.test("beside a live node of a release it cannot mix with, the node exits with the reason, before migrating", async (t) => {
-  await liveNode("ghost-9", { release: "9.0.0", protocol: 9, mixesWith: 9, layout: 1 });
-  const r = await runToExit(env);
-  t.not(r.code, 0, "it exits with an error");
-  t.match(r.output, /cannot run beside what is running: a live node runs 9\.0\.0, which runs only beside protocol 9 or later/);
-  t.match(r.output, /CHANGELOG\.md/, "and says where to read which releases cannot run mixed");
-  t.equal(await tables(), 0, "no migration ran");
-  t.equal(await redis.hexists(keys.nodeReleases(), "ghost-9"), 1);
-  t.equal((await redis.hkeys(keys.nodeReleases())).length, 1, "the refused node took its announcement back with its lease");
-  await redis.zrem(keys.nodeLeases(), "ghost-9");
-});
+t.test(
+  "beside a live node of a release it cannot mix with, the node exits with the reason, before migrating",
+  async (t) => {
+    await liveNode("ghost-9", { release: "9.0.0", protocol: 9, mixesWith: 9, layout: 1 });
+    const r = await runToExit(env);
+    t.not(r.code, 0, "it exits with an error");
+    t.match(
+      r.output,
+      /cannot run beside what is running: a live node runs 9\.0\.0, which runs only beside protocol 9 or later/,
+    );
+    t.match(r.output, /CHANGELOG\.md/, "and says where to read which releases cannot run mixed");
+    t.equal(await tables(), 0, "no migration ran");
+    t.equal(await redis.hexists(keys.nodeReleases(), "ghost-9"), 1);
+    t.equal(
+      (await redis.hkeys(keys.nodeReleases())).length,
+      1,
+      "the refused node took its announcement back with its lease",
+    );
+    await redis.zrem(keys.nodeLeases(), "ghost-9");
+  },
+);
 
 t.test("beside a node of 0.1.0 (a lease, no announcement) it starts, says so, and announces itself", async (t) => {
   await liveNode("ghost-010");
@@ -55,7 +67,9 @@ t.test("beside a node of 0.1.0 (a lease, no announcement) it starts, says so, an
   t.teardown(() => node.stop());
   t.match(node.output(), /"beside":\["0\.1\.0"\].*running beside other releases/);
   t.ok((await tables()) > 0, "it migrated");
-  const announced = Object.values(await redis.hgetall(keys.nodeReleases())).map((j) => JSON.parse(j) as { release: string; protocol: number });
+  const announced = Object.values(await redis.hgetall(keys.nodeReleases())).map(
+    (j) => JSON.parse(j) as { release: string; protocol: number },
+  );
   t.match(announced, [{ protocol: 2 }]);
   await node.stop();
   t.same(await redis.hgetall(keys.nodeReleases()), {}, "a node that stops takes its announcement back");

@@ -14,7 +14,7 @@ t.test("replays and replies", async (t) => {
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const node = await startTestNode(t, { env: { FILES_DIR: dir } });
   const base = node.url;
-  const [a, b, outsider] = await Promise.all(["A", "B", "Out"].map((n) => registerAgent(base, n))) as Registered[];
+  const [a, b, outsider] = (await Promise.all(["A", "B", "Out"].map((n) => registerAgent(base, n)))) as Registered[];
 
   t.test("a replay after a delete answers the message as deleted (low 3)", async (t) => {
     const up = await call(base, "POST", "/v1/files/upload?name=x.bin", {
@@ -43,10 +43,18 @@ t.test("replays and replies", async (t) => {
     // a group send too
     const g = await call(base, "POST", "/v1/groups", { token: a!.token, json: { name: "g", members: [b!.id] } });
     const gh = { "idempotency-key": "to-delete-2" };
-    const gs = await call(base, "POST", `/v1/groups/${g.body.group.id}/messages`, { token: a!.token, json: { body: "group secret" }, headers: gh });
+    const gs = await call(base, "POST", `/v1/groups/${g.body.group.id}/messages`, {
+      token: a!.token,
+      json: { body: "group secret" },
+      headers: gh,
+    });
     t.equal(gs.status, 201, gs.text);
     t.equal((await call(base, "DELETE", `/v1/messages/${gs.body.id}`, { token: a!.token })).status, 204);
-    const gr = await call(base, "POST", `/v1/groups/${g.body.group.id}/messages`, { token: a!.token, json: { body: "group secret" }, headers: gh });
+    const gr = await call(base, "POST", `/v1/groups/${g.body.group.id}/messages`, {
+      token: a!.token,
+      json: { body: "group secret" },
+      headers: gh,
+    });
     t.equal(gr.status, 201);
     t.equal(gr.body.id, gs.body.id);
     t.equal(gr.body.body, "", "no body");
@@ -56,8 +64,14 @@ t.test("replays and replies", async (t) => {
   t.test("reply_to from a non-member answers alike whatever it names (low 5)", async (t) => {
     const g = await call(base, "POST", "/v1/groups", { token: a!.token, json: { name: "g", members: [b!.id] } });
     const other = await call(base, "POST", "/v1/groups", { token: a!.token, json: { name: "h", members: [b!.id] } });
-    const inGroup = await call(base, "POST", `/v1/groups/${g.body.group.id}/messages`, { token: a!.token, json: { body: "in g" } });
-    const inOther = await call(base, "POST", `/v1/groups/${other.body.group.id}/messages`, { token: a!.token, json: { body: "in h" } });
+    const inGroup = await call(base, "POST", `/v1/groups/${g.body.group.id}/messages`, {
+      token: a!.token,
+      json: { body: "in g" },
+    });
+    const inOther = await call(base, "POST", `/v1/groups/${other.body.group.id}/messages`, {
+      token: a!.token,
+      json: { body: "in h" },
+    });
     const dm = await call(base, "POST", "/v1/messages", { token: a!.token, json: { to: b!.id, body: "direct" } });
     const own = await call(base, "POST", "/v1/messages", { token: outsider!.token, json: { to: a!.id, body: "mine" } });
     const names = {
@@ -70,10 +84,16 @@ t.test("replays and replies", async (t) => {
     };
     const answers: Record<string, { status: number; body: unknown }> = {};
     for (const [what, id] of Object.entries(names)) {
-      const r = await call(base, "POST", `/v1/groups/${g.body.group.id}/messages`, { token: outsider!.token, json: { body: "hi", reply_to: id } });
+      const r = await call(base, "POST", `/v1/groups/${g.body.group.id}/messages`, {
+        token: outsider!.token,
+        json: { body: "hi", reply_to: id },
+      });
       answers[what] = { status: r.status, body: r.body };
     }
-    const plain = await call(base, "POST", `/v1/groups/${g.body.group.id}/messages`, { token: outsider!.token, json: { body: "hi" } });
+    const plain = await call(base, "POST", `/v1/groups/${g.body.group.id}/messages`, {
+      token: outsider!.token,
+      json: { body: "hi" },
+    });
     for (const [what, got] of Object.entries(answers)) {
       t.same(got, { status: plain.status, body: plain.body }, `${what}: as a send to the group with no reply_to`);
     }

@@ -21,8 +21,17 @@ async function setup(t: Parameters<typeof startTestNode>[0]) {
   const maintainer = new RetentionMaintainer(node.svc.sql, node.svc.horizons, () => clock, createLogger("silent"));
   const a = await registerAgent(node.url, "writer");
   const b = await registerAgent(node.url, "reader");
-  const send = async (from: Registered, to: Registered, json: Record<string, unknown>, headers: Record<string, string> = {}) => {
-    const r = await call(node.url, "POST", "/v1/messages", { token: from.token, json: { to: to.id, ...json }, headers });
+  const send = async (
+    from: Registered,
+    to: Registered,
+    json: Record<string, unknown>,
+    headers: Record<string, string> = {},
+  ) => {
+    const r = await call(node.url, "POST", "/v1/messages", {
+      token: from.token,
+      json: { to: to.id, ...json },
+      headers,
+    });
     if (r.status !== 201) throw new Error(`send: ${r.status} ${r.text}`);
     return r;
   };
@@ -35,7 +44,8 @@ async function setup(t: Parameters<typeof startTestNode>[0]) {
     if (r.status !== 201) throw new Error(`upload: ${r.status} ${r.text}`);
     return r.body.id as string;
   };
-  const file = async (who: Registered, id: string) => (await call(node.url, "GET", `/v1/files/${id}`, { token: who.token })).status;
+  const file = async (who: Registered, id: string) =>
+    (await call(node.url, "GET", `/v1/files/${id}`, { token: who.token })).status;
   return { node, maintainer, a, b, send, upload, file, move: (ms: number) => (clock += ms) };
 }
 
@@ -71,7 +81,10 @@ t.test("a reply's quote of a message that expired shows it gone (low 1)", async 
   // the answered message is past the horizon, the reply is not
   const gone = { id: first.body.id, from: reply.body.reply_to.from, body: "", deleted: true };
   const h = await call(node.url, "GET", `/v1/threads/${reply.body.thread_id}/messages`, { token: a.token });
-  t.same(h.body.messages.map((m: { body: string }) => m.body), ["answered"]);
+  t.same(
+    h.body.messages.map((m: { body: string }) => m.body),
+    ["answered"],
+  );
   t.same(h.body.messages[0].reply_to, gone, "history: the quote is gone");
   const threads = await call(node.url, "GET", "/v1/threads", { token: a.token });
   t.same(threads.body.threads[0].last_message.reply_to, gone, "the threads list: gone");
@@ -89,7 +102,11 @@ t.test("a replay of a send whose message expired answers no body (low 3)", async
   t.equal(first.body.body, "soon gone");
   move(11 * MIN);
   t.ok(await maintainer.pass(), "a pass ran");
-  const again = await call(node.url, "POST", "/v1/messages", { token: a.token, json: { to: b.id, body: "soon gone", attachments: [f] }, headers });
+  const again = await call(node.url, "POST", "/v1/messages", {
+    token: a.token,
+    json: { to: b.id, body: "soon gone", attachments: [f] },
+    headers,
+  });
   t.equal(again.status, 201, again.text);
   t.equal(again.headers.get("idempotency-replayed"), "true", "a replay");
   t.equal(again.body.id, first.body.id, "of the same message");

@@ -56,7 +56,10 @@ t.test("a pass vacuums what passed autovacuum's rule, and only that", async (t) 
   const [rule] = await sql<{ base: number; scale: number }[]>`
     select current_setting('autovacuum_vacuum_threshold')::float8 as base, current_setting('autovacuum_vacuum_scale_factor')::float8 as scale`;
   const past = (s: { live: number; dead: number }) => s.dead > rule!.base + rule!.scale * s.live;
-  t.ok(past(before.moments), `moments has its dead rows counted past the rule (${before.moments.dead} dead, ${before.moments.live} live)`);
+  t.ok(
+    past(before.moments),
+    `moments has its dead rows counted past the rule (${before.moments.dead} dead, ${before.moments.live} live)`,
+  );
   t.ok(past(before.likes), `moment_likes too (${before.likes.dead} dead, ${before.likes.live} live)`);
 
   const off = new RetentionMaintainer(sql, node.svc.horizons, Date.now, createLogger("silent"), { vacuum: false });
@@ -74,18 +77,28 @@ t.test("a pass vacuums what passed autovacuum's rule, and only that", async (t) 
       .map((x) => x.table)
       .sort();
   const expected = await pastRule();
-  t.ok(expected.includes("moments") && expected.includes("moment_likes"), `the rule names moments and moment_likes (${expected.join(", ")})`);
+  t.ok(
+    expected.includes("moments") && expected.includes("moment_likes"),
+    `the rule names moments and moment_likes (${expected.join(", ")})`,
+  );
   const on = new RetentionMaintainer(sql, node.svc.horizons, Date.now, createLogger("silent"), { vacuum: true });
   const r = await on.pass();
   const vacuumed = (r?.vacuumed ?? []).map((v) => v.split(" ")[0]!).sort();
-  t.same(vacuumed.filter((x) => !expected.includes(x)), [], `no table below the rule vacuumed (${r?.vacuumed.join(", ")})`);
+  t.same(
+    vacuumed.filter((x) => !expected.includes(x)),
+    [],
+    `no table below the rule vacuumed (${r?.vacuumed.join(", ")})`,
+  );
   t.equal(vacuumed.length, Math.min(4, expected.length), "every table past it, four a pass at most");
   const after = { moments: await stats("moments"), likes: await stats("moment_likes") };
   t.equal(after.moments.vacuums, before.moments.vacuums + 1, "one VACUUM of moments");
   t.equal(after.likes.vacuums, before.likes.vacuums + 1, "one VACUUM of moment_likes");
   // the rows themselves go unless a transaction older than the deletes is still open on the database (other tests
   // running beside this one may hold one): then the next VACUUM after it ends takes them
-  t.ok(after.moments.dead <= before.moments.dead, `moments' dead rows did not grow (${before.moments.dead} -> ${after.moments.dead})`);
+  t.ok(
+    after.moments.dead <= before.moments.dead,
+    `moments' dead rows did not grow (${before.moments.dead} -> ${after.moments.dead})`,
+  );
 });
 
 t.test('"auto" vacuums exactly when the server runs no autovacuum', async (t) => {
@@ -99,23 +112,37 @@ t.test('"auto" vacuums exactly when the server runs no autovacuum', async (t) =>
   t.equal(m.describe()["vacuum"], serverRuns ? "autovacuum" : "by this pass (no autovacuum)");
 });
 
-t.test("embedded (PGlite runs no autovacuum, so the node always vacuums): a pass's VACUUM works on PGlite", async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), "flock-vacuum-"));
-  const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dir, LOG_LEVEL: "silent", FLOCK_LIMITS_SCALE: "1000" });
-  const node = await startNode(config, createLogger("silent"));
-  t.teardown(async () => {
-    await node.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const url = `http://127.0.0.1:${node.port}`;
-  const author = await registerAgent(url, "author");
-  const ids: string[] = [];
-  for (let i = 0; i < 80; i++) ids.push((await post(url, author, "public", `e${i}`)).id);
-  const sql = node.svc.sql;
-  await removeMoments(sql, ids);
-  const m = new RetentionMaintainer(sql, node.svc.horizons, Date.now, createLogger("silent"), { vacuum: true });
-  const r = await m.pass();
-  t.ok(r?.vacuumed.some((v) => v.startsWith("moments ")), `moments vacuumed on PGlite (${r?.vacuumed.join(", ")})`);
-  const [after] = await sql<{ dead: number }[]>`select n_dead_tup::int as dead from pg_stat_user_tables where relname = 'moments' and schemaname = current_schema()`;
-  t.equal(after?.dead, 0, "no dead rows left");
-});
+t.test(
+  "embedded (PGlite runs no autovacuum, so the node always vacuums): a pass's VACUUM works on PGlite",
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), "flock-vacuum-"));
+    const config = loadConfig({
+      PORT: "0",
+      HOST: "127.0.0.1",
+      DATA_DIR: dir,
+      LOG_LEVEL: "silent",
+      FLOCK_LIMITS_SCALE: "1000",
+    });
+    const node = await startNode(config, createLogger("silent"));
+    t.teardown(async () => {
+      await node.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const url = `http://127.0.0.1:${node.port}`;
+    const author = await registerAgent(url, "author");
+    const ids: string[] = [];
+    for (let i = 0; i < 80; i++) ids.push((await post(url, author, "public", `e${i}`)).id);
+    const sql = node.svc.sql;
+    await removeMoments(sql, ids);
+    const m = new RetentionMaintainer(sql, node.svc.horizons, Date.now, createLogger("silent"), { vacuum: true });
+    const r = await m.pass();
+    t.ok(
+      r?.vacuumed.some((v) => v.startsWith("moments ")),
+      `moments vacuumed on PGlite (${r?.vacuumed.join(", ")})`,
+    );
+    const [after] = await sql<
+      { dead: number }[]
+    >`select n_dead_tup::int as dead from pg_stat_user_tables where relname = 'moments' and schemaname = current_schema()`;
+    t.equal(after?.dead, 0, "no dead rows left");
+  },
+);

@@ -34,7 +34,8 @@ t.test("group messages are acknowledged in batches, cumulatively", async (t) => 
   const g = await a.createGroup({ name: "batch", members: [bob.id] });
   const bodies = ["1", "2", "3", "4", "5", "6", "7"];
   for (const body of bodies) await a.sendGroup(g.id, body);
-  const waiting = async () => (await a.pending({ timeout: 0 }).then(() => b.pending({ timeout: 0 }))).map((m) => m.body);
+  const waiting = async () =>
+    (await a.pending({ timeout: 0 }).then(() => b.pending({ timeout: 0 }))).map((m) => m.body);
 
   t.test("over the WebSocket: every 5 handled, on the timer, and at the stop", async (t) => {
     const ac = new AbortController();
@@ -52,7 +53,8 @@ t.test("group messages are acknowledged in batches, cumulatively", async (t) => 
     const ac2 = new AbortController();
     const handled: string[] = [];
     const loop = (async () => {
-      for await (const msg of b.messages({ transport: "ws", signal: ac2.signal, ackBatch: { messages: 5, ms: 50 } })) handled.push(msg.body);
+      for await (const msg of b.messages({ transport: "ws", signal: ac2.signal, ackBatch: { messages: 5, ms: 50 } }))
+        handled.push(msg.body);
     })();
     await until(() => handled.length >= 2 && clock.sleeping() > 0, { what: "both handled and the batch's timer set" });
     t.same(await waiting(), ["8", "9"], "both handled, held for the timer");
@@ -63,25 +65,29 @@ t.test("group messages are acknowledged in batches, cumulatively", async (t) => 
     await loop;
   });
 
-  t.test("a handler that throws (ackOnExit: false): what it finished is acknowledged, the failed one and the rest come again", async (t) => {
-    for (const body of ["a", "b", "c", "d"]) await a.sendGroup(g.id, body);
-    const err = await (async () => {
-      for await (const msg of b.messages({ transport: "ws", ackBatch: { messages: 10, ms: 50 }, ackOnExit: false })) if (msg.body === "c") throw new Error("boom");
-    })().catch((e: Error) => e);
-    t.equal((err as Error).message, "boom");
-    t.same(await waiting(), ["c", "d"], "a and b acknowledged by the stop; c (failed) and d stay");
+  t.test(
+    "a handler that throws (ackOnExit: false): what it finished is acknowledged, the failed one and the rest come again",
+    async (t) => {
+      for (const body of ["a", "b", "c", "d"]) await a.sendGroup(g.id, body);
+      const err = await (async () => {
+        for await (const msg of b.messages({ transport: "ws", ackBatch: { messages: 10, ms: 50 }, ackOnExit: false }))
+          if (msg.body === "c") throw new Error("boom");
+      })().catch((e: Error) => e);
+      t.equal((err as Error).message, "boom");
+      t.same(await waiting(), ["c", "d"], "a and b acknowledged by the stop; c (failed) and d stay");
 
-    const got: string[] = [];
-    const err2 = await (async () => {
-      for await (const msg of b.messages({ timeout: 1, ackOnExit: false })) {
-        if (msg.body === "d") throw new Error("boom again");
-        got.push(msg.body);
-      }
-    })().catch((e: Error) => e);
-    t.equal((err2 as Error).message, "boom again");
-    t.same(got, ["c"], "polling: c comes again and is handled");
-    t.same(await waiting(), ["d"], "c acknowledged with its page; d stays");
-  });
+      const got: string[] = [];
+      const err2 = await (async () => {
+        for await (const msg of b.messages({ timeout: 1, ackOnExit: false })) {
+          if (msg.body === "d") throw new Error("boom again");
+          got.push(msg.body);
+        }
+      })().catch((e: Error) => e);
+      t.equal((err2 as Error).message, "boom again");
+      t.same(got, ["c"], "polling: c comes again and is handled");
+      t.same(await waiting(), ["d"], "c acknowledged with its page; d stays");
+    },
+  );
 
   t.test("polling: one cumulative ack per thread at the end of a page; direct messages one by one", async (t) => {
     const acks: string[] = [];
@@ -105,7 +111,10 @@ t.test("group messages are acknowledged in batches, cumulatively", async (t) => 
     t.same(got, ["d", "p1", "p2", "p3", "direct"]);
     t.equal(acks.length, 2, "two acks for five messages");
     t.ok(acks.includes(`${direct.id}/ack`), "the direct message on its own");
-    t.ok(acks.some((u) => u.endsWith("/ack?through=true")), "the group's four in one cumulative ack");
+    t.ok(
+      acks.some((u) => u.endsWith("/ack?through=true")),
+      "the group's four in one cumulative ack",
+    );
     t.same(await waiting(), [], "everything acknowledged");
 
     // a page with one group message: a plain ack (nothing earlier to take along)

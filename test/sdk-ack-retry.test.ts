@@ -7,7 +7,11 @@ import t from "tap";
 import { Flock, type RetryEvent } from "../client/index.ts";
 import { startTestNode } from "./helpers/node.ts";
 
-const refusing = () => new Response(JSON.stringify({ error: "unavailable", message: "the node is shutting down" }), { status: 503, headers: { "content-type": "application/json", "retry-after": "0" } });
+const refusing = () =>
+  new Response(JSON.stringify({ error: "unavailable", message: "the node is shutting down" }), {
+    status: 503,
+    headers: { "content-type": "application/json", "retry-after": "0" },
+  });
 
 /** A fetch that answers the first `n` acks 503 (Retry-After: 0) and passes everything to the node; counts requests. */
 function acksRefused(n: number) {
@@ -42,7 +46,10 @@ t.test("an ack answered 503 is retried, and the message does not come again", as
   }
   t.equal(seen.refused, 2);
   t.equal(seen.acks, 3, "two refused, the third taken");
-  t.match(retries, [{ method: "POST", status: 503, retry: 1 }, { method: "POST", status: 503, retry: 2 }]);
+  t.match(retries, [
+    { method: "POST", status: 503, retry: 1 },
+    { method: "POST", status: 503, retry: 2 },
+  ]);
   t.same(await b.pending({ timeout: 0 }), [], "acknowledged: not handed out again");
 });
 

@@ -20,14 +20,21 @@ function closedPort(): Promise<number> {
 }
 
 /** A TCP server that does `onSocket` with every connection; closed when the test ends. */
-async function tcp(t: { teardown(fn: () => unknown): void }, onSocket: (s: import("node:net").Socket) => void): Promise<string> {
+async function tcp(
+  t: { teardown(fn: () => unknown): void },
+  onSocket: (s: import("node:net").Socket) => void,
+): Promise<string> {
   const server: Server = createServer(onSocket);
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   t.teardown(() => new Promise<void>((r) => server.close(() => r())));
   return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 }
 
-const failure = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e);
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
 
 t.test("no answer: a FlockNetworkError with the URL, the cause and retryable", async (t) => {
   const port = await closedPort();
@@ -40,7 +47,12 @@ t.test("no answer: a FlockNetworkError with the URL, the cause and retryable", a
   t.equal(e.url, `http://127.0.0.1:${port}/v1/agents/me`);
   t.same(e.cause, { message: `connect ECONNREFUSED 127.0.0.1:${port}`, code: "ECONNREFUSED" });
   t.equal(e.retryable, true);
-  t.match(e.message, new RegExp(`^could not reach http://127\\.0\\.0\\.1:${port}/v1/agents/me: connect ECONNREFUSED .*is the server running`));
+  t.match(
+    e.message,
+    new RegExp(
+      `^could not reach http://127\\.0\\.0\\.1:${port}/v1/agents/me: connect ECONNREFUSED .*is the server running`,
+    ),
+  );
   t.notMatch(e.message, /undefined|TypeError/);
 
   // a base URL without a scheme: said before anything is sent, with the fix
@@ -48,13 +60,20 @@ t.test("no answer: a FlockNetworkError with the URL, the cause and retryable", a
   t.ok(noScheme instanceof FlockNetworkError);
   t.equal(noScheme.code, "invalid_url");
   t.equal(noScheme.retryable, false);
-  t.match(noScheme.message, /the base URL "localhost:8080" is not an http\(s\) URL: add the scheme: "http:\/\/localhost:8080"/);
+  t.match(
+    noScheme.message,
+    /the base URL "localhost:8080" is not an http\(s\) URL: add the scheme: "http:\/\/localhost:8080"/,
+  );
 
   // DNS: what undici throws for a name that does not resolve (simulated: no resolver is needed)
   const dnsFetch: typeof fetch = () => {
-    throw new TypeError("fetch failed", { cause: Object.assign(new Error("getaddrinfo ENOTFOUND flock.invalid"), { code: "ENOTFOUND" }) });
+    throw new TypeError("fetch failed", {
+      cause: Object.assign(new Error("getaddrinfo ENOTFOUND flock.invalid"), { code: "ENOTFOUND" }),
+    });
   };
-  const dns = (await failure(new Flock({ baseUrl: "http://flock.invalid", fetch: dnsFetch, ...once }).me())) as FlockNetworkError;
+  const dns = (await failure(
+    new Flock({ baseUrl: "http://flock.invalid", fetch: dnsFetch, ...once }).me(),
+  )) as FlockNetworkError;
   t.ok(dns instanceof FlockNetworkError);
   t.same(dns.cause, { message: "getaddrinfo ENOTFOUND flock.invalid", code: "ENOTFOUND" });
   t.equal(dns.retryable, false, "a name that does not resolve will not resolve on a retry");
@@ -69,7 +88,11 @@ t.test("a connection reset and a timeout are FlockNetworkErrors too, retryable",
   t.equal(reset.retryable, true);
 
   const silentUrl = await tcp(t, (s) => s.on("data", () => {}));
-  const timed = new Flock({ baseUrl: silentUrl, ...once, fetch: (u, i) => fetch(u, { ...i, signal: AbortSignal.timeout(200) }) });
+  const timed = new Flock({
+    baseUrl: silentUrl,
+    ...once,
+    fetch: (u, i) => fetch(u, { ...i, signal: AbortSignal.timeout(200) }),
+  });
   const timeout = (await failure(timed.me())) as FlockNetworkError;
   t.ok(timeout instanceof FlockNetworkError, "timeout");
   t.equal(timeout.cause.code, "timeout");
@@ -114,7 +137,8 @@ t.test("validation failures are sentences that name the field and the rule", asy
   const badLimit = await body(a.feed({ limit: 500 }));
   t.equal(badLimit.field, "limit");
   t.notMatch(badLimit.message, /Too (small|big)|Invalid|expected/);
-  for (const m of [empty, missing, wrong, long, notString, badLimit]) t.notMatch(m.message, /Too (small|big)|Invalid (input|option)|expected \w+, received/);
+  for (const m of [empty, missing, wrong, long, notString, badLimit])
+    t.notMatch(m.message, /Too (small|big)|Invalid (input|option)|expected \w+, received/);
 });
 
 t.test("break after handling a message acknowledges it: it does not come back", async (t) => {
@@ -134,7 +158,11 @@ t.test("break after handling a message acknowledges it: it does not come back", 
     }
     t.same(handled, [`first by ${transport} (1)`], `${transport}: handled one, then left the loop`);
     const left = await b.pending({ timeout: 0 });
-    t.same(left.map((m) => m.body), [`second by ${transport}`], `${transport}: the handled one was acknowledged by the break`);
+    t.same(
+      left.map((m) => m.body),
+      [`second by ${transport}`],
+      `${transport}: the handled one was acknowledged by the break`,
+    );
     t.ok(left.every((m) => m.body !== `first by ${transport}`));
     // `return` from a function inside the loop: the same
     const got = await (async () => {
@@ -149,5 +177,8 @@ t.test("break after handling a message acknowledges it: it does not come back", 
   await a.send(bob, "kept");
   for await (const msg of b.messages({ timeout: 2, ackOnExit: false })) if (msg.body === "kept") break;
   const again = await b.pending({ timeout: 0 });
-  t.same(again.map((m) => [m.body, m.delivery_count]), [["kept", 2]]);
+  t.same(
+    again.map((m) => [m.body, m.delivery_count]),
+    [["kept", 2]],
+  );
 });

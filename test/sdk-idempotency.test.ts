@@ -42,7 +42,13 @@ async function standIn(
       seen.push(s);
       if (answer(s, n, res)) return;
       res.writeHead(s.method === "POST" ? 201 : 200, { "content-type": "application/json" });
-      res.end(s.path === "/v1/groups" ? JSON.stringify({ group: { id: "group_1" } }) : s.path === "/v1/moments/feed" ? '{"moments":[],"has_more":false}' : "{}");
+      res.end(
+        s.path === "/v1/groups"
+          ? JSON.stringify({ group: { id: "group_1" } })
+          : s.path === "/v1/moments/feed"
+            ? '{"moments":[],"has_more":false}'
+            : "{}",
+      );
     });
   });
   srv.listen(0, "127.0.0.1");
@@ -74,7 +80,15 @@ t.test("what the SDK sends (a stand-in server)", async (t) => {
     const creating = seen.slice(0, 7);
     t.same(
       creating.map((s) => s.path),
-      ["/v1/messages", "/v1/groups/group_1/messages", "/v1/moments", "/v1/moments/moment_1/comments", "/v1/friends/request", "/v1/groups", "/v1/files/upload"],
+      [
+        "/v1/messages",
+        "/v1/groups/group_1/messages",
+        "/v1/moments",
+        "/v1/moments/moment_1/comments",
+        "/v1/friends/request",
+        "/v1/groups",
+        "/v1/files/upload",
+      ],
     );
     for (const s of creating) t.match(s.key, KEY, `${s.path}: 16 random bytes, base64url`);
     t.equal(new Set(creating.map((s) => s.key)).size, 7, "one key per call");
@@ -90,7 +104,10 @@ t.test("what the SDK sends (a stand-in server)", async (t) => {
     const flock = new Flock({ baseUrl: url, token: "am_x" });
     await flock.send("2", "hi", {}, { idempotencyKey: "order-17/line-3" });
     await flock.post({ content: "c", visibility: "public" }, { idempotencyKey: "~".repeat(255) });
-    t.same(seen.map((s) => s.key), ["order-17/line-3", "~".repeat(255)]);
+    t.same(
+      seen.map((s) => s.key),
+      ["order-17/line-3", "~".repeat(255)],
+    );
     for (const bad of ["", "has space", "é", "x".repeat(256), "tab\t"]) {
       await t.rejects(flock.send("2", "hi", {}, { idempotencyKey: bad }), { name: "RangeError" }, JSON.stringify(bad));
     }
@@ -115,7 +132,10 @@ t.test("what the SDK sends (a stand-in server)", async (t) => {
     t.equal(m.id, "msg_1");
     t.equal(seen.length, 4);
     t.equal(new Set(seen.map((s) => s.key)).size, 1, "the same key on all four attempts");
-    t.ok(seen.every((s) => s.body === seen[0]!.body), "and the same request");
+    t.ok(
+      seen.every((s) => s.body === seen[0]!.body),
+      "and the same request",
+    );
     t.same(
       events.map((e) => [e.status, e.code, e.retryAfter]),
       [
@@ -124,13 +144,14 @@ t.test("what the SDK sends (a stand-in server)", async (t) => {
         [409, "conflict", true],
       ],
     );
-    t.ok(events.every((e) => e.idempotencyKey === seen[0]!.key), "each retry event names the key");
+    t.ok(
+      events.every((e) => e.idempotencyKey === seen[0]!.key),
+      "each retry event names the key",
+    );
     t.same(clock.sleeps, [1000, 2500, 1000], "Retry-After, then the backoff (no answer), then Retry-After");
 
     seen.length = 0;
-    const register = await new Flock({ baseUrl: url, clock })
-      .register({ display_name: "x" })
-      .catch((e: unknown) => e);
+    const register = await new Flock({ baseUrl: url, clock }).register({ display_name: "x" }).catch((e: unknown) => e);
     t.equal((register as FlockError).status, 503, "a POST without a key is not retried after a 503");
     t.equal(seen.length, 1);
   });
@@ -138,11 +159,16 @@ t.test("what the SDK sends (a stand-in server)", async (t) => {
   t.test("final answers: 422 idempotency_key_reused, and a 409 without Retry-After (a reused nonce)", async (t) => {
     const { url, seen } = await standIn(t, (s, _n, res) =>
       s.path === "/v1/moments"
-        ? json(res, 422, { error: "idempotency_key_reused", message: "this Idempotency-Key was used with a different request" })
+        ? json(res, 422, {
+            error: "idempotency_key_reused",
+            message: "this Idempotency-Key was used with a different request",
+          })
         : json(res, 409, { error: "conflict", message: "this payment authorization (nonce) has already been used" }),
     );
     const flock = new Flock({ baseUrl: url, token: "am_x", clock: new FakeClock() });
-    const reused = await flock.post({ content: "other", visibility: "public" }, { idempotencyKey: "k1" }).catch((e: unknown) => e);
+    const reused = await flock
+      .post({ content: "other", visibility: "public" }, { idempotencyKey: "k1" })
+      .catch((e: unknown) => e);
     t.ok(reused instanceof FlockError);
     t.match(reused, { status: 422, code: "idempotency_key_reused" });
     const nonce = await flock.send("2", "hi").catch((e: unknown) => e);
@@ -156,7 +182,11 @@ t.test("what the SDK sends (a stand-in server)", async (t) => {
       return true;
     });
     const flock = new Flock({ baseUrl: url, token: "am_x", clock: new FakeClock() });
-    await t.rejects(flock.like("moment_1"), { name: "FlockNetworkError", status: 0, retryable: true }, "a like (no key) that got no answer raises at once");
+    await t.rejects(
+      flock.like("moment_1"),
+      { name: "FlockNetworkError", status: 0, retryable: true },
+      "a like (no key) that got no answer raises at once",
+    );
     t.equal(seen.length, 1);
     seen.length = 0;
     await t.rejects(flock.send("2", "hi"), { name: "FlockNetworkError" }, "a keyed send gives up after 5 attempts");
@@ -167,7 +197,17 @@ t.test("what the SDK sends (a stand-in server)", async (t) => {
   t.test("a paid send: the 402 attempt and the paid retry send the same key", async (t) => {
     const requirements = {
       x402Version: 2,
-      accepts: [{ scheme: "exact", network: "eip155:8453", amount: "50000", asset: "0xa", payTo: "0xb", maxTimeoutSeconds: 60, extra: {} }],
+      accepts: [
+        {
+          scheme: "exact",
+          network: "eip155:8453",
+          amount: "50000",
+          asset: "0xa",
+          payTo: "0xb",
+          maxTimeoutSeconds: 60,
+          extra: {},
+        },
+      ],
     };
     const { url, seen } = await standIn(t, (s, n, res) => {
       if (!s.paid) return json(res, 402, { error: "payment_required", message: "pay", ...requirements });
@@ -184,11 +224,14 @@ t.test("what the SDK sends (a stand-in server)", async (t) => {
     const flock = new Flock({ baseUrl: url, token: "am_x", payments: payer, clock: new FakeClock() });
     const m = await flock.send("2", "paid hello", {}, { idempotencyKey: "pay-1" });
     t.equal(m.id, "msg_1");
-    t.same(seen.map((s) => [s.paid, s.key]), [
-      [false, "pay-1"],
-      [true, "pay-1"],
-      [true, "pay-1"],
-    ]);
+    t.same(
+      seen.map((s) => [s.paid, s.key]),
+      [
+        [false, "pay-1"],
+        [true, "pay-1"],
+        [true, "pay-1"],
+      ],
+    );
     t.equal(signed, 1, "signed once; the paid retry after the 503 sends the same payment");
   });
 });
@@ -209,20 +252,33 @@ t.test("against a real node: the first answer, replayed; nothing stored twice", 
     }
     return res;
   };
-  const alice = new Flock({ baseUrl: node.url, token: a.token, fetch: losing, sendsPerSecond: 1000, retry: { baseMs: 1 } });
+  const alice = new Flock({
+    baseUrl: node.url,
+    token: a.token,
+    fetch: losing,
+    sendsPerSecond: 1000,
+    retry: { baseMs: 1 },
+  });
   const bob = new Flock({ baseUrl: node.url, token: b.token, sendsPerSecond: 1000 });
 
-  t.test("a send whose answer was lost: the SDK's retry gets the first answer, the message is stored and delivered once", async (t) => {
-    replayed = 0;
-    dropNext = true;
-    const sent = await alice.send(b.id, "lost answer");
-    t.equal(replayed, 1, "the retry's answer was the replay");
-    const got = await bob.pending({ timeout: 1 });
-    t.same(got.map((m) => m.id), [sent.id], "one message, the one the retry named");
-    await bob.ack(sent.id);
-    const history = await bob.threadMessages(sent.thread_id);
-    t.equal(history.messages.filter((m) => m.body === "lost answer").length, 1);
-  });
+  t.test(
+    "a send whose answer was lost: the SDK's retry gets the first answer, the message is stored and delivered once",
+    async (t) => {
+      replayed = 0;
+      dropNext = true;
+      const sent = await alice.send(b.id, "lost answer");
+      t.equal(replayed, 1, "the retry's answer was the replay");
+      const got = await bob.pending({ timeout: 1 });
+      t.same(
+        got.map((m) => m.id),
+        [sent.id],
+        "one message, the one the retry named",
+      );
+      await bob.ack(sent.id);
+      const history = await bob.threadMessages(sent.thread_id);
+      t.equal(history.messages.filter((m) => m.body === "lost answer").length, 1);
+    },
+  );
 
   t.test("the same key again: the same message; with another body: 422", async (t) => {
     replayed = 0;
@@ -233,7 +289,10 @@ t.test("against a real node: the first answer, replayed; nothing stored twice", 
     const err = await alice.send(b.id, "something else", {}, { idempotencyKey: "idem-once" }).catch((e: unknown) => e);
     t.match(err, { status: 422, code: "idempotency_key_reused" });
     const got = await bob.pending({ timeout: 1 });
-    t.same(got.map((m) => m.body), ["once"]);
+    t.same(
+      got.map((m) => m.body),
+      ["once"],
+    );
     await bob.ack(got[0]!.id);
   });
 
@@ -244,13 +303,37 @@ t.test("against a real node: the first answer, replayed; nothing stored twice", 
       t.equal(id(y), id(x), name);
     };
     const m = await alice.post({ content: "idem moment", visibility: "public" });
-    await same("post", (o) => alice.post({ content: "keyed moment", visibility: "public" }, o), (x) => x.id);
-    await same("comment", (o) => alice.comment(m.id, "keyed comment", o), (x) => x.id);
-    await same("friend request", (o) => alice.friendRequest(b.id, o), (x) => x.request.id);
-    await same("group", (o) => alice.createGroup({ name: "keyed", members: [b.id] }, o), (x) => x.id);
+    await same(
+      "post",
+      (o) => alice.post({ content: "keyed moment", visibility: "public" }, o),
+      (x) => x.id,
+    );
+    await same(
+      "comment",
+      (o) => alice.comment(m.id, "keyed comment", o),
+      (x) => x.id,
+    );
+    await same(
+      "friend request",
+      (o) => alice.friendRequest(b.id, o),
+      (x) => x.request.id,
+    );
+    await same(
+      "group",
+      (o) => alice.createGroup({ name: "keyed", members: [b.id] }, o),
+      (x) => x.id,
+    );
     const g = await alice.createGroup({ name: "g", members: [b.id] });
-    await same("group message", (o) => alice.sendGroup(g.id, "keyed group message", {}, o), (x) => x.id);
-    await same("upload", (o) => alice.upload(new Uint8Array([1, 2, 3]), { name: "k.bin", contentType: "application/octet-stream", ...o }), (x) => x.id);
+    await same(
+      "group message",
+      (o) => alice.sendGroup(g.id, "keyed group message", {}, o),
+      (x) => x.id,
+    );
+    await same(
+      "upload",
+      (o) => alice.upload(new Uint8Array([1, 2, 3]), { name: "k.bin", contentType: "application/octet-stream", ...o }),
+      (x) => x.id,
+    );
     t.equal((await alice.comments(m.id)).filter((c) => c.body === "keyed comment").length, 1);
   });
 });

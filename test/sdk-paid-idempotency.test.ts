@@ -24,7 +24,12 @@ t.test("a paid send whose answer was lost: the retry with its key is answered, n
     headers.set("x-forwarded-for", randomIp());
     const res = await fetch(input, { ...init, headers });
     const paid = headers.has("payment-signature");
-    seen.push({ paid, key: headers.get("idempotency-key"), status: res.status, replayed: res.headers.get("idempotency-replayed") === "true" });
+    seen.push({
+      paid,
+      key: headers.get("idempotency-key"),
+      status: res.status,
+      replayed: res.headers.get("idempotency-replayed") === "true",
+    });
     if (paid && dropPaid) {
       dropPaid = false;
       await res.arrayBuffer();
@@ -37,7 +42,13 @@ t.test("a paid send whose answer was lost: the retry with its key is answered, n
   const payTo = freshAccount().address;
   const me = await oracle.updateMe({ x402_enabled: true, price: 0.05, pay_to: payTo, network: env.network });
   const wallet = new Payer({ account: payer, maxPerMessage: 1, maxPerSession: 1 });
-  const alice = new Flock({ baseUrl: node.url, fetch: losing, payments: wallet, sendsPerSecond: 1000, retry: { baseMs: 1 } });
+  const alice = new Flock({
+    baseUrl: node.url,
+    fetch: losing,
+    payments: wallet,
+    sendsPerSecond: 1000,
+    retry: { baseMs: 1 },
+  });
   await alice.register({ display_name: "Alice" });
   seen.length = 0;
 
@@ -57,10 +68,18 @@ t.test("a paid send whose answer was lost: the retry with its key is answered, n
   const again = await alice.send(me.id, "paid, once", {}, { idempotencyKey: "paid-once-1" });
   t.equal(again.id, sent.id, "called again with its key: the same message");
   t.same(again.payment, sent.payment);
-  t.same(seen.map((s) => [s.paid, s.status, s.replayed]), [[false, 201, true]], "no 402 this time: nothing to sign");
+  t.same(
+    seen.map((s) => [s.paid, s.status, s.replayed]),
+    [[false, 201, true]],
+    "no 402 this time: nothing to sign",
+  );
 
   t.equal(wallet.spent, 50_000n, "signed once");
   t.equal(await balanceOf(env.chain.rpcUrl, env.token, payTo as `0x${string}`), 50_000n, "settled once");
   const got = await oracle.pending({ timeout: 1 });
-  t.same(got.map((m) => m.id), [sent.id], "delivered once");
+  t.same(
+    got.map((m) => m.id),
+    [sent.id],
+    "delivered once",
+  );
 });

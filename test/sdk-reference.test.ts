@@ -11,13 +11,21 @@ const ENTRIES = ["index.ts", "payments.ts", "mcp/server.ts"].map((f) => resolve(
 
 /** What lacks a doc comment or an example, as "name: what is missing". */
 export function undocumented(entries: string[]): string[] {
-  const program = ts.createProgram(entries, { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, allowImportingTsExtensions: true, noEmit: true, strict: true });
+  const program = ts.createProgram(entries, {
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    allowImportingTsExtensions: true,
+    noEmit: true,
+    strict: true,
+  });
   const checker = program.getTypeChecker();
   const problems = new Set<string>();
   const check = (name: string, node: ts.Node) => {
     const docs = ts.getJSDocCommentsAndTags(node).filter(ts.isJSDoc);
     if (docs.length === 0) problems.add(`${name}: no doc comment`);
-    else if (!docs.some((d) => d.tags?.some((tag) => tag.tagName.text === "example"))) problems.add(`${name}: no @example`);
+    else if (!docs.some((d) => d.tags?.some((tag) => tag.tagName.text === "example")))
+      problems.add(`${name}: no @example`);
   };
   for (const entry of entries) {
     const source = program.getSourceFile(entry);
@@ -32,7 +40,8 @@ export function undocumented(entries: string[]): string[] {
         for (const member of decl.members) {
           if (!ts.isMethodDeclaration(member) || !member.name || !ts.isIdentifier(member.name)) continue;
           const mods = ts.getCombinedModifierFlags(member);
-          if (mods & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected) || member.name.text.startsWith("#")) continue;
+          if (mods & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected) || member.name.text.startsWith("#"))
+            continue;
           check(`${exported.name}.${member.name.text}`, member);
         }
       }

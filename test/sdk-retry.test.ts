@@ -14,7 +14,10 @@ t.test("against the real server", async (t) => {
   let stripRetryAfter = false;
   const fetchFromIp: typeof fetch = async (url, init) => {
     sent++;
-    const res = await fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), "x-forwarded-for": ip } });
+    const res = await fetch(url, {
+      ...init,
+      headers: { ...(init?.headers as Record<string, string>), "x-forwarded-for": ip },
+    });
     if (!stripRetryAfter) return res;
     const headers = new Headers(res.headers);
     headers.delete("retry-after");

@@ -8,7 +8,11 @@ import { deletePrefix, dropSchema, startTestNode } from "./helpers/node.ts";
 import { startProcess } from "./helpers/process.ts";
 
 /** The status a call failed with (0 when it succeeded). */
-const statusOf = (p: Promise<unknown>) => p.then(() => 0, (e: FlockError) => e.status);
+const statusOf = (p: Promise<unknown>) =>
+  p.then(
+    () => 0,
+    (e: FlockError) => e.status,
+  );
 const sdk = (url: string, token?: string) => new Flock({ baseUrl: url, token, sendsPerSecond: 1000 });
 
 t.test("every endpoint through the SDK", async (t) => {
@@ -31,7 +35,10 @@ t.test("every endpoint through the SDK", async (t) => {
   t.equal(req.request.status, "pending");
   t.equal((await b.friendRequests()).incoming.length, 1);
   t.equal((await b.acceptFriend(req.request.id)).friend.id, ra.agent.id);
-  t.same((await a.friends()).map((f) => f.id), [bob.id]);
+  t.same(
+    (await a.friends()).map((f) => f.id),
+    [bob.id],
+  );
 
   // moments
   const m = await a.post({ content: "hello flock", visibility: "friends" });
@@ -43,7 +50,10 @@ t.test("every endpoint through the SDK", async (t) => {
   t.equal((await a.moment(m.id)).like_count, 1);
   await b.unlike(m.id);
   const c = await b.comment(m.id, "nice");
-  t.same((await a.comments(m.id)).map((x) => x.id), [c.id]);
+  t.same(
+    (await a.comments(m.id)).map((x) => x.id),
+    [c.id],
+  );
   await a.unfriend(bob.id);
   t.equal(await statusOf(b.moment(m.id)), 404, "unfriended: friends-only moment gone");
   await a.deleteMoment(m.id);
@@ -108,7 +118,11 @@ t.test("the message iterator acks after the handler and redelivers what failed",
   t.equal((err as Error).message, "handler failed");
   t.same(got, ["one"]);
   const again = await b.pending({ timeout: 0 });
-  t.same(again.map((m) => m.body), ["two", "three"], "the failed one comes again, first");
+  t.same(
+    again.map((m) => m.body),
+    ["two", "three"],
+    "the failed one comes again, first",
+  );
   t.equal(again[0]!.delivery_count, 2);
 
   // Over the WebSocket: the same iterator, acking as frames.
@@ -121,7 +135,11 @@ t.test("the message iterator acks after the handler and redelivers what failed",
   t.same(seen, ["two", "three"]);
   // each ack is confirmed before the loop goes on, the last one too although the loop stopped right after it
   const left = await b.pending({ timeout: 0 });
-  t.same(left.map((m) => m.body), [], "acked over the WebSocket");
+  t.same(
+    left.map((m) => m.body),
+    [],
+    "acked over the WebSocket",
+  );
 });
 
 function freePort(): Promise<number> {
@@ -138,7 +156,14 @@ t.test("the listen loop survives a server restart without losing a message", asy
   const schema = uniqueName("sdkrestart");
   const prefix = `flocktest:${uniqueName("sdkrestart")}:`;
   const port = await freePort();
-  const env = { DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, PG_SCHEMA: schema, REDIS_PREFIX: prefix, PORT: String(port), TRUST_PROXY: "1" };
+  const env = {
+    DATABASE_URL: TEST_DATABASE_URL,
+    REDIS_URL: TEST_REDIS_URL,
+    PG_SCHEMA: schema,
+    REDIS_PREFIX: prefix,
+    PORT: String(port),
+    TRUST_PROXY: "1",
+  };
   let proc = await startProcess(env);
   t.teardown(async () => {
     await proc.stop();
@@ -187,7 +212,11 @@ t.test("the listen loop survives a server restart without losing a message", asy
   await a.send(bob.id, "stop");
   await loop;
   t.same(received, ["before restart", "after restart"]);
-  t.same((await b.pending({ timeout: 0 })).map((m) => m.body), [], "everything handled was acknowledged, the break's message too");
+  t.same(
+    (await b.pending({ timeout: 0 })).map((m) => m.body),
+    [],
+    "everything handled was acknowledged, the break's message too",
+  );
 });
 
 t.test("command-line client", async (t) => {

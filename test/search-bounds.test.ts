@@ -42,11 +42,20 @@ t.test("a search past its bound, and more searches than the node runs at once", 
   await lock.release();
   const rest = await Promise.all(searches);
   const statuses = rest.map((r) => r.status);
-  t.ok(statuses.every((s) => s === 200 || s === 503), `statuses: ${statuses.join(",")}`);
-  t.ok(statuses.slice(SEARCH_RUNNING).some((s) => s === 200), "waiting searches run once the lock goes");
+  t.ok(
+    statuses.every((s) => s === 200 || s === 503),
+    `statuses: ${statuses.join(",")}`,
+  );
+  t.ok(
+    statuses.slice(SEARCH_RUNNING).some((s) => s === 200),
+    "waiting searches run once the lock goes",
+  );
 
   const ready = await call(node.url, "GET", "/readyz");
   t.equal(ready.status, 200, "a search past its bound does not open the Postgres circuit");
   const scrape = parseScrape(await node.svc.metrics.registry.metrics());
-  t.ok(total(scrape, "flock_slow_requests_total", { route: "/v1/search/messages", cause: "database" }) >= SEARCH_RUNNING, "counted as slow requests");
+  t.ok(
+    total(scrape, "flock_slow_requests_total", { route: "/v1/search/messages", cause: "database" }) >= SEARCH_RUNNING,
+    "counted as slow requests",
+  );
 });

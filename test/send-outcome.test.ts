@@ -56,7 +56,11 @@ t.test("a send whose commit's answer is lost answers what happened", async (t) =
   const a = await registerAgent(node.url, "a");
   const b = await registerAgent(node.url, "b");
   const send = (body: string, key: string) =>
-    call(node.url, "POST", "/v1/messages", { token: a.token, json: { to: b.id, body }, headers: { "idempotency-key": key } });
+    call(node.url, "POST", "/v1/messages", {
+      token: a.token,
+      json: { to: b.id, body },
+      headers: { "idempotency-key": key },
+    });
   const bodies = async () => {
     const p = await call(node.url, "GET", "/v1/messages/pending?timeout=0&limit=100", { token: b.token });
     return (p.body.messages as { body: string }[]).map((m) => m.body);
@@ -70,7 +74,11 @@ t.test("a send whose commit's answer is lost answers what happened", async (t) =
   t.ok(r.trap()?.fired, "the relay lost the answer");
   t.equal(got.status, 201, `a committed send answers 201: ${got.text}`);
   t.equal(got.body.body, committed);
-  t.same((await bodies()).filter((x) => x === committed), [committed], "stored once");
+  t.same(
+    (await bodies()).filter((x) => x === committed),
+    [committed],
+    "stored once",
+  );
 
   // the statement never reaches Postgres: 503, nothing stored; the retry with the key stores it once
   const lost = `lost-${process.pid}-${Date.now()}`;
@@ -78,8 +86,16 @@ t.test("a send whose commit's answer is lost answers what happened", async (t) =
   const refused = await send(lost, "k2");
   t.ok(r.trap()?.fired, "the relay lost the statement");
   t.equal(refused.status, 503, refused.text);
-  t.same((await bodies()).filter((x) => x === lost), [], "a 503'd send is not stored");
+  t.same(
+    (await bodies()).filter((x) => x === lost),
+    [],
+    "a 503'd send is not stored",
+  );
   const retry = await send(lost, "k2");
   t.equal(retry.status, 201, retry.text);
-  t.same((await bodies()).filter((x) => x === lost), [lost], "stored once, by the retry");
+  t.same(
+    (await bodies()).filter((x) => x === lost),
+    [lost],
+    "stored once, by the retry",
+  );
 });

@@ -76,7 +76,10 @@ t.test("a HOST that is not this machine's fails before anything is created", asy
   const dir = tempDir(t, "nothost");
   const r = await runToExit({ DATA_DIR: dir, HOST: "192.0.2.1", PORT: String(await freePort()) });
   t.equal(r.code, 1);
-  t.match(r.output, /cannot listen on 192\.0\.2\.1:\d+: the address is not one of this machine's; .*set PORT \(and HOST\)/);
+  t.match(
+    r.output,
+    /cannot listen on 192\.0\.2\.1:\d+: the address is not one of this machine's; .*set PORT \(and HOST\)/,
+  );
   t.same(readdirSync(dir), []);
 });
 
@@ -118,7 +121,10 @@ t.test("a database the role may not create: the exact command to run", async (t)
 t.test("configuration: empty PORT and non-Postgres URLs are errors", async (t) => {
   t.throws(() => loadConfig({ PORT: "" }), /PORT is set but empty/);
   t.throws(() => loadConfig({ PORT: "  " }), /PORT is set but empty/);
-  t.throws(() => loadConfig({ DATABASE_URL: "mysql://localhost/x" }), /DATABASE_URL: must be a postgres:\/\/ or postgresql:\/\/ URL/);
+  t.throws(
+    () => loadConfig({ DATABASE_URL: "mysql://localhost/x" }),
+    /DATABASE_URL: must be a postgres:\/\/ or postgresql:\/\/ URL/,
+  );
   t.throws(() => loadConfig({ REDIS_URL: "http://localhost:6379" }), /REDIS_URL: must be a redis/);
   t.equal(loadConfig({ DATABASE_URL: "postgresql://u@h/db" }).DATABASE_URL, "postgresql://u@h/db");
   t.equal(loadConfig({}).PORT, 8080, "unset PORT is the default");
@@ -137,13 +143,25 @@ t.test("configuration errors are plain sentences naming the rule, not the schema
     }
     return "";
   };
-  t.match(message({ PORT: "abc" }), /^invalid configuration:\n {2}PORT must be a whole number from 0 to 65535 \(got "abc"\)$/);
+  t.match(
+    message({ PORT: "abc" }),
+    /^invalid configuration:\n {2}PORT must be a whole number from 0 to 65535 \(got "abc"\)$/,
+  );
   t.match(message({ PORT: "70000" }), /PORT must be a whole number from 0 to 65535 \(got "70000"\)/);
-  t.match(message({ LOG_LEVEL: "loud" }), /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent \(got "loud"\)/);
+  t.match(
+    message({ LOG_LEVEL: "loud" }),
+    /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent \(got "loud"\)/,
+  );
   t.match(message({ FLOCK_BAN_STRIKES: "0" }), /FLOCK_BAN_STRIKES must be a whole number, 1 or more \(got "0"\)/);
   t.match(message({ PG_SCHEMA: "Bad" }), /PG_SCHEMA must be a lowercase SQL identifier \(got "Bad"\)/);
-  t.match(message({ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" }), /OTEL_EXPORTER_OTLP_ENDPOINT: must be an http:\/\/ or https:\/\/ URL/);
-  t.match(message({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "not a url" }), /OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: must be an http:\/\/ or https:\/\/ URL/);
+  t.match(
+    message({ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" }),
+    /OTEL_EXPORTER_OTLP_ENDPOINT: must be an http:\/\/ or https:\/\/ URL/,
+  );
+  t.match(
+    message({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "not a url" }),
+    /OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: must be an http:\/\/ or https:\/\/ URL/,
+  );
   const secret = message({ FLOCK_METRICS_TOKEN: "short-secret" });
   t.match(secret, /FLOCK_METRICS_TOKEN must be at least 16 characters/);
   t.notMatch(secret, /short-secret/, "a setting that may hold a secret is never quoted");

@@ -32,7 +32,11 @@ t.test("embedded default: no DATABASE_URL or REDIS_URL runs on PGlite and memory
       call(p.url, "POST", "/v1/friends/request", { token: y.token, json: { to: x.id } }),
     ]),
   );
-  t.same(answers.filter((r) => r.status !== 200 && r.status !== 201).map((r) => r.status), [], "every request answered 200 or 201");
+  t.same(
+    answers.filter((r) => r.status !== 200 && r.status !== 201).map((r) => r.status),
+    [],
+    "every request answered 200 or 201",
+  );
   const friends = await call(p.url, "GET", "/v1/friends", { token: fleet[0]!.token });
   t.equal(friends.status, 200);
   t.equal(await p.stop("SIGTERM"), 0, "SIGTERM shuts down cleanly");
@@ -51,13 +55,22 @@ t.test("embedded default with PG_SCHEMA: the tables are made and used in that sc
   // before: the migrations made the tables in fleet_a but every query ran in public ("relation does not exist": 500)
   const a = await registerAgent(p.url, "in a schema");
   t.equal((await call(p.url, "GET", "/v1/agents/me", { token: a.token })).status, 200);
-  t.equal((await call(p.url, "POST", "/v1/moments", { token: a.token, json: { content: "hello", visibility: "public" } })).status, 201);
+  t.equal(
+    (await call(p.url, "POST", "/v1/moments", { token: a.token, json: { content: "hello", visibility: "public" } }))
+      .status,
+    201,
+  );
 });
 
 t.test("real servers: creates its schema and serves", async (t) => {
   const schema = uniqueName("boot");
   const prefix = `flocktest:${uniqueName("boot")}:`;
-  const p = await startProcess({ DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, PG_SCHEMA: schema, REDIS_PREFIX: prefix });
+  const p = await startProcess({
+    DATABASE_URL: TEST_DATABASE_URL,
+    REDIS_URL: TEST_REDIS_URL,
+    PG_SCHEMA: schema,
+    REDIS_PREFIX: prefix,
+  });
   t.teardown(async () => {
     await p.stop();
     await dropSchema(schema);
@@ -89,13 +102,23 @@ t.test("a Redis outage under a running node: one structured log line per change 
   const redis = await PrivateRedis.start(t);
   const schema = uniqueName("redisout");
   const prefix = `flocktest:${uniqueName("redisout")}:`;
-  const p = await startProcess({ DATABASE_URL: TEST_DATABASE_URL, PG_SCHEMA: schema, REDIS_URL: redis.url, REDIS_PREFIX: prefix });
+  const p = await startProcess({
+    DATABASE_URL: TEST_DATABASE_URL,
+    PG_SCHEMA: schema,
+    REDIS_URL: redis.url,
+    REDIS_PREFIX: prefix,
+  });
   t.teardown(async () => {
     await p.stop();
     await dropSchema(schema);
   });
-  const lines = () => p.output().split("\n").filter((l) => /redis connection/.test(l));
-  const logged = (what: string, n: number) => until(() => lines().length >= n, { ms: 20_000, every: 50, what: () => `${what} logged:\n${p.output()}` });
+  const lines = () =>
+    p
+      .output()
+      .split("\n")
+      .filter((l) => /redis connection/.test(l));
+  const logged = (what: string, n: number) =>
+    until(() => lines().length >= n, { ms: 20_000, every: 50, what: () => `${what} logged:\n${p.output()}` });
   await redis.kill();
   await logged("lost", 2);
   // the node keeps reconnecting (every 50-250 ms) while it is down: each failure is an ioredis error event
@@ -119,7 +142,11 @@ t.test("a Redis outage under a running node: one structured log line per change 
 t.test("invalid configuration is refused by name", async (t) => {
   const r = await runToExit({ PORT: "not-a-port" });
   t.equal(r.code, 1);
-  t.match(r.output, /invalid configuration:\n\s+PORT must be a whole number from 0 to 65535 \(got "not-a-port"\)/, "a plain sentence with the rule");
+  t.match(
+    r.output,
+    /invalid configuration:\n\s+PORT must be a whole number from 0 to 65535 \(got "not-a-port"\)/,
+    "a plain sentence with the rule",
+  );
   t.notMatch(r.output, /Invalid input|expected number|NaN/, "not the schema library's wording");
 });
 
@@ -145,11 +172,19 @@ t.test("refuses the pure-JS uWS fallback", { skip: oldBuild ? false : "v20.57 ha
   t.match(r.output, /refusing to run on the slow pure-JS fallback/);
 });
 
-t.test("on v20.57, UWS_USE_FALLBACK is ignored: the native binding serves", { skip: oldBuild ? "v20.30 is the build here" : false }, async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), "flock-fallback-"));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const p = await startProcess({ UWS_USE_FALLBACK: "1", DATA_DIR: dir });
-  t.teardown(() => p.stop());
-  t.match(p.output(), /"binding":"uws_[a-z0-9]+_[a-z0-9]+_\d+\.node","build":"uWebSockets\.js"/, "the native binding of v20.57 loaded");
-  t.equal((await call(p.url, "GET", "/healthz")).status, 200);
-});
+t.test(
+  "on v20.57, UWS_USE_FALLBACK is ignored: the native binding serves",
+  { skip: oldBuild ? "v20.30 is the build here" : false },
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), "flock-fallback-"));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const p = await startProcess({ UWS_USE_FALLBACK: "1", DATA_DIR: dir });
+    t.teardown(() => p.stop());
+    t.match(
+      p.output(),
+      /"binding":"uws_[a-z0-9]+_[a-z0-9]+_\d+\.node","build":"uWebSockets\.js"/,
+      "the native binding of v20.57 loaded",
+    );
+    t.equal((await call(p.url, "GET", "/healthz")).status, 200);
+  },
+);

@@ -13,7 +13,12 @@ export interface StreamLogFixture {
 
 let n = 0;
 const streamOf = (label: string) => `${label}${process.pid}${Date.now() % 100000}${n++}`;
-const msg = (key: string, seq: number): Published => ({ key, seq, id: String(1000 + seq), payload: `{"n":${seq},"text":"é ${seq}"}` });
+const msg = (key: string, seq: number): Published => ({
+  key,
+  seq,
+  id: String(1000 + seq),
+  payload: `{"n":${seq},"text":"é ${seq}"}`,
+});
 
 export function streamLogContract(t: Test, make: () => Promise<StreamLogFixture>): void {
   let fx: StreamLogFixture;
@@ -24,20 +29,27 @@ export function streamLogContract(t: Test, make: () => Promise<StreamLogFixture>
     await fx.close();
   });
 
-  t.test("an append is announced with its head, and read back above a number, in number order, each number once", async (t) => {
-    const key = streamOf("s");
-    const heard: string[] = [];
-    const channel = `c.${key}`;
-    const off = await fx.pubsub.subscribe(channel, (buf) => heard.push(buf.toString()));
-    t.same(await fx.engine.after(key, 0), [], "a stream never appended to holds nothing");
-    for (const seq of [2, 1, 3, 2]) await fx.engine.append(msg(key, seq), channel, `h${seq} `);
-    t.same(await fx.engine.after(key, 0), [msg(key, 1), msg(key, 2), msg(key, 3)]);
-    t.same(await fx.engine.after(key, 1), [msg(key, 2), msg(key, 3)]);
-    t.same(await fx.engine.after(key, 3), []);
-    await until(() => heard.length >= 4, { what: "four announcements" });
-    t.same(heard, [2, 1, 3, 2].map((seq) => `h${seq} ${msg(key, seq).payload}`), "each append announced once, in order");
-    await off();
-  });
+  t.test(
+    "an append is announced with its head, and read back above a number, in number order, each number once",
+    async (t) => {
+      const key = streamOf("s");
+      const heard: string[] = [];
+      const channel = `c.${key}`;
+      const off = await fx.pubsub.subscribe(channel, (buf) => heard.push(buf.toString()));
+      t.same(await fx.engine.after(key, 0), [], "a stream never appended to holds nothing");
+      for (const seq of [2, 1, 3, 2]) await fx.engine.append(msg(key, seq), channel, `h${seq} `);
+      t.same(await fx.engine.after(key, 0), [msg(key, 1), msg(key, 2), msg(key, 3)]);
+      t.same(await fx.engine.after(key, 1), [msg(key, 2), msg(key, 3)]);
+      t.same(await fx.engine.after(key, 3), []);
+      await until(() => heard.length >= 4, { what: "four announcements" });
+      t.same(
+        heard,
+        [2, 1, 3, 2].map((seq) => `h${seq} ${msg(key, seq).payload}`),
+        "each append announced once, in order",
+      );
+      await off();
+    },
+  );
 
   t.test("a log keeps the newest STREAM_LOG_MAX messages; other streams are apart", async (t) => {
     const key = streamOf("s");
@@ -51,17 +63,24 @@ export function streamLogContract(t: Test, make: () => Promise<StreamLogFixture>
     t.same(await fx.engine.after(other, 0), [msg(other, 1)]);
   });
 
-  t.test("drop forgets a stream's log (an edit or delete made its payloads stale): readers go to Postgres", async (t) => {
-    const key = streamOf("s");
-    const other = streamOf("o");
-    for (let seq = 1; seq <= 3; seq++) await fx.engine.append(msg(key, seq), "c.none", "");
-    await fx.engine.append(msg(other, 1), "c.none", "");
-    await fx.engine.drop(key);
-    t.same(await fx.engine.after(key, 0), [], "nothing held");
-    t.same(await fx.engine.after(other, 0), [msg(other, 1)], "another stream is untouched");
-    await fx.engine.append(msg(key, 4), "c.none", "");
-    t.same(await fx.engine.after(key, 0), [msg(key, 4)], "a later append starts it again: a reader below 3 sees the hole");
-    await fx.engine.drop(streamOf("never"));
-    t.pass("dropping a stream that has no log is fine");
-  });
+  t.test(
+    "drop forgets a stream's log (an edit or delete made its payloads stale): readers go to Postgres",
+    async (t) => {
+      const key = streamOf("s");
+      const other = streamOf("o");
+      for (let seq = 1; seq <= 3; seq++) await fx.engine.append(msg(key, seq), "c.none", "");
+      await fx.engine.append(msg(other, 1), "c.none", "");
+      await fx.engine.drop(key);
+      t.same(await fx.engine.after(key, 0), [], "nothing held");
+      t.same(await fx.engine.after(other, 0), [msg(other, 1)], "another stream is untouched");
+      await fx.engine.append(msg(key, 4), "c.none", "");
+      t.same(
+        await fx.engine.after(key, 0),
+        [msg(key, 4)],
+        "a later append starts it again: a reader below 3 sees the hole",
+      );
+      await fx.engine.drop(streamOf("never"));
+      t.pass("dropping a stream that has no log is fine");
+    },
+  );
 }

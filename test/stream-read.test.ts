@@ -17,11 +17,19 @@ for (const engine of ["redis", "memory"] as const) {
     const ids: string[] = [];
     for (let i = 1; i <= 3; i++) ids.push(String((await sendOk(node.url, a, b.id, `m${i}`)).id).replace(/^msg_/, ""));
     const seqs = async (after: number) => (await streams.readAfter(b.id, after, 100)).map((m) => [m.seq, m.id]);
-    t.same(await seqs(0), [[1, ids[0]], [2, ids[1]], [3, ids[2]]]);
+    t.same(await seqs(0), [
+      [1, ids[0]],
+      [2, ids[1]],
+      [3, ids[2]],
+    ]);
     t.same(await seqs(2), [[3, ids[2]]]);
 
     // what the log holds is what is read: an entry of the log alone (never committed) shows it
-    await node.svc.engines.streams.append({ key: b.id, seq: 4, id: "4", payload: '{"from the log":true}' }, "test.none", "");
+    await node.svc.engines.streams.append(
+      { key: b.id, seq: 4, id: "4", payload: '{"from the log":true}' },
+      "test.none",
+      "",
+    );
     t.same(await seqs(3), [[4, "4"]], "read from the log");
 
     // a hole right after the number: Postgres, which has nothing past 3
@@ -31,7 +39,14 @@ for (const engine of ["redis", "memory"] as const) {
       const redis = new Redis(TEST_REDIS_URL);
       t.teardown(() => redis.disconnect());
       t.equal(await redis.del(`${node.prefix}st:{${b.id}}`), 1);
-      t.same(await seqs(1), [[2, ids[1]], [3, ids[2]]], "a flushed log: Postgres");
+      t.same(
+        await seqs(1),
+        [
+          [2, ids[1]],
+          [3, ids[2]],
+        ],
+        "a flushed log: Postgres",
+      );
     }
   });
 }

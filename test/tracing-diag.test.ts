@@ -49,7 +49,10 @@ t.test("an export the collector refuses is logged by the node", async (t) => {
       // (a line still being written has no closing brace yet)
       .filter((l) => l.includes('"part":"opentelemetry"') && l.trimEnd().endsWith("}"))
       .map((l) => JSON.parse(l) as { level: number; msg: string });
-  await until(() => complaint().length > 0, { ms: 15_000, what: () => `an opentelemetry line in the log (exports refused: ${refused})` });
+  await until(() => complaint().length > 0, {
+    ms: 15_000,
+    what: () => `an opentelemetry line in the log (exports refused: ${refused})`,
+  });
   const first = complaint()[0]!;
   t.equal(first.level, 50, "said as an error");
   t.match(first.msg, /OTLPExporterError/, `it names the refused export: ${first.msg.slice(0, 120)}`);

@@ -44,14 +44,27 @@ interface OtlpAttribute {
 interface OtlpRequest {
   resourceSpans?: {
     resource?: { attributes?: OtlpAttribute[] };
-    scopeSpans?: { spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: OtlpAttribute[] }[] }[];
+    scopeSpans?: {
+      spans?: {
+        traceId: string;
+        spanId: string;
+        parentSpanId?: string;
+        name: string;
+        kind: number;
+        attributes?: OtlpAttribute[];
+      }[];
+    }[];
   }[];
 }
 
 function flat(attributes: OtlpAttribute[] = []): Record<string, Value> {
   const out: Record<string, Value> = {};
   for (const { key, value } of attributes) {
-    const v = value.stringValue ?? value.boolValue ?? value.doubleValue ?? (value.intValue === undefined ? undefined : Number(value.intValue));
+    const v =
+      value.stringValue ??
+      value.boolValue ??
+      value.doubleValue ??
+      (value.intValue === undefined ? undefined : Number(value.intValue));
     if (v !== undefined) out[key] = v;
   }
   return out;
@@ -74,7 +87,8 @@ class Receiver {
       req.on("end", () => {
         try {
           if (req.method !== "POST" || req.url !== "/v1/traces") throw new Error(`${req.method} ${req.url}`);
-          if (!(req.headers["content-type"] ?? "").startsWith("application/json")) throw new Error(`content-type ${req.headers["content-type"]}`);
+          if (!(req.headers["content-type"] ?? "").startsWith("application/json"))
+            throw new Error(`content-type ${req.headers["content-type"]}`);
           let body = Buffer.concat(chunks);
           if (req.headers["content-encoding"] === "gzip") body = gunzipSync(body);
           r.take(JSON.parse(body.toString("utf8")) as OtlpRequest);
@@ -140,13 +154,24 @@ interface Sent {
   given?: { traceId: string; spanId: string };
 }
 
-async function send(url: string, from: Registered, kind: "direct" | "group", to: string, body: string, traced: boolean): Promise<Sent> {
+async function send(
+  url: string,
+  from: Registered,
+  kind: "direct" | "group",
+  to: string,
+  body: string,
+  traced: boolean,
+): Promise<Sent> {
   const given = traced ? { traceId: hex(16), spanId: hex(8) } : undefined;
   const headers: Record<string, string> = given ? { traceparent: `00-${given.traceId}-${given.spanId}-01` } : {};
   const r =
     kind === "direct"
       ? await call<{ id: string }>(url, "POST", "/v1/messages", { token: from.token, json: { to, body }, headers })
-      : await call<{ id: string }>(url, "POST", `/v1/groups/${to}/messages`, { token: from.token, json: { body }, headers });
+      : await call<{ id: string }>(url, "POST", `/v1/groups/${to}/messages`, {
+          token: from.token,
+          json: { body },
+          headers,
+        });
   if (r.status !== 201) throw new Error(`send failed: ${r.status} ${r.text}`);
   return { id: r.body.id, kind, ...(given ? { given } : {}) };
 }
@@ -171,7 +196,13 @@ t.test("one trace per send, from the request on node A through the commit to the
   const prefix = `flocktest:${uniqueName("trace")}:`;
   const receiver = await Receiver.start();
   const quiet = await Receiver.start();
-  const shared = { DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, PG_SCHEMA: schema, REDIS_PREFIX: prefix, TRUST_PROXY: "1" };
+  const shared = {
+    DATABASE_URL: TEST_DATABASE_URL,
+    REDIS_URL: TEST_REDIS_URL,
+    PG_SCHEMA: schema,
+    REDIS_PREFIX: prefix,
+    TRUST_PROXY: "1",
+  };
   const traced = { ...shared, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "100" };
   const nodes: NodeProcess[] = [];
   t.teardown(async () => {
@@ -205,11 +236,21 @@ t.test("one trace per send, from the request on node A through the commit to the
     senders.flatMap((s, i) =>
       [0, 1, 2, 3].map((j) => {
         const kind = j % 2 === 0 ? "direct" : "group";
-        return send(a.url, s, kind, kind === "direct" ? recipient.id : group.body.group.id, `m${i}.${j}`, (i + j) % 2 === 0);
+        return send(
+          a.url,
+          s,
+          kind,
+          kind === "direct" ? recipient.id : group.body.group.id,
+          `m${i}.${j}`,
+          (i + j) % 2 === 0,
+        );
       }),
     ),
   );
-  await until(() => sends.every((s) => delivered.has(s.id)), { ms: 10_000, what: () => `every send on B's socket (${delivered.size} of ${sends.length})` });
+  await until(() => sends.every((s) => delivered.has(s.id)), {
+    ms: 10_000,
+    what: () => `every send on B's socket (${delivered.size} of ${sends.length})`,
+  });
 
   // the spans of a send: every span naming its message, and every span of their traces
   const named = (s: Sent) => receiver.spans.filter((x) => x.attributes["flock.message.id"] === s.id);
@@ -218,12 +259,15 @@ t.test("one trace per send, from the request on node A through the commit to the
     const ids = new Set(named(s).map((x) => x.traceId));
     if (ids.size !== 1) return false;
     const spans = traceOf([...ids][0]!);
-    return ["POST", "commit", "publish", "deliver"].every((n) => spans.some((x) => x.name.startsWith(n) && (n !== "deliver" || x.instance === instanceB)));
+    return ["POST", "commit", "publish", "deliver"].every((n) =>
+      spans.some((x) => x.name.startsWith(n) && (n !== "deliver" || x.instance === instanceB)),
+    );
   };
   await until(() => sends.every(complete), {
     ms: 15_000,
     every: 50,
-    what: () => `the spans of every send (${sends.filter(complete).length} of ${sends.length} complete; ${receiver.spans.length} spans)`,
+    what: () =>
+      `the spans of every send (${sends.filter(complete).length} of ${sends.length} complete; ${receiver.spans.length} spans)`,
   });
   t.same(receiver.problems, [], "every export was JSON to /v1/traces");
 
@@ -235,14 +279,25 @@ t.test("one trace per send, from the request on node A through the commit to the
     t.notOk(traceIds.has(traceId), `${s.id}: its trace is no other send's`);
     traceIds.add(traceId);
     const spans = traceOf(traceId);
-    t.same(spans.filter((x) => x.attributes["flock.message.id"] !== s.id).map((x) => x.name), [], `${s.id}: no span of its trace names another message`);
-    t.ok(spans.every((x) => x.service === "flock"), `${s.id}: service.name flock`);
+    t.same(
+      spans.filter((x) => x.attributes["flock.message.id"] !== s.id).map((x) => x.name),
+      [],
+      `${s.id}: no span of its trace names another message`,
+    );
+    t.ok(
+      spans.every((x) => x.service === "flock"),
+      `${s.id}: service.name flock`,
+    );
 
     const requests = spans.filter((x) => x.kind === SERVER);
     t.equal(requests.length, 1, `${s.id}: one request span`);
     const request = requests[0]!;
     t.equal(request.instance, instanceA, `${s.id}: the request on A`);
-    t.equal(request.name, s.kind === "direct" ? "POST /v1/messages" : "POST /v1/groups/:id/messages", `${s.id}: named by its route`);
+    t.equal(
+      request.name,
+      s.kind === "direct" ? "POST /v1/messages" : "POST /v1/groups/:id/messages",
+      `${s.id}: named by its route`,
+    );
     t.equal(request.attributes["http.response.status_code"], 201, `${s.id}: answered 201`);
     if (s.given) {
       t.equal(traceId, s.given.traceId, `${s.id}: the caller's trace`);
@@ -256,11 +311,15 @@ t.test("one trace per send, from the request on node A through the commit to the
     // the batch's size: a whole number, at least this send, at most every send of its kind (the only sends on A then)
     const size = commits[0]!.attributes["flock.batch.size"];
     const ofKind = sends.filter((x) => x.kind === s.kind).length;
-    t.ok(typeof size === "number" && Number.isInteger(size) && size >= 1 && size <= ofKind, `${s.id}: flock.batch.size ${size}, from 1 to the ${ofKind} ${s.kind} sends`);
+    t.ok(
+      typeof size === "number" && Number.isInteger(size) && size >= 1 && size <= ofKind,
+      `${s.id}: flock.batch.size ${size}, from 1 to the ${ofKind} ${s.kind} sends`,
+    );
 
     const byId = new Map(spans.map((x) => [x.spanId, x]));
     const reaches = (x: ReceivedSpan) => {
-      for (let at: ReceivedSpan | undefined = x; at !== undefined; at = byId.get(at.parentSpanId)) if (at === request) return true;
+      for (let at: ReceivedSpan | undefined = x; at !== undefined; at = byId.get(at.parentSpanId))
+        if (at === request) return true;
       return false;
     };
     const onB = spans.filter((x) => x.name === "deliver" && x.instance === instanceB);
@@ -268,20 +327,30 @@ t.test("one trace per send, from the request on node A through the commit to the
     t.equal(onB[0]!.kind, CONSUMER, `${s.id}: B's delivery consumes what A published`);
     t.equal(onB[0]!.attributes["flock.delivery.sockets"], 1, `${s.id}: to the one socket`);
     t.ok(reaches(onB[0]!), `${s.id}: B's delivery's parents lead to the request`);
-    t.ok(spans.every((x) => x === request || reaches(x)), `${s.id}: every span of the trace hangs under the request`);
+    t.ok(
+      spans.every((x) => x === request || reaches(x)),
+      `${s.id}: every span of the trace hangs under the request`,
+    );
   }
   t.equal(traceIds.size, sends.length, `${sends.length} sends, ${traceIds.size} traces`);
-  const batches = receiver.spans.filter((x) => x.name === "commit").map((x) => Number(x.attributes["flock.batch.size"]));
+  const batches = receiver.spans
+    .filter((x) => x.name === "commit")
+    .map((x) => Number(x.attributes["flock.batch.size"]));
   t.comment(`commit batch sizes: ${batches.join(" ")}`);
   // a batch of k of these sends gives k commit spans (one in each send's trace), each saying k: so of a kind, the
   // spans saying k are a multiple of k
   for (const kind of ["direct", "group"] as const) {
     const ids = new Set(sends.filter((s) => s.kind === kind).map((s) => s.id));
-    const sizes = receiver.spans.filter((x) => x.name === "commit" && ids.has(String(x.attributes["flock.message.id"]))).map((x) => Number(x.attributes["flock.batch.size"]));
+    const sizes = receiver.spans
+      .filter((x) => x.name === "commit" && ids.has(String(x.attributes["flock.message.id"])))
+      .map((x) => Number(x.attributes["flock.batch.size"]));
     const spansSaying = new Map<number, number>();
     for (const k of sizes) spansSaying.set(k, (spansSaying.get(k) ?? 0) + 1);
     t.equal(sizes.length, ids.size, `${kind}: one commit span per send`);
-    t.ok([...spansSaying].every(([k, n]) => n % k === 0), `${kind}: the spans saying k come k to a batch (${[...spansSaying].map(([k, n]) => `${n} saying ${k}`).join(", ")})`);
+    t.ok(
+      [...spansSaying].every(([k, n]) => n % k === 0),
+      `${kind}: the spans saying k come k to a batch (${[...spansSaying].map(([k, n]) => `${n} saying ${k}`).join(", ")})`,
+    );
   }
 
   // a node that stops exports what it still holds: with a 10-minute batch delay, its spans can only come from the stop
@@ -289,17 +358,31 @@ t.test("one trace per send, from the request on node A through the commit to the
   nodes.push(holding);
   const last = await send(holding.url, senders[0]!, "direct", recipient.id, "the last", false);
   await until(() => delivered.has(last.id), { ms: 10_000, what: "the last send on B's socket" });
-  const fromHolding = () => receiver.spans.filter((x) => x.instance === instanceOf(holding) && x.attributes["flock.message.id"] === last.id);
+  const fromHolding = () =>
+    receiver.spans.filter((x) => x.instance === instanceOf(holding) && x.attributes["flock.message.id"] === last.id);
   t.same(fromHolding(), [], "its spans wait in the batch");
   t.equal(await holding.stop(), 0, "the node stops cleanly");
-  t.same(fromHolding().map((x) => x.name).sort(), ["POST /v1/messages", "commit", "publish stream.message"], "its spans were exported by the time it exited");
+  t.same(
+    fromHolding()
+      .map((x) => x.name)
+      .sort(),
+    ["POST /v1/messages", "commit", "publish stream.message"],
+    "its spans were exported by the time it exited",
+  );
 
   // a node without OTEL_EXPORTER_OTLP_ENDPOINT exports nothing, though every other OTEL_* variable names a receiver
-  const off = await startProcess({ ...shared, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${quiet.url}/v1/traces`, OTEL_BSP_SCHEDULE_DELAY: "100" });
+  const off = await startProcess({
+    ...shared,
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${quiet.url}/v1/traces`,
+    OTEL_BSP_SCHEDULE_DELAY: "100",
+  });
   nodes.push(off);
   t.equal(instanceOf(off), undefined, "the node without it says nothing of tracing");
   const untraced = await Promise.all(senders.map((s) => send(off.url, s, "direct", recipient.id, "untraced", true)));
-  await until(() => untraced.every((s) => delivered.has(s.id)), { ms: 10_000, what: "the untraced sends on B's socket" });
+  await until(() => untraced.every((s) => delivered.has(s.id)), {
+    ms: 10_000,
+    what: "the untraced sends on B's socket",
+  });
   // stopping is when an SDK would flush whatever it held: after the exit, a receiver that got nothing got nothing
   t.equal(await off.stop(), 0, "the untraced node stops cleanly");
   // What must not come has no condition to wait on, so wait for what must come after it: a send through A now, whose
@@ -308,9 +391,20 @@ t.test("one trace per send, from the request on node A through the commit to the
   // one (B delivered those first), so once this one is in, any of theirs is in too. And whatever the untraced node
   // sent the quiet receiver before it exited has been read by this process in the many turns that took.
   const after = await send(a.url, senders[1]!, "direct", recipient.id, "after the untraced", false);
-  const deliveredAfter = () => receiver.spans.some((x) => x.name === "deliver" && x.instance === instanceB && x.attributes["flock.message.id"] === after.id);
-  await until(deliveredAfter, { ms: 10_000, every: 20, what: () => `B's delivery span of the send after the untraced ones (${receiver.spans.length} spans)` });
+  const deliveredAfter = () =>
+    receiver.spans.some(
+      (x) => x.name === "deliver" && x.instance === instanceB && x.attributes["flock.message.id"] === after.id,
+    );
+  await until(deliveredAfter, {
+    ms: 10_000,
+    every: 20,
+    what: () => `B's delivery span of the send after the untraced ones (${receiver.spans.length} spans)`,
+  });
   t.equal(quiet.requests, 0, "the receiver named by the untraced node got no request");
   const ids = new Set(untraced.map((s) => s.id));
-  t.same(receiver.spans.filter((x) => ids.has(String(x.attributes["flock.message.id"]))).map((x) => x.name), [], "no span for the untraced sends on B");
+  t.same(
+    receiver.spans.filter((x) => ids.has(String(x.attributes["flock.message.id"]))).map((x) => x.name),
+    [],
+    "no span for the untraced sends on B",
+  );
 });

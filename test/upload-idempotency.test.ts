@@ -20,7 +20,11 @@ const raw = (base: string, token: string, key: string, data: Buffer, name = "a.b
 async function form(base: string, token: string, key: string, data: Buffer, name: string) {
   const body = new FormData();
   body.append("file", new Blob([new Uint8Array(data)], { type: "application/pdf" }), name);
-  const r = await fetch(`${base}/v1/files/upload`, { method: "POST", body, headers: { authorization: `Bearer ${token}`, "idempotency-key": key } });
+  const r = await fetch(`${base}/v1/files/upload`, {
+    method: "POST",
+    body,
+    headers: { authorization: `Bearer ${token}`, "idempotency-key": key },
+  });
   return { status: r.status, replayed: r.headers.get("idempotency-replayed"), text: await r.text() };
 }
 
@@ -29,7 +33,8 @@ t.test("an upload's Idempotency-Key covers its bytes", async (t) => {
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const node = await startTestNode(t, { engine: "memory", env: { FILES_DIR: dir } });
   const me = await registerAgent(node.url, "uploader");
-  const files = async () => Number((await node.svc.sql`select count(*)::int as n from files where owner = ${me.id}`)[0]!["n"]);
+  const files = async () =>
+    Number((await node.svc.sql`select count(*)::int as n from files where owner = ${me.id}`)[0]!["n"]);
 
   const first = randomBytes(4096);
   const other = randomBytes(4096); // the same length and type, other bytes
@@ -54,7 +59,13 @@ t.test("an upload's Idempotency-Key covers its bytes", async (t) => {
   t.equal(f2.status, 201);
   t.equal(f2.replayed, "true", "the same file in a new form: replayed");
   t.equal(f2.text, f1.text);
-  const f3 = await form(node.url, me.token, "k2", Buffer.concat([Buffer.from("%PDF-1.7\n"), randomBytes(2000)]), "report.pdf");
+  const f3 = await form(
+    node.url,
+    me.token,
+    "k2",
+    Buffer.concat([Buffer.from("%PDF-1.7\n"), randomBytes(2000)]),
+    "report.pdf",
+  );
   t.equal(f3.status, 422, "another file of the same size in a form: 422");
   t.equal(await files(), 2);
 });

@@ -11,7 +11,16 @@ t.test("human users: own profile", async (t) => {
     const h = await signInWithWallet(base);
     const r = await call(base, "GET", "/v1/users/me", { token: h.token });
     t.equal(r.status, 200);
-    t.same(Object.keys(r.body.user).sort(), ["accepts_messages_from", "avatar_url", "created_at", "description", "display_name", "id", "read_receipts", "wallets"]);
+    t.same(Object.keys(r.body.user).sort(), [
+      "accepts_messages_from",
+      "avatar_url",
+      "created_at",
+      "description",
+      "display_name",
+      "id",
+      "read_receipts",
+      "wallets",
+    ]);
     t.equal(r.body.user.read_receipts, true, "read receipts on by default");
     t.equal(r.body.user.accepts_messages_from, "friends", "by default only friends start a conversation");
     t.equal(r.body.user.id, h.id);

@@ -31,7 +31,8 @@ async function tabTo(page: Page, selector: string, max = 40): Promise<void> {
   throw new Error(`Tab never reached ${selector}`);
 }
 
-const noHorizontalScroll = (page: Page) => page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: innerWidth }));
+const noHorizontalScroll = (page: Page) =>
+  page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: innerWidth }));
 
 if (NO_BROWSER) {
   t.plan(0, NO_BROWSER); // the whole file: reported as skipped, with the reason
@@ -61,12 +62,22 @@ if (NO_BROWSER) {
     await pa.getByRole("region", { name: "Conversation with # Harbour crew" }).waitFor(wait);
     const groupId = await pa.locator("[data-group]").getAttribute("data-group");
     t.ok(groupId, "the conversation names its group");
-    const members = async () => ((await call(url, "GET", `/v1/groups/${groupId}`, { token: alice.token })).body as { group: { members: { id: string }[] } }).group.members.map((m) => m.id).sort();
+    const members = async () =>
+      (
+        (await call(url, "GET", `/v1/groups/${groupId}`, { token: alice.token })).body as {
+          group: { members: { id: string }[] };
+        }
+      ).group.members
+        .map((m) => m.id)
+        .sort();
     t.same(await members(), [alice.id, bob.id].sort(), "created with alice and bob");
 
     await pa.getByText("2 members").click();
     await pa.getByLabel("Add a member").fill(carol.id);
-    await pa.locator(`[data-person="${carol.id}"]`).getByRole("button", { name: /^Add .* to the group$/ }).click();
+    await pa
+      .locator(`[data-person="${carol.id}"]`)
+      .getByRole("button", { name: /^Add .* to the group$/ })
+      .click();
     await pa.getByText("3 members").waitFor(wait);
     t.same(await members(), [alice.id, bob.id, carol.id].sort(), "carol added");
 
@@ -87,7 +98,9 @@ if (NO_BROWSER) {
       bobThread = m.thread_id;
       ids.push(m.id);
     }
-    const acks = await Promise.all(ids.map((id) => call(url, "POST", `/v1/messages/${id}/ack`, { token: alice.token })));
+    const acks = await Promise.all(
+      ids.map((id) => call(url, "POST", `/v1/messages/${id}/ack`, { token: alice.token })),
+    );
     t.same(new Set(acks.map((a) => a.status)), new Set([204]), "all acknowledged");
     await pa.goto(`${url}/#/chat/t/${bobThread}`);
     const list = pa.getByRole("list", { name: "Messages" });
@@ -99,18 +112,28 @@ if (NO_BROWSER) {
     t.equal(await list.locator("[data-message]").count(), 35, "scrolling up loaded the older page");
     t.equal(await pa.getByRole("button", { name: "Load earlier messages" }).count(), 0, "nothing older left");
     const bodies = await list.locator("[data-message] p").allInnerTexts();
-    t.same(bodies, Array.from({ length: 35 }, (_, i) => `history ${i + 1}`), "oldest first, none twice");
+    t.same(
+      bodies,
+      Array.from({ length: 35 }, (_, i) => `history ${i + 1}`),
+      "oldest first, none twice",
+    );
   });
 
   t.test("a file attachment downloads with its name and bytes", async (t) => {
     const bobClient = new Flock({ baseUrl: url, token: bob.token });
     const content = "Tide tables\n06:12 high\n12:30 low\n";
-    const file = await bobClient.upload(new TextEncoder().encode(content), { name: "tides.txt", contentType: "text/plain" });
+    const file = await bobClient.upload(new TextEncoder().encode(content), {
+      name: "tides.txt",
+      contentType: "text/plain",
+    });
     await bobClient.send(alice.id, "the tide tables", { attachments: [file.id] });
     const msg = pa.locator("[data-message]", { hasText: "the tide tables" });
     await msg.waitFor(wait);
     t.equal(await msg.locator("img").count(), 0, "a text file is not shown inline");
-    const [download] = await Promise.all([pa.waitForEvent("download"), msg.getByRole("button", { name: /Download tides\.txt/ }).click()]);
+    const [download] = await Promise.all([
+      pa.waitForEvent("download"),
+      msg.getByRole("button", { name: /Download tides\.txt/ }).click(),
+    ]);
     t.equal(download.suggestedFilename(), "tides.txt");
     t.equal(await readFile((await download.path())!, "utf8"), content, "the bytes bob sent");
   });
@@ -121,13 +144,20 @@ if (NO_BROWSER) {
     await pa.getByRole("list", { name: "Moments, newest first" }).getByText("moment 5").waitFor(wait);
     ea.state.quiet = true; // the browser logs the refused request itself
     await pa.getByLabel("Share a moment").fill("one too many");
-    const [refused] = await Promise.all([pa.waitForResponse((r) => r.url().endsWith("/v1/moments") && r.request().method() === "POST"), pa.getByRole("button", { name: "Post" }).click()]);
+    const [refused] = await Promise.all([
+      pa.waitForResponse((r) => r.url().endsWith("/v1/moments") && r.request().method() === "POST"),
+      pa.getByRole("button", { name: "Post" }).click(),
+    ]);
     t.equal(refused.status(), 429, "the server refused a sixth moment within the minute");
     const retry = refused.headers()["retry-after"];
     t.match(retry, /^\d+$/);
     const alert = pa.getByRole("alert");
     await alert.waitFor(wait);
-    t.equal(await alert.innerText().then((s) => s.replace(/×$/, "").trim()), `Too many requests: try again in ${retry} s.`, "the retry time shown");
+    t.equal(
+      await alert.innerText().then((s) => s.replace(/×$/, "").trim()),
+      `Too many requests: try again in ${retry} s.`,
+      "the retry time shown",
+    );
     t.equal(await pa.locator(".moment", { hasText: "one too many" }).count(), 0, "the optimistic moment is gone");
     t.equal(await pa.getByLabel("Share a moment").inputValue(), "one too many", "the text is back in the composer");
     ea.state.quiet = false;
@@ -155,7 +185,10 @@ if (NO_BROWSER) {
     await pk.keyboard.press("Enter");
     await pk.locator(".msg.mine", { hasText: "pong from the keyboard" }).waitFor(wait);
     const seen = await new Flock({ baseUrl: url, token: bob.token }).threadMessages(first.thread_id);
-    t.ok(seen.messages.some((m) => m.body === "pong from the keyboard" && m.from.id === carol.id), "bob's thread has carol's reply");
+    t.ok(
+      seen.messages.some((m) => m.body === "pong from the keyboard" && m.from.id === carol.id),
+      "bob's thread has carol's reply",
+    );
     errors.push(...ek.errors);
   });
 
@@ -163,14 +196,23 @@ if (NO_BROWSER) {
     const paid = await registerAgent(url, "Lighthouse Keeper Forecasting Service");
     const patch = await call(url, "PATCH", "/v1/agents/me", {
       token: paid.token,
-      json: { description: "Swell, wind and tide forecasts for every harbour on the coast, hour by hour, for a week ahead", x402_enabled: true, price: 0.05, pay_to: "0x000000000000000000000000000000000000dEaD", network: "eip155:196" },
+      json: {
+        description: "Swell, wind and tide forecasts for every harbour on the coast, hour by hour, for a week ahead",
+        x402_enabled: true,
+        price: 0.05,
+        pay_to: "0x000000000000000000000000000000000000dEaD",
+        network: "eip155:196",
+      },
     });
     t.equal(patch.status, 200, "a paid agent in the marketplace");
     const pages = ["#/feed", "#/friends", `#/chat/t/${bobThread}`, "#/agents", "#/payments"];
     for (const hash of pages) {
       await pa.goto(`${url}/${hash}`);
       await pa.locator("main h1, main h2").first().waitFor(wait);
-      await pa.getByRole("status").filter({ hasText: "Loading…" }).waitFor({ state: "detached", ...wait });
+      await pa
+        .getByRole("status")
+        .filter({ hasText: "Loading…" })
+        .waitFor({ state: "detached", ...wait });
       t.same(await unnamed(pa), [], `every control of ${hash} has a name`);
     }
     const phone = await browser.newContext({ viewport: { width: 375, height: 812 }, isMobile: true, hasTouch: true });
@@ -181,7 +223,10 @@ if (NO_BROWSER) {
     for (const hash of pages) {
       await pp.goto(`${url}/${hash}`);
       await pp.locator("main h1, main h2").first().waitFor(wait);
-      await pp.getByRole("status").filter({ hasText: "Loading…" }).waitFor({ state: "detached", ...wait });
+      await pp
+        .getByRole("status")
+        .filter({ hasText: "Loading…" })
+        .waitFor({ state: "detached", ...wait });
       const { scroll, width } = await noHorizontalScroll(pp);
       t.equal(width, 375);
       t.ok(scroll <= 375, `${hash}: no horizontal scroll at 375 px (scrollWidth ${scroll})`);

@@ -69,7 +69,11 @@ if (NO_BROWSER) {
     const b = await signInWithWallet(pb, url);
     t.match(a.id, /^P\d+$/, "alice is a human");
     t.match(a.token, /^pt_/);
-    t.same(alice.calls.slice(0, 2), ["eth_requestAccounts", "personal_sign"], "the wallet was asked for accounts, then to sign");
+    t.same(
+      alice.calls.slice(0, 2),
+      ["eth_requestAccounts", "personal_sign"],
+      "the wallet was asked for accounts, then to sign",
+    );
     await pa.locator('[data-live="online"]').waitFor(wait);
     await pb.locator('[data-live="online"]').waitFor(wait);
 
@@ -77,7 +81,10 @@ if (NO_BROWSER) {
     // (bob's list gets the request live, alice's gets the new friend live)
     await pa.getByRole("link", { name: "Friends" }).click();
     await pa.getByLabel("Find people").fill(b.id);
-    await pa.locator(`[data-person="${b.id}"]`).getByRole("button", { name: /^Add .* as a friend$/ }).click();
+    await pa
+      .locator(`[data-person="${b.id}"]`)
+      .getByRole("button", { name: /^Add .* as a friend$/ })
+      .click();
     await pa.getByRole("list", { name: "Outgoing requests" }).locator(`[data-name-of="${b.id}"]`).waitFor(wait);
     await pb.getByRole("link", { name: "Friends" }).click();
     await pb.getByRole("list", { name: "Incoming requests" }).locator(`[data-name-of="${a.id}"]`).waitFor(wait);
@@ -100,17 +107,26 @@ if (NO_BROWSER) {
     await aliceMoment.waitFor(wait);
     // The page shows a like and a comment at once, before the server answers: wait for the answer before the
     // other page reads the feed, or its refresh can race the write on a busy machine.
-    const liked = pb.waitForResponse((r) => r.request().method() === "POST" && /\/v1\/moments\/[^/]+\/like$/.test(r.url()), wait);
+    const liked = pb.waitForResponse(
+      (r) => r.request().method() === "POST" && /\/v1\/moments\/[^/]+\/like$/.test(r.url()),
+      wait,
+    );
     await aliceMoment.getByRole("button", { name: /^Like/ }).click();
     await aliceMoment.getByRole("button", { name: /^Unlike 1/ }).waitFor(wait);
     t.equal((await liked).status(), 204, "the like is stored");
     await reopenFeed(pa);
     const bobMoment = pa.locator("[data-moment]", { hasText: "Baked bread today" });
     await bobMoment.waitFor(wait);
-    await pa.locator("[data-moment]", { hasText: "Sunrise over the harbour" }).getByRole("button", { name: /^Like 1/ }).waitFor(wait);
+    await pa
+      .locator("[data-moment]", { hasText: "Sunrise over the harbour" })
+      .getByRole("button", { name: /^Like 1/ })
+      .waitFor(wait);
     await bobMoment.getByRole("button", { name: /^Comments/ }).click();
     await bobMoment.getByPlaceholder("Write a comment").fill("Smells great");
-    const commented = pa.waitForResponse((r) => r.request().method() === "POST" && /\/v1\/moments\/[^/]+\/comments$/.test(r.url()), wait);
+    const commented = pa.waitForResponse(
+      (r) => r.request().method() === "POST" && /\/v1\/moments\/[^/]+\/comments$/.test(r.url()),
+      wait,
+    );
     await bobMoment.getByRole("button", { name: "Comment", exact: true }).click();
     await bobMoment.getByRole("button", { name: /^Comments 1/ }).waitFor(wait);
     t.equal((await commented).status(), 201, "the comment is stored");
@@ -150,7 +166,14 @@ if (NO_BROWSER) {
     await pa.getByRole("button", { name: "Send", exact: true }).click();
     const img = pb.locator("[data-message]", { hasText: "a picture" }).getByRole("img", { name: "square.png" });
     await img.waitFor(wait);
-    await pb.waitForFunction(() => [...document.querySelectorAll<HTMLImageElement>("img[alt='square.png']")].some((i) => i.complete && i.naturalWidth === 16), undefined, wait);
+    await pb.waitForFunction(
+      () =>
+        [...document.querySelectorAll<HTMLImageElement>("img[alt='square.png']")].some(
+          (i) => i.complete && i.naturalWidth === 16,
+        ),
+      undefined,
+      wait,
+    );
     t.pass("the image arrives and renders (16 px wide)");
     await shot(pb, "chat.png");
 
@@ -158,10 +181,18 @@ if (NO_BROWSER) {
     ea.state.quiet = eb.state.quiet = true;
     await node.close();
     await pb.locator('[data-live="online"]').waitFor({ state: "detached", timeout: 15_000 });
-    node = await startTestNode(t, { engine: "redis", schema: node.schema, prefix: node.prefix, env: { PORT: String(port) } });
+    node = await startTestNode(t, {
+      engine: "redis",
+      schema: node.schema,
+      prefix: node.prefix,
+      env: { PORT: String(port) },
+    });
     await pa.locator('[data-live="online"]').waitFor({ timeout: 30_000 });
     // sent before bob's page is back: it waits in bob's mailbox
-    const sent = await call(url, "POST", "/v1/messages", { token: a.token, json: { to: b.id, body: "sent during the restart" } });
+    const sent = await call(url, "POST", "/v1/messages", {
+      token: a.token,
+      json: { to: b.id, body: "sent during the restart" },
+    });
     t.equal(sent.status, 201);
     await pb.locator('[data-live="online"]').waitFor({ timeout: 30_000 });
     await pa.getByLabel("Message", { exact: true }).fill("after the restart");
@@ -180,7 +211,9 @@ if (NO_BROWSER) {
     let pending: unknown[] | undefined;
     await until(
       async () => {
-        pending = (await call<{ messages: unknown[] }>(url, "GET", "/v1/messages/pending?timeout=0", { token: b.token })).body.messages;
+        pending = (
+          await call<{ messages: unknown[] }>(url, "GET", "/v1/messages/pending?timeout=0", { token: b.token })
+        ).body.messages;
         return pending.length === 0;
       },
       { ms: 15_000, every: 200, what: () => `bob's acks (still pending: ${JSON.stringify(pending)})` },
@@ -210,8 +243,14 @@ if (NO_BROWSER) {
     const browser = await launch();
     t.teardown(() => browser.close());
     const ctx = await browser.newContext();
-    const stale = { token: "pt_expired0000000000000000000000000000000000", kind: "human", me: { id: "P1", display_name: "Gone" } };
-    await ctx.addInitScript(`localStorage.setItem("flock.session", JSON.stringify({ ...${JSON.stringify(stale)}, api: location.origin }))`);
+    const stale = {
+      token: "pt_expired0000000000000000000000000000000000",
+      kind: "human",
+      me: { id: "P1", display_name: "Gone" },
+    };
+    await ctx.addInitScript(
+      `localStorage.setItem("flock.session", JSON.stringify({ ...${JSON.stringify(stale)}, api: location.origin }))`,
+    );
     const page: Page = await ctx.newPage();
     await page.goto(node.url);
     await page.getByText("Your session expired. Please sign in again.").waitFor({ timeout: 15_000 });

@@ -11,7 +11,18 @@ import { buildWeb } from "../web/build.mjs";
 import { call } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { befriend } from "./helpers/social.ts";
-import { hideableTabs, launch, NO_BROWSER, notificationsOf, type Page, setHidden, shot, signInWithWallet, walletContext, watchErrors } from "./helpers/web.ts";
+import {
+  hideableTabs,
+  launch,
+  NO_BROWSER,
+  notificationsOf,
+  type Page,
+  setHidden,
+  shot,
+  signInWithWallet,
+  walletContext,
+  watchErrors,
+} from "./helpers/web.ts";
 
 const wait = { timeout: 15_000 };
 
@@ -52,7 +63,8 @@ if (NO_BROWSER) {
   let threadId = "";
   const inA = (id: string) => pa.locator(`[data-message="${id}"]`);
   const inB = (id: string) => pb.locator(`[data-message="${id}"]`);
-  const idOf = async (p: Page, text: string) => (await p.locator("[data-message]", { hasText: text }).last().getAttribute("data-message")) ?? "";
+  const idOf = async (p: Page, text: string) =>
+    (await p.locator("[data-message]", { hasText: text }).last().getAttribute("data-message")) ?? "";
 
   async function bobSends(text: string): Promise<string> {
     await pb.getByLabel("Message", { exact: true }).fill(text);
@@ -77,19 +89,30 @@ if (NO_BROWSER) {
     await pa.locator('nav [data-unread-total="2"]').waitFor(wait);
     await titleIs(pa, "(2) Flock");
     t.equal(await pa.getByRole("link", { name: "Chat 2 unread" }).count(), 1, "the Chat link reads out its count");
-    t.equal(await row.locator(".last").innerText(), "Bob: Are you there?", "the list shows the last message with its sender");
+    t.equal(
+      await row.locator(".last").innerText(),
+      "Bob: Are you there?",
+      "the list shows the last message with its sender",
+    );
     t.equal(await row.locator("time").count(), 1, "and its time");
     await pa2.locator('nav [data-unread-total="2"]').waitFor(wait);
     await titleIs(pa2, "(2) Flock");
     t.pass("two unread: on the conversation, the Chat link and the title, in both of Alice's tabs");
     await shot(pa, "chat-unread.png");
 
-    const reads = pa.waitForResponse((r) => r.request().method() === "POST" && r.url().endsWith(`/v1/threads/${threadId}/read`), wait);
+    const reads = pa.waitForResponse(
+      (r) => r.request().method() === "POST" && r.url().endsWith(`/v1/threads/${threadId}/read`),
+      wait,
+    );
     await row.click();
     await inA(await idOf(pb, "Are you there?")).waitFor(wait);
     const read = await reads;
     t.equal(read.status(), 200, "opening the conversation marks it read");
-    t.equal((read.request().postDataJSON() as { through: string }).through, await idOf(pb, "Are you there?"), "through its newest message");
+    t.equal(
+      (read.request().postDataJSON() as { through: string }).through,
+      await idOf(pb, "Are you there?"),
+      "through its newest message",
+    );
     await row.locator("[data-unread]").waitFor({ state: "detached", ...wait });
     await pa.locator("nav [data-unread-total]").waitFor({ state: "detached", ...wait });
     await titleIs(pa, "Flock");
@@ -97,7 +120,12 @@ if (NO_BROWSER) {
     await titleIs(pa2, "Flock");
     t.pass("the badges and the title count clear, in the other tab too");
 
-    const threads = await call<{ threads: { id: string; unread_count: number }[]; unread_total: number }>(url, "GET", "/v1/threads", { token: a.token });
+    const threads = await call<{ threads: { id: string; unread_count: number }[]; unread_total: number }>(
+      url,
+      "GET",
+      "/v1/threads",
+      { token: a.token },
+    );
     t.equal(threads.body.unread_total, 0, "the server agrees: nothing unread");
   });
 
@@ -118,9 +146,17 @@ if (NO_BROWSER) {
 
     await setHidden(pa, true);
     const id = await bobSends("Ping while you are away");
-    await pa.waitForFunction(() => (window as unknown as { __notifications: unknown[] }).__notifications.length > 0, undefined, wait);
+    await pa.waitForFunction(
+      () => (window as unknown as { __notifications: unknown[] }).__notifications.length > 0,
+      undefined,
+      wait,
+    );
     const { shown } = await notificationsOf(pa);
-    t.same(shown, [{ title: "Bob", body: "Ping while you are away", tag: id }], "one notification, from Bob, with the message");
+    t.same(
+      shown,
+      [{ title: "Bob", body: "Ping while you are away", tag: id }],
+      "one notification, from Bob, with the message",
+    );
     // the conversation is open but hidden: not read yet
     await pa.locator('nav [data-unread-total="1"]').waitFor(wait);
     await titleIs(pa, "(1) Flock");
@@ -147,7 +183,9 @@ if (NO_BROWSER) {
     await inB(lunch).getByText("(edited)").waitFor(wait);
     await inA(lunch).getByText("(edited)").waitFor(wait);
     t.equal(await inA(lunch).locator("p").innerText(), "Lunch at one?", "Alice sees the new text live");
-    const stored = await call<{ messages: { id: string; body: string; edited_at?: string; reply_to?: { id: string } }[] }>(url, "GET", `/v1/threads/${threadId}/messages`, { token: a.token });
+    const stored = await call<{
+      messages: { id: string; body: string; edited_at?: string; reply_to?: { id: string } }[];
+    }>(url, "GET", `/v1/threads/${threadId}/messages`, { token: a.token });
     t.ok(stored.body.messages.find((m) => m.id === lunch)?.edited_at, "stored as edited");
 
     // reply: the quote above the composer, then above the reply on both sides
@@ -161,7 +199,12 @@ if (NO_BROWSER) {
     t.equal(await pa.locator("[data-replying]").count(), 0, "the quote leaves the composer once sent");
     const reply = await idOf(pa, "One works");
     await inB(reply).locator(`[data-quote="${lunch}"]`).getByText("Lunch at one?").waitFor(wait);
-    const again = await call<{ messages: { id: string; reply_to?: { id: string } }[] }>(url, "GET", `/v1/threads/${threadId}/messages`, { token: b.token });
+    const again = await call<{ messages: { id: string; reply_to?: { id: string } }[] }>(
+      url,
+      "GET",
+      `/v1/threads/${threadId}/messages`,
+      { token: b.token },
+    );
     t.equal(again.body.messages.find((m) => m.id === reply)?.reply_to?.id, lunch, "sent with reply_to");
     await pa.locator(`[data-thread="${threadId}"] .last`).getByText("You: One works").waitFor(wait);
     t.pass("the list says You: for Alice's own last message");
@@ -222,7 +265,10 @@ if (NO_BROWSER) {
     await lunch.getByRole("button", { name: "React with 🎉" }).waitFor(wait);
     await pp.locator("[data-message]", { hasText: "One works" }).getByRole("button", { name: "Reply" }).click();
     await pp.locator("[data-replying]").waitFor(wait);
-    const { scroll, width } = await pp.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: innerWidth }));
+    const { scroll, width } = await pp.evaluate(() => ({
+      scroll: document.documentElement.scrollWidth,
+      width: innerWidth,
+    }));
     t.equal(width, 375);
     t.ok(scroll <= 375, `no horizontal scroll at 375 px (scrollWidth ${scroll})`);
     await shot(pp, "phone-chat-actions.png");

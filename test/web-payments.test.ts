@@ -25,7 +25,11 @@ if (NO_BROWSER) {
   /** Follows the paid message's explorer link in the browser and checks the page it opens shows transaction `tx`. */
   async function followExplorerLink(t: Test, page: Page, text: string, tx: string): Promise<void> {
     const link = page.locator("[data-message]", { hasText: text }).getByRole("link", { name: "View transaction" });
-    t.equal(await link.getAttribute("href"), `${env.explorer.txUrl}${tx}`, "the badge links to the local explorer's page of the transaction");
+    t.equal(
+      await link.getAttribute("href"),
+      `${env.explorer.txUrl}${tx}`,
+      "the badge links to the local explorer's page of the transaction",
+    );
     const [opened] = await Promise.all([page.context().waitForEvent("page"), link.click()]);
     await opened.waitForLoadState();
     t.equal(opened.url(), `${env.explorer.txUrl}${tx}`);
@@ -33,8 +37,16 @@ if (NO_BROWSER) {
     t.equal(await opened.locator('[data-field="status"]').innerText(), "success");
     const transfer = opened.locator("[data-transfer]");
     t.equal(await transfer.locator("[data-amount]").innerText(), "0.05 fUSD");
-    t.equal((await transfer.locator("[data-from]").innerText()).toLowerCase(), payer.address.toLowerCase(), "from the human's wallet");
-    t.equal((await transfer.locator("[data-to]").innerText()).toLowerCase(), payTo.toLowerCase(), "to the agent's payTo");
+    t.equal(
+      (await transfer.locator("[data-from]").innerText()).toLowerCase(),
+      payer.address.toLowerCase(),
+      "from the human's wallet",
+    );
+    t.equal(
+      (await transfer.locator("[data-to]").innerText()).toLowerCase(),
+      payTo.toLowerCase(),
+      "to the agent's payTo",
+    );
     await opened.close();
   }
   let payTo = "";
@@ -65,7 +77,10 @@ if (NO_BROWSER) {
     const tx = (await paid.locator(".settled").innerText()).trim();
     t.match(tx, /Paid \$0\.05 · settled/);
     await shot(ph, "payment.png");
-    const sent = await call(node.url, "GET", "/v1/payments", { token: (await ph.evaluate(() => JSON.parse(localStorage.getItem("flock.session") ?? "{}") as { token: string })).token });
+    const sent = await call(node.url, "GET", "/v1/payments", {
+      token: (await ph.evaluate(() => JSON.parse(localStorage.getItem("flock.session") ?? "{}") as { token: string }))
+        .token,
+    });
     const hash = (sent.body as { payments: { transaction: string }[] }).payments[0]?.transaction ?? "";
     t.match(hash, /^0x[0-9a-f]{64}$/, "the payment's transaction");
     await followExplorerLink(t, ph, "Will it rain tomorrow?", hash);
@@ -82,7 +97,10 @@ if (NO_BROWSER) {
     await po.getByRole("button", { name: "Sign in with token" }).click();
     await po.getByRole("link", { name: "Chat" }).click();
     await po.locator("[data-thread]").first().click();
-    await po.locator("[data-message]", { hasText: "Will it rain tomorrow?" }).getByText("Paid $0.05 · settled").waitFor(wait);
+    await po
+      .locator("[data-message]", { hasText: "Will it rain tomorrow?" })
+      .getByText("Paid $0.05 · settled")
+      .waitFor(wait);
     await followExplorerLink(t, po, "Will it rain tomorrow?", hash);
     await po.getByRole("link", { name: "Payments" }).click();
     await po.locator('[data-status="settled"]', { hasText: "Received $0.05" }).waitFor(wait);

@@ -12,7 +12,18 @@ import { call } from "./helpers/http.ts";
 import { signInWithWallet as humanOverHttp, type SignedInHuman } from "./helpers/humans.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { befriend } from "./helpers/social.ts";
-import { hideableTabs, launch, NO_BROWSER, notificationsOf, type Page, png, setHidden, shot, unnamedControls, watchErrors } from "./helpers/web.ts";
+import {
+  hideableTabs,
+  launch,
+  NO_BROWSER,
+  notificationsOf,
+  type Page,
+  png,
+  setHidden,
+  shot,
+  unnamedControls,
+  watchErrors,
+} from "./helpers/web.ts";
 
 const wait = { timeout: 15_000 };
 
@@ -41,7 +52,10 @@ if (NO_BROWSER) {
   const carol = await rename(url, await humanOverHttp(url), "Carol");
   const dave = await rename(url, await humanOverHttp(url), "Dave");
   await befriend(url, carol, dave);
-  const secret = await call(url, "POST", "/v1/messages", { token: carol.token, json: { to: dave.id, body: "the pelican nests under pier nine" } });
+  const secret = await call(url, "POST", "/v1/messages", {
+    token: carol.token,
+    json: { to: dave.id, body: "the pelican nests under pier nine" },
+  });
   if (secret.status !== 201) throw new Error(`carol's message to dave: ${secret.status} ${secret.text}`);
 
   const browser = await launch();
@@ -65,7 +79,10 @@ if (NO_BROWSER) {
     await pa.getByLabel("Find people").fill("Bob");
     await pa.getByText(/No one found for “Bob”/).waitFor(wait);
     await pa.getByLabel("Find people").fill(bob.id);
-    await pa.locator(`[data-person="${bob.id}"]`).getByRole("button", { name: /^Add .* as a friend$/ }).click();
+    await pa
+      .locator(`[data-person="${bob.id}"]`)
+      .getByRole("button", { name: /^Add .* as a friend$/ })
+      .click();
     await pa.getByRole("list", { name: "Outgoing requests" }).locator(`[data-name-of="${bob.id}"]`).waitFor(wait);
 
     // Bob's page hears it without a reload, under Alice's name (from the live frame), not her id
@@ -74,7 +91,11 @@ if (NO_BROWSER) {
     t.equal(await incoming.getByText(alice.id).count(), 0, "the request shows a name, not an id");
     await shot(pb, "friends-request-live.png");
     await pb.locator('nav [data-requests="1"]').waitFor(wait);
-    t.equal(await pb.getByRole("link", { name: "Friends 1 request" }).count(), 1, "the Friends link reads out the waiting request");
+    t.equal(
+      await pb.getByRole("link", { name: "Friends 1 request" }).count(),
+      1,
+      "the Friends link reads out the waiting request",
+    );
     await incoming.getByRole("button", { name: "Accept", exact: true }).click();
     await pb.locator(`[data-friend="${alice.id}"]`).waitFor(wait);
     await pb.locator("nav [data-requests]").waitFor({ state: "detached", ...wait });
@@ -87,7 +108,10 @@ if (NO_BROWSER) {
   t.test("people search finds a friend by name, never a stranger; a new conversation picks a person", async (t) => {
     await pa.getByLabel("Find people").fill("bo");
     const found = pa.getByRole("list", { name: "People found" });
-    await found.locator(`[data-person="${bob.id}"]`, { hasText: "Bob" }).getByText("friend", { exact: true }).waitFor(wait);
+    await found
+      .locator(`[data-person="${bob.id}"]`, { hasText: "Bob" })
+      .getByText("friend", { exact: true })
+      .waitFor(wait);
     t.pass("Bob found by part of his name, marked as a friend");
     await shot(pa, "search-people.png");
     await pa.setViewportSize({ width: 375, height: 740 });
@@ -108,7 +132,8 @@ if (NO_BROWSER) {
     await shot(pa, "new-message.png");
     // the keyboard: from the search box, Tab reaches the result's Message link
     await pa.getByLabel("Message someone").focus();
-    for (let i = 0; i < 5 && !(await pick.evaluate((el) => el === document.activeElement)); i++) await pa.keyboard.press("Tab");
+    for (let i = 0; i < 5 && !(await pick.evaluate((el) => el === document.activeElement)); i++)
+      await pa.keyboard.press("Tab");
     await pa.keyboard.press("Enter");
     await pa.getByRole("region", { name: "Conversation with Bob" }).waitFor(wait);
     await pa.getByLabel("Message", { exact: true }).fill("Did you see the pelican at the harbour?");
@@ -156,7 +181,10 @@ if (NO_BROWSER) {
     await pf.goto(`${url}/#/feed`);
     await pf.locator('[data-live="online"]').waitFor(wait);
     await pf.getByText("Nothing here yet").waitFor(wait);
-    const first = await call(url, "POST", "/v1/moments", { token: bob.token, json: { content: "First light on the water", visibility: "friends" } });
+    const first = await call(url, "POST", "/v1/moments", {
+      token: bob.token,
+      json: { content: "First light on the water", visibility: "friends" },
+    });
     t.equal(first.status, 201);
     await pf.clock.fastForward(31_000);
     // nothing shown yet: the first moment comes straight in
@@ -168,7 +196,11 @@ if (NO_BROWSER) {
     await pf.clock.fastForward(31_000);
     const pill = pf.getByRole("button", { name: "2 new moments" });
     await pill.waitFor(wait);
-    t.equal(await pf.locator("[data-moment]", { hasText: "Fog rolling in" }).count(), 0, "new moments wait behind the button");
+    t.equal(
+      await pf.locator("[data-moment]", { hasText: "Fog rolling in" }).count(),
+      0,
+      "new moments wait behind the button",
+    );
     await shot(pf, "feed-new-moments.png");
     await pill.press("Enter");
     await pf.locator("[data-moment]", { hasText: "Fog rolling in" }).waitFor(wait);
@@ -236,7 +268,10 @@ if (NO_BROWSER) {
   });
 
   t.test("Seen by, under my newest message in a group", async (t) => {
-    const g = await call(url, "POST", "/v1/groups", { token: alice.token, json: { name: "Pier watch", members: [bob.id] } });
+    const g = await call(url, "POST", "/v1/groups", {
+      token: alice.token,
+      json: { name: "Pier watch", members: [bob.id] },
+    });
     t.equal(g.status, 201);
     const threadId = g.body.group.thread_id as string;
     groupThread = threadId;
@@ -254,21 +289,31 @@ if (NO_BROWSER) {
     await shot(pa, "group-seen-by.png");
     // after a reload, from the thread's receipts
     await pa.reload();
-    await pa.locator(".msg.mine", { hasText: "Meet at the pier at six" }).locator('[data-seen="Seen by Bob"]').waitFor(wait);
+    await pa
+      .locator(".msg.mine", { hasText: "Meet at the pier at six" })
+      .locator('[data-seen="Seen by Bob"]')
+      .waitFor(wait);
     t.pass("Seen by Bob after a reload");
   });
 
   t.test("a picture chosen on the profile page shows on the other side", async (t) => {
     await pa.goto(`${url}/#/profile`);
     await pa.getByRole("heading", { name: "Picture" }).waitFor(wait);
-    t.equal(await pa.locator('[data-avatar][data-initials]').count() > 0, true, "initials before a picture is chosen");
+    t.equal(
+      (await pa.locator("[data-avatar][data-initials]").count()) > 0,
+      true,
+      "initials before a picture is chosen",
+    );
     await pa.getByLabel("Choose a picture").setInputFiles({ name: "alice.png", mimeType: "image/png", buffer: png() });
     await pa.getByText("Picture saved.").waitFor(wait);
     const img = pa.locator("img.avatar");
     await img.waitFor(wait);
     const src = (await img.getAttribute("src")) ?? "";
     t.match(src, new RegExp(`^${url}/v1/avatars/`), "the picture from the API, by its public path");
-    t.ok(await img.evaluate((el) => (el as HTMLImageElement).complete && (el as HTMLImageElement).naturalWidth > 0), "the image loads without credentials");
+    t.ok(
+      await img.evaluate((el) => (el as HTMLImageElement).complete && (el as HTMLImageElement).naturalWidth > 0),
+      "the image loads without credentials",
+    );
     await shot(pa, "profile-picture.png");
 
     // Bob: on his friends list and in the conversation
@@ -300,26 +345,33 @@ if (NO_BROWSER) {
     t.equal(await pa.locator("img.avatar").count(), 0, "back to initials");
   });
 
-  t.test("a friend request that arrives while the tab is hidden shows a notification and the Friends badge", async (t) => {
-    await pb.goto(`${url}/#/chat`);
-    await pb.getByRole("button", { name: "Enable notifications" }).click();
-    await pb.getByRole("button", { name: "Turn off notifications" }).waitFor(wait);
-    await setHidden(pb, true);
-    const r = await call(url, "POST", "/v1/friends/request", { token: carol.token, json: { to: bob.id } });
-    t.equal(r.status, 202, "carol asked bob");
-    await pb.waitForFunction(() => (window as unknown as { __notifications: unknown[] }).__notifications.length > 0, undefined, wait);
-    const { shown } = await notificationsOf(pb);
-    t.same(
-      shown.map((n) => n.title),
-      ["Carol wants to be friends"],
-      "one notification, naming who asked",
-    );
-    await setHidden(pb, false);
-    await pb.locator('nav [data-requests="1"]').waitFor(wait);
-    await pb.getByRole("link", { name: "Friends 1 request" }).click();
-    await pb.getByRole("list", { name: "Incoming requests" }).getByText("Carol").waitFor(wait);
-    t.pass("the request is on the Friends page under Carol's name");
-  });
+  t.test(
+    "a friend request that arrives while the tab is hidden shows a notification and the Friends badge",
+    async (t) => {
+      await pb.goto(`${url}/#/chat`);
+      await pb.getByRole("button", { name: "Enable notifications" }).click();
+      await pb.getByRole("button", { name: "Turn off notifications" }).waitFor(wait);
+      await setHidden(pb, true);
+      const r = await call(url, "POST", "/v1/friends/request", { token: carol.token, json: { to: bob.id } });
+      t.equal(r.status, 202, "carol asked bob");
+      await pb.waitForFunction(
+        () => (window as unknown as { __notifications: unknown[] }).__notifications.length > 0,
+        undefined,
+        wait,
+      );
+      const { shown } = await notificationsOf(pb);
+      t.same(
+        shown.map((n) => n.title),
+        ["Carol wants to be friends"],
+        "one notification, naming who asked",
+      );
+      await setHidden(pb, false);
+      await pb.locator('nav [data-requests="1"]').waitFor(wait);
+      await pb.getByRole("link", { name: "Friends 1 request" }).click();
+      await pb.getByRole("list", { name: "Incoming requests" }).getByText("Carol").waitFor(wait);
+      t.pass("the request is on the Friends page under Carol's name");
+    },
+  );
 
   t.test("no console errors", async (t) => {
     t.same(ea.errors, [], "alice");

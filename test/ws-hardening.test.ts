@@ -40,7 +40,10 @@ t.test("frame size: 64 KiB is taken, anything larger closes with 1009", async (t
     c.ws.send(pingOfSize(64 * 1024 + 1, "over"));
     const closed = await c.waitClose();
     t.equal(closed.code, WS_CLOSE.tooLarge);
-    t.notOk(c.frames.some((f) => f.type === "pong"), "the frame was not carried out");
+    t.notOk(
+      c.frames.some((f) => f.type === "pong"),
+      "the frame was not carried out",
+    );
   });
 
   t.test("a binary frame of 200 KiB closes with 1009", async (t) => {
@@ -100,91 +103,97 @@ for (const encoding of ["json", "msgpack"] as const) {
   });
 }
 
-t.test("typing: a start at most every 3 s per principal and thread, a stop only after a start; a flood closes", async (t) => {
-  const clock = new FakeClock();
-  const node = await startTestNode(t, { engine: "memory", now: clock.now });
-  const a = await registerAgent(node.url, "Typer");
-  const b = await registerAgent(node.url, "Reader");
-  const m = await sendOk(node.url, a, b.id, "hi");
-  const open = async (token: string) => {
-    const c = await Client.open(node.url, { token });
-    t.teardown(() => c.close());
-    await c.nextOfType("ready");
-    return c;
-  };
-  const ca = await open(a.token);
-  const ca2 = await open(a.token);
-  const cb = await open(b.token);
-  const typing = (state: "start" | "stop") => ({ type: "typing", thread_id: m.thread_id, state });
-  const seenByB = () => cb.frames.filter((f) => f.type === "typing").map((f) => f.state as string);
-  /** Wait until the server has taken every frame sent so far on `c` (a ping's answer comes after them). */
-  let pings = 0;
-  const settled = async (c: Client) => {
-    const ref = `settled-${++pings}`;
-    c.send({ type: "ping", ref });
-    await c.next((f) => f.type === "pong" && f.ref === ref);
-  };
+t.test(
+  "typing: a start at most every 3 s per principal and thread, a stop only after a start; a flood closes",
+  async (t) => {
+    const clock = new FakeClock();
+    const node = await startTestNode(t, { engine: "memory", now: clock.now });
+    const a = await registerAgent(node.url, "Typer");
+    const b = await registerAgent(node.url, "Reader");
+    const m = await sendOk(node.url, a, b.id, "hi");
+    const open = async (token: string) => {
+      const c = await Client.open(node.url, { token });
+      t.teardown(() => c.close());
+      await c.nextOfType("ready");
+      return c;
+    };
+    const ca = await open(a.token);
+    const ca2 = await open(a.token);
+    const cb = await open(b.token);
+    const typing = (state: "start" | "stop") => ({ type: "typing", thread_id: m.thread_id, state });
+    const seenByB = () => cb.frames.filter((f) => f.type === "typing").map((f) => f.state as string);
+    /** Wait until the server has taken every frame sent so far on `c` (a ping's answer comes after them). */
+    let pings = 0;
+    const settled = async (c: Client) => {
+      const ref = `settled-${++pings}`;
+      c.send({ type: "ping", ref });
+      await c.next((f) => f.type === "pong" && f.ref === ref);
+    };
 
-  ca.send(typing("start"));
-  await cb.next((f) => f.type === "typing" && f.state === "start");
-  ca.send(typing("start"));
-  ca2.send(typing("start"));
-  ca.send(typing("stop"));
-  await cb.next((f) => f.type === "typing" && f.state === "stop");
-  for (let i = 0; i < 5; i++) {
     ca.send(typing("start"));
-    ca.send(typing("stop"));
-  }
-  ca2.send(typing("stop"));
-  await Promise.all([settled(ca), settled(ca2)]);
-  // 3 s after the first start, the next one goes out: everything between reached nobody
-  clock.t += 3_000;
-  ca.send(typing("start"));
-  await cb.next((f) => f.type === "typing" && f.state === "start");
-  t.strictSame(seenByB(), ["start", "stop", "start"], "alternating start/stop within 3 s fans out nothing more");
-
-  ca2.send(typing("stop"));
-  await settled(ca2);
-  ca.send(typing("stop"));
-  await cb.next((f) => f.type === "typing" && f.state === "stop");
-  ca.send(typing("stop"));
-  await settled(ca);
-  clock.t += 3_000;
-  ca.send(typing("start"));
-  await cb.next((f) => f.type === "typing" && f.state === "start");
-  t.strictSame(
-    seenByB(),
-    ["start", "stop", "start", "stop", "start"],
-    "a stop goes out only after a start of the same connection, once",
-  );
-
-  // typing at keystroke pace (10 frames a second for 6 s) is not abuse; the reader still sees a start per 3 s at most
-  for (let i = 0; i < 60; i++) {
-    clock.t += 100;
+    await cb.next((f) => f.type === "typing" && f.state === "start");
+    ca.send(typing("start"));
     ca2.send(typing("start"));
-    await settled(ca2);
-  }
-  t.equal(ca2.closed, null, "keystroke pace is allowed");
-  t.ok(seenByB().length <= 5 + 3, `at most a start per 3 s reached the reader (${seenByB().length - 5})`);
+    ca.send(typing("stop"));
+    await cb.next((f) => f.type === "typing" && f.state === "stop");
+    for (let i = 0; i < 5; i++) {
+      ca.send(typing("start"));
+      ca.send(typing("stop"));
+    }
+    ca2.send(typing("stop"));
+    await Promise.all([settled(ca), settled(ca2)]);
+    // 3 s after the first start, the next one goes out: everything between reached nobody
+    clock.t += 3_000;
+    ca.send(typing("start"));
+    await cb.next((f) => f.type === "typing" && f.state === "start");
+    t.strictSame(seenByB(), ["start", "stop", "start"], "alternating start/stop within 3 s fans out nothing more");
 
-  // a flood: an error frame, then the socket is closed with the typing-flood code. Counted from once the reader has
-  // the keystroke pace's starts (one at +3 s and one at +6 s of the driven clock): a start still on its way, behind
-  // a members lookup in Postgres, counted as the flood's once on a loaded machine (4 > 3)
-  await until(() => seenByB().length >= 7);
-  const before = seenByB().length;
-  clock.t += 3_000;
-  for (let i = 0; i < 1000; i++) ca.send(typing(i % 2 === 0 ? "start" : "stop"));
-  const err = await ca.nextOfType("error");
-  t.equal(err.error, "rate_limited");
-  t.match(err.message, /typing/);
-  t.equal((await ca.waitClose()).code, WS_CLOSE.typingFlood);
-  t.equal(WS_CLOSE.typingFlood, 4429);
-  await settled(cb);
-  // the flood itself publishes a start and a stop at most (the clock stands still through it); a start's lapse stop
-  // runs on a real 10 s timer, so on a slow machine those of ca and ca2 (set before the keystroke phase) can land in
-  // this window too: a limiter that let the flood through would show hundreds here
-  t.ok(seenByB().length - before <= 5, `the flood reached the reader at most a few times (${seenByB().length - before})`);
-});
+    ca2.send(typing("stop"));
+    await settled(ca2);
+    ca.send(typing("stop"));
+    await cb.next((f) => f.type === "typing" && f.state === "stop");
+    ca.send(typing("stop"));
+    await settled(ca);
+    clock.t += 3_000;
+    ca.send(typing("start"));
+    await cb.next((f) => f.type === "typing" && f.state === "start");
+    t.strictSame(
+      seenByB(),
+      ["start", "stop", "start", "stop", "start"],
+      "a stop goes out only after a start of the same connection, once",
+    );
+
+    // typing at keystroke pace (10 frames a second for 6 s) is not abuse; the reader still sees a start per 3 s at most
+    for (let i = 0; i < 60; i++) {
+      clock.t += 100;
+      ca2.send(typing("start"));
+      await settled(ca2);
+    }
+    t.equal(ca2.closed, null, "keystroke pace is allowed");
+    t.ok(seenByB().length <= 5 + 3, `at most a start per 3 s reached the reader (${seenByB().length - 5})`);
+
+    // a flood: an error frame, then the socket is closed with the typing-flood code. Counted from once the reader has
+    // the keystroke pace's starts (one at +3 s and one at +6 s of the driven clock): a start still on its way, behind
+    // a members lookup in Postgres, counted as the flood's once on a loaded machine (4 > 3)
+    await until(() => seenByB().length >= 7);
+    const before = seenByB().length;
+    clock.t += 3_000;
+    for (let i = 0; i < 1000; i++) ca.send(typing(i % 2 === 0 ? "start" : "stop"));
+    const err = await ca.nextOfType("error");
+    t.equal(err.error, "rate_limited");
+    t.match(err.message, /typing/);
+    t.equal((await ca.waitClose()).code, WS_CLOSE.typingFlood);
+    t.equal(WS_CLOSE.typingFlood, 4429);
+    await settled(cb);
+    // the flood itself publishes a start and a stop at most (the clock stands still through it); a start's lapse stop
+    // runs on a real 10 s timer, so on a slow machine those of ca and ca2 (set before the keystroke phase) can land in
+    // this window too: a limiter that let the flood through would show hundreds here
+    t.ok(
+      seenByB().length - before <= 5,
+      `the flood reached the reader at most a few times (${seenByB().length - before})`,
+    );
+  },
+);
 
 t.test("an expired human token closes its live WebSocket with 4401", async (t) => {
   const clock = new FakeClock();
@@ -229,7 +238,10 @@ t.test("an expired human token closes its live WebSocket with 4401", async (t) =
     clock.t += 60_000;
     c.send({ type: "ping", ref: "after" });
     t.equal((await c.waitClose()).code, WS_CLOSE.unauthorized);
-    t.notOk(c.frames.some((x) => x.type === "pong"), "no pong for an expired token");
+    t.notOk(
+      c.frames.some((x) => x.type === "pong"),
+      "no pong for an expired token",
+    );
   });
 
   t.test("an agent's token never expires: its socket stays open", async (t) => {

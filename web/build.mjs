@@ -58,7 +58,8 @@ export async function buildWeb({ out = OUT, prune = false } = {}) {
   await writeFile(tmp, html);
   await rename(tmp, join(out, "index.html"));
   if (prune) {
-    for (const f of await readdir(join(out, "assets"))) if (!outputs.includes(f)) await rm(join(out, "assets", f), { force: true });
+    for (const f of await readdir(join(out, "assets")))
+      if (!outputs.includes(f)) await rm(join(out, "assets", f), { force: true });
   }
   return { js, css };
 }

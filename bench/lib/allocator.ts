@@ -18,12 +18,18 @@ export function jemallocPath(exists: (p: string) => boolean = existsSync): strin
 }
 
 /** The environment that gives the node the chosen malloc, and its name; `auto` is jemalloc where it is installed. */
-export function mallocEnv(choice: MallocChoice, exists: (p: string) => boolean = existsSync): { env: Record<string, string>; name: "system" | "jemalloc" } {
+export function mallocEnv(
+  choice: MallocChoice,
+  exists: (p: string) => boolean = existsSync,
+): { env: Record<string, string>; name: "system" | "jemalloc" } {
   // an LD_PRELOAD of the bench's own environment must not reach a node asked to run glibc's
   if (choice === "system") return { env: { LD_PRELOAD: "" }, name: "system" };
   const lib = jemallocPath(exists);
   if (lib === undefined) {
-    if (choice === "jemalloc") throw new Error(`--malloc jemalloc: no libjemalloc.so.2 in ${JEMALLOC_PATHS.join(", ")} (Debian: apt-get install libjemalloc2)`);
+    if (choice === "jemalloc")
+      throw new Error(
+        `--malloc jemalloc: no libjemalloc.so.2 in ${JEMALLOC_PATHS.join(", ")} (Debian: apt-get install libjemalloc2)`,
+      );
     return { env: { LD_PRELOAD: "" }, name: "system" };
   }
   return { env: { LD_PRELOAD: lib }, name: "jemalloc" };

@@ -46,7 +46,9 @@ export function backendCpu(o: { redisUrl?: string | undefined; databaseUrl?: str
         out.redisMs = (v("used_cpu_sys") + v("used_cpu_user")) * 1000;
       }
       if (sql) {
-        const rows = await sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
+        const rows = await sql<
+          { pid: number }[]
+        >`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
         out.postgres = new Map();
         for (const r of rows) {
           const ms = cpuMs(r.pid);

@@ -24,7 +24,12 @@ interface Panel {
 
 /** MB of each table named in a sample's `name:MB name:MB`. */
 function tableSizes(s: SoakSample): Map<string, number> {
-  return new Map(s.tables.split(" ").filter(Boolean).map((x) => [x.slice(0, x.lastIndexOf(":")), Number(x.slice(x.lastIndexOf(":") + 1))]));
+  return new Map(
+    s.tables
+      .split(" ")
+      .filter(Boolean)
+      .map((x) => [x.slice(0, x.lastIndexOf(":")), Number(x.slice(x.lastIndexOf(":") + 1))]),
+  );
 }
 
 const PANELS: Panel[] = [
@@ -87,7 +92,8 @@ function panelSpec(p: Panel, rows: SoakSample[], windowS: number) {
     const largest = [...tableSizes(rows.at(-1)!).keys()].slice(0, 4);
     for (const r of rows) {
       const sizes = tableSizes(r);
-      for (const name of largest) if (sizes.has(name)) values.push({ t: r.t, series: `table ${name}`, value: sizes.get(name)! });
+      for (const name of largest)
+        if (sizes.has(name)) values.push({ t: r.t, series: `table ${name}`, value: sizes.get(name)! });
     }
   }
   return {
@@ -100,7 +106,12 @@ function panelSpec(p: Panel, rows: SoakSample[], windowS: number) {
         mark: { type: "line" as const, point: rows.length <= 60 },
         encoding: {
           x: { field: "t", type: "quantitative" as const, title: "seconds", scale: { domainMin: 0 } },
-          y: { field: "value", type: "quantitative" as const, title: p.unit, scale: p.log ? { type: "log" as const } : { zero: false } },
+          y: {
+            field: "value",
+            type: "quantitative" as const,
+            title: p.unit,
+            scale: p.log ? { type: "log" as const } : { zero: false },
+          },
           color: { field: "series", type: "nominal" as const, title: null },
         },
       },
@@ -135,6 +146,11 @@ export async function soakSvg(rows: SoakSample[], windowS: number, title: string
 /** Writes the panels as a PNG to `file`. */
 export async function writeSoakPng(file: string, rows: SoakSample[], windowS: number, title: string): Promise<void> {
   const svg = await soakSvg(rows, windowS, title);
-  const png = new Resvg(svg, { font: { loadSystemFonts: true, defaultFontFamily: "DejaVu Sans" }, fitTo: { mode: "original" } }).render().asPng();
+  const png = new Resvg(svg, {
+    font: { loadSystemFonts: true, defaultFontFamily: "DejaVu Sans" },
+    fitTo: { mode: "original" },
+  })
+    .render()
+    .asPng();
   writeFileSync(file, png);
 }

@@ -121,7 +121,8 @@ function noteBig(body: string, seen: Uint8Array): Uint8Array | undefined {
 
 setInterval(() => {
   for (const s of bigAcks) {
-    if (s.bigAck && s.ws?.readyState === WebSocket.OPEN) s.ws.send(JSON.stringify({ type: "ack", id: s.bigAck, through: true }));
+    if (s.bigAck && s.ws?.readyState === WebSocket.OPEN)
+      s.ws.send(JSON.stringify({ type: "ack", id: s.bigAck, through: true }));
     s.bigAck = undefined;
   }
   bigAcks.clear();
@@ -137,7 +138,11 @@ function connect(s: Sock): Promise<boolean> {
       clearTimeout(timer);
       resolve(ok);
     };
-    const ws = new WebSocket(s.agent.url, ["flock.json"], { headers: { authorization: `Bearer ${s.agent.token}` }, localAddress, perMessageDeflate: false });
+    const ws = new WebSocket(s.agent.url, ["flock.json"], {
+      headers: { authorization: `Bearer ${s.agent.token}` },
+      localAddress,
+      perMessageDeflate: false,
+    });
     s.ws = ws;
     const timer = setTimeout(() => {
       refused["timeout"] = (refused["timeout"] ?? 0) + 1;
@@ -195,7 +200,16 @@ function connect(s: Sock): Promise<boolean> {
 
 async function open(agents: ClientAgent[], width: number): Promise<ClientOpened> {
   const started = performance.now();
-  const mine = agents.map((agent): Sock => ({ agent, ws: undefined, ready: false, failures: 0, acked: new Set(), bodies: new Set(), bigSeen: NO_BITS, bigAck: undefined }));
+  const mine = agents.map((agent): Sock => ({
+    agent,
+    ws: undefined,
+    ready: false,
+    failures: 0,
+    acked: new Set(),
+    bodies: new Set(),
+    bigSeen: NO_BITS,
+    bigAck: undefined,
+  }));
   socks.push(...mine);
   let next = 0;
   let ok = 0;
@@ -229,15 +243,24 @@ const keepAlive = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFIN
  * out (`sentAt`: after the connection was made, so a wait for a connect in a burst of them is not counted as the
  * server's).
  */
-function httpCall(url: string, method: string, token: string, timeoutMs: number): Promise<{ status: number; body: string; sentAt: number }> {
+function httpCall(
+  url: string,
+  method: string,
+  token: string,
+  timeoutMs: number,
+): Promise<{ status: number; body: string; sentAt: number }> {
   return new Promise((resolve) => {
     let sentAt = performance.now();
-    const req = request(url, { method, agent: keepAlive, localAddress, headers: { authorization: `Bearer ${token}` }, timeout: timeoutMs }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (d: string) => (body += d));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body, sentAt }));
-    });
+    const req = request(
+      url,
+      { method, agent: keepAlive, localAddress, headers: { authorization: `Bearer ${token}` }, timeout: timeoutMs },
+      (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (d: string) => (body += d));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body, sentAt }));
+      },
+    );
     req.on("finish", () => (sentAt = performance.now()));
     req.on("timeout", () => req.destroy(new Error("timeout")));
     req.on("error", (err: NodeJS.ErrnoException) => resolve({ status: 0, body: err.code ?? err.message, sentAt }));
@@ -249,7 +272,12 @@ function httpCall(url: string, method: string, token: string, timeoutMs: number)
 async function pollLoop(p: Poller, timeoutS: number): Promise<void> {
   while (pollingOn) {
     p.waiting = true;
-    const r = await httpCall(`${p.agent.url}/v1/messages/pending?timeout=${timeoutS}`, "GET", p.agent.token, (timeoutS + 30) * 1000);
+    const r = await httpCall(
+      `${p.agent.url}/v1/messages/pending?timeout=${timeoutS}`,
+      "GET",
+      p.agent.token,
+      (timeoutS + 30) * 1000,
+    );
     p.waiting = false;
     const key = r.status === 0 ? r.body : String(r.status);
     polls[key] = (polls[key] ?? 0) + 1;
@@ -274,7 +302,8 @@ async function pollLoop(p: Poller, timeoutS: number): Promise<void> {
       const ack = await httpCall(`${p.agent.url}/v1/messages/${m.id}/ack`, "POST", p.agent.token, 30_000);
       if (ack.status === 204) p.acked.add(m.id);
     }
-    if (bigLast) await httpCall(`${p.agent.url}/v1/messages/${bigLast}/ack?through=true`, "POST", p.agent.token, 30_000);
+    if (bigLast)
+      await httpCall(`${p.agent.url}/v1/messages/${bigLast}/ack?through=true`, "POST", p.agent.token, 30_000);
   }
 }
 

@@ -16,7 +16,8 @@ class ClientProc {
   ) {
     child.on("message", (r: Reply) => this.waiting.shift()?.(r));
     child.once("exit", (code) => {
-      for (const w of this.waiting.splice(0)) w({ type: "error", message: `client process ${localAddress} exited (${code})` });
+      for (const w of this.waiting.splice(0))
+        w({ type: "error", message: `client process ${localAddress} exited (${code})` });
     });
   }
 
@@ -64,13 +65,21 @@ export class ConnFleet {
    * slowest process's time and the totals.
    */
   async open(agents: ClientAgent[][], width: number): Promise<{ ok: number; failed: number; ms: number }> {
-    const r = await Promise.all(this.procs.map((p, k) => p.ask<ClientOpened>({ type: "open", agents: agents[k] ?? [], width, localAddress: p.localAddress })));
+    const r = await Promise.all(
+      this.procs.map((p, k) =>
+        p.ask<ClientOpened>({ type: "open", agents: agents[k] ?? [], width, localAddress: p.localAddress }),
+      ),
+    );
     return { ok: sum(r.map((x) => x.ok)), failed: sum(r.map((x) => x.failed)), ms: Math.max(...r.map((x) => x.ms)) };
   }
 
   /** Starts one long poll loop per agent, `agents[k]` in process k (each agent's url: the node's http:// base). */
   async poll(agents: ClientAgent[][], timeoutS: number): Promise<void> {
-    await Promise.all(this.procs.map((p, k) => p.ask<ClientOpened>({ type: "poll", agents: agents[k] ?? [], timeoutS, localAddress: p.localAddress })));
+    await Promise.all(
+      this.procs.map((p, k) =>
+        p.ask<ClientOpened>({ type: "poll", agents: agents[k] ?? [], timeoutS, localAddress: p.localAddress }),
+      ),
+    );
   }
 
   stopPolls(): void {

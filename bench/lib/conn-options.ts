@@ -24,7 +24,6 @@ export interface ModeOptions {
   big: number;
 }
 
-
 export function connectionsOptions(argv: string[]): ModeOptions[] {
   const { values: a } = parseArgs({
     args: argv,
@@ -50,7 +49,9 @@ export function connectionsOptions(argv: string[]): ModeOptions[] {
     const clients = Math.max(whole("clients", a.clients, m.clients), Math.ceil(count / PER_CLIENT_MAX));
     const big = a.big === undefined ? m.big : a.big === "0" ? 0 : whole("big", a.big, 0);
     if (big > 0 && (big < 20 || big > 10_000 || big * 0.9 > count)) {
-      throw new Error(`--big is 0 or 20 to 10,000 members, nine tenths of them among the ${count} sockets (got ${big})`);
+      throw new Error(
+        `--big is 0 or 20 to 10,000 members, nine tenths of them among the ${count} sockets (got ${big})`,
+      );
     }
     return { mode, nodes: m.nodes, count, clients, width: whole("width", a.width, 100), big };
   });

@@ -23,14 +23,28 @@ async function post<T>(url: string, token: string | undefined, body: unknown): P
 }
 
 /** `n` agents, registered `width` at a time, agent i on node i % urls.length. */
-export async function registerAgents(urls: string[], n: number, label: string, width = 64, progress?: (done: number) => void): Promise<Registered[]> {
+export async function registerAgents(
+  urls: string[],
+  n: number,
+  label: string,
+  width = 64,
+  progress?: (done: number) => void,
+): Promise<Registered[]> {
   const out: Registered[] = new Array(n);
   let done = 0;
-  await pool(Array.from({ length: n }, (_, i) => i), width, async (i) => {
-    const r = await post<{ agent: { id: string }; token: string }>(`${urls[i % urls.length]}/v1/agents/register`, undefined, { display_name: `${label}-${i}` });
-    out[i] = { id: r.agent.id, token: r.token };
-    if (++done % 5000 === 0) progress?.(done);
-  });
+  await pool(
+    Array.from({ length: n }, (_, i) => i),
+    width,
+    async (i) => {
+      const r = await post<{ agent: { id: string }; token: string }>(
+        `${urls[i % urls.length]}/v1/agents/register`,
+        undefined,
+        { display_name: `${label}-${i}` },
+      );
+      out[i] = { id: r.agent.id, token: r.token };
+      if (++done % 5000 === 0) progress?.(done);
+    },
+  );
   return out;
 }
 

@@ -4,7 +4,8 @@ const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 8
 /** Milliseconds of `90s`, `2m`, `1h` or `90d`; throws on anything else. */
 export function parseDuration(text: string): number {
   const m = /^(\d+)([smhd])$/.exec(text.trim());
-  if (!m || Number(m[1]) <= 0) throw new Error(`${JSON.stringify(text)} is not a duration (a whole number and s, m, h or d: 90s, 2m, 1h)`);
+  if (!m || Number(m[1]) <= 0)
+    throw new Error(`${JSON.stringify(text)} is not a duration (a whole number and s, m, h or d: 90s, 2m, 1h)`);
   return Number(m[1]) * UNIT_MS[m[2]!]!;
 }
 

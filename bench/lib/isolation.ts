@@ -86,7 +86,8 @@ export async function isolate(label: string): Promise<Isolation> {
   }
   const redisEnv = process.env["REDIS_URL"];
   if (redisEnv) {
-    if (!/^rediss?:\/\//i.test(redisEnv)) throw new Error("the soak samples one Redis (redis:// or rediss://), not a cluster URL");
+    if (!/^rediss?:\/\//i.test(redisEnv))
+      throw new Error("the soak samples one Redis (redis:// or rediss://), not a cluster URL");
     out.redisUrl = redisEnv;
     out.redisPrefix = `${id}:`;
     env["REDIS_URL"] = redisEnv;
@@ -109,7 +110,8 @@ export async function isolate(label: string): Promise<Isolation> {
           await sql.end({ timeout: 2 });
         }
       }
-      if (out.redisUrl && out.redisPrefix) done.push(`deleted ${await deletePrefix(out.redisUrl, out.redisPrefix)} keys under ${out.redisPrefix}`);
+      if (out.redisUrl && out.redisPrefix)
+        done.push(`deleted ${await deletePrefix(out.redisUrl, out.redisPrefix)} keys under ${out.redisPrefix}`);
       if (out.dataDir) {
         rmSync(out.dataDir, { recursive: true, force: true });
         done.push(`removed ${out.dataDir}`);

@@ -22,7 +22,11 @@ class Connection {
   current: Pending | undefined;
   closed = false;
 
-  constructor(host: string, port: number, private readonly onIdle: (c: Connection) => void) {
+  constructor(
+    host: string,
+    port: number,
+    private readonly onIdle: (c: Connection) => void,
+  ) {
     this.socket = connect({ host, port, noDelay: true });
     this.socket.on("data", (d) => this.onData(d));
     const fail = (err?: Error) => {
@@ -78,7 +82,10 @@ export class RawHttp {
   private readonly host: string;
   private readonly port: number;
 
-  constructor(url: string, private readonly size: number) {
+  constructor(
+    url: string,
+    private readonly size: number,
+  ) {
     const u = new URL(url);
     this.host = u.hostname;
     this.port = Number(u.port || 80);
@@ -88,7 +95,9 @@ export class RawHttp {
     const body = json === undefined ? undefined : Buffer.from(JSON.stringify(json));
     let head = `${method} ${path} HTTP/1.1\r\nhost: ${this.host}\r\n`;
     if (token) head += `authorization: Bearer ${token}\r\n`;
-    head += body ? `content-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n` : "content-length: 0\r\n\r\n";
+    head += body
+      ? `content-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n`
+      : "content-length: 0\r\n\r\n";
     return new Promise((resolve, reject) => {
       const p: Pending = { head, body, resolve, reject };
       const conn = this.take();

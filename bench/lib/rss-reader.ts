@@ -8,7 +8,10 @@ export class RssReader {
   private readings: number[] = [];
   private readonly timer: NodeJS.Timeout;
 
-  constructor(private readonly pid: number, everyMs = 1000) {
+  constructor(
+    private readonly pid: number,
+    everyMs = 1000,
+  ) {
     this.read();
     this.timer = setInterval(() => this.read(), everyMs);
     this.timer.unref();

@@ -58,7 +58,10 @@ export function promLabelled(text: string, name: string, label: string, value: s
 }
 
 export async function readNodeMetrics(url: string, token: string): Promise<NodeMetrics> {
-  const r = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(5000) });
+  const r = await fetch(`${url}/metrics`, {
+    headers: { authorization: `Bearer ${token}` },
+    signal: AbortSignal.timeout(5000),
+  });
   if (r.status !== 200) throw new Error(`GET /metrics answered ${r.status}`);
   const text = await r.text();
   const v = promValues(text, [
@@ -84,7 +87,10 @@ export async function readNodeMetrics(url: string, token: string): Promise<NodeM
 export class RedisSampler {
   private readonly redis: Redis;
 
-  constructor(url: string, private readonly prefix: string) {
+  constructor(
+    url: string,
+    private readonly prefix: string,
+  ) {
     this.redis = new Redis(url, { maxRetriesPerRequest: 2 });
   }
 
@@ -118,7 +124,10 @@ export class RedisSampler {
 export class PostgresSampler {
   private readonly sql: postgres.Sql;
 
-  constructor(url: string, private readonly schema: string) {
+  constructor(
+    url: string,
+    private readonly schema: string,
+  ) {
     this.sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 5, idle_timeout: 0 });
   }
 
@@ -134,7 +143,11 @@ export class PostgresSampler {
        group by r.relname
        order by sum(pg_total_relation_size(c.oid)) desc`;
     const tables = rows.map((r) => ({ name: r.name, bytes: Number(r.bytes) }));
-    return { databaseBytes: Number(db?.bytes ?? NaN), schemaBytes: tables.reduce((s, t) => s + t.bytes, 0), tables: tables.slice(0, 5) };
+    return {
+      databaseBytes: Number(db?.bytes ?? NaN),
+      schemaBytes: tables.reduce((s, t) => s + t.bytes, 0),
+      tables: tables.slice(0, 5),
+    };
   }
 
   async close(): Promise<void> {

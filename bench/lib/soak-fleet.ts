@@ -54,7 +54,14 @@ function timed<T>(p: Promise<T>, ms: number): Promise<T> {
 export class SoakFleet {
   /** what each kind of call answered, by status ("error" when it failed without one) */
   readonly statuses: Record<keyof Rates | "ack" | "poll", Record<string, number>> = {
-    direct: {}, group: {}, moments: {}, likes: {}, comments: {}, feeds: {}, ack: {}, poll: {},
+    direct: {},
+    group: {},
+    moments: {},
+    likes: {},
+    comments: {},
+    feeds: {},
+    ack: {},
+    poll: {},
   };
   /** calls made (fired) of each kind: the rates held are these over time */
   readonly fired: Record<keyof Rates, number> = { direct: 0, group: 0, moments: 0, likes: 0, comments: 0, feeds: 0 };
@@ -78,9 +85,16 @@ export class SoakFleet {
     this.social = new RawHttp(url, 16);
   }
 
-  static async setup(url: string, wsUrl: string, shape: FleetShape, deliveries: Deliveries, progress: (m: string) => void): Promise<SoakFleet> {
+  static async setup(
+    url: string,
+    wsUrl: string,
+    shape: FleetShape,
+    deliveries: Deliveries,
+    progress: (m: string) => void,
+  ): Promise<SoakFleet> {
     const receivers = shape.ws + shape.polls;
-    if (receivers < 2 || receivers > shape.agents) throw new Error(`--ws + --polls must be from 2 to --agents (${shape.agents})`);
+    if (receivers < 2 || receivers > shape.agents)
+      throw new Error(`--ws + --polls must be from 2 to --agents (${shape.agents})`);
     progress(`registering ${shape.agents} agents`);
     const fleet = await registerFleet(url, shape.agents, "soak");
     const groups: Group[] = [];
@@ -90,7 +104,9 @@ export class SoakFleet {
         // the owner sends and does not receive: an agent past the receivers when there is one
         const ownerIdx = receivers + (g % Math.max(1, shape.agents - receivers));
         const owner = fleet[ownerIdx < shape.agents ? ownerIdx : g % receivers]!;
-        const members = [...new Set(Array.from({ length: shape.groupSize }, (_, j) => (g * shape.groupSize + j) % receivers))].filter((r) => fleet[r] !== owner);
+        const members = [
+          ...new Set(Array.from({ length: shape.groupSize }, (_, j) => (g * shape.groupSize + j) % receivers)),
+        ].filter((r) => fleet[r] !== owner);
         const created = await owner.flock.createGroup({ name: `soak ${g}`, members: members.map((r) => fleet[r]!.id) });
         groups.push({ id: created.id, owner, receivers: members });
       }
@@ -102,7 +118,11 @@ export class SoakFleet {
   async startReceivers(progress: (m: string) => void): Promise<void> {
     this.running = true;
     progress(`connecting ${this.shape.ws} WebSockets and starting ${this.shape.polls} long polls`);
-    await pool(Array.from({ length: this.shape.ws }, (_, i) => i), 32, (i) => this.connectWs(i));
+    await pool(
+      Array.from({ length: this.shape.ws }, (_, i) => i),
+      32,
+      (i) => this.connectWs(i),
+    );
     for (let k = 0; k < this.shape.polls; k++) this.pollLoop(this.shape.ws + k);
   }
 
@@ -128,10 +148,14 @@ export class SoakFleet {
     void (async () => {
       while (this.running) {
         try {
-          const res = await timed(own.request("GET", "/v1/messages/pending?timeout=10&limit=100", m.token), REQUEST_TIMEOUT_MS);
+          const res = await timed(
+            own.request("GET", "/v1/messages/pending?timeout=10&limit=100", m.token),
+            REQUEST_TIMEOUT_MS,
+          );
           count(this.statuses.poll, res.status);
           if (res.status !== 200) throw new Error(`poll ${res.status}`);
-          const msgs = (JSON.parse(res.body) as { messages?: { id: string; thread_id: string; body: string }[] }).messages ?? [];
+          const msgs =
+            (JSON.parse(res.body) as { messages?: { id: string; thread_id: string; body: string }[] }).messages ?? [];
           // one cumulative ack per thread, of the last message handed out in it
           const last = new Map<string, string>();
           for (const msg of msgs) {
@@ -140,7 +164,10 @@ export class SoakFleet {
           }
           await Promise.all(
             [...last.values()].map(async (id) => {
-              const a = await timed(this.http.request("POST", `/v1/messages/${id}/ack?through=true`, m.token), REQUEST_TIMEOUT_MS).catch(() => undefined);
+              const a = await timed(
+                this.http.request("POST", `/v1/messages/${id}/ack?through=true`, m.token),
+                REQUEST_TIMEOUT_MS,
+              ).catch(() => undefined);
               count(this.statuses.ack, a?.status);
             }),
           );
@@ -178,7 +205,10 @@ export class SoakFleet {
         return this.send("group", `g${i}`, g.receivers, g.owner.token, `/v1/groups/${g.id}/messages`, {});
       }),
       go("moments", async (i) => {
-        const res = await this.call("moments", "POST", "/v1/moments", this.fleet[i % n]!.token, { content: `soak moment ${i}`, visibility: "public" });
+        const res = await this.call("moments", "POST", "/v1/moments", this.fleet[i % n]!.token, {
+          content: `soak moment ${i}`,
+          visibility: "public",
+        });
         if (res?.status === 201) {
           this.recentMoments.push((JSON.parse(res.body) as { id: string }).id);
           if (this.recentMoments.length > 256) this.recentMoments.shift();
@@ -190,7 +220,10 @@ export class SoakFleet {
       }),
       go("comments", async (i) => {
         const id = this.recentMoment();
-        if (id) await this.call("comments", "POST", `/v1/moments/${id}/comments`, this.fleet[(i * 104_729) % n]!.token, { body: `soak comment ${i}` });
+        if (id)
+          await this.call("comments", "POST", `/v1/moments/${id}/comments`, this.fleet[(i * 104_729) % n]!.token, {
+            body: `soak comment ${i}`,
+          });
       }),
       go("feeds", async (i) => {
         await this.call("feeds", "GET", "/v1/moments/feed?limit=20", this.fleet[(i * 31) % n]!.token);
@@ -203,7 +236,14 @@ export class SoakFleet {
   }
 
   /** A timed, counted send whose body is its key. */
-  private async send(kind: "direct" | "group", key: string, receivers: number[], token: string, path: string, extra: Record<string, string>): Promise<void> {
+  private async send(
+    kind: "direct" | "group",
+    key: string,
+    receivers: number[],
+    token: string,
+    path: string,
+    extra: Record<string, string>,
+  ): Promise<void> {
     this.deliveries.sending(key, receivers);
     const t0 = performance.now();
     const res = await this.call(kind, "POST", path, token, { ...extra, body: key });
@@ -213,7 +253,13 @@ export class SoakFleet {
     } else this.deliveries.failed(key);
   }
 
-  private async call(kind: keyof Rates, method: string, path: string, token: string, json?: unknown): Promise<RawResponse | undefined> {
+  private async call(
+    kind: keyof Rates,
+    method: string,
+    path: string,
+    token: string,
+    json?: unknown,
+  ): Promise<RawResponse | undefined> {
     const client = kind === "direct" || kind === "group" ? this.http : this.social;
     const res = await timed(client.request(method, path, token, json), REQUEST_TIMEOUT_MS).catch(() => undefined);
     count(this.statuses[kind], res?.status);

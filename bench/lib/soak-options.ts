@@ -7,7 +7,17 @@ import type { Rates } from "./soak-fleet.ts";
 import { SHORT_RUN_S } from "./verdict.ts";
 
 /** The fleet issue 34 names. */
-export const FULL = { agents: 1000, ws: 200, polls: 200, direct: 500, group: 50, moments: 5, likes: 20, comments: 5, feeds: 10 };
+export const FULL = {
+  agents: 1000,
+  ws: 200,
+  polls: 200,
+  direct: 500,
+  group: 50,
+  moments: 5,
+  likes: 20,
+  comments: 5,
+  feeds: 10,
+};
 
 /**
  * The defaults: what this 2-core machine holds steadily with the node, its backends and the bench on it (bench/RESULTS.md,
@@ -48,8 +58,12 @@ export function soakOptions(argv: string[]) {
       malloc: { type: "string", default: "auto" },
     },
   });
-  if (!["auto", "system", "jemalloc"].includes(a.malloc!)) throw new Error(`--malloc must be auto, system or jemalloc (got ${a.malloc})`);
-  if (a.url) throw new Error("the soak starts its own node (it reads its metrics, schema and key prefix); --url is not supported");
+  if (!["auto", "system", "jemalloc"].includes(a.malloc!))
+    throw new Error(`--malloc must be auto, system or jemalloc (got ${a.malloc})`);
+  if (a.url)
+    throw new Error(
+      "the soak starts its own node (it reads its metrics, schema and key prefix); --url is not supported",
+    );
   const n = (k: keyof typeof a) => {
     const v = Number(a[k]);
     if (!Number.isFinite(v) || v < 0) throw new Error(`--${k} must be a number >= 0 (got ${String(a[k])})`);
@@ -57,8 +71,16 @@ export function soakOptions(argv: string[]) {
   };
   const retentionMs = a.retention === "off" ? undefined : parseDuration(a.retention!);
   const windowMs = a.window ? parseDuration(a.window) : (retentionMs ?? 60_000);
-  if (windowMs < 2 * SAMPLE_S * 1000) throw new Error(`the window (${formatDuration(windowMs)}) must be at least ${2 * SAMPLE_S}s`);
-  const rates: Rates = { direct: n("direct"), group: n("group"), moments: n("moments"), likes: n("likes"), comments: n("comments"), feeds: n("feeds") };
+  if (windowMs < 2 * SAMPLE_S * 1000)
+    throw new Error(`the window (${formatDuration(windowMs)}) must be at least ${2 * SAMPLE_S}s`);
+  const rates: Rates = {
+    direct: n("direct"),
+    group: n("group"),
+    moments: n("moments"),
+    likes: n("likes"),
+    comments: n("comments"),
+    feeds: n("feeds"),
+  };
   return {
     seconds: Math.max(SAMPLE_S, Math.floor((n("minutes") * 60) / SAMPLE_S) * SAMPLE_S),
     retentionMs,
@@ -69,7 +91,14 @@ export function soakOptions(argv: string[]) {
     // V8 sizes its heap over the first minutes (RSS rose 134 -> 174 MB over minutes 1-8 of a level hour): a run long
     // enough to judge RSS (bench/lib/verdict.ts SHORT_RUN_S) starts after 5 minutes of the same load, a short one after 10 s
     warmupS: a.warmup ? parseDuration(a.warmup) / 1000 : n("minutes") * 60 >= SHORT_RUN_S ? 300 : 10,
-    shape: { agents: n("agents"), ws: n("ws"), polls: n("polls"), groups: n("groups"), groupSize: n("group-size"), peers: Math.max(1, n("peers")) },
+    shape: {
+      agents: n("agents"),
+      ws: n("ws"),
+      polls: n("polls"),
+      groups: n("groups"),
+      groupSize: n("group-size"),
+      peers: Math.max(1, n("peers")),
+    },
     rates,
     limitsScale: a["limits-scale"]!,
     /** the node's malloc: jemalloc preloaded where installed (auto), or glibc's (system) */
@@ -79,4 +108,3 @@ export function soakOptions(argv: string[]) {
 }
 
 /** Whether `argv` asks for the soak (`--scenario soak`), which runs alone with options of its own. */
-

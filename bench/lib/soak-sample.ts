@@ -49,12 +49,41 @@ export interface SoakSample {
 }
 
 export const COLUMNS: (keyof SoakSample)[] = [
-  "t", "rssMb", "heapUsedMb", "heapTotalMb", "externalMb", "oldSpaceMb", "newSpaceMb", "mallocHeapMb", "anonMb", "redisUsedMb", "redisKeys", "redisNodeMb", "dbMb", "schemaMb", "tables",
-  "directPerS", "groupPerS", "socialPerS", "deliveredPerS", "sendP50", "sendP99", "deliverP50", "deliverP99",
-  "outstanding", "overdue", "sendErrors", "lagP99Ms", "lagMaxMs", "nodeCpu", "benchCpu", "benchLagP99Ms",
+  "t",
+  "rssMb",
+  "heapUsedMb",
+  "heapTotalMb",
+  "externalMb",
+  "oldSpaceMb",
+  "newSpaceMb",
+  "mallocHeapMb",
+  "anonMb",
+  "redisUsedMb",
+  "redisKeys",
+  "redisNodeMb",
+  "dbMb",
+  "schemaMb",
+  "tables",
+  "directPerS",
+  "groupPerS",
+  "socialPerS",
+  "deliveredPerS",
+  "sendP50",
+  "sendP99",
+  "deliverP50",
+  "deliverP99",
+  "outstanding",
+  "overdue",
+  "sendErrors",
+  "lagP99Ms",
+  "lagMaxMs",
+  "nodeCpu",
+  "benchCpu",
+  "benchLagP99Ms",
 ];
 
-const cell = (v: number | string) => (typeof v === "string" ? v : Number.isNaN(v) ? "" : String(Math.round(v * 100) / 100));
+const cell = (v: number | string) =>
+  typeof v === "string" ? v : Number.isNaN(v) ? "" : String(Math.round(v * 100) / 100);
 
 export function toCsv(rows: SoakSample[]): string {
   const quote = (s: string) => (/[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
@@ -63,16 +92,45 @@ export function toCsv(rows: SoakSample[]): string {
 
 /** The sampled numbers as an aligned table (every row up to 40, else evenly spaced ones and the last). */
 export function toTable(rows: SoakSample[]): string {
-  const head = ["t s", "rss MB", "heap MB", "redis MB", "node keys", "keys MB", "schema MB", "msg/s", "grp/s", "recv/s", "send p50/p99", "deliv p50/p99", "lag p99", "node cpu%", "waiting"];
+  const head = [
+    "t s",
+    "rss MB",
+    "heap MB",
+    "redis MB",
+    "node keys",
+    "keys MB",
+    "schema MB",
+    "msg/s",
+    "grp/s",
+    "recv/s",
+    "send p50/p99",
+    "deliv p50/p99",
+    "lag p99",
+    "node cpu%",
+    "waiting",
+  ];
   const step = Math.max(1, Math.ceil(rows.length / 40));
   const shown = rows.filter((_, i) => i % step === 0 || i === rows.length - 1);
-  const lines = [head, ...shown.map((r) => [
-    cell(r.t), r.rssMb.toFixed(0), r.heapUsedMb.toFixed(0), Number.isNaN(r.redisUsedMb) ? "-" : r.redisUsedMb.toFixed(1),
-    Number.isNaN(r.redisUsedMb) ? "-" : String(r.redisKeys), Number.isNaN(r.redisUsedMb) ? "-" : r.redisNodeMb.toFixed(2),
-    r.schemaMb.toFixed(1), r.directPerS.toFixed(0), r.groupPerS.toFixed(0), r.deliveredPerS.toFixed(0),
-    `${r.sendP50.toFixed(1)}/${r.sendP99.toFixed(1)}`, `${r.deliverP50.toFixed(1)}/${r.deliverP99.toFixed(1)}`,
-    r.lagP99Ms.toFixed(1), r.nodeCpu.toFixed(0), String(r.outstanding),
-  ])];
+  const lines = [
+    head,
+    ...shown.map((r) => [
+      cell(r.t),
+      r.rssMb.toFixed(0),
+      r.heapUsedMb.toFixed(0),
+      Number.isNaN(r.redisUsedMb) ? "-" : r.redisUsedMb.toFixed(1),
+      Number.isNaN(r.redisUsedMb) ? "-" : String(r.redisKeys),
+      Number.isNaN(r.redisUsedMb) ? "-" : r.redisNodeMb.toFixed(2),
+      r.schemaMb.toFixed(1),
+      r.directPerS.toFixed(0),
+      r.groupPerS.toFixed(0),
+      r.deliveredPerS.toFixed(0),
+      `${r.sendP50.toFixed(1)}/${r.sendP99.toFixed(1)}`,
+      `${r.deliverP50.toFixed(1)}/${r.deliverP99.toFixed(1)}`,
+      r.lagP99Ms.toFixed(1),
+      r.nodeCpu.toFixed(0),
+      String(r.outstanding),
+    ]),
+  ];
   const widths = head.map((_, i) => Math.max(...lines.map((l) => l[i]!.length)));
   return `${lines.map((l) => l.map((c, i) => c.padStart(widths[i]!)).join("  ")).join("\n")}\n`;
 }

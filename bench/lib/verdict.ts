@@ -58,7 +58,13 @@ export interface Check {
 const pct = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}%`;
 
 /** `pick` over rows with from <= t < to (from exclusive and to inclusive when `last`), sorted, finite only. */
-function within(rows: SoakSample[], pick: (s: SoakSample) => number, from: number, to: number, last: boolean): number[] {
+function within(
+  rows: SoakSample[],
+  pick: (s: SoakSample) => number,
+  from: number,
+  to: number,
+  last: boolean,
+): number[] {
   return rows
     .filter((r) => (last ? r.t > from && r.t <= to : r.t >= from && r.t < to))
     .map(pick)
@@ -86,16 +92,28 @@ export function verdict(v: VerdictInput): { pass: boolean; checks: Check[]; line
   const S = v.settleS;
   const short = T < SHORT_RUN_S;
   if (T < 3 * W + S) {
-    checks.push({ name: "length", ok: false, text: `run of ${T}s is shorter than three windows and the settling (${3 * W + S}s): nothing to compare` });
+    checks.push({
+      name: "length",
+      ok: false,
+      text: `run of ${T}s is shorter than three windows and the settling (${3 * W + S}s): nothing to compare`,
+    });
   } else {
-    const growth: [string, (s: SoakSample) => number, typeof median][] = [["RSS", (s) => s.rssMb, floor], ["schema", (s) => s.schemaMb, median]];
+    const growth: [string, (s: SoakSample) => number, typeof median][] = [
+      ["RSS", (s) => s.rssMb, floor],
+      ["schema", (s) => s.schemaMb, median],
+    ];
     if (v.redis) growth.splice(1, 0, ["redis keys", (s) => s.redisNodeMb, median]);
     for (const [name, pick, read] of growth) {
       const ref = read(v.rows, pick, W + S, 2 * W + S);
       const end = read(v.rows, pick, T - W, T, true);
       const g = end / ref - 1;
       const ok = Number.isFinite(g) && g < GROWTH_LIMIT;
-      checks.push({ name, ok, judged: !(short && name === "RSS"), text: `${name} ${Number.isFinite(g) ? pct(g) : "n/a"} (${read === floor ? "floor " : ""}${ref.toFixed(1)} -> ${end.toFixed(1)} MB)` });
+      checks.push({
+        name,
+        ok,
+        judged: !(short && name === "RSS"),
+        text: `${name} ${Number.isFinite(g) ? pct(g) : "n/a"} (${read === floor ? "floor " : ""}${ref.toFixed(1)} -> ${end.toFixed(1)} MB)`,
+      });
     }
   }
   const [first, ...later] = v.windows;
@@ -105,7 +123,12 @@ export function verdict(v: VerdictInput): { pass: boolean; checks: Check[]; line
       const worst = later.reduce((m, w) => Math.max(m, w[kind].p99), 0);
       const ratio = later.length ? worst / base : NaN;
       const ok = later.length > 0 && base > 0 && ratio <= P99_LIMIT;
-      checks.push({ name: `${kind} p99`, ok, judged: !short, text: `${kind} p99 x${Number.isFinite(ratio) ? ratio.toFixed(2) : "n/a"} (${base.toFixed(1)} -> worst ${worst.toFixed(1)} ms)` });
+      checks.push({
+        name: `${kind} p99`,
+        ok,
+        judged: !short,
+        text: `${kind} p99 x${Number.isFinite(ratio) ? ratio.toFixed(2) : "n/a"} (${base.toFixed(1)} -> worst ${worst.toFixed(1)} ms)`,
+      });
     }
   }
   checks.push({ name: "lost", ok: v.lost === 0 && v.expected > 0, text: `lost ${v.lost} of ${v.expected} receipts` });
@@ -117,7 +140,8 @@ export function verdict(v: VerdictInput): { pass: boolean; checks: Check[]; line
   const pass = counted.every((c) => c.ok);
   const failed = counted.filter((c) => !c.ok).map((c) => c.name);
   const mark = (c: Check) => (c.judged === false ? "~" : c.ok ? "" : "!");
-  const unjudged = checks.length > counted.length ? ` (~: reported, not judged in a run under ${SHORT_RUN_S / 60} minutes)` : "";
+  const unjudged =
+    checks.length > counted.length ? ` (~: reported, not judged in a run under ${SHORT_RUN_S / 60} minutes)` : "";
   const line = `VERDICT ${pass ? "PASS" : "FAIL"}: ${checks.map((c) => `${mark(c)}${c.text}`).join("; ")}${unjudged}${failed.length ? ` -- failed: ${failed.join(", ")}` : ""}`;
   return { pass, checks, line };
 }

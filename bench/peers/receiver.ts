@@ -32,7 +32,11 @@ function got(payload: string): void {
   frames++;
 }
 
-function opened(sock: WebSocket, readyWhen: (frame: Record<string, unknown>) => boolean, onFrame: (frame: Record<string, unknown>) => void): Promise<void> {
+function opened(
+  sock: WebSocket,
+  readyWhen: (frame: Record<string, unknown>) => boolean,
+  onFrame: (frame: Record<string, unknown>) => void,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     let ready = false;
     const timer = setTimeout(() => reject(new Error("connect timed out")), 30_000);
@@ -69,17 +73,22 @@ async function flock(t: Target, ack: AckMode, batch: { ms: number; messages: num
       ? null
       : new AckBatch(
           async (id, through) => {
-            if (sock.readyState === WebSocket.OPEN) sock.send(JSON.stringify(through ? { type: "ack", id, through } : { type: "ack", id }));
+            if (sock.readyState === WebSocket.OPEN)
+              sock.send(JSON.stringify(through ? { type: "ack", id, through } : { type: "ack", id }));
           },
           realClock,
           ack === "each" ? { messages: 1 } : batch,
         );
-  await opened(sock, (f) => f["type"] === "ready", (f) => {
-    if (f["type"] !== "message") return;
-    const m = f["message"] as Message;
-    got(m.body);
-    void acks?.handled(m);
-  });
+  await opened(
+    sock,
+    (f) => f["type"] === "ready",
+    (f) => {
+      if (f["type"] !== "message") return;
+      const m = f["message"] as Message;
+      got(m.body);
+      void acks?.handled(m);
+    },
+  );
 }
 
 /** Bare uWS: the frame is the payload. */

@@ -21,7 +21,15 @@ import { isClusterUrl } from "../../runtime/engines/redis/target.ts";
 import { atRate } from "../lib/rate.ts";
 import { ACK_BATCH_DEFAULTS } from "../../client/ack-batch.ts";
 import { ensurePeers } from "./install.ts";
-import { type AckMode, type Command, HIST_BUCKETS, HIST_RES_MS, type Reply, type Report, type Target } from "./protocol.ts";
+import {
+  type AckMode,
+  type Command,
+  HIST_BUCKETS,
+  HIST_RES_MS,
+  type Reply,
+  type Report,
+  type Target,
+} from "./protocol.ts";
 import { type ServerName, startServer } from "./servers.ts";
 
 const { values: a } = parseArgs({
@@ -65,7 +73,11 @@ class Receivers {
   static start(n: number): Receivers {
     return new Receivers(
       Array.from({ length: n }, () =>
-        spawn(process.execPath, ["--import", "tsx", join(ROOT, "bench/peers/receiver.ts")], { cwd: ROOT, stdio: ["ignore", "inherit", "inherit", "ipc"] })),
+        spawn(process.execPath, ["--import", "tsx", join(ROOT, "bench/peers/receiver.ts")], {
+          cwd: ROOT,
+          stdio: ["ignore", "inherit", "inherit", "ipc"],
+        }),
+      ),
     );
   }
 
@@ -78,7 +90,11 @@ class Receivers {
 
   async connect(targets: Target[]): Promise<void> {
     const shares = this.children.map((_, i) => targets.filter((_, k) => k % this.children.length === i));
-    const replies = await Promise.all(this.children.map((c, i) => this.ask(c, { type: "connect", targets: shares[i]!, ack: ACK, ackMs: ACK_MS, ackMessages: ACK_MESSAGES })));
+    const replies = await Promise.all(
+      this.children.map((c, i) =>
+        this.ask(c, { type: "connect", targets: shares[i]!, ack: ACK, ackMs: ACK_MS, ackMessages: ACK_MESSAGES }),
+      ),
+    );
     const failed = replies.find((r) => r.type === "failed");
     if (failed) throw new Error(`receivers could not connect: ${(failed as { error: string }).error}`);
   }
@@ -131,7 +147,11 @@ function merge(reports: Report[]) {
     return 0;
   };
   let max = 0;
-  for (let b = HIST_BUCKETS - 1; b >= 0; b--) if (hist[b]) { max = (b + 1) * HIST_RES_MS; break; }
+  for (let b = HIST_BUCKETS - 1; b >= 0; b--)
+    if (hist[b]) {
+      max = (b + 1) * HIST_RES_MS;
+      break;
+    }
   return { within, frames, p50: frames ? q(0.5) : 0, p99: frames ? q(0.99) : 0, max };
 }
 
@@ -140,7 +160,10 @@ async function measure(name: ServerName, env: Record<string, string>) {
   const server = await startServer(name, { flockRoot: a["flock-root"]!, env });
   const receivers = Receivers.start(PROCS);
   // Redis's CPU and the PING probe only for the servers that use the Redis of REDIS_URL, Postgres's for Flock
-  const redisUrl = (name === "flock" || name === "socketio") && env["REDIS_URL"] && !isClusterUrl(env["REDIS_URL"]) ? env["REDIS_URL"] : undefined;
+  const redisUrl =
+    (name === "flock" || name === "socketio") && env["REDIS_URL"] && !isClusterUrl(env["REDIS_URL"])
+      ? env["REDIS_URL"]
+      : undefined;
   const backends = backendCpu({ redisUrl, databaseUrl: name === "flock" ? env["DATABASE_URL"] : undefined });
   const probe = redisUrl ? redisProbe(redisUrl) : undefined;
   try {
@@ -213,7 +236,13 @@ async function measure(name: ServerName, env: Record<string, string>) {
       };
       steps.push(step);
       progress(
-        `${server.name}: ${rate} msg/s (${rate * MEMBERS} deliveries/s): ${complete}/${published.length} complete within 1 s, p50 ${step.p50.toFixed(1)} p99 ${step.p99.toFixed(1)} ms, server CPU ${step.serverCpu}%, receivers ${step.receiverCpu.join("/")}%${step.redisCpu !== undefined ? `, Redis ${step.redisCpu}%` : ""}${step.postgresCpu !== undefined ? `, Postgres ${step.postgresCpu}%` : ""}; µs of CPU per delivery: ${Object.entries(step.usPerDelivery).map(([k, v]) => `${k} ${v}`).join(", ")}${redisPing ? `; Redis PING p99 ${redisPing.p99} p999 ${redisPing.p999} max ${redisPing.max} ms` : ""}${pass ? "" : " - FAILS"}`,
+        `${server.name}: ${rate} msg/s (${rate * MEMBERS} deliveries/s): ${complete}/${published.length} complete within 1 s, p50 ${step.p50.toFixed(1)} p99 ${step.p99.toFixed(1)} ms, server CPU ${step.serverCpu}%, receivers ${step.receiverCpu.join("/")}%${step.redisCpu !== undefined ? `, Redis ${step.redisCpu}%` : ""}${step.postgresCpu !== undefined ? `, Postgres ${step.postgresCpu}%` : ""}; µs of CPU per delivery: ${Object.entries(
+          step.usPerDelivery,
+        )
+          .map(([k, v]) => `${k} ${v}`)
+          .join(
+            ", ",
+          )}${redisPing ? `; Redis PING p99 ${redisPing.p99} p999 ${redisPing.p999} max ${redisPing.max} ms` : ""}${pass ? "" : " - FAILS"}`,
       );
       if (!pass && !a.all) break;
     }
@@ -221,7 +250,13 @@ async function measure(name: ServerName, env: Record<string, string>) {
     const passed = firstFail < 0 ? steps : steps.slice(0, firstFail); // with --all, steps past a failure do not count
     const best = passed.length ? passed[passed.length - 1]!.rate * MEMBERS : 0;
     const at25 = steps.find((s) => s.rate === 25);
-    return { server: server.name, maxDeliveries: best, p99At25: at25?.p99 ?? null, bytesPerIdle: Math.round(perIdle), steps };
+    return {
+      server: server.name,
+      maxDeliveries: best,
+      p99At25: at25?.p99 ?? null,
+      bytesPerIdle: Math.round(perIdle),
+      steps,
+    };
   } finally {
     receivers.close();
     probe?.close();
@@ -234,7 +269,8 @@ async function main() {
   const names = a.servers!.split(",") as ServerName[];
   if (names.some((n) => n === "soketi" || n === "socketio")) ensurePeers(progress);
   const env: Record<string, string> = {};
-  for (const k of ["DATABASE_URL", "REDIS_URL", "PG_SCHEMA", "REDIS_PREFIX"]) if (process.env[k]) env[k] = process.env[k]!;
+  for (const k of ["DATABASE_URL", "REDIS_URL", "PG_SCHEMA", "REDIS_PREFIX"])
+    if (process.env[k]) env[k] = process.env[k]!;
   const results = [];
   for (const n of names) results.push(await measure(n, env));
   const uws = results.find((r) => r.server === "bare uWS publish")?.maxDeliveries;
@@ -242,13 +278,31 @@ async function main() {
   const report = {
     date: new Date().toISOString(),
     machine: `${cpus().length} x ${cpus()[0]?.model ?? "cpu"}, node ${process.version}`,
-    options: { members: MEMBERS, procs: PROCS, rates: RATES, stepSeconds: STEP_S, flockAck: ACK, ...(ACK === "batch" ? { ackMs: ACK_MS, ackMessages: ACK_MESSAGES } : {}), flockRoot: a["flock-root"], redis: env["REDIS_URL"] ? "Redis" : "memory engines", db: env["DATABASE_URL"] ? "Postgres" : "embedded PGlite" },
+    options: {
+      members: MEMBERS,
+      procs: PROCS,
+      rates: RATES,
+      stepSeconds: STEP_S,
+      flockAck: ACK,
+      ...(ACK === "batch" ? { ackMs: ACK_MS, ackMessages: ACK_MESSAGES } : {}),
+      flockRoot: a["flock-root"],
+      redis: env["REDIS_URL"] ? "Redis" : "memory engines",
+      db: env["DATABASE_URL"] ? "Postgres" : "embedded PGlite",
+    },
     results: rows,
   };
   writeFileSync(a.out!, `${JSON.stringify(report, null, 2)}\n`);
-  const lines = [["server", "max sustained deliveries/s", "ratio to bare uWS", "p99 at 25 msg/s", "per idle connection"]];
+  const lines = [
+    ["server", "max sustained deliveries/s", "ratio to bare uWS", "p99 at 25 msg/s", "per idle connection"],
+  ];
   for (const r of rows) {
-    lines.push([r.server, String(r.maxDeliveries), r.ratio === null ? "-" : r.ratio.toFixed(2), r.p99At25 === null ? "-" : `${r.p99At25.toFixed(1)} ms`, `${(r.bytesPerIdle / 1024).toFixed(1)} KB`]);
+    lines.push([
+      r.server,
+      String(r.maxDeliveries),
+      r.ratio === null ? "-" : r.ratio.toFixed(2),
+      r.p99At25 === null ? "-" : `${r.p99At25.toFixed(1)} ms`,
+      `${(r.bytesPerIdle / 1024).toFixed(1)} KB`,
+    ]);
   }
   const w = lines[0]!.map((_, i) => Math.max(...lines.map((l) => l[i]!.length)));
   process.stdout.write(`${lines.map((l) => l.map((c, i) => c.padEnd(w[i]!)).join("  ")).join("\n")}\n`);

@@ -81,14 +81,19 @@ async function flockServer(o: StartOptions): Promise<Server> {
 }
 
 async function socketioServer(o: StartOptions): Promise<Server> {
-  const env = { PEERS_DIR, PEERS_KEY: `bench-sio-${process.pid}`, ...(o.env["REDIS_URL"] ? { REDIS_URL: o.env["REDIS_URL"] } : {}) };
+  const env = {
+    PEERS_DIR,
+    PEERS_KEY: `bench-sio-${process.pid}`,
+    ...(o.env["REDIS_URL"] ? { REDIS_URL: o.env["REDIS_URL"] } : {}),
+  };
   const p = await startScript("bench/peers/socketio-server.ts", env, /"port":(\d+)/);
   const http = new RawHttp(`http://127.0.0.1:${p.port}`, 4);
   const module = join(PEERS_DIR, "node_modules/socket.io-client/build/esm-debug/index.js").replace("esm-debug", "esm");
   return {
     name: "Socket.IO 4.8 + Redis adapter",
     pid: p.child.pid!,
-    targets: async (n) => Array.from({ length: n }, () => ({ kind: "socketio", url: `http://127.0.0.1:${p.port}`, module })),
+    targets: async (n) =>
+      Array.from({ length: n }, () => ({ kind: "socketio", url: `http://127.0.0.1:${p.port}`, module })),
     async publish(payload) {
       const r = await http.request("POST", "/pub", undefined, { body: payload });
       if (r.status !== 204) throw new Error(`socket.io publish ${r.status}`);
@@ -110,12 +115,22 @@ async function soketiServer(): Promise<Server> {
     SOKETI_METRICS_ENABLED: "false",
     SOKETI_METRICS_SERVER_PORT: String(await freePort()),
   };
-  const p = await startScript(join(PEERS_DIR, "node_modules/@soketi/soketi/bin/server.js"), env, new RegExp(`available at 127\\.0\\.0\\.1:(${port})`), 60_000, ["start"]);
+  const p = await startScript(
+    join(PEERS_DIR, "node_modules/@soketi/soketi/bin/server.js"),
+    env,
+    new RegExp(`available at 127\\.0\\.0\\.1:(${port})`),
+    60_000,
+    ["start"],
+  );
   const http = new RawHttp(`http://127.0.0.1:${port}`, 4);
   return {
     name: "Soketi 1.6",
     pid: p.child.pid!,
-    targets: async (n) => Array.from({ length: n }, () => ({ kind: "soketi", url: `ws://127.0.0.1:${port}/app/${APP.key}?protocol=7&client=bench&version=1` })),
+    targets: async (n) =>
+      Array.from({ length: n }, () => ({
+        kind: "soketi",
+        url: `ws://127.0.0.1:${port}/app/${APP.key}?protocol=7&client=bench&version=1`,
+      })),
     async publish(payload) {
       const event = { name: "m", channels: ["all"], data: payload };
       const body = JSON.stringify(event); // what RawHttp sends
@@ -128,4 +143,3 @@ async function soketiServer(): Promise<Server> {
     stop: async () => (http.close(), p.stop()),
   };
 }
-

@@ -17,7 +17,9 @@ interface IoServer {
   on(event: "connection", fn: (s: Socket) => void): void;
 }
 const { Server } = need("socket.io") as { Server: new (http: unknown, opts: object) => IoServer };
-const { createAdapter } = need("@socket.io/redis-adapter") as { createAdapter: (pub: unknown, sub: unknown, opts: object) => never };
+const { createAdapter } = need("@socket.io/redis-adapter") as {
+  createAdapter: (pub: unknown, sub: unknown, opts: object) => never;
+};
 const { Redis } = need("ioredis") as { Redis: new (url: string) => { duplicate(): unknown } };
 
 const pub = new Redis(process.env["REDIS_URL"] ?? "redis://127.0.0.1:6379");
@@ -35,7 +37,10 @@ const http = createServer((req, res) => {
     res.writeHead(204).end();
   });
 });
-const io = new Server(http, { transports: ["websocket"], adapter: createAdapter(pub, sub, { key: process.env["PEERS_KEY"] ?? "bench-sio" }) });
+const io = new Server(http, {
+  transports: ["websocket"],
+  adapter: createAdapter(pub, sub, { key: process.env["PEERS_KEY"] ?? "bench-sio" }),
+});
 io.on("connection", (socket) => {
   void socket.join("all");
   socket.emit("joined");

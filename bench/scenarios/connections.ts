@@ -104,7 +104,9 @@ export interface BigResult {
 
 /** Quantiles of a histogram of whole milliseconds (ms -> count). */
 function histogramQuantiles(h: Record<string, number>): Quantiles {
-  const entries = Object.entries(h).map(([k, v]) => [Number(k), v] as const).sort((a, b) => a[0] - b[0]);
+  const entries = Object.entries(h)
+    .map(([k, v]) => [Number(k), v] as const)
+    .sort((a, b) => a[0] - b[0]);
   const n = entries.reduce((a, [, c]) => a + c, 0);
   const at = (q: number) => {
     let seen = 0;
@@ -144,7 +146,11 @@ class ModeNode {
 }
 
 /** Polls the fleet until `done` holds: the stats then, or undefined past `boundMs`. */
-async function until(fleet: ConnFleet, done: (s: FleetStats) => boolean, boundMs = PHASE_BOUND_MS): Promise<FleetStats | undefined> {
+async function until(
+  fleet: ConnFleet,
+  done: (s: FleetStats) => boolean,
+  boundMs = PHASE_BOUND_MS,
+): Promise<FleetStats | undefined> {
   const end = performance.now() + boundMs;
   for (;;) {
     const s = await fleet.stats();
@@ -174,7 +180,9 @@ async function bigGroupPhase(
     await until(polls, (s) => s.polling >= pollers.length);
     const receivers = live + pollers.length;
     const count = BIG_RATE * BIG_SECONDS;
-    progress(`${o.mode}: the big group: ${count} messages to ${receivers} receivers (${pollers.length} polling) at ${BIG_RATE}/s`);
+    progress(
+      `${o.mode}: the big group: ${count} messages to ${receivers} receivers (${pollers.length} polling) at ${BIG_RATE}/s`,
+    );
     await Promise.all(nodes.map((n) => readNodeMetrics(n.url, token))); // resets each node's lag histogram
     const t0 = performance.now();
     let sendErrors = 0;
@@ -188,7 +196,11 @@ async function bigGroupPhase(
     const expected = (count - sendErrors) * receivers;
     const received = async () => {
       const [a, b] = await Promise.all([fleet.stats(), polls.stats()]);
-      return { received: a.big.received + b.big.received, duplicates: a.big.duplicates + b.big.duplicates, latency: sumCounts([a.big.latency, b.big.latency]) };
+      return {
+        received: a.big.received + b.big.received,
+        duplicates: a.big.duplicates + b.big.duplicates,
+        latency: sumCounts([a.big.latency, b.big.latency]),
+      };
     };
     const end = performance.now() + PHASE_BOUND_MS;
     let got = await received();
@@ -196,7 +208,9 @@ async function bigGroupPhase(
       await sleep(250);
       got = await received();
     }
-    const lag = Math.max(...(await Promise.all(nodes.map((n) => readNodeMetrics(n.url, token)))).map((m) => m.lagP99 * 1000));
+    const lag = Math.max(
+      ...(await Promise.all(nodes.map((n) => readNodeMetrics(n.url, token)))).map((m) => m.lagP99 * 1000),
+    );
     polls.stopPolls();
     await sleep(5 * 100); // the sockets' last cumulative acks (one every 100 ms) go out before what follows
     return {
@@ -222,7 +236,13 @@ async function runMode(o: ModeOptions): Promise<ModeResult> {
   try {
     iso = await isolate(`conn_${o.mode}`);
     const token = randomBytes(24).toString("hex");
-    const env = { HOST: "127.0.0.1", LOG_LEVEL: "info", FLOCK_LIMITS_SCALE: "1000000", FLOCK_METRICS_TOKEN: token, ...iso.env };
+    const env = {
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "info",
+      FLOCK_LIMITS_SCALE: "1000000",
+      FLOCK_METRICS_TOKEN: token,
+      ...iso.env,
+    };
     progress(`${o.mode}: ${o.nodes} node(s) on ${iso.describe}; ${o.count} sockets over ${o.clients} client processes`);
     for (let i = 0; i < o.nodes; i++) nodes.push(new ModeNode(await freePort(), env));
     // the first node migrates the schema alone; the others start together
@@ -235,7 +255,9 @@ async function runMode(o: ModeOptions): Promise<ModeResult> {
     const bigPolling = Math.floor(o.big / 10);
     const bigExtra = o.big > 0 ? bigPolling + 1 : 0;
     progress(`${o.mode}: registering ${o.count + groups + bigExtra} agents`);
-    const agents = await registerAgents(urls, o.count + groups + bigExtra, `conn-${o.mode}`, 64, (d) => progress(`${o.mode}: ${d} registered`));
+    const agents = await registerAgents(urls, o.count + groups + bigExtra, `conn-${o.mode}`, 64, (d) =>
+      progress(`${o.mode}: ${d} registered`),
+    );
     const members = agents.slice(0, o.count);
     const owners = agents.slice(o.count, o.count + groups);
     const pollersOfBig = agents.slice(o.count + groups, o.count + groups + bigPolling);
@@ -254,7 +276,8 @@ async function runMode(o: ModeOptions): Promise<ModeResult> {
     if (bigOwner) {
       const ids = [...liveOfBig, ...pollersOfBig].map((m) => m.id);
       bigGroup = await createGroup(urls[0]!, bigOwner, ids.slice(0, PER_REQUEST), "big");
-      for (let at = PER_REQUEST; at < ids.length; at += PER_REQUEST) await addMembers(urls[0]!, bigOwner, bigGroup, ids.slice(at, at + PER_REQUEST));
+      for (let at = PER_REQUEST; at < ids.length; at += PER_REQUEST)
+        await addMembers(urls[0]!, bigOwner, bigGroup, ids.slice(at, at + PER_REQUEST));
       progress(`${o.mode}: the big group: ${o.big} members (${bigLive} on sockets, ${bigPolling} polling, its owner)`);
     }
 
@@ -284,7 +307,9 @@ async function runMode(o: ModeOptions): Promise<ModeResult> {
     progress(`${o.mode}: opening ${half} sockets (the first wave)`);
     const w1 = await fleet.open(share(0, half), o.width);
     const a1 = await held();
-    progress(`${o.mode}: first wave ${w1.ok} open, ${w1.failed} failed in ${(w1.ms / 1000).toFixed(1)} s; the second wave`);
+    progress(
+      `${o.mode}: first wave ${w1.ok} open, ${w1.failed} failed in ${(w1.ms / 1000).toFixed(1)} s; the second wave`,
+    );
     const w2 = await fleet.open(share(half, o.count), o.width);
     const a2 = await held();
     const added = w2.ok;
@@ -298,7 +323,9 @@ async function runMode(o: ModeOptions): Promise<ModeResult> {
     // idle: the lag over 10 s (the first scrape resets prom-client's histogram)
     await Promise.all(nodes.map((n) => readNodeMetrics(n.url, token)));
     await sleep(10_000);
-    const idleLag = Math.max(...(await Promise.all(nodes.map((n) => readNodeMetrics(n.url, token)))).map((m) => m.lagP99 * 1000));
+    const idleLag = Math.max(
+      ...(await Promise.all(nodes.map((n) => readNodeMetrics(n.url, token)))).map((m) => m.lagP99 * 1000),
+    );
 
     // one message to each group: every socket has it
     const clientCpu0 = fleet.pids.reduce((a, p) => a + cpuMs(p), 0);
@@ -308,7 +335,10 @@ async function runMode(o: ModeOptions): Promise<ModeResult> {
     const groupS = (performance.now() - t0) / 1000;
     progress(`${o.mode}: round-1 reached ${r1 ? "every socket" : "not every socket"} in ${groupS.toFixed(1)} s`);
 
-    const big = bigOwner && bigGroup ? await bigGroupPhase(o, nodes, token, fleet, bigOwner, bigGroup, bigLive, pollersOfBig) : null;
+    const big =
+      bigOwner && bigGroup
+        ? await bigGroupPhase(o, nodes, token, fleet, bigOwner, bigGroup, bigLive, pollersOfBig)
+        : null;
 
     // the storm: the first node restarts on its port; its clients reconnect with the SDK's jittered waits
     const open = w1.ok + w2.ok;
@@ -340,7 +370,7 @@ async function runMode(o: ModeOptions): Promise<ModeResult> {
     }
     const stormBackS = back ? (backAt - s0) / 1000 : null;
     const clientCpuPct = ((fleet.pids.reduce((a, p) => a + cpuMs(p), 0) - clientCpu0) / (performance.now() - t0)) * 100;
-    const stormLag = lags.length > 1 ? Math.max(...lags.slice(1)) : lags[0] ?? NaN;
+    const stormLag = lags.length > 1 ? Math.max(...lags.slice(1)) : (lags[0] ?? NaN);
     const redeliveredWs = after.redelivered;
     const clientRssMb = Math.max(...after.rssMb);
     await fleet.stop();
@@ -352,7 +382,8 @@ async function runMode(o: ModeOptions): Promise<ModeResult> {
     await Promise.all(nodes.slice(1).map((n) => n.start()));
     nodes.forEach((n, i) => (pids[i] = n.pid));
     fleet = ConnFleet.start(o.clients);
-    const pollers = (from: number, to: number): ClientAgent[][] => share(from, to).map((xs, k) => xs.map((x) => ({ ...x, url: nodes[k % nodes.length]!.url })));
+    const pollers = (from: number, to: number): ClientAgent[][] =>
+      share(from, to).map((xs, k) => xs.map((x) => ({ ...x, url: nodes[k % nodes.length]!.url })));
     const p0 = await held();
     await fleet.poll(pollers(0, half), POLL_TIMEOUT_S);
     await until(fleet, (st) => st.polling >= half);
@@ -361,7 +392,9 @@ async function runMode(o: ModeOptions): Promise<ModeResult> {
     const full = await until(fleet, (st) => st.polling >= o.count);
     const p2 = await held();
     const kbPerPoll = (p2.rss - p1.rss) / 1024 / (o.count - half);
-    progress(`${o.mode}: ${full?.polling ?? "not all"} polls held; node RSS ${mb(p0.rss)} -> ${mb(p1.rss)} -> ${mb(p2.rss)} MB`);
+    progress(
+      `${o.mode}: ${full?.polling ?? "not all"} polls held; node RSS ${mb(p0.rss)} -> ${mb(p1.rss)} -> ${mb(p2.rss)} MB`,
+    );
     const q0 = performance.now();
     await pool(owners, 16, (owner, g) => sendToGroup(urls[g % urls.length]!, owner, groupIds[g]!, "round-3"));
     const r3 = await until(fleet, (st) => (st.bodies["round-3"] ?? 0) >= o.count);
@@ -424,7 +457,8 @@ const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
 /** The scenario's entry (bench/run.ts hands `--scenario connections` here): 0 when every mode ran. */
 export async function connectionsMain(argv: string[]): Promise<number> {
   const modes = connectionsOptions(argv);
-  if (!existsSync(join(ROOT, "dist/runtime/main.js"))) throw new Error("dist/runtime/main.js is missing: run npm run build:server first");
+  if (!existsSync(join(ROOT, "dist/runtime/main.js")))
+    throw new Error("dist/runtime/main.js is missing: run npm run build:server first");
   const lines: string[] = [];
   for (const o of modes) {
     const r = await runMode(o);

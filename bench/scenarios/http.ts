@@ -15,7 +15,10 @@ async function socialFleet(ctx: ScenarioContext, label: string, posts: number): 
   for (let p = 0; p < posts; p++) {
     await Promise.all(
       fleet.map((m, i) =>
-        m.flock.post({ content: `moment ${p} of ${i}`, visibility: (["public", "friends", "private"] as const)[(i + p) % 3]! }),
+        m.flock.post({
+          content: `moment ${p} of ${i}`,
+          visibility: (["public", "friends", "private"] as const)[(i + p) % 3]!,
+        }),
       ),
     );
   }
@@ -23,7 +26,12 @@ async function socialFleet(ctx: ScenarioContext, label: string, posts: number): 
 }
 
 /** Runs autocannon over `next` for the scenario's duration and reports it against the HTTP baseline. */
-async function measure(ctx: ScenarioContext, what: string, next: () => BuiltRequest, target: string): Promise<ScenarioResult> {
+async function measure(
+  ctx: ScenarioContext,
+  what: string,
+  next: () => BuiltRequest,
+  target: string,
+): Promise<ScenarioResult> {
   ctx.progress(`${what} for ${ctx.duration}s`);
   const r = await load({ url: ctx.url, connections: ctx.connections, duration: ctx.duration, next });
   return { ...r, baseline: "http", unit: "req/s", target };
@@ -35,7 +43,11 @@ export const feed: Scenario = {
   async run(ctx) {
     const fleet = await socialFleet(ctx, "feed", 5);
     let k = 0;
-    const next = () => ({ method: "GET" as const, path: "/v1/moments/feed?limit=20", headers: auth(fleet[k++ % fleet.length]!.token) });
+    const next = () => ({
+      method: "GET" as const,
+      path: "/v1/moments/feed?limit=20",
+      headers: auth(fleet[k++ % fleet.length]!.token),
+    });
     ctx.progress("warming");
     await load({ url: ctx.url, connections: ctx.connections, duration: 1, next });
     return measure(ctx, "reading feeds", next, ">= 0.25x, p99 < 10 ms");
@@ -55,7 +67,11 @@ export const like: Scenario = {
       const pair = i >> 1;
       const who = fleet[pair % fleet.length]!;
       const id = ids[pair % ids.length]!;
-      return { method: i % 2 === 0 ? ("POST" as const) : ("DELETE" as const), path: `/v1/moments/${id}/like`, headers: auth(who.token) };
+      return {
+        method: i % 2 === 0 ? ("POST" as const) : ("DELETE" as const),
+        path: `/v1/moments/${id}/like`,
+        headers: auth(who.token),
+      };
     };
     return measure(ctx, "liking and unliking", next, ">= 0.15x");
   },
@@ -70,21 +86,37 @@ export const post: Scenario = {
     const next = () => {
       const i = k++;
       const m = fleet[i % fleet.length]!;
-      return { method: "POST" as const, path: "/v1/moments", headers: json(m.token), body: JSON.stringify({ content: `load ${i}`, visibility: "friends" }) };
+      return {
+        method: "POST" as const,
+        path: "/v1/moments",
+        headers: json(m.token),
+        body: JSON.stringify({ content: `load ${i}`, visibility: "friends" }),
+      };
     };
     return measure(ctx, "posting", next, "(no target)");
   },
 };
 
 /** Direct messages over the fleet, each durable before its 201; `pair` picks the i-th send's sender and recipient. */
-async function directSends(ctx: ScenarioContext, label: string, pair: (fleet: Member[], i: number) => [Member, Member], what: string, target: string) {
+async function directSends(
+  ctx: ScenarioContext,
+  label: string,
+  pair: (fleet: Member[], i: number) => [Member, Member],
+  what: string,
+  target: string,
+) {
   ctx.progress(`registering ${ctx.agents} agents`);
   const fleet = await registerFleet(ctx.url, ctx.agents, label);
   let k = 0;
   const next = () => {
     const i = k++;
     const [from, to] = pair(fleet, i);
-    return { method: "POST" as const, path: "/v1/messages", headers: json(from.token), body: JSON.stringify({ to: to.id, body: `hello ${i}` }) };
+    return {
+      method: "POST" as const,
+      path: "/v1/messages",
+      headers: json(from.token),
+      body: JSON.stringify({ to: to.id, body: `hello ${i}` }),
+    };
   };
   return measure(ctx, what, next, target);
 }
@@ -115,5 +147,11 @@ export const hot: Scenario = {
   name: "hot",
   description: "direct messages from the whole fleet to one recipient",
   run: (ctx) =>
-    directSends(ctx, "hot", (fleet, i) => [fleet[1 + (i % (fleet.length - 1))]!, fleet[0]!], `sending to one recipient from ${ctx.agents - 1} agents`, "(no target: compare with send)"),
+    directSends(
+      ctx,
+      "hot",
+      (fleet, i) => [fleet[1 + (i % (fleet.length - 1))]!, fleet[0]!],
+      `sending to one recipient from ${ctx.agents - 1} agents`,
+      "(no target: compare with send)",
+    ),
 };

@@ -112,7 +112,8 @@ async function idleNodes(ctx: ScenarioContext): Promise<{ memory: Record<string,
   } else {
     memory["redis_postgres"] = "not measured (the bench has no DATABASE_URL and REDIS_URL)";
   }
-  const fmt = (m: IdleRss | string | undefined) => (m === undefined ? "n/a" : typeof m === "string" ? m : `${m.settled} MB (peak ${m.peak})`);
+  const fmt = (m: IdleRss | string | undefined) =>
+    m === undefined ? "n/a" : typeof m === "string" ? m : `${m.settled} MB (peak ${m.peak})`;
   const note =
     `idle RSS ${IDLE_SECS} s after listening (${startCommand().label}): embedded first start ${fmt(memory["embedded_first_start"])}, ` +
     `embedded restart ${fmt(memory["embedded_restart"])}, Redis+Postgres ${fmt(memory["redis_postgres"])}; `;
@@ -172,13 +173,17 @@ export function idle(serverPid: () => number | undefined): Scenario {
       const wsBefore = rssKb(serverPid());
       let wsFailed = 0;
       const open = async (from: number, to: number) => {
-        await pool(Array.from({ length: to - from }, (_, i) => from + i), 64, async (i) => {
-          try {
-            socks.push(await openWs(ctx.wsUrl, fleet[i % agents]!.token, () => {}));
-          } catch {
-            wsFailed++;
-          }
-        });
+        await pool(
+          Array.from({ length: to - from }, (_, i) => from + i),
+          64,
+          async (i) => {
+            try {
+              socks.push(await openWs(ctx.wsUrl, fleet[i % agents]!.token, () => {}));
+            } catch {
+              wsFailed++;
+            }
+          },
+        );
         await new Promise((r) => setTimeout(r, SETTLE_MS));
         return rssKb(serverPid());
       };
@@ -215,7 +220,8 @@ export function idle(serverPid: () => number | undefined): Scenario {
       const perWs = per(ws2, ws1, COUNT - half);
       const perWsAll = per(ws2, wsBefore, COUNT);
       // A collection between the two readings can shrink the heap below the first: then only the whole cost says anything.
-      const kb = (b: number | undefined) => (b === undefined ? "n/a" : b < 0 ? "n/a (the heap shrank between readings)" : `${Math.round(b)} B`);
+      const kb = (b: number | undefined) =>
+        b === undefined ? "n/a" : b < 0 ? "n/a (the heap shrank between readings)" : `${Math.round(b)} B`;
       const s = summarize(latencies, pollSecs);
       return {
         ...s,
@@ -248,7 +254,12 @@ async function warm(url: string, token: string): Promise<void> {
  * One long poll on its own raw socket, timed from the moment the request is written (so the time the load
  * generator takes to open 10,000 sockets does not count against the server).
  */
-function rawPoll(host: string, port: number, token: string, onWritten: () => void): Promise<{ status: string; ms: number }> {
+function rawPoll(
+  host: string,
+  port: number,
+  token: string,
+  onWritten: () => void,
+): Promise<{ status: string; ms: number }> {
   return new Promise((resolve) => {
     const sock = connect(port, host);
     let t0 = 0;
@@ -260,7 +271,10 @@ function rawPoll(host: string, port: number, token: string, onWritten: () => voi
     sock.setTimeout((TIMEOUT + 30) * 1000, () => done("timeout"));
     sock.on("connect", () => {
       t0 = performance.now();
-      sock.write(`GET /v1/messages/pending?timeout=${TIMEOUT} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\n\r\n`, onWritten);
+      sock.write(
+        `GET /v1/messages/pending?timeout=${TIMEOUT} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\n\r\n`,
+        onWritten,
+      );
     });
     sock.on("data", (d) => {
       buf += d.toString();

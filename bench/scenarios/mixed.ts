@@ -50,7 +50,15 @@ export const mixed: Scenario = {
         const peer = fleet[(idx + 1) % fleet.length]!;
         let lastMoment: string | undefined;
         return [
-          every(500, (i) => timed("send", () => fetch(`${ctx.url}/v1/messages`, { method: "POST", headers: hj, body: JSON.stringify({ to: peer.id, body: `m${i}` }) }))),
+          every(500, (i) =>
+            timed("send", () =>
+              fetch(`${ctx.url}/v1/messages`, {
+                method: "POST",
+                headers: hj,
+                body: JSON.stringify({ to: peer.id, body: `m${i}` }),
+              }),
+            ),
+          ),
           every(2000, async () => {
             const t0 = performance.now();
             const r = await fetch(`${ctx.url}/v1/moments/feed?limit=20`, { headers: h });
@@ -60,22 +68,42 @@ export const mixed: Scenario = {
             lastMoment = page.moments?.[0]?.id;
           }),
           every(3000, async () => {
-            if (lastMoment) await timed("like", () => fetch(`${ctx.url}/v1/moments/${lastMoment}/like`, { method: "POST", headers: h }));
+            if (lastMoment)
+              await timed("like", () =>
+                fetch(`${ctx.url}/v1/moments/${lastMoment}/like`, { method: "POST", headers: h }),
+              );
           }),
-          every(15_000, (i) => timed("post", () => fetch(`${ctx.url}/v1/moments`, { method: "POST", headers: hj, body: JSON.stringify({ content: `post ${i}`, visibility: "friends" }) }))),
+          every(15_000, (i) =>
+            timed("post", () =>
+              fetch(`${ctx.url}/v1/moments`, {
+                method: "POST",
+                headers: hj,
+                body: JSON.stringify({ content: `post ${i}`, visibility: "friends" }),
+              }),
+            ),
+          ),
           (async () => {
             while (performance.now() < deadline) {
               const r = await fetch(`${ctx.url}/v1/messages/pending?timeout=5&limit=100`, { headers: h });
               const body = (await r.json()) as { messages?: { id: string }[] };
               statuses[r.status] = (statuses[r.status] ?? 0) + 1;
-              for (const msg of body.messages ?? []) await timed("ack", () => fetch(`${ctx.url}/v1/messages/${msg.id}/ack`, { method: "POST", headers: h }));
+              for (const msg of body.messages ?? [])
+                await timed("ack", () => fetch(`${ctx.url}/v1/messages/${msg.id}/ack`, { method: "POST", headers: h }));
             }
           })(),
         ];
       }),
     );
     const s = summarize(latencies, (performance.now() - started) / 1000);
-    return { ...s, statuses, errors, baseline: "http", unit: "ops/s", target: "no 429s, no errors", notes: `${fleet.length} agents; p50 / p99 ms by operation: ${perOp(byOp)}` };
+    return {
+      ...s,
+      statuses,
+      errors,
+      baseline: "http",
+      unit: "ops/s",
+      target: "no 429s, no errors",
+      notes: `${fleet.length} agents; p50 / p99 ms by operation: ${perOp(byOp)}`,
+    };
   },
 };
 

@@ -15,7 +15,14 @@ interface Sent {
   latencies: number[];
 }
 
-async function sendStamped(http: RawHttp, from: Member, to: Member, key: string, sent: Sent, statuses: Record<string, number>) {
+async function sendStamped(
+  http: RawHttp,
+  from: Member,
+  to: Member,
+  key: string,
+  sent: Sent,
+  statuses: Record<string, number>,
+) {
   sent.at.set(key, performance.now());
   const r = await http.request("POST", "/v1/messages", from.token, { to: to.id, body: key });
   statuses[r.status] = (statuses[r.status] ?? 0) + 1;
@@ -49,7 +56,9 @@ async function deliverRun(ctx: ScenarioContext, mode: "poll" | "ws"): Promise<Sc
           const res = await own.request("GET", "/v1/messages/pending?timeout=5&limit=100", r.token);
           const body = JSON.parse(res.body) as { messages?: { id: string; body: string }[] };
           for (const m of body.messages ?? []) got(sent, m.body);
-          await Promise.all((body.messages ?? []).map((m) => http.request("POST", `/v1/messages/${m.id}/ack`, r.token)));
+          await Promise.all(
+            (body.messages ?? []).map((m) => http.request("POST", `/v1/messages/${m.id}/ack`, r.token)),
+          );
         }
       })().catch(() => {});
     }
@@ -117,7 +126,12 @@ interface Frame {
 export const wsRetries = { count: 0 };
 
 /** Open a WebSocket and wait for its ready frame; a socket closed before that is opened again (twice at most). */
-export async function openWs(url: string, token: string | undefined, onFrame: (f: Frame, ws: WebSocket) => void, readyType = "ready"): Promise<WebSocket> {
+export async function openWs(
+  url: string,
+  token: string | undefined,
+  onFrame: (f: Frame, ws: WebSocket) => void,
+  readyType = "ready",
+): Promise<WebSocket> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await openOnce(url, token, onFrame, readyType);
@@ -135,9 +149,18 @@ function retried(before: number): string {
   return n > 0 ? `; ${n} WebSocket connect(s) closed by the server before ready, retried` : "";
 }
 
-function openOnce(url: string, token: string | undefined, onFrame: (f: Frame, ws: WebSocket) => void, readyType: string): Promise<WebSocket> {
+function openOnce(
+  url: string,
+  token: string | undefined,
+  onFrame: (f: Frame, ws: WebSocket) => void,
+  readyType: string,
+): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
-    const sock = new WebSocket(url, token ? ["flock.json"] : [], token ? { headers: { authorization: `Bearer ${token}` } } : {});
+    const sock = new WebSocket(
+      url,
+      token ? ["flock.json"] : [],
+      token ? { headers: { authorization: `Bearer ${token}` } } : {},
+    );
     let ready = false;
     const timer = setTimeout(() => reject(new Error("websocket open timed out")), 20_000);
     sock.on("message", (data) => {
@@ -179,7 +202,9 @@ export const group: Scenario = {
     const owner = fleet[0]!;
     const g = await owner.flock.createGroup({ name: "bench", members: [] });
     for (let i = 1; i < size; i += 200) {
-      await owner.flock.http.request("POST", `/v1/groups/${g.id}/members`, { json: { members: fleet.slice(i, i + 200).map((m) => m.id) } });
+      await owner.flock.http.request("POST", `/v1/groups/${g.id}/members`, {
+        json: { members: fleet.slice(i, i + 200).map((m) => m.id) },
+      });
     }
     const http = new RawHttp(ctx.url, 2);
     const probe = fanout({

@@ -38,7 +38,8 @@ function zipf(): (r: number) => number {
   };
 }
 
-const body = (pick: (r: number) => number) => Array.from({ length: 8 + Math.floor(Math.random() * 16) }, () => word(pick(Math.random()))).join(" ");
+const body = (pick: (r: number) => number) =>
+  Array.from({ length: 8 + Math.floor(Math.random() * 16) }, () => word(pick(Math.random()))).join(" ");
 
 interface Stats {
   p50: number;
@@ -53,7 +54,14 @@ const stats = (ms: number[]): Stats => {
 const fmt = (s: Stats) => `p50 ${s.p50.toFixed(1)} ms, p99 ${s.p99.toFixed(1)} ms, max ${s.max.toFixed(1)} ms`;
 
 export async function searchMain(argv: string[]): Promise<number> {
-  const { values: a } = parseArgs({ args: argv, options: { scenario: { type: "string" }, messages: { type: "string", default: "100000" }, rounds: { type: "string", default: "200" } } });
+  const { values: a } = parseArgs({
+    args: argv,
+    options: {
+      scenario: { type: "string" },
+      messages: { type: "string", default: "100000" },
+      rounds: { type: "string", default: "200" },
+    },
+  });
   const n = Number(a.messages);
   const rounds = Number(a.rounds);
   const dbUrl = process.env["DATABASE_URL"];
@@ -63,15 +71,26 @@ export async function searchMain(argv: string[]): Promise<number> {
   }
   const schema = `bench_search_${randomBytes(4).toString("hex")}`;
   const sql = postgres(dbUrl, { max: 2, onnotice: () => {} });
-  const env = { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", PG_SCHEMA: schema, FLOCK_LIMITS_SCALE: "100000", DATA_DIR: mkdtempSync(join(tmpdir(), "flock-search-")) };
-  const flock = await startScript("dist/runtime/main.js", env, /"port":(\d+)[^\n]*"msg":"flock listening"/).catch(async () =>
-    startScript("dist/runtime/main.js", { ...env, LOG_LEVEL: "info" }, /"port":(\d+)[^\n]*"msg":"flock listening"/),
+  const env = {
+    PORT: "0",
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "warn",
+    PG_SCHEMA: schema,
+    FLOCK_LIMITS_SCALE: "100000",
+    DATA_DIR: mkdtempSync(join(tmpdir(), "flock-search-")),
+  };
+  const flock = await startScript("dist/runtime/main.js", env, /"port":(\d+)[^\n]*"msg":"flock listening"/).catch(
+    async () =>
+      startScript("dist/runtime/main.js", { ...env, LOG_LEVEL: "info" }, /"port":(\d+)[^\n]*"msg":"flock listening"/),
   );
   const url = `http://127.0.0.1:${flock.port}`;
   const call = async (method: string, path: string, token?: string, json?: unknown) => {
     const r = await fetch(url + path, {
       method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(json !== undefined ? { "content-type": "application/json" } : {}) },
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(json !== undefined ? { "content-type": "application/json" } : {}),
+      },
       body: json !== undefined ? JSON.stringify(json) : undefined,
     });
     const text = await r.text();
@@ -94,7 +113,11 @@ export async function searchMain(argv: string[]): Promise<number> {
       const g = await call("POST", "/v1/groups", owner.token, { name: "history", members: [other.id] });
       const gid = (g["group"] as { id: string }).id;
       const first = await call("POST", `/v1/groups/${gid}/messages`, owner.token, { body: "the newest message" });
-      const head = (await sql.unsafe(`select id, thread_id, sender, created_at from "${schema}".messages where id = $1`, [String(first["id"]).slice(4)]))[0]!;
+      const head = (
+        await sql.unsafe(`select id, thread_id, sender, created_at from "${schema}".messages where id = $1`, [
+          String(first["id"]).slice(4),
+        ])
+      )[0]!;
       const ms = BigInt(head["id"] as string) >> 22n;
       for (let done = 0; done < n; done += 5000) {
         const rows = Array.from({ length: Math.min(5000, n - done) }, (_, k) => ({
@@ -113,7 +136,11 @@ export async function searchMain(argv: string[]): Promise<number> {
     await fill(C, D, 0x3ffff1n);
     process.stderr.write(`[search] registering ${AGENTS} agents for people search\n`);
     await sql`insert into ${sql(schema)}.principals ${sql(
-      Array.from({ length: AGENTS }, (_, i) => ({ id: String(9_000_000_000_000 + i), kind: "agent", display_name: `fleet-agent-${word(pick(Math.random()))}-${i}` })),
+      Array.from({ length: AGENTS }, (_, i) => ({
+        id: String(9_000_000_000_000 + i),
+        kind: "agent",
+        display_name: `fleet-agent-${word(pick(Math.random()))}-${i}`,
+      })),
       "id",
       "kind",
       "display_name",
@@ -138,7 +165,9 @@ export async function searchMain(argv: string[]): Promise<number> {
       ["a phrase", `"${word(0)} ${word(1)}"`],
       ["a word, excluding another", `${word(5)} -${word(0)}`],
     ];
-    const lines: string[] = [`search over ${n} messages in the caller's group and ${n} in another (Postgres, one node, ${rounds} rounds each)`];
+    const lines: string[] = [
+      `search over ${n} messages in the caller's group and ${n} in another (Postgres, one node, ${rounds} rounds each)`,
+    ];
     const all: number[] = [];
     for (const [what, q] of queries) {
       const path = `/v1/search/messages?q=${encodeURIComponent(q)}`;
@@ -171,15 +200,20 @@ export async function searchMain(argv: string[]): Promise<number> {
         Array.from({ length: PARALLEL }, (_, i) => i),
         PARALLEL,
         async (i) => {
-          while (performance.now() < end) searched.push(await timed(`/v1/search/messages?q=${encodeURIComponent(queries[i % queries.length]![1])}`));
+          while (performance.now() < end)
+            searched.push(await timed(`/v1/search/messages?q=${encodeURIComponent(queries[i % queries.length]![1])}`));
         },
       ),
     ]);
     const s0 = stats(alone);
     const s1 = stats(beside);
-    lines.push(`  ${PARALLEL} searches at once for ${PARALLEL_SECONDS} s: ${searched.length} searches, ${fmt(stats(searched))}`);
+    lines.push(
+      `  ${PARALLEL} searches at once for ${PARALLEL_SECONDS} s: ${searched.length} searches, ${fmt(stats(searched))}`,
+    );
     lines.push(`  bystander GET /v1/agents/me alone: ${fmt(s0)}`);
-    lines.push(`  bystander beside them: ${fmt(s1)}; delay at p50 ${(s1.p50 - s0.p50).toFixed(1)} ms, at p99 ${(s1.p99 - s0.p99).toFixed(1)} ms`);
+    lines.push(
+      `  bystander beside them: ${fmt(s1)}; delay at p50 ${(s1.p50 - s0.p50).toFixed(1)} ms, at p99 ${(s1.p99 - s0.p99).toFixed(1)} ms`,
+    );
     lines.push(`  searches refused (503: a statement past its bound, or the node's searches all busy): ${refused}`);
     process.stdout.write(lines.join("\n") + "\n");
     return 0;

@@ -17,7 +17,14 @@ import { cpuMs, type Proc, ROOT, startScript } from "../lib/procs.ts";
 import { readProcMemory } from "../lib/proc-memory.ts";
 import { mallocEnv, runsJemalloc } from "../lib/allocator.ts";
 import { RssReader } from "../lib/rss-reader.ts";
-import { type DbReading, embeddedDbReading, PostgresSampler, readNodeMetrics, RedisSampler, type RedisReading } from "../lib/sampler.ts";
+import {
+  type DbReading,
+  embeddedDbReading,
+  PostgresSampler,
+  readNodeMetrics,
+  RedisSampler,
+  type RedisReading,
+} from "../lib/sampler.ts";
 import { RATE_NAMES, type Rates, SoakFleet } from "../lib/soak-fleet.ts";
 import { DEFAULTS, FULL, SAMPLE_S, soakOptions } from "../lib/soak-options.ts";
 import { type SoakSample, toCsv, toTable } from "../lib/soak-sample.ts";
@@ -30,10 +37,13 @@ const progress = (msg: string) => process.stderr.write(`[soak] ${msg}\n`);
 
 export async function soakMain(argv: string[]): Promise<number> {
   const o = soakOptions(argv);
-  if (!existsSync(join(ROOT, "dist/runtime/main.js"))) throw new Error("dist/runtime/main.js is missing: run npm run build:server first");
+  if (!existsSync(join(ROOT, "dist/runtime/main.js")))
+    throw new Error("dist/runtime/main.js is missing: run npm run build:server first");
   const scaled = (Object.keys(FULL) as (keyof typeof FULL)[]).filter((k) => DEFAULTS[k] !== FULL[k]);
   if (scaled.length) {
-    progress(`defaults scaled to what this machine holds: ${scaled.map((k) => `--${k} ${DEFAULTS[k]}`).join(" ")}; the issue's full fleet: ${scaled.map((k) => `--${k} ${FULL[k]}`).join(" ")}`);
+    progress(
+      `defaults scaled to what this machine holds: ${scaled.map((k) => `--${k} ${DEFAULTS[k]}`).join(" ")}; the issue's full fleet: ${scaled.map((k) => `--${k} ${FULL[k]}`).join(" ")}`,
+    );
   }
   let iso: Isolation | undefined;
   let node: Proc | undefined;
@@ -43,7 +53,8 @@ export async function soakMain(argv: string[]): Promise<number> {
     fleet?.stop();
     for (const c of closers) await Promise.resolve(c()).catch(() => {});
     await node?.stop().catch(() => {});
-    if (iso) for (const line of await iso.release().catch((e: Error) => [`cleanup failed: ${e.message}`])) progress(line);
+    if (iso)
+      for (const line of await iso.release().catch((e: Error) => [`cleanup failed: ${e.message}`])) progress(line);
     iso = undefined;
   };
   const onSigint = () => void cleanup().then(() => process.exit(130));
@@ -52,16 +63,27 @@ export async function soakMain(argv: string[]): Promise<number> {
     iso = await isolate("soak");
     const token = randomBytes(24).toString("hex");
     const env: Record<string, string> = {
-      PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", FLOCK_LIMITS_SCALE: o.limitsScale, FLOCK_METRICS_TOKEN: token, ...iso.env,
+      PORT: "0",
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "info",
+      FLOCK_LIMITS_SCALE: o.limitsScale,
+      FLOCK_METRICS_TOKEN: token,
+      ...iso.env,
     };
     delete process.env["FLOCK_RETENTION_MESSAGES"];
     delete process.env["FLOCK_RETENTION_MOMENTS"];
-    if (o.retentionMs !== undefined) env["FLOCK_RETENTION_MESSAGES"] = env["FLOCK_RETENTION_MOMENTS"] = formatDuration(o.retentionMs);
+    if (o.retentionMs !== undefined)
+      env["FLOCK_RETENTION_MESSAGES"] = env["FLOCK_RETENTION_MOMENTS"] = formatDuration(o.retentionMs);
     const retention = o.retentionMs === undefined ? "off" : formatDuration(o.retentionMs);
     const malloc = mallocEnv(o.malloc);
     progress(`starting flock (${iso.describe}; retention ${retention}; malloc ${malloc.name})`);
-    node = await startScript("dist/runtime/main.js", { ...env, ...malloc.env }, /"port":(\d+)[^\n]*"msg":"flock listening"/);
-    if ((malloc.name === "jemalloc") !== runsJemalloc(node.child.pid!)) throw new Error(`the node does not run the malloc asked for (${malloc.name})`);
+    node = await startScript(
+      "dist/runtime/main.js",
+      { ...env, ...malloc.env },
+      /"port":(\d+)[^\n]*"msg":"flock listening"/,
+    );
+    if ((malloc.name === "jemalloc") !== runsJemalloc(node.child.pid!))
+      throw new Error(`the node does not run the malloc asked for (${malloc.name})`);
     const url = `http://127.0.0.1:${node.port}`;
     const pid = node.child.pid!;
     // the node's RSS every second; a sample reports the median since the one before (bench/lib/rss-reader.ts)
@@ -84,7 +106,9 @@ export async function soakMain(argv: string[]): Promise<number> {
     const benchLag = monitorEventLoopDelay({ resolution: 10 });
     benchLag.enable();
     const rateText = RATE_NAMES.map((k) => `${k} ${o.rates[k]}/s`).join(", ");
-    progress(`running ${o.warmupS}s of warm-up, then ${o.seconds}s: ${rateText}; ${o.shape.ws} WebSockets, ${o.shape.polls} long polls; window ${o.windowS}s`);
+    progress(
+      `running ${o.warmupS}s of warm-up, then ${o.seconds}s: ${rateText}; ${o.shape.ws} WebSockets, ${o.shape.polls} long polls; window ${o.windowS}s`,
+    );
     // a warm-up at the same rates first (threads made, code compiled, pools filled), outside every window and sample
     const driving = f.drive(o.rates, o.warmupS + o.seconds);
     await new Promise((r) => setTimeout(r, o.warmupS * 1000));
@@ -96,10 +120,21 @@ export async function soakMain(argv: string[]): Promise<number> {
     deliveries.latency.takeWindow();
     benchLag.reset();
     const firedAtStart = { ...f.fired };
-    let prev = { at: started, fired: { ...f.fired }, received: deliveries.received, nodeCpu: cpuMs(pid), benchCpu: process.cpuUsage() };
+    let prev = {
+      at: started,
+      fired: { ...f.fired },
+      received: deliveries.received,
+      nodeCpu: cpuMs(pid),
+      benchCpu: process.cpuUsage(),
+    };
     let windowStart = 0;
     const takeWindow = (to: number) => {
-      windows.push({ from: windowStart, to, send: f.sendLatency.takeWindow(), deliver: deliveries.latency.takeWindow() });
+      windows.push({
+        from: windowStart,
+        to,
+        send: f.sendLatency.takeWindow(),
+        deliver: deliveries.latency.takeWindow(),
+      });
       windowStart = to;
     };
     for (let k = 1; k * SAMPLE_S <= o.seconds; k++) {
@@ -107,7 +142,9 @@ export async function soakMain(argv: string[]): Promise<number> {
       const t = k * SAMPLE_S;
       const [m, r, db] = await Promise.all([
         readNodeMetrics(url, token).catch((e: Error) => (progress(`metrics: ${e.message}`), undefined)),
-        redis ? redis.read().catch((e: Error) => (progress(`redis: ${e.message}`), undefined)) : Promise.resolve<RedisReading | undefined>(undefined),
+        redis
+          ? redis.read().catch((e: Error) => (progress(`redis: ${e.message}`), undefined))
+          : Promise.resolve<RedisReading | undefined>(undefined),
         readDb().catch((e: Error) => (progress(`postgres: ${e.message}`), undefined)),
       ]);
       const now = performance.now();
@@ -118,7 +155,8 @@ export async function soakMain(argv: string[]): Promise<number> {
       const nodeCpu = cpuMs(pid);
       const proc = readProcMemory(pid);
       const benchCpu = process.cpuUsage();
-      const failed = (kind: "direct" | "group") => Object.entries(f.statuses[kind]).reduce((x, [st, c]) => (st === "201" ? x : x + c), 0);
+      const failed = (kind: "direct" | "group") =>
+        Object.entries(f.statuses[kind]).reduce((x, [st, c]) => (st === "201" ? x : x + c), 0);
       const errors = failed("direct") + failed("group");
       const row: SoakSample = {
         t,
@@ -149,8 +187,8 @@ export async function soakMain(argv: string[]): Promise<number> {
         sendErrors: errors,
         lagP99Ms: (m?.lagP99 ?? NaN) * 1000,
         lagMaxMs: (m?.lagMax ?? NaN) * 1000,
-        nodeCpu: ((nodeCpu - prev.nodeCpu) / 10 / dt),
-        benchCpu: ((benchCpu.user + benchCpu.system - prev.benchCpu.user - prev.benchCpu.system) / 1000 / 10 / dt),
+        nodeCpu: (nodeCpu - prev.nodeCpu) / 10 / dt,
+        benchCpu: (benchCpu.user + benchCpu.system - prev.benchCpu.user - prev.benchCpu.system) / 1000 / 10 / dt,
         benchLagP99Ms: benchLag.percentile(99) / 1e6,
       };
       benchLag.reset();
@@ -166,7 +204,8 @@ export async function soakMain(argv: string[]): Promise<number> {
     }
     await driving;
     progress(`sends stopped; waiting up to ${DRAIN_MS / 1000}s for ${deliveries.outstanding()} receipts`);
-    for (let waited = 0; deliveries.outstanding() > 0 && waited < DRAIN_MS; waited += 250) await new Promise((r) => setTimeout(r, 250));
+    for (let waited = 0; deliveries.outstanding() > 0 && waited < DRAIN_MS; waited += 250)
+      await new Promise((r) => setTimeout(r, 250));
     const tail = o.seconds - windowStart;
     if (tail >= o.windowS / 2) takeWindow(o.seconds);
     benchLag.disable();
@@ -178,8 +217,18 @@ export async function soakMain(argv: string[]): Promise<number> {
     const fired = RATE_NAMES.reduce((s, k) => s + heldRate(k) * o.seconds, 0);
     const sendErrors = rows.at(-1)?.sendErrors ?? 0;
     const v = verdict({
-      rows, windowS: o.windowS, settleS: o.settleS, windows, redis: redis !== undefined, expected: deliveries.expected, received: deliveries.received, lost,
-      sends: f.fired.direct + f.fired.group, sendErrors, offered, fired,
+      rows,
+      windowS: o.windowS,
+      settleS: o.settleS,
+      windows,
+      redis: redis !== undefined,
+      expected: deliveries.expected,
+      received: deliveries.received,
+      lost,
+      sends: f.fired.direct + f.fired.group,
+      sendErrors,
+      offered,
+      fired,
     });
 
     const held = RATE_NAMES.map((k) => `${k} ${heldRate(k).toFixed(1)}/s of ${o.rates[k]}`).join(", ");
@@ -189,27 +238,48 @@ export async function soakMain(argv: string[]): Promise<number> {
     const target = iso.describe.replace(/ in \/\S+/, "").replace(/(schema|prefix) [A-Za-z0-9_:.-]+/g, "$1 of its own");
     writeFileSync(`${base}.csv`, toCsv(rows));
     const title = `Flock soak, ${o.seconds / 60} min, retention ${retention}, malloc ${malloc.name}, ${target}`;
-    await writeSoakPng(`${base}.png`, rows, o.windowS, title).catch((e: Error) => progress(`chart failed: ${e.message}`));
+    await writeSoakPng(`${base}.png`, rows, o.windowS, title).catch((e: Error) =>
+      progress(`chart failed: ${e.message}`),
+    );
     writeFileSync(
       `${base}.json`,
       `${JSON.stringify(
         {
           date: new Date().toISOString(),
           machine: `${cpus().length} x ${cpus()[0]?.model ?? "cpu"}, node ${process.version}`,
-          target, retention, malloc: malloc.name, windowS: o.windowS, seconds: o.seconds, shape: o.shape, rates: o.rates,
+          target,
+          retention,
+          malloc: malloc.name,
+          windowS: o.windowS,
+          seconds: o.seconds,
+          shape: o.shape,
+          rates: o.rates,
           warmupS: o.warmupS,
           held: Object.fromEntries(RATE_NAMES.map((k) => [k, heldRate(k)])),
-          statuses: f.statuses, wsReconnects: f.wsReconnects,
-          deliveries: { expected: deliveries.expected, received: deliveries.received, lost, duplicates: deliveries.duplicates, unexpected: deliveries.unexpected },
-          windows, verdict: { pass: v.pass, checks: v.checks }, largestTables: rows.at(-1)?.tables,
+          statuses: f.statuses,
+          wsReconnects: f.wsReconnects,
+          deliveries: {
+            expected: deliveries.expected,
+            received: deliveries.received,
+            lost,
+            duplicates: deliveries.duplicates,
+            unexpected: deliveries.unexpected,
+          },
+          windows,
+          verdict: { pass: v.pass, checks: v.checks },
+          largestTables: rows.at(-1)?.tables,
         },
         null,
         2,
       )}\n`,
     );
     process.stdout.write(`\n${toTable(rows)}\n`);
-    process.stdout.write(`windows (p50 / p99 ms): ${windows.map((w) => `[${w.from}-${w.to}s] send ${w.send.p50.toFixed(1)} / ${w.send.p99.toFixed(1)}, delivery ${w.deliver.p50.toFixed(1)} / ${w.deliver.p99.toFixed(1)}`).join("; ")}\n`);
-    process.stdout.write(`held: ${held}; ${deliveries.received} receipts (warm-up included), ${deliveries.duplicates} duplicates; ${f.wsReconnects} WebSocket reconnects\n`);
+    process.stdout.write(
+      `windows (p50 / p99 ms): ${windows.map((w) => `[${w.from}-${w.to}s] send ${w.send.p50.toFixed(1)} / ${w.send.p99.toFixed(1)}, delivery ${w.deliver.p50.toFixed(1)} / ${w.deliver.p99.toFixed(1)}`).join("; ")}\n`,
+    );
+    process.stdout.write(
+      `held: ${held}; ${deliveries.received} receipts (warm-up included), ${deliveries.duplicates} duplicates; ${f.wsReconnects} WebSocket reconnects\n`,
+    );
     process.stdout.write(`largest tables at the end: ${rows.at(-1)?.tables || "n/a (embedded)"}\n`);
     process.stdout.write(`wrote ${base}.csv, ${base}.png, ${base}.json\n`);
     process.stdout.write(`${v.line} (malloc ${malloc.name})\n`);

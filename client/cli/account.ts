@@ -6,11 +6,14 @@ import { type Command, type Ctx, isHumanToken, need, UsageError } from "./contex
 import { price } from "./money.ts";
 
 /** One line for a principal. */
-const who = (p: { id: string; display_name: string; description?: string }) => `${p.id} ${p.display_name}${p.description ? ` - ${p.description}` : ""}`;
+const who = (p: { id: string; display_name: string; description?: string }) =>
+  `${p.id} ${p.display_name}${p.description ? ` - ${p.description}` : ""}`;
 
 /** The principal behind the client's token: an agent's profile, or a person's (for a `pt_` token). */
 async function me(ctx: Ctx) {
-  return isHumanToken(ctx.flock.token) ? { kind: "human" as const, ...(await ctx.flock.user()) } : { kind: "agent" as const, ...(await ctx.flock.me()) };
+  return isHumanToken(ctx.flock.token)
+    ? { kind: "human" as const, ...(await ctx.flock.user()) }
+    : { kind: "agent" as const, ...(await ctx.flock.me()) };
 }
 
 /** A token from the argument, --token, FLOCK_TOKEN, or a line on stdin when it is not a terminal. */
@@ -26,7 +29,8 @@ function tokenToLogIn(ctx: Ctx): string {
 
 export const accountCommands: Record<string, Command> = {
   register: {
-    usage: "register <display_name> [--description TEXT] [--save]   create an agent; prints its token (--save logs in with it)",
+    usage:
+      "register <display_name> [--description TEXT] [--save]   create an agent; prints its token (--save logs in with it)",
     flags: ["description", "save"],
     anonymous: true,
     async run(ctx) {
@@ -50,7 +54,10 @@ export const accountCommands: Record<string, Command> = {
       ctx.flock.token = token;
       const p = await me(ctx);
       const path = saveLogin(ctx.env, { url: ctx.url, token });
-      ctx.print({ principal: { id: p.id, display_name: p.display_name, kind: p.kind }, url: ctx.url, path }, () => `logged in as ${p.id} (${p.display_name}) at ${ctx.url}; saved to ${path}`);
+      ctx.print(
+        { principal: { id: p.id, display_name: p.display_name, kind: p.kind }, url: ctx.url, path },
+        () => `logged in as ${p.id} (${p.display_name}) at ${ctx.url}; saved to ${path}`,
+      );
     },
   },
   logout: {
@@ -84,18 +91,36 @@ export const accountCommands: Record<string, Command> = {
     async run(ctx) {
       const f = ctx.flags;
       const human = isHumanToken(ctx.flock.token);
-      if (human && f["accepts-group-adds-from"] !== undefined) throw new UsageError("--accepts-group-adds-from is an agent's setting (a person sets --accepts-messages-from)", false);
-      if (!human && f["accepts-messages-from"] !== undefined) throw new UsageError("--accepts-messages-from is a person's setting (an agent sets --accepts-group-adds-from)", false);
+      if (human && f["accepts-group-adds-from"] !== undefined)
+        throw new UsageError(
+          "--accepts-group-adds-from is an agent's setting (a person sets --accepts-messages-from)",
+          false,
+        );
+      if (!human && f["accepts-messages-from"] !== undefined)
+        throw new UsageError(
+          "--accepts-messages-from is a person's setting (an agent sets --accepts-group-adds-from)",
+          false,
+        );
       const change = {
         ...(f.name !== undefined ? { display_name: f.name } : {}),
         ...(f.description !== undefined ? { description: f.description } : {}),
         ...(f.avatar !== undefined ? { avatar: f.avatar === "none" ? null : await uploadPicture(ctx, f.avatar) } : {}),
       };
       const policy = human ? f["accepts-messages-from"] : f["accepts-group-adds-from"];
-      if (Object.keys(change).length === 0 && policy === undefined) throw new UsageError(`nothing to change: ${accountCommands["profile set"]!.usage}`, false);
+      if (Object.keys(change).length === 0 && policy === undefined)
+        throw new UsageError(`nothing to change: ${accountCommands["profile set"]!.usage}`, false);
       const p = human
-        ? { kind: "human" as const, ...(await ctx.flock.updateUser({ ...change, ...(policy ? { accepts_messages_from: policy } : {}) } as Parameters<typeof ctx.flock.updateUser>[0])) }
-        : { kind: "agent" as const, ...(await ctx.flock.updateMe({ ...change, ...(policy ? { accepts_group_adds_from: policy } : {}) })) };
+        ? {
+            kind: "human" as const,
+            ...(await ctx.flock.updateUser({
+              ...change,
+              ...(policy ? { accepts_messages_from: policy } : {}),
+            } as Parameters<typeof ctx.flock.updateUser>[0])),
+          }
+        : {
+            kind: "agent" as const,
+            ...(await ctx.flock.updateMe({ ...change, ...(policy ? { accepts_group_adds_from: policy } : {}) })),
+          };
       const { kind: _kind, ...shown } = p;
       ctx.print(shown, () => `updated\n${profileText(p)}`);
     },
@@ -113,14 +138,24 @@ type Profile =
   | ({ kind: "agent" } & Awaited<ReturnType<Ctx["flock"]["me"]>>);
 
 function profileText(p: Profile): string {
-  const lines = [`${p.kind} ${p.id}`, `name         ${p.display_name}`, `description  ${p.description || "(none)"}`, `picture      ${p.avatar_url ?? "(none; flockctl profile set --avatar IMAGE_PATH)"}`, `since        ${p.created_at}`];
+  const lines = [
+    `${p.kind} ${p.id}`,
+    `name         ${p.display_name}`,
+    `description  ${p.description || "(none)"}`,
+    `picture      ${p.avatar_url ?? "(none; flockctl profile set --avatar IMAGE_PATH)"}`,
+    `since        ${p.created_at}`,
+  ];
   if (p.kind === "human") {
-    lines.push(`messages from ${p.accepts_messages_from} (flockctl profile set --accepts-messages-from friends|anyone)`);
+    lines.push(
+      `messages from ${p.accepts_messages_from} (flockctl profile set --accepts-messages-from friends|anyone)`,
+    );
     if (p.wallets.length > 0) lines.push(`wallets      ${p.wallets.map((w) => `${w.address} (${w.kind})`).join(", ")}`);
   } else {
-    lines.push(`group adds from ${p.accepts_group_adds_from ?? "anyone"} (flockctl profile set --accepts-group-adds-from anyone|friends|nobody)`);
-    if (p.x402_enabled && p.price != null) lines.push(`paid agent   ${price(p.price)} per message on ${p.network}, paid to ${p.pay_to}`);
+    lines.push(
+      `group adds from ${p.accepts_group_adds_from ?? "anyone"} (flockctl profile set --accepts-group-adds-from anyone|friends|nobody)`,
+    );
+    if (p.x402_enabled && p.price != null)
+      lines.push(`paid agent   ${price(p.price)} per message on ${p.network}, paid to ${p.pay_to}`);
   }
   return lines.join("\n");
 }
-

@@ -34,14 +34,21 @@ const OPTIONS = {
 } as const;
 
 export type Flags = {
-  [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K] extends { multiple: true } ? string[] : (typeof OPTIONS)[K]["type"] extends "boolean" ? boolean : string;
+  [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K] extends { multiple: true }
+    ? string[]
+    : (typeof OPTIONS)[K]["type"] extends "boolean"
+      ? boolean
+      : string;
 };
 
 /** The flags every command takes (and --idempotency-key every command that creates something). */
 export const GLOBAL_FLAGS = ["url", "token", "json", "verbose", "help", "version"];
 
 const oneOf = (...values: string[]) => ({ rule: `one of ${values.join(", ")}`, ok: (v: string) => values.includes(v) });
-const wholeNumber = (min: number, max: number) => ({ rule: `a whole number from ${min} to ${max}`, ok: (v: string) => /^\d+$/.test(v) && +v >= min && +v <= max });
+const wholeNumber = (min: number, max: number) => ({
+  rule: `a whole number from ${min} to ${max}`,
+  ok: (v: string) => /^\d+$/.test(v) && +v >= min && +v <= max,
+});
 const nonEmpty = (what: string) => ({ rule: what, ok: (v: string) => v.length > 0 });
 
 /** The rule of each string flag's value (checked before anything is sent). */
@@ -65,7 +72,10 @@ const RULES: Partial<Record<keyof typeof OPTIONS, { rule: string; ok: (v: string
 };
 
 const badValue = (flag: string, got: string | undefined) =>
-  new UsageError(`--${flag} must be ${RULES[flag as keyof typeof OPTIONS]?.rule ?? "given a value"} (got ${got === undefined ? "nothing" : JSON.stringify(got)})`, false);
+  new UsageError(
+    `--${flag} must be ${RULES[flag as keyof typeof OPTIONS]?.rule ?? "given a value"} (got ${got === undefined ? "nothing" : JSON.stringify(got)})`,
+    false,
+  );
 
 export interface Parsed {
   flags: Flags;
@@ -96,13 +106,19 @@ export function parse(argv: string[]): Parsed {
   for (const [flag, value] of Object.entries(flags)) {
     const rule = RULES[flag as keyof typeof OPTIONS];
     if (!rule) continue;
-    for (const v of Array.isArray(value) ? value : [value]) if (typeof v === "string" && !rule.ok(v)) throw badValue(flag, v);
+    for (const v of Array.isArray(value) ? value : [value])
+      if (typeof v === "string" && !rule.ok(v)) throw badValue(flag, v);
   }
   return { flags, positionals: parsed.positionals };
 }
 
 /** A flag that the command does not take: one wording, naming the commands that do. */
-export function checkFlags(flags: Flags, cmd: string, allowed: readonly string[], takers: (flag: string) => string[]): void {
+export function checkFlags(
+  flags: Flags,
+  cmd: string,
+  allowed: readonly string[],
+  takers: (flag: string) => string[],
+): void {
   for (const flag of Object.keys(flags)) {
     if (GLOBAL_FLAGS.includes(flag) || allowed.includes(flag)) continue;
     throw new UsageError(`--${flag} goes with ${takers(flag).join(", ")}, not ${cmd}`, false);

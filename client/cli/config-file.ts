@@ -32,7 +32,9 @@ export function readLogin(env: NodeJS.ProcessEnv, warn: (s: string) => void): Sa
   }
   const mode = statSync(path).mode & 0o777;
   if (process.platform !== "win32" && (mode & 0o077) !== 0) {
-    warn(`flockctl: ${path} can be read by others (mode ${mode.toString(8).padStart(4, "0")}): chmod 600 it, or flockctl login again`);
+    warn(
+      `flockctl: ${path} can be read by others (mode ${mode.toString(8).padStart(4, "0")}): chmod 600 it, or flockctl login again`,
+    );
   }
   try {
     const v = JSON.parse(text) as SavedLogin;

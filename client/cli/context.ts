@@ -46,7 +46,10 @@ export interface Command {
 /** The first `n` arguments, or a usage error naming what is missing. */
 export function need(ctx: Ctx, names: string[], usage: string): string[] {
   if (ctx.args.length < names.length) {
-    const missing = names.slice(ctx.args.length).map((n) => `<${n}>`).join(" ");
+    const missing = names
+      .slice(ctx.args.length)
+      .map((n) => `<${n}>`)
+      .join(" ");
     throw new UsageError(`missing ${missing}: ${usage}`, false);
   }
   return ctx.args;

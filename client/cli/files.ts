@@ -31,8 +31,16 @@ export const fileCommands: Record<string, Command> = {
       const [path] = need(ctx, ["path"], "upload <path>");
       const bytes = await readFile(path!);
       const contentType = ctx.flags.type ?? TYPES[extname(path!).toLowerCase()] ?? "application/octet-stream";
-      const f = await ctx.flock.upload(new Uint8Array(bytes), { name: ctx.flags.name ?? basename(path!), contentType, ...ctx.keyed });
-      ctx.print(f, () => `uploaded ${f.id} (${f.name}, ${f.size} bytes, ${f.content_type})\nattach it: flockctl send <to> <body> --attach ${f.id}`);
+      const f = await ctx.flock.upload(new Uint8Array(bytes), {
+        name: ctx.flags.name ?? basename(path!),
+        contentType,
+        ...ctx.keyed,
+      });
+      ctx.print(
+        f,
+        () =>
+          `uploaded ${f.id} (${f.name}, ${f.size} bytes, ${f.content_type})\nattach it: flockctl send <to> <body> --attach ${f.id}`,
+      );
     },
   },
   download: {
@@ -48,7 +56,10 @@ export const fileCommands: Record<string, Command> = {
         await pipeline(Readable.fromWeb(res.body as import("node:stream/web").ReadableStream), process.stdout);
         return;
       }
-      await pipeline(Readable.fromWeb(res.body as import("node:stream/web").ReadableStream), createWriteStream(out, { flags: "wx" }));
+      await pipeline(
+        Readable.fromWeb(res.body as import("node:stream/web").ReadableStream),
+        createWriteStream(out, { flags: "wx" }),
+      );
       ctx.print({ id, path: out }, () => `saved ${id} to ${out}`);
     },
   },

@@ -4,7 +4,10 @@ import { type Command, need } from "./context.ts";
 import { findThread, myId } from "./messages.ts";
 
 const groupText = (g: Group) =>
-  [`${g.id}  ${g.name}  (thread ${g.thread_id}, owner ${g.owner ?? "none"})`, ...g.members.map((m) => `  ${m.id}  ${m.display_name}${m.id === g.owner ? "  (owner)" : ""}`)].join("\n");
+  [
+    `${g.id}  ${g.name}  (thread ${g.thread_id}, owner ${g.owner ?? "none"})`,
+    ...g.members.map((m) => `  ${m.id}  ${m.display_name}${m.id === g.owner ? "  (owner)" : ""}`),
+  ].join("\n");
 
 export const groupCommands: Record<string, Command> = {
   "group create": {
@@ -24,7 +27,10 @@ export const groupCommands: Record<string, Command> = {
         if (t.kind === "group" && t.group) groups.push({ ...t.group, thread_id: t.id, updated_at: t.updated_at });
         return false;
       });
-      ctx.print(groups, () => groups.map((g) => `${g.id}  ${g.name}  (last activity ${g.updated_at})`).join("\n") || "(no groups yet)");
+      ctx.print(
+        groups,
+        () => groups.map((g) => `${g.id}  ${g.name}  (last activity ${g.updated_at})`).join("\n") || "(no groups yet)",
+      );
     },
   },
   "group show": {
@@ -65,7 +71,10 @@ export const groupCommands: Record<string, Command> = {
     creates: true,
     async run(ctx) {
       const [id, body] = need(ctx, ["group_id", "body"], "group send <group_id> <body>");
-      const extra = { ...(ctx.flags.attach ? { attachments: ctx.flags.attach } : {}), ...(ctx.flags["reply-to"] ? { reply_to: ctx.flags["reply-to"] } : {}) };
+      const extra = {
+        ...(ctx.flags.attach ? { attachments: ctx.flags.attach } : {}),
+        ...(ctx.flags["reply-to"] ? { reply_to: ctx.flags["reply-to"] } : {}),
+      };
       const m = await ctx.flock.sendGroup(id!, body!, extra, ctx.keyed);
       ctx.print(m, () => `sent ${m.id} in ${m.thread_id}`);
     },

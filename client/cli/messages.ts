@@ -12,7 +12,9 @@ const FOLLOW_EVERY_MS = 1000;
 export function formatMessage(m: Message): string {
   const paid = m.payment ? ` [paid ${dollars(m.payment.amount)}, tx ${m.payment.transaction}]` : "";
   const files = m.attachments?.length ? ` [files: ${m.attachments.map((a) => `${a.id} ${a.name}`).join(", ")}]` : "";
-  const quote = m.reply_to ? `[re ${m.reply_to.from.display_name}: ${m.reply_to.deleted ? "(deleted)" : m.reply_to.body.slice(0, 40)}] ` : "";
+  const quote = m.reply_to
+    ? `[re ${m.reply_to.from.display_name}: ${m.reply_to.deleted ? "(deleted)" : m.reply_to.body.slice(0, 40)}] `
+    : "";
   const body = m.deleted_at ? "(deleted)" : `${quote}${m.body}${m.edited_at ? " (edited)" : ""}`;
   return `${m.created_at}  ${m.from.display_name} (${m.from.id}) in ${m.thread_id}: ${body}${files}${paid}`;
 }
@@ -31,7 +33,8 @@ export function untilInterrupted(): AbortSignal {
 }
 
 const threadLine = (t: Thread) => {
-  const who = t.kind === "direct" ? `with ${t.peer?.display_name} (${t.peer?.id})` : `group ${t.group?.name} (${t.group?.id})`;
+  const who =
+    t.kind === "direct" ? `with ${t.peer?.display_name} (${t.peer?.id})` : `group ${t.group?.name} (${t.group?.id})`;
   const last = t.last_message ? `${t.last_message.from.display_name}: ${t.last_message.body}` : "(no messages)";
   const unread = t.unread_count > 0 ? `  [${t.unread_count >= 1000 ? "999+" : t.unread_count} unread]` : "";
   return `${t.id}  ${who}  ${t.updated_at}${unread}  ${last}`;
@@ -53,7 +56,12 @@ async function threadOf(ctx: Ctx, target: string): Promise<string> {
   if (target.startsWith("thread_")) return target;
   if (target.startsWith("group_")) return (await ctx.flock.group(target)).thread_id;
   const t = await findThread(ctx, (x) => x.kind === "direct" && x.peer?.id === target);
-  if (!t) throw new SetupError(`no conversation with ${target} yet`, `flockctl send ${target} "hello" starts one; flockctl threads lists yours`, 4);
+  if (!t)
+    throw new SetupError(
+      `no conversation with ${target} yet`,
+      `flockctl send ${target} "hello" starts one; flockctl threads lists yours`,
+      4,
+    );
   return t.id;
 }
 
@@ -75,7 +83,12 @@ async function follow(ctx: Ctx, threadId: string, seen: bigint, line: (m: Messag
       page = await ctx.flock.threadMessages(threadId, { limit: 100 }, { signal });
     } catch (e) {
       if (signal.aborted) break;
-      if ((e as { status?: number }).status !== undefined && (e as { status: number }).status < 500 && (e as { status: number }).status !== 0) throw e;
+      if (
+        (e as { status?: number }).status !== undefined &&
+        (e as { status: number }).status < 500 &&
+        (e as { status: number }).status !== 0
+      )
+        throw e;
       if (!down) ctx.err(`flockctl: lost the server (${(e as Error).message}); still following`);
       down = true;
       continue;
@@ -95,7 +108,10 @@ async function follow(ctx: Ctx, threadId: string, seen: bigint, line: (m: Messag
 function priced(e: unknown, to: string): unknown {
   if (!(e instanceof PaymentRequiredError) || e.requirements === null || typeof e.requirements !== "object") return e;
   if ((e.body as { reason?: unknown } | undefined)?.reason !== undefined) return e;
-  const amounts = ((e.requirements as PaymentRequired).accepts ?? []).map((r) => r.amount).filter((a) => /^\d+$/.test(a)).map(BigInt);
+  const amounts = ((e.requirements as PaymentRequired).accepts ?? [])
+    .map((r) => r.amount)
+    .filter((a) => /^\d+$/.test(a))
+    .map(BigInt);
   if (amounts.length === 0) return e;
   const cheapest = amounts.reduce((a, b) => (b < a ? b : a));
   return new PaymentRequiredError(
@@ -112,11 +128,18 @@ export const messageCommands: Record<string, Command> = {
     creates: true,
     async run(ctx) {
       const [to, body] = need(ctx, ["to", "body"], "send <to> <body>");
-      const extra = { ...(ctx.flags.attach ? { attachments: ctx.flags.attach } : {}), ...(ctx.flags["reply-to"] ? { reply_to: ctx.flags["reply-to"] } : {}) };
+      const extra = {
+        ...(ctx.flags.attach ? { attachments: ctx.flags.attach } : {}),
+        ...(ctx.flags["reply-to"] ? { reply_to: ctx.flags["reply-to"] } : {}),
+      };
       const m = await ctx.flock.send(to!, body!, extra, ctx.keyed).catch((e: unknown) => {
         throw priced(e, to!);
       });
-      ctx.print(m, () => `sent ${m.id} in ${m.thread_id}${m.payment ? ` (paid ${dollars(m.payment.amount)}, tx ${m.payment.transaction})` : ""}`);
+      ctx.print(
+        m,
+        () =>
+          `sent ${m.id} in ${m.thread_id}${m.payment ? ` (paid ${dollars(m.payment.amount)}, tx ${m.payment.transaction})` : ""}`,
+      );
     },
   },
   edit: {
@@ -141,11 +164,15 @@ export const messageCommands: Record<string, Command> = {
     async run(ctx) {
       const [id, emoji] = need(ctx, ["message_id", "emoji"], "react <message_id> <emoji>");
       const m = ctx.flags.undo ? await ctx.flock.unreact(id!, emoji!) : await ctx.flock.react(id!, emoji!);
-      ctx.print(m, () => `${m.id}: ${(m.reactions ?? []).map((r) => `${r.emoji} ${r.count}`).join("  ") || "no reactions"}`);
+      ctx.print(
+        m,
+        () => `${m.id}: ${(m.reactions ?? []).map((r) => `${r.emoji} ${r.count}`).join("  ") || "no reactions"}`,
+      );
     },
   },
   listen: {
-    usage: "listen [--ws]                                 print incoming messages as they arrive and ack them (--ws: over the WebSocket)",
+    usage:
+      "listen [--ws]                                 print incoming messages as they arrive and ack them (--ws: over the WebSocket)",
     flags: ["ws"],
     async run(ctx) {
       const signal = untilInterrupted();
@@ -162,21 +189,27 @@ export const messageCommands: Record<string, Command> = {
       ctx.print(page, () =>
         [
           ...page.threads.map(threadLine),
-          page.has_more ? `more: --before ${page.threads.at(-1)?.id}` : page.threads.length ? "(end)" : "(no conversations yet)",
+          page.has_more
+            ? `more: --before ${page.threads.at(-1)?.id}`
+            : page.threads.length
+              ? "(end)"
+              : "(no conversations yet)",
           ...(page.unread_total > 0 ? [`${page.unread_total} unread in all`] : []),
         ].join("\n"),
       );
     },
   },
   read: {
-    usage: "read <thread_id|group_id|id> [MESSAGE_ID]     mark a conversation read (through its newest message, or MESSAGE_ID)",
+    usage:
+      "read <thread_id|group_id|id> [MESSAGE_ID]     mark a conversation read (through its newest message, or MESSAGE_ID)",
     async run(ctx) {
       const [target, through] = need(ctx, ["thread_id|group_id|id"], "read <thread_id|group_id|id> [MESSAGE_ID]");
       const threadId = await threadOf(ctx, target!);
       let upTo = through;
       if (!upTo) {
         const [newest] = (await ctx.flock.threadMessages(threadId, { limit: 1 })).messages;
-        if (!newest) throw new SetupError(`${threadId} has no messages to mark read`, `flockctl history ${threadId} shows it`, 4);
+        if (!newest)
+          throw new SetupError(`${threadId} has no messages to mark read`, `flockctl history ${threadId} shows it`, 4);
         upTo = newest.id;
       }
       const r = await ctx.flock.markRead(threadId, upTo);
@@ -199,8 +232,13 @@ export const messageCommands: Record<string, Command> = {
         const newest = page.messages[0];
         return follow(ctx, threadId, newest ? idNumber(newest.id) : 0n, line);
       }
-      ctx.print(page, () =>
-        [...(page.has_more ? [`older: --before ${page.messages.at(-1)?.id}`] : []), ...oldestFirst.map(formatMessage)].join("\n") || "(no messages yet)",
+      ctx.print(
+        page,
+        () =>
+          [
+            ...(page.has_more ? [`older: --before ${page.messages.at(-1)?.id}`] : []),
+            ...oldestFirst.map(formatMessage),
+          ].join("\n") || "(no messages yet)",
       );
     },
   },

@@ -25,4 +25,7 @@ export function unitsOfPrice(price: number | string): bigint {
 export const price = (p: number | string) => dollars(unitsOfPrice(p));
 
 /** Atomic units as a plain dollar amount for a flag (`--max 0.05`): no sign, no trailing zeros. */
-export const plainDollars = (units: bigint) => dollars(units).slice(1).replace(/\.?0+$/, "");
+export const plainDollars = (units: bigint) =>
+  dollars(units)
+    .slice(1)
+    .replace(/\.?0+$/, "");

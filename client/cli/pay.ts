@@ -15,15 +15,25 @@ const KEY = "FLOCK_PRIVATE_KEY";
  */
 async function payer(ctx: Ctx, max: bigint): Promise<PaymentHandler> {
   const key = ctx.env[KEY];
-  if (!key) throw new SetupError(`${KEY} is not set`, `export ${KEY}=0x... (the paying wallet's private key) to pay`, 2);
-  if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new SetupError(`${KEY} must be 0x followed by 64 hex digits`, `export ${KEY}=0x... (the paying wallet's private key)`, 2);
+  if (!key)
+    throw new SetupError(`${KEY} is not set`, `export ${KEY}=0x... (the paying wallet's private key) to pay`, 2);
+  if (!/^0x[0-9a-fA-F]{64}$/.test(key))
+    throw new SetupError(
+      `${KEY} must be 0x followed by 64 hex digits`,
+      `export ${KEY}=0x... (the paying wallet's private key)`,
+      2,
+    );
   const wallet = async (): Promise<PaymentHandler> => {
     let mods;
     try {
       mods = await Promise.all([import("viem/accounts"), import("../payments.ts")]);
     } catch (e) {
       if ((e as { code?: string }).code !== "ERR_MODULE_NOT_FOUND") throw e;
-      throw new SetupError("paying needs viem and the x402 packages beside @flock/client", "npm install viem @x402/core @x402/evm @x402/fetch", 1);
+      throw new SetupError(
+        "paying needs viem and the x402 packages beside @flock/client",
+        "npm install viem @x402/core @x402/evm @x402/fetch",
+        1,
+      );
     }
     const [{ privateKeyToAccount }, { Payer }] = mods;
     const cap = Number(max) / 1_000_000;
@@ -49,20 +59,40 @@ export const payCommands: Record<string, Command> = {
     creates: true,
     async run(ctx) {
       const [to, body] = need(ctx, ["agent_id", "body"], "pay <agent_id> <body> --max DOLLARS");
-      if (ctx.flags.max === undefined) throw new SetupError("pay needs --max DOLLARS: the most you agree to pay for this message", "see the price first: flockctl marketplace", 2);
-      const m = await ctx.client({ payments: await payer(ctx, unitsOfPrice(ctx.flags.max)) }).send(to!, body!, {}, ctx.keyed);
-      ctx.print(m, () => `sent ${m.id} in ${m.thread_id}${m.payment ? `, paid ${dollars(m.payment.amount)} (tx ${m.payment.transaction})` : " (it charged nothing)"}`);
+      if (ctx.flags.max === undefined)
+        throw new SetupError(
+          "pay needs --max DOLLARS: the most you agree to pay for this message",
+          "see the price first: flockctl marketplace",
+          2,
+        );
+      const m = await ctx
+        .client({ payments: await payer(ctx, unitsOfPrice(ctx.flags.max)) })
+        .send(to!, body!, {}, ctx.keyed);
+      ctx.print(
+        m,
+        () =>
+          `sent ${m.id} in ${m.thread_id}${m.payment ? `, paid ${dollars(m.payment.amount)} (tx ${m.payment.transaction})` : " (it charged nothing)"}`,
+      );
     },
   },
   payments: {
     usage: "payments [--direction sent|received] [--limit N] [--before ID]",
     flags: ["direction", "limit", "before"],
     async run(ctx) {
-      const page = await ctx.flock.payments({ direction: ctx.flags.direction as "sent" | "received" | undefined, limit: limitOf(ctx), before: ctx.flags.before });
-      ctx.print(page, () =>
-        page.payments
-          .map((p) => `${p.created_at}  ${p.direction} ${dollars(p.amount)} ${p.direction === "sent" ? "to" : "from"} ${p.counterparty}  ${p.status}${p.transaction ? `  tx ${p.transaction}` : ""}${p.reason ? `  (${p.reason})` : ""}`)
-          .join("\n") || "(no payments yet)",
+      const page = await ctx.flock.payments({
+        direction: ctx.flags.direction as "sent" | "received" | undefined,
+        limit: limitOf(ctx),
+        before: ctx.flags.before,
+      });
+      ctx.print(
+        page,
+        () =>
+          page.payments
+            .map(
+              (p) =>
+                `${p.created_at}  ${p.direction} ${dollars(p.amount)} ${p.direction === "sent" ? "to" : "from"} ${p.counterparty}  ${p.status}${p.transaction ? `  tx ${p.transaction}` : ""}${p.reason ? `  (${p.reason})` : ""}`,
+            )
+            .join("\n") || "(no payments yet)",
       );
     },
   },

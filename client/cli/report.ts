@@ -6,7 +6,8 @@ import { UsageError, type Write } from "./context.ts";
 
 export const NO_TOKEN_HINT = "register first (flockctl register <name> --save), or export FLOCK_TOKEN / flockctl login";
 export const SERVER_HINT = "is the server running? set FLOCK_URL (or --url) to its address";
-const REFUSED_HINT = "the token was refused: flockctl login with a current one, or export FLOCK_TOKEN (flockctl register makes a new agent)";
+const REFUSED_HINT =
+  "the token was refused: flockctl login with a current one, or export FLOCK_TOKEN (flockctl register makes a new agent)";
 
 /** A failure before anything was sent (no token, a URL that is not one): a message and a hint, exit `code`. */
 export class SetupError extends Error {
@@ -28,18 +29,31 @@ export function checkUrl(url: string, from: string): string {
   } catch {
     ok = false;
   }
-  if (!ok) throw new SetupError(`${from} "${url}" is not an http:// or https:// URL (such as http://localhost:8080)`, SERVER_HINT, 2);
+  if (!ok)
+    throw new SetupError(
+      `${from} "${url}" is not an http:// or https:// URL (such as http://localhost:8080)`,
+      SERVER_HINT,
+      2,
+    );
   return url;
 }
 
 /** What a request that got no answer failed with (`connect ECONNREFUSED ...`), or undefined for an answered one. */
 export function unreachable(err: unknown): string | undefined {
-  const e = err as { name?: string; message?: string; code?: unknown; cause?: { code?: unknown; message?: unknown } } | null;
+  const e = err as {
+    name?: string;
+    message?: string;
+    code?: unknown;
+    cause?: { code?: unknown; message?: unknown };
+  } | null;
   if (e === null || typeof e !== "object") return undefined;
   // the SDK's FlockNetworkError (status 0), or fetch's own TypeError where an older SDK let it through
-  const noAnswer = err instanceof FlockError ? err.status === 0 : e.name === "TypeError" && /fetch failed/i.test(e.message ?? "");
+  const noAnswer =
+    err instanceof FlockError ? err.status === 0 : e.name === "TypeError" && /fetch failed/i.test(e.message ?? "");
   if (!noAnswer) return undefined;
-  const cause = [e.cause?.message, e.cause?.code, e.code, e.message].find((c): c is string => typeof c === "string" && c !== "" && c !== "fetch failed");
+  const cause = [e.cause?.message, e.cause?.code, e.code, e.message].find(
+    (c): c is string => typeof c === "string" && c !== "" && c !== "fetch failed",
+  );
   return cause ?? "no answer";
 }
 
@@ -54,7 +68,11 @@ interface ReportOptions {
 /** Whether a creating command's failure leaves its outcome unknown (no answer, a 5xx, its key's first try running). */
 function outcomeUnknown(err: unknown): boolean {
   if (!(err instanceof FlockError)) return true;
-  return err.status === 0 || err.status >= 500 || (err.status === 409 && err.code === "conflict" && err.retryAfter !== undefined);
+  return (
+    err.status === 0 ||
+    err.status >= 500 ||
+    (err.status === 409 && err.code === "conflict" && err.retryAfter !== undefined)
+  );
 }
 
 /** Writes a failure to `out` (stderr); answers the exit code. */
@@ -64,15 +82,31 @@ export function report(err: unknown, out: Write, o: ReportOptions): number {
     return 2;
   }
   if (err instanceof SetupError) {
-    out(o.json ? JSON.stringify({ error: "setup", message: err.message, hint: err.hint }) : `error: ${err.message}\n${err.hint}`);
+    out(
+      o.json
+        ? JSON.stringify({ error: "setup", message: err.message, hint: err.hint })
+        : `error: ${err.message}\n${err.hint}`,
+    );
     return err.code;
   }
   const key = o.idempotencyKey !== undefined && outcomeUnknown(err) ? o.idempotencyKey : undefined;
-  const again = key ? `the outcome is unknown: run the same command with --idempotency-key ${key} to retry it without creating it twice` : undefined;
+  const again = key
+    ? `the outcome is unknown: run the same command with --idempotency-key ${key} to retry it without creating it twice`
+    : undefined;
   const down = unreachable(err);
   if (down !== undefined) {
     const message = `cannot reach ${o.url} (${down})`;
-    out(o.json ? JSON.stringify({ error: "unreachable", message, url: o.url, hint: SERVER_HINT, ...(key ? { idempotency_key: key } : {}) }) : [`error: ${message}`, SERVER_HINT, again].filter(Boolean).join("\n"));
+    out(
+      o.json
+        ? JSON.stringify({
+            error: "unreachable",
+            message,
+            url: o.url,
+            hint: SERVER_HINT,
+            ...(key ? { idempotency_key: key } : {}),
+          })
+        : [`error: ${message}`, SERVER_HINT, again].filter(Boolean).join("\n"),
+    );
     return 1;
   }
   if (err instanceof FlockError) {
@@ -80,11 +114,19 @@ export function report(err: unknown, out: Write, o: ReportOptions): number {
     const body = (err.body ?? { error: err.code, message: err.message }) as object;
     const extra = { ...(hint ? { hint } : {}), ...(key ? { idempotency_key: key } : {}) };
     const retry = err.retryAfter ? ` (retry after ${err.retryAfter}s)` : "";
-    out(o.json ? JSON.stringify({ ...body, ...extra }) : [`error ${err.status} ${err.code}: ${err.message}${retry}`, hint, again].filter(Boolean).join("\n"));
+    out(
+      o.json
+        ? JSON.stringify({ ...body, ...extra })
+        : [`error ${err.status} ${err.code}: ${err.message}${retry}`, hint, again].filter(Boolean).join("\n"),
+    );
     if (err instanceof PaymentRequiredError || err.status === 402) return 6;
     return ({ 401: 3, 404: 4, 429: 5, 400: 7 } as Record<number, number>)[err.status] ?? 1;
   }
   const message = err instanceof Error ? err.message : String(err);
-  out(o.json ? JSON.stringify({ error: "error", message, ...(key ? { idempotency_key: key } : {}) }) : [`error: ${message}`, again].filter(Boolean).join("\n"));
+  out(
+    o.json
+      ? JSON.stringify({ error: "error", message, ...(key ? { idempotency_key: key } : {}) })
+      : [`error: ${message}`, again].filter(Boolean).join("\n"),
+  );
   return 1;
 }

@@ -13,7 +13,10 @@ export const socialCommands: Record<string, Command> = {
     creates: true,
     async run(ctx) {
       const [content] = need(ctx, ["content"], "post <content>");
-      const m = await ctx.flock.post({ content: content!, visibility: (ctx.flags.visibility ?? "public") as Visibility }, ctx.keyed);
+      const m = await ctx.flock.post(
+        { content: content!, visibility: (ctx.flags.visibility ?? "public") as Visibility },
+        ctx.keyed,
+      );
       ctx.print(m, () => `posted ${m.id} (${m.visibility})`);
     },
   },
@@ -24,7 +27,10 @@ export const socialCommands: Record<string, Command> = {
       const page = await ctx.flock.feed({ limit: limitOf(ctx), before: ctx.flags.before });
       ctx.print(page, () =>
         [
-          ...page.moments.map((m) => `${m.id}  ${m.author.display_name}: ${m.content}  [${m.like_count} likes, ${m.comment_count} comments]`),
+          ...page.moments.map(
+            (m) =>
+              `${m.id}  ${m.author.display_name}: ${m.content}  [${m.like_count} likes, ${m.comment_count} comments]`,
+          ),
           page.has_more ? `more: --before ${page.moments.at(-1)?.id}` : "(end)",
         ].join("\n"),
       );
@@ -77,14 +83,24 @@ export const socialCommands: Record<string, Command> = {
     usage: "friend list",
     async run(ctx) {
       const list = await ctx.flock.friends();
-      ctx.print(list, () => none(list.map((f) => `${f.id}  ${f.display_name}`), "(no friends yet)"));
+      ctx.print(list, () =>
+        none(
+          list.map((f) => `${f.id}  ${f.display_name}`),
+          "(no friends yet)",
+        ),
+      );
     },
   },
   "friend requests": {
     usage: "friend requests                               incoming and outgoing requests",
     async run(ctx) {
       const r = await ctx.flock.friendRequests();
-      ctx.print(r, () => none([...r.incoming.map((x) => `in   ${x.id}  from ${x.from}`), ...r.outgoing.map((x) => `out  ${x.id}  to ${x.to}`)]));
+      ctx.print(r, () =>
+        none([
+          ...r.incoming.map((x) => `in   ${x.id}  from ${x.from}`),
+          ...r.outgoing.map((x) => `out  ${x.id}  to ${x.to}`),
+        ]),
+      );
     },
   },
   "friend accept": {
@@ -116,7 +132,9 @@ export const socialCommands: Record<string, Command> = {
     flags: ["q", "limit", "before"],
     async run(ctx) {
       const page = await ctx.flock.marketplace({ q: ctx.flags.q, limit: limitOf(ctx), before: ctx.flags.before });
-      ctx.print(page, () => none(page.agents.map((a) => `${a.id}  ${a.display_name}  ${price(a.price)} per message (${a.network})`)));
+      ctx.print(page, () =>
+        none(page.agents.map((a) => `${a.id}  ${a.display_name}  ${price(a.price)} per message (${a.network})`)),
+      );
     },
   },
 };

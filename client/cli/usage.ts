@@ -4,14 +4,23 @@ import type { Command } from "./context.ts";
 const pad = (line: string) => {
   const [synopsis, ...rest] = line.split(/\s{2,}/);
   const about = rest.join(" ");
-  return about ? `  ${synopsis!.padEnd(46)}${synopsis!.length >= 46 ? `\n  ${" ".repeat(46)}` : ""}${about}` : `  ${synopsis}`;
+  return about
+    ? `  ${synopsis!.padEnd(46)}${synopsis!.length >= 46 ? `\n  ${" ".repeat(46)}` : ""}${about}`
+    : `  ${synopsis}`;
 };
 
 export function usageText(sections: [string, Record<string, Command>][]): string {
   return `usage: flockctl [--url URL] [--token TOKEN] [--json] [--verbose] <command> [args]
        flockctl --help | --version
 
-${sections.map(([title, cmds]) => `${title}:\n${Object.values(cmds).map((c) => pad(c.usage)).join("\n")}`).join("\n\n")}
+${sections
+  .map(
+    ([title, cmds]) =>
+      `${title}:\n${Object.values(cmds)
+        .map((c) => pad(c.usage))
+        .join("\n")}`,
+  )
+  .join("\n\n")}
 
   mcp [--help]                                  serve the Flock tools to an agent runtime over MCP (stdio)
 

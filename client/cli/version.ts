@@ -5,7 +5,10 @@ import { readFileSync } from "node:fs";
 export function version(): string {
   for (const rel of ["../package.json", "../../package.json"]) {
     try {
-      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), "utf8")) as { name?: string; version?: string };
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), "utf8")) as {
+        name?: string;
+        version?: string;
+      };
       if (pkg.name === "@flock/client" && pkg.version) return pkg.version;
     } catch {
       // not this one

@@ -20,7 +20,10 @@ export interface CapsView {
   spent(): bigint;
 }
 
-export function capsFromEnv(env: NodeJS.ProcessEnv, flags: { key?: string; perMessage?: string; total?: string } = {}): PaymentCaps {
+export function capsFromEnv(
+  env: NodeJS.ProcessEnv,
+  flags: { key?: string; perMessage?: string; total?: string } = {},
+): PaymentCaps {
   const dollars = (name: string, v: string | undefined) => {
     if (v === undefined || v === "") return 0;
     const n = Number(v);
@@ -28,7 +31,8 @@ export function capsFromEnv(env: NodeJS.ProcessEnv, flags: { key?: string; perMe
     return n;
   };
   const privateKey = flags.key ?? env["FLOCK_MCP_PRIVATE_KEY"] ?? undefined;
-  if (privateKey !== undefined && !/^0x[0-9a-fA-F]{64}$/.test(privateKey)) throw new Error("FLOCK_MCP_PRIVATE_KEY must be 0x followed by 64 hex digits");
+  if (privateKey !== undefined && !/^0x[0-9a-fA-F]{64}$/.test(privateKey))
+    throw new Error("FLOCK_MCP_PRIVATE_KEY must be 0x followed by 64 hex digits");
   return {
     privateKey: privateKey || undefined,
     maxPerMessage: dollars("FLOCK_MCP_MAX_PER_MESSAGE", flags.perMessage ?? env["FLOCK_MCP_MAX_PER_MESSAGE"]),
@@ -41,16 +45,24 @@ export const canPay = (c: PaymentCaps | undefined): c is PaymentCaps & { private
   c?.privateKey !== undefined && c.maxPerMessage > 0 && c.maxTotal > 0;
 
 /** The Payer for these caps (loads viem and the x402 packages), or undefined when paying is off. */
-export async function payerFor(caps: PaymentCaps | undefined): Promise<(PaymentHandler & { readonly spent: bigint }) | undefined> {
+export async function payerFor(
+  caps: PaymentCaps | undefined,
+): Promise<(PaymentHandler & { readonly spent: bigint }) | undefined> {
   if (!canPay(caps)) return undefined;
   const [{ privateKeyToAccount }, { Payer }] = await Promise.all([import("viem/accounts"), import("../payments.ts")]);
-  return new Payer({ account: privateKeyToAccount(caps.privateKey as `0x${string}`), maxPerMessage: caps.maxPerMessage, maxPerSession: caps.maxTotal });
+  return new Payer({
+    account: privateKeyToAccount(caps.privateKey as `0x${string}`),
+    maxPerMessage: caps.maxPerMessage,
+    maxPerSession: caps.maxTotal,
+  });
 }
 
 export function describeCaps(view: CapsView): string {
   const c = view.caps;
-  if (!c?.privateKey) return "This server has no paying wallet (the operator sets FLOCK_MCP_PRIVATE_KEY and the caps), so it cannot pay: nothing was signed.";
-  if (!canPay(c)) return "The operator's caps allow no payment (FLOCK_MCP_MAX_PER_MESSAGE and FLOCK_MCP_MAX_TOTAL must be above 0): nothing was signed.";
+  if (!c?.privateKey)
+    return "This server has no paying wallet (the operator sets FLOCK_MCP_PRIVATE_KEY and the caps), so it cannot pay: nothing was signed.";
+  if (!canPay(c))
+    return "The operator's caps allow no payment (FLOCK_MCP_MAX_PER_MESSAGE and FLOCK_MCP_MAX_TOTAL must be above 0): nothing was signed.";
   const left = Math.max(0, c.maxTotal - Number(view.spent()) / 1_000_000);
   return `Operator caps: at most $${c.maxPerMessage} per message and $${c.maxTotal} in total ($${left.toFixed(6).replace(/0+$/, "").replace(/\.$/, "")} left). Use pay_and_send to pay within them; a price above them is refused and nothing is signed.`;
 }

@@ -53,7 +53,11 @@ export async function run(ctx: ToolContext, work: () => Promise<unknown>): Promi
  * Run the work of a tool that creates something, with one Idempotency-Key for the call (`given`, or a fresh one): a
  * failure whose outcome is unknown tells the model the key to call again with.
  */
-export async function runCreating(ctx: ToolContext, given: string | undefined, work: (idempotencyKey: string) => Promise<unknown>): Promise<CallToolResult> {
+export async function runCreating(
+  ctx: ToolContext,
+  given: string | undefined,
+  work: (idempotencyKey: string) => Promise<unknown>,
+): Promise<CallToolResult> {
   const key = given ?? newIdempotencyKey();
   try {
     const out = await work(key);

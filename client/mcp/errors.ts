@@ -34,14 +34,21 @@ export function creatingToolError(err: unknown, caps: CapsView, idempotencyKey: 
 
 /** A tool error for anything a tool call raised. */
 export function toolError(err: unknown, caps: CapsView): CallToolResult {
-  if (err instanceof FlockNetworkError) return fail(`${err.message}. The Flock server did not answer: tell the operator if this persists`);
+  if (err instanceof FlockNetworkError)
+    return fail(`${err.message}. The Flock server did not answer: tell the operator if this persists`);
   if (err instanceof FlockError && err.status === 402) return fail(paymentText(err, caps));
   if (err instanceof FlockError && err.status === 429) {
     const wait = err.retryAfter ?? 1;
-    return fail(`rate limited: wait ${wait} seconds before calling this tool again (${err.message}). Do not retry sooner: repeated requests get the address banned.`);
+    return fail(
+      `rate limited: wait ${wait} seconds before calling this tool again (${err.message}). Do not retry sooner: repeated requests get the address banned.`,
+    );
   }
   if (err instanceof FlockError) {
-    const hint = CODE_HINTS[err.code] ?? (err.status === 409 && err.retryAfter !== undefined ? STILL_RUNNING : undefined) ?? HINTS[err.status] ?? "";
+    const hint =
+      CODE_HINTS[err.code] ??
+      (err.status === 409 && err.retryAfter !== undefined ? STILL_RUNNING : undefined) ??
+      HINTS[err.status] ??
+      "";
     return fail(`${err.status} ${err.code}: ${err.message}${hint ? `. ${hint}` : ""}`);
   }
   if (err instanceof Error && err.name === "AbortError") return fail("cancelled");
@@ -50,7 +57,8 @@ export function toolError(err: unknown, caps: CapsView): CallToolResult {
 
 /** Hints by error code, before those by status. */
 const CODE_HINTS: Record<string, string> = {
-  idempotency_key_reused: "This idempotency_key was already used for a different action: use a new key for a new action (or leave it out)",
+  idempotency_key_reused:
+    "This idempotency_key was already used for a different action: use a new key for a new action (or leave it out)",
 };
 /** A 409 with Retry-After: the first call with this idempotency_key is still being handled. */
 const STILL_RUNNING =
@@ -66,10 +74,15 @@ const HINTS: Record<number, string> = {
 };
 
 function paymentText(err: FlockError, caps: CapsView): string {
-  const req = err instanceof PaymentRequiredError ? (err.requirements as PaymentRequired | null) : paymentRequiredOf(new Headers(), err.body);
+  const req =
+    err instanceof PaymentRequiredError
+      ? (err.requirements as PaymentRequired | null)
+      : paymentRequiredOf(new Headers(), err.body);
   const options = (req?.accepts ?? []).map((a) => {
     const units = /^\d+$/.test(a.amount) ? Number(a.amount) : NaN;
-    const usd = Number.isFinite(units) ? `$${(units / UNITS_PER_DOLLAR).toFixed(6).replace(/0+$/, "").replace(/\.$/, "")}` : a.amount;
+    const usd = Number.isFinite(units)
+      ? `$${(units / UNITS_PER_DOLLAR).toFixed(6).replace(/0+$/, "").replace(/\.$/, "")}`
+      : a.amount;
     const name = typeof a.extra?.["name"] === "string" ? ` ${a.extra["name"]}` : "";
     return `pay ${usd} (${a.amount} atomic units of asset ${a.asset}${name}, network ${a.network}) to ${a.payTo}`;
   });

@@ -19,7 +19,10 @@ export class Inbox {
    * Acknowledge what the previous wait returned (unless `ackPrevious` is false), then long poll up to
    * `timeoutSeconds` for messages: unacknowledged ones come first, again.
    */
-  async wait(opts: { timeoutSeconds: number; limit?: number; ackPrevious: boolean }, signal?: AbortSignal): Promise<{ acked: string[]; messages: Message[] }> {
+  async wait(
+    opts: { timeoutSeconds: number; limit?: number; ackPrevious: boolean },
+    signal?: AbortSignal,
+  ): Promise<{ acked: string[]; messages: Message[] }> {
     const acked = opts.ackPrevious ? await this.ack(this.unacked, signal) : [];
     const messages = await this.flock().pending({ timeout: opts.timeoutSeconds, limit: opts.limit }, { signal });
     for (const m of messages) this.handedOut.add(m.id);

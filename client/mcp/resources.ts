@@ -10,7 +10,9 @@ export const FEED_URI = "flock://feed";
 export const THREADS_URI = "flock://threads";
 export const threadMessagesUri = (threadId: string) => `flock://threads/${encodeURIComponent(threadId)}/messages`;
 
-const asJson = (uri: URL, data: unknown) => ({ contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(data) }] });
+const asJson = (uri: URL, data: unknown) => ({
+  contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(data) }],
+});
 
 export class Subscriptions {
   private readonly uris = new Set<string>();
@@ -52,19 +54,33 @@ export function registerResources(server: McpServer, flock: () => Flock): Subscr
   server.registerResource(
     "feed",
     FEED_URI,
-    { title: "Feed", description: "The newest moments on your feed: your own, your friends', and public ones (JSON: moments, has_more).", mimeType: "application/json" },
+    {
+      title: "Feed",
+      description:
+        "The newest moments on your feed: your own, your friends', and public ones (JSON: moments, has_more).",
+      mimeType: "application/json",
+    },
     async (uri) => asJson(uri, await flock().feed({ limit: 20 })),
   );
   server.registerResource(
     "threads",
     THREADS_URI,
-    { title: "Threads", description: "Your conversations, most recently active first, each with its last message (JSON). Updated when a message arrives.", mimeType: "application/json" },
+    {
+      title: "Threads",
+      description:
+        "Your conversations, most recently active first, each with its last message (JSON). Updated when a message arrives.",
+      mimeType: "application/json",
+    },
     async (uri) => asJson(uri, await flock().threads({ limit: 50 })),
   );
   server.registerResource(
     "thread-messages",
     new ResourceTemplate("flock://threads/{thread_id}/messages", { list: undefined }),
-    { title: "Thread messages", description: "The newest messages of one thread, newest first (JSON). Updated when a message arrives in it.", mimeType: "application/json" },
+    {
+      title: "Thread messages",
+      description: "The newest messages of one thread, newest first (JSON). Updated when a message arrives in it.",
+      mimeType: "application/json",
+    },
     async (uri, vars) => {
       const id = decodeURIComponent(String(vars["thread_id"]));
       return asJson(uri, await flock().threadMessages(id, { limit: 50 }));

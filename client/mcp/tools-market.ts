@@ -10,10 +10,19 @@ export function registerMarketTools(server: McpServer, ctx: ToolContext): void {
     "marketplace",
     {
       title: "Browse paid agents",
-      description: "The directory of paid agents: each with id, display name, description and price per message in US dollars. Message one with pay_and_send.",
-      inputSchema: { q: z.string().max(200).optional().describe("words to search for in names and descriptions"), limit: z.number().int().min(1).max(100).optional(), before: z.string().max(ID_MAX).optional() },
+      description:
+        "The directory of paid agents: each with id, display name, description and price per message in US dollars. Message one with pay_and_send.",
+      inputSchema: {
+        q: z.string().max(200).optional().describe("words to search for in names and descriptions"),
+        limit: z.number().int().min(1).max(100).optional(),
+        before: z.string().max(ID_MAX).optional(),
+      },
     },
-    ({ q, limit, before }) => run(ctx, async () => ({ ...(await ctx.flock().marketplace({ q, limit, before })), payments: describeCaps(ctx.caps) })),
+    ({ q, limit, before }) =>
+      run(ctx, async () => ({
+        ...(await ctx.flock().marketplace({ q, limit, before })),
+        payments: describeCaps(ctx.caps),
+      })),
   );
   server.registerTool(
     "pay_and_send",

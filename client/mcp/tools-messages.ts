@@ -15,13 +15,23 @@ export function registerMessageTools(server: McpServer, ctx: ToolContext): void 
       inputSchema: {
         to: z.string().min(1).max(ID_MAX).describe("the recipient's id (agent: digits; human: P + digits)"),
         body,
-        attachments: z.array(z.string().max(ID_MAX)).max(10).optional().describe("ids of files you uploaded, shared with the recipient"),
-        reply_to: z.string().max(ID_MAX).optional().describe("the id of the message of this conversation you answer (msg_...)"),
+        attachments: z
+          .array(z.string().max(ID_MAX))
+          .max(10)
+          .optional()
+          .describe("ids of files you uploaded, shared with the recipient"),
+        reply_to: z
+          .string()
+          .max(ID_MAX)
+          .optional()
+          .describe("the id of the message of this conversation you answer (msg_...)"),
         idempotency_key: idempotencyKeyArg,
       },
     },
     ({ to, body, attachments, reply_to, idempotency_key }) =>
-      runCreating(ctx, idempotency_key, (idempotencyKey) => ctx.flock().send(to, body, { attachments, reply_to }, { idempotencyKey })),
+      runCreating(ctx, idempotency_key, (idempotencyKey) =>
+        ctx.flock().send(to, body, { attachments, reply_to }, { idempotencyKey }),
+      ),
   );
   server.registerTool(
     "send_group_message",
@@ -36,13 +46,16 @@ export function registerMessageTools(server: McpServer, ctx: ToolContext): void 
       },
     },
     ({ group_id, body, reply_to, idempotency_key }) =>
-      runCreating(ctx, idempotency_key, (idempotencyKey) => ctx.flock().sendGroup(group_id, body, { reply_to }, { idempotencyKey })),
+      runCreating(ctx, idempotency_key, (idempotencyKey) =>
+        ctx.flock().sendGroup(group_id, body, { reply_to }, { idempotencyKey }),
+      ),
   );
   server.registerTool(
     "edit_message",
     {
       title: "Edit a message you sent",
-      description: "Change the body of a direct or group message you sent, within 48 hours of sending it. The members see it as edited.",
+      description:
+        "Change the body of a direct or group message you sent, within 48 hours of sending it. The members see it as edited.",
       inputSchema: { message_id: z.string().min(1).max(ID_MAX).describe("the message's id (msg_...)"), body },
     },
     ({ message_id, body }) => run(ctx, () => ctx.flock().editMessage(message_id, body)),
@@ -67,14 +80,19 @@ export function registerMessageTools(server: McpServer, ctx: ToolContext): void 
         remove: z.boolean().optional().describe("take your reaction back instead"),
       },
     },
-    ({ message_id, emoji, remove }) => run(ctx, () => (remove ? ctx.flock().unreact(message_id, emoji) : ctx.flock().react(message_id, emoji))),
+    ({ message_id, emoji, remove }) =>
+      run(ctx, () => (remove ? ctx.flock().unreact(message_id, emoji) : ctx.flock().react(message_id, emoji))),
   );
   server.registerTool(
     "search_people",
     {
       title: "Find agents and people",
-      description: "Find agents by name or id, and the people you may see (friends, and those you share a conversation with).",
-      inputSchema: { q: z.string().min(1).max(64).describe("text the name contains, or an id"), limit: z.number().int().min(1).max(50).optional() },
+      description:
+        "Find agents by name or id, and the people you may see (friends, and those you share a conversation with).",
+      inputSchema: {
+        q: z.string().min(1).max(64).describe("text the name contains, or an id"),
+        limit: z.number().int().min(1).max(50).optional(),
+      },
     },
     ({ q, limit }) => run(ctx, () => ctx.flock().searchPeople(q, { limit })),
   );
@@ -82,8 +100,13 @@ export function registerMessageTools(server: McpServer, ctx: ToolContext): void 
     "search_messages",
     {
       title: "Search your messages",
-      description: "Full-text search over the messages of your own conversations, newest first. Words must all appear; \"a phrase\", or, -word work as in a web search. Page with before = the oldest id you got when has_more is true.",
-      inputSchema: { q: z.string().min(1).max(200), limit: z.number().int().min(1).max(50).optional(), before: z.string().max(ID_MAX).optional() },
+      description:
+        'Full-text search over the messages of your own conversations, newest first. Words must all appear; "a phrase", or, -word work as in a web search. Page with before = the oldest id you got when has_more is true.',
+      inputSchema: {
+        q: z.string().min(1).max(200),
+        limit: z.number().int().min(1).max(50).optional(),
+        before: z.string().max(ID_MAX).optional(),
+      },
     },
     ({ q, limit, before }) => run(ctx, () => ctx.flock().searchMessages(q, { limit, before })),
   );
@@ -101,8 +124,13 @@ export function registerMessageTools(server: McpServer, ctx: ToolContext): void 
     "read_thread",
     {
       title: "Read a thread's history",
-      description: "The messages of one thread, newest first. Page with before = the oldest message id you got when has_more is true.",
-      inputSchema: { thread_id: z.string().min(1).max(ID_MAX).describe("the thread's id (thread_...)"), limit: z.number().int().min(1).max(100).optional(), before: z.string().max(ID_MAX).optional() },
+      description:
+        "The messages of one thread, newest first. Page with before = the oldest message id you got when has_more is true.",
+      inputSchema: {
+        thread_id: z.string().min(1).max(ID_MAX).describe("the thread's id (thread_...)"),
+        limit: z.number().int().min(1).max(100).optional(),
+        before: z.string().max(ID_MAX).optional(),
+      },
     },
     ({ thread_id, limit, before }) => run(ctx, () => ctx.flock().threadMessages(thread_id, { limit, before })),
   );
@@ -126,14 +154,23 @@ export function registerMessageTools(server: McpServer, ctx: ToolContext): void 
       description:
         "Receive messages sent to you: answers at once with any you have not acknowledged, otherwise waits up to timeout_seconds for new ones (an empty list means none came). Calling it again acknowledges the messages it returned last time, so handle them before calling again; a message not acknowledged comes back (delivery_count counts the times). Pass ack_previous=false to get the previous ones again, or acknowledge some explicitly with ack_messages.",
       inputSchema: {
-        timeout_seconds: z.number().int().min(1).max(30).default(20).describe("how long to wait when nothing is waiting (1-30, default 20)"),
+        timeout_seconds: z
+          .number()
+          .int()
+          .min(1)
+          .max(30)
+          .default(20)
+          .describe("how long to wait when nothing is waiting (1-30, default 20)"),
         limit: z.number().int().min(1).max(100).optional().describe("most messages to return"),
         ack_previous: z.boolean().default(true).describe("acknowledge what the previous call returned (default true)"),
       },
     },
     ({ timeout_seconds, limit, ack_previous }, extra) =>
       run(ctx, async () => {
-        const r = await ctx.inbox.wait({ timeoutSeconds: timeout_seconds, limit, ackPrevious: ack_previous }, extra.signal);
+        const r = await ctx.inbox.wait(
+          { timeoutSeconds: timeout_seconds, limit, ackPrevious: ack_previous },
+          extra.signal,
+        );
         for (const thread of new Set(r.messages.map((m) => m.thread_id))) await ctx.subs.messageArrived(thread);
         return { messages: r.messages, acknowledged_previous: r.acked, unacknowledged: ctx.inbox.unacked };
       }),
@@ -142,9 +179,17 @@ export function registerMessageTools(server: McpServer, ctx: ToolContext): void 
     "ack_messages",
     {
       title: "Acknowledge messages",
-      description: "Acknowledge messages for good (they are never delivered again). wait_for_messages does this for you on its next call; use this to acknowledge earlier.",
-      inputSchema: { message_ids: z.array(z.string().min(1).max(ID_MAX)).min(1).max(100).describe("ids of messages you received (msg_...)") },
+      description:
+        "Acknowledge messages for good (they are never delivered again). wait_for_messages does this for you on its next call; use this to acknowledge earlier.",
+      inputSchema: {
+        message_ids: z
+          .array(z.string().min(1).max(ID_MAX))
+          .min(1)
+          .max(100)
+          .describe("ids of messages you received (msg_...)"),
+      },
     },
-    ({ message_ids }, extra) => run(ctx, async () => ({ acknowledged: await ctx.inbox.ack(message_ids, extra.signal) })),
+    ({ message_ids }, extra) =>
+      run(ctx, async () => ({ acknowledged: await ctx.inbox.ack(message_ids, extra.signal) })),
   );
 }

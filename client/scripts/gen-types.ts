@@ -100,7 +100,9 @@ const REQUESTS: Named = {
 function emit(named: Named, io: "input" | "output"): string[] {
   const registry = z.registry<{ id: string }>();
   for (const [id, schema] of Object.entries(named)) registry.add(schema, { id });
-  const { schemas } = z.toJSONSchema(registry, { io, uri: (id) => id, unrepresentable: "throw" }) as { schemas: Record<string, JsonSchema> };
+  const { schemas } = z.toJSONSchema(registry, { io, uri: (id) => id, unrepresentable: "throw" }) as {
+    schemas: Record<string, JsonSchema>;
+  };
   return Object.keys(named).map((id) => declaration(id, schemas[id]!));
 }
 

@@ -20,7 +20,13 @@ export interface JsonSchema {
 }
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-const PRIMITIVE: Record<string, string> = { string: "string", number: "number", integer: "number", boolean: "boolean", null: "null" };
+const PRIMITIVE: Record<string, string> = {
+  string: "string",
+  number: "number",
+  integer: "number",
+  boolean: "boolean",
+  null: "null",
+};
 
 /** The type a `$ref` names: the last path segment (zod's `uri` option gives each named schema its bare id). */
 function refName(ref: string): string {
@@ -52,7 +58,9 @@ function objectType(s: JsonSchema, indent: string): string {
   const lines: string[] = [];
   for (const [key, prop] of Object.entries(s.properties ?? {})) {
     const name = IDENT.test(key) ? key : JSON.stringify(key);
-    lines.push(`${comment(prop.description, inner)}${inner}${name}${required.has(key) ? "" : "?"}: ${toType(prop, inner)};`);
+    lines.push(
+      `${comment(prop.description, inner)}${inner}${name}${required.has(key) ? "" : "?"}: ${toType(prop, inner)};`,
+    );
   }
   const extra = s.additionalProperties;
   if (extra !== undefined && extra !== false) {

@@ -59,7 +59,10 @@ export interface LocalCluster {
    * same port with the same settings (from the tree `root` when given: an upgrade), resolving once its /readyz answers 200. Its entries in `nodes` and `pids` name
    * the new process. Rejects if the node does not exit within `graceMs` (then it is killed) or is not ready in time.
    */
-  restart(name: string, o?: { graceMs?: number; readyMs?: number; root?: string }): Promise<{ stoppedMs: number; readyMs: number }>;
+  restart(
+    name: string,
+    o?: { graceMs?: number; readyMs?: number; root?: string },
+  ): Promise<{ stoppedMs: number; readyMs: number }>;
   stop(): Promise<void>;
 }
 
@@ -141,7 +144,8 @@ export async function startLocalCluster(opts: ClusterOptions = {}): Promise<Loca
     if (!existsSync(join(ROOT, f))) throw new Error(`${f} is missing: run \`npm run build\` first`);
   }
   for (const bin of ["redis-server"]) {
-    if (spawnSync("sh", ["-c", `command -v ${bin}`]).status !== 0) throw new Error(`${bin} is not installed: apt-get install redis-server`);
+    if (spawnSync("sh", ["-c", `command -v ${bin}`]).status !== 0)
+      throw new Error(`${bin} is not installed: apt-get install redis-server`);
   }
   const nginxBin = ensureNginx(say);
 
@@ -230,7 +234,8 @@ export async function startLocalCluster(opts: ClusterOptions = {}): Promise<Loca
       const t0 = performance.now();
       // the linger (FLOCK_SHUTDOWN_LINGER, 5 s) and the drain (FLOCK_SHUTDOWN_GRACE, 10 s) fit in the default bound
       await old.stop("SIGTERM", o.graceMs ?? 30_000);
-      if (old.ended !== "exit code 0") throw new Error(`${name} ended with ${old.ended} after SIGTERM:\n${tail(old.logFile)}`);
+      if (old.ended !== "exit code 0")
+        throw new Error(`${name} ended with ${old.ended} after SIGTERM:\n${tail(old.logFile)}`);
       const stoppedMs = performance.now() - t0;
       if (o.root !== undefined) roots[i] = o.root;
       const child = await startNode(i);
@@ -238,11 +243,19 @@ export async function startLocalCluster(opts: ClusterOptions = {}): Promise<Loca
       return { stoppedMs, readyMs: performance.now() - t0 };
     };
 
-    writeFileSync(join(dir, "nginx.conf"), renderNginxConf(readTemplate(), { prefix: dir, port, nodePorts: ports, connections: opts.connections }));
+    writeFileSync(
+      join(dir, "nginx.conf"),
+      renderNginxConf(readTemplate(), { prefix: dir, port, nodePorts: ports, connections: opts.connections }),
+    );
     const check = spawnSync(nginxBin, nginxArgs(dir, true), { encoding: "utf8" });
-    if (check.status !== 0) throw new Error(`nginx -t refused the configuration (${join(dir, "nginx.conf")}):\n${check.stderr}`);
+    if (check.status !== 0)
+      throw new Error(`nginx -t refused the configuration (${join(dir, "nginx.conf")}):\n${check.stderr}`);
     say(`starting nginx on ${url}`);
-    const nginx = await Child.start("nginx", nginxBin, nginxArgs(dir), { cwd: dir, env: { PATH: process.env["PATH"] ?? "" }, logFile: join(dir, "nginx.log") });
+    const nginx = await Child.start("nginx", nginxBin, nginxArgs(dir), {
+      cwd: dir,
+      env: { PATH: process.env["PATH"] ?? "" },
+      logFile: join(dir, "nginx.log"),
+    });
     children.push(nginx);
     await waitFor("nginx", () => healthy(url), nginx, 15_000);
 

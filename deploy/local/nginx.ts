@@ -45,7 +45,9 @@ export function ensureNginx(say: (line: string) => void): string {
   const root = process.getuid?.() === 0;
   const sudo = !root && spawnSync("sudo", ["-n", "true"]).status === 0;
   if (!root && !sudo) {
-    throw new NginxUnavailable("nginx is not installed, and installing it needs root: run `sudo apt-get install nginx`");
+    throw new NginxUnavailable(
+      "nginx is not installed, and installing it needs root: run `sudo apt-get install nginx`",
+    );
   }
   say("nginx is not installed: installing Debian's package (apt-get install nginx; its system service is not started)");
   const [cmd, args] = root ? ["sh", ["-c", INSTALL]] : ["sudo", ["-n", "sh", "-c", INSTALL]];
@@ -53,7 +55,9 @@ export function ensureNginx(say: (line: string) => void): string {
   const path = findNginx();
   if (r.status !== 0 || !path) {
     const tail = `${r.stdout ?? ""}${r.stderr ?? ""}`.trim().split("\n").slice(-8).join("\n");
-    throw new NginxUnavailable(`nginx is not installed and apt-get could not install it (${r.error?.message ?? `exit ${r.status}`}):\n${tail}`);
+    throw new NginxUnavailable(
+      `nginx is not installed and apt-get could not install it (${r.error?.message ?? `exit ${r.status}`}):\n${tail}`,
+    );
   }
   return path;
 }
@@ -82,7 +86,11 @@ function swap(text: string, from: RegExp, to: string): string {
 export function renderNginxConf(template: string, o: LocalNginx): string {
   let c = template;
   // a private instance runs as whoever starts it (as root, its workers run as nobody)
-  c = swap(c, /^user www-data;$/m, "# user: the private instance's workers run as the starting user (nobody under root)");
+  c = swap(
+    c,
+    /^user www-data;$/m,
+    "# user: the private instance's workers run as the starting user (nobody under root)",
+  );
   c = swap(c, /^worker_processes auto;$/m, "worker_processes 1;");
   const connections = o.connections ?? 2048;
   c = swap(c, /^worker_rlimit_nofile \d+;$/m, `worker_rlimit_nofile ${connections * 2};`);
@@ -94,7 +102,11 @@ export function renderNginxConf(template: string, o: LocalNginx): string {
   // the upstream's run of `server 10.0.0.x:8080 ...;` lines becomes one line per local node
   const servers = /^( *)server 10\.0\.0\.\d+:8080 [^\n]*(?:\n *server 10\.0\.0\.\d+:8080 [^\n]*)*$/m;
   const indent = servers.exec(c)?.[1] ?? "";
-  c = swap(c, servers, o.nodePorts.map((p) => `${indent}server 127.0.0.1:${p} max_fails=1 fail_timeout=5s;`).join("\n"));
+  c = swap(
+    c,
+    servers,
+    o.nodePorts.map((p) => `${indent}server 127.0.0.1:${p} max_fails=1 fail_timeout=5s;`).join("\n"),
+  );
   c = swap(c, /^(\s*)listen 80;$/m, `$1listen 127.0.0.1:${o.port};`);
   return c;
 }

@@ -22,7 +22,12 @@ export class Child {
   }
 
   /** Starts `cmd args` with exactly `env`, output to `logFile`. Rejects when the program cannot be started at all. */
-  static async start(name: string, cmd: string, args: string[], opts: { env: NodeJS.ProcessEnv; cwd: string; logFile: string }): Promise<Child> {
+  static async start(
+    name: string,
+    cmd: string,
+    args: string[],
+    opts: { env: NodeJS.ProcessEnv; cwd: string; logFile: string },
+  ): Promise<Child> {
     const log = createWriteStream(opts.logFile, { flags: "a" });
     const proc = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ["ignore", "pipe", "pipe"], detached: true });
     proc.stdout!.pipe(log);

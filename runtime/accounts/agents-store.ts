@@ -5,7 +5,13 @@ import type { Sql } from "../db/client.ts";
 import { avatarPath } from "./avatar-path.ts";
 import { avatarColumns, type AvatarChange } from "./avatars-store.ts";
 import type { AssetTable } from "../payments/assets.ts";
-import { hasSettings, marketplaceView, type PaidAgentRow, type SettingsChange, updateSettings } from "../payments/settings.ts";
+import {
+  hasSettings,
+  marketplaceView,
+  type PaidAgentRow,
+  type SettingsChange,
+  updateSettings,
+} from "../payments/settings.ts";
 import { hashToken } from "../tokens.ts";
 
 interface AgentRow {
@@ -29,7 +35,9 @@ export const toAgent = (r: AgentRow): Agent => ({
  * it to groups; null when there is no such agent.
  */
 export async function loadAgent(sql: Sql, assets: AssetTable, id: string, own = false): Promise<AgentProfile | null> {
-  const [row] = await sql<(AgentRow & Partial<PaidAgentRow> & { has_settings: boolean; accepts_group_adds_from: GroupAddPolicy })[]>`
+  const [row] = await sql<
+    (AgentRow & Partial<PaidAgentRow> & { has_settings: boolean; accepts_group_adds_from: GroupAddPolicy })[]
+  >`
     select p.id, p.display_name, p.avatar_key, p.description, p.created_at, p.accepts_group_adds_from,
            pa.principal is not null as has_settings, pa.x402_enabled, pa.price_micros, pa.pay_to, pa.network
     from principals p left join paid_agents pa on pa.principal = p.id
@@ -42,7 +50,13 @@ export async function loadAgent(sql: Sql, assets: AssetTable, id: string, own = 
 }
 
 /** A new agent and its first token, in one transaction. */
-export async function registerAgent(sql: Sql, id: string, displayName: string, description: string, token: string): Promise<AgentRow> {
+export async function registerAgent(
+  sql: Sql,
+  id: string,
+  displayName: string,
+  description: string,
+  token: string,
+): Promise<AgentRow> {
   return sql.begin(async (tx) => {
     const [r] = await tx<AgentRow[]>`
       insert into principals (id, kind, display_name, description)

@@ -12,4 +12,8 @@ export interface AuthorRow {
   avatar_key: string | null;
 }
 
-export const toAuthor = (r: AuthorRow): Author => ({ id: r.id, display_name: r.display_name, avatar_url: avatarPath(r.avatar_key) });
+export const toAuthor = (r: AuthorRow): Author => ({
+  id: r.id,
+  display_name: r.display_name,
+  avatar_url: avatarPath(r.avatar_key),
+});

@@ -22,13 +22,21 @@ export interface AvatarChange {
  * The change for `avatar` in a profile update: undefined when not asked, null to remove the picture, else one of the
  * owner's own images of at most 1 MiB, with a new key. Anything else is a 400 naming the field.
  */
-export async function avatarChange(sql: Db, owner: string, avatar: string | null | undefined): Promise<AvatarChange | undefined> {
+export async function avatarChange(
+  sql: Db,
+  owner: string,
+  avatar: string | null | undefined,
+): Promise<AvatarChange | undefined> {
   if (avatar === undefined) return undefined;
   if (avatar === null) return { file: null, key: null };
   const id = parseId("file", avatar);
-  const [file] = id === null ? [] : await sql<{ content_type: string; size: bigint }[]>`
+  const [file] =
+    id === null
+      ? []
+      : await sql<{ content_type: string; size: bigint }[]>`
     select content_type, size from files where id = ${id.toString()} and owner = ${owner}`;
-  if (!file) throw invalid("avatar: no such file of yours (upload it with POST /v1/files/upload first)", { field: "avatar" });
+  if (!file)
+    throw invalid("avatar: no such file of yours (upload it with POST /v1/files/upload first)", { field: "avatar" });
   if (!IMAGE_TYPES.includes(file.content_type) || Number(file.size) > AVATAR_MAX_BYTES) {
     throw invalid("avatar: must be a PNG, JPEG, GIF or WebP image of at most 1 MiB", { field: "avatar" });
   }

@@ -45,7 +45,6 @@ interface Removed {
   counts: CountsRow[];
 }
 
-
 export async function deleteAccount(
   svc: Services,
   p: Principal,
@@ -109,16 +108,17 @@ export async function deleteAccount(
 async function tidyCaches(svc: Services, log: Logger, id: string, removed: Removed): Promise<void> {
   const { feed } = svc.engines;
   const steps: [string, () => Promise<void>][] = [
-    ["public timeline", () => (removed.publicMoments.length > 0 ? feed.remove([PUBLIC_TIMELINE], removed.publicMoments) : Promise.resolve())],
+    [
+      "public timeline",
+      () =>
+        removed.publicMoments.length > 0 ? feed.remove([PUBLIC_TIMELINE], removed.publicMoments) : Promise.resolve(),
+    ],
     ["friends' timelines", () => feed.invalidate([id, ...removed.friends])],
     ["cursors made meanwhile", () => forgetMember(svc.sql, id)],
     ["counts", () => recordCounts(svc, log, removed.counts)],
     [
       "friendships (its friends' connections watch it)",
-      async () =>
-        void (await Promise.all(
-          removed.friends.map((f) => announceFriendship(svc, { a: id, b: f })),
-        )),
+      async () => void (await Promise.all(removed.friends.map((f) => announceFriendship(svc, { a: id, b: f })))),
     ],
   ];
   for (const [what, step] of steps) {

@@ -51,7 +51,12 @@ async function open(opts: SqlOptions): Promise<Sql> {
     connection: {
       search_path: opts.schema,
       application_name: "flock",
-      ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs, idle_in_transaction_session_timeout: 2 * opts.statementTimeoutMs } : {}),
+      ...(opts.statementTimeoutMs
+        ? {
+            statement_timeout: opts.statementTimeoutMs,
+            idle_in_transaction_session_timeout: 2 * opts.statementTimeoutMs,
+          }
+        : {}),
     },
     onnotice: () => {},
     connect_timeout: CONNECT_TIMEOUT_S,

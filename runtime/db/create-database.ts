@@ -10,7 +10,13 @@ function parts(url: string): { name: string; admin: string; host: string; port: 
   const name = decodeURIComponent(u.pathname.replace(/^\//, "")) || decodeURIComponent(u.username) || "postgres";
   const admin = new URL(url);
   admin.pathname = "/postgres";
-  return { name, admin: admin.toString(), host: u.hostname || "localhost", port: u.port || "5432", user: decodeURIComponent(u.username) || "postgres" };
+  return {
+    name,
+    admin: admin.toString(),
+    host: u.hostname || "localhost",
+    port: u.port || "5432",
+    user: decodeURIComponent(u.username) || "postgres",
+  };
 }
 
 const quoteIdent = (s: string) => `"${s.replace(/"/g, '""')}"`;

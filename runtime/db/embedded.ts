@@ -84,10 +84,14 @@ function initDataDir(dir: string): Promise<void> {
   ].join("\n");
   const url = import.meta.resolve("@electric-sql/pglite");
   // the child needs no loader of the parent's (--import tsx, --inspect ...): its code is plain JavaScript
-  const child = spawn(process.execPath, ["--input-type=module", "-e", code, url, dir, JSON.stringify(startParams([]))], {
-    stdio: ["ignore", "ignore", "pipe"],
-    env: { ...process.env, NODE_OPTIONS: "" },
-  });
+  const child = spawn(
+    process.execPath,
+    ["--input-type=module", "-e", code, url, dir, JSON.stringify(startParams([]))],
+    {
+      stdio: ["ignore", "ignore", "pipe"],
+      env: { ...process.env, NODE_OPTIONS: "" },
+    },
+  );
   let stderr = "";
   child.stderr.setEncoding("utf8").on("data", (d: string) => {
     stderr = (stderr + d).slice(-4000);
@@ -96,7 +100,12 @@ function initDataDir(dir: string): Promise<void> {
     child.once("error", fail);
     child.once("exit", (code, signal) => {
       if (code === 0) done();
-      else fail(new Error(`embedded Postgres: creating the data directory ${dir} failed (${signal ?? `exit ${code}`}): ${stderr.trim() || "no output"}`));
+      else
+        fail(
+          new Error(
+            `embedded Postgres: creating the data directory ${dir} failed (${signal ?? `exit ${code}`}): ${stderr.trim() || "no output"}`,
+          ),
+        );
     });
   });
 }

@@ -1,6 +1,7 @@
 // What a Postgres error means to the code that ran the statement, by its SQLSTATE, and the one retry we do.
 
-const codeOf = (err: unknown): unknown => (typeof err === "object" && err !== null ? (err as { code?: unknown }).code : undefined);
+const codeOf = (err: unknown): unknown =>
+  typeof err === "object" && err !== null ? (err as { code?: unknown }).code : undefined;
 
 /** A foreign key was broken: a row the statement referenced was deleted meanwhile. */
 export const isFkViolation = (err: unknown): boolean => codeOf(err) === "23503";

@@ -32,7 +32,8 @@ const LOCK_PAUSE_MS = 250;
  * Postgres gave up a lock for this statement: its lock_timeout passed (55P03), the declared locks were not all taken
  * in their phase's bound (57014: the only statement a migration bounds), or it was a deadlock's victim (40P01).
  */
-const lostLock = (err: unknown) => ["55P03", "57014", "40P01"].includes(String((err as { code?: unknown } | null)?.code));
+const lostLock = (err: unknown) =>
+  ["55P03", "57014", "40P01"].includes(String((err as { code?: unknown } | null)?.code));
 
 export interface MigrateOptions {
   /** lock_timeout of its statements (LOCK_TIMEOUT_MS unless told: tests pass a shorter one). */
@@ -50,7 +51,12 @@ export interface MigrateOptions {
  * send, rolls back whole and runs again after a pause in which that traffic goes on: it never leaves a node unable
  * to start, and never holds the fleet's writes behind a lock it cannot get.
  */
-export async function migrate(sql: Sql, schema: string, migrations = readMigrations(), o: MigrateOptions = {}): Promise<string[]> {
+export async function migrate(
+  sql: Sql,
+  schema: string,
+  migrations = readMigrations(),
+  o: MigrateOptions = {},
+): Promise<string[]> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await migrateOnce(sql, schema, migrations, o.lockTimeoutMs ?? LOCK_TIMEOUT_MS);
@@ -62,7 +68,12 @@ export async function migrate(sql: Sql, schema: string, migrations = readMigrati
   }
 }
 
-async function migrateOnce(sql: Sql, schema: string, migrations: Migration[], lockTimeoutMs: number): Promise<string[]> {
+async function migrateOnce(
+  sql: Sql,
+  schema: string,
+  migrations: Migration[],
+  lockTimeoutMs: number,
+): Promise<string[]> {
   const applied: string[] = [];
   await sql.begin(async (tx) => {
     // a migration may take long; requests' statements may not. Another node's migration is waited for whole (its

@@ -12,7 +12,16 @@ import type { TransactionSql } from "postgres";
 export const LOCK_PHASE_MS = 500;
 
 /** Postgres's table lock modes, weakest first. */
-const MODES = ["ACCESS SHARE", "ROW SHARE", "ROW EXCLUSIVE", "SHARE UPDATE EXCLUSIVE", "SHARE", "SHARE ROW EXCLUSIVE", "EXCLUSIVE", "ACCESS EXCLUSIVE"] as const;
+const MODES = [
+  "ACCESS SHARE",
+  "ROW SHARE",
+  "ROW EXCLUSIVE",
+  "SHARE UPDATE EXCLUSIVE",
+  "SHARE",
+  "SHARE ROW EXCLUSIVE",
+  "EXCLUSIVE",
+  "ACCESS EXCLUSIVE",
+] as const;
 type Mode = (typeof MODES)[number];
 
 const LINE = /^-- Locks: (.+)$/m;
@@ -26,7 +35,8 @@ export function declaredLocks(name: string, sql: string): Map<string, Mode> {
   for (const part of line.split(",").map((p) => p.trim())) {
     const m = ENTRY.exec(part);
     const mode = m?.[2] as Mode | undefined;
-    if (!m || !mode || !MODES.includes(mode)) throw new Error(`${name}: cannot read the lock "${part}" (-- Locks: <table> <MODE>, ...)`);
+    if (!m || !mode || !MODES.includes(mode))
+      throw new Error(`${name}: cannot read the lock "${part}" (-- Locks: <table> <MODE>, ...)`);
     out.set(m[1]!, mode);
   }
   return out;
@@ -48,8 +58,14 @@ export function locksOf(migrations: { name: string; sql: string }[]): [string, M
 export async function takeLocks(tx: TransactionSql, locks: [string, Mode][]): Promise<void> {
   if (locks.length === 0) return;
   const names = locks.map(([t]) => t);
-  const present = new Set((await tx`select t from unnest(${names}::text[]) t where to_regclass(quote_ident(t)) is not null`).map((r) => r["t"] as string));
-  const statements = locks.filter(([t]) => present.has(t)).map(([table, mode]) => `lock table "${table}" in ${mode.toLowerCase()} mode;`);
+  const present = new Set(
+    (await tx`select t from unnest(${names}::text[]) t where to_regclass(quote_ident(t)) is not null`).map(
+      (r) => r["t"] as string,
+    ),
+  );
+  const statements = locks
+    .filter(([t]) => present.has(t))
+    .map(([table, mode]) => `lock table "${table}" in ${mode.toLowerCase()} mode;`);
   if (statements.length === 0) return;
   // one statement, so statement_timeout bounds the whole phase (lock_timeout would bound each wait alone)
   await tx.unsafe(`set local statement_timeout = ${LOCK_PHASE_MS}`);

@@ -13,11 +13,20 @@ const entry = require.resolve("postgres");
 const queuePath = join(dirname(entry), "queue.js");
 
 if (!require.cache[queuePath]) {
-  require.cache[queuePath] = { id: queuePath, filename: queuePath, loaded: true, exports: poolQueue, children: [], paths: [] } as unknown as NodeJS.Module;
+  require.cache[queuePath] = {
+    id: queuePath,
+    filename: queuePath,
+    loaded: true,
+    exports: poolQueue,
+    children: [],
+    paths: [],
+  } as unknown as NodeJS.Module;
 }
 const original = require("postgres") as typeof postgresType;
 if (require.cache[queuePath]?.exports !== poolQueue) {
-  throw new Error(`postgres.js was loaded before runtime/db/postgres-driver.ts; its pool queue (${queuePath}) is the original`);
+  throw new Error(
+    `postgres.js was loaded before runtime/db/postgres-driver.ts; its pool queue (${queuePath}) is the original`,
+  );
 }
 
 /** A pool's own queues, in the order postgres.js's Postgres() makes them (its src/index.js). */
@@ -61,7 +70,13 @@ export function poolLevels(sql: object): PoolLevels | undefined {
   return {
     waiting: p.queries.length,
     pipelined,
-    connections: { idle: p.open.length, busy: p.busy.length + p.full.length, reserved: p.reserved.length, connecting: p.connecting.length, closed: p.closed.length + p.ended.length },
+    connections: {
+      idle: p.open.length,
+      busy: p.busy.length + p.full.length,
+      reserved: p.reserved.length,
+      connecting: p.connecting.length,
+      closed: p.closed.length + p.ended.length,
+    },
   };
 }
 

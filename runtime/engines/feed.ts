@@ -90,7 +90,11 @@ export async function pageFromReads(
   if (reads.some((r) => !r.hit)) return { state: "miss", leases: reads.map((r) => (r.hit ? null : r.lease)) };
   const hits = reads as Extract<TimelineRead, { hit: true }>[];
   const floor = hits.reduce((f, r) => (r.floor > f ? r.floor : f), 0n);
-  const ids = mergeNewest(hits.map((r) => r.ids), count, floor);
+  const ids = mergeNewest(
+    hits.map((r) => r.ids),
+    count,
+    floor,
+  );
   if (ids.length < count && floor !== 0n) return { state: "deep" };
   return pageOf(ids, ids.length === 0 ? [] : await records(ids), show);
 }

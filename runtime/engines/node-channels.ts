@@ -75,14 +75,16 @@ const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 const streamMessage: NodeChannel<StreamMessage> & { head(m: StreamMessage, traceparent?: string): string } = {
   name: "stream.message",
   // (the traceparent may come apart from the message: a field set to undefined on a hot path's object costs ~0.8 us)
-  head: (m, traceparent = m.traceparent) => `${m.origin};v=${PROTOCOL}${traceparent ? `;tp=${traceparent}` : ""} ${m.key} ${m.seq} ${m.id} `,
+  head: (m, traceparent = m.traceparent) =>
+    `${m.origin};v=${PROTOCOL}${traceparent ? `;tp=${traceparent}` : ""} ${m.key} ${m.seq} ${m.id} `,
   encode: (m) => streamMessage.head(m) + m.payload,
   decode(text) {
     const parts = text.split(" ", 4);
     if (parts.length < 4) return undefined;
     const [sender, key, seq, id] = parts as [string, string, string, string];
     const payload = text.slice(parts.join(" ").length + 1);
-    if (sender === "" || key === "" || !/^\d+$/.test(seq) || !/^\d+$/.test(id) || !payload.startsWith("{")) return undefined;
+    if (sender === "" || key === "" || !/^\d+$/.test(seq) || !/^\d+$/.test(id) || !payload.startsWith("{"))
+      return undefined;
     const [origin, ...attrs] = sender.split(";");
     let v: number | undefined;
     let traceparent: string | undefined;
@@ -101,44 +103,71 @@ const author = z.object({ id, display_name: z.string(), avatar_url: z.string().m
 export const CHANNELS = {
   streamMessage,
   /** Members joined or left a group: their sockets on every node follow. */
-  groupMembers: json("group.members", z.object({ origin: z.string(), thread: digits, joined: z.array(id), left: z.array(id) })),
+  groupMembers: json(
+    "group.members",
+    z.object({ origin: z.string(), thread: digits, joined: z.array(id), left: z.array(id) }),
+  ),
   /** A principal's tokens or profile changed: every node drops what it cached. */
   authForget: principalId("auth.forget"),
   /** A paid agent's settings changed: every node drops its cached copy. */
   paymentsTerms: principalId("payments.terms"),
   /** An IP was banned until a time (ms). */
-  limitsBan: json("limits.ban", z.object({ ip: z.string().refine((ip) => isIP(ip) !== 0), until: z.number().int().positive().max(Number.MAX_SAFE_INTEGER) })),
+  limitsBan: json(
+    "limits.ban",
+    z.object({
+      ip: z.string().refine((ip) => isIP(ip) !== 0),
+      until: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+    }),
+  ),
   presence: json("presence", author.extend({ status: z.enum(["online", "offline"]) })),
-  typing: json("typing", z.object({
-    thread: z.string().min(1).max(80),
-    from: author,
-    state: z.enum(["start", "stop"]),
-    to: z.array(id),
-  })),
+  typing: json(
+    "typing",
+    z.object({
+      thread: z.string().min(1).max(80),
+      from: author,
+      state: z.enum(["start", "stop"]),
+      to: z.array(id),
+    }),
+  ),
   /**
    * A message was edited or deleted (after the commit): its stream (`key`) and its payload as it is now. Every node
    * swaps the payload in what it holds of the stream, and the connections of `to` (the thread's members) hear it.
    */
-  messageUpdate: json("message.update", z.object({
-    origin: z.string(),
-    key: z.string().min(1).max(80),
-    id: digits,
-    payload: z.string().startsWith("{"),
-    to: z.array(id),
-  })),
+  messageUpdate: json(
+    "message.update",
+    z.object({
+      origin: z.string(),
+      key: z.string().min(1).max(80),
+      id: digits,
+      payload: z.string().startsWith("{"),
+      to: z.array(id),
+    }),
+  ),
   /** A principal marked a thread read: to whom its connections on every node say so. */
-  read: json("read", z.object({
-    thread: z.string().min(1).max(80),
-    from: author,
-    through: z.string().min(1).max(80),
-    to: z.array(id),
-  })),
+  read: json(
+    "read",
+    z.object({
+      thread: z.string().min(1).max(80),
+      from: author,
+      through: z.string().min(1).max(80),
+      to: z.array(id),
+    }),
+  ),
   /** A friend request was made: the recipient's connections on every node hear it. */
-  friendRequest: json("friend.request", z.object({
-    to: id,
-    request: z.object({ id: z.string().max(80), from: id, to: id, status: z.literal("pending"), created_at: z.string().max(40) }),
-    from: author,
-  })),
+  friendRequest: json(
+    "friend.request",
+    z.object({
+      to: id,
+      request: z.object({
+        id: z.string().max(80),
+        from: id,
+        to: id,
+        status: z.literal("pending"),
+        created_at: z.string().max(40),
+      }),
+      from: author,
+    }),
+  ),
   /** The friendship of two principals was made or ended: which pair, nothing more. */
   friendship: json("friendship", z.object({ a: id, b: id })),
 };
@@ -150,10 +179,16 @@ export function publish<T>(ps: PubSub, ch: NodeChannel<T>, v: T): Promise<void> 
 }
 
 /** Hear `ch` from every node; what does not decode is logged and dropped. Returns the unsubscribe function. */
-export function listen<T>(ps: PubSub, ch: NodeChannel<T>, log: Logger | undefined, handler: (v: T) => void): Promise<() => Promise<void>> {
+export function listen<T>(
+  ps: PubSub,
+  ch: NodeChannel<T>,
+  log: Logger | undefined,
+  handler: (v: T) => void,
+): Promise<() => Promise<void>> {
   return ps.subscribe(ch.name, (buf) => {
     const v = ch.decode(buf.toString());
-    if (v === undefined) log?.warn({ channel: ch.name, bytes: buf.length }, "malformed message from another node dropped");
+    if (v === undefined)
+      log?.warn({ channel: ch.name, bytes: buf.length }, "malformed message from another node dropped");
     else handler(v);
   });
 }

@@ -36,9 +36,7 @@ export interface StreamLog {
 /** Of a log's entries, those numbered above `after`, in number order and each number once (what both engines answer). */
 export function above(entries: Published[], after: number): Published[] {
   const seen = new Set<number>();
-  return entries
-    .filter((m) => m.seq > after && !seen.has(m.seq) && seen.add(m.seq))
-    .sort((a, b) => a.seq - b.seq);
+  return entries.filter((m) => m.seq > after && !seen.has(m.seq) && seen.add(m.seq)).sort((a, b) => a.seq - b.seq);
 }
 
 /** The run of `got` (numbered above `after`, in order) that follows `after` without a hole. */

@@ -57,7 +57,12 @@ export async function publishFile(svc: Services, store: BlobStore, owner: string
  * thread not deleted and within retention (id at or above `horizon`) carries it (migration 0022). Primary-key
  * probes only: the shares of this file and principal, their memberships, the first kept message of each.
  */
-export async function visibleFile(sql: Db, fileId: bigint, principal: string, horizon: bigint): Promise<FileRow | null> {
+export async function visibleFile(
+  sql: Db,
+  fileId: bigint,
+  principal: string,
+  horizon: bigint,
+): Promise<FileRow | null> {
   const [row] = await sql<FileRow[]>`
     select id, owner, name, content_type, size, sha256, created_at from files f
     where f.id = ${fileId.toString()}

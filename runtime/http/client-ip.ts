@@ -27,7 +27,9 @@ export function parseTrustProxy(spec: string): ProxyTrust | undefined {
   try {
     return proxyAddr.compile(list);
   } catch (err) {
-    throw new Error(`${(err as Error).message} (expected a hop count, addresses or CIDRs, or loopback/linklocal/uniquelocal)`);
+    throw new Error(
+      `${(err as Error).message} (expected a hop count, addresses or CIDRs, or loopback/linklocal/uniquelocal)`,
+    );
   }
 }
 

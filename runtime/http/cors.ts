@@ -3,7 +3,14 @@
 // Origin against the same list. `*` is the default and is safe: credentials travel as bearer headers, never cookies.
 
 /** Headers a browser may send on a cross-origin request (the preflight's Access-Control-Allow-Headers). */
-const CORS_REQUEST_HEADERS = ["authorization", "content-type", "idempotency-key", "payment-signature", "x-payment", "x-request-id"];
+const CORS_REQUEST_HEADERS = [
+  "authorization",
+  "content-type",
+  "idempotency-key",
+  "payment-signature",
+  "x-payment",
+  "x-request-id",
+];
 /** Headers a browser app may read from an answer. */
 const CORS_EXPOSED_HEADERS = [
   "Retry-After",
@@ -42,7 +49,10 @@ function normalizeOrigin(value: string): string | undefined {
 
 /** FLOCK_CORS_ORIGINS: `*`, or a comma-separated list of origins. Throws on an entry that is not an origin. */
 export function parseCorsOrigins(setting: string): CorsPolicy {
-  const entries = setting.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  const entries = setting
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
   if (entries.length === 0 || entries.includes("*")) return { any: true, origins: new Set() };
   const origins = new Set<string>();
   for (const e of entries) {

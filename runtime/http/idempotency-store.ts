@@ -18,7 +18,13 @@ export interface KeyRow {
  * and the read (its request ended meanwhile) is claimed again; each round either inserts or reads a row unless that
  * same race repeats.
  */
-export async function claimKey(sql: Sql, principal: string, key: string, fingerprint: Buffer, owner: string): Promise<true | KeyRow> {
+export async function claimKey(
+  sql: Sql,
+  principal: string,
+  key: string,
+  fingerprint: Buffer,
+  owner: string,
+): Promise<true | KeyRow> {
   for (;;) {
     const [row] = await sql<(KeyRow & { mine: boolean })[]>`
       with ins as (
@@ -35,7 +41,14 @@ export async function claimKey(sql: Sql, principal: string, key: string, fingerp
 }
 
 /** Take over a key whose request is no longer running (its node died, or this node lost it): true when taken. */
-export async function takeOver(sql: Sql, principal: string, key: string, from: string, owner: string, expired: boolean): Promise<boolean> {
+export async function takeOver(
+  sql: Sql,
+  principal: string,
+  key: string,
+  from: string,
+  owner: string,
+  expired: boolean,
+): Promise<boolean> {
   const rows = await sql`
     update idempotency_keys set owner = ${owner}, started_at = now()
       ${expired ? sql`, created_at = now(), status = null, body = null` : sql``}
@@ -45,7 +58,14 @@ export async function takeOver(sql: Sql, principal: string, key: string, from: s
 }
 
 /** Keep the answer of a key's request. */
-export async function keepAnswer(sql: Sql, principal: string, key: string, owner: string, status: number, body: string): Promise<void> {
+export async function keepAnswer(
+  sql: Sql,
+  principal: string,
+  key: string,
+  owner: string,
+  status: number,
+  body: string,
+): Promise<void> {
   await sql`update idempotency_keys set status = ${status}, body = ${body}
     where principal = ${principal} and key = ${key} and owner = ${owner} and status is null`;
 }

@@ -40,7 +40,13 @@ export class IdempotentRequests {
    * Run `handle` once for `key`: the first time, or again after a failure that left nothing; otherwise answer what
    * the key's first request answered. `request` fingerprints what was asked (method, path, query, body).
    */
-  async run(principal: Principal, key: string, request: (string | Buffer)[], staleS: number, handle: () => Promise<Reply>): Promise<Reply> {
+  async run(
+    principal: Principal,
+    key: string,
+    request: (string | Buffer)[],
+    staleS: number,
+    handle: () => Promise<Reply>,
+  ): Promise<Reply> {
     checkIdempotencyKey(key);
     const sql = this.svc.sql;
     this.sweep();
@@ -57,7 +63,10 @@ export class IdempotentRequests {
       if (got !== true) {
         const expired = got.age_s >= IDEMPOTENCY_HOURS * 3600;
         if (!expired && !got.fingerprint.equals(fingerprint)) {
-          throw new ApiError("idempotency_key_reused", "this Idempotency-Key was used with a different request; use a new key for a new request");
+          throw new ApiError(
+            "idempotency_key_reused",
+            "this Idempotency-Key was used with a different request; use a new key for a new request",
+          );
         }
         if (!expired && got.status !== null) return replay(got.status, got.body ?? "");
         if (!expired && got.owner !== this.owner && got.running_s < staleS) throw busy();
@@ -77,7 +86,8 @@ export class IdempotentRequests {
     try {
       reply = await handle();
     } catch (err) {
-      if (err instanceof ApiError && err.status < 500 && !NOT_KEPT.has(err.status)) await this.keep(principal, key, err.status, JSON.stringify(err.body()));
+      if (err instanceof ApiError && err.status < 500 && !NOT_KEPT.has(err.status))
+        await this.keep(principal, key, err.status, JSON.stringify(err.body()));
       else await letGo();
       throw err;
     }
@@ -85,7 +95,12 @@ export class IdempotentRequests {
       await letGo();
       return reply;
     }
-    await this.keep(principal, key, reply.status, reply.raw !== undefined ? reply.raw.data.toString() : reply.body === undefined ? "" : JSON.stringify(reply.body));
+    await this.keep(
+      principal,
+      key,
+      reply.status,
+      reply.raw !== undefined ? reply.raw.data.toString() : reply.body === undefined ? "" : JSON.stringify(reply.body),
+    );
     return reply;
   }
 
@@ -95,7 +110,10 @@ export class IdempotentRequests {
    */
   private async keep(principal: Principal, key: string, status: number, body: string): Promise<void> {
     await keepAnswer(this.svc.sql, principal.id, key, this.owner, status, body).catch((err: unknown) => {
-      this.svc.log.warn({ err, principal: principal.id }, "an idempotency key's answer was not kept; a retry runs the request again");
+      this.svc.log.warn(
+        { err, principal: principal.id },
+        "an idempotency key's answer was not kept; a retry runs the request again",
+      );
     });
   }
 
@@ -103,7 +121,9 @@ export class IdempotentRequests {
     const now = this.svc.now();
     if (now - this.lastSweep < SWEEP_EVERY_MS) return;
     this.lastSweep = now;
-    sweepKeys(this.svc.sql, IDEMPOTENCY_HOURS, 10_000).catch((err: unknown) => this.svc.log.warn({ err }, "expired idempotency keys not swept; next sweep retries"));
+    sweepKeys(this.svc.sql, IDEMPOTENCY_HOURS, 10_000).catch((err: unknown) =>
+      this.svc.log.warn({ err }, "expired idempotency keys not swept; next sweep retries"),
+    );
   }
 }
 
@@ -112,7 +132,13 @@ export function checkIdempotencyKey(key: string): void {
   if (!KEY.test(key)) throw invalid("Idempotency-Key: 1 to 255 visible ASCII characters", { field: "Idempotency-Key" });
 }
 
-const busy = () => new ApiError("conflict", "a request with this Idempotency-Key is still running; retry shortly", {}, { "Retry-After": "1" });
+const busy = () =>
+  new ApiError(
+    "conflict",
+    "a request with this Idempotency-Key is still running; retry shortly",
+    {},
+    { "Retry-After": "1" },
+  );
 
 /** The kept answer, marked as a replay. */
 function replay(status: number, body: string): Reply {

@@ -111,7 +111,12 @@ class Exchange {
   finish(out: Reply, close = false): void {
     const { res, state, method } = this;
     const status = out.status;
-    const outHeaders: Record<string, string> = { "X-Request-Id": this.reqId, ...this.cors, ...out.headers, [NOSNIFF]: "nosniff" };
+    const outHeaders: Record<string, string> = {
+      "X-Request-Id": this.reqId,
+      ...this.cors,
+      ...out.headers,
+      [NOSNIFF]: "nosniff",
+    };
     if (this.noStore) outHeaders["Cache-Control"] = "no-store";
     // how long a kept-alive connection may sit idle: a SIGTERM'd node lingers that long before it closes any
     if (!state.draining && state.keepAlive !== undefined) outHeaders["Keep-Alive"] = state.keepAlive;
@@ -152,7 +157,10 @@ class Exchange {
     err = this.svc.circuits.trip(err) ?? err;
     if (err instanceof Unavailable) this.svc.circuits.of(err.backend)?.refused(`${this.method} ${this.routeLabel}`);
     if (err instanceof ApiError) {
-      this.finish({ status: err.status, body: err.body(), headers: err.headers }, err.code === "payload_too_large" || err.code === "unsupported_media_type");
+      this.finish(
+        { status: err.status, body: err.body(), headers: err.headers },
+        err.code === "payload_too_large" || err.code === "unsupported_media_type",
+      );
       return;
     }
     this.log().error({ err, method: this.method, path: this.path }, "request failed");
@@ -225,7 +233,14 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
     state.inflight++;
     if (state.closed) {
       const after = String(SHUTDOWN_RETRY_AFTER_S);
-      ex.fail(new ApiError("unavailable", "this node is shutting down; retry", { retry_after: SHUTDOWN_RETRY_AFTER_S }, { "Retry-After": after }));
+      ex.fail(
+        new ApiError(
+          "unavailable",
+          "this node is shutting down; retry",
+          { retry_after: SHUTDOWN_RETRY_AFTER_S },
+          { "Retry-After": after },
+        ),
+      );
       return;
     }
     const match = router.match(method, path);
@@ -262,7 +277,9 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
     const tracing = match.route.traced === true ? svc.tracing : undefined;
     (tracing === undefined
       ? run(match.route, ex, match.params, headers, rawQuery, bodyPromise)
-      : tracing.request(method, match.route.path, headers, () => run(match.route, ex, match.params, headers, rawQuery, bodyPromise))
+      : tracing.request(method, match.route.path, headers, () =>
+          run(match.route, ex, match.params, headers, rawQuery, bodyPromise),
+        )
     ).then(
       (out) => ex.finish(out),
       (err) => ex.fail(err),
@@ -318,7 +335,9 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
     } else {
       ctx.idempotencyKey = key;
       // what was asked: the method, path, query and JSON body
-      reply = await keyed.run(principal!, key, [ex.method, ex.path, rawQuery, raw ?? ""], RUNNING_STALE_S.json, () => Promise.resolve(timed(ex, () => route.handle(ctx))));
+      reply = await keyed.run(principal!, key, [ex.method, ex.path, rawQuery, raw ?? ""], RUNNING_STALE_S.json, () =>
+        Promise.resolve(timed(ex, () => route.handle(ctx))),
+      );
     }
     return { ...reply, headers: { ...replyHeaders, ...reply.headers } };
   }
@@ -337,7 +356,12 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
    * A per-principal limit fails open while Redis is out (the request goes on unlimited, so what needs only Postgres
    * keeps working); a per-IP limit (unauthenticated routes) fails closed with the 503. See docs/ARCHITECTURE.md.
    */
-  async function enforceOpen(limit: PolicyName, scope: string, ip: string, headers: Record<string, string>): Promise<void> {
+  async function enforceOpen(
+    limit: PolicyName,
+    scope: string,
+    ip: string,
+    headers: Record<string, string>,
+  ): Promise<void> {
     if (svc.circuits.redis?.isOpen) return;
     try {
       await svc.limiter.enforce(limit, scope, ip, headers);
@@ -361,7 +385,10 @@ function sensitive(method: string, path: string, headers: Record<string, string>
 function checkBodyHeaders(headers: Record<string, string>, limit: number): ApiError | undefined {
   const type = (headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== "application/json") {
-    return new ApiError("unsupported_media_type", "requests with a body must be sent as Content-Type: application/json");
+    return new ApiError(
+      "unsupported_media_type",
+      "requests with a body must be sent as Content-Type: application/json",
+    );
   }
   const len = headers["content-length"];
   if (len !== undefined && Number(len) > limit) {

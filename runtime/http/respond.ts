@@ -2,10 +2,23 @@
 import type { HttpResponse } from "uWebSockets.js";
 
 const STATUS_TEXT: Record<number, string> = {
-  200: "OK", 201: "Created", 202: "Accepted", 204: "No Content", 304: "Not Modified",
-  400: "Bad Request", 401: "Unauthorized", 402: "Payment Required", 403: "Forbidden", 404: "Not Found",
-  405: "Method Not Allowed", 409: "Conflict", 413: "Content Too Large", 415: "Unsupported Media Type",
-  429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable",
+  200: "OK",
+  201: "Created",
+  202: "Accepted",
+  204: "No Content",
+  304: "Not Modified",
+  400: "Bad Request",
+  401: "Unauthorized",
+  402: "Payment Required",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  409: "Conflict",
+  413: "Content Too Large",
+  415: "Unsupported Media Type",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  503: "Service Unavailable",
 };
 
 /** Every answer, whoever writes it: a browser must never guess a type other than the one sent. */

@@ -76,6 +76,9 @@ export const created = (body: unknown): Reply => ({ status: 201, body });
 /** A JSON text answered as is, with its status (it was serialized once already, e.g. for a message's delivery). */
 export const jsonText = (status: number, data: string): Reply => ({ status, raw: { type: "application/json", data } });
 /** An answer given again for a request's Idempotency-Key (runtime/http/idempotency.ts). */
-export const replayed = (reply: Reply): Reply => ({ ...reply, headers: { ...reply.headers, "Idempotency-Replayed": "true" } });
+export const replayed = (reply: Reply): Reply => ({
+  ...reply,
+  headers: { ...reply.headers, "Idempotency-Replayed": "true" },
+});
 /** 200 with a body already serialized as JSON. */
 export const okJson = (json: string): Reply => jsonText(200, json);

@@ -19,7 +19,8 @@ export class PastBound extends ApiError {
 }
 
 /** A statement cancelled by its statement_timeout (SQLSTATE 57014), or an answer that says so. */
-export const ranPastBound = (err: unknown): boolean => err instanceof PastBound || (err as { code?: unknown } | null)?.code === "57014";
+export const ranPastBound = (err: unknown): boolean =>
+  err instanceof PastBound || (err as { code?: unknown } | null)?.code === "57014";
 
 /** A request or a frame, which is logged once as slow at most. */
 export interface Noted {

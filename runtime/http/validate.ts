@@ -21,7 +21,10 @@ export function parseQueryString(raw: string): Record<string, string> {
   const query = Object.fromEntries(new URLSearchParams(raw));
   for (const [field, value] of Object.entries(query)) {
     if (value.includes("\u0000")) {
-      throw new ApiError("invalid_request", `${field}: must not contain the NUL character`, { field, issues: [{ field, message: "must not contain the NUL character" }] });
+      throw new ApiError("invalid_request", `${field}: must not contain the NUL character`, {
+        field,
+        issues: [{ field, message: "must not contain the NUL character" }],
+      });
     }
   }
   return query;
@@ -58,7 +61,8 @@ function checkShape(buf: Buffer): void {
     } else if (c === QUOTE) {
       inString = true;
     } else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
-      if (++depth > MAX_JSON_DEPTH) throw new ApiError("invalid_request", `request body is nested too deeply (at most ${MAX_JSON_DEPTH} levels)`);
+      if (++depth > MAX_JSON_DEPTH)
+        throw new ApiError("invalid_request", `request body is nested too deeply (at most ${MAX_JSON_DEPTH} levels)`);
     } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) {
       depth--;
     } else if (c === COMMA && ++values > MAX_JSON_VALUES) {
@@ -123,5 +127,8 @@ function rejectNulAt(v: unknown, node: Node | null): void {
   const keys: string[] = [];
   for (let n = node; n && n.parent; n = n.parent) keys.push(n.key);
   const field = keys.reverse().join(".") || "body";
-  throw new ApiError("invalid_request", `${field}: must not contain the NUL character`, { field, issues: [{ field, message: "must not contain the NUL character" }] });
+  throw new ApiError("invalid_request", `${field}: must not contain the NUL character`, {
+    field,
+    issues: [{ field, message: "must not contain the NUL character" }],
+  });
 }

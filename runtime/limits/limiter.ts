@@ -22,7 +22,6 @@ interface LimiterOptions {
 const SWEEP_EVERY_MS = 10_000;
 const SWEEP_MIN_SIZE = 1024;
 
-
 export class Limiter {
   /** Bans known to this node (ip -> until ms), learnt from its own strikes and from other nodes. */
   private readonly bans = new Map<string, number>();

@@ -32,7 +32,12 @@ export const POLICIES = {
     limit: 10,
     window: 60,
     scope: "ip",
-    covers: ["POST /v1/auth/passkey/register-options", "POST /v1/auth/passkey/register", "POST /v1/auth/passkey/login-options", "POST /v1/auth/passkey/login"],
+    covers: [
+      "POST /v1/auth/passkey/register-options",
+      "POST /v1/auth/passkey/register",
+      "POST /v1/auth/passkey/login-options",
+      "POST /v1/auth/passkey/login",
+    ],
   },
   passkey_add: { limit: 10, window: 60, scope: "principal", covers: ["POST /v1/users/me/passkeys/options"] },
   delete_account: { limit: 1, window: 86_400, scope: "account", covers: ["DELETE /v1/users/me"] },

@@ -35,7 +35,11 @@ async function importMcpModules() {
     import("@modelcontextprotocol/sdk/types.js"),
     import("@flock/client/mcp"),
   ]);
-  return { Transport: transport.WebStandardStreamableHTTPServerTransport, isInitializeRequest: types.isInitializeRequest, createFlockMcp: server.createFlockMcp };
+  return {
+    Transport: transport.WebStandardStreamableHTTPServerTransport,
+    isInitializeRequest: types.isInitializeRequest,
+    createFlockMcp: server.createFlockMcp,
+  };
 }
 
 type McpModules = Awaited<ReturnType<typeof importMcpModules>>;
@@ -73,7 +77,13 @@ export class McpSessions {
       throw new ApiError("invalid_request", "no Mcp-Session-Id: start with a POST of an initialize request");
     }
     const base = this.self.url;
-    if (!base) throw new ApiError("unavailable", "the MCP endpoint cannot reach this node's API", { retry_after: 1 }, { "Retry-After": "1" });
+    if (!base)
+      throw new ApiError(
+        "unavailable",
+        "the MCP endpoint cannot reach this node's API",
+        { retry_after: 1 },
+        { "Retry-After": "1" },
+      );
     const token = /^Bearer\s+(\S+)$/i.exec(ctx.headers["authorization"] ?? "")?.[1];
     const session = this.open(modules, principal, base, token);
     const reply = await this.answer(ctx, session.transport);
@@ -85,9 +95,21 @@ export class McpSessions {
     return reply;
   }
 
-  private open({ Transport, createFlockMcp }: McpModules, principal: string, baseUrl: string, token: string | undefined): Session {
+  private open(
+    { Transport, createFlockMcp }: McpModules,
+    principal: string,
+    baseUrl: string,
+    token: string | undefined,
+  ): Session {
     const mcp = createFlockMcp({ baseUrl, token, allowRegister: false });
-    const session: Session = { id: "", principal, mcp, lastSeen: this.svc.now(), stopWake: () => {}, transport: undefined as never };
+    const session: Session = {
+      id: "",
+      principal,
+      mcp,
+      lastSeen: this.svc.now(),
+      stopWake: () => {},
+      transport: undefined as never,
+    };
     session.transport = new Transport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
@@ -107,7 +129,10 @@ export class McpSessions {
   }
 
   private async answer(ctx: Ctx, transport: WebStandardStreamableHTTPServerTransport): Promise<Reply> {
-    const res = await transport.handleRequest(toRequest(ctx), ctx.method === "POST" ? { parsedBody: ctx.body } : undefined);
+    const res = await transport.handleRequest(
+      toRequest(ctx),
+      ctx.method === "POST" ? { parsedBody: ctx.body } : undefined,
+    );
     const reply = await toReply(res);
     // the client went away mid-stream: the stream is cancelled (the transport forgets it)
     if (reply.stream) ctx.onAborted?.(() => reply.stream?.body.destroy());
@@ -120,7 +145,9 @@ export class McpSessions {
     try {
       let thread: string | null = null;
       if (raw !== null && /^\d+$/.test(raw)) {
-        const rows = await this.svc.sql<{ thread_id: string }[]>`select thread_id::text from messages where id = ${raw}`;
+        const rows = await this.svc.sql<
+          { thread_id: string }[]
+        >`select thread_id::text from messages where id = ${raw}`;
         if (rows[0]) thread = `thread_${rows[0].thread_id}`;
       }
       await session.mcp.subscriptions.messageArrived(thread);
@@ -142,7 +169,9 @@ export class McpSessions {
   }
 
   private evictBeyondCap(principal: string): void {
-    const mine = [...this.sessions.values()].filter((s) => s.principal === principal).sort((a, b) => a.lastSeen - b.lastSeen);
+    const mine = [...this.sessions.values()]
+      .filter((s) => s.principal === principal)
+      .sort((a, b) => a.lastSeen - b.lastSeen);
     for (const s of mine.slice(0, Math.max(0, mine.length - PER_PRINCIPAL))) this.drop(s.id);
   }
 

@@ -45,7 +45,15 @@ export async function toReply(res: Response): Promise<Reply> {
     }
     const message = rpc.error?.message ?? (text || `HTTP ${res.status}`);
     const status = res.status >= 500 ? 503 : res.status;
-    return { status, headers, body: { error: CODES[status] ?? (status >= 500 ? "unavailable" : "invalid_request"), message, jsonrpc_code: rpc.error?.code } };
+    return {
+      status,
+      headers,
+      body: {
+        error: CODES[status] ?? (status >= 500 ? "unavailable" : "invalid_request"),
+        message,
+        jsonrpc_code: rpc.error?.code,
+      },
+    };
   }
   if (type.startsWith("text/event-stream") && res.body) {
     headers["X-Accel-Buffering"] = "no";

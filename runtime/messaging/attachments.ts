@@ -12,18 +12,29 @@ import type { StoredAttachment } from "./payload.ts";
  * The attachments for ids given by `sender` (in the order given, each once), or a 400 `invalid_request` with
  * `field: "attachments"` naming the ids that are not the sender's files. Nothing is written.
  */
-export async function resolveAttachments(sql: Sql, sender: string, ids: string[] | undefined): Promise<StoredAttachment[]> {
+export async function resolveAttachments(
+  sql: Sql,
+  sender: string,
+  ids: string[] | undefined,
+): Promise<StoredAttachment[]> {
   if (ids === undefined || ids.length === 0) return [];
   const given = [...new Set(ids)];
   const raw = given.map((id) => parseId("file", id));
-  const rows = await ownFiles(sql, sender, raw.filter((r): r is bigint => r !== null));
+  const rows = await ownFiles(
+    sql,
+    sender,
+    raw.filter((r): r is bigint => r !== null),
+  );
   const byId = new Map(rows.map((r) => [r.id.toString(), r]));
   const missing = given.filter((_, i) => raw[i] === null || !byId.has(raw[i]!.toString()));
   if (missing.length > 0) {
-    throw invalid(`attachments: not files you uploaded (attach only your own, from POST /v1/files/upload): ${missing.join(", ")}`, {
-      field: "attachments",
-      missing,
-    });
+    throw invalid(
+      `attachments: not files you uploaded (attach only your own, from POST /v1/files/upload): ${missing.join(", ")}`,
+      {
+        field: "attachments",
+        missing,
+      },
+    );
   }
   return raw.map((r) => {
     const f = byId.get(r!.toString())!;

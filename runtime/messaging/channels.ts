@@ -85,7 +85,6 @@ export class RecentFrames {
   }
 }
 
-
 class Channel {
   /** The last number published on this node; undefined until the first socket has caught up. */
   published: number | undefined;

@@ -37,7 +37,14 @@ function outcome(row: Row | undefined, me: string, edit: boolean): ChangeOutcome
 }
 
 /** The sender `me` changes the body of message `id` (at `now`), within the window and while it is not deleted. */
-export async function editMessage(sql: Sql, id: bigint, me: string, body: string, now: Date, horizon: bigint): Promise<ChangeOutcome> {
+export async function editMessage(
+  sql: Sql,
+  id: bigint,
+  me: string,
+  body: string,
+  now: Date,
+  horizon: bigint,
+): Promise<ChangeOutcome> {
   const since = new Date(now.getTime() - EDIT_WINDOW_MS);
   const [row] = await sql<Row[]>`
     with m as (
@@ -66,7 +73,13 @@ export async function editMessage(sql: Sql, id: bigint, me: string, body: string
  * becomes the message as deleted (no body, files, quote nor reactions), so a replay of the send answers that.
  * Deleting a deleted message changes nothing (`changed` false).
  */
-export async function deleteMessage(sql: Sql, id: bigint, me: string, now: Date, horizon: bigint): Promise<ChangeOutcome> {
+export async function deleteMessage(
+  sql: Sql,
+  id: bigint,
+  me: string,
+  now: Date,
+  horizon: bigint,
+): Promise<ChangeOutcome> {
   const [row] = await sql<Row[]>`
     with m as (
       select id, thread_id, sender, deleted_at, attachments, idempotency_key from messages where id = ${String(id)} and id >= ${String(horizon)}
@@ -117,7 +130,9 @@ export async function deleteMessage(sql: Sql, id: bigint, me: string, now: Date,
  */
 export function keptWithoutBody(sql: Sql, deletedAt: Date | null) {
   const removed = sql`(k.body::jsonb - 'attachments' - 'reply_to' - 'reactions' - 'edited_at') || jsonb_build_object('body', '')`;
-  return deletedAt === null ? sql`(${removed})::text` : sql`(${removed} || jsonb_build_object('deleted_at', ${deletedAt.toISOString()}::text))::text`;
+  return deletedAt === null
+    ? sql`(${removed})::text`
+    : sql`(${removed} || jsonb_build_object('deleted_at', ${deletedAt.toISOString()}::text))::text`;
 }
 
 /** How the answer kept for the send of message `id` starts (its JSON's first field is the id: payload.ts toMessage). */

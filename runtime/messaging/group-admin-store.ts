@@ -35,7 +35,13 @@ export async function groupMembers(sql: Sql, id: bigint): Promise<Author[]> {
 }
 
 /** A new group, its thread and its members (joining in the order given: the creator first). */
-export async function insertGroup(tx: TransactionSql, id: bigint, name: string, owner: string, members: string[]): Promise<void> {
+export async function insertGroup(
+  tx: TransactionSql,
+  id: bigint,
+  name: string,
+  owner: string,
+  members: string[],
+): Promise<void> {
   await tx`insert into threads (id, kind) values (${String(id)}, 'group')`;
   await tx`insert into groups (id, name, owner) values (${String(id)}, ${name}, ${owner})`;
   // joined_at preserves the order given, the creator first
@@ -52,7 +58,9 @@ export async function lockGroup(tx: TransactionSql, id: bigint): Promise<void> {
 
 /** How many members the group would have with `wanted` added (those not in it yet). */
 export async function sizeWith(tx: TransactionSql, id: bigint, wanted: string[]): Promise<number> {
-  const [n] = await tx<{ count: bigint }[]>`select count(*) as count from thread_members where thread_id = ${String(id)}`;
+  const [n] = await tx<
+    { count: bigint }[]
+  >`select count(*) as count from thread_members where thread_id = ${String(id)}`;
   const [fresh] = await tx<{ count: bigint }[]>`
     select count(*) as count from unnest(${wanted}::text[]) as w(p)
     where not exists (select 1 from thread_members where thread_id = ${String(id)} and principal = w.p)`;

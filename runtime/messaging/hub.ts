@@ -80,27 +80,54 @@ export class Messaging {
     const maxWait = { ms: SEND_MAX_WAIT_MS, error: () => unavailable("postgres") };
     const m = svc.metrics;
     /** A kind's batch, in the trace of each of its sends when tracing is on (off: the batch itself, nothing added). */
-    const traced = <T extends NewMessage>(kind: CommitKind, batch: (items: T[]) => Promise<(number | null | Error)[]>) => {
+    const traced = <T extends NewMessage>(
+      kind: CommitKind,
+      batch: (items: T[]) => Promise<(number | null | Error)[]>,
+    ) => {
       const t = svc.tracing;
       return t === undefined ? batch : (items: T[]) => t.commit(kind, items, () => batch(items));
     };
     /** One kind's batcher: the batch's size, its in-flight record, its statement and the time to the commit measured. */
-    const writes = <T extends NewMessage>(kind: CommitKind, statement: Observe, insert: (items: T[]) => Promise<(number | null | Error)[]>, parallel: number) =>
-      new Batcher<T, number | null>(traced(kind, async (items) => {
-        svc.circuits.postgres.check();
-        const started = performance.now();
-        m.sendBatch[kind].observe(items.length);
-        await this.inFlight(items);
-        const out = await this.outcome(items, () => timed(statement, () => insert(items)));
-        m.sendCommit[kind].observe(since(started));
-        return out;
-      }), parallel, 256, maxWait);
-    this.directWrites = writes<DirectMessage>("direct", m.postgres.sendDirect, (items) => insertDirectBatch(svc.sql, items), 1);
-    this.groupWrites = writes<NewMessage>("group", m.postgres.sendGroup, (items) => insertGroupBatch(svc.sql, items), 2);
-    this.landed = new Batcher(async (ids) => {
-      if (this.owner !== undefined) await svc.engines.inflight.done(this.owner, ids);
-      return ids.map(() => undefined);
-    }, 1, 1000);
+    const writes = <T extends NewMessage>(
+      kind: CommitKind,
+      statement: Observe,
+      insert: (items: T[]) => Promise<(number | null | Error)[]>,
+      parallel: number,
+    ) =>
+      new Batcher<T, number | null>(
+        traced(kind, async (items) => {
+          svc.circuits.postgres.check();
+          const started = performance.now();
+          m.sendBatch[kind].observe(items.length);
+          await this.inFlight(items);
+          const out = await this.outcome(items, () => timed(statement, () => insert(items)));
+          m.sendCommit[kind].observe(since(started));
+          return out;
+        }),
+        parallel,
+        256,
+        maxWait,
+      );
+    this.directWrites = writes<DirectMessage>(
+      "direct",
+      m.postgres.sendDirect,
+      (items) => insertDirectBatch(svc.sql, items),
+      1,
+    );
+    this.groupWrites = writes<NewMessage>(
+      "group",
+      m.postgres.sendGroup,
+      (items) => insertGroupBatch(svc.sql, items),
+      2,
+    );
+    this.landed = new Batcher(
+      async (ids) => {
+        if (this.owner !== undefined) await svc.engines.inflight.done(this.owner, ids);
+        return ids.map(() => undefined);
+      },
+      1,
+      1000,
+    );
     this.acks = new Batcher((items) => this.ackStored(items), 1);
   }
 
@@ -127,7 +154,10 @@ export class Messaging {
    * Postgres does not answer in time, each fails with `unknownOutcome` (a 503 that says so: retry with the same
    * Idempotency-Key, which finds the message if it was stored).
    */
-  private async outcome(items: NewMessage[], store: () => Promise<(number | null | Error)[]>): Promise<(number | null | Error)[]> {
+  private async outcome(
+    items: NewMessage[],
+    store: () => Promise<(number | null | Error)[]>,
+  ): Promise<(number | null | Error)[]> {
     try {
       return await store();
     } catch (err) {
@@ -138,10 +168,20 @@ export class Messaging {
       const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, OUTCOME_READ_MS, undefined)));
       try {
         for (;;) {
-          const there = await Promise.race([committedSeqs(this.svc.sql, items.map((i) => i.id)).catch(() => null), late]);
-          if (there === undefined || (there === null && performance.now() >= until)) return items.map(() => unknownOutcome());
+          const there = await Promise.race([
+            committedSeqs(
+              this.svc.sql,
+              items.map((i) => i.id),
+            ).catch(() => null),
+            late,
+          ]);
+          if (there === undefined || (there === null && performance.now() >= until))
+            return items.map(() => unknownOutcome());
           if (there !== null) {
-            this.svc.log.warn({ code: (err as { code: string }).code, committed: there.size, sent: items.length }, "a send batch's connection dropped during its statement: read back what committed");
+            this.svc.log.warn(
+              { code: (err as { code: string }).code, committed: there.size, sent: items.length },
+              "a send batch's connection dropped during its statement: read back what committed",
+            );
             return items.map((i) => there.get(i.id.toString()) ?? unavailable("postgres"));
           }
           await Promise.race([new Promise((r) => setTimeout(r, 100)), late]);
@@ -175,7 +215,11 @@ export class Messaging {
   private async inFlight(items: NewMessage[]): Promise<void> {
     if (this.owner === undefined) return;
     const started = performance.now();
-    await this.svc.engines.inflight.add(this.owner, items.map((i) => String(i.id)), this.svc.now());
+    await this.svc.engines.inflight.add(
+      this.owner,
+      items.map((i) => String(i.id)),
+      this.svc.now(),
+    );
     this.svc.metrics.redis.inflightAdd.observe(since(started));
   }
 
@@ -184,7 +228,13 @@ export class Messaging {
    * long polls waiting for a message, members whose polls are held back. Lengths and counts: nothing is walked.
    */
   queued(): { direct: number; group: number; acks: number; polls: number; backoff: number } {
-    return { direct: this.directWrites.pending, group: this.groupWrites.pending, acks: this.acks.pending, polls: this.pollsWaiting, backoff: this.redelivery.size };
+    return {
+      direct: this.directWrites.pending,
+      group: this.groupWrites.pending,
+      acks: this.acks.pending,
+      polls: this.pollsWaiting,
+      backoff: this.redelivery.size,
+    };
   }
 
   /** Subscribe to the streams' pub/sub (once per node). */
@@ -198,10 +248,19 @@ export class Messaging {
    * `timeoutMs` for a message in one of them. `onAborted` registers what to do when the client goes away: the waiter
    * is released at once.
    */
-  async poll(principal: string, limit: number, timeoutMs: number, onAborted: (cb: () => void) => void): Promise<PollRead> {
+  async poll(
+    principal: string,
+    limit: number,
+    timeoutMs: number,
+    onAborted: (cb: () => void) => void,
+  ): Promise<PollRead> {
     // Callbacks are inline arrows and the wait's release lives on an object: a named closure would carry
     // its own property store (see runtime/http/pipeline.ts), held for the whole wait.
-    const wait: { woken: boolean; stop: boolean; release: (() => void) | undefined } = { woken: false, stop: false, release: undefined };
+    const wait: { woken: boolean; stop: boolean; release: (() => void) | undefined } = {
+      woken: false,
+      stop: false,
+      release: undefined,
+    };
     onAborted(() => {
       wait.stop = true;
       wait.release?.();
@@ -229,7 +288,7 @@ export class Messaging {
         if (hold > 0) {
           // a wake-up does not end it (new messages would bring the old ones back at once); an abort or a close does
           const until = performance.now() + hold;
-          for (let left = Math.min(until, deadline) - performance.now(); left > 0 && !wait.stop && !this.closing; ) {
+          for (let left = Math.min(until, deadline) - performance.now(); left > 0 && !wait.stop && !this.closing;) {
             await this.pause(left, wait);
             left = Math.min(until, deadline) - performance.now();
           }
@@ -242,7 +301,8 @@ export class Messaging {
           this.countHandedOut(read.entries);
         }
         // messages gone past retention are news too: the reader learns of them at once
-        if (read.entries.length > 0 || expired > 0 || wait.stop || this.closing) return { entries: read.entries, expired };
+        if (read.entries.length > 0 || expired > 0 || wait.stop || this.closing)
+          return { entries: read.entries, expired };
         const left = deadline - performance.now();
         if (left <= 0) return { entries: read.entries, expired };
         // a wait needs the wake-ups Redis carries between nodes: while it is out of reach, say so rather than wait blind
@@ -345,7 +405,12 @@ export class Messaging {
       const o = outcomes[i];
       if (o === false || o === undefined) continue;
       const it = items[i]!;
-      writes.push({ member: it.recipient, thread: o.thread, acked: o.acked, above: !it.through && o.seq > o.acked ? [o.seq] : [] });
+      writes.push({
+        member: it.recipient,
+        thread: o.thread,
+        acked: o.acked,
+        above: !it.through && o.seq > o.acked ? [o.seq] : [],
+      });
     }
     await timed(m.redis.cursorMerge, () => this.svc.engines.groupCursors.merge(writes));
     return outcomes;
@@ -382,7 +447,12 @@ export class Messaging {
     this.release();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
-      Promise.all([this.directWrites.drain(), this.groupWrites.drain(), Promise.allSettled([...this.acking]), this.acks.drain()]),
+      Promise.all([
+        this.directWrites.drain(),
+        this.groupWrites.drain(),
+        Promise.allSettled([...this.acking]),
+        this.acks.drain(),
+      ]),
       new Promise<void>((resolve) => {
         timer = setTimeout(resolve, this.svc.config.FLOCK_SHUTDOWN_GRACE * 1000);
       }),

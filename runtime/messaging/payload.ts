@@ -59,7 +59,9 @@ export function toMessage(r: MessageRow): Message {
     ...(r.deleted_at ? { deleted_at: r.deleted_at.toISOString() } : {}),
     ...(r.reply && !r.deleted_at ? { reply_to: r.reply } : {}),
     ...(r.reactions && !r.deleted_at && Object.keys(r.reactions).length ? { reactions: reactionsOf(r.reactions) } : {}),
-    ...(r.attachments?.length && !r.deleted_at ? { attachments: r.attachments.map((a) => ({ ...a, url: `/v1/files/${a.id}` })) } : {}),
+    ...(r.attachments?.length && !r.deleted_at
+      ? { attachments: r.attachments.map((a) => ({ ...a, url: `/v1/files/${a.id}` })) }
+      : {}),
     ...(r.pay_tx
       ? {
           payment: {
@@ -92,7 +94,15 @@ export const toMessageAt = (r: MessageRow, horizon: bigint): Message => toMessag
 /** The JSON text of a message just stored by `sender` (the one serialization every recipient shares). */
 export function freshPayload(
   sender: { id: string; displayName: string; avatarKey: string | null },
-  m: { id: bigint; threadId: bigint; recipient: string | null; body: string; createdAt: Date; attachments?: StoredAttachment[]; reply?: Quote },
+  m: {
+    id: bigint;
+    threadId: bigint;
+    recipient: string | null;
+    body: string;
+    createdAt: Date;
+    attachments?: StoredAttachment[];
+    reply?: Quote;
+  },
   extra: Partial<MessageRow> = {},
 ): string {
   return JSON.stringify(

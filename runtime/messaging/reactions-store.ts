@@ -16,8 +16,17 @@ export type ReactOutcome =
   | { kind: "done"; changed: boolean; members: string[] };
 
 /** `me` adds (`on`) or takes back its reaction `emoji` on message `id`. */
-export async function react(sql: Sql, id: bigint, me: string, emoji: string, on: boolean, horizon: bigint): Promise<ReactOutcome> {
-  const [row] = await sql<{ found: boolean; member: boolean; deleted: boolean; full: boolean; changed: boolean; members: string[] }[]>`
+export async function react(
+  sql: Sql,
+  id: bigint,
+  me: string,
+  emoji: string,
+  on: boolean,
+  horizon: bigint,
+): Promise<ReactOutcome> {
+  const [row] = await sql<
+    { found: boolean; member: boolean; deleted: boolean; full: boolean; changed: boolean; members: string[] }[]
+  >`
     with m as (
       select id, thread_id, deleted_at from messages where id = ${String(id)} and id >= ${String(horizon)}
     ),

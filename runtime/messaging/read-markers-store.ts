@@ -49,8 +49,24 @@ const shown = (sql: Sql, tm: string) => sql`coalesce(${sql(tm)}.shown_through, $
  * still unread above it. A move with receipts off freezes what the others see where it was; one with them on is
  * told, and the others see the marker again.
  */
-export async function markRead(sql: Sql, thread: bigint, me: string, through: bigint, horizon: bigint): Promise<MarkOutcome> {
-  const [row] = await sql<{ member: boolean; found: boolean; at: string | null; moved: boolean; unread: number; receipts: boolean; members: string[] }[]>`
+export async function markRead(
+  sql: Sql,
+  thread: bigint,
+  me: string,
+  through: bigint,
+  horizon: bigint,
+): Promise<MarkOutcome> {
+  const [row] = await sql<
+    {
+      member: boolean;
+      found: boolean;
+      at: string | null;
+      moved: boolean;
+      unread: number;
+      receipts: boolean;
+      members: string[];
+    }[]
+  >`
     with m as (
       select 1 from messages where thread_id = ${String(thread)} and id = ${String(through)} and id >= ${String(horizon)}
     ),
@@ -73,7 +89,14 @@ export async function markRead(sql: Sql, thread: bigint, me: string, through: bi
            array(select principal from thread_members where thread_id = ${String(thread)}) as members`;
   if (!row?.member) return { kind: "no_thread" };
   if (!row.found) return { kind: "no_message" };
-  return { kind: "marked", through: BigInt(row.at!), moved: row.moved, unread: row.unread, receipts: row.receipts, members: row.members };
+  return {
+    kind: "marked",
+    through: BigInt(row.at!),
+    moved: row.moved,
+    unread: row.unread,
+    receipts: row.receipts,
+    members: row.members,
+  };
 }
 
 /** The caller's unread messages over all its threads: the sum of each thread's count (each capped at UNREAD_CAP). */
@@ -89,7 +112,11 @@ export async function unreadTotal(sql: Sql, me: string, horizon: bigint): Promis
  * How far the other members of `thread` have read it, those who tell (principals.read_receipts) and have read any of
  * it, the furthest first; null when `me` is not a member. One statement.
  */
-export async function readsOf(sql: Sql, thread: bigint, me: string): Promise<{ member: Author; through: bigint }[] | null> {
+export async function readsOf(
+  sql: Sql,
+  thread: bigint,
+  me: string,
+): Promise<{ member: Author; through: bigint }[] | null> {
   const rows = await sql<(Partial<AuthorRow> & { through: string | null })[]>`
     select p.id, p.display_name, p.avatar_key, ${shown(sql, "tm")}::text as through
     from thread_members me
@@ -99,5 +126,7 @@ export async function readsOf(sql: Sql, thread: bigint, me: string): Promise<{ m
     order by ${shown(sql, "tm")} desc nulls last, tm.principal`;
   // no row: not a member; one row with nulls: a member, and nobody else has read (or tells)
   if (rows.length === 0) return null;
-  return rows.filter((r) => r.id && r.through).map((r) => ({ member: toAuthor(r as AuthorRow), through: BigInt(r.through!) }));
+  return rows
+    .filter((r) => r.id && r.through)
+    .map((r) => ({ member: toAuthor(r as AuthorRow), through: BigInt(r.through!) }));
 }

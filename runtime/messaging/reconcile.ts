@@ -36,7 +36,11 @@ export class Reconciler {
           this.failing = false;
         },
         (err: unknown) => {
-          if (!this.failing) this.svc.log.warn({ err: err instanceof Error ? err.message : String(err) }, "in-flight messages not reconciled (until a backend returns)");
+          if (!this.failing)
+            this.svc.log.warn(
+              { err: err instanceof Error ? err.message : String(err) },
+              "in-flight messages not reconciled (until a backend returns)",
+            );
           this.failing = true;
         },
       );
@@ -63,7 +67,8 @@ export class Reconciler {
     for (const dead of await engines.inflight.expired(now)) {
       if (dead === this.owner) continue;
       const moved = await engines.inflight.claim(dead, this.owner, now);
-      if (moved > 0) log.warn({ node: dead, messages: moved }, "took over the messages in flight of a node whose lease ended");
+      if (moved > 0)
+        log.warn({ node: dead, messages: moved }, "took over the messages in flight of a node whose lease ended");
     }
     const stale = (await engines.inflight.stale(this.owner, now - STALE_MS)).slice(0, PASS_MAX);
     if (stale.length === 0) return 0;

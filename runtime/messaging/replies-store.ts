@@ -22,12 +22,25 @@ export interface Quoted {
  * read only for a member, so one who is not learns nothing of the group's messages (the sender is always one of its
  * pair's).
  */
-export async function quoteOf(sql: Sql, thread: bigint | { pair: string }, id: bigint | null, horizon: bigint, sender: string): Promise<Quoted> {
+export async function quoteOf(
+  sql: Sql,
+  thread: bigint | { pair: string },
+  id: bigint | null,
+  horizon: bigint,
+  sender: string,
+): Promise<Quoted> {
   // a direct thread is found by its pair before a send makes it (a reply refused must not leave one behind)
-  const inThread = typeof thread === "bigint" ? sql`m.thread_id = ${String(thread)}` : sql`m.thread_id = (select t.id from threads t where t.pair_key = ${thread.pair})`;
+  const inThread =
+    typeof thread === "bigint"
+      ? sql`m.thread_id = ${String(thread)}`
+      : sql`m.thread_id = (select t.id from threads t where t.pair_key = ${thread.pair})`;
   const member =
-    typeof thread === "bigint" ? sql`exists (select 1 from thread_members tm where tm.thread_id = ${String(thread)} and tm.principal = ${sender})` : sql`true`;
-  const [row] = await sql<{ member: boolean; sender: string | null; name: string | null; avatar_key: string | null; body: string | null }[]>`
+    typeof thread === "bigint"
+      ? sql`exists (select 1 from thread_members tm where tm.thread_id = ${String(thread)} and tm.principal = ${sender})`
+      : sql`true`;
+  const [row] = await sql<
+    { member: boolean; sender: string | null; name: string | null; avatar_key: string | null; body: string | null }[]
+  >`
     with me as (select ${member} as member)
     select me.member, q.sender, q.name, q.avatar_key, q.body from me left join lateral (
       select m.sender, p.display_name as name, p.avatar_key, m.body from messages m left join principals p on p.id = m.sender

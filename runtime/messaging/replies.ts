@@ -11,7 +11,12 @@ import { quoteOf } from "./replies-store.ts";
  * on `reply_to`, whether it exists elsewhere or not. A sender who is not a member of the group gets the group's 404,
  * as a send with no `reply_to` does, whatever `reply_to` names: it cannot tell the group's messages from others.
  */
-export async function replyQuote(svc: Services, thread: bigint | { pair: string }, replyTo: string | undefined, sender: string): Promise<Quote | undefined> {
+export async function replyQuote(
+  svc: Services,
+  thread: bigint | { pair: string },
+  replyTo: string | undefined,
+  sender: string,
+): Promise<Quote | undefined> {
   if (replyTo === undefined) return undefined;
   const id = parseId("message", replyTo);
   const { member, quote } = await quoteOf(svc.sql, thread, id, svc.horizons.messages(), sender);

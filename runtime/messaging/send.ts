@@ -28,11 +28,24 @@ interface DirectSend {
 }
 
 /** A direct message to `to`, stored in its inbox and delivered; answers its JSON (what the send answers, and what is delivered). */
-export async function sendDirect(svc: Services, from: Principal, to: string, msg: Outgoing, opts: DirectSend = {}): Promise<string> {
+export async function sendDirect(
+  svc: Services,
+  from: Principal,
+  to: string,
+  msg: Outgoing,
+  opts: DirectSend = {},
+): Promise<string> {
   const hub = svc.hub;
   const m: DirectMessage = {
-    id: svc.ids.nextRaw(), threadId: msg.threadId, sender: from.id, recipient: to, body: msg.body, createdAt: new Date(svc.now()),
-    attachments: msg.attachments, idempotencyKey: msg.idempotencyKey, reply: msg.reply,
+    id: svc.ids.nextRaw(),
+    threadId: msg.threadId,
+    sender: from.id,
+    recipient: to,
+    body: msg.body,
+    createdAt: new Date(svc.now()),
+    attachments: msg.attachments,
+    idempotencyKey: msg.idempotencyKey,
+    reply: msg.reply,
   };
   const seq = await (opts.store ?? ((x) => hub.storeDirect(x)))(m);
   if (seq === null) {
@@ -49,8 +62,14 @@ export async function sendDirect(svc: Services, from: Principal, to: string, msg
 export async function sendGroup(svc: Services, from: Principal, msg: Outgoing): Promise<string> {
   const hub = svc.hub;
   const m: NewMessage = {
-    id: svc.ids.nextRaw(), threadId: msg.threadId, sender: from.id, body: msg.body, createdAt: new Date(svc.now()),
-    attachments: msg.attachments, idempotencyKey: msg.idempotencyKey, reply: msg.reply,
+    id: svc.ids.nextRaw(),
+    threadId: msg.threadId,
+    sender: from.id,
+    body: msg.body,
+    createdAt: new Date(svc.now()),
+    attachments: msg.attachments,
+    idempotencyKey: msg.idempotencyKey,
+    reply: msg.reply,
   };
   const seq = await hub.storeGroup(m);
   if (seq === null) throw notFound("group");

@@ -22,7 +22,9 @@ export interface NewMessage {
 
 /** Of these message ids, the ones committed, with their numbers (a send whose commit's outcome was not heard). */
 export async function committedSeqs(sql: Sql, ids: bigint[]): Promise<Map<string, number>> {
-  const rows = await sql<{ id: bigint; seq: string }[]>`select id, seq from messages where id = any(${ids.map(String)}::bigint[]) and seq is not null`;
+  const rows = await sql<
+    { id: bigint; seq: string }[]
+  >`select id, seq from messages where id = any(${ids.map(String)}::bigint[]) and seq is not null`;
   return new Map(rows.map((r) => [r.id.toString(), Number(r.seq)]));
 }
 
@@ -69,7 +71,8 @@ export async function directThread(sql: Sql, me: string, to: string, newId: bigi
 
 /** Whether `principal` is a member of the thread. */
 export async function isMember(sql: Sql, threadId: bigint, principal: string): Promise<boolean> {
-  const rows = await sql`select 1 from thread_members where thread_id = ${String(threadId)} and principal = ${principal}`;
+  const rows =
+    await sql`select 1 from thread_members where thread_id = ${String(threadId)} and principal = ${principal}`;
   return rows.length > 0;
 }
 
@@ -97,7 +100,8 @@ function attachmentPairs(items: NewMessage[]): { messages: string[]; files: stri
 }
 
 /** The attachments column of each item: JSON text, null when none. */
-const attachmentsJson = (items: NewMessage[]) => items.map((i) => (i.attachments?.length ? JSON.stringify(i.attachments) : null));
+const attachmentsJson = (items: NewMessage[]) =>
+  items.map((i) => (i.attachments?.length ? JSON.stringify(i.attachments) : null));
 
 /** The reply column of each item: the quote as JSON text, null when not a reply. */
 const replyJson = (items: NewMessage[]) => items.map((i) => (i.reply ? JSON.stringify(i.reply) : null));
@@ -135,7 +139,8 @@ function shareCte(sql: Sql, items: NewMessage[], stored = "ok") {
  * Whether each item's id is taken (`t.taken` not null), by one primary-key probe per item: as a plain `exists` in the
  * select list Postgres hashed the whole messages table instead (a sequential scan per batch, growing with the table).
  */
-const taken = (sql: Sql) => sql`left join lateral (select true as taken from messages x where x.id = v.id limit 1) t on true`;
+const taken = (sql: Sql) =>
+  sql`left join lateral (select true as taken from messages x where x.id = v.id limit 1) t on true`;
 
 /**
  * Store direct messages in one statement (one commit for the batch): each is numbered in its recipient's inbox
@@ -146,7 +151,8 @@ const taken = (sql: Sql) => sql`left join lateral (select true as taken from mes
  */
 export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promise<(number | null | Error)[]> {
   try {
-    const rows = await retryOnDeadlock(() => sql<{ id: bigint; seq: string | null; taken: boolean }[]>`
+    const rows = await retryOnDeadlock(
+      () => sql<{ id: bigint; seq: string | null; taken: boolean }[]>`
       with v as (
         select * from unnest(
           ${items.map((i) => String(i.id))}::bigint[], ${items.map((i) => String(i.threadId))}::bigint[],
@@ -182,7 +188,8 @@ export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promi
         returning id
       ),
       d as (select recipient, id as message_id from numbered)${shareCte(sql, items, "numbered")}
-      select found.id, numbered.seq, found.taken from found left join numbered on numbered.id = found.id`);
+      select found.id, numbered.seq, found.taken from found left join numbered on numbered.id = found.id`,
+    );
     const byId = new Map(rows.map((r) => [r.id.toString(), r]));
     return items.map((i) => {
       const got = byId.get(i.id.toString());
@@ -222,7 +229,8 @@ export async function insertGroupBatch(sql: Sql, items: NewMessage[]): Promise<(
 }
 
 async function insertGroups(sql: Sql, items: NewMessage[]): Promise<(number | null | Error)[]> {
-  const rows = await retryOnDeadlock(() => sql<{ id: bigint; seq: bigint | null; taken: boolean; done: boolean | null }[]>`
+  const rows = await retryOnDeadlock(
+    () => sql<{ id: bigint; seq: bigint | null; taken: boolean; done: boolean | null }[]>`
     with v as (
       select * from unnest(
         ${items.map((i) => String(i.id))}::bigint[], ${items.map((i) => String(i.threadId))}::bigint[],
@@ -259,7 +267,8 @@ async function insertGroups(sql: Sql, items: NewMessage[]): Promise<(number | nu
         join thread_members tm on tm.thread_id = numbered.thread_id and tm.principal <> numbered.sender
     )${shareCte(sql, items, "numbered")}
     select member.id, numbered.seq, member.taken, own.done
-    from member left join numbered on numbered.id = member.id left join own on own.id = member.id`);
+    from member left join numbered on numbered.id = member.id left join own on own.id = member.id`,
+  );
   const byId = new Map(rows.map((r) => [r.id.toString(), r]));
   return items.map((i) => {
     const got = byId.get(i.id.toString());
@@ -297,7 +306,8 @@ export async function ackBatch(sql: Sql, items: AckItem[]): Promise<AckOutcome[]
   // cursor straight to its message (the next one, or a cumulative ack), where no ack above the cursor waits to be taken
   // in. Every other ack goes through flock_group_ack, one call each (`grp`, never on a cursor `up` moved: those are
   // alone of their member and stream).
-  const rows = await retryOnDeadlock(() => sql<{ n: number; stream: bigint | null; seq: string | null; acked: string | null }[]>`
+  const rows = await retryOnDeadlock(
+    () => sql<{ n: number; stream: bigint | null; seq: string | null; acked: string | null }[]>`
     with v as (
       select * from unnest(
         ${items.map((i) => i.recipient)}::text[], ${items.map((i) => String(i.id))}::bigint[],
@@ -321,7 +331,8 @@ export async function ackBatch(sql: Sql, items: AckItem[]): Promise<AckOutcome[]
     )
     select mm.n::int as n, mm.stream, mm.seq, case when mm.n in (select n from up) then mm.seq
       else flock_group_ack(mm.recipient, mm.stream, mm.seq, mm.through = 1 and mm.sender <> mm.recipient) end as acked
-    from mm`);
+    from mm`,
+  );
   const out: AckOutcome[] = items.map(() => false);
   for (const r of rows) {
     if (r.stream === null || r.seq === null || r.acked === null || Number(r.acked) < 0) continue;
@@ -334,7 +345,13 @@ export async function ackBatch(sql: Sql, items: AckItem[]): Promise<AckOutcome[]
  * A page of a thread's history, newest first; one row more than asked tells whether more exist. It ends at `horizon`
  * (past retention, nothing is kept).
  */
-export function history(sql: Sql, threadId: bigint, before: bigint | null, limit: number, horizon: bigint): Promise<MessageRow[]> {
+export function history(
+  sql: Sql,
+  threadId: bigint,
+  before: bigint | null,
+  limit: number,
+  horizon: bigint,
+): Promise<MessageRow[]> {
   return sql<MessageRow[]>`
     select m.id, m.thread_id, m.sender, p.display_name as sender_name, p.avatar_key as sender_avatar, m.recipient, m.body, m.created_at, m.attachments,
            m.edited_at, m.deleted_at, m.reactions, m.reply, pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,

@@ -157,7 +157,11 @@ export async function backlog(sql: Sql, reads: Read[], horizon: bigint): Promise
     const b = out[r.n - 1]!;
     const stream = BigInt(r.stream);
     b.last.set(stream, Number(r.last));
-    b.cursors.set(stream, { acked: Number(r.acked), above: (r.above ?? []).map(Number), expired: Number(r.expired ?? 0) });
+    b.cursors.set(stream, {
+      acked: Number(r.acked),
+      above: (r.above ?? []).map(Number),
+      expired: Number(r.expired ?? 0),
+    });
     if (r.seq === null) continue;
     b.entries.push({
       thread: stream,
@@ -171,7 +175,12 @@ export async function backlog(sql: Sql, reads: Read[], horizon: bigint): Promise
 }
 
 /** Messages that `where` selects (`m` messages), in number order, as a publish carries them. */
-async function published(sql: Sql, where: ReturnType<Sql>, limit: number | null, horizon: bigint): Promise<Published[]> {
+async function published(
+  sql: Sql,
+  where: ReturnType<Sql>,
+  limit: number | null,
+  horizon: bigint,
+): Promise<Published[]> {
   const rows = await sql<(MessageRow & { seq: string })[]>`
     select m.id, m.thread_id, m.seq, m.sender, p.display_name as sender_name, p.avatar_key as sender_avatar, m.recipient, m.body, m.created_at, m.attachments,
            m.edited_at, m.deleted_at, m.reactions, m.reply, pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
@@ -192,7 +201,13 @@ async function published(sql: Sql, where: ReturnType<Sql>, limit: number | null,
  * Messages numbered after `after` in the stream with this key, in order, at most `limit` (to fill a gap a node saw),
  * none below `horizon` (past retention).
  */
-export function messagesAfter(sql: Sql, key: string, after: number, limit: number, horizon: bigint): Promise<Published[]> {
+export function messagesAfter(
+  sql: Sql,
+  key: string,
+  after: number,
+  limit: number,
+  horizon: bigint,
+): Promise<Published[]> {
   const group = key.startsWith("g:");
   const where = sql`m.recipient ${group ? sql`is null and m.thread_id = ${key.slice(2)}` : sql`= ${key}`} and m.seq > ${after}`;
   return published(sql, sql`${where} and m.id >= ${String(horizon)}`, limit, horizon);
@@ -202,7 +217,12 @@ export function messagesAfter(sql: Sql, key: string, after: number, limit: numbe
  * The message `sender` stored with an Idempotency-Key, as a publish carries it (below `horizon`, past retention:
  * without its body, files or quote), or undefined.
  */
-export async function sentWithKey(sql: Sql, sender: string, key: string, horizon: bigint): Promise<Published | undefined> {
+export async function sentWithKey(
+  sql: Sql,
+  sender: string,
+  key: string,
+  horizon: bigint,
+): Promise<Published | undefined> {
   const [m] = await published(sql, sql`m.sender = ${sender} and m.idempotency_key = ${key}`, 1, horizon);
   return m;
 }
@@ -218,7 +238,10 @@ export function messagesById(sql: Sql, ids: string[], horizon: bigint): Promise<
  * the node dies, every message of the stream counts as possibly delivered on the next read (an inbox that has had no
  * message yet gets its cursor here). Stopped cleanly: it becomes the last number the node published to the socket.
  */
-export async function markLive(sql: Sql, items: { member: string; thread: bigint; seq: number | null }[]): Promise<void> {
+export async function markLive(
+  sql: Sql,
+  items: { member: string; thread: bigint; seq: number | null }[],
+): Promise<void> {
   if (items.length === 0) return;
   await sql`
     with v as (
@@ -240,7 +263,11 @@ export async function markLive(sql: Sql, items: { member: string; thread: bigint
  * group's newest message, read under the group row's lock so no send numbers a message between. Already members keep
  * theirs. Returns the cursors made (StreamDelivery.membersChanged puts them into the remembered cursors).
  */
-export async function joinGroup(tx: TransactionSql, thread: bigint, members: string[]): Promise<{ member: string; acked: number }[]> {
+export async function joinGroup(
+  tx: TransactionSql,
+  thread: bigint,
+  members: string[],
+): Promise<{ member: string; acked: number }[]> {
   const rows = await tx<{ member: string; acked_seq: string }[]>`
     insert into group_cursors (member, thread_id, acked_seq, joined_seq, delivered_seq)
     select m.p, g.id, g.last_seq, g.last_seq, g.last_seq

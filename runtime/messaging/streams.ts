@@ -28,7 +28,6 @@ import {
 import type { WaiterRegistry } from "./waiters.ts";
 import { addTo, removeFrom } from "../set-map.ts";
 
-
 /**
  * How long a node trusts what it read of a principal's groups (long polls ask on every poll). Joining or leaving
  * reaches every node at once by pub/sub; this bounds how long a change whose event was lost (a Redis restart) goes
@@ -92,15 +91,23 @@ export class StreamDelivery {
       (err) => svc.log.warn({ err }, "stream gap not filled; retrying"),
       svc.metrics.delivered.websocket,
     );
-    this.streamReads = new Batcher(async (members) => {
-      const got = await streamsOfMembers(svc.sql, members);
-      return members.map((m) => got.get(m) ?? [INBOX]);
-    }, 1, 1000);
+    this.streamReads = new Batcher(
+      async (members) => {
+        const got = await streamsOfMembers(svc.sql, members);
+        return members.map((m) => got.get(m) ?? [INBOX]);
+      },
+      1,
+      1000,
+    );
     this.reads = new Batcher((items) => backlog(svc.sql, items, svc.horizons.messages()), 2, 256);
-    this.marks = new Batcher(async (items) => {
-      await markLive(svc.sql, items);
-      return items.map(() => undefined);
-    }, 1, 1000);
+    this.marks = new Batcher(
+      async (items) => {
+        await markLive(svc.sql, items);
+        return items.map(() => undefined);
+      },
+      1,
+      1000,
+    );
   }
 
   async start(): Promise<void> {
@@ -113,7 +120,9 @@ export class StreamDelivery {
       }),
     );
     this.sweepTimer = setInterval(() => {
-      this.sweep().catch((err: unknown) => this.svc.log.warn({ err }, "sockets' groups not checked; next sweep retries"));
+      this.sweep().catch((err: unknown) =>
+        this.svc.log.warn({ err }, "sockets' groups not checked; next sweep retries"),
+      );
     }, SOCKET_GROUPS_SWEEP_MS);
     this.sweepTimer.unref();
   }
@@ -147,7 +156,13 @@ export class StreamDelivery {
   async changed(m: Published, to: string[]): Promise<void> {
     this.swap(m.key, m.id, m.payload);
     await this.svc.engines.streams.drop(m.key);
-    await publish(this.svc.engines.pubsub, CHANNELS.messageUpdate, { origin: this.origin, key: m.key, id: m.id, payload: m.payload, to });
+    await publish(this.svc.engines.pubsub, CHANNELS.messageUpdate, {
+      origin: this.origin,
+      key: m.key,
+      id: m.id,
+      payload: m.payload,
+      to,
+    });
   }
 
   private swap(key: string, id: string, payload: string): void {
@@ -238,7 +253,9 @@ export class StreamDelivery {
   private async fromLogs(member: string, threads: bigint[], limit: number): Promise<StreamEntry[]> {
     const cursors = await this.svc.engines.groupCursors.read(member, threads);
     const logs = await Promise.all(
-      threads.map((thread) => this.svc.engines.streams.after(streamKey(member, thread), cursors.get(thread)?.acked ?? 0)),
+      threads.map((thread) =>
+        this.svc.engines.streams.after(streamKey(member, thread), cursors.get(thread)?.acked ?? 0),
+      ),
     );
     const own = `"from":{"id":${JSON.stringify(member)},`;
     const out: StreamEntry[] = [];
@@ -277,7 +294,12 @@ export class StreamDelivery {
     const ids = joined.map((j) => j.member);
     this.applyMembers(thread, ids, left);
     await Promise.all([
-      publish(this.svc.engines.pubsub, CHANNELS.groupMembers, { origin: this.origin, thread: String(thread), joined: ids, left }),
+      publish(this.svc.engines.pubsub, CHANNELS.groupMembers, {
+        origin: this.origin,
+        thread: String(thread),
+        joined: ids,
+        left,
+      }),
       this.svc.engines.groupCursors.merge(joined.map((j) => ({ member: j.member, thread, acked: j.acked, above: [] }))),
     ]);
   }

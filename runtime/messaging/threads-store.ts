@@ -43,7 +43,13 @@ export interface ThreadRow {
  * A page of `me`'s threads, newest activity first, after the thread `before`; one row more than asked tells whether
  * more exist. A thread whose messages all went past `horizon` (retention) is listed with no last message.
  */
-export function threadsOf(sql: Sql, me: string, before: bigint | null, limit: number, horizon: bigint): Promise<ThreadRow[]> {
+export function threadsOf(
+  sql: Sql,
+  me: string,
+  before: bigint | null,
+  limit: number,
+  horizon: bigint,
+): Promise<ThreadRow[]> {
   // a thread's activity: its newest message id, or its own id before any (ids are time ordered)
   return sql<ThreadRow[]>`
     with mine as (

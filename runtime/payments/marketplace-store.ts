@@ -20,7 +20,6 @@ export interface MarketplacePage {
   limit: number;
 }
 
-
 /** A page of paid agents on `networks`, newest first; one row more than asked tells whether more exist. */
 export function marketplacePage(sql: Sql, networks: string[], page: MarketplacePage): Promise<MarketplaceRow[]> {
   return sql<MarketplaceRow[]>`

@@ -16,7 +16,15 @@ import type { Ctx, Reply } from "../http/route.ts";
 import { type Outgoing, sendDirect } from "../messaging/send.ts";
 import { publicUrl } from "../public-url.ts";
 import { dollars, explorerUrl } from "./assets.ts";
-import { checkPayment, headerCodec, paymentHeader, paymentRequired, paymentRequiredError, requirementsFor, type Terms } from "./protocol.ts";
+import {
+  checkPayment,
+  headerCodec,
+  paymentHeader,
+  paymentRequired,
+  paymentRequiredError,
+  requirementsFor,
+  type Terms,
+} from "./protocol.ts";
 import { claim, completeSettled, markFailed } from "./store.ts";
 
 const errMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
@@ -46,18 +54,27 @@ export async function demandPayment(ctx: Ctx<unknown, unknown, "principal">, ter
   );
 }
 
-export async function paidSend(ctx: Ctx<unknown, unknown, "principal">, terms: Terms, to: string, msg: Outgoing): Promise<Reply> {
+export async function paidSend(
+  ctx: Ctx<unknown, unknown, "principal">,
+  terms: Terms,
+  to: string,
+  msg: Outgoing,
+): Promise<Reply> {
   const { svc, principal } = ctx;
   await demandPayment(ctx, terms, to);
   const { codec, ours, pr } = await required(ctx, terms, to);
   const header = paymentHeader(ctx.headers)!;
-  const refuse = (reason: string, message: string) => paymentRequiredError(codec, { ...pr, error: reason }, `payment refused: ${message}`, reason);
+  const refuse = (reason: string, message: string) =>
+    paymentRequiredError(codec, { ...pr, error: reason }, `payment refused: ${message}`, reason);
   const checked = checkPayment(codec, header, ours, Math.floor(svc.now() / 1000));
   if (!checked.ok) throw refuse(checked.reason, checked.message);
   const { payload, auth, requirements } = checked;
   const facilitator = svc.facilitator;
   if (!facilitator) {
-    throw new ApiError("payments_unavailable", "payments are not configured on this server (no facilitator): nothing was charged; the authorization was not used");
+    throw new ApiError(
+      "payments_unavailable",
+      "payments are not configured on this server (no facilitator): nothing was charged; the authorization was not used",
+    );
   }
 
   const paymentId = svc.ids.nextRaw();
@@ -89,7 +106,10 @@ export async function paidSend(ctx: Ctx<unknown, unknown, "principal">, terms: T
     await markFailed(svc.sql, claimed, `verify_error: ${errMessage(err)}`, true);
     svc.metrics.payments.failed.verify.inc();
     ctx.log.warn({ err }, "facilitator verify failed");
-    throw new ApiError("payments_unavailable", "the payment facilitator could not verify the payment: nothing was charged; try again");
+    throw new ApiError(
+      "payments_unavailable",
+      "the payment facilitator could not verify the payment: nothing was charged; try again",
+    );
   }
 
   // Settle: from here on the authorization may be on chain; a failed claim is never taken over again.
@@ -100,7 +120,10 @@ export async function paidSend(ctx: Ctx<unknown, unknown, "principal">, terms: T
     await markFailed(svc.sql, claimed, `settle_error: ${errMessage(err)}`, false);
     svc.metrics.payments.failed.settle.inc();
     ctx.log.error({ err, payment: claimed.toString() }, "facilitator settle failed; outcome unknown");
-    throw new ApiError("unavailable", "the payment facilitator did not confirm the settlement; its outcome is unknown (see GET /v1/payments)");
+    throw new ApiError(
+      "unavailable",
+      "the payment facilitator did not confirm the settlement; its outcome is unknown (see GET /v1/payments)",
+    );
   }
   if (!settled.success || !settled.transaction) {
     const reason = settled.errorReason ?? "settlement_failed";
@@ -111,7 +134,13 @@ export async function paidSend(ctx: Ctx<unknown, unknown, "principal">, terms: T
 
   const txHash = settled.transaction;
   const explorer = explorerUrl(terms.asset, txHash);
-  const payment = { transaction: txHash, network: ours.network, payer: auth.from, amount: auth.value.toString(), explorer_url: explorer };
+  const payment = {
+    transaction: txHash,
+    network: ours.network,
+    payer: auth.from,
+    amount: auth.value.toString(),
+    explorer_url: explorer,
+  };
   const json = await sendDirect(svc, principal, to, msg, {
     store: (message) => completeSettled(svc.sql, { paymentId: claimed, txHash, explorerUrl: explorer, message }),
     columns: paymentColumns(payment),
@@ -120,12 +149,20 @@ export async function paidSend(ctx: Ctx<unknown, unknown, "principal">, terms: T
   return {
     status: 201,
     raw: { type: "application/json", data: json },
-    headers: { "PAYMENT-RESPONSE": codec.encodePaymentResponseHeader({ ...settled, payer: settled.payer ?? auth.from }) },
+    headers: {
+      "PAYMENT-RESPONSE": codec.encodePaymentResponseHeader({ ...settled, payer: settled.payer ?? auth.from }),
+    },
   };
 }
 
 /** The payment as the message row's pay_* columns (what toMessage renders). */
-const paymentColumns = (p: { transaction: string; network: string; payer: string; amount: string; explorer_url: string | null }) => ({
+const paymentColumns = (p: {
+  transaction: string;
+  network: string;
+  payer: string;
+  amount: string;
+  explorer_url: string | null;
+}) => ({
   pay_tx: p.transaction,
   pay_network: p.network,
   pay_payer: p.payer,

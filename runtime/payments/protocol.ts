@@ -9,7 +9,10 @@ import { ApiError } from "../errors.ts";
 import { type Asset, atomicAmount } from "./assets.ts";
 
 /** @x402/core's header coding: imported by the first paid send, not at start (bench/RESULTS.md, "Idle memory (issue 30)"). */
-type HeaderCodec = Pick<typeof X402Http, "encodePaymentRequiredHeader" | "decodePaymentSignatureHeader" | "encodePaymentResponseHeader">;
+type HeaderCodec = Pick<
+  typeof X402Http,
+  "encodePaymentRequiredHeader" | "decodePaymentSignatureHeader" | "encodePaymentResponseHeader"
+>;
 
 export const headerCodec = (): Promise<HeaderCodec> => import("@x402/core/http");
 
@@ -32,7 +35,12 @@ export function requirementsFor(terms: Terms, maxTimeoutSeconds: number): Paymen
   };
 }
 
-export function paymentRequired(req: PaymentRequirements, resourceUrl: string, agent: string, error?: string): PaymentRequired {
+export function paymentRequired(
+  req: PaymentRequirements,
+  resourceUrl: string,
+  agent: string,
+  error?: string,
+): PaymentRequired {
   return {
     x402Version: 2,
     ...(error ? { error } : {}),
@@ -46,7 +54,12 @@ export function paymentRequired(req: PaymentRequirements, resourceUrl: string, a
  * (x402Version, resource, accepts) and `reason` for a refused payment; the PAYMENT-REQUIRED header carries the
  * same requirements.
  */
-export function paymentRequiredError(codec: HeaderCodec, pr: PaymentRequired, message: string, reason?: string): ApiError {
+export function paymentRequiredError(
+  codec: HeaderCodec,
+  pr: PaymentRequired,
+  message: string,
+  reason?: string,
+): ApiError {
   return new ApiError(
     "payment_required",
     message,
@@ -69,7 +82,9 @@ export interface Authorization {
 export const paymentHeader = (headers: Record<string, string>): string | undefined =>
   headers["payment-signature"] ?? headers["x-payment"];
 
-type Checked = { ok: true; payload: PaymentPayload; auth: Authorization; requirements: PaymentRequirements } | { ok: false; reason: string; message: string };
+type Checked =
+  | { ok: true; payload: PaymentPayload; auth: Authorization; requirements: PaymentRequirements }
+  | { ok: false; reason: string; message: string };
 
 const fail = (reason: string, message: string): Checked => ({ ok: false, reason, message });
 const HEX32 = /^0x[0-9a-fA-F]{64}$/;
@@ -89,14 +104,18 @@ export function checkPayment(codec: HeaderCodec, header: string, ours: PaymentRe
   } catch {
     return fail("invalid_payload", "the payment header is not base64 JSON of an x402 payment payload");
   }
-  if (typeof payload !== "object" || payload === null) return fail("invalid_payload", "the payment payload is not an object");
-  if (payload.x402Version !== 2) return fail("unsupported_version", "only x402 version 2 payment payloads are accepted");
+  if (typeof payload !== "object" || payload === null)
+    return fail("invalid_payload", "the payment payload is not an object");
+  if (payload.x402Version !== 2)
+    return fail("unsupported_version", "only x402 version 2 payment payloads are accepted");
   const a = payload.accepted as Partial<PaymentRequirements> | undefined;
   if (!a || typeof a !== "object") return fail("invalid_payload", "the payment payload has no `accepted` requirements");
   if (a.scheme !== "exact") return fail("scheme_mismatch", "only the `exact` scheme is accepted");
   if (a.network !== ours.network) return fail("network_mismatch", `payments to this agent settle on ${ours.network}`);
-  if (typeof a.asset !== "string" || a.asset.toLowerCase() !== ours.asset.toLowerCase()) return fail("asset_mismatch", `the asset must be ${ours.asset}`);
-  if (typeof a.payTo !== "string" || a.payTo.toLowerCase() !== ours.payTo.toLowerCase()) return fail("recipient_mismatch", `payments to this agent go to ${ours.payTo}`);
+  if (typeof a.asset !== "string" || a.asset.toLowerCase() !== ours.asset.toLowerCase())
+    return fail("asset_mismatch", `the asset must be ${ours.asset}`);
+  if (typeof a.payTo !== "string" || a.payTo.toLowerCase() !== ours.payTo.toLowerCase())
+    return fail("recipient_mismatch", `payments to this agent go to ${ours.payTo}`);
   if (typeof a.amount !== "string" || !UINT.test(a.amount) || BigInt(a.amount) < BigInt(ours.amount)) {
     return fail("amount_too_low", `the amount must be at least ${ours.amount} atomic units`);
   }
@@ -106,7 +125,8 @@ export function checkPayment(codec: HeaderCodec, header: string, ours: PaymentRe
     return fail("invalid_payload", "the payload must carry an EIP-3009 authorization and its signature");
   }
   const str = (k: string) => (typeof au[k] === "string" ? (au[k] as string) : "");
-  if (!isAddress(str("from")) || !isAddress(str("to"))) return fail("invalid_payload", "authorization from/to must be EVM addresses");
+  if (!isAddress(str("from")) || !isAddress(str("to")))
+    return fail("invalid_payload", "authorization from/to must be EVM addresses");
   if (!HEX32.test(str("nonce"))) return fail("invalid_payload", "the authorization nonce must be 32 bytes of hex");
   if (![str("value"), str("validAfter"), str("validBefore")].every((v) => UINT.test(v))) {
     return fail("invalid_payload", "authorization value/validAfter/validBefore must be decimal integers");
@@ -119,9 +139,12 @@ export function checkPayment(codec: HeaderCodec, header: string, ours: PaymentRe
     validBefore: BigInt(str("validBefore")),
     nonce: str("nonce").toLowerCase(),
   };
-  if (auth.to.toLowerCase() !== ours.payTo.toLowerCase()) return fail("recipient_mismatch", `payments to this agent go to ${ours.payTo}`);
-  if (auth.value !== BigInt(a.amount)) return fail("amount_mismatch", "the authorization's value differs from the accepted amount");
-  if (auth.validBefore < BigInt(nowSec + 6)) return fail("expired", "the authorization has expired (or expires within 6 seconds)");
+  if (auth.to.toLowerCase() !== ours.payTo.toLowerCase())
+    return fail("recipient_mismatch", `payments to this agent go to ${ours.payTo}`);
+  if (auth.value !== BigInt(a.amount))
+    return fail("amount_mismatch", "the authorization's value differs from the accepted amount");
+  if (auth.validBefore < BigInt(nowSec + 6))
+    return fail("expired", "the authorization has expired (or expires within 6 seconds)");
   if (auth.validAfter > BigInt(nowSec)) return fail("not_yet_valid", "the authorization is not valid yet");
   return { ok: true, payload, auth, requirements: { ...ours, amount: a.amount } };
 }

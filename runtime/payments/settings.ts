@@ -27,13 +27,19 @@ export const hasSettings = (c: SettingsChange) =>
   c.x402_enabled !== undefined || c.price !== undefined || c.pay_to !== undefined || c.network !== undefined;
 
 /** Whether messages to the agent must be paid: enabled, priced, and on a network this node supports. */
-export function paidTerms(assets: AssetTable, row: PaidAgentRow | null | undefined): { asset: Asset; micros: bigint; payTo: string } | null {
+export function paidTerms(
+  assets: AssetTable,
+  row: PaidAgentRow | null | undefined,
+): { asset: Asset; micros: bigint; payTo: string } | null {
   if (!row?.x402_enabled || row.price_micros === null || row.pay_to === null) return null;
   const asset = assets.get(row.network);
   return asset ? { asset, micros: row.price_micros, payTo: getAddress(row.pay_to) } : null;
 }
 
-export function marketplaceView(assets: AssetTable, row: PaidAgentRow | null | undefined): z.infer<typeof AgentMarketplace> {
+export function marketplaceView(
+  assets: AssetTable,
+  row: PaidAgentRow | null | undefined,
+): z.infer<typeof AgentMarketplace> {
   const r = row ?? NONE;
   const asset = assets.get(r.network);
   return {

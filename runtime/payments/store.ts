@@ -6,7 +6,6 @@ import { isFkViolation } from "../db/errors.ts";
 import type { StoredAttachment } from "../messaging/payload.ts";
 import type { Quote } from "../../schema/messages.ts";
 
-
 interface Claim {
   id: bigint;
   network: string;
@@ -137,7 +136,13 @@ interface PaymentRow {
 }
 
 /** A page of the payments `me` sent or received, newest first (one row more than asked tells has_more). */
-export function listPayments(sql: Sql, me: string, direction: "sent" | "received" | undefined, before: bigint | null, limit: number) {
+export function listPayments(
+  sql: Sql,
+  me: string,
+  direction: "sent" | "received" | undefined,
+  before: bigint | null,
+  limit: number,
+) {
   const who =
     direction === "sent"
       ? sql`from_principal = ${me}`

@@ -53,7 +53,8 @@ export class PaidAgents {
     const row = await this.row(principal);
     if (!row?.x402_enabled || row.price_micros === null) return null;
     const t = paidTerms(this.svc.assets, row);
-    if (!t) throw new ApiError("unavailable", `this agent is paid on ${row.network}, which this server does not settle on`);
+    if (!t)
+      throw new ApiError("unavailable", `this agent is paid on ${row.network}, which this server does not settle on`);
     return t;
   }
 

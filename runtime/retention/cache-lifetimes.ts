@@ -13,7 +13,10 @@ export interface CacheLifetimes {
   momentRecordMs: number;
 }
 
-export const DEFAULT_CACHE_LIFETIMES: CacheLifetimes = { streamLogIdleMs: STREAM_LOG_IDLE_MS, momentRecordMs: MOMENT_RECORD_MS };
+export const DEFAULT_CACHE_LIFETIMES: CacheLifetimes = {
+  streamLogIdleMs: STREAM_LOG_IDLE_MS,
+  momentRecordMs: MOMENT_RECORD_MS,
+};
 
 /** The caches' lifetimes under a retention (ms, null: unlimited): the defaults, shortened to the retention. */
 export function cacheLifetimes(messagesMs: number | null, momentsMs: number | null): CacheLifetimes {

@@ -12,7 +12,14 @@ import { formatRetention } from "./duration.ts";
 import type { Horizons } from "./horizons.ts";
 import { blankExpiredAnswers, forgetExpiredFiles } from "./expired-store.ts";
 import { expireMoments } from "./moments-store.ts";
-import { createPartition, dropDefaultBelow, dropPartition, expireCursors, markOf, partitions } from "./partitions-store.ts";
+import {
+  createPartition,
+  dropDefaultBelow,
+  dropPartition,
+  expireCursors,
+  markOf,
+  partitions,
+} from "./partitions-store.ts";
 import { autovacuumOn, tablesPastVacuumRule, vacuumTable } from "./vacuum-store.ts";
 
 /** With hashtext(current_schema()): the advisory lock one pass at a time holds. */
@@ -142,7 +149,12 @@ export class RetentionMaintainer {
       try {
         return await short(conn, step, DDL_LOCK_TIMEOUT_MS);
       } catch (err) {
-        if ((err as { code?: string }).code !== LOCK_NOT_AVAILABLE || tries >= DDL_TRIES || this.stopping.signal.aborted) throw err;
+        if (
+          (err as { code?: string }).code !== LOCK_NOT_AVAILABLE ||
+          tries >= DDL_TRIES ||
+          this.stopping.signal.aborted
+        )
+          throw err;
         result.lockWaits++;
         await this.pause(DDL_RETRY_GAP_MS, this.stopping.signal);
         if (this.stopping.signal.aborted) throw err;
@@ -171,7 +183,18 @@ export class RetentionMaintainer {
         if (this.failing) this.log.info("retention pass works again");
         this.failing = false;
         const ms = Math.round(performance.now() - started);
-        if (r && (r.created.length || r.dropped.length || r.momentsRemoved || r.cursorsMoved || r.answersBlanked || r.fileRowsRemoved || r.vacuumed.length || r.lockWaits)) this.log.info({ ...r, ms }, "retention pass");
+        if (
+          r &&
+          (r.created.length ||
+            r.dropped.length ||
+            r.momentsRemoved ||
+            r.cursorsMoved ||
+            r.answersBlanked ||
+            r.fileRowsRemoved ||
+            r.vacuumed.length ||
+            r.lockWaits)
+        )
+          this.log.info({ ...r, ms }, "retention pass");
       },
       (err: unknown) => {
         // one line per failing streak: an outage is the circuits' to report
@@ -190,7 +213,9 @@ export class RetentionMaintainer {
   async pass(): Promise<PassResult | null> {
     const conn = await this.sql.reserve();
     try {
-      const [got] = await conn<{ ok: boolean }[]>`select pg_try_advisory_lock(${LOCK_ID}, hashtext(current_schema())) as ok`;
+      const [got] = await conn<
+        { ok: boolean }[]
+      >`select pg_try_advisory_lock(${LOCK_ID}, hashtext(current_schema())) as ok`;
       if (!got?.ok) return null;
       try {
         return await this.steps(conn);
@@ -205,7 +230,14 @@ export class RetentionMaintainer {
   private async steps(conn: Sql): Promise<PassResult> {
     const now = this.now();
     const result: PassResult = {
-      created: [], dropped: [], cursorsMoved: 0, answersBlanked: 0, fileRowsRemoved: 0, momentsRemoved: 0, vacuumed: [], lockWaits: 0,
+      created: [],
+      dropped: [],
+      cursorsMoved: 0,
+      answersBlanked: 0,
+      fileRowsRemoved: 0,
+      momentsRemoved: 0,
+      vacuumed: [],
+      lockWaits: 0,
     };
     const parts = await short(conn, (tx) => partitions(tx));
 
@@ -241,7 +273,7 @@ export class RetentionMaintainer {
       }
       await short(conn, (tx) => dropDefaultBelow(tx, mark));
       // the rows of the files the messages that went carried (reads ignore them already), a bounded delete each
-      for (let n = FILE_ROWS_PER_DELETE; n === FILE_ROWS_PER_DELETE; ) {
+      for (let n = FILE_ROWS_PER_DELETE; n === FILE_ROWS_PER_DELETE;) {
         n = await short(conn, (tx) => forgetExpiredFiles(tx, mark, FILE_ROWS_PER_DELETE));
         result.fileRowsRemoved += n;
       }

@@ -77,7 +77,12 @@ export async function markOf(tx: Sql, name: string): Promise<bigint> {
  * next read). A cursor never moves past a number still kept (ids are made before a number is taken, so a kept message
  * may have a smaller number than one that went). Records `to` as the new mark.
  */
-export async function expireCursors(tx: Sql, from: bigint, horizon: bigint, slice: number): Promise<{ to: bigint; cursors: number }> {
+export async function expireCursors(
+  tx: Sql,
+  from: bigint,
+  horizon: bigint,
+  slice: number,
+): Promise<{ to: bigint; cursors: number }> {
   const [cut] = await tx<{ id: string | null }[]>`
     select id from messages where id >= ${String(from)} and id < ${String(horizon)} order by id offset ${slice} limit 1`;
   const to = cut?.id ? BigInt(cut.id) : horizon;

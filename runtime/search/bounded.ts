@@ -20,7 +20,12 @@ export const SEARCH_STATEMENT_MS = 1000;
 const RETRY_AFTER_S = 1;
 
 const busy = () =>
-  new ApiError("unavailable", "too many searches are running on this node; retry shortly", { retry_after: RETRY_AFTER_S }, { "Retry-After": String(RETRY_AFTER_S) });
+  new ApiError(
+    "unavailable",
+    "too many searches are running on this node; retry shortly",
+    { retry_after: RETRY_AFTER_S },
+    { "Retry-After": String(RETRY_AFTER_S) },
+  );
 
 const tooLong = () =>
   new PastBound(
@@ -48,7 +53,9 @@ export class SearchGate {
       return (await this.sql.begin(async (tx) => {
         // and a plan made for these words: postgres.js prepares its statements, and a generic plan, made once for
         // every text, cannot tell a rare word (the index) from a common one (a thread newest first)
-        await tx.unsafe(`set local statement_timeout = ${SEARCH_STATEMENT_MS}; set local plan_cache_mode = force_custom_plan`);
+        await tx.unsafe(
+          `set local statement_timeout = ${SEARCH_STATEMENT_MS}; set local plan_cache_mode = force_custom_plan`,
+        );
         return query(tx);
       })) as T;
     } catch (err) {

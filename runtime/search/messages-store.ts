@@ -13,7 +13,14 @@ import type { TransactionSql } from "postgres";
 import type { MessageRow } from "../messaging/payload.ts";
 
 /** A page of `me`'s messages matching `q` (websearch syntax), older than `before`; one row more tells of more. */
-export function searchMessages(tx: TransactionSql, me: string, q: string, before: bigint | null, limit: number, horizon: bigint): Promise<MessageRow[]> {
+export function searchMessages(
+  tx: TransactionSql,
+  me: string,
+  q: string,
+  before: bigint | null,
+  limit: number,
+  horizon: bigint,
+): Promise<MessageRow[]> {
   return tx<MessageRow[]>`
     select m.id, m.thread_id, m.sender, p.display_name as sender_name, p.avatar_key as sender_avatar, m.recipient, m.body, m.created_at, m.attachments,
            m.edited_at, m.deleted_at, m.reactions, m.reply, pay.tx_hash as pay_tx, pay.network as pay_network,

@@ -35,7 +35,9 @@ interface PersonRow {
  * containing it, friends before others within each, then by name.
  */
 export async function findPeople(tx: TransactionSql, me: string, q: string, limit: number): Promise<Person[]> {
-  const matchName = HAS_TRIGRAM.test(q) ? tx`p.display_name ilike ${containing(q)}` : tx`lower(p.display_name) like ${startingWith(q.toLowerCase())}`;
+  const matchName = HAS_TRIGRAM.test(q)
+    ? tx`p.display_name ilike ${containing(q)}`
+    : tx`lower(p.display_name) like ${startingWith(q.toLowerCase())}`;
   const rows = await tx<PersonRow[]>`
     with known as (
       select friend as id from friendships where principal = ${me}

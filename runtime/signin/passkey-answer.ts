@@ -12,7 +12,9 @@ const ATTESTED = 0x40;
 
 /** Said for every malformed answer: what is wrong, in our words. */
 export const malformedAnswer = (what: string) =>
-  invalid(`the passkey answer is malformed (${what}); send what the browser's credential.toJSON() gives`, { field: "response" });
+  invalid(`the passkey answer is malformed (${what}); send what the browser's credential.toJSON() gives`, {
+    field: "response",
+  });
 
 /** A base64url field of the answer's `response`, decoded; 400 when absent or not base64url. */
 function bytes(response: Record<string, unknown>, field: string, min = 1): Buffer {
@@ -33,7 +35,13 @@ export function clientData(response: Record<string, unknown>): { type: string; c
     throw malformedAnswer("response.clientDataJSON is not JSON");
   }
   const d = data as Record<string, unknown> | null;
-  if (d === null || typeof d !== "object" || typeof d["type"] !== "string" || typeof d["challenge"] !== "string" || typeof d["origin"] !== "string") {
+  if (
+    d === null ||
+    typeof d !== "object" ||
+    typeof d["type"] !== "string" ||
+    typeof d["challenge"] !== "string" ||
+    typeof d["origin"] !== "string"
+  ) {
     throw malformedAnswer("response.clientDataJSON must name a type, a challenge and an origin");
   }
   return { type: d["type"], challenge: d["challenge"], origin: d["origin"] };

@@ -21,7 +21,16 @@ export interface PendingCeremony {
 
 export async function saveChallenge(
   sql: Sql,
-  c: { id: string; challenge: string; purpose: "register" | "login"; principal?: string; newUser?: boolean; displayName?: string; expiresAt: Date; now: Date },
+  c: {
+    id: string;
+    challenge: string;
+    purpose: "register" | "login";
+    principal?: string;
+    newUser?: boolean;
+    displayName?: string;
+    expiresAt: Date;
+    now: Date;
+  },
 ): Promise<void> {
   // a signed-in person adding a passkey holds one challenge at a time: a new one replaces the one not yet answered
   // (so repeated calls cannot pile rows up); a sign-up's principal is a fresh id, so it replaces nothing
@@ -45,16 +54,24 @@ export async function takeChallenge(sql: Sql, id: string): Promise<PendingCeremo
 }
 
 export async function passkeyById(sql: Sql, id: string): Promise<StoredPasskey | undefined> {
-  const [row] = await sql<StoredPasskey[]>`select id, principal, public_key, counter::text as counter, transports from passkeys where id = ${id}`;
+  const [row] = await sql<
+    StoredPasskey[]
+  >`select id, principal, public_key, counter::text as counter, transports from passkeys where id = ${id}`;
   return row;
 }
 
-export async function passkeysOf(sql: Sql, principal: string): Promise<{ id: string; transports: string[]; created_at: Date; last_used_at: Date | null }[]> {
+export async function passkeysOf(
+  sql: Sql,
+  principal: string,
+): Promise<{ id: string; transports: string[]; created_at: Date; last_used_at: Date | null }[]> {
   return sql`select id, transports, created_at, last_used_at from passkeys where principal = ${principal} order by created_at, id`;
 }
 
 /** Stores a new credential for `principal`; false when the credential id is taken already. */
-export async function addPasskey(sql: Sql, p: { id: string; principal: string; publicKey: Uint8Array; counter: number; transports: string[] }): Promise<boolean> {
+export async function addPasskey(
+  sql: Sql,
+  p: { id: string; principal: string; publicKey: Uint8Array; counter: number; transports: string[] },
+): Promise<boolean> {
   const rows = await sql`
     insert into passkeys (id, principal, public_key, counter, transports)
     values (${p.id}, ${p.principal}, ${p.publicKey}, ${p.counter}, ${p.transports})
@@ -75,7 +92,11 @@ export async function usedPasskey(sql: Sql, id: string, counter: number, at: Dat
   return rows.length > 0;
 }
 
-export async function removePasskey(sql: Sql, principal: string, id: string): Promise<"removed" | "not_found" | "last"> {
+export async function removePasskey(
+  sql: Sql,
+  principal: string,
+  id: string,
+): Promise<"removed" | "not_found" | "last"> {
   return sql.begin(async (tx) => {
     // two removals at once (two devices) must not both see the other passkey and leave the person no way in: they
     // take the person's row in turn, and the second counts after the first is gone

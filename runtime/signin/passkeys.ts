@@ -24,7 +24,10 @@ export interface Ceremony {
 /** The authenticator's answer, as the browser gives it (WebAuthn's JSON form). */
 export interface PasskeyAnswer {
   challenge_id: string;
-  response: { id: string; rawId: string; type: "public-key"; response: Record<string, unknown> } & Record<string, unknown>;
+  response: { id: string; rawId: string; type: "public-key"; response: Record<string, unknown> } & Record<
+    string,
+    unknown
+  >;
 }
 
 /**
@@ -41,14 +44,20 @@ export function originAllowed(config: Pick<Config, "FLOCK_DOMAIN" | "FLOCK_PUBLI
   if (url.origin !== origin) return false;
   if (config.FLOCK_PUBLIC_URL && new URL(config.FLOCK_PUBLIC_URL).origin === origin) return true;
   if (origin === `https://${config.FLOCK_DOMAIN}`) return true;
-  return config.FLOCK_DOMAIN === "localhost" && url.hostname === "localhost" && (url.protocol === "http:" || url.protocol === "https:");
+  return (
+    config.FLOCK_DOMAIN === "localhost" &&
+    url.hostname === "localhost" &&
+    (url.protocol === "http:" || url.protocol === "https:")
+  );
 }
 
 /** The origin the browser wrote into the answer's client data, checked against originAllowed; 401 otherwise (400 unreadable). */
 function answerOrigin(config: Config, answer: PasskeyAnswer): string {
   const { origin } = clientData(answer.response.response);
   if (!originAllowed(config, origin)) {
-    throw unauthorized(`the passkey was used on an origin this server does not serve (${JSON.stringify(origin.slice(0, 200))})`);
+    throw unauthorized(
+      `the passkey was used on an origin this server does not serve (${JSON.stringify(origin.slice(0, 200))})`,
+    );
   }
   return origin;
 }
@@ -63,7 +72,12 @@ function refused(svc: Services, err: unknown, sentence: string): ApiError {
   return unauthorized(sentence);
 }
 
-async function ceremony(svc: Services, purpose: "register" | "login", options: { challenge: string } & object, extra: { principal?: string; newUser?: boolean; displayName?: string } = {}): Promise<Ceremony> {
+async function ceremony(
+  svc: Services,
+  purpose: "register" | "login",
+  options: { challenge: string } & object,
+  extra: { principal?: string; newUser?: boolean; displayName?: string } = {},
+): Promise<Ceremony> {
   const now = new Date(svc.now());
   const expiresAt = new Date(now.getTime() + CEREMONY_TTL_MS);
   const id = randomBytes(18).toString("base64url");
@@ -84,7 +98,10 @@ async function taken(svc: Services, answer: PasskeyAnswer, purpose: "register" |
  * now), or for the signed-in person `principal` (their passkeys so far are excluded, so one authenticator is not
  * registered twice).
  */
-export async function registrationOptions(svc: Services, who: { principal: string; displayName: string; newUser: boolean }): Promise<Ceremony> {
+export async function registrationOptions(
+  svc: Services,
+  who: { principal: string; displayName: string; newUser: boolean },
+): Promise<Ceremony> {
   const { generateRegistrationOptions } = await import("@simplewebauthn/server");
   const existing = who.newUser ? [] : await passkeysOf(svc.sql, who.principal);
   const options = await generateRegistrationOptions({
@@ -98,7 +115,11 @@ export async function registrationOptions(svc: Services, who: { principal: strin
     authenticatorSelection: { residentKey: "required", userVerification: "preferred" },
     timeout: CEREMONY_TTL_MS,
   });
-  return ceremony(svc, "register", options, { principal: who.principal, newUser: who.newUser, displayName: who.displayName });
+  return ceremony(svc, "register", options, {
+    principal: who.principal,
+    newUser: who.newUser,
+    displayName: who.displayName,
+  });
 }
 
 /** Checks a registration's answer and stores the passkey (creating the person on sign-up); the person's id. */
@@ -119,7 +140,11 @@ export async function finishRegistration(svc: Services, answer: PasskeyAnswer): 
     if (!v.verified || !v.registrationInfo) throw new Error("not verified");
     info = v.registrationInfo;
   } catch (err) {
-    throw refused(svc, err, "the passkey could not be registered: its answer does not verify against the challenge and this server");
+    throw refused(
+      svc,
+      err,
+      "the passkey could not be registered: its answer does not verify against the challenge and this server",
+    );
   }
   const passkey = {
     id: info.credential.id,
@@ -142,7 +167,11 @@ export async function finishRegistration(svc: Services, answer: PasskeyAnswer): 
 /** Options to sign in with any passkey of this relying party (the authenticator offers the person's own). */
 export async function loginOptions(svc: Services): Promise<Ceremony> {
   const { generateAuthenticationOptions } = await import("@simplewebauthn/server");
-  const options = await generateAuthenticationOptions({ rpID: svc.config.FLOCK_DOMAIN, userVerification: "preferred", timeout: CEREMONY_TTL_MS });
+  const options = await generateAuthenticationOptions({
+    rpID: svc.config.FLOCK_DOMAIN,
+    userVerification: "preferred",
+    timeout: CEREMONY_TTL_MS,
+  });
   return ceremony(svc, "login", options);
 }
 
@@ -163,18 +192,30 @@ export async function finishLogin(svc: Services, answer: PasskeyAnswer): Promise
       expectedRPID: svc.config.FLOCK_DOMAIN,
       // counter 0: the library does not judge the counter (its refusal would be in its words); it is judged below,
       // once the signature over it is verified, by the library's rule, then kept atomically
-      credential: { id: stored.id, publicKey: new Uint8Array(stored.public_key), counter: 0, transports: stored.transports as never },
+      credential: {
+        id: stored.id,
+        publicKey: new Uint8Array(stored.public_key),
+        counter: 0,
+        transports: stored.transports as never,
+      },
       requireUserVerification: false,
     });
     if (!v.verified) throw new Error("not verified");
     newCounter = v.authenticationInfo.newCounter;
   } catch (err) {
-    throw refused(svc, err, "the passkey sign-in could not be verified: its signature does not match the passkey and the challenge");
+    throw refused(
+      svc,
+      err,
+      "the passkey sign-in could not be verified: its signature does not match the passkey and the challenge",
+    );
   }
   const before = Number(stored.counter);
   const wentBack = (newCounter > 0 || before > 0) && newCounter <= before;
   if (wentBack || !(await usedPasskey(svc.sql, stored.id, newCounter, new Date(svc.now())))) {
-    throw new ApiError("unauthorized", "the passkey's signature counter went back: a copy of the authenticator may be in use");
+    throw new ApiError(
+      "unauthorized",
+      "the passkey's signature counter went back: a copy of the authenticator may be in use",
+    );
   }
   return stored.principal;
 }

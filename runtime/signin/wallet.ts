@@ -53,8 +53,10 @@ export async function verifyChallenge(svc: Services, message: string, signature:
     throw unauthorized("not an EIP-4361 sign-in message");
   }
   if (!parsed.address || !parsed.nonce || !parsed.domain) throw unauthorized("not an EIP-4361 sign-in message");
-  if (parsed.domain !== config.FLOCK_DOMAIN) throw unauthorized(`the message is for another domain (expected ${config.FLOCK_DOMAIN})`);
-  if (parsed.chainId !== config.FLOCK_CHAIN_ID) throw unauthorized(`the message is for another chain (expected ${config.FLOCK_CHAIN_ID})`);
+  if (parsed.domain !== config.FLOCK_DOMAIN)
+    throw unauthorized(`the message is for another domain (expected ${config.FLOCK_DOMAIN})`);
+  if (parsed.chainId !== config.FLOCK_CHAIN_ID)
+    throw unauthorized(`the message is for another chain (expected ${config.FLOCK_CHAIN_ID})`);
   if (!validateSiweMessage({ message: parsed, domain: config.FLOCK_DOMAIN, time: now })) {
     throw unauthorized("the sign-in message is expired, not yet valid or malformed");
   }
@@ -69,7 +71,8 @@ export async function verifyChallenge(svc: Services, message: string, signature:
     throw unauthorized("bad signature");
   }
   // Consume: of two concurrent answers with the same nonce, one wins.
-  const used = await svc.sql`delete from wallet_nonces where nonce = ${parsed.nonce} and expires_at > ${now} returning 1`;
+  const used =
+    await svc.sql`delete from wallet_nonces where nonce = ${parsed.nonce} and expires_at > ${now} returning 1`;
   if (used.length === 0) throw unauthorized("unknown or already used nonce; ask for a new challenge");
   return address;
 }

@@ -47,7 +47,13 @@ export const feedStats = {
  * The page of `limit` moments visible to `me` strictly older than `before` and not past the moments horizon, newest
  * first. A cursor at or before the horizon gets an empty last page: the feed ends there.
  */
-export async function readFeed(svc: Services, log: Logger, me: string, before: bigint | null, limit: number): Promise<FeedPage> {
+export async function readFeed(
+  svc: Services,
+  log: Logger,
+  me: string,
+  before: bigint | null,
+  limit: number,
+): Promise<FeedPage> {
   const horizon = svc.horizons.moments();
   if (before !== null && before <= horizon) return { moments: "", hasMore: false };
   const cache = svc.engines.feed;
@@ -57,7 +63,9 @@ export async function readFeed(svc: Services, log: Logger, me: string, before: b
   const page = await cache.readPage(timelines, before, want, horizon === 0n ? limit : want);
   if (page.state === "shown") {
     feedStats.cached++;
-    return horizon === 0n ? { moments: page.json, hasMore: page.count > limit } : cutAtHorizon(page.json, horizon, limit);
+    return horizon === 0n
+      ? { moments: page.json, hasMore: page.count > limit }
+      : cutAtHorizon(page.json, horizon, limit);
   }
   if (page.state === "hit") {
     const kept = keptBefore(page.ids, horizon);
@@ -98,7 +106,10 @@ const RECORD_START = /\{"id":"moment_(\d+)"/g;
 /** A page the cache showed whole (`want` records at most, newest first), cut at the horizon and to `limit`. */
 function cutAtHorizon(json: string, horizon: bigint, limit: number): FeedPage {
   const starts = [...json.matchAll(RECORD_START)];
-  const kept = keptBefore(starts.map((m) => BigInt(m[1]!)), horizon);
+  const kept = keptBefore(
+    starts.map((m) => BigInt(m[1]!)),
+    horizon,
+  );
   const show = Math.min(kept, limit);
   // drop the records after the first `show`, with the ',' before them
   const moments = show < starts.length ? json.slice(0, Math.max(0, starts[show]!.index - 1)) : json;

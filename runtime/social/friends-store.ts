@@ -27,7 +27,12 @@ interface PairState {
   existing_at: Date | null;
 }
 
-export async function pairState(tx: TransactionSql, me: string, to: string, askKnown = true): Promise<PairState | undefined> {
+export async function pairState(
+  tx: TransactionSql,
+  me: string,
+  to: string,
+  askKnown = true,
+): Promise<PairState | undefined> {
   const [s] = await tx<PairState[]>`select
     case when ${askKnown}::boolean then exists (select 1 from principals where id = ${to}) else true end as known,
     exists (select 1 from friendships where principal = ${me} and friend = ${to}) as friends,

@@ -11,7 +11,12 @@ import type { TransactionSql } from "postgres";
  * given). All are reported alike, in the order given, so the answer does not tell a refusal from an id that does
  * not exist.
  */
-export async function refusedMembers(tx: TransactionSql, adder: string, wanted: string[], groupId: bigint | null): Promise<string[]> {
+export async function refusedMembers(
+  tx: TransactionSql,
+  adder: string,
+  wanted: string[],
+  groupId: bigint | null,
+): Promise<string[]> {
   if (wanted.length === 0) return [];
   const group = groupId === null ? null : String(groupId);
   const rows = await tx<{ id: string }[]>`

@@ -125,4 +125,3 @@ function found(r: Reacted): Reacted {
   if (!r.found) throw notFound("moment");
   return r;
 }
-

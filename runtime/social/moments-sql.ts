@@ -95,7 +95,9 @@ export async function hydrate(sql: Sql, me: string, list: bigint[], horizon: big
 /** The counts Postgres holds now for the moments among `list` that still exist (to set a cache right again). */
 export async function countsOf(sql: Sql, list: bigint[]): Promise<CountsRow[]> {
   if (list.length === 0) return [];
-  return sql<CountsRow[]>`select id, like_count, comment_count, rev from moments where id = any(${ids(list)}::bigint[])`;
+  return sql<
+    CountsRow[]
+  >`select id, like_count, comment_count, rev from moments where id = any(${ids(list)}::bigint[])`;
 }
 
 /** Which ids a feed query takes: older than `before`, not past `horizon` (the smallest id still kept; 0n: all are). */

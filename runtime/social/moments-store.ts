@@ -41,7 +41,12 @@ export async function insertMoment(sql: Sql, m: NewMoment): Promise<string[]> {
  * null when there was none to delete (a moment past the horizon is already gone; its row goes with the others past
  * it: runtime/retention/moments-store.ts).
  */
-export async function deleteOwnMoment(tx: TransactionSql, id: bigint, author: string, horizon: bigint): Promise<Visibility | null> {
+export async function deleteOwnMoment(
+  tx: TransactionSql,
+  id: bigint,
+  author: string,
+  horizon: bigint,
+): Promise<Visibility | null> {
   const [r] = await tx<{ visibility: Visibility }[]>`
     delete from moments where id = ${String(id)} and id >= ${String(horizon)} and author = ${author} returning visibility`;
   return r?.visibility ?? null;

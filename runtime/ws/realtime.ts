@@ -88,7 +88,8 @@ export class Realtime {
       listen(ps, CHANNELS.read, this.svc.log, (e) => this.onRead(e)),
       listen(ps, CHANNELS.messageUpdate, this.svc.log, (e) => this.onMessageUpdate(e)),
       listen(ps, CHANNELS.friendRequest, this.svc.log, (e) => {
-        for (const s of this.sessions.get(e.to) ?? []) s.send({ type: "friend_request", request: e.request, from: e.from });
+        for (const s of this.sessions.get(e.to) ?? [])
+          s.send({ type: "friend_request", request: e.request, from: e.from });
       }),
       listen(ps, CHANNELS.friendship, this.svc.log, (e) => void this.onFriendship(e)),
     ]);
@@ -122,7 +123,12 @@ export class Realtime {
     if (s.closed) return;
     const online = await this.svc.engines.presence.online(ids, this.svc.now());
     for (const f of friends) {
-      if (online.has(f.id)) s.send({ type: "presence", principal: { id: f.id, display_name: f.display_name, avatar_url: avatarPath(f.avatar_key) }, status: "online" });
+      if (online.has(f.id))
+        s.send({
+          type: "presence",
+          principal: { id: f.id, display_name: f.display_name, avatar_url: avatarPath(f.avatar_key) },
+          status: "online",
+        });
     }
   }
 
@@ -201,7 +207,9 @@ export class Realtime {
   private async membersOf(thread: bigint, now: number): Promise<string[]> {
     const hit = this.members.get(thread);
     if (hit && now - hit.at < MEMBERS_CACHE_MS) return hit.ids;
-    const rows = await this.svc.sql<{ principal: string }[]>`select principal from thread_members where thread_id = ${String(thread)}`;
+    const rows = await this.svc.sql<
+      { principal: string }[]
+    >`select principal from thread_members where thread_id = ${String(thread)}`;
     const ids = rows.map((r) => r.principal);
     if (this.members.size > 10_000) this.members.clear();
     this.members.set(thread, { ids, at: now });
@@ -250,13 +258,18 @@ export class Realtime {
 
   private onRead(e: ReadEventMsg): void {
     for (const id of e.to) {
-      for (const s of this.sessions.get(id) ?? []) s.send({ type: "read", thread_id: e.thread, from: e.from, through: e.through });
+      for (const s of this.sessions.get(id) ?? [])
+        s.send({ type: "read", thread_id: e.thread, from: e.from, through: e.through });
     }
   }
 
   private onPresence(e: PresenceEvent): void {
     for (const s of this.watchers.get(e.id) ?? []) {
-      s.send({ type: "presence", principal: { id: e.id, display_name: e.display_name, avatar_url: e.avatar_url }, status: e.status });
+      s.send({
+        type: "presence",
+        principal: { id: e.id, display_name: e.display_name, avatar_url: e.avatar_url },
+        status: e.status,
+      });
     }
   }
 

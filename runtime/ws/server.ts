@@ -153,9 +153,13 @@ export function mountWs(app: TemplatedApp, svc: Services, onFrame: FrameHandler)
   svc.auth.onForget((principalId) => {
     for (const s of open) {
       if (s.principal?.id !== principalId || !s.token) continue;
-      svc.auth.resolve(s.token).catch((err: unknown) =>
-        isOutage(err) ? s.end(WS_CLOSE.unavailable, "cannot check the token now") : s.end(WS_CLOSE.unauthorized, "token no longer valid"),
-      );
+      svc.auth
+        .resolve(s.token)
+        .catch((err: unknown) =>
+          isOutage(err)
+            ? s.end(WS_CLOSE.unavailable, "cannot check the token now")
+            : s.end(WS_CLOSE.unauthorized, "token no longer valid"),
+        );
     }
   });
 

@@ -34,7 +34,11 @@ export interface SessionDeps {
   onFrame: FrameHandler;
 }
 
-export type FrameHandler = (s: WsSession, frame: Exclude<ClientFrame, { type: "auth" }>, deps: SessionDeps) => Promise<void>;
+export type FrameHandler = (
+  s: WsSession,
+  frame: Exclude<ClientFrame, { type: "auth" }>,
+  deps: SessionDeps,
+) => Promise<void>;
 
 /** Outgoing bytes allowed to wait for a slow client before it is closed. */
 export const MAX_BUFFER = 1024 * 1024;
@@ -169,7 +173,9 @@ export class WsSession implements StreamMember {
         this.expiresAt = auth.expiry(token) ?? Number.POSITIVE_INFINITY;
       },
       (err: unknown) =>
-        isOutage(err) ? this.end(WS_CLOSE.unavailable, "cannot check the token now") : this.end(WS_CLOSE.unauthorized, "token no longer valid"),
+        isOutage(err)
+          ? this.end(WS_CLOSE.unavailable, "cannot check the token now")
+          : this.end(WS_CLOSE.unauthorized, "token no longer valid"),
     );
   }
 
@@ -278,7 +284,8 @@ export class WsSession implements StreamMember {
           }
           const expired = b.cursors.get(thread)?.expired ?? 0;
           // unacknowledged messages of this stream that went past retention: said once, before what follows them
-          if (expired > 0) this.send({ type: "expired", ...(thread === INBOX ? {} : { thread_id: String(thread) }), count: expired });
+          if (expired > 0)
+            this.send({ type: "expired", ...(thread === INBOX ? {} : { thread_id: String(thread) }), count: expired });
           // (the read recorded what it hands out: a socket that dies before writing it errs on "possibly delivered")
           this.ws.cork(() => {
             const m = this.deps.svc.metrics;
@@ -351,7 +358,13 @@ export class WsSession implements StreamMember {
     }
     const ref = refOf(raw);
     const parsed = ClientFrame.safeParse(raw);
-    this.deps.svc.slow.held(null, `WS ${parsed.success ? parsed.data.type : "invalid frame"}`, this.principal?.id, "input", since);
+    this.deps.svc.slow.held(
+      null,
+      `WS ${parsed.success ? parsed.data.type : "invalid frame"}`,
+      this.principal?.id,
+      "input",
+      since,
+    );
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const where = issue && issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
@@ -381,7 +394,7 @@ export class WsSession implements StreamMember {
       return;
     }
     if (!this.principal) {
-      this.sendError("unauthorized", "authenticate first: send {\"type\":\"auth\",\"token\":...}", ref);
+      this.sendError("unauthorized", 'authenticate first: send {"type":"auth","token":...}', ref);
       if (this.life !== "authenticating") this.end(WS_CLOSE.unauthorized, "unauthorized");
       return;
     }
@@ -410,7 +423,9 @@ export class WsSession implements StreamMember {
       if (!state.live || me === undefined) continue; // a catch-up under way sees the socket closed and stops
       const at = this.deps.hub.streams.channels.leave(streamKey(me, thread), this);
       if (at !== undefined) {
-        this.deps.hub.streams.mark(me, thread, at).catch((err: unknown) => this.log.warn({ err }, "delivery mark not written"));
+        this.deps.hub.streams
+          .mark(me, thread, at)
+          .catch((err: unknown) => this.log.warn({ err }, "delivery mark not written"));
       }
     }
     this.streams.clear();

@@ -18,8 +18,16 @@ export function buildAsyncApiDocument(version = "1.0.0"): AsyncApiDocument {
   const names = exportedNames();
   const client = ClientFrame.options as readonly z.ZodType[];
   const server = ServerFrame.options as readonly z.ZodType[];
-  const inbound = buildComponents(new Map(client.map((f) => [f, undefined])), { prefix: SCHEMAS, io: "input", target: "draft-07" });
-  const outbound = buildComponents(new Map(server.map((f) => [f, undefined])), { prefix: SCHEMAS, io: "output", target: "draft-07" });
+  const inbound = buildComponents(new Map(client.map((f) => [f, undefined])), {
+    prefix: SCHEMAS,
+    io: "input",
+    target: "draft-07",
+  });
+  const outbound = buildComponents(new Map(server.map((f) => [f, undefined])), {
+    prefix: SCHEMAS,
+    io: "output",
+    target: "draft-07",
+  });
 
   const messages: Record<string, JsonSchema> = {};
   const channelMessages: Record<string, JsonSchema> = {};
@@ -64,7 +72,13 @@ export function buildAsyncApiDocument(version = "1.0.0"): AsyncApiDocument {
         bindings: {
           ws: {
             method: "GET",
-            headers: { type: "object", properties: { Authorization: { type: "string", description: "Bearer <token>" }, "Sec-WebSocket-Protocol": { type: "string" } } },
+            headers: {
+              type: "object",
+              properties: {
+                Authorization: { type: "string", description: "Bearer <token>" },
+                "Sec-WebSocket-Protocol": { type: "string" },
+              },
+            },
           },
         },
       },

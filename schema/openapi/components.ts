@@ -19,7 +19,23 @@ import * as ws from "../ws.ts";
 
 export type JsonSchema = { [key: string]: unknown };
 
-const MODULES: Record<string, unknown>[] = [common, errors, agents, auth, files, friends, groups, health, messages, moments, payments, reference, search, users, ws];
+const MODULES: Record<string, unknown>[] = [
+  common,
+  errors,
+  agents,
+  auth,
+  files,
+  friends,
+  groups,
+  health,
+  messages,
+  moments,
+  payments,
+  reference,
+  search,
+  users,
+  ws,
+];
 
 /** Every schema exported under a capitalised name, by identity (the first module naming it wins). */
 export function exportedNames(): Map<z.ZodType, string> {
@@ -114,6 +130,10 @@ function refsIn(value: unknown): string[] {
 
 /** A standalone JSON Schema of `schema` (query strings: inlined, no refs). */
 export function inlineSchema(schema: z.ZodType, io: "input" | "output"): JsonSchema {
-  const { $schema: _s, ...rest } = z.toJSONSchema(schema, { target: "draft-2020-12", io, unrepresentable: "any" }) as JsonSchema;
+  const { $schema: _s, ...rest } = z.toJSONSchema(schema, {
+    target: "draft-2020-12",
+    io,
+    unrepresentable: "any",
+  }) as JsonSchema;
   return rest;
 }

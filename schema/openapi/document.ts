@@ -30,18 +30,46 @@ const TAGS: Record<Tag, string> = {
   reference: "This reference",
 };
 
-const HEADERS: Record<HeaderName | "Retry-After" | "RateLimit" | "RateLimit-Policy" | "PAYMENT-REQUIRED" | "WWW-Authenticate" | "Idempotency-Replayed", JsonSchema> = {
+const HEADERS: Record<
+  | HeaderName
+  | "Retry-After"
+  | "RateLimit"
+  | "RateLimit-Policy"
+  | "PAYMENT-REQUIRED"
+  | "WWW-Authenticate"
+  | "Idempotency-Replayed",
+  JsonSchema
+> = {
   "Retry-After": { description: "Whole seconds to wait before trying again.", schema: { type: "integer", minimum: 0 } },
-  RateLimit: { description: 'The IETF RateLimit field: `"<policy>";r=<remaining>;t=<seconds until full, or until a retry succeeds>`.', schema: { type: "string" } },
-  "RateLimit-Policy": { description: 'The IETF RateLimit-Policy field: `"<policy>";q=<quota>;w=<window seconds>`.', schema: { type: "string" } },
-  "PAYMENT-REQUIRED": { description: "x402 v2 payment requirements, base64-encoded JSON (the same as the body's `accepts`).", schema: { type: "string" } },
-  "PAYMENT-RESPONSE": { description: "x402 v2 settlement of a paid send, base64-encoded JSON.", schema: { type: "string" } },
+  RateLimit: {
+    description:
+      'The IETF RateLimit field: `"<policy>";r=<remaining>;t=<seconds until full, or until a retry succeeds>`.',
+    schema: { type: "string" },
+  },
+  "RateLimit-Policy": {
+    description: 'The IETF RateLimit-Policy field: `"<policy>";q=<quota>;w=<window seconds>`.',
+    schema: { type: "string" },
+  },
+  "PAYMENT-REQUIRED": {
+    description: "x402 v2 payment requirements, base64-encoded JSON (the same as the body's `accepts`).",
+    schema: { type: "string" },
+  },
+  "PAYMENT-RESPONSE": {
+    description: "x402 v2 settlement of a paid send, base64-encoded JSON.",
+    schema: { type: "string" },
+  },
   "WWW-Authenticate": { description: 'Bearer realm="flock"', schema: { type: "string" } },
-  "Idempotency-Replayed": { description: "`true` on an answer given again for a request's Idempotency-Key (the first answer, replayed).", schema: { type: "string", enum: ["true"] } },
+  "Idempotency-Replayed": {
+    description: "`true` on an answer given again for a request's Idempotency-Key (the first answer, replayed).",
+    schema: { type: "string", enum: ["true"] },
+  },
   Link: { description: 'The next page, as `<url>; rel="next"`.', schema: { type: "string" } },
   ETag: { description: "The content's hash.", schema: { type: "string" } },
   "Cache-Control": { description: "How long the answer may be kept.", schema: { type: "string" } },
-  "Content-Disposition": { description: "inline for images, attachment otherwise, with the file's name.", schema: { type: "string" } },
+  "Content-Disposition": {
+    description: "inline for images, attachment otherwise, with the file's name.",
+    schema: { type: "string" },
+  },
 };
 
 const headerRef = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
@@ -77,13 +105,21 @@ const docOf = (r: RouteDeclaration): RouteDoc => ROUTE_DOCS[routeKey(r)] ?? unde
 
 /** Builds the document for `routes` (every route in the table: see routes.ts), read as their declarations (../route.ts). */
 export function buildOpenApiDocument(routes: readonly RouteDeclaration[], version = "1.0.0"): OpenApiDocument {
-
   const requestRoots = new Map<z.ZodType, string | undefined>();
-  for (const r of routes) if (r.body) requestRoots.set(r.body, `${operationId(r.method, r.path)}Body`.replace(/^./, (c) => c.toUpperCase()));
+  for (const r of routes)
+    if (r.body)
+      requestRoots.set(
+        r.body,
+        `${operationId(r.method, r.path)}Body`.replace(/^./, (c) => c.toUpperCase()),
+      );
   const requests = buildComponents(requestRoots, { prefix: SCHEMAS, io: "input", target: "draft-2020-12" });
 
-  const responseRoots = new Map<z.ZodType, string | undefined>([[ApiErrorBody, undefined], [PaymentRequiredBody, undefined]]);
-  for (const r of routes) for (const a of Object.values(docOf(r).answers)) if (a.schema) responseRoots.set(a.schema, undefined);
+  const responseRoots = new Map<z.ZodType, string | undefined>([
+    [ApiErrorBody, undefined],
+    [PaymentRequiredBody, undefined],
+  ]);
+  for (const r of routes)
+    for (const a of Object.values(docOf(r).answers)) if (a.schema) responseRoots.set(a.schema, undefined);
   const responses = buildComponents(responseRoots, { prefix: SCHEMAS, io: "output", target: "draft-2020-12" });
 
   for (const name of Object.keys(requests.schemas)) {
@@ -107,7 +143,7 @@ export function buildOpenApiDocument(routes: readonly RouteDeclaration[], versio
       version,
       summary: "Real-time social feed and messaging for AI agents and the humans who talk to them",
       description:
-        "JSON in and out (`Content-Type: application/json` on bodies). Every failure answers `{\"error\", \"message\"}`. " +
+        'JSON in and out (`Content-Type: application/json` on bodies). Every failure answers `{"error", "message"}`. ' +
         "Authenticate with `Authorization: Bearer <token>`: an agent token (`am_...`) or a human token (`pt_...`). " +
         "Rate-limited answers carry `RateLimit` and `RateLimit-Policy`; a 429 carries `Retry-After`. " +
         "The WebSocket at `/v1/ws` is described as AsyncAPI 3 at [/v1/asyncapi.json](/v1/asyncapi.json).",
@@ -136,12 +172,19 @@ function operation(r: RouteDeclaration, doc: RouteDoc, requestRef: Ref, response
     security: r.auth === "none" ? [] : [{ bearer: [] }],
   };
   const parameters: JsonSchema[] = [];
-  for (const m of r.path.matchAll(/:([A-Za-z_]+)/g)) parameters.push({ name: m[1], in: "path", required: true, schema: { type: "string" } });
+  for (const m of r.path.matchAll(/:([A-Za-z_]+)/g))
+    parameters.push({ name: m[1], in: "path", required: true, schema: { type: "string" } });
   if (r.query) {
     const q = inlineSchema(r.query, "input") as { properties?: Record<string, JsonSchema>; required?: string[] };
     for (const [name, schema] of Object.entries(q.properties ?? {})) {
       const { description, ...rest } = schema;
-      parameters.push({ name, in: "query", required: (q.required ?? []).includes(name), schema: rest, ...(description ? { description } : {}) });
+      parameters.push({
+        name,
+        in: "query",
+        required: (q.required ?? []).includes(name),
+        schema: rest,
+        ...(description ? { description } : {}),
+      });
     }
   }
   if (r.idempotent) {
@@ -150,7 +193,7 @@ function operation(r: RouteDeclaration, doc: RouteDoc, requestRef: Ref, response
       in: "header",
       required: false,
       description:
-        "IETF httpapi draft \"The Idempotency-Key HTTP Header Field\": a key of your choosing (1-255 visible ASCII characters, e.g. a UUID) " +
+        'IETF httpapi draft "The Idempotency-Key HTTP Header Field": a key of your choosing (1-255 visible ASCII characters, e.g. a UUID) ' +
         "for this one request. Sent again with the same request within 24 hours, it answers the first answer again (status and body) " +
         "with `Idempotency-Replayed: true`, and nothing is created or delivered twice; with a different request, 422 " +
         "`idempotency_key_reused`; while the first is still running, 409 `conflict` with `Retry-After`. A 5xx, 429 or 402 first " +
@@ -160,13 +203,27 @@ function operation(r: RouteDeclaration, doc: RouteDoc, requestRef: Ref, response
   }
   if (parameters.length > 0) op["parameters"] = parameters;
   if (r.body) {
-    op["requestBody"] = { required: true, content: { "application/json": { schema: requestRef(r.body), ...(doc.example !== undefined ? { example: doc.example } : {}) } } };
+    op["requestBody"] = {
+      required: true,
+      content: {
+        "application/json": {
+          schema: requestRef(r.body),
+          ...(doc.example !== undefined ? { example: doc.example } : {}),
+        },
+      },
+    };
   } else if (r.stream) {
     op["requestBody"] = {
       required: true,
       content: {
         "application/octet-stream": { schema: { type: "string", contentMediaType: "application/octet-stream" } },
-        "multipart/form-data": { schema: { type: "object", properties: { file: { type: "string", contentMediaType: "application/octet-stream" } }, required: ["file"] } },
+        "multipart/form-data": {
+          schema: {
+            type: "object",
+            properties: { file: { type: "string", contentMediaType: "application/octet-stream" } },
+            required: ["file"],
+          },
+        },
       },
     };
   }
@@ -181,14 +238,27 @@ function operation(r: RouteDeclaration, doc: RouteDoc, requestRef: Ref, response
       headers["RateLimit-Policy"] = headerRef("RateLimit-Policy");
     }
     const content = a.schema
-      ? { "application/json": { schema: responseRef(a.schema), ...(a.example !== undefined ? { example: a.example } : {}) } }
+      ? {
+          "application/json": {
+            schema: responseRef(a.schema),
+            ...(a.example !== undefined ? { example: a.example } : {}),
+          },
+        }
       : a.content
         ? { [a.content]: {} }
         : undefined;
-    responses[status] = { description: a.description, ...(Object.keys(headers).length > 0 ? { headers } : {}), ...(content ? { content } : {}) };
+    responses[status] = {
+      description: a.description,
+      ...(Object.keys(headers).length > 0 ? { headers } : {}),
+      ...(content ? { content } : {}),
+    };
   }
-  for (const [status, description] of errorStatuses(r, doc)) responses[String(status)] = errorAnswer(status, description, limited, responseRef);
-  responses["default"] = { description: "any other failure (405 method_not_allowed with `Allow`, 500 internal)", content: { "application/json": { schema: responseRef(ApiErrorBody) } } };
+  for (const [status, description] of errorStatuses(r, doc))
+    responses[String(status)] = errorAnswer(status, description, limited, responseRef);
+  responses["default"] = {
+    description: "any other failure (405 method_not_allowed with `Allow`, 500 internal)",
+    content: { "application/json": { schema: responseRef(ApiErrorBody) } },
+  };
   op["responses"] = responses;
   return op;
 }
@@ -197,13 +267,22 @@ function operation(r: RouteDeclaration, doc: RouteDoc, requestRef: Ref, response
 function errorStatuses(r: RouteDeclaration, doc: RouteDoc): Map<number, string> {
   const out = new Map<number, string>();
   const add = (status: number, text: string) => out.set(status, out.has(status) ? `${out.get(status)}; ${text}` : text);
-  if (r.body || r.query || r.stream) add(400, "invalid_request: the body or query does not match its schema (`field` and `issues` name what)");
+  if (r.body || r.query || r.stream)
+    add(400, "invalid_request: the body or query does not match its schema (`field` and `issues` name what)");
   if (r.auth !== "none") add(401, "unauthorized: a missing, malformed, unknown or expired bearer token");
-  if (r.path.startsWith("/v1/")) add(403, "ip_banned: this address kept retrying after 429s and is refused for a while");
+  if (r.path.startsWith("/v1/"))
+    add(403, "ip_banned: this address kept retrying after 429s and is refused for a while");
   if (r.auth === "agent" || r.auth === "human") add(403, `forbidden: this endpoint is for ${r.auth}s only`);
   if (r.body || r.stream) add(413, "payload_too_large: the body is over the limit");
-  if (r.body || r.stream) add(415, r.stream ? "unsupported_media_type: a multipart body without a file part" : "unsupported_media_type: the body is not sent as application/json");
-  if (r.idempotent) add(409, "conflict: a request with this Idempotency-Key is still running; retry after `Retry-After`");
+  if (r.body || r.stream)
+    add(
+      415,
+      r.stream
+        ? "unsupported_media_type: a multipart body without a file part"
+        : "unsupported_media_type: the body is not sent as application/json",
+    );
+  if (r.idempotent)
+    add(409, "conflict: a request with this Idempotency-Key is still running; retry after `Retry-After`");
   if (r.idempotent) add(422, "idempotency_key_reused: this Idempotency-Key was sent with a different request");
   if (r.limit) add(429, "rate_limited: wait `Retry-After` seconds");
   add(503, "unavailable: a backend is out of reach or the node is shutting down; retry after `Retry-After` seconds");
@@ -212,12 +291,25 @@ function errorStatuses(r: RouteDeclaration, doc: RouteDoc): Map<number, string> 
     if (s === 404 || s === 402 || (s === 409 && !r.idempotent) || !out.has(s)) out.set(s, `${errorCode(s)}: ${text}`);
     else add(s, text);
   }
-  if (/:[A-Za-z_]/.test(r.path) && !out.has(404)) out.set(404, "not_found: no such resource, or one the caller may not see");
+  if (/:[A-Za-z_]/.test(r.path) && !out.has(404))
+    out.set(404, "not_found: no such resource, or one the caller may not see");
   return new Map([...out].sort((a, b) => a[0] - b[0]));
 }
 
 function errorCode(status: number): string {
-  const codes: Record<number, string> = { 400: "invalid_request", 401: "unauthorized", 402: "payment_required", 403: "forbidden", 404: "not_found", 409: "conflict", 422: "idempotency_key_reused", 413: "payload_too_large", 415: "unsupported_media_type", 429: "rate_limited", 503: "unavailable" };
+  const codes: Record<number, string> = {
+    400: "invalid_request",
+    401: "unauthorized",
+    402: "payment_required",
+    403: "forbidden",
+    404: "not_found",
+    409: "conflict",
+    422: "idempotency_key_reused",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    429: "rate_limited",
+    503: "unavailable",
+  };
   return codes[status] ?? "error";
 }
 
@@ -231,7 +323,10 @@ function errorAnswer(status: number, description: string, limited: boolean, ref:
     headers["RateLimit-Policy"] = headerRef("RateLimit-Policy");
   }
   const schema = ref(status === 402 ? PaymentRequiredBody : ApiErrorBody);
-  const example = status === 402 ? undefined : { error: description.split(":")[0], message: description.split(": ").slice(1).join(": ") };
+  const example =
+    status === 402
+      ? undefined
+      : { error: description.split(":")[0], message: description.split(": ").slice(1).join(": ") };
   return {
     description,
     ...(Object.keys(headers).length > 0 ? { headers } : {}),

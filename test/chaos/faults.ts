@@ -5,7 +5,16 @@ import postgres from "postgres";
 import { TimedOut, until } from "../helpers/wait.ts";
 import type { FlockNode, PrivatePostgres, PrivateRedis } from "./servers.ts";
 import { type Durable, type FaultResult, judge, type Phases, Tracker } from "./tracker.ts";
-import { type Actor, AckGate, type Agent, createGroup, register, startPoller, startSender, startWsReceiver } from "./traffic.ts";
+import {
+  type Actor,
+  AckGate,
+  type Agent,
+  createGroup,
+  register,
+  startPoller,
+  startSender,
+  startWsReceiver,
+} from "./traffic.ts";
 
 export interface Cluster {
   redis: PrivateRedis;
@@ -222,8 +231,12 @@ export async function runFault(c: Cluster, fault: Fault, o: RunOptions): Promise
   );
   // pairs 2 and 3 of every four talk in a group of the two (one a poller, one a WebSocket receiver): a group
   // message is stored once and reaches its member past its cursor, by a different path from a direct one's
-  const groups = await Promise.all(senders.map((s, i) => (i % 4 >= 2 ? createGroup(c.sending.url, s, receivers[i]!) : undefined)));
-  const sendersRunning = senders.map((s, i) => startSender(t, c.sending.url, s, receivers[i]!, i, o.perSecond, groups[i]));
+  const groups = await Promise.all(
+    senders.map((s, i) => (i % 4 >= 2 ? createGroup(c.sending.url, s, receivers[i]!) : undefined)),
+  );
+  const sendersRunning = senders.map((s, i) =>
+    startSender(t, c.sending.url, s, receivers[i]!, i, o.perSecond, groups[i]),
+  );
   await sleep(o.warmupMs);
 
   const injectAt = Date.now();

@@ -9,7 +9,12 @@ import { startScript } from "../../bench/lib/procs.ts";
 export async function baselineRps(seconds = 2): Promise<number> {
   const base = await startScript("bench/baseline-http.ts", {}, /"port":(\d+)/);
   try {
-    const r = await load({ url: `http://127.0.0.1:${base.port}`, connections: 50, duration: seconds, next: () => ({ method: "GET", path: "/" }) });
+    const r = await load({
+      url: `http://127.0.0.1:${base.port}`,
+      connections: 50,
+      duration: seconds,
+      next: () => ({ method: "GET", path: "/" }),
+    });
     return Math.round(r.rps);
   } finally {
     await base.stop();

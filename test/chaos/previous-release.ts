@@ -36,19 +36,27 @@ function isAncestor(commit: string, of: string): boolean {
 export function previousRelease(): Release {
   // a shallow clone holds no earlier commit: fetch the history and the tags from where it was cloned
   if (git("rev-parse", "--is-shallow-repository") === "true") {
-    const r = spawnSync("git", ["-C", ROOT, "fetch", "-q", "--unshallow", "--tags", "origin"], { encoding: "utf8", timeout: 180_000 });
-    if (r.status !== 0) throw new Error(`a shallow clone, and its history could not be fetched from origin: ${r.stderr || r.error?.message}`);
+    const r = spawnSync("git", ["-C", ROOT, "fetch", "-q", "--unshallow", "--tags", "origin"], {
+      encoding: "utf8",
+      timeout: 180_000,
+    });
+    if (r.status !== 0)
+      throw new Error(
+        `a shallow clone, and its history could not be fetched from origin: ${r.stderr || r.error?.message}`,
+      );
   }
   const head = git("rev-parse", "HEAD");
   for (const tag of git("tag", "--list", "v*", "--sort=-v:refname").split("\n").filter(Boolean)) {
     const commit = commitOf(tag);
-    if (commit && commit !== head && isAncestor(commit, head)) return { version: tag.slice(1), commit, via: `tag ${tag}` };
+    if (commit && commit !== head && isAncestor(commit, head))
+      return { version: tag.slice(1), commit, via: `tag ${tag}` };
   }
   // no tags in this clone: the CHANGELOG's released entries, `## 0.1.0 (2026-11-28, commit abd85bb)`, newest first
   const changelog = readFileSync(join(ROOT, "CHANGELOG.md"), "utf8");
   for (const m of changelog.matchAll(/^## (\d+\.\d+\.\d+) \([^)]*commit ([0-9a-f]{7,40})\)/gm)) {
     const commit = commitOf(m[2]!);
-    if (commit && commit !== head && isAncestor(commit, head)) return { version: m[1]!, commit, via: `CHANGELOG.md (commit ${m[2]})` };
+    if (commit && commit !== head && isAncestor(commit, head))
+      return { version: m[1]!, commit, via: `CHANGELOG.md (commit ${m[2]})` };
   }
   throw new Error("no earlier release: no v* tag and no CHANGELOG.md entry names a commit before HEAD");
 }
@@ -56,7 +64,10 @@ export function previousRelease(): Release {
 function run(cwd: string, cmd: string, args: string[], say: (line: string) => void): void {
   const t0 = Date.now();
   const r = spawnSync(cmd, args, { cwd, encoding: "utf8", env: { ...process.env, CI: "true" } });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed in ${cwd} (${r.status ?? r.signal}):\n${(r.stdout + r.stderr).slice(-3000)}`);
+  if (r.status !== 0)
+    throw new Error(
+      `${cmd} ${args.join(" ")} failed in ${cwd} (${r.status ?? r.signal}):\n${(r.stdout + r.stderr).slice(-3000)}`,
+    );
   say(`${cmd} ${args.join(" ")}: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 }
 
@@ -83,7 +94,8 @@ export function buildRelease(rel: Release, say: (line: string) => void): string 
     // the server and the SDK package it serves MCP from, as its package.json builds them (no web app: the fault's
     // clients are SDK agents)
     run(building, "npm", ["run", "build:server"], say);
-    if (!existsSync(join(building, "dist/runtime/main.js"))) throw new Error(`${rel.version}'s build left no dist/runtime/main.js`);
+    if (!existsSync(join(building, "dist/runtime/main.js")))
+      throw new Error(`${rel.version}'s build left no dist/runtime/main.js`);
     try {
       renameSync(building, dir);
     } catch (err) {

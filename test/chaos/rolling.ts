@@ -28,12 +28,14 @@ import { type Agent, createGroup, register } from "./traffic.ts";
 
 export const ROLLING_RESTART = {
   name: "rolling-restart",
-  description: "nginx and 3 nodes: each node in turn SIGTERM'd and started again (ready before the next), SDK agents on WebSocket and long poll",
+  description:
+    "nginx and 3 nodes: each node in turn SIGTERM'd and started again (ready before the next), SDK agents on WebSocket and long poll",
 };
 
 export const ROLLING_UPGRADE = {
   name: "rolling-upgrade",
-  description: "nginx and 3 nodes of the previous release (its tag, built in a temp folder): each in turn SIGTERM'd and started on this tree",
+  description:
+    "nginx and 3 nodes of the previous release (its tag, built in a temp folder): each in turn SIGTERM'd and started on this tree",
 };
 
 /**
@@ -69,7 +71,11 @@ const MIN_RATE = 15;
 export const HARNESS_LAG_MS = 2_500;
 
 /** The load to run on a machine whose baseline reads `rps`: the one asked for, or scaled down in proportion. */
-export function scaledLoad(agents: number, perSecond: number, rps: number): { agents: number; perSecond: number; factor: number } {
+export function scaledLoad(
+  agents: number,
+  perSecond: number,
+  rps: number,
+): { agents: number; perSecond: number; factor: number } {
   const factor = Math.min(1, rps / FULL_LOAD_RPS);
   if (factor === 1) return { agents, perSecond, factor };
   return {
@@ -99,11 +105,17 @@ export interface RollingOptions {
  * its listening to `readyAt` (when its /readyz answered 200).
  */
 export function startTimings(logFile: string, readyAt: number): string {
-  const line = readFileSync(logFile, "utf8").split("\n").reverse().find((l) => l.includes('"msg":"flock listening"'));
+  const line = readFileSync(logFile, "utf8")
+    .split("\n")
+    .reverse()
+    .find((l) => l.includes('"msg":"flock listening"'));
   if (!line) return "no start line in its log";
   const o = JSON.parse(line) as { time?: number; startMs?: number; uptimeMs?: number; parts?: Record<string, number> };
-  if (o.time === undefined || o.startMs === undefined || o.uptimeMs === undefined) return "its start line has no timings";
-  const slow = Object.entries(o.parts ?? {}).filter(([, ms]) => ms >= 100).sort((a, b) => b[1] - a[1]);
+  if (o.time === undefined || o.startMs === undefined || o.uptimeMs === undefined)
+    return "its start line has no timings";
+  const slow = Object.entries(o.parts ?? {})
+    .filter(([, ms]) => ms >= 100)
+    .sort((a, b) => b[1] - a[1]);
   const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
   return (
     `listening ${s(o.uptimeMs)} after its exec (the start ${s(o.startMs)} of it${slow.length ? `: ${slow.map(([p, ms]) => `${p} ${s(ms)}`).join(", ")}` : ""}), ` +
@@ -114,7 +126,8 @@ export function startTimings(logFile: string, readyAt: number): string {
 /** `fn` for 0..count-1, `n` at a time (a thousand registrations at once would only queue up in nginx and the nodes). */
 async function inBatches<T>(count: number, n: number, fn: (i: number) => Promise<T>): Promise<T[]> {
   const out: T[] = [];
-  for (let i = 0; i < count; i += n) out.push(...(await Promise.all(Array.from({ length: Math.min(n, count - i) }, (_, j) => fn(i + j)))));
+  for (let i = 0; i < count; i += n)
+    out.push(...(await Promise.all(Array.from({ length: Math.min(n, count - i) }, (_, j) => fn(i + j)))));
   return out;
 }
 
@@ -142,7 +155,11 @@ export function runRollingUpgrade(o: RollingOptions): Promise<FaultResult> {
   return runRolling(ROLLING_UPGRADE, o, true);
 }
 
-async function runRolling(fault: { name: string; description: string }, o: RollingOptions, upgrade = false): Promise<FaultResult> {
+async function runRolling(
+  fault: { name: string; description: string },
+  o: RollingOptions,
+  upgrade = false,
+): Promise<FaultResult> {
   const name = fault.name;
   const say = (line: string) => o.log(`  ${name}: ${line}`);
   nodeEntry(); // refuses a build older than the sources: the cluster runs dist/
@@ -154,11 +171,17 @@ async function runRolling(fault: { name: string; description: string }, o: Rolli
   }
   // the machine first: the load is scaled to its speed (FULL_LOAD_RPS)
   const rps = await baselineRps();
-  const scaled = o.fullLoad ? { agents: o.agents, perSecond: o.perSecond, factor: 1 } : scaledLoad(o.agents, o.perSecond, rps);
+  const scaled = o.fullLoad
+    ? { agents: o.agents, perSecond: o.perSecond, factor: 1 }
+    : scaledLoad(o.agents, o.perSecond, rps);
   const loadNote: [string, string] = [
     "load",
     `${scaled.agents} agents at ${scaled.perSecond}/s (machine: bare-uWS baseline ${rps} req/s` +
-      (scaled.factor < 1 ? `, under ${FULL_LOAD_RPS}: ${o.agents} at ${o.perSecond}/s scaled to ${Math.round(scaled.factor * 100)}%)` : o.fullLoad ? ", not scaled: --full-load)" : ")"),
+      (scaled.factor < 1
+        ? `, under ${FULL_LOAD_RPS}: ${o.agents} at ${o.perSecond}/s scaled to ${Math.round(scaled.factor * 100)}%)`
+        : o.fullLoad
+          ? ", not scaled: --full-load)"
+          : ")"),
   ];
   say(loadNote[1]);
   o = { ...o, agents: scaled.agents, perSecond: scaled.perSecond };
@@ -207,8 +230,13 @@ async function runRolling(fault: { name: string; description: string }, o: Rolli
       const r = await cluster.restart(node.name, upgrade ? { root: ROOT } : {});
       const timings = startTimings(node.log, Date.now());
       if (r.readyMs > READY_WITHIN_MS) slowStarts.push(`${node.name} ${(r.readyMs / 1000).toFixed(1)} s`);
-      starts.push([`${node.name} SIGTERM to exit, to ready`, `${(r.stoppedMs / 1000).toFixed(1)} s, ${(r.readyMs / 1000).toFixed(1)} s of at most ${READY_WITHIN_MS / 1000} (${timings})`]);
-      say(`${node.name}: exited ${(r.stoppedMs / 1000).toFixed(1)} s after SIGTERM, ready ${(r.readyMs / 1000).toFixed(1)} s after it${upgrade ? ` (${(await announced(cluster.redisUrl)).join(" ")})` : ""}; ${timings}`);
+      starts.push([
+        `${node.name} SIGTERM to exit, to ready`,
+        `${(r.stoppedMs / 1000).toFixed(1)} s, ${(r.readyMs / 1000).toFixed(1)} s of at most ${READY_WITHIN_MS / 1000} (${timings})`,
+      ]);
+      say(
+        `${node.name}: exited ${(r.stoppedMs / 1000).toFixed(1)} s after SIGTERM, ready ${(r.readyMs / 1000).toFixed(1)} s after it${upgrade ? ` (${(await announced(cluster.redisUrl)).join(" ")})` : ""}; ${timings}`,
+      );
     }
     phases.endAt = Date.now();
     lag.disable();
@@ -232,28 +260,52 @@ async function runRolling(fault: { name: string; description: string }, o: Rolli
     if (upgrade) {
       // the roll really went from nodes that announce nothing (or an older release) to three of this release
       const mine = thisRelease().release;
-      if (before.length !== 3 || before.includes(mine)) result.failures.push(`before the roll the live nodes announced [${before.join(", ")}], not three of an earlier release`);
-      if (after.length !== 3 || after.some((r) => r !== mine)) result.failures.push(`after the roll the live nodes announced [${after.join(", ")}], not three of ${mine}`);
+      if (before.length !== 3 || before.includes(mine))
+        result.failures.push(
+          `before the roll the live nodes announced [${before.join(", ")}], not three of an earlier release`,
+        );
+      if (after.length !== 3 || after.some((r) => r !== mine))
+        result.failures.push(`after the roll the live nodes announced [${after.join(", ")}], not three of ${mine}`);
       // and neither release dropped a message of the other's: each logs one it cannot decode (both releases' words)
-      const dropped = cluster.nodes.map((n) => readFileSync(n.log, "utf8").split("\n").filter((l) => l.includes("malformed message from another node dropped")).length);
+      const dropped = cluster.nodes.map(
+        (n) =>
+          readFileSync(n.log, "utf8")
+            .split("\n")
+            .filter((l) => l.includes("malformed message from another node dropped")).length,
+      );
       say(`node-to-node messages dropped as unreadable, by node log: ${dropped.join(", ")}`);
-      if (dropped.some((n) => n > 0)) result.failures.push(`node-to-node messages one release could not read from the other: ${dropped.join(" + ")}`);
+      if (dropped.some((n) => n > 0))
+        result.failures.push(`node-to-node messages one release could not read from the other: ${dropped.join(" + ")}`);
     }
     result.notes = [
       ...(result.notes ?? []),
       loadNote,
       ...starts,
-      ["harness event-loop delay in the roll", `p99 ${lagP99.toFixed(0)} ms, max ${lagMax.toFixed(0)} ms (bound ${HARNESS_LAG_MS} ms: past it the harness times itself, not the nodes)`],
+      [
+        "harness event-loop delay in the roll",
+        `p99 ${lagP99.toFixed(0)} ms, max ${lagMax.toFixed(0)} ms (bound ${HARNESS_LAG_MS} ms: past it the harness times itself, not the nodes)`,
+      ],
     ];
-    if (slowStarts.length) result.failures.push(`nodes not ready within ${READY_WITHIN_MS / 1000} s of their SIGTERM: ${slowStarts.join(", ")}`);
-    if (lagMax > HARNESS_LAG_MS) result.failures.push(`the harness's event loop lagged ${(lagMax / 1000).toFixed(1)} s in the roll (the machine is too busy for this load: its timings are the harness's)`);
-    return judgeClients(result, t, {
-      clients: o.agents,
-      sdkErrors: fleet.sdkErrors,
-      gaps: fleet.gaps,
-      cuts: fleet.cuts,
-      backWithinMs: BACK_WITHIN_MS,
-    }, pg);
+    if (slowStarts.length)
+      result.failures.push(
+        `nodes not ready within ${READY_WITHIN_MS / 1000} s of their SIGTERM: ${slowStarts.join(", ")}`,
+      );
+    if (lagMax > HARNESS_LAG_MS)
+      result.failures.push(
+        `the harness's event loop lagged ${(lagMax / 1000).toFixed(1)} s in the roll (the machine is too busy for this load: its timings are the harness's)`,
+      );
+    return judgeClients(
+      result,
+      t,
+      {
+        clients: o.agents,
+        sdkErrors: fleet.sdkErrors,
+        gaps: fleet.gaps,
+        cuts: fleet.cuts,
+        backWithinMs: BACK_WITHIN_MS,
+      },
+      pg,
+    );
   } finally {
     await fleet?.stop().catch(() => {});
     if (o.logs) {

@@ -44,14 +44,20 @@ const log = (line: string) => process.stdout.write(`${line}\n`);
 /** The two-node cluster's faults to run, and the reference topology's. */
 function pickFaults() {
   if (!values.only) return { faults: FAULTS, rolling: ROLLING };
-  const names = values.only.split(",").map((s) => s.trim()).filter(Boolean);
+  const names = values.only
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   const known = [...FAULTS.map((f) => f.name), ...ROLLING.map((f) => f.name)];
   const unknown = names.filter((n) => !known.includes(n));
   if (unknown.length) {
     process.stderr.write(`chaos: unknown fault(s) ${unknown.join(", ")}; known: ${known.join(", ")}\n`);
     process.exit(2);
   }
-  return { faults: FAULTS.filter((f) => names.includes(f.name)), rolling: ROLLING.filter((f) => names.includes(f.name)) };
+  return {
+    faults: FAULTS.filter((f) => names.includes(f.name)),
+    rolling: ROLLING.filter((f) => names.includes(f.name)),
+  };
 }
 
 function table(r: FaultResult): string {
@@ -76,18 +82,21 @@ function table(r: FaultResult): string {
         `; ${r.no201Committed - r.no201Unresolved} answered 201 by a retry with its key`,
     ],
     ["no 201 in the end, yet delivered", `${r.no201Delivered} (its sender gave up on a message that arrived)`],
-    ["503 but committed", `${r.committed503} (a 503 without "stored":"unknown" for a stored send); ${r.unknown503} 503s said "stored":"unknown"`],
+    [
+      "503 but committed",
+      `${r.committed503} (a 503 without "stored":"unknown" for a stored send); ${r.unknown503} 503s said "stored":"unknown"`,
+    ],
     [
       "refused acks",
       `${r.refusedAcks}, ${r.refusedAcksLate} not acknowledged within ${ACK_RECOVERY_MS / 1000} s of recovery` +
         `${r.refusedAckSlowest === null ? "" : ` (the slowest ${r.refusedAckSlowest.toFixed(2)} s)`}` +
         `${r.refusedAcksUnconfirmed ? `; ${r.refusedAcksUnconfirmed} acknowledged in Postgres, never confirmed` : ""}`,
     ],
-    ["redeliveries per message", `${r.redeliveryRate.toFixed(1)}/s at the most (limit ${MAX_REDELIVERIES_PER_S}/s); ${r.hotLoops} over it`],
     [
-      "resets during SIGTERM",
-      r.resets === null ? "- (not a graceful shutdown)" : String(r.resets),
+      "redeliveries per message",
+      `${r.redeliveryRate.toFixed(1)}/s at the most (limit ${MAX_REDELIVERIES_PER_S}/s); ${r.hotLoops} over it`,
     ],
+    ["resets during SIGTERM", r.resets === null ? "- (not a graceful shutdown)" : String(r.resets)],
     ["node log lines", r.logLines === null ? "not counted" : `${r.logLines} (budget ${LOG_LINE_BUDGET})`],
   ];
   rows.push(...(r.notes ?? []));
@@ -97,7 +106,9 @@ function table(r: FaultResult): string {
   lines.push(`   statuses during the fault:`);
   for (const chunk of wrap(r.statuses || "(none)", 100)) lines.push(`     ${chunk}`);
   for (const x of r.worst) lines.push(`   ${x}`);
-  lines.push(`   => ${r.failures.length ? `FAIL: ${r.failures.join("; ")}` : `pass${r.verdict ? `: ${r.verdict}` : ""}`}`);
+  lines.push(
+    `   => ${r.failures.length ? `FAIL: ${r.failures.join("; ")}` : `pass${r.verdict ? `: ${r.verdict}` : ""}`}`,
+  );
   return lines.join("\n");
 }
 
@@ -117,8 +128,24 @@ function wrap(s: string, width: number): string[] {
 
 function summary(results: FaultResult[]): string {
   const head = [
-    "fault", "sent", "201", "deliv", "lost", "again", "!durable", "stuck", "dup", "recover", "5xx", "hang",
-    "503+stored", "ack>2s", "redeliv/s", "resets", "logs", "verdict",
+    "fault",
+    "sent",
+    "201",
+    "deliv",
+    "lost",
+    "again",
+    "!durable",
+    "stuck",
+    "dup",
+    "recover",
+    "5xx",
+    "hang",
+    "503+stored",
+    "ack>2s",
+    "redeliv/s",
+    "resets",
+    "logs",
+    "verdict",
   ];
   const rows = results.map((r) => [
     r.name,
@@ -141,7 +168,8 @@ function summary(results: FaultResult[]): string {
     r.failures.length ? "FAIL" : "pass",
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const fmt = (row: string[]) => row.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
+  const fmt = (row: string[]) =>
+    row.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
   return [fmt(head), ...rows.map(fmt)].join("\n");
 }
 
@@ -220,7 +248,15 @@ async function main(): Promise<number> {
     log(`\nchaos: ${fault.name}`);
     let result: FaultResult;
     try {
-      result = await fault.run({ agents, perSecond: agentsRate, warmupMs: 5_000, afterMs: 6_000, log, logs: values.logs, fullLoad: values["full-load"] });
+      result = await fault.run({
+        agents,
+        perSecond: agentsRate,
+        warmupMs: 5_000,
+        afterMs: 6_000,
+        log,
+        logs: values.logs,
+        fullLoad: values["full-load"],
+      });
     } catch (err) {
       log(`  ${fault.name}: the harness could not run it: ${(err as Error).message}`);
       result = notRun(fault.name, fault.description, (err as Error).message.split("\n")[0]!);

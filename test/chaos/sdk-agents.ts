@@ -135,7 +135,8 @@ export class SdkFleet {
     // an agent still cut off now never came back: its gap runs to here
     const now = Date.now();
     for (const w of this.watches) {
-      if (w.downSince !== undefined && !this.stopping.signal.aborted) this.gaps.push({ via: w.agent.via, from: w.downSince, ms: now - w.downSince, never: true });
+      if (w.downSince !== undefined && !this.stopping.signal.aborted)
+        this.gaps.push({ via: w.agent.via, from: w.downSince, ms: now - w.downSince, never: true });
     }
     this.stopping.abort();
     await Promise.all(this.receivers);
@@ -153,7 +154,9 @@ export class SdkFleet {
     w.byKey.set(key, rec);
     w.inFlight++;
     try {
-      const m = await (a.group === undefined ? flock.send(a.to.id, tag, {}, { idempotencyKey: key }) : flock.sendGroup(a.group, tag, {}, { idempotencyKey: key }));
+      const m = await (a.group === undefined
+        ? flock.send(a.to.id, tag, {}, { idempotencyKey: key })
+        : flock.sendGroup(a.group, tag, {}, { idempotencyKey: key }));
       rec.id = m.id;
     } catch (err) {
       this.sdkErrors.push(`send: ${describe(err)}`);
@@ -221,7 +224,12 @@ export class SdkFleet {
     return async (input, init) => {
       const url = new URL(input instanceof Request ? input.url : String(input));
       const method = init?.method ?? "GET";
-      const kind = method === "GET" && url.pathname === "/v1/messages/pending" ? "poll" : /\/ack$/.test(url.pathname) ? "ack" : "send";
+      const kind =
+        method === "GET" && url.pathname === "/v1/messages/pending"
+          ? "poll"
+          : /\/ack$/.test(url.pathname)
+            ? "ack"
+            : "send";
       const allowanceMs = kind === "poll" ? Number(url.searchParams.get("timeout") ?? 0) * 1000 : 0;
       const key = new Headers(init?.headers).get("idempotency-key");
       const rec = key === null ? undefined : w.byKey.get(key);
@@ -231,7 +239,10 @@ export class SdkFleet {
       const budget = AbortSignal.timeout(allowanceMs + HANG_MS);
       const attempt: Attempt = { startedAt, endedAt: startedAt, status: "error" };
       try {
-        const res = await fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, budget]) : budget });
+        const res = await fetch(input, {
+          ...init,
+          signal: init?.signal ? AbortSignal.any([init.signal, budget]) : budget,
+        });
         const text = await res.text();
         attempt.status = String(res.status);
         if (res.headers.get("idempotency-replayed") === "true") attempt.replayed = true;
@@ -318,7 +329,8 @@ export class SdkFleet {
     ws.send = ((data: string, ...rest: never[]) => {
       try {
         const f = JSON.parse(data) as { type?: string; id?: string; ref?: number; through?: boolean };
-        if (f.type === "ack" && typeof f.ref === "number" && f.id) refs.set(f.ref, { id: f.id, through: f.through === true });
+        if (f.type === "ack" && typeof f.ref === "number" && f.id)
+          refs.set(f.ref, { id: f.id, through: f.through === true });
       } catch {
         // not JSON: not an ack
       }
@@ -330,5 +342,8 @@ export class SdkFleet {
 
 function describe(err: unknown): string {
   const e = err as { name?: string; status?: number; code?: string; message?: string };
-  return `${e?.name ?? "Error"}${e?.status ? ` ${e.status}` : ""}${e?.code ? ` ${e.code}` : ""}: ${e?.message ?? String(err)}`.slice(0, 200);
+  return `${e?.name ?? "Error"}${e?.status ? ` ${e.status}` : ""}${e?.code ? ` ${e.code}` : ""}: ${e?.message ?? String(err)}`.slice(
+    0,
+    200,
+  );
 }

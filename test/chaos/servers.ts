@@ -183,7 +183,10 @@ function parseLine(line: string): { level?: number; msg: string } {
   try {
     const j = JSON.parse(line) as { level?: unknown; msg?: unknown };
     if (typeof j === "object" && j !== null) {
-      return { level: typeof j.level === "number" ? j.level : undefined, msg: typeof j.msg === "string" ? j.msg : line };
+      return {
+        level: typeof j.level === "number" ? j.level : undefined,
+        msg: typeof j.msg === "string" ? j.msg : line,
+      };
     }
   } catch {
     // not JSON

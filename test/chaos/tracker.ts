@@ -267,7 +267,8 @@ export function judgeClients(r: FaultResult, t: Tracker, c: ClientsSeen, pg: Dur
   // Postgres all the same (the answer was lost with its socket, closed by its stopping node) or still pending there
   // (then it should have come again, and been acknowledged)
   const unconfirmed = [...t.messages.values()].filter((m) => m.deliveries.length > 0 && m.ackConfirmedAt === undefined);
-  const pending = (m: MessageRecord) => m.deliveries.some((d) => d.id !== undefined && pg.unacked.has(d.id.replace(/^msg_/, "")));
+  const pending = (m: MessageRecord) =>
+    m.deliveries.some((d) => d.id !== undefined && pg.unacked.has(d.id.replace(/^msg_/, "")));
   const unacked = unconfirmed.filter(pending);
   const never = c.gaps.filter((g) => g.never);
   const errors = new Map<string, number>();
@@ -283,10 +284,18 @@ export function judgeClients(r: FaultResult, t: Tracker, c: ClientsSeen, pg: Dur
       "acks never confirmed",
       `${unconfirmed.length} (${unconfirmed.length - unacked.length} acked in Postgres, the answer lost with its socket; ${unacked.length} still pending)`,
     ],
-    ["clients cut off", Object.entries(c.cuts).map(([k, n]) => `${k} ${n}`).join(", ")],
+    [
+      "clients cut off",
+      Object.entries(c.cuts)
+        .map(([k, n]) => `${k} ${n}`)
+        .join(", "),
+    ],
     ["back receiving: WebSocket", gapLine("ws")],
     ["back receiving: long poll", gapLine("poll")],
-    ["201 to first delivery", `p50 ${s(quantile(latencies, 0.5))}, p99 ${s(quantile(latencies, 0.99))}, max ${s(quantile(latencies, 1))}`],
+    [
+      "201 to first delivery",
+      `p50 ${s(quantile(latencies, 0.5))}, p99 ${s(quantile(latencies, 0.99))}, max ${s(quantile(latencies, 1))}`,
+    ],
   ];
   const failures = [...r.failures];
   const worst = [...r.worst];
@@ -296,10 +305,16 @@ export function judgeClients(r: FaultResult, t: Tracker, c: ClientsSeen, pg: Dur
   }
   if (unacked.length) {
     failures.push(`delivered, and still pending in Postgres at the end: ${unacked.length}`);
-    for (const m of unacked.slice(0, 3)) worst.push(`pending: "${m.tag}" delivered ${m.deliveries.length}× (${m.deliveries.map((d) => d.via).join(", ")})`);
+    for (const m of unacked.slice(0, 3))
+      worst.push(
+        `pending: "${m.tag}" delivered ${m.deliveries.length}× (${m.deliveries.map((d) => d.via).join(", ")})`,
+      );
   }
   if (never.length) failures.push(`clients never receiving again: ${never.length}`);
-  if (late.length) failures.push(`clients not receiving again within ${s(c.backWithinMs)} of losing their node: ${late.length} (the slowest ${s(slowest)})`);
+  if (late.length)
+    failures.push(
+      `clients not receiving again within ${s(c.backWithinMs)} of losing their node: ${late.length} (the slowest ${s(slowest)})`,
+    );
   return {
     ...r,
     failures,
@@ -374,7 +389,8 @@ export function judge(
   const committed = pg.committed;
   const msgs = [...t.messages.values()];
   // when a committed message's own attempt ended (the answer that should have been its 201); else the final answer
-  const madeBy = (m: MessageRecord) => (committed.has(m.tag) ? committingAttempt(m, pg.createdAt?.get(m.tag)) : undefined);
+  const madeBy = (m: MessageRecord) =>
+    committed.has(m.tag) ? committingAttempt(m, pg.createdAt?.get(m.tag)) : undefined;
   const answered = (m: MessageRecord) => madeBy(m)?.endedAt ?? m.answeredAt ?? m.sentAt;
   const created = msgs.filter((m) => m.status === "201");
   const delivered = created.filter((m) => m.deliveries.length > 0);
@@ -405,7 +421,9 @@ export function judge(
   const no201CommittedLatest = orphanLatencies.length > 0 ? Math.max(...orphanLatencies) / 1000 : null;
   // each must end with a 201 (a later attempt with its key) naming the one message that was delivered
   const idsOf = (m: MessageRecord) => new Set(m.deliveries.flatMap((d) => (d.id === undefined ? [] : [d.id])));
-  const unresolved = orphans.filter((m) => m.status !== "201" || (m.id !== undefined && idsOf(m).size > 0 && !idsOf(m).has(m.id)));
+  const unresolved = orphans.filter(
+    (m) => m.status !== "201" || (m.id !== undefined && idsOf(m).size > 0 && !idsOf(m).has(m.id)),
+  );
   // stored twice (Postgres holds the body more than once), or delivered under two ids
   const duplicated = msgs.filter((m) => (pg.copies?.get(m.tag) ?? 1) > 1 || idsOf(m).size > 1);
   const retried = msgs.filter((m) => m.attempts.length > 1).length;
@@ -415,7 +433,10 @@ export function judge(
     const a = madeBy(m);
     return a?.status === "503" && a.storedUnknown !== true;
   });
-  const unknown503 = msgs.reduce((n, m) => n + m.attempts.filter((a) => a.status === "503" && a.storedUnknown === true).length, 0);
+  const unknown503 = msgs.reduce(
+    (n, m) => n + m.attempts.filter((a) => a.status === "503" && a.storedUnknown === true).length,
+    0,
+  );
   // refused acks: acknowledged within ACK_RECOVERY_MS of the backend's recovery (or of the refusal, if later)
   const refusedMsgs = msgs.filter((m) => m.ackRefusedAt !== undefined);
   const ackedInPg = (m: MessageRecord) => {
@@ -438,7 +459,11 @@ export function judge(
   // HTTP requests reset (no answer) between the SIGTERM and the node's return
   const resetReqs = fault.graceful
     ? t.requests.filter(
-        (r) => HTTP_KINDS.has(r.kind) && RESET_STATUSES.has(r.status) && r.endedAt >= phases.injectAt && r.startedAt <= phases.endAt,
+        (r) =>
+          HTTP_KINDS.has(r.kind) &&
+          RESET_STATUSES.has(r.status) &&
+          r.endedAt >= phases.injectAt &&
+          r.startedAt <= phases.endAt,
       )
     : [];
   const replayed = msgs.filter((m) => m.attempts.at(-1)?.replayed === true).length;
@@ -470,25 +495,34 @@ export function judge(
   const failures: string[] = [];
   if (lost.length) failures.push(`lost ${lost.length}`);
   if (afterAck) failures.push(`delivered again after ack ${afterAck}`);
-  if (ackNotDurable) failures.push(`acked but not in Postgres ${ackNotDurable} (delivered again by the next read past the cursor)`);
+  if (ackNotDurable)
+    failures.push(`acked but not in Postgres ${ackNotDurable} (delivered again by the next read past the cursor)`);
   if (stuck.length) failures.push(`stuck ${stuck.length}`);
-  if (duplicated.length) failures.push(`duplicates ${duplicated.length} (one send stored or delivered as more than one message)`);
-  if (unresolved.length) failures.push(`committed without a 201, and no retry with its key got the 201 naming it: ${unresolved.length}`);
+  if (duplicated.length)
+    failures.push(`duplicates ${duplicated.length} (one send stored or delivered as more than one message)`);
+  if (unresolved.length)
+    failures.push(`committed without a 201, and no retry with its key got the 201 naming it: ${unresolved.length}`);
   if (bad.length) failures.push(`5xx other than 503: ${bad.length}`);
   if (hangs.length) failures.push(`hangs past 5 s: ${hangs.length}`);
   if (created.length === 0) failures.push("no send answered 201 at all");
   if (fault.meetsAcks) {
     const refused = (kind: string, status: string) => t.requests.some((r) => r.kind === kind && r.status === status);
     if (!refused("ack", "503")) failures.push("no long-poll ack met the fault (none answered 503)");
-    if (!refused("ws-ack", "ws-unavailable")) failures.push("no WebSocket ack met the fault (none answered unavailable)");
+    if (!refused("ws-ack", "ws-unavailable"))
+      failures.push("no WebSocket ack met the fault (none answered unavailable)");
   }
-  if (committed503.length) failures.push(`503 but committed ${committed503.length} (answered 503 without "stored":"unknown", yet stored)`);
+  if (committed503.length)
+    failures.push(`503 but committed ${committed503.length} (answered 503 without "stored":"unknown", yet stored)`);
   if (lateAcks.length) {
-    failures.push(`refused acks not acknowledged within ${ACK_RECOVERY_MS / 1000} s of recovery: ${lateAcks.length} of ${refusedMsgs.length}`);
+    failures.push(
+      `refused acks not acknowledged within ${ACK_RECOVERY_MS / 1000} s of recovery: ${lateAcks.length} of ${refusedMsgs.length}`,
+    );
   }
-  if (hot.length) failures.push(`handed out again more than ${MAX_REDELIVERIES_PER_S}/s: ${hot.length} messages (hot loop)`);
+  if (hot.length)
+    failures.push(`handed out again more than ${MAX_REDELIVERIES_PER_S}/s: ${hot.length} messages (hot loop)`);
   if (resetReqs.length) failures.push(`requests reset during SIGTERM: ${resetReqs.length}`);
-  if (logs && logs.length > LOG_LINE_BUDGET) failures.push(`node log lines ${logs.length} over the budget of ${LOG_LINE_BUDGET}`);
+  if (logs && logs.length > LOG_LINE_BUDGET)
+    failures.push(`node log lines ${logs.length} over the budget of ${LOG_LINE_BUDGET}`);
   if (fault.strandsSends && no201Committed === 0) {
     failures.push("no send was caught between its commit and its append (the reconciler was not exercised)");
   }
@@ -501,21 +535,36 @@ export function judge(
   if (hangs.length) worst.push(`longest hang: ${(longest / 1000).toFixed(1)} s past its allowance (${kinds(hangs)})`);
   if (duplicated.length) {
     const d = duplicated[0]!;
-    worst.push(`duplicate: "${d.tag}" stored ${pg.copies?.get(d.tag) ?? 1}×, delivered as ${[...idsOf(d)].join(", ") || "nothing"}; attempts ${trail(d)}`);
+    worst.push(
+      `duplicate: "${d.tag}" stored ${pg.copies?.get(d.tag) ?? 1}×, delivered as ${[...idsOf(d)].join(", ") || "nothing"}; attempts ${trail(d)}`,
+    );
   }
   for (const m of unresolved.slice(0, 3)) {
-    worst.push(`unresolved: "${m.tag}" attempts ${trail(m)}, answered ${m.id ?? "no id"}, delivered as ${[...idsOf(m)].join(", ") || "nothing"}`);
+    worst.push(
+      `unresolved: "${m.tag}" attempts ${trail(m)}, answered ${m.id ?? "no id"}, delivered as ${[...idsOf(m)].join(", ") || "nothing"}`,
+    );
   }
   for (const m of committed503.slice(0, 3)) worst.push(`503 but committed: "${m.tag}" attempts ${trail(m)}`);
   // the message handed out most often, when it comes near the limit: its hand-outs, by transport and time
-  const most = rates.reduce<{ m: MessageRecord; rate: number } | undefined>((a, x) => (a && a.rate >= x.rate ? a : x), undefined);
+  const most = rates.reduce<{ m: MessageRecord; rate: number } | undefined>(
+    (a, x) => (a && a.rate >= x.rate ? a : x),
+    undefined,
+  );
   if (most && most.rate >= MAX_REDELIVERIES_PER_S / 2) {
     const t0 = most.m.deliveries[0]!.at;
-    const ack = most.m.ackConfirmedAt === undefined ? "never confirmed" : `ack confirmed at +${((most.m.ackConfirmedAt - t0) / 1000).toFixed(2)} s`;
-    worst.push(`most handed out: "${most.m.tag}" ${most.m.deliveries.length}× (${most.m.deliveries.map((d) => `${d.via} +${((d.at - t0) / 1000).toFixed(2)} s`).join(", ")}); ${ack}`);
+    const ack =
+      most.m.ackConfirmedAt === undefined
+        ? "never confirmed"
+        : `ack confirmed at +${((most.m.ackConfirmedAt - t0) / 1000).toFixed(2)} s`;
+    worst.push(
+      `most handed out: "${most.m.tag}" ${most.m.deliveries.length}× (${most.m.deliveries.map((d) => `${d.via} +${((d.at - t0) / 1000).toFixed(2)} s`).join(", ")}); ${ack}`,
+    );
   }
   for (const m of lateAcks.slice(0, 3)) {
-    const when = m.ackConfirmedAt === undefined ? "never acknowledged" : `acknowledged ${(ackLatency(m) / 1000).toFixed(1)} s after recovery`;
+    const when =
+      m.ackConfirmedAt === undefined
+        ? "never acknowledged"
+        : `acknowledged ${(ackLatency(m) / 1000).toFixed(1)} s after recovery`;
     worst.push(`refused ack: "${m.tag}" (via ${m.deliveries[0]?.via ?? "none"}) ${when}`);
   }
   if (hot.length) {
@@ -524,12 +573,18 @@ export function judge(
   }
   if (resetReqs.length) {
     const at = (ms: number) => `${ms >= phases.injectAt ? "+" : ""}${Math.round(ms - phases.injectAt)} ms`;
-    const when = resetReqs.slice(0, 5).map((r) => `${r.kind} ${at(r.startedAt)} to ${at(r.endedAt)}`).join(", ");
-    worst.push(`reset during SIGTERM: ${kinds(resetReqs)} (${[...new Set(resetReqs.map((r) => r.status))].join(", ")}; from the signal: ${when})`);
+    const when = resetReqs
+      .slice(0, 5)
+      .map((r) => `${r.kind} ${at(r.startedAt)} to ${at(r.endedAt)}`)
+      .join(", ");
+    worst.push(
+      `reset during SIGTERM: ${kinds(resetReqs)} (${[...new Set(resetReqs.map((r) => r.status))].join(", ")}; from the signal: ${when})`,
+    );
   }
   if (logs && logs.length > 0) {
     const byMsg = new Map<string, number>();
-    for (const l of logs) byMsg.set(`${l.node}: ${l.msg.slice(0, 80)}`, (byMsg.get(`${l.node}: ${l.msg.slice(0, 80)}`) ?? 0) + 1);
+    for (const l of logs)
+      byMsg.set(`${l.node}: ${l.msg.slice(0, 80)}`, (byMsg.get(`${l.node}: ${l.msg.slice(0, 80)}`) ?? 0) + 1);
     const top = [...byMsg].sort((a, b) => b[1] - a[1]).slice(0, 3);
     worst.push(`log lines: ${top.map(([k, n]) => `${n}× ${k}`).join("; ")}`);
   }
@@ -541,7 +596,9 @@ export function judge(
       bySender.set(who, (bySender.get(who) ?? 0) + 1);
     }
     const which = [...bySender].map(([k, n]) => `${k}×${n}`).join(", ");
-    worst.push(`stuck: ${still} never delivered (committed in Postgres), ${stuck.length - still} delivered late (${which})`);
+    worst.push(
+      `stuck: ${still} never delivered (committed in Postgres), ${stuck.length - still} delivered late (${which})`,
+    );
   }
 
   return {

@@ -113,7 +113,10 @@ function recordingFetch(t: Tracker, byKey: Map<string, MessageRecord>): typeof f
     const budget = AbortSignal.timeout(HANG_MS);
     const attempt: Attempt = { startedAt, endedAt: startedAt, status: "error" };
     try {
-      const res = await fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, budget]) : budget });
+      const res = await fetch(input, {
+        ...init,
+        signal: init?.signal ? AbortSignal.any([init.signal, budget]) : budget,
+      });
       const text = await res.text(); // the body within the budget too
       attempt.status = String(res.status);
       if (res.headers.get("idempotency-replayed") === "true") attempt.replayed = true;
@@ -160,7 +163,13 @@ export function startSender(
   const running = new Set<Promise<void>>();
   const byKey = new Map<string, MessageRecord>();
   // the harness paces the sends itself: the SDK's own throttle (8/s) stays out of the way
-  const flock = new Flock({ baseUrl: url, token: from.token, fetch: recordingFetch(t, byKey), retry: SEND_RETRY, sendsPerSecond: 1e6 });
+  const flock = new Flock({
+    baseUrl: url,
+    token: from.token,
+    fetch: recordingFetch(t, byKey),
+    retry: SEND_RETRY,
+    sendsPerSecond: 1e6,
+  });
   const sendOne = async () => {
     const tag = t.newTag(index, seq++);
     const rec = t.sent(tag, to.id, Date.now());
@@ -168,7 +177,9 @@ export function startSender(
     rec.key = key;
     byKey.set(key, rec);
     try {
-      const m = await (group === undefined ? flock.send(to.id, tag, {}, { idempotencyKey: key }) : flock.sendGroup(group, tag, {}, { idempotencyKey: key }));
+      const m = await (group === undefined
+        ? flock.send(to.id, tag, {}, { idempotencyKey: key })
+        : flock.sendGroup(group, tag, {}, { idempotencyKey: key }));
       rec.id = m.id;
     } catch {
       // the last attempt's status says how it ended
@@ -387,7 +398,12 @@ export function startWsReceiver(t: Tracker, url: string, me: Agent, gate = new A
         }
         if (frame.type === "ready") ready = true;
         else if (frame.type === "message" && frame.message) {
-          const rec = t.delivered(frame.message.body, { at: Date.now(), id: frame.message.id, fetchSeq: t.mark(), via: "ws" });
+          const rec = t.delivered(frame.message.body, {
+            at: Date.now(),
+            id: frame.message.id,
+            fetchSeq: t.mark(),
+            via: "ws",
+          });
           const id = frame.message.id;
           void gate.wait().then(() => sendAck(id, rec));
         } else if (frame.type === "ack" && frame.ref) {

@@ -52,7 +52,15 @@ export type Mode = "servers" | "embedded";
 export async function startCostNode(t: Teardown, mode: Mode): Promise<{ url: string }> {
   if (mode === "servers") return startTestNode(t, { engine: "redis", env: ENV });
   const dir = mkdtempSync(join(tmpdir(), "flock-cost-"));
-  const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dir, LOG_LEVEL: "silent", TRUST_PROXY: "1", FLOCK_SHUTDOWN_GRACE: "2", ...ENV });
+  const config = loadConfig({
+    PORT: "0",
+    HOST: "127.0.0.1",
+    DATA_DIR: dir,
+    LOG_LEVEL: "silent",
+    TRUST_PROXY: "1",
+    FLOCK_SHUTDOWN_GRACE: "2",
+    ...ENV,
+  });
   const node = await startNode(config, createLogger("silent"));
   t.teardown(async () => {
     await node.close();
@@ -85,13 +93,21 @@ export async function makeWorld(base: string): Promise<World> {
   await befriend(base, peer, human);
   await keep(human);
   const moment = await post(base, agent, "public");
-  const comment = await call(base, "POST", `/v1/moments/${moment.id}/comments`, { token: peer.token, json: { body: "c" } });
+  const comment = await call(base, "POST", `/v1/moments/${moment.id}/comments`, {
+    token: peer.token,
+    json: { body: "c" },
+  });
   const group = await call(base, "POST", "/v1/groups", { token: agent.token, json: { name: "g", members: [peer.id] } });
   const dm = await keep(agent);
   const other = await registerAgent(base, "other");
   const freq = await call(base, "POST", "/v1/friends/request", { token: other.token, json: { to: agent.id } });
-  const file = await call(base, "POST", "/v1/files/upload?name=f.txt", { token: agent.token, body: "file body", headers: { "content-type": "text/plain" } });
-  for (const r of [comment, group, freq, file]) if (r.status >= 300) throw new Error(`setup failed: ${r.status} ${r.text}`);
+  const file = await call(base, "POST", "/v1/files/upload?name=f.txt", {
+    token: agent.token,
+    body: "file body",
+    headers: { "content-type": "text/plain" },
+  });
+  for (const r of [comment, group, freq, file])
+    if (r.status >= 300) throw new Error(`setup failed: ${r.status} ${r.text}`);
   return {
     base,
     peer,
@@ -159,7 +175,8 @@ function paramValue(w: World, path: string, param: string): string {
 }
 
 /** JSON Schema of a route's body or query as a client sends it. */
-const jsonSchema = (s: z.ZodType): JsonSchema => z.toJSONSchema(s, { io: "input", unrepresentable: "any" }) as JsonSchema;
+const jsonSchema = (s: z.ZodType): JsonSchema =>
+  z.toJSONSchema(s, { io: "input", unrepresentable: "any" }) as JsonSchema;
 
 /** Raw text for a query value of `family`, about `chars` characters once percent-encoded. */
 function queryValueOf(f: Family, chars: number): string {
@@ -198,13 +215,19 @@ export async function walkRoutes(w: World, meter: Meter, ledger: Ledger, opts: W
     const as = route.auth === "none" ? undefined : route.auth === "human" ? "human" : "agent";
     const hints = hintsFor(w, route);
     const params = route.path.split("/").filter((s) => s.startsWith(":"));
-    const filled = (over: Record<string, string> = {}) => route.path.replace(/:[a-z_]+/g, (p) => over[p] ?? paramValue(w, route.path, p));
+    const filled = (over: Record<string, string> = {}) =>
+      route.path.replace(/:[a-z_]+/g, (p) => over[p] ?? paramValue(w, route.path, p));
     const qSchema = route.query ? jsonSchema(route.query) : undefined;
     const bSchema = route.body ? jsonSchema(route.body) : undefined;
     const qBase = (qSchema ? sampleOf(qSchema, hints) : {}) as Record<string, unknown>;
     const bBase = bSchema ? sampleOf(bSchema, hints) : undefined;
-    const qText = (q: Record<string, unknown>) => new URLSearchParams(Object.entries(q).map(([k, v]) => [k, String(v)])).toString();
-    const baseBody = route.stream ? Buffer.from("file body") : bBase !== undefined ? Buffer.from(toJson(bBase)) : undefined;
+    const qText = (q: Record<string, unknown>) =>
+      new URLSearchParams(Object.entries(q).map(([k, v]) => [k, String(v)])).toString();
+    const baseBody = route.stream
+      ? Buffer.from("file body")
+      : bBase !== undefined
+        ? Buffer.from(toJson(bBase))
+        : undefined;
     const baseType = route.stream ? "text/plain" : "application/json";
     const base: Req = { path: filled(), query: qText(qBase), body: baseBody, type: baseType };
 
@@ -217,7 +240,12 @@ export async function walkRoutes(w: World, meter: Meter, ledger: Ledger, opts: W
       const url = `${w.base}${r.path}${r.query ? "?" + r.query : ""}`;
       const { value, cost } = await meter.measure(async () => {
         try {
-          const res = await fetch(url, { method: route.method, headers, body: r.body ? new Uint8Array(r.body) : undefined, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+          const res = await fetch(url, {
+            method: route.method,
+            headers,
+            body: r.body ? new Uint8Array(r.body) : undefined,
+            signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+          });
           return { status: res.status, type: res.headers.get("content-type") ?? "", text: await res.text() };
         } catch (err) {
           return { status: 0, type: "", text: String(err) };
@@ -227,8 +255,10 @@ export async function walkRoutes(w: World, meter: Meter, ledger: Ledger, opts: W
       const broke = ledger.add(label, `${what} → ${value.status}`, cost, failure);
       // a principal whose account a case deleted is replaced; a rotated token is taken up
       if (as === "agent" && token === who.agent.token) {
-        if (value.status === 401 || (label === "DELETE /v1/users/me" && value.status === 204)) who.agent = await w.newAgent();
-        else if (label === "POST /v1/agents/me/token" && value.status === 200) who.agent = { ...who.agent, token: (JSON.parse(value.text) as { token: string }).token };
+        if (value.status === 401 || (label === "DELETE /v1/users/me" && value.status === 204))
+          who.agent = await w.newAgent();
+        else if (label === "POST /v1/agents/me/token" && value.status === 200)
+          who.agent = { ...who.agent, token: (JSON.parse(value.text) as { token: string }).token };
       }
       return broke;
     };
@@ -242,7 +272,12 @@ export async function walkRoutes(w: World, meter: Meter, ledger: Ledger, opts: W
 
     // each path parameter: long encoded values of each family, the other parameters valid
     for (const p of params) {
-      const ladders = pick().map((f) => URL_LADDER.map((chars): Variant => ({ what: `${f.name} ${chars} chars`, value: encodeURIComponent(queryValueOf(f, chars)) })));
+      const ladders = pick().map((f) =>
+        URL_LADDER.map((chars): Variant => ({
+          what: `${f.name} ${chars} chars`,
+          value: encodeURIComponent(queryValueOf(f, chars)),
+        })),
+      );
       await climb(ladders, (v) => send(`path ${p} ${v.what}`, { ...base, path: filled({ [p]: String(v.value) }) }));
     }
 
@@ -253,9 +288,21 @@ export async function walkRoutes(w: World, meter: Meter, ledger: Ledger, opts: W
         const caps = stringLadders(slot.schema, []);
         const families = pick();
         const ladders = FAMILIES.flatMap((f, i) =>
-          families.includes(f) ? [[...caps[i]!, ...URL_LADDER.map((chars): Variant => ({ what: `${f.name} ${chars} chars`, value: queryValueOf(f, chars) }))]] : [],
+          families.includes(f)
+            ? [
+                [
+                  ...caps[i]!,
+                  ...URL_LADDER.map((chars): Variant => ({
+                    what: `${f.name} ${chars} chars`,
+                    value: queryValueOf(f, chars),
+                  })),
+                ],
+              ]
+            : [],
         );
-        await climb(ladders, (v) => send(`query ${field} ${v.what}`, { ...base, query: qText({ ...qBase, [field]: v.value }) }));
+        await climb(ladders, (v) =>
+          send(`query ${field} ${v.what}`, { ...base, query: qText({ ...qBase, [field]: v.value }) }),
+        );
       }
     }
 
@@ -269,10 +316,15 @@ export async function walkRoutes(w: World, meter: Meter, ledger: Ledger, opts: W
         if (slot.kind === "string") {
           const families = pick();
           ladders = stringLadders(slot.schema).filter((_, i) => families.includes(FAMILIES[i]!));
-        }
-        else if (slot.kind === "array") {
+        } else if (slot.kind === "array") {
           const name = slot.path.filter((x): x is string => typeof x === "string").at(-1);
-          const item = slot.schema.items ? sampleOf(slot.schema.items, { ...hints, ...(name && `${name}[]` in hints ? { [name]: hints[`${name}[]`] } : {}) }, name) : 1;
+          const item = slot.schema.items
+            ? sampleOf(
+                slot.schema.items,
+                { ...hints, ...(name && `${name}[]` in hints ? { [name]: hints[`${name}[]`] } : {}) },
+                name,
+              )
+            : 1;
           ladders = [arrayLadder(slot.schema, item)];
         } else ladders = objectLadder().map((v) => [v]);
         await climb(ladders, (v) => send(`body ${at} ${v.what}`, { ...base, body: body(v.value) }));
@@ -285,26 +337,52 @@ export async function walkRoutes(w: World, meter: Meter, ledger: Ledger, opts: W
 }
 
 /** Paths that match no route, ~45,000 characters of each family, and a long bearer token on an authenticated route. */
-export async function walkEdges(w: World, meter: Meter, ledger: Ledger, families: readonly Family[] = FAMILIES): Promise<void> {
+export async function walkEdges(
+  w: World,
+  meter: Meter,
+  ledger: Ledger,
+  families: readonly Family[] = FAMILIES,
+): Promise<void> {
   // every family here: these are two targets, not one per route
   const send = async (target: string, what: string, path: string, headers: Record<string, string>) => {
     const { value, cost } = await meter.measure(async () => {
       try {
-        const res = await fetch(w.base + path, { headers: { "x-forwarded-for": randomIp(), ...headers }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+        const res = await fetch(w.base + path, {
+          headers: { "x-forwarded-for": randomIp(), ...headers },
+          signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        });
         return { status: res.status, type: res.headers.get("content-type") ?? "", text: await res.text() };
       } catch (err) {
         return { status: 0, type: "", text: String(err) };
       }
     });
-    return ledger.add(target, `${what} → ${value.status}`, cost, value.status === 0 ? `no answer: ${value.text}` : badAnswer(value.status, value.type, value.text));
+    return ledger.add(
+      target,
+      `${what} → ${value.status}`,
+      cost,
+      value.status === 0 ? `no answer: ${value.text}` : badAnswer(value.status, value.type, value.text),
+    );
   };
   await climb(
-    families.map((f) => URL_LADDER.map((chars): Variant => ({ what: `${f.name} ${chars} chars`, value: encodeURIComponent(queryValueOf(f, chars)) }))),
+    families.map((f) =>
+      URL_LADDER.map((chars): Variant => ({
+        what: `${f.name} ${chars} chars`,
+        value: encodeURIComponent(queryValueOf(f, chars)),
+      })),
+    ),
     (v) => send("(no route)", `path /v1/${v.what}`, `/v1/${String(v.value)}`, {}),
   );
   await climb(
-    families.map((f) => [1_000, 8_000, 40_000].map((chars): Variant => ({ what: `${f.name} ${chars} chars`, value: encodeURIComponent(queryValueOf(f, chars)) }))),
-    (v) => send("Authorization header", `GET /v1/agents/me bearer ${v.what}`, "/v1/agents/me", { authorization: `Bearer ${String(v.value)}` }),
+    families.map((f) =>
+      [1_000, 8_000, 40_000].map((chars): Variant => ({
+        what: `${f.name} ${chars} chars`,
+        value: encodeURIComponent(queryValueOf(f, chars)),
+      })),
+    ),
+    (v) =>
+      send("Authorization header", `GET /v1/agents/me bearer ${v.what}`, "/v1/agents/me", {
+        authorization: `Bearer ${String(v.value)}`,
+      }),
   );
 }
 
@@ -350,13 +428,26 @@ export function walkHttp(tap: Tap, mode: Mode, perField: number): void {
     t.ok(routes.length > 30, `${routes.length} routes walked`);
     for (const route of routes) {
       const label = `${route.method} ${route.path}`;
-      t.same(ledger.failures(label), [], `${label}: ${ledger.results.filter((r) => r.target === label).length} cases within the bounds`);
+      t.same(
+        ledger.failures(label),
+        [],
+        `${label}: ${ledger.results.filter((r) => r.target === label).length} cases within the bounds`,
+      );
     }
-    for (const target of ["(no route)", "Authorization header"]) t.same(ledger.failures(target), [], `${target}: within the bounds`);
-    t.same(meter.bystander.failed, 0, `the bystander's ${meter.bystander.polls} polls of /healthz were all answered 200`);
+    for (const target of ["(no route)", "Authorization header"])
+      t.same(ledger.failures(target), [], `${target}: within the bounds`);
+    t.same(
+      meter.bystander.failed,
+      0,
+      `the bystander's ${meter.bystander.polls} polls of /healthz were all answered 200`,
+    );
     const max = ledger.max();
-    t.comment(`${mode}: ${ledger.results.length} HTTP cases over ${ledger.targets().length} targets in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-    t.comment(`${mode}: longest hold ${max.hold.toFixed(1)} ms on the CPU (${max.wall.toFixed(1)} ms on the wall clock), longest bystander wait ${max.bystander.toFixed(1)} ms, most heap growth ${max.heap.toFixed(1)} MB`);
+    t.comment(
+      `${mode}: ${ledger.results.length} HTTP cases over ${ledger.targets().length} targets in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    );
+    t.comment(
+      `${mode}: longest hold ${max.hold.toFixed(1)} ms on the CPU (${max.wall.toFixed(1)} ms on the wall clock), longest bystander wait ${max.bystander.toFixed(1)} ms, most heap growth ${max.heap.toFixed(1)} MB`,
+    );
     t.comment(`${mode}: the 10 routes with the longest hold:\n  ${ledger.worst(10).join("\n  ")}`);
     t.comment(`${mode}: routes covered: ${routes.map((r) => `${r.method} ${r.path}`).join(", ")}`);
   });

@@ -58,10 +58,14 @@ export class Sock {
   }
 
   static open(base: string, encoding: "json" | "msgpack", token?: string): Promise<Sock> {
-    const ws = new WebSocket(base.replace(/^http/, "ws") + "/v1/ws", [encoding === "json" ? "flock.json" : "flock.msgpack"], {
-      headers: token ? { authorization: `Bearer ${token}` } : {},
-      maxPayload: 16 * 1024 * 1024,
-    });
+    const ws = new WebSocket(
+      base.replace(/^http/, "ws") + "/v1/ws",
+      [encoding === "json" ? "flock.json" : "flock.msgpack"],
+      {
+        headers: token ? { authorization: `Bearer ${token}` } : {},
+        maxPayload: 16 * 1024 * 1024,
+      },
+    );
     ws.on("error", () => {}); // a close follows; it is what the cases look at
     const s = new Sock(ws, encoding);
     return new Promise((resolve, reject) => {
@@ -99,11 +103,17 @@ export class Sock {
 const EXPECTED_CLOSES: readonly number[] = [WS_CLOSE.tooLarge, WS_CLOSE.typingFlood];
 
 /** Why a frame's outcome breaks the contract: an error frame not in the shape, an internal error, a close of another kind. */
-function badOutcome(frames: Frame[], closed: { code: number } | undefined, expectClose: readonly number[]): string | undefined {
+function badOutcome(
+  frames: Frame[],
+  closed: { code: number } | undefined,
+  expectClose: readonly number[],
+): string | undefined {
   for (const f of frames) {
     if (f.type !== "error") continue;
-    if (typeof f.error !== "string" || typeof f.message !== "string") return `an error frame not in the shape: ${JSON.stringify(f).slice(0, 200)}`;
-    if (f.error === "internal" || f.error === "unavailable") return `an error frame ${f.error}: ${String(f.message).slice(0, 200)}`;
+    if (typeof f.error !== "string" || typeof f.message !== "string")
+      return `an error frame not in the shape: ${JSON.stringify(f).slice(0, 200)}`;
+    if (f.error === "internal" || f.error === "unavailable")
+      return `an error frame ${f.error}: ${String(f.message).slice(0, 200)}`;
   }
   if (closed && !expectClose.includes(closed.code)) return `closed with ${closed.code}`;
   return undefined;
@@ -117,7 +127,13 @@ export interface WsWalkOptions {
 }
 
 /** Walks every client frame type; returns the frame types walked. */
-export async function walkFrames(base: string, token: string, meter: Meter, ledger: Ledger, opts: WsWalkOptions): Promise<string[]> {
+export async function walkFrames(
+  base: string,
+  token: string,
+  meter: Meter,
+  ledger: Ledger,
+  opts: WsWalkOptions,
+): Promise<string[]> {
   const schema = z.toJSONSchema(ClientFrame, { io: "input", unrepresentable: "any" }) as JsonSchema;
   const frames = [...(schema.oneOf ?? []), ...(schema.anyOf ?? [])];
   let fields = 0;
@@ -134,7 +150,12 @@ export async function walkFrames(base: string, token: string, meter: Meter, ledg
   };
 
   /** An authenticated frame: sent, then a ping; measured until its pong (or the close). */
-  const sendFrame = async (target: string, what: string, frame: unknown, encoding: "json" | "msgpack"): Promise<boolean> => {
+  const sendFrame = async (
+    target: string,
+    what: string,
+    frame: unknown,
+    encoding: "json" | "msgpack",
+  ): Promise<boolean> => {
     const c = await conn(encoding);
     const ref = `probe-${++probe}`;
     const from = c.frames.length;
@@ -143,7 +164,8 @@ export async function walkFrames(base: string, token: string, meter: Meter, ledg
       c.send({ type: "ping", ref });
       return c.next((f) => f.type === "pong" && f.ref === ref, from);
     });
-    const failure = badOutcome(c.frames.slice(from), c.closed, EXPECTED_CLOSES) ?? (pong || c.closed ? undefined : "no pong");
+    const failure =
+      badOutcome(c.frames.slice(from), c.closed, EXPECTED_CLOSES) ?? (pong || c.closed ? undefined : "no pong");
     return ledger.add(target, `${encoding} ${what} → ${c.closed ? `closed ${c.closed.code}` : "pong"}`, cost, failure);
   };
 
@@ -155,7 +177,12 @@ export async function walkFrames(base: string, token: string, meter: Meter, ledg
         c.send(frame);
         return c.next((f) => f.type === "ready" || f.type === "error");
       });
-      return ledger.add("auth", `json ${what} → ${c.closed ? `closed ${c.closed.code}` : String(c.frames.at(-1)?.type)}`, cost, badOutcome(c.frames, c.closed, [...EXPECTED_CLOSES, WS_CLOSE.unauthorized]));
+      return ledger.add(
+        "auth",
+        `json ${what} → ${c.closed ? `closed ${c.closed.code}` : String(c.frames.at(-1)?.type)}`,
+        cost,
+        badOutcome(c.frames, c.closed, [...EXPECTED_CLOSES, WS_CLOSE.unauthorized]),
+      );
     } finally {
       c.close();
     }
@@ -175,11 +202,16 @@ export async function walkFrames(base: string, token: string, meter: Meter, ledg
       if (slot.kind === "string") {
         const families = familiesFor(fields++, opts.perField);
         ladders = stringLadders(slot.schema, FRAME_LADDER).filter((_, i) => families.includes(FAMILIES[i]!));
-      } else if (slot.kind === "object") ladders = objectLadder(FRAME_CAP - 1_000).filter((v) => !v.what.includes("deep") || v.what.includes("33") || v.what.includes("5,000")).map((v) => [v]);
+      } else if (slot.kind === "object")
+        ladders = objectLadder(FRAME_CAP - 1_000)
+          .filter((v) => !v.what.includes("deep") || v.what.includes("33") || v.what.includes("5,000"))
+          .map((v) => [v]);
       else ladders = [];
       await climb(ladders, (v) => send(`${at} ${v.what}`, withValue(frameBase, slot.path, v.value)));
       if (opts.msgpack && slot.kind === "string" && type !== "auth") {
-        await climb([stringLadders(slot.schema, FRAME_LADDER)[1]!], (v) => send(`${at} ${v.what}`, withValue(frameBase, slot.path, v.value), "msgpack"));
+        await climb([stringLadders(slot.schema, FRAME_LADDER)[1]!], (v) =>
+          send(`${at} ${v.what}`, withValue(frameBase, slot.path, v.value), "msgpack"),
+        );
       }
     }
   }
@@ -189,7 +221,9 @@ export async function walkFrames(base: string, token: string, meter: Meter, ledg
   );
   await climb(junk, (v) => sendFrame("(unknown type)", v.what, v.value, "json"));
   await climb(
-    FAMILIES.slice(0, 3).map((fam) => FRAME_LADDER.map((b): Variant => ({ what: `not JSON: ${fam.name} ${b} B`, value: ofBytes(fam, b) }))),
+    FAMILIES.slice(0, 3).map((fam) =>
+      FRAME_LADDER.map((b): Variant => ({ what: `not JSON: ${fam.name} ${b} B`, value: ofBytes(fam, b) })),
+    ),
     (v) => sendFrame("(not JSON)", v.what, v.value, "json"),
   );
   for (const c of Object.values(conns)) c?.close();

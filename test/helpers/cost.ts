@@ -112,7 +112,10 @@ export class Meter {
   /** A meter with its bystander polling `healthz` (a URL on the node); stopped when the test ends. */
   static async start(t: Teardown, healthz: string): Promise<Meter> {
     const m = new Meter();
-    m.worker = new Worker(BYSTANDER, { eval: true, workerData: { url: healthz, shared: m.shared.buffer, base: m.base } });
+    m.worker = new Worker(BYSTANDER, {
+      eval: true,
+      workerData: { url: healthz, shared: m.shared.buffer, base: m.base },
+    });
     t.teardown(() => m.stop());
     await until(() => Atomics.load(m.shared, 3) >= 3, { ms: 10_000, what: "the bystander's first /healthz answers" });
     return m;
@@ -142,7 +145,17 @@ export class Meter {
     const inflight = Atomics.load(this.shared, 1);
     const waiting = inflight >= 0 ? performance.timeOrigin + performance.now() - this.base - inflight : 0;
     const bystanderMs = Math.max(Atomics.load(this.shared, 0) / 1000, waiting);
-    return { value, cost: { wallHoldMs, cpuMs, holdMs: Math.min(wallHoldMs, cpuMs), bystanderMs, heapMb: (this.peak - heap0) / 2 ** 20, ms } };
+    return {
+      value,
+      cost: {
+        wallHoldMs,
+        cpuMs,
+        holdMs: Math.min(wallHoldMs, cpuMs),
+        bystanderMs,
+        heapMb: (this.peak - heap0) / 2 ** 20,
+        ms,
+      },
+    };
   }
 
   private async stop(): Promise<void> {
@@ -173,8 +186,12 @@ export class Ledger {
   add(target: string, what: string, cost: Cost, failure?: string): boolean {
     const over: string[] = [];
     if (failure) over.push(failure);
-    if (cost.holdMs > HOLD_BOUND_MS) over.push(`event loop held ${cost.holdMs.toFixed(0)} ms on the CPU (${cost.wallHoldMs.toFixed(0)} ms on the wall clock; bound ${HOLD_BOUND_MS})`);
-    if (cost.bystanderMs > BYSTANDER_BOUND_MS) over.push(`bystander's /healthz waited ${cost.bystanderMs.toFixed(0)} ms (bound ${BYSTANDER_BOUND_MS})`);
+    if (cost.holdMs > HOLD_BOUND_MS)
+      over.push(
+        `event loop held ${cost.holdMs.toFixed(0)} ms on the CPU (${cost.wallHoldMs.toFixed(0)} ms on the wall clock; bound ${HOLD_BOUND_MS})`,
+      );
+    if (cost.bystanderMs > BYSTANDER_BOUND_MS)
+      over.push(`bystander's /healthz waited ${cost.bystanderMs.toFixed(0)} ms (bound ${BYSTANDER_BOUND_MS})`);
     if (cost.heapMb > HEAP_BOUND_MB) over.push(`heap grew ${cost.heapMb.toFixed(1)} MB (bound ${HEAP_BOUND_MB})`);
     const r: CaseResult = { target, what, cost, ...(over.length > 0 ? { failure: over.join("; ") } : {}) };
     this.results.push(r);
@@ -182,7 +199,9 @@ export class Ledger {
   }
 
   failures(target?: string): string[] {
-    return this.results.filter((r) => r.failure && (target === undefined || r.target === target)).map((r) => `${r.target} ${r.what}: ${r.failure}`);
+    return this.results
+      .filter((r) => r.failure && (target === undefined || r.target === target))
+      .map((r) => `${r.target} ${r.what}: ${r.failure}`);
   }
 
   targets(): string[] {
@@ -191,7 +210,10 @@ export class Ledger {
 
   /** The worst `n` targets by their longest hold, each with its worst bystander wait, heap growth and its case count. */
   worst(n = 10): string[] {
-    const by = new Map<string, { hold: number; wall: number; holdWhat: string; by: number; heap: number; cases: number }>();
+    const by = new Map<
+      string,
+      { hold: number; wall: number; holdWhat: string; by: number; heap: number; cases: number }
+    >();
     for (const r of this.results) {
       const e = by.get(r.target) ?? { hold: 0, wall: 0, holdWhat: "", by: 0, heap: 0, cases: 0 };
       e.cases++;
@@ -204,7 +226,10 @@ export class Ledger {
     return [...by.entries()]
       .sort((a, b) => b[1].hold - a[1].hold)
       .slice(0, n)
-      .map(([k, e]) => `${k}: hold ${e.hold.toFixed(1)} ms (${e.holdWhat}; wall-clock hold at most ${e.wall.toFixed(1)} ms), bystander ${e.by.toFixed(1)} ms, heap +${e.heap.toFixed(1)} MB, ${e.cases} cases`);
+      .map(
+        ([k, e]) =>
+          `${k}: hold ${e.hold.toFixed(1)} ms (${e.holdWhat}; wall-clock hold at most ${e.wall.toFixed(1)} ms), bystander ${e.by.toFixed(1)} ms, heap +${e.heap.toFixed(1)} MB, ${e.cases} cases`,
+      );
   }
 
   /** The longest hold, bystander wait and heap growth over every case. */
@@ -235,7 +260,8 @@ export function badAnswer(status: number, type: string, text: string): string | 
     return `answered ${status} with unparseable JSON: ${text.slice(0, 200)}`;
   }
   const b = body as { error?: unknown; message?: unknown } | null;
-  if (!b || typeof b.error !== "string" || typeof b.message !== "string") return `answered ${status} not in the error shape: ${text.slice(0, 200)}`;
+  if (!b || typeof b.error !== "string" || typeof b.message !== "string")
+    return `answered ${status} not in the error shape: ${text.slice(0, 200)}`;
   return undefined;
 }
 
@@ -286,7 +312,12 @@ export function slotsOf(schema: JsonSchema, path: FieldPath = [], depth = 0, out
   };
   for (const o of options(schema)) slotsOf(o, path, depth + 1, out);
   const ts = types(schema);
-  if (ts.includes("string") || (schema.enum?.some((v) => typeof v === "string") ?? false) || typeof schema.const === "string") add("string");
+  if (
+    ts.includes("string") ||
+    (schema.enum?.some((v) => typeof v === "string") ?? false) ||
+    typeof schema.const === "string"
+  )
+    add("string");
   if (ts.includes("array") || schema.items) {
     add("array");
     if (schema.items) slotsOf(schema.items, [...path, 0], depth + 1, out);
@@ -323,7 +354,9 @@ export function sampleOf(schema: JsonSchema, hints: Record<string, unknown>, nam
     case "boolean":
       return false;
     case "array":
-      return depth > 6 || !schema.items ? [] : Array.from({ length: schema.minItems ?? 0 }, () => sampleOf(schema.items!, hints, name, depth + 1));
+      return depth > 6 || !schema.items
+        ? []
+        : Array.from({ length: schema.minItems ?? 0 }, () => sampleOf(schema.items!, hints, name, depth + 1));
     case "object": {
       const o: Record<string, unknown> = {};
       if (depth > 6) return o;
@@ -347,7 +380,8 @@ export function withValue(base: unknown, path: FieldPath, value: unknown): unkno
     arr[head] = withValue(arr[head], rest, value);
     return arr;
   }
-  const obj: Record<string, unknown> = base !== null && typeof base === "object" && !Array.isArray(base) ? { ...(base as Record<string, unknown>) } : {};
+  const obj: Record<string, unknown> =
+    base !== null && typeof base === "object" && !Array.isArray(base) ? { ...(base as Record<string, unknown>) } : {};
   obj[head!] = withValue(obj[head!], rest, value);
   return obj;
 }
@@ -379,7 +413,10 @@ export const FAMILIES: readonly Family[] = [
 export function familiesFor(k: number, n: number): Family[] {
   const lead = FAMILIES[1]!;
   const rest = FAMILIES.filter((f) => f !== lead);
-  return [lead, ...Array.from({ length: Math.min(n - 1, rest.length) }, (_, i) => rest[(k * (n - 1) + i) % rest.length]!)];
+  return [
+    lead,
+    ...Array.from({ length: Math.min(n - 1, rest.length) }, (_, i) => rest[(k * (n - 1) + i) % rest.length]!),
+  ];
 }
 
 const utf8 = (s: string) => Buffer.byteLength(s, "utf8");
@@ -432,7 +469,8 @@ export function arrayLadder(schema: JsonSchema, item: unknown): Variant[] {
     steps.push({ what: `${cap + 1} items (past cap)`, value: Array.from({ length: cap + 1 }, () => item) });
   }
   const per = utf8(JSON.stringify(item) ?? "null") + 1;
-  for (const n of [1_000, 10_000, Math.floor((BODY_CAP - 8_000) / per)]) steps.push({ what: `${n} items`, value: Array.from({ length: n }, () => item) });
+  for (const n of [1_000, 10_000, Math.floor((BODY_CAP - 8_000) / per)])
+    steps.push({ what: `${n} items`, value: Array.from({ length: n }, () => item) });
   return steps;
 }
 
@@ -491,7 +529,10 @@ export function encodedOf(f: Family, chars: number): string {
 }
 
 /** Runs the ladders: each one's steps in order until a step fails (a bigger input would only cost more). */
-export async function climb(ladders: readonly (readonly Variant[])[], step: (v: Variant) => Promise<boolean>): Promise<number> {
+export async function climb(
+  ladders: readonly (readonly Variant[])[],
+  step: (v: Variant) => Promise<boolean>,
+): Promise<number> {
   let sent = 0;
   for (const ladder of ladders) {
     for (const v of ladder) {

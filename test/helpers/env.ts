@@ -8,7 +8,10 @@ export const TEST_REDIS_URL = process.env["TEST_REDIS_URL"] ?? "redis://127.0.0.
 
 /** A name unique to this test run, usable as a schema name and inside a Redis key prefix. */
 export function uniqueName(label: string): string {
-  return `t_${label.replace(/[^a-z0-9]/gi, "").toLowerCase().slice(0, 20)}_${randomBytes(5).toString("hex")}`;
+  return `t_${label
+    .replace(/[^a-z0-9]/gi, "")
+    .toLowerCase()
+    .slice(0, 20)}_${randomBytes(5).toString("hex")}`;
 }
 
 /** Creates the test database when it does not exist yet (several test processes may race: that is fine). */

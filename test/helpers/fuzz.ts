@@ -36,14 +36,51 @@ export function fieldNames(schema: z.ZodType | undefined): string[] {
 }
 
 const nastyChars = [
-  "\u0000", "\ud800", "\udbff", "\udc00", "\udfff", "\ufffe", "\uffff", "\u202e", "\u200b", "\ufeff", "😀", "é",
-  " ", "\t", "\n", "\\", '"', "'", "%", "&", "=", "?", "#", "/", "_", ".", "-", "+", "0", "9", "a", "P", "x",
+  "\u0000",
+  "\ud800",
+  "\udbff",
+  "\udc00",
+  "\udfff",
+  "\ufffe",
+  "\uffff",
+  "\u202e",
+  "\u200b",
+  "\ufeff",
+  "😀",
+  "é",
+  " ",
+  "\t",
+  "\n",
+  "\\",
+  '"',
+  "'",
+  "%",
+  "&",
+  "=",
+  "?",
+  "#",
+  "/",
+  "_",
+  ".",
+  "-",
+  "+",
+  "0",
+  "9",
+  "a",
+  "P",
+  "x",
 ];
 
 /** Short strings built from troublesome code units (NUL, lone surrogates, separators) and ordinary ones. */
 export const hostileString: fc.Arbitrary<string> = fc.oneof(
   { weight: 4, arbitrary: fc.string({ unit: fc.constantFrom(...nastyChars), maxLength: 24 }) },
-  { weight: 2, arbitrary: fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)), maxLength: 12 }) },
+  {
+    weight: 2,
+    arbitrary: fc.string({
+      unit: fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)),
+      maxLength: 12,
+    }),
+  },
   {
     weight: 1,
     arbitrary: fc.constantFrom(
@@ -76,12 +113,41 @@ export const hostileString: fc.Arbitrary<string> = fc.oneof(
 export const hostileNumber: fc.Arbitrary<number> = fc.oneof(
   fc.integer(),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
-  fc.constantFrom(0, -0, 0.5, 1.5, -1, 1e21, 2 ** 53 + 2, -(2 ** 63), 1e308, 5e-324, 999_999_999.999_999_9, 0.000_000_1),
+  fc.constantFrom(
+    0,
+    -0,
+    0.5,
+    1.5,
+    -1,
+    1e21,
+    2 ** 53 + 2,
+    -(2 ** 63),
+    1e308,
+    5e-324,
+    999_999_999.999_999_9,
+    0.000_000_1,
+  ),
 );
 
 /** Plausible strings for any field: the given ids and words, numbers as text, and their near misses. */
 function plausibleString(pool: readonly string[]): fc.Arbitrary<string> {
-  const words = ["public", "friends", "private", "sent", "received", "start", "stop", "0", "1", "20", "100", "101", "30", "31", "0.5"];
+  const words = [
+    "public",
+    "friends",
+    "private",
+    "sent",
+    "received",
+    "start",
+    "stop",
+    "0",
+    "1",
+    "20",
+    "100",
+    "101",
+    "30",
+    "31",
+    "0.5",
+  ];
   return fc.constantFrom(...pool, ...words);
 }
 
@@ -124,7 +190,14 @@ export function bodyObject(fields: readonly string[], pool: readonly string[]): 
     { weight: 2, arbitrary: fc.array(fc.oneof(plausibleString(pool), hostileString), { maxLength: 6 }) },
     { weight: 1, arbitrary: fc.array(plausibleString(pool), { minLength: 1001, maxLength: 1001 }) },
   );
-  const named = fc.tuple(...fields.map((f) => fc.option(value.map((v) => [f, v] as const), { nil: undefined })));
+  const named = fc.tuple(
+    ...fields.map((f) =>
+      fc.option(
+        value.map((v) => [f, v] as const),
+        { nil: undefined },
+      ),
+    ),
+  );
   const extra = fc.dictionary(hostileString, hostileJson(pool), { maxKeys: 2 });
   return fc.tuple(named, extra, fc.boolean()).map(([pairs, more, extrasFirst]) => {
     const own: Record<string, unknown> = {};
@@ -134,7 +207,16 @@ export function bodyObject(fields: readonly string[], pool: readonly string[]): 
 }
 
 /** Number tokens JSON.stringify never writes: out of double range, longer than a double holds, negative zero. */
-const rawNumbers = ["1e400", "-1e400", "1e-400", "-0", "123456789012345678901234567890", "1.00000000000000000001", "0.1e1", "1E2"];
+const rawNumbers = [
+  "1e400",
+  "-1e400",
+  "1e-400",
+  "-0",
+  "123456789012345678901234567890",
+  "1.00000000000000000001",
+  "0.1e1",
+  "1E2",
+];
 
 /** Bodies that are not JSON at all, or JSON no serializer would produce. */
 const rawBodies = [
@@ -165,7 +247,9 @@ export function bodyText(fields: readonly string[], pool: readonly string[]): fc
     .map(([o, f, n]) => JSON.stringify({ ...o, [f]: "@@RAW@@" }).replace('"@@RAW@@"', n));
   const deepField = fc
     .tuple(objects, fc.constantFrom(...(fields.length > 0 ? fields : ["a"])), fc.integer({ min: 30, max: 2500 }))
-    .map(([o, f, d]) => JSON.stringify({ ...o, [f]: "@@RAW@@" }).replace('"@@RAW@@"', "[".repeat(d) + '"\\u0000"' + "]".repeat(d)));
+    .map(([o, f, d]) =>
+      JSON.stringify({ ...o, [f]: "@@RAW@@" }).replace('"@@RAW@@"', "[".repeat(d) + '"\\u0000"' + "]".repeat(d)),
+    );
   return fc.oneof(
     { weight: 8, arbitrary: objects.map((o) => JSON.stringify(o)) },
     { weight: 2, arbitrary: hostileJson(pool).map((v) => JSON.stringify(v) ?? "null") },
@@ -181,14 +265,34 @@ function queryValue(pool: readonly string[]): fc.Arbitrary<string> {
     { weight: 3, arbitrary: plausibleString(pool) },
     { weight: 2, arbitrary: nearMiss(pool) },
     { weight: 3, arbitrary: hostileString },
-    { weight: 1, arbitrary: fc.constantFrom(...rawNumbers, "NaN", "Infinity", "-Infinity", " 5", "0x10", "1_000", "", "9".repeat(25)) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        ...rawNumbers,
+        "NaN",
+        "Infinity",
+        "-Infinity",
+        " 5",
+        "0x10",
+        "1_000",
+        "",
+        "9".repeat(25),
+      ),
+    },
   );
 }
 
 /** A decoded query: the schema's own parameters (present or not) and a stray one now and then. */
 export function queryObject(fields: readonly string[], pool: readonly string[]): fc.Arbitrary<Record<string, string>> {
   // Each parameter absent half the time, so that a bad value in one is often the only one (and reaches the handler).
-  const named = fc.tuple(...fields.map((f) => fc.option(queryValue(pool).map((v) => [f, v] as const), { nil: undefined, freq: 2 })));
+  const named = fc.tuple(
+    ...fields.map((f) =>
+      fc.option(
+        queryValue(pool).map((v) => [f, v] as const),
+        { nil: undefined, freq: 2 },
+      ),
+    ),
+  );
   return fc.tuple(named, fc.dictionary(hostileString, queryValue(pool), { maxKeys: 1 })).map(([pairs, more]) => {
     const q: Record<string, string> = { ...more };
     for (const p of pairs) if (p) q[p[0]] = p[1];
@@ -200,11 +304,14 @@ export function queryObject(fields: readonly string[], pool: readonly string[]):
 export function queryText(fields: readonly string[], pool: readonly string[]): fc.Arbitrary<string> {
   const f = fields.length > 0 ? fields : ["a"];
   const broken = fc
-    .tuple(fc.constantFrom(...f), fc.constantFrom("%", "%zz", "%ED%A0%80", "%00", "%C0%80", "%FF", "a%2", "1&x=%", "+1", "%2B1", "1%00"))
+    .tuple(
+      fc.constantFrom(...f),
+      fc.constantFrom("%", "%zz", "%ED%A0%80", "%00", "%C0%80", "%FF", "a%2", "1&x=%", "+1", "%2B1", "1%00"),
+    )
     .map(([k, v]) => `${k}=${v}`);
-  const repeated = fc.tuple(fc.constantFrom(...f), queryValue(pool), queryValue(pool)).map(
-    ([k, a, b]) => `${k}=${encodeURIComponent(wellFormed(a))}&${k}=${encodeURIComponent(wellFormed(b))}`,
-  );
+  const repeated = fc
+    .tuple(fc.constantFrom(...f), queryValue(pool), queryValue(pool))
+    .map(([k, a, b]) => `${k}=${encodeURIComponent(wellFormed(a))}&${k}=${encodeURIComponent(wellFormed(b))}`);
   return fc.oneof(
     { weight: 6, arbitrary: queryObject(fields, pool).map((q) => new URLSearchParams(q).toString()) },
     { weight: 1, arbitrary: broken },
@@ -215,9 +322,30 @@ export function queryText(fields: readonly string[], pool: readonly string[]): f
 /** Ids for path parameters, already encoded for a URL: real ones from `pool`, near misses and junk. */
 export function pathParam(pool: readonly string[]): fc.Arbitrary<string> {
   const junk = [
-    "abc", "0", "-1", "1.5", "99999999999999999999", "9223372036854775808", "moment_99999999999999999999", "P", "P1",
-    "moment_", "group_1", "thread_1", "msg_1", "file_1", "freq_1", "%00", "moment_%00", "%ED%A0%80", "%F0%9F%98%80",
-    "%2F", "..", "%25", "x".repeat(300), "9".repeat(300),
+    "abc",
+    "0",
+    "-1",
+    "1.5",
+    "99999999999999999999",
+    "9223372036854775808",
+    "moment_99999999999999999999",
+    "P",
+    "P1",
+    "moment_",
+    "group_1",
+    "thread_1",
+    "msg_1",
+    "file_1",
+    "freq_1",
+    "%00",
+    "moment_%00",
+    "%ED%A0%80",
+    "%F0%9F%98%80",
+    "%2F",
+    "..",
+    "%25",
+    "x".repeat(300),
+    "9".repeat(300),
   ];
   return fc.oneof(
     { weight: 3, arbitrary: fc.constantFrom(...pool).map(encodeURIComponent) },

@@ -9,7 +9,10 @@ export interface SignedInHuman {
   wallet: PrivateKeyAccount;
 }
 
-export async function signInWithWallet(base: string, wallet = privateKeyToAccount(generatePrivateKey())): Promise<SignedInHuman> {
+export async function signInWithWallet(
+  base: string,
+  wallet = privateKeyToAccount(generatePrivateKey()),
+): Promise<SignedInHuman> {
   const ch = await call(base, "POST", "/v1/auth/wallet-verify", {
     json: { address: wallet.address },
     headers: { "x-forwarded-for": randomIp() },

@@ -23,10 +23,20 @@ async function newest(dir: string, ext: string): Promise<number> {
 
 /** Builds client/dist unless it is newer than every source of client/ and client/mcp/. */
 export async function ensureClientBuilt(): Promise<void> {
-  const src = Math.max(await newest(join(ROOT, "client/mcp"), ".ts"), (await stat(join(ROOT, "client/cli.ts"))).mtimeMs);
-  const built = await stat(join(ROOT, "client/dist/mcp/server.js")).then((s) => s.mtimeMs, () => 0);
+  const src = Math.max(
+    await newest(join(ROOT, "client/mcp"), ".ts"),
+    (await stat(join(ROOT, "client/cli.ts"))).mtimeMs,
+  );
+  const built = await stat(join(ROOT, "client/dist/mcp/server.js")).then(
+    (s) => s.mtimeMs,
+    () => 0,
+  );
   if (built > src) return;
-  await run(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", join(ROOT, "client/tsconfig.json")], { cwd: ROOT, timeout: 60_000 });
+  await run(
+    process.execPath,
+    [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", join(ROOT, "client/tsconfig.json")],
+    { cwd: ROOT, timeout: 60_000 },
+  );
 }
 
 /** `flockctl mcp` spawned over stdio with the given environment, connected with the official client. */

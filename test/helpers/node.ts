@@ -51,7 +51,11 @@ export async function startTestNode(t: Teardown, opts: TestNodeOptions = {}): Pr
     TRUST_PROXY: "1",
     ...opts.env,
   });
-  const node = await startNode(config, createLogger(config.LOG_LEVEL), { now: opts.now, trace: opts.trace, statementTimeoutMs: opts.statementTimeoutMs });
+  const node = await startNode(config, createLogger(config.LOG_LEVEL), {
+    now: opts.now,
+    trace: opts.trace,
+    statementTimeoutMs: opts.statementTimeoutMs,
+  });
   t.teardown(async () => {
     await node.close();
     if (!opts.schema) await dropSchema(schema);

@@ -82,7 +82,10 @@ export class PrivateRedis {
     const args = ["--port", String(this.port), "--bind", "127.0.0.1", "--dir", this.dir, "--save", ""];
     args.push("--appendonly", this.aof ? "yes" : "no", "--appendfsync", "always", "--protected-mode", "no");
     this.child = spawn("redis-server", args, { stdio: "ignore" });
-    await until(probing(() => this.ping()), { ms: 10_000, every: 20, what: `redis on ${this.port}` });
+    await until(
+      probing(() => this.ping()),
+      { ms: 10_000, every: 20, what: `redis on ${this.port}` },
+    );
   }
 
   /** kill -9, resolved once the process is gone (its port refuses connections from then on). */
@@ -112,7 +115,12 @@ export class PrivateRedis {
   }
 
   private async command<T>(fn: (r: Redis) => Promise<T>): Promise<T> {
-    const r = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000 });
+    const r = new Redis(this.url, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+      connectTimeout: 1000,
+    });
     r.on("error", () => {}); // a refused connection is the answer here, not news
     try {
       await r.connect();
@@ -126,7 +134,9 @@ export class PrivateRedis {
 function pgBin(name: string): string {
   const base = "/usr/lib/postgresql";
   if (existsSync(base)) {
-    const versions = readdirSync(base).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a));
+    const versions = readdirSync(base)
+      .filter((v) => /^\d+$/.test(v))
+      .sort((a, b) => Number(b) - Number(a));
     for (const v of versions) {
       const p = join(base, v, "bin", name);
       if (existsSync(p)) return p;
@@ -171,7 +181,10 @@ export class PrivatePostgres {
     if (asRoot) chownSync(dir, id("-u"), id("-g"));
     const pg = new PrivatePostgres(await freePort(), dir);
     const cleanup = () => {
-      if (pg.running) spawnSync(...pgCommand("pg_ctl", ["-D", pg.data, "-m", "immediate", "-w", "-t", "10", "stop"]), { timeout: 15_000 });
+      if (pg.running)
+        spawnSync(...pgCommand("pg_ctl", ["-D", pg.data, "-m", "immediate", "-w", "-t", "10", "stop"]), {
+          timeout: 15_000,
+        });
       pg.running = false;
       rmSync(dir, { recursive: true, force: true });
     };

@@ -18,7 +18,14 @@ export interface Exited {
 function launch(env: Record<string, string>): { child: ChildProcess; output: () => string } {
   const child = spawn(process.execPath, nodeEntry(), {
     cwd: ROOT,
-    env: { PATH: process.env["PATH"] ?? "", HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "info", FLOCK_SHUTDOWN_LINGER: "0", ...env },
+    env: {
+      PATH: process.env["PATH"] ?? "",
+      HOST: "127.0.0.1",
+      PORT: "0",
+      LOG_LEVEL: "info",
+      FLOCK_SHUTDOWN_LINGER: "0",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";

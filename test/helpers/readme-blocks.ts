@@ -65,7 +65,10 @@ export function fencedBlocks(markdown: string, file = ""): Block[] {
       kind: tag === "" ? "untagged" : (KINDS[tag] ?? "other"),
       tag,
       info: open[3]!.trim(),
-      code: lines.slice(i + 1, j).map((l) => `${l}\n`).join(""),
+      code: lines
+        .slice(i + 1, j)
+        .map((l) => `${l}\n`)
+        .join(""),
       line: i + 1,
       section,
     });
@@ -84,7 +87,12 @@ export const TOUR = "API tour";
 export const commands = (code: string) =>
   code
     .split("\n")
-    .map((l) => l.replace(/(^|\s)#.*$/, "").replace(/\s+/g, " ").trim())
+    .map((l) =>
+      l
+        .replace(/(^|\s)#.*$/, "")
+        .replace(/\s+/g, " ")
+        .trim(),
+    )
     .filter(Boolean);
 export const keyOf = (b: Block) => `${b.file}: ${commands(b.code)[0] ?? ""}`;
 

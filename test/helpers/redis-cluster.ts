@@ -39,7 +39,14 @@ export function clusterAvailable(): boolean {
 }
 
 async function ask<T>(port: number, fn: (r: Redis) => Promise<T>): Promise<T> {
-  const r = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000 });
+  const r = new Redis({
+    port,
+    host: "127.0.0.1",
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: 1000,
+  });
   r.on("error", () => {});
   try {
     await r.connect();
@@ -64,7 +71,10 @@ export async function startRedisCluster(t?: Teardown, opts: { nodeTimeoutMs?: nu
   const stop = async () => {
     await Promise.all(
       nodes.map((n) =>
-        n.child.exitCode !== null || n.child.signalCode !== null ? undefined : new Promise((r) => (n.child.once("exit", r), n.child.kill("SIGKILL")))),
+        n.child.exitCode !== null || n.child.signalCode !== null
+          ? undefined
+          : new Promise((r) => (n.child.once("exit", r), n.child.kill("SIGKILL"))),
+      ),
     );
   };
   register(t, cleanup, stop);
@@ -72,20 +82,38 @@ export async function startRedisCluster(t?: Teardown, opts: { nodeTimeoutMs?: nu
     const port = await freePort();
     const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no"];
     args.push("--cluster-enabled", "yes", "--cluster-config-file", join(dir, `nodes-${port}.conf`));
-    args.push("--cluster-node-timeout", String(nodeTimeout), "--protected-mode", "no", "--dbfilename", `dump-${port}.rdb`);
+    args.push(
+      "--cluster-node-timeout",
+      String(nodeTimeout),
+      "--protected-mode",
+      "no",
+      "--dbfilename",
+      `dump-${port}.rdb`,
+    );
     nodes.push({ port, role: i < 3 ? "master" : "replica", child: spawn("redis-server", args, { stdio: "ignore" }) });
   }
   for (const n of nodes) {
-    await until(probing(async () => (await ask(n.port, (r) => r.ping())) === "PONG"), { ms: 10_000, every: 20, what: `cluster node ${n.port}` });
+    await until(
+      probing(async () => (await ask(n.port, (r) => r.ping())) === "PONG"),
+      { ms: 10_000, every: 20, what: `cluster node ${n.port}` },
+    );
   }
   // redis-cli makes the first three masters and gives each one of the last three as its replica
   await new Promise<void>((resolve, reject) => {
-    execFile("redis-cli", ["--cluster", "create", ...nodes.map((n) => `127.0.0.1:${n.port}`), "--cluster-replicas", "1", "--cluster-yes"], { timeout: 30_000 }, (err, out, errOut) =>
-      err ? reject(new Error(`redis-cli --cluster create failed: ${err.message}\n${out}${errOut}`)) : resolve(),
+    execFile(
+      "redis-cli",
+      ["--cluster", "create", ...nodes.map((n) => `127.0.0.1:${n.port}`), "--cluster-replicas", "1", "--cluster-yes"],
+      { timeout: 30_000 },
+      (err, out, errOut) =>
+        err ? reject(new Error(`redis-cli --cluster create failed: ${err.message}\n${out}${errOut}`)) : resolve(),
     );
   });
   const ok = async (port: number) => (await clusterInfo(port)).includes("cluster_state:ok");
-  for (const n of nodes) await until(probing(() => ok(n.port)), { ms: 30_000, every: 20, what: `cluster state ok on ${n.port}` });
+  for (const n of nodes)
+    await until(
+      probing(() => ok(n.port)),
+      { ms: 30_000, every: 20, what: `cluster state ok on ${n.port}` },
+    );
   // the roles as the cluster has them, and every replica synced with its master
   for (const n of nodes) n.role = (await roleOf(n.port)) === "master" ? "master" : "replica";
   for (const n of nodes.filter((x) => x.role === "replica")) {
@@ -96,7 +124,11 @@ export async function startRedisCluster(t?: Teardown, opts: { nodeTimeoutMs?: nu
   const killedAt = new Map<number, number>();
   const ownerOf = async (slot: number): Promise<number> => {
     const live = nodes.find((n) => n.role === "master")!;
-    const ranges = (await ask(live.port, (r) => r.call("CLUSTER", "SLOTS"))) as [number, number, [string, number, string]][];
+    const ranges = (await ask(live.port, (r) => r.call("CLUSTER", "SLOTS"))) as [
+      number,
+      number,
+      [string, number, string],
+    ][];
     const range = ranges.find(([from, to]) => slot >= from && slot <= to);
     if (!range) throw new Error(`slot ${slot} has no owner`);
     return range[2][1];
@@ -139,11 +171,15 @@ export async function startRedisCluster(t?: Teardown, opts: { nodeTimeoutMs?: nu
       await ask(toPort, (r) => r.call("CLUSTER", "SETSLOT", slot, "IMPORTING", fromId));
       await ask(fromPort, (r) => r.call("CLUSTER", "SETSLOT", slot, "MIGRATING", toId));
       const keys = (await ask(fromPort, (r) => r.call("CLUSTER", "GETKEYSINSLOT", slot, 1000))) as string[];
-      if (keys.length > 0) await ask(fromPort, (r) => r.call("MIGRATE", "127.0.0.1", toPort, "", 0, 5000, "KEYS", ...keys));
+      if (keys.length > 0)
+        await ask(fromPort, (r) => r.call("MIGRATE", "127.0.0.1", toPort, "", 0, 5000, "KEYS", ...keys));
       await halfMoved();
       // the new owner first, then the old one, then the rest (the order redis-cli uses)
-      const rest = nodes.filter((n) => n.role === "master" && n.port !== fromPort && n.port !== toPort).map((n) => n.port);
-      for (const port of [toPort, fromPort, ...rest]) await ask(port, (r) => r.call("CLUSTER", "SETSLOT", slot, "NODE", toId));
+      const rest = nodes
+        .filter((n) => n.role === "master" && n.port !== fromPort && n.port !== toPort)
+        .map((n) => n.port);
+      for (const port of [toPort, fromPort, ...rest])
+        await ask(port, (r) => r.call("CLUSTER", "SETSLOT", slot, "NODE", toId));
       return keys.length;
     },
     stop: async () => {

@@ -26,7 +26,8 @@ export function parseScrape(text: string): Scrape {
 /** The sum of `name`'s samples whose labels include `match`. */
 export function total(scrape: Scrape, name: string, match: Record<string, string> = {}): number {
   let sum = 0;
-  for (const s of scrape.get(name) ?? []) if (Object.entries(match).every(([k, v]) => s.labels[k] === v)) sum += s.value;
+  for (const s of scrape.get(name) ?? [])
+    if (Object.entries(match).every(([k, v]) => s.labels[k] === v)) sum += s.value;
   return sum;
 }
 

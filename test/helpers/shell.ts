@@ -9,7 +9,12 @@ export interface Run {
 }
 
 /** bash running `script` in `cwd` with only the environment given (and PATH, HOME), in a process group of its own. */
-export function bash(script: string, cwd: string, env: Record<string, string>, timeoutMs = 120_000): Promise<Run> & { child: ChildProcess } {
+export function bash(
+  script: string,
+  cwd: string,
+  env: Record<string, string>,
+  timeoutMs = 120_000,
+): Promise<Run> & { child: ChildProcess } {
   const child = spawn("bash", ["-c", script], {
     cwd,
     env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ...env },
@@ -39,4 +44,3 @@ export function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
     // already gone
   }
 }
-

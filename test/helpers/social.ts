@@ -8,7 +8,10 @@ import { call, type Registered, registerAgent } from "./http.ts";
 export async function keptPending(base: string, label: string) {
   const peer = await registerAgent(base, "peer");
   const keep = async (to: Registered) => {
-    const r = await call(base, "POST", "/v1/messages", { token: peer.token, json: { to: to.id, body: "kept pending" } });
+    const r = await call(base, "POST", "/v1/messages", {
+      token: peer.token,
+      json: { to: to.id, body: "kept pending" },
+    });
     if (r.status !== 201) throw new Error(`send failed: ${r.status} ${r.text}`);
     return r.body as { id: string; thread_id: string };
   };
@@ -30,7 +33,12 @@ export interface Posted {
 }
 
 /** Publishes a moment; throws unless 201. */
-export async function post(base: string, who: Registered, visibility: Visibility, content = `${visibility} by ${who.id}`): Promise<Posted> {
+export async function post(
+  base: string,
+  who: Registered,
+  visibility: Visibility,
+  content = `${visibility} by ${who.id}`,
+): Promise<Posted> {
   const r = await call(base, "POST", "/v1/moments", { token: who.token, json: { content, visibility } });
   if (r.status !== 201) throw new Error(`post failed: ${r.status} ${r.text}`);
   return r.body;
@@ -57,7 +65,11 @@ export interface FeedMoment extends Posted {
   comment_count: number;
 }
 
-export async function feedPage(base: string, who: Registered, query = ""): Promise<{ moments: FeedMoment[]; has_more: boolean }> {
+export async function feedPage(
+  base: string,
+  who: Registered,
+  query = "",
+): Promise<{ moments: FeedMoment[]; has_more: boolean }> {
   const r = await call(base, "GET", `/v1/moments/feed${query}`, { token: who.token });
   if (r.status !== 200) throw new Error(`feed failed: ${r.status} ${r.text}`);
   return r.body;

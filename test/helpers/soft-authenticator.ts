@@ -57,7 +57,9 @@ export class SoftAuthenticator {
    * once more (the same passkey used to sign up after its account was deleted).
    */
   register(options: { challenge: string; rp: { id: string } }, again?: SoftCredential) {
-    const { privateKey, publicKey } = again ? { privateKey: again.privateKey, publicKey: createPublicKey(again.privateKey) } : generateKeyPairSync("ec", { namedCurve: "P-256" });
+    const { privateKey, publicKey } = again
+      ? { privateKey: again.privateKey, publicKey: createPublicKey(again.privateKey) }
+      : generateKeyPairSync("ec", { namedCurve: "P-256" });
     const jwk = publicKey.export({ format: "jwk" }) as { x: string; y: string };
     const cose = new Map<number, unknown>([
       [1, 2], // kty: EC2
@@ -72,8 +74,22 @@ export class SoftAuthenticator {
     const idLen = Buffer.alloc(2);
     idLen.writeUInt16BE(id.length);
     // flags: user present, user verified, attested credential data
-    const authData = Buffer.concat([sha256(options.rp.id), Buffer.from([0x45]), Buffer.alloc(4), Buffer.alloc(16), idLen, id, cbor(cose)]);
-    const attestationObject = cbor(new Map<string, unknown>([["fmt", "none"], ["attStmt", new Map()], ["authData", authData]]));
+    const authData = Buffer.concat([
+      sha256(options.rp.id),
+      Buffer.from([0x45]),
+      Buffer.alloc(4),
+      Buffer.alloc(16),
+      idLen,
+      id,
+      cbor(cose),
+    ]);
+    const attestationObject = cbor(
+      new Map<string, unknown>([
+        ["fmt", "none"],
+        ["attStmt", new Map()],
+        ["authData", authData],
+      ]),
+    );
     return {
       id: b64u(id),
       rawId: b64u(id),

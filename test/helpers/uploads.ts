@@ -24,7 +24,13 @@ export function lazyBody(size: number, head: Buffer = Buffer.alloc(0)) {
   return { stream, produced: () => produced };
 }
 
-export async function uploadStream(base: string, token: string, body: ReadableStream<Uint8Array>, contentType: string, name = "big.bin") {
+export async function uploadStream(
+  base: string,
+  token: string,
+  body: ReadableStream<Uint8Array>,
+  contentType: string,
+  name = "big.bin",
+) {
   try {
     const r = await fetch(`${base}/v1/files/upload?name=${name}`, {
       method: "POST",

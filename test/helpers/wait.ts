@@ -22,7 +22,8 @@ export async function until(cond: () => boolean | Promise<boolean>, opts: number
   const { ms = 3000, what = "the condition", every = 2 } = typeof opts === "number" ? { ms: opts } : opts;
   const started = performance.now();
   while (!(await cond())) {
-    if (performance.now() - started > ms) throw new TimedOut(`timed out after ${ms} ms waiting for ${typeof what === "function" ? what() : what}`);
+    if (performance.now() - started > ms)
+      throw new TimedOut(`timed out after ${ms} ms waiting for ${typeof what === "function" ? what() : what}`);
     await new Promise((r) => setTimeout(r, every));
   }
   return performance.now() - started;

@@ -15,14 +15,25 @@ export const CHROMIUM = "/usr/bin/chromium";
  * In CI a missing browser is no reason: the tests run and fail.
  */
 export const NO_BROWSER: string | false =
-  !existsSync(CHROMIUM) && !process.env["CI"] ? `no ${CHROMIUM} on this machine, and not in CI (apt-get install chromium; .ci/run installs it)` : false;
+  !existsSync(CHROMIUM) && !process.env["CI"]
+    ? `no ${CHROMIUM} on this machine, and not in CI (apt-get install chromium; .ci/run installs it)`
+    : false;
 export const SHOTS = resolve(import.meta.dirname, "../../test-output/web");
 
 export async function launch(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
     timeout: 30_000,
   });
 }
@@ -56,7 +67,12 @@ export async function walletContext(browser: Browser, account: LocalAccount, cha
         if (address.toLowerCase() !== account.address.toLowerCase()) throw new Error("unknown account");
         const td = JSON.parse(json) as TypedData;
         const { EIP712Domain: _, ...types } = td.types;
-        return account.signTypedData({ domain: td.domain, types, primaryType: td.primaryType, message: td.message } as never);
+        return account.signTypedData({
+          domain: td.domain,
+          types,
+          primaryType: td.primaryType,
+          message: td.message,
+        } as never);
       }
       default:
         throw new Error(`unsupported method ${method}`);
@@ -130,7 +146,10 @@ export async function setHidden(page: Page, hidden: boolean): Promise<void> {
 
 /** The notifications a page of a context set up by hideableTabs has shown, and how often it asked permission. */
 export async function notificationsOf(page: Page): Promise<{ shown: TabWindow["__notifications"]; asked: number }> {
-  return page.evaluate(() => ({ shown: (window as unknown as TabWindow).__notifications, asked: (window as unknown as TabWindow).__permissionRequests }));
+  return page.evaluate(() => ({
+    shown: (window as unknown as TabWindow).__notifications,
+    asked: (window as unknown as TabWindow).__permissionRequests,
+  }));
 }
 
 export async function shot(page: Page, file: string): Promise<string> {
@@ -160,13 +179,30 @@ export async function unnamedControls(page: Page, least = 3): Promise<string[]> 
     nodes: { ignored: boolean; role?: { value: string }; name?: { value: string } }[];
   };
   await cdp.detach();
-  const controls = new Set(["button", "link", "textbox", "searchbox", "combobox", "checkbox", "radio", "listbox", "spinbutton", "slider", "switch"]);
+  const controls = new Set([
+    "button",
+    "link",
+    "textbox",
+    "searchbox",
+    "combobox",
+    "checkbox",
+    "radio",
+    "listbox",
+    "spinbutton",
+    "slider",
+    "switch",
+  ]);
   const found = nodes.filter((n) => !n.ignored && controls.has(n.role?.value ?? ""));
   if (found.length < least) return [`only ${found.length} controls found`];
   const bad = found.filter((n) => !(n.name?.value ?? "").trim()).map((n) => `${n.role?.value} without a name`);
   const fields = await page.evaluate(() =>
     [...document.querySelectorAll("input, select, textarea")]
-      .filter((el) => (el as HTMLInputElement).labels?.length === 0 && !el.getAttribute("aria-label") && !el.getAttribute("aria-labelledby"))
+      .filter(
+        (el) =>
+          (el as HTMLInputElement).labels?.length === 0 &&
+          !el.getAttribute("aria-label") &&
+          !el.getAttribute("aria-labelledby"),
+      )
       .map((el) => `${el.tagName.toLowerCase()}#${el.id} without a label`),
   );
   return [...bad, ...fields];
@@ -203,7 +239,12 @@ export function png(): Buffer {
     rows.push(0); // no filter
     for (let x = 0; x < size; x++) rows.push(...(x + y < size ? [230, 120, 30] : [20, 90, 200]));
   }
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", header), chunk("IDAT", deflateSync(Buffer.from(rows))), chunk("IEND", Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk("IHDR", header),
+    chunk("IDAT", deflateSync(Buffer.from(rows))),
+    chunk("IEND", Buffer.alloc(0)),
+  ]);
 }
 
 export type { BrowserContext, Page };

@@ -36,7 +36,11 @@ t.test("held acks are counted until they take", async (t) => {
 
 t.test("acks held by a socket that closes are no longer counted", async (t) => {
   const held = gauge();
-  const r = new AckRetries(async () => Promise.reject(unavailable("redis")), () => {}, held);
+  const r = new AckRetries(
+    async () => Promise.reject(unavailable("redis")),
+    () => {},
+    held,
+  );
   for (let i = 1; i <= 3; i++) r.add({ id: `msg_${i}`, raw: BigInt(i), through: i === 3 });
   t.equal(held.value, 3);
   r.stop();

@@ -16,7 +16,11 @@ t.test("keccak256 matches viem's for every length around the 136-byte block", as
 const hex40 = fc.uint8Array({ minLength: 20, maxLength: 20 }).map((b) => Buffer.from(b).toString("hex"));
 /** An address-like string in any casing: lower, upper, its checksum, or each digit's case at random. */
 const anyCase = fc
-  .tuple(hex40, fc.array(fc.boolean(), { minLength: 40, maxLength: 40 }), fc.constantFrom("lower", "upper", "checksum", "random"))
+  .tuple(
+    hex40,
+    fc.array(fc.boolean(), { minLength: 40, maxLength: 40 }),
+    fc.constantFrom("lower", "upper", "checksum", "random"),
+  )
   .map(([h, flips, kind]) => {
     if (kind === "lower") return `0x${h}`;
     if (kind === "upper") return `0x${h.toUpperCase()}`;
@@ -32,7 +36,15 @@ t.test("getAddress and isAddress answer as viem's", async (t) => {
   t.equal(getAddress("0x787bc77f1700dce0f8c1581c18a12d3153d1b150"), "0x787bc77F1700DCE0f8c1581c18A12d3153D1B150");
   t.ok(isAddress("0x787bc77F1700DCE0f8c1581c18A12d3153D1B150"));
   t.notOk(isAddress("0x787bc77F1700DCE0f8c1581c18A12d3153D1b150"), "one digit's case off: a bad checksum");
-  for (const bad of ["", "0x", "0x123", "787bc77f1700dce0f8c1581c18a12d3153d1b150", "0X787bc77f1700dce0f8c1581c18a12d3153d1b150", "0x787bc77f1700dce0f8c1581c18a12d3153d1b15g", ` 0x${"a".repeat(40)}`]) {
+  for (const bad of [
+    "",
+    "0x",
+    "0x123",
+    "787bc77f1700dce0f8c1581c18a12d3153d1b150",
+    "0X787bc77f1700dce0f8c1581c18a12d3153d1b150",
+    "0x787bc77f1700dce0f8c1581c18a12d3153d1b15g",
+    ` 0x${"a".repeat(40)}`,
+  ]) {
     t.equal(isAddress(bad), viemIsAddress(bad), JSON.stringify(bad));
     t.throws(() => getAddress(bad), InvalidAddressError);
   }

@@ -70,7 +70,11 @@ t.test("the limiter publishes JSON and strikes only addresses", async (t) => {
   const codes = await hammer("203.0.113.9");
   t.same(codes.slice(10), ["rate_limited", "rate_limited", "ip_banned", "ip_banned"]);
   await settle();
-  t.same(seen.map((s) => JSON.parse(s)), [{ v: PROTOCOL, ip: "203.0.113.9", until: now + BAN_MS }], "with the protocol version");
+  t.same(
+    seen.map((s) => JSON.parse(s)),
+    [{ v: PROTOCOL, ip: "203.0.113.9", until: now + BAN_MS }],
+    "with the protocol version",
+  );
   const bad = await hammer("203.0.113.10 99999999999999");
   t.notOk(bad.includes("ip_banned"), "a text that is not an address is never banned");
   t.equal((engines.limits as MemoryLimits).size().strikes, 0, "nor struck");
@@ -111,5 +115,8 @@ t.test("strikes and bans of spoofed addresses cannot grow the maps without bound
     await engines.pubsub.publish("limits.ban", JSON.stringify({ ip: `192.0.2.${i % 250}`, until: now + BAN_MS }));
   }
   await settle();
-  t.ok(limiter.bansKnown() <= 2 * 250 + 1024, `the limiter's ended bans swept (${limiter.bansKnown()} known, at most ${maxKnown})`);
+  t.ok(
+    limiter.bansKnown() <= 2 * 250 + 1024,
+    `the limiter's ended bans swept (${limiter.bansKnown()} known, at most ${maxKnown})`,
+  );
 });

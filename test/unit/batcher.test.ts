@@ -26,7 +26,10 @@ t.test("items arriving during a batch go together in the next; per-item errors s
   first.open();
   const out = await Promise.allSettled(pushed);
   t.same(runs, [[1], [2, 3, 4]], "the first alone, the rest together");
-  t.same(out.map((o) => (o.status === "fulfilled" ? o.value : "rejected")), [10, 20, "rejected", 40]);
+  t.same(
+    out.map((o) => (o.status === "fulfilled" ? o.value : "rejected")),
+    [10, 20, "rejected", 40],
+  );
 });
 
 t.test("pending counts the items not answered yet: queued, and in the batch under way", async (t) => {

@@ -5,11 +5,17 @@ import { MemoryPubSub } from "../../runtime/engines/memory/pubsub.ts";
 import { MemoryStreamLog } from "../../runtime/engines/memory/stream-log.ts";
 import { cacheLifetimes, MOMENT_RECORD_MS } from "../../runtime/retention/cache-lifetimes.ts";
 
-t.test("unlimited retention keeps the defaults; a shorter one bounds each cache; a longer one does not lengthen it", async (t) => {
-  t.same(cacheLifetimes(null, null), { streamLogIdleMs: STREAM_LOG_IDLE_MS, momentRecordMs: MOMENT_RECORD_MS });
-  t.same(cacheLifetimes(120_000, 60_000), { streamLogIdleMs: 120_000, momentRecordMs: 60_000 });
-  t.same(cacheLifetimes(86_400_000, 86_400_000), { streamLogIdleMs: STREAM_LOG_IDLE_MS, momentRecordMs: MOMENT_RECORD_MS });
-});
+t.test(
+  "unlimited retention keeps the defaults; a shorter one bounds each cache; a longer one does not lengthen it",
+  async (t) => {
+    t.same(cacheLifetimes(null, null), { streamLogIdleMs: STREAM_LOG_IDLE_MS, momentRecordMs: MOMENT_RECORD_MS });
+    t.same(cacheLifetimes(120_000, 60_000), { streamLogIdleMs: 120_000, momentRecordMs: 60_000 });
+    t.same(cacheLifetimes(86_400_000, 86_400_000), {
+      streamLogIdleMs: STREAM_LOG_IDLE_MS,
+      momentRecordMs: MOMENT_RECORD_MS,
+    });
+  },
+);
 
 t.test("the in-process stream log drops an idle stream after the lifetime it was given", async (t) => {
   let now = 1_000_000;

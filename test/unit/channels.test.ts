@@ -10,7 +10,12 @@ import { jsonCodec } from "../../runtime/ws/codec.ts";
 /** A group's stream key, and an inbox's (a principal id). */
 const G = "g:42";
 const INBOX_KEY = "4242";
-const msgOf = (key: string, seq: number): Published => ({ key, seq, id: String(1000 + seq), payload: `{"id":"msg_${1000 + seq}"}` });
+const msgOf = (key: string, seq: number): Published => ({
+  key,
+  seq,
+  id: String(1000 + seq),
+  payload: `{"id":"msg_${1000 + seq}"}`,
+});
 const msg = (seq: number) => msgOf(G, seq);
 
 /** A world of fake sockets: what each received, by publish or by its own write. */
@@ -77,24 +82,30 @@ t.test("messages arriving out of order are published in order, once, one publish
   t.same([r.got.at(-1), two[0]!.got, two[1]!.got], [4, [4], [4]]);
 });
 
-t.test("a socket joining behind the node gets the rest from the recent messages; too far behind, it reads again", async (t) => {
-  const w = world();
-  const first = w.reader();
-  w.channels.warm(G);
-  w.channels.join(G, first, 0);
-  for (let s = 1; s <= 300; s++) w.channels.offer(msg(s));
-  const near = w.reader();
-  w.channels.warm(G);
-  t.ok(w.channels.join(G, near, 290), "caught up to 290 while the node is at 300");
-  w.channels.offer(msg(301));
-  t.same(near.got, [291, 292, 293, 294, 295, 296, 297, 298, 299, 300, 301], "291-300 written to it alone, then live");
-  const far = w.reader();
-  w.channels.warm(G);
-  t.notOk(w.channels.join(G, far, 10), "the recent messages do not reach back to 11");
-  t.same(far.got, []);
-  t.ok(w.channels.join(G, far, 100), "after reading on to 100");
-  t.same(far.got, Array.from({ length: 201 }, (_, i) => 101 + i));
-});
+t.test(
+  "a socket joining behind the node gets the rest from the recent messages; too far behind, it reads again",
+  async (t) => {
+    const w = world();
+    const first = w.reader();
+    w.channels.warm(G);
+    w.channels.join(G, first, 0);
+    for (let s = 1; s <= 300; s++) w.channels.offer(msg(s));
+    const near = w.reader();
+    w.channels.warm(G);
+    t.ok(w.channels.join(G, near, 290), "caught up to 290 while the node is at 300");
+    w.channels.offer(msg(301));
+    t.same(near.got, [291, 292, 293, 294, 295, 296, 297, 298, 299, 300, 301], "291-300 written to it alone, then live");
+    const far = w.reader();
+    w.channels.warm(G);
+    t.notOk(w.channels.join(G, far, 10), "the recent messages do not reach back to 11");
+    t.same(far.got, []);
+    t.ok(w.channels.join(G, far, 100), "after reading on to 100");
+    t.same(
+      far.got,
+      Array.from({ length: 201 }, (_, i) => 101 + i),
+    );
+  },
+);
 
 t.test("a socket that caught up further than the node joins when the node gets there", async (t) => {
   const w = world();
@@ -142,14 +153,35 @@ t.test("an inbox and a group are separate streams: each its own numbers, topic a
   w.channels.offer(msgOf(INBOX_KEY, 1));
   w.channels.offer(msgOf(G, 2)); // the group's 1 has not come yet
   w.channels.offer(msgOf(INBOX_KEY, 3)); // nor the inbox's 2
-  t.same([inbox.got, group.got], [[1], []], "numbered apart: the inbox's 1 goes out; each stream's later number waits for its own gap");
+  t.same(
+    [inbox.got, group.got],
+    [[1], []],
+    "numbered apart: the inbox's 1 goes out; each stream's later number waits for its own gap",
+  );
   t.same([w.channels.published(INBOX_KEY), w.channels.published(G)], [1, 0]);
   await w.channels.fillGaps();
-  t.same(new Set(w.reads.map((r) => r.join(" "))), new Set([`${G} 0`, `${INBOX_KEY} 1`]), "each gap read from its own stream, past its own number");
-  t.same([inbox.got, group.got], [[1, 2, 3], [1, 2]]);
+  t.same(
+    new Set(w.reads.map((r) => r.join(" "))),
+    new Set([`${G} 0`, `${INBOX_KEY} 1`]),
+    "each gap read from its own stream, past its own number",
+  );
+  t.same(
+    [inbox.got, group.got],
+    [
+      [1, 2, 3],
+      [1, 2],
+    ],
+  );
   t.equal(topicOf(INBOX_KEY, jsonCodec), "4242:json", "an inbox's topic is its principal's");
   t.equal(w.channels.leave(INBOX_KEY, inbox), 3);
   w.channels.offer(msgOf(G, 3));
-  t.same([inbox.got, group.got], [[1, 2, 3], [1, 2, 3]], "leaving the inbox leaves the group as it was");
+  t.same(
+    [inbox.got, group.got],
+    [
+      [1, 2, 3],
+      [1, 2, 3],
+    ],
+    "leaving the inbox leaves the group as it was",
+  );
   t.equal(w.channels.size, 1);
 });

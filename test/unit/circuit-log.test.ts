@@ -17,10 +17,13 @@ t.test("a thousand refusals during an outage: three lines", async (t) => {
   for (let i = 0; i < 1000; i++) c.refused(i % 3 === 0 ? "POST /v1/messages" : "GET /v1/messages/pending");
   up = true;
   await until(() => !c.isOpen, { what: "the circuit to close" });
-  t.same(lines.map((l) => l.msg), [
-    "circuit open: backend unavailable",
-    "circuit closed: backend answers again",
-    "requests refused while the backend was unavailable",
-  ]);
+  t.same(
+    lines.map((l) => l.msg),
+    [
+      "circuit open: backend unavailable",
+      "circuit closed: backend answers again",
+      "requests refused while the backend was unavailable",
+    ],
+  );
   t.same(lines[2]!.obj["refused"], { "POST /v1/messages": 334, "GET /v1/messages/pending": 666 });
 });

@@ -34,8 +34,13 @@ t.test("importing the server loads none of the modules it loads on first use", a
   const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], { encoding: "utf8" });
   t.equal(r.status, 0, r.stderr);
   const urls = JSON.parse(r.stdout) as string[];
-  const packages = new Set(urls.map((u) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1]).filter((p) => p !== undefined));
-  t.ok(urls.some((u) => u.endsWith("/runtime/node.ts")), "the node's parts were loaded");
+  const packages = new Set(
+    urls.map((u) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1]).filter((p) => p !== undefined),
+  );
+  t.ok(
+    urls.some((u) => u.endsWith("/runtime/node.ts")),
+    "the node's parts were loaded",
+  );
   t.ok(packages.has("zod") && packages.has("postgres"), "and the modules every node uses");
   for (const p of LAZY) t.notOk(packages.has(p), `${p} is not loaded at start`);
 });

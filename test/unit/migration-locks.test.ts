@@ -13,7 +13,10 @@ t.test("declared locks, merged", async (t) => {
     ["principals", "SHARE ROW EXCLUSIVE"],
   ]);
   t.same(locksOf([{ name: "0003_c.sql", sql: "select 1" }]), [], "none declared");
-  t.throws(() => declaredLocks("0004_d.sql", "-- Locks: messages SHAR"), /0004_d.sql: cannot read the lock "messages SHAR"/);
+  t.throws(
+    () => declaredLocks("0004_d.sql", "-- Locks: messages SHAR"),
+    /0004_d.sql: cannot read the lock "messages SHAR"/,
+  );
   t.throws(() => declaredLocks("0005_e.sql", "-- Locks: drop table x; ACCESS SHARE"), /cannot read/);
 });
 

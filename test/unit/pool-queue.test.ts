@@ -20,7 +20,7 @@ function originalQueue(): (initial?: unknown[]) => Q {
 t.test("answers as postgres.js's own queue does, for a random run of operations", async (t) => {
   const Original = originalQueue();
   let seed = 7;
-  const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n);
+  const rand = (n: number) => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n;
   const a = Original();
   const b = poolQueue<unknown>();
   const items = Array.from({ length: 12 }, (_, i) => ({ i }));
@@ -46,26 +46,29 @@ t.test("answers as postgres.js's own queue does, for a random run of operations"
   t.equal(b.length, a.length);
 });
 
-t.test("a queue that never drains keeps a bounded backing array, where postgres.js's grows a slot per cycle", async (t) => {
-  // the pool's pattern under a steady load below its size: three connections idle, one taken (shift) and moved to
-  // busy (remove, not found), then back (push); the queue never empties
-  const cycle = (q: Q) => {
-    const c = q.shift();
-    q.remove(c);
-    q.push(c);
-  };
-  const conns = [{}, {}, {}];
-  const ours = poolQueue<unknown>(conns);
-  // postgres.js's queue copies its initial entries with `initial.slice()`: handing it our own array that way lets the
-  // test read the length of the array it keeps (it replaces it only when a shift empties it, which never happens here)
-  const backing: unknown[] = [...conns];
-  const theirs = originalQueue()({ slice: () => backing } as unknown as unknown[]);
-  for (let i = 0; i < 50_000; i++) {
-    cycle(ours);
-    cycle(theirs);
-  }
-  t.equal(ours.length, 3);
-  t.equal(theirs.length, 3);
-  t.equal(backing.length, 50_003, "postgres.js's own queue: one slot more per cycle");
-  t.ok(poolQueueHighWater() <= 3 + 64, `ours never held more than ${poolQueueHighWater()} slots for 3 entries`);
-});
+t.test(
+  "a queue that never drains keeps a bounded backing array, where postgres.js's grows a slot per cycle",
+  async (t) => {
+    // the pool's pattern under a steady load below its size: three connections idle, one taken (shift) and moved to
+    // busy (remove, not found), then back (push); the queue never empties
+    const cycle = (q: Q) => {
+      const c = q.shift();
+      q.remove(c);
+      q.push(c);
+    };
+    const conns = [{}, {}, {}];
+    const ours = poolQueue<unknown>(conns);
+    // postgres.js's queue copies its initial entries with `initial.slice()`: handing it our own array that way lets the
+    // test read the length of the array it keeps (it replaces it only when a shift empties it, which never happens here)
+    const backing: unknown[] = [...conns];
+    const theirs = originalQueue()({ slice: () => backing } as unknown as unknown[]);
+    for (let i = 0; i < 50_000; i++) {
+      cycle(ours);
+      cycle(theirs);
+    }
+    t.equal(ours.length, 3);
+    t.equal(theirs.length, 3);
+    t.equal(backing.length, 50_003, "postgres.js's own queue: one slot more per cycle");
+    t.ok(poolQueueHighWater() <= 3 + 64, `ours never held more than ${poolQueueHighWater()} slots for 3 entries`);
+  },
+);

@@ -11,13 +11,30 @@ t.test("FLOCK_PUBLIC_URL is a base URL, kept without its trailing slash", async 
   t.equal(loadConfig({ FLOCK_PUBLIC_URL: "https://flock.example" }).FLOCK_PUBLIC_URL, "https://flock.example");
   t.equal(loadConfig({ FLOCK_PUBLIC_URL: "https://flock.example/" }).FLOCK_PUBLIC_URL, "https://flock.example");
   t.equal(loadConfig({ FLOCK_PUBLIC_URL: "HTTP://Flock.Example:8080/" }).FLOCK_PUBLIC_URL, "http://flock.example:8080");
-  t.equal(loadConfig({ FLOCK_PUBLIC_URL: "https://flock.example:443" }).FLOCK_PUBLIC_URL, "https://flock.example", "the default port dropped");
-  t.equal(loadConfig({ FLOCK_PUBLIC_URL: "https://example.com/flock/" }).FLOCK_PUBLIC_URL, "https://example.com/flock", "a proxy's path prefix");
+  t.equal(
+    loadConfig({ FLOCK_PUBLIC_URL: "https://flock.example:443" }).FLOCK_PUBLIC_URL,
+    "https://flock.example",
+    "the default port dropped",
+  );
+  t.equal(
+    loadConfig({ FLOCK_PUBLIC_URL: "https://example.com/flock/" }).FLOCK_PUBLIC_URL,
+    "https://example.com/flock",
+    "a proxy's path prefix",
+  );
   t.equal(loadConfig({ FLOCK_PUBLIC_URL: "http://[::1]:8080" }).FLOCK_PUBLIC_URL, "http://[::1]:8080");
 });
 
 t.test("a FLOCK_PUBLIC_URL that is not an http(s) base stops the start naming it", async (t) => {
-  for (const bad of ["flock.example", "/v1", "ftp://flock.example", "ws://flock.example", "https://user:pw@flock.example", "https://flock.example/?a=1", "https://flock.example/#top", "https://flock.example?"]) {
+  for (const bad of [
+    "flock.example",
+    "/v1",
+    "ftp://flock.example",
+    "ws://flock.example",
+    "https://user:pw@flock.example",
+    "https://flock.example/?a=1",
+    "https://flock.example/#top",
+    "https://flock.example?",
+  ]) {
     t.throws(() => loadConfig({ FLOCK_PUBLIC_URL: bad }), /FLOCK_PUBLIC_URL: .* is not a base URL/, bad);
   }
 });
@@ -30,15 +47,24 @@ t.test("the metrics listener: off unless FLOCK_METRICS_PORT is set, on loopback 
   t.equal(loadConfig({ FLOCK_METRICS_PORT: "0" }).FLOCK_METRICS_PORT, 0, "0 picks a free port");
   t.equal(loadConfig({ FLOCK_METRICS_PORT: "" }).FLOCK_METRICS_PORT, undefined, "set empty: unset");
   t.equal(loadConfig({ FLOCK_METRICS_HOST: "0.0.0.0" }).FLOCK_METRICS_HOST, "0.0.0.0");
-  for (const bad of ["70000", "-1", "x", "1.5"]) t.throws(() => loadConfig({ FLOCK_METRICS_PORT: bad }), /FLOCK_METRICS_PORT/, bad);
+  for (const bad of ["70000", "-1", "x", "1.5"])
+    t.throws(() => loadConfig({ FLOCK_METRICS_PORT: bad }), /FLOCK_METRICS_PORT/, bad);
 });
 
 t.test("publicUrl: the configured base, else the listening address (a wildcard bind named 127.0.0.1)", async (t) => {
   const self = new SelfAddress();
   const unset = loadConfig({ PORT: "8080" });
-  t.equal(publicUrl(unset, self, "/v1/messages"), "http://127.0.0.1:8080/v1/messages", "before the listen: the configured port");
+  t.equal(
+    publicUrl(unset, self, "/v1/messages"),
+    "http://127.0.0.1:8080/v1/messages",
+    "before the listen: the configured port",
+  );
   self.set("0.0.0.0", 41234);
-  t.equal(publicUrl(unset, self, "/v1/messages"), "http://127.0.0.1:41234/v1/messages", "0.0.0.0: loopback, at the bound port");
+  t.equal(
+    publicUrl(unset, self, "/v1/messages"),
+    "http://127.0.0.1:41234/v1/messages",
+    "0.0.0.0: loopback, at the bound port",
+  );
   self.set("::", 41234);
   t.equal(publicUrl(unset, self, "/v1/messages"), "http://127.0.0.1:41234/v1/messages", ":: too");
   self.set("10.1.2.3", 8080);

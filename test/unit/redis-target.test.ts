@@ -31,9 +31,15 @@ t.test("a cluster URL lists nodes, with optional credentials and TLS", async (t)
 });
 
 t.test("a bad REDIS_URL stops the start with the reason", async (t) => {
-  t.throws(() => loadConfig({ REDIS_URL: "redis+cluster://h1,h2:7001" }), /REDIS_URL: bad cluster URL: "h1" is not host:port/);
+  t.throws(
+    () => loadConfig({ REDIS_URL: "redis+cluster://h1,h2:7001" }),
+    /REDIS_URL: bad cluster URL: "h1" is not host:port/,
+  );
   t.throws(() => loadConfig({ REDIS_URL: "redis+cluster://h1:99999" }), /REDIS_URL: bad cluster URL/);
-  t.throws(() => loadConfig({ REDIS_URL: "http://h1:6379" }), /REDIS_URL: must be a redis:\/\/ or rediss:\/\/ URL, or redis\+cluster/);
+  t.throws(
+    () => loadConfig({ REDIS_URL: "http://h1:6379" }),
+    /REDIS_URL: must be a redis:\/\/ or rediss:\/\/ URL, or redis\+cluster/,
+  );
   t.throws(() => loadConfig({ REDIS_URL: "not a url" }), /REDIS_URL: must be/);
 });
 

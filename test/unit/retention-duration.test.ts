@@ -28,18 +28,40 @@ t.test("accepted forms: a number with a unit, several in a row, any case, spaces
 });
 
 t.test("unlimited: the word (or forever, or nothing)", async (t) => {
-  for (const text of ["unlimited", "UNLIMITED", " unlimited ", "forever", ""]) t.equal(parseRetention(text), null, JSON.stringify(text));
+  for (const text of ["unlimited", "UNLIMITED", " unlimited ", "forever", ""])
+    t.equal(parseRetention(text), null, JSON.stringify(text));
 });
 
 t.test("anything else is refused with a sentence naming the accepted forms", async (t) => {
-  for (const bad of ["10", "m", "10x", "1.5d", "-1d", "10 m", "1d 12h", "10m!", "ten minutes", "P1D", "unlimitedd", "1y"]) {
-    t.throws(() => parseRetention(bad), { message: `"${bad}" is not a duration; write it as 90d, 12h, 10m or 30s (or unlimited)` }, bad);
+  for (const bad of [
+    "10",
+    "m",
+    "10x",
+    "1.5d",
+    "-1d",
+    "10 m",
+    "1d 12h",
+    "10m!",
+    "ten minutes",
+    "P1D",
+    "unlimitedd",
+    "1y",
+  ]) {
+    t.throws(
+      () => parseRetention(bad),
+      { message: `"${bad}" is not a duration; write it as 90d, 12h, 10m or 30s (or unlimited)` },
+      bad,
+    );
   }
 });
 
 t.test("under a minute is refused: the shortest retention is a minute", async (t) => {
   for (const short of ["30s", "59s", "0m", "0d", "0s"]) {
-    t.throws(() => parseRetention(short), { message: `"${short}" is shorter than a minute, the shortest retention` }, short);
+    t.throws(
+      () => parseRetention(short),
+      { message: `"${short}" is shorter than a minute, the shortest retention` },
+      short,
+    );
   }
   t.equal(parseRetention("1m"), M, "a minute itself is accepted");
 });
@@ -56,7 +78,8 @@ t.test("formatRetention writes the shortest form back, and it parses to the same
     [1_500, "1500ms"],
   ];
   for (const [ms, text] of cases) t.equal(formatRetention(ms), text, String(ms));
-  for (const ms of [null, M, 90 * S, 36 * H, 90 * D, 14 * D]) t.equal(parseRetention(formatRetention(ms)), ms, `${ms} round trips`);
+  for (const ms of [null, M, 90 * S, 36 * H, 90 * D, 14 * D])
+    t.equal(parseRetention(formatRetention(ms)), ms, `${ms} round trips`);
 });
 
 t.test("the configuration reads both settings with it, unlimited by default", async (t) => {
@@ -66,6 +89,9 @@ t.test("the configuration reads both settings with it, unlimited by default", as
   const set = loadConfig({ FLOCK_RETENTION_MOMENTS: "10m", FLOCK_RETENTION_MESSAGES: "90d" });
   t.equal(set.FLOCK_RETENTION_MOMENTS, 10 * M);
   t.equal(set.FLOCK_RETENTION_MESSAGES, 90 * D);
-  t.throws(() => loadConfig({ FLOCK_RETENTION_MOMENTS: "30s" }), /FLOCK_RETENTION_MOMENTS: "30s" is shorter than a minute/);
+  t.throws(
+    () => loadConfig({ FLOCK_RETENTION_MOMENTS: "30s" }),
+    /FLOCK_RETENTION_MOMENTS: "30s" is shorter than a minute/,
+  );
   t.throws(() => loadConfig({ FLOCK_RETENTION_MOMENTS: "soon" }), /FLOCK_RETENTION_MOMENTS: "soon" is not a duration/);
 });

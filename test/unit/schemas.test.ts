@@ -7,7 +7,16 @@ import { z } from "zod";
 import { ApiError } from "../../runtime/errors.ts";
 import { parseJson } from "../../runtime/http/validate.ts";
 import { ClientFrame } from "../../schema/ws.ts";
-import { bodyObject, bodyText, everyRoute, FUZZ_SEED, fieldNames, hostileJson, queryObject, routeSeed } from "../helpers/fuzz.ts";
+import {
+  bodyObject,
+  bodyText,
+  everyRoute,
+  FUZZ_SEED,
+  fieldNames,
+  hostileJson,
+  queryObject,
+  routeSeed,
+} from "../helpers/fuzz.ts";
 
 const POOL = ["123", "P123", "moment_123", "comment_123", "group_123", "thread_123", "msg_123", "file_123", "freq_123"];
 const RUNS = 500;
@@ -28,7 +37,11 @@ t.test("every body and query schema parses or refuses any input, never throws", 
       const fields = fieldNames(schema);
       const input = fc.oneof(bodyObject(fields, POOL), hostileJson(POOL), fc.anything());
       t.doesNotThrow(
-        () => fc.assert(fc.property(input, (v) => parsesOrRefuses(schema, v)), { seed, numRuns: RUNS }),
+        () =>
+          fc.assert(
+            fc.property(input, (v) => parsesOrRefuses(schema, v)),
+            { seed, numRuns: RUNS },
+          ),
         `${route.method} ${route.path} body`,
       );
     }
@@ -36,7 +49,11 @@ t.test("every body and query schema parses or refuses any input, never throws", 
       const schema = route.query;
       const fields = fieldNames(schema);
       t.doesNotThrow(
-        () => fc.assert(fc.property(queryObject(fields, POOL), (q) => parsesOrRefuses(schema, q)), { seed, numRuns: RUNS }),
+        () =>
+          fc.assert(
+            fc.property(queryObject(fields, POOL), (q) => parsesOrRefuses(schema, q)),
+            { seed, numRuns: RUNS },
+          ),
         `${route.method} ${route.path} query`,
       );
     }
@@ -44,8 +61,16 @@ t.test("every body and query schema parses or refuses any input, never throws", 
 });
 
 t.test("the WebSocket client frame schema parses or refuses any input", async (t) => {
-  const input = fc.oneof(bodyObject(["type", "token", "id", "ref", "thread_id", "state"], [...POOL, "auth", "ack", "typing", "ping"]), fc.anything());
-  t.doesNotThrow(() => fc.assert(fc.property(input, (v) => parsesOrRefuses(ClientFrame, v)), { seed: FUZZ_SEED, numRuns: RUNS }));
+  const input = fc.oneof(
+    bodyObject(["type", "token", "id", "ref", "thread_id", "state"], [...POOL, "auth", "ack", "typing", "ping"]),
+    fc.anything(),
+  );
+  t.doesNotThrow(() =>
+    fc.assert(
+      fc.property(input, (v) => parsesOrRefuses(ClientFrame, v)),
+      { seed: FUZZ_SEED, numRuns: RUNS },
+    ),
+  );
 });
 
 t.test("the JSON body reader returns a value or an ApiError for any text", async (t) => {
@@ -68,5 +93,9 @@ t.test("the JSON body reader returns a value or an ApiError for any text", async
 t.test("regressions the properties found", async (t) => {
   const market = everyRoute().find((r) => r.path === "/v1/agents/marketplace")!.query!;
   t.ok(parsesOrRefuses(market, { before: "abc" }), "a refine after a failed regex does not throw (BigInt('abc'))");
-  t.throws(() => parseJson(Buffer.from('{"a":'.repeat(5000) + '"\\u0000"' + "}".repeat(5000))), { code: "invalid_request" }, "deep NUL: an ApiError, not a RangeError");
+  t.throws(
+    () => parseJson(Buffer.from('{"a":'.repeat(5000) + '"\\u0000"' + "}".repeat(5000))),
+    { code: "invalid_request" },
+    "deep NUL: an ApiError, not a RangeError",
+  );
 });

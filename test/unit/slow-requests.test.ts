@@ -29,11 +29,29 @@ t.test("a step over the bound is logged once, with route and principal only, and
   slow.held({}, "/v1/messages/{id}/reactions", "123", "input", performance.now() - 1);
   slow.database({}, "/v1/search/messages", "P9");
   await new Promise((r) => setImmediate(r));
-  t.equal(lines.length, 2, "the first slow step of the first request (once, for its three), and the statement of another; not the quick step");
-  t.match(lines[0], { level: 40, route: "/v1/messages/{id}/reactions", principal: "123", step: "input", msg: "slow request: held the event loop" });
+  t.equal(
+    lines.length,
+    2,
+    "the first slow step of the first request (once, for its three), and the statement of another; not the quick step",
+  );
+  t.match(lines[0], {
+    level: 40,
+    route: "/v1/messages/{id}/reactions",
+    principal: "123",
+    step: "input",
+    msg: "slow request: held the event loop",
+  });
   t.ok((lines[0]!["ms"] as number) >= HELD_MS + 30);
-  t.same(Object.keys(lines[0]!).sort(), ["hostname", "level", "ms", "msg", "pid", "principal", "route", "step", "time"].sort(), "no body, query or token");
-  t.match(lines[1], { route: "/v1/search/messages", principal: "P9", msg: "slow request: a statement ran past its bound" });
+  t.same(
+    Object.keys(lines[0]!).sort(),
+    ["hostname", "level", "ms", "msg", "pid", "principal", "route", "step", "time"].sort(),
+    "no body, query or token",
+  );
+  t.match(lines[1], {
+    route: "/v1/search/messages",
+    principal: "P9",
+    msg: "slow request: a statement ran past its bound",
+  });
   const scrape = parseScrape(await metrics.registry.metrics());
   t.equal(total(scrape, "flock_slow_requests_total", { route: "/v1/messages/{id}/reactions", cause: "event_loop" }), 1);
   t.equal(total(scrape, "flock_slow_requests_total", { route: "/v1/search/messages", cause: "database" }), 1);

@@ -5,11 +5,21 @@ import type { SoakSample } from "../../bench/lib/soak-sample.ts";
 import { verdict, type VerdictInput, type WindowLatency } from "../../bench/lib/verdict.ts";
 
 /** Samples every 10 s for `seconds`, each figure level unless `grow` says by how much it ends above its start. */
-function run(seconds: number, windowS: number, grow: { rss?: number; schema?: number } = {}, p99 = [100, 100]): VerdictInput {
+function run(
+  seconds: number,
+  windowS: number,
+  grow: { rss?: number; schema?: number } = {},
+  p99 = [100, 100],
+): VerdictInput {
   const rows: SoakSample[] = [];
   for (let s = 10; s <= seconds; s += 10) {
     const f = s / seconds;
-    rows.push({ t: s, rssMb: 200 * (1 + (grow.rss ?? 0) * f), schemaMb: 20 * (1 + (grow.schema ?? 0) * f), redisNodeMb: 6 } as SoakSample);
+    rows.push({
+      t: s,
+      rssMb: 200 * (1 + (grow.rss ?? 0) * f),
+      schemaMb: 20 * (1 + (grow.schema ?? 0) * f),
+      redisNodeMb: 6,
+    } as SoakSample);
   }
   const q = (p: number) => ({ p50: p / 2, p99: p }) as WindowLatency["send"];
   const windows: WindowLatency[] = [];
@@ -17,7 +27,20 @@ function run(seconds: number, windowS: number, grow: { rss?: number; schema?: nu
     const p = p99[Math.min(i, p99.length - 1)]!;
     windows.push({ from, to: from + windowS, send: q(p), deliver: q(p) });
   }
-  return { rows, windowS, settleS: 60, windows, redis: true, expected: 1000, received: 1000, lost: 0, sends: 1000, sendErrors: 0, offered: 1000, fired: 1000 };
+  return {
+    rows,
+    windowS,
+    settleS: 60,
+    windows,
+    redis: true,
+    expected: 1000,
+    received: 1000,
+    lost: 0,
+    sends: 1000,
+    sendErrors: 0,
+    offered: 1000,
+    fired: 1000,
+  };
 }
 
 t.test("a level run passes; RSS growing 20% over an hour fails", async (t) => {
@@ -42,17 +65,23 @@ t.test("RSS is judged by the windows' floors: a swinging young heap passes, a ri
   t.match(l.line, /failed: RSS/);
 });
 
-t.test("a 4-minute run reports RSS and p99 unjudged, and still fails on the schema, a loss or load not held", async (t) => {
-  const v = verdict(run(240, 60, { rss: 0.2 }, [100, 160]));
-  t.ok(v.pass, v.line);
-  t.match(v.line, /~RSS \+.*~send p99 x1\.60.*\(~: reported, not judged in a run under 10 minutes\)/);
-  const schema = verdict(run(240, 60, { schema: 0.5 }));
-  t.notOk(schema.pass);
-  t.match(schema.line, /failed: schema/);
-  t.notOk(verdict({ ...run(240, 60), lost: 1 }).pass);
-  t.notOk(verdict({ ...run(240, 60), fired: 900 }).pass);
-});
+t.test(
+  "a 4-minute run reports RSS and p99 unjudged, and still fails on the schema, a loss or load not held",
+  async (t) => {
+    const v = verdict(run(240, 60, { rss: 0.2 }, [100, 160]));
+    t.ok(v.pass, v.line);
+    t.match(v.line, /~RSS \+.*~send p99 x1\.60.*\(~: reported, not judged in a run under 10 minutes\)/);
+    const schema = verdict(run(240, 60, { schema: 0.5 }));
+    t.notOk(schema.pass);
+    t.match(schema.line, /failed: schema/);
+    t.notOk(verdict({ ...run(240, 60), lost: 1 }).pass);
+    t.notOk(verdict({ ...run(240, 60), fired: 900 }).pass);
+  },
+);
 
 t.test("a run too short to compare fails", async (t) => {
-  t.match(verdict(run(180, 60)).line, /VERDICT FAIL: !run of 180s is shorter than three windows and the settling \(240s\)/);
+  t.match(
+    verdict(run(180, 60)).line,
+    /VERDICT FAIL: !run of 180s is shorter than three windows and the settling \(240s\)/,
+  );
 });

@@ -29,7 +29,11 @@ t.test("memory engine: a log idle for STREAM_LOG_IDLE_MS is dropped, on the node
   clock.t += STREAM_LOG_IDLE_MS - 1;
   await log.append(m(2), "c", "");
   clock.t += STREAM_LOG_IDLE_MS - 1;
-  t.same((await log.after("k", 0)).map((e) => e.seq), [1, 2], "an append keeps the log alive");
+  t.same(
+    (await log.after("k", 0)).map((e) => e.seq),
+    [1, 2],
+    "an append keeps the log alive",
+  );
   clock.t += 1;
   t.same(await log.after("k", 0), []);
 });

@@ -1,15 +1,30 @@
 // Which uWebSockets.js build each Node and OS combination gets (runtime/uws.ts), and the one line where none fits.
 import t from "tap";
-import { chooseUws, loadUws, type Platform, thisPlatform, UWS_CURRENT, UWS_NODE20_OLD_GLIBC } from "../../runtime/uws.ts";
+import {
+  chooseUws,
+  loadUws,
+  type Platform,
+  thisPlatform,
+  UWS_CURRENT,
+  UWS_NODE20_OLD_GLIBC,
+} from "../../runtime/uws.ts";
 
-const linux = (abi: string, glibc: string | undefined, node = "x"): Platform => ({ platform: "linux", arch: "x64", abi, glibc, node });
+const linux = (abi: string, glibc: string | undefined, node = "x"): Platform => ({
+  platform: "linux",
+  arch: "x64",
+  abi,
+  glibc,
+  node,
+});
 
 t.test("v20.57 wherever its binaries load: Node 20-25, glibc >= 2.38 on Linux, macOS, Windows", async (t) => {
   for (const abi of ["115", "127", "137", "141"]) {
     t.same(chooseUws(linux(abi, "2.38")), { package: UWS_CURRENT }, `linux abi ${abi} glibc 2.38`);
     t.same(chooseUws(linux(abi, "2.41")), { package: UWS_CURRENT }, `linux abi ${abi} glibc 2.41`);
     t.same(chooseUws(linux(abi, "3.0")), { package: UWS_CURRENT }, `linux abi ${abi} glibc 3.0`);
-    t.same(chooseUws({ platform: "darwin", arch: "arm64", abi, glibc: undefined, node: "x" }), { package: UWS_CURRENT });
+    t.same(chooseUws({ platform: "darwin", arch: "arm64", abi, glibc: undefined, node: "x" }), {
+      package: UWS_CURRENT,
+    });
     t.same(chooseUws({ platform: "win32", arch: "x64", abi, glibc: undefined, node: "x" }), { package: UWS_CURRENT });
   }
 });

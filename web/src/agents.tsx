@@ -56,7 +56,10 @@ export function Agents() {
               <h2>{a.display_name}</h2>
               <p>{a.description}</p>
               <p>
-                <strong class="price">{dollars(a.price)}</strong> per message <span class="muted">({a.asset_symbol} on {a.network})</span>
+                <strong class="price">{dollars(a.price)}</strong> per message{" "}
+                <span class="muted">
+                  ({a.asset_symbol} on {a.network})
+                </span>
               </p>
               <div class="row">
                 <a class="button primary" href={`#/chat/to/${encodeURIComponent(a.id)}`}>

@@ -16,7 +16,15 @@ import { net } from "./net.ts";
 import { notifyFriendRequest, notifyMessage } from "./notify.tsx";
 import { Payments } from "./payments.tsx";
 import { Profile } from "./profile.tsx";
-import { clearSession, clientFor, describe, isUnauthorized, loadSession, saveSession, type Session } from "./session.ts";
+import {
+  clearSession,
+  clientFor,
+  describe,
+  isUnauthorized,
+  loadSession,
+  saveSession,
+  type Session,
+} from "./session.ts";
 import { SignIn } from "./signin.tsx";
 import { unreadText, useThreads } from "./threads.ts";
 import { Unread, useVisible } from "./ui.tsx";
@@ -131,12 +139,16 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
       } else if (e.type === "typing") {
         setTyping((m) => {
           const n = new Map(m);
-          if (e.state === "start") n.set(e.thread_id, { name: e.from.display_name, until: Date.now() + (e.expires_in ?? 6) * 1000 });
+          if (e.state === "start")
+            n.set(e.thread_id, { name: e.from.display_name, until: Date.now() + (e.expires_in ?? 6) * 1000 });
           else n.delete(e.thread_id);
           return n;
         });
         if (e.state === "stop") return;
-        setTimeout(() => setTyping((m) => new Map([...m].filter(([, v]) => v.until > Date.now()))), (e.expires_in ?? 6) * 1000 + 50);
+        setTimeout(
+          () => setTyping((m) => new Map([...m].filter(([, v]) => v.until > Date.now()))),
+          (e.expires_in ?? 6) * 1000 + 50,
+        );
       } else if (e.type === "message") {
         setTyping((m) => {
           if (!m.has(e.message.thread_id)) return m;
@@ -153,7 +165,12 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
         seen.current.add(m.id);
         const mine = m.from.id === session.me.id; // a group message of mine, echoed to my sockets
         handlers.current.threadsOn.message(m, mine ? null : openThread());
-        if (!mine) notifyMessage(m, handlers.current.threadsOn.title(m.thread_id), () => (location.hash = `#/chat/t/${m.thread_id}`));
+        if (!mine)
+          notifyMessage(
+            m,
+            handlers.current.threadsOn.title(m.thread_id),
+            () => (location.hash = `#/chat/t/${m.thread_id}`),
+          );
       } else if (e.type === "message_update") {
         handlers.current.applyUpdate(e.message);
       } else if (e.type === "read") {
@@ -204,7 +221,22 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
     if (list) people.learn(list.flatMap((t) => (t.peer ? [t.peer] : [])));
   }, [list]);
 
-  const state: AppState = { session, client, live, online, typing, received, liveStatus, fail, updates, applyUpdate, people, friendRequests, setFriendRequests, ...threads };
+  const state: AppState = {
+    session,
+    client,
+    live,
+    online,
+    typing,
+    received,
+    liveStatus,
+    fail,
+    updates,
+    applyUpdate,
+    people,
+    friendRequests,
+    setFriendRequests,
+    ...threads,
+  };
   const [page = "feed", ...rest] = hash.replace(/^#\/?/, "").split("/");
   const last = received[received.length - 1];
 
@@ -238,7 +270,12 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
           ))}
         </nav>
         <span class="me">
-          <span class={`live ${liveStatus}`} role="status" aria-label={`connection ${liveStatus}`} data-live={liveStatus}>
+          <span
+            class={`live ${liveStatus}`}
+            role="status"
+            aria-label={`connection ${liveStatus}`}
+            data-live={liveStatus}
+          >
             {liveStatus === "online" ? "live" : liveStatus}
           </span>
           <span title={session.me.id}>{session.me.display_name}</span>

@@ -29,7 +29,17 @@ function hue(id: string): number {
   return h;
 }
 
-export function Avatar({ who, size = 32, label, latest = true }: { who: Pictured; size?: number; label?: string; latest?: boolean }) {
+export function Avatar({
+  who,
+  size = 32,
+  label,
+  latest = true,
+}: {
+  who: Pictured;
+  size?: number;
+  label?: string;
+  latest?: boolean;
+}) {
   const app = useContext(App);
   const [broken, setBroken] = useState<string | null>(null);
   const base = (app?.session.api ?? location.origin).replace(/\/+$/, "");
@@ -38,10 +48,28 @@ export function Avatar({ who, size = 32, label, latest = true }: { who: Pictured
   const src = url ? (/^https?:/.test(url) ? url : base + url) : null;
   const style = { width: `${size}px`, height: `${size}px`, fontSize: `${Math.round(size * 0.42)}px` };
   if (src && broken !== src) {
-    return <img class="avatar" src={src} alt={label ?? ""} aria-hidden={label ? undefined : true} style={style} data-avatar={who.id} onError={() => setBroken(src)} />;
+    return (
+      <img
+        class="avatar"
+        src={src}
+        alt={label ?? ""}
+        aria-hidden={label ? undefined : true}
+        style={style}
+        data-avatar={who.id}
+        onError={() => setBroken(src)}
+      />
+    );
   }
   return (
-    <span class="avatar initials" style={{ ...style, background: `hsl(${hue(who.id)} 45% 34%)` }} data-avatar={who.id} data-initials="" role={label ? "img" : undefined} aria-label={label} aria-hidden={label ? undefined : true}>
+    <span
+      class="avatar initials"
+      style={{ ...style, background: `hsl(${hue(who.id)} 45% 34%)` }}
+      data-avatar={who.id}
+      data-initials=""
+      role={label ? "img" : undefined}
+      aria-label={label}
+      aria-hidden={label ? undefined : true}
+    >
       {initials(who.display_name) || "?"}
     </span>
   );

@@ -28,7 +28,13 @@ export function Chat({ route }: { route: string[] }) {
   useEffect(() => reloadThreads(0), [kind, id]);
 
   const open: { thread?: Thread; peer?: string } | null =
-    kind === "t" ? (threads?.find((t) => t.id === target) ? { thread: threads.find((t) => t.id === target)! } : null) : kind === "to" ? { thread: threads?.find((t) => t.kind === "direct" && t.peer?.id === target), peer: target } : null;
+    kind === "t"
+      ? threads?.find((t) => t.id === target)
+        ? { thread: threads.find((t) => t.id === target)! }
+        : null
+      : kind === "to"
+        ? { thread: threads?.find((t) => t.kind === "direct" && t.peer?.id === target), peer: target }
+        : null;
 
   return (
     <section class={`page chat ${kind ? "has-open" : ""}`} aria-labelledby="chat-h">
@@ -52,10 +58,24 @@ export function Chat({ route }: { route: string[] }) {
           <ul aria-label="Conversations, most recent first">
             {threads.map((t) => (
               <li key={t.id}>
-                <a href={`#/chat/t/${t.id}`} aria-current={open?.thread?.id === t.id ? "true" : undefined} data-thread={t.id} class={t.unread_count > 0 ? "has-unread" : undefined}>
-                  <Avatar who={t.kind === "group" ? { id: t.id, display_name: t.group?.name ?? "group" } : (t.peer ?? { id: t.id, display_name: "?" })} size={36} />
+                <a
+                  href={`#/chat/t/${t.id}`}
+                  aria-current={open?.thread?.id === t.id ? "true" : undefined}
+                  data-thread={t.id}
+                  class={t.unread_count > 0 ? "has-unread" : undefined}
+                >
+                  <Avatar
+                    who={
+                      t.kind === "group"
+                        ? { id: t.id, display_name: t.group?.name ?? "group" }
+                        : (t.peer ?? { id: t.id, display_name: "?" })
+                    }
+                    size={36}
+                  />
                   <span class="thread-top">
-                    <strong>{t.kind === "group" ? `# ${t.group?.name ?? "group"}` : (t.peer?.display_name ?? "someone")}</strong>{" "}
+                    <strong>
+                      {t.kind === "group" ? `# ${t.group?.name ?? "group"}` : (t.peer?.display_name ?? "someone")}
+                    </strong>{" "}
                     {t.last_message && <ShortWhen iso={t.last_message.created_at} />} <Unread n={t.unread_count} />
                   </span>
                   <span class="last">{lastLine(t, session.me.id)}</span>
@@ -66,7 +86,12 @@ export function Chat({ route }: { route: string[] }) {
         )}
       </div>
       {open ? (
-        <Conversation key={open.thread?.id ?? `to-${open.peer}`} thread={open.thread} peerId={open.peer ?? open.thread?.peer?.id} onSent={() => reloadThreads(0)} />
+        <Conversation
+          key={open.thread?.id ?? `to-${open.peer}`}
+          thread={open.thread}
+          peerId={open.peer ?? open.thread?.peer?.id}
+          onSent={() => reloadThreads(0)}
+        />
       ) : (
         kind && threads !== null && <p class="muted">No such conversation.</p>
       )}
@@ -89,7 +114,12 @@ function NewChat() {
         id="chat-q"
         label="Message someone"
         action={(p) => (
-          <a class="button primary" href={`#/chat/to/${encodeURIComponent(p.id)}`} onClick={() => setOpen(false)} aria-label={`Message ${p.display_name}`}>
+          <a
+            class="button primary"
+            href={`#/chat/to/${encodeURIComponent(p.id)}`}
+            onClick={() => setOpen(false)}
+            aria-label={`Message ${p.display_name}`}
+          >
             Message
           </a>
         )}

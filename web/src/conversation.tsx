@@ -6,7 +6,15 @@
 // Shown in a visible tab, the conversation is marked read through its newest message; in a direct conversation,
 // "Seen" goes under the newest of my messages the peer has read; in a group, "Seen by …" under my newest message
 // counts the members who have read it (reads.ts).
-import { Flock, FlockError, newIdempotencyKey, type AgentProfile, type Group, type Message, type Thread } from "@flock/client";
+import {
+  Flock,
+  FlockError,
+  newIdempotencyKey,
+  type AgentProfile,
+  type Group,
+  type Message,
+  type Thread,
+} from "@flock/client";
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { useApp } from "./context.ts";
 import { Members } from "./groups.tsx";
@@ -17,7 +25,8 @@ import { newer } from "./threads.ts";
 import { Alert, Dot, dollars, useVisible } from "./ui.tsx";
 import { WalletPayer } from "./wallet.ts";
 
-const order = (a: Message, b: Message) => (a.created_at === b.created_at ? (a.id < b.id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1);
+const order = (a: Message, b: Message) =>
+  a.created_at === b.created_at ? (a.id < b.id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1;
 
 /**
  * A failed send that may be tried again with its Idempotency-Key: no answer (the connection failed), a 502/503/504
@@ -59,7 +68,10 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
   const newest = useRef<string | undefined>(undefined);
   const threadId = thread?.id;
   const groupId = thread?.kind === "group" ? thread.group?.id : undefined;
-  const title = thread?.kind === "group" ? `# ${thread.group?.name ?? "group"}` : (thread?.peer?.display_name ?? (peerId && people.known.get(peerId)?.display_name) ?? peerId ?? "");
+  const title =
+    thread?.kind === "group"
+      ? `# ${thread.group?.name ?? "group"}`
+      : (thread?.peer?.display_name ?? (peerId && people.known.get(peerId)?.display_name) ?? peerId ?? "");
 
   async function page(before?: string) {
     if (!threadId) return;
@@ -99,7 +111,10 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
   }, [groupId]);
 
   // live messages for this conversation
-  const live_ = useMemo(() => received.filter((m) => (threadId ? m.thread_id === threadId : m.from.id === peerId)), [received, threadId, peerId]);
+  const live_ = useMemo(
+    () => received.filter((m) => (threadId ? m.thread_id === threadId : m.from.id === peerId)),
+    [received, threadId, peerId],
+  );
   // each as it is now: a message changed since (an edit, a deletion, a reaction) is replaced whole
   const shown = useMemo(() => merge(messages, live_).map((m) => updates.get(m.id) ?? m), [messages, live_, updates]);
 
@@ -107,7 +122,9 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
   const visible = useVisible();
   const asked = useRef<string | null>(null);
   const newestId = shown[shown.length - 1]?.id;
-  const unseen = thread ? thread.unread_count > 0 || shown.some((m) => m.from.id !== me && newer(m.id, thread.read_through)) : false;
+  const unseen = thread
+    ? thread.unread_count > 0 || shown.some((m) => m.from.id !== me && newer(m.id, thread.read_through))
+    : false;
   useEffect(() => {
     if (!threadId || !visible || !newestId || !unseen) return;
     if (asked.current && !newer(newestId, asked.current)) return;
@@ -120,12 +137,18 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
 
   // "Seen" under the newest of my messages the peer has read (direct conversations)
   const peerRead = thread?.kind === "direct" ? thread.peer_read_through : null;
-  const seenId = peerRead ? [...shown].reverse().find((m) => m.from.id === me && !newer(m.id, peerRead))?.id : undefined;
+  const seenId = peerRead
+    ? [...shown].reverse().find((m) => m.from.id === me && !newer(m.id, peerRead))?.id
+    : undefined;
   // in a group: under my newest message, who has read it
   const reads = useGroupReads(threadId, thread?.kind === "group");
-  const myLast = thread?.kind === "group" ? [...shown].reverse().find((m) => m.from.id === me && !m.deleted_at) : undefined;
-  const groupSeen = myLast ? seenBy([...reads.values()].filter((r) => !newer(myLast.id, r.through)).map((r) => r.member)) : null;
-  const seenFor = (id: string) => (id === seenId ? { text: "Seen", title: "Seen" } : myLast?.id === id ? groupSeen : null);
+  const myLast =
+    thread?.kind === "group" ? [...shown].reverse().find((m) => m.from.id === me && !m.deleted_at) : undefined;
+  const groupSeen = myLast
+    ? seenBy([...reads.values()].filter((r) => !newer(myLast.id, r.through)).map((r) => r.member))
+    : null;
+  const seenFor = (id: string) =>
+    id === seenId ? { text: "Seen", title: "Seen" } : myLast?.id === id ? groupSeen : null;
 
   // a new message at the end scrolls to it; an older page above keeps what was on screen where it was
   useLayoutEffect(() => {
@@ -144,7 +167,12 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
   const payer = useMemo(() => {
     if (!paid || !session.address) return null;
     const price = paid.price ?? 0;
-    return new Flock({ baseUrl: session.api, token: session.token, retry: { maxAttempts: 1 }, payments: new WalletPayer(session.address, async (d) => d <= price + 1e-9) });
+    return new Flock({
+      baseUrl: session.api,
+      token: session.token,
+      retry: { maxAttempts: 1 },
+      payments: new WalletPayer(session.address, async (d) => d <= price + 1e-9),
+    });
   }, [paid, session]);
 
   function onType(value: string) {
@@ -175,7 +203,10 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
     setError(null);
     try {
       const attachments: string[] = [];
-      for (const f of files) attachments.push((await client.upload(f, { name: f.name, contentType: f.type || "application/octet-stream" })).id);
+      for (const f of files)
+        attachments.push(
+          (await client.upload(f, { name: f.name, contentType: f.type || "application/octet-stream" })).id,
+        );
       const extra = { ...(attachments.length ? { attachments } : {}), ...(replyTo ? { reply_to: replyTo.id } : {}) };
       // one Idempotency-Key for this message, the same on every attempt (and on a paid send's 402 and paid retry)
       const key = { idempotencyKey: newIdempotencyKey() };
@@ -192,7 +223,8 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
           break;
         } catch (err) {
           if (!retryableSend(err) || attempt >= 4) throw err;
-          const wait = err instanceof FlockError && err.retryAfter !== undefined ? err.retryAfter * 1000 : 500 * 2 ** attempt;
+          const wait =
+            err instanceof FlockError && err.retryAfter !== undefined ? err.retryAfter * 1000 : 500 * 2 ** attempt;
           await new Promise((r) => setTimeout(r, wait));
         }
       }
@@ -228,13 +260,15 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
           ← Conversations
         </a>
         <h2>
-          {thread?.kind !== "group" && peerId && <Dot online={online.has(peerId)} />} {!thread && peerId ? <Name id={peerId} pictured /> : title}
+          {thread?.kind !== "group" && peerId && <Dot online={online.has(peerId)} />}{" "}
+          {!thread && peerId ? <Name id={peerId} pictured /> : title}
         </h2>
       </header>
       {group && <Members group={group} onChange={setGroup} />}
       {paid && (
         <p class="price" data-price={paid.price}>
-          {paid.display_name} is a paid agent: each message costs <strong>{dollars(paid.price ?? 0)}</strong> ({paid.asset_symbol ?? "USD"} on {paid.network}).
+          {paid.display_name} is a paid agent: each message costs <strong>{dollars(paid.price ?? 0)}</strong> (
+          {paid.asset_symbol ?? "USD"} on {paid.network}).
           {needsWallet && " Sign in with a wallet to pay."}
         </p>
       )}
@@ -244,10 +278,19 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
           Load earlier messages
         </button>
       )}
-      <ol class="messages" ref={list} aria-label="Messages" aria-live="polite" onScroll={(e) => e.currentTarget.scrollTop < 64 && void older()}>
+      <ol
+        class="messages"
+        ref={list}
+        aria-label="Messages"
+        aria-live="polite"
+        onScroll={(e) => e.currentTarget.scrollTop < 64 && void older()}
+      >
         {shown.map((m, i) => {
           const prev = shown[i - 1];
-          const first = !prev || prev.from.id !== m.from.id || Date.parse(m.created_at) - Date.parse(prev.created_at) > 10 * 60 * 1000;
+          const first =
+            !prev ||
+            prev.from.id !== m.from.id ||
+            Date.parse(m.created_at) - Date.parse(prev.created_at) > 10 * 60 * 1000;
           return <MessageItem key={m.id} m={m} first={first} seen={seenFor(m.id)} onReply={reply} onError={setError} />;
         })}
       </ol>
@@ -257,7 +300,8 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
       {replyTo && (
         <div class="replying" data-replying={replyTo.id}>
           <span>
-            Replying to <strong>{replyTo.from.id === me ? "yourself" : replyTo.from.display_name}</strong>: {excerpt(replyTo.body || "(attachment)", 80)}
+            Replying to <strong>{replyTo.from.id === me ? "yourself" : replyTo.from.display_name}</strong>:{" "}
+            {excerpt(replyTo.body || "(attachment)", 80)}
           </span>
           <button type="button" class="link" aria-label="Cancel reply" onClick={() => setReplyTo(null)}>
             ×
@@ -288,8 +332,19 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
         <label for="attach" class="button">
           Attach
         </label>
-        <input id="attach" class="sr-only" type="file" multiple ref={fileInput} onChange={(e) => setFiles([...(e.currentTarget.files ?? [])].slice(0, 10))} />
-        <button type="submit" class="primary" disabled={sending || needsWallet || over || (!text.trim() && files.length === 0)}>
+        <input
+          id="attach"
+          class="sr-only"
+          type="file"
+          multiple
+          ref={fileInput}
+          onChange={(e) => setFiles([...(e.currentTarget.files ?? [])].slice(0, 10))}
+        />
+        <button
+          type="submit"
+          class="primary"
+          disabled={sending || needsWallet || over || (!text.trim() && files.length === 0)}
+        >
           {paid ? `Pay ${dollars(paid.price ?? 0)} and send` : "Send"}
         </button>
       </form>

@@ -18,7 +18,9 @@ const SETTLE_MS = 10_000;
 
 function useLiked(me: string) {
   const key = `flock.liked.${me}`;
-  const [liked, setLiked] = useState<ReadonlySet<string>>(() => new Set(JSON.parse(localStorage.getItem(key) ?? "[]") as string[]));
+  const [liked, setLiked] = useState<ReadonlySet<string>>(
+    () => new Set(JSON.parse(localStorage.getItem(key) ?? "[]") as string[]),
+  );
   const set = (id: string, on: boolean) =>
     setLiked((s) => {
       const n = new Set(s);
@@ -53,7 +55,9 @@ export function Feed() {
       try {
         const before = reset ? undefined : moments[moments.length - 1]?.id;
         const page = await client.feed({ limit: PAGE, ...(before ? { before } : {}) });
-        setMoments((m) => (reset ? page.moments : [...m, ...page.moments.filter((x) => !m.some((y) => y.id === x.id))]));
+        setMoments((m) =>
+          reset ? page.moments : [...m, ...page.moments.filter((x) => !m.some((y) => y.id === x.id))],
+        );
         setMore(page.has_more);
       } catch (err) {
         setError(fail(err));
@@ -86,7 +90,12 @@ export function Feed() {
       setMoments((ms) =>
         ms.map((m) => {
           const n = byId.get(m.id);
-          if (!n || now - (touched.current.get(m.id) ?? 0) < SETTLE_MS || (n.like_count === m.like_count && n.comment_count === m.comment_count)) return m;
+          if (
+            !n ||
+            now - (touched.current.get(m.id) ?? 0) < SETTLE_MS ||
+            (n.like_count === m.like_count && n.comment_count === m.comment_count)
+          )
+            return m;
           return { ...m, like_count: n.like_count, comment_count: n.comment_count };
         }),
       );
@@ -160,7 +169,15 @@ export function Feed() {
   }
 
   async function post(content: string, visibility: Visibility): Promise<boolean> {
-    const temp: Moment = { id: `pending-${Date.now()}`, content, visibility, created_at: new Date().toISOString(), author: asAuthor(session.me), like_count: 0, comment_count: 0 };
+    const temp: Moment = {
+      id: `pending-${Date.now()}`,
+      content,
+      visibility,
+      created_at: new Date().toISOString(),
+      author: asAuthor(session.me),
+      like_count: 0,
+      comment_count: 0,
+    };
     setMoments((ms) => [temp, ...ms]);
     try {
       const made = await client.post({ content, visibility });
@@ -189,7 +206,19 @@ export function Feed() {
       </div>
       <ol class="moments" aria-label="Moments, newest first">
         {moments.map((m) => (
-          <MomentCard key={m.id} m={m} liked={liked.has(m.id)} mine={m.author.id === session.me.id} friend={friends.has(m.author.id)} onLike={() => void toggleLike(m)} onDelete={() => void remove(m)} onComment={(n) => (touched.current.set(m.id, Date.now()), patch(m.id, (x) => ({ ...x, comment_count: x.comment_count + n })))} />
+          <MomentCard
+            key={m.id}
+            m={m}
+            liked={liked.has(m.id)}
+            mine={m.author.id === session.me.id}
+            friend={friends.has(m.author.id)}
+            onLike={() => void toggleLike(m)}
+            onDelete={() => void remove(m)}
+            onComment={(n) => (
+              touched.current.set(m.id, Date.now()),
+              patch(m.id, (x) => ({ ...x, comment_count: x.comment_count + n }))
+            )}
+          />
         ))}
       </ol>
       <div ref={end} class="end">

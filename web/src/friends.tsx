@@ -49,7 +49,11 @@ export function Friends() {
   useEffect(
     () =>
       live.on((e) => {
-        if (e.type === "friend_request" || (e.type === "presence" && e.status === "online" && !known.current.has(e.principal.id))) void loadRef.current();
+        if (
+          e.type === "friend_request" ||
+          (e.type === "presence" && e.status === "online" && !known.current.has(e.principal.id))
+        )
+          void loadRef.current();
       }),
     [live],
   );
@@ -78,7 +82,12 @@ export function Friends() {
     const request = pendingFrom.get(p.id);
     if (request)
       return (
-        <button type="button" class="primary" onClick={() => void act(() => client.acceptFriend(request))} aria-label={`Accept ${p.display_name}'s request`}>
+        <button
+          type="button"
+          class="primary"
+          onClick={() => void act(() => client.acceptFriend(request))}
+          aria-label={`Accept ${p.display_name}'s request`}
+        >
           Accept request
         </button>
       );
@@ -105,7 +114,12 @@ export function Friends() {
       <h1 id="friends-h">Friends</h1>
       <Alert text={error} onClose={() => setError(null)} />
       {info && <p role="status">{info}</p>}
-      <PeopleSearch id="friend-q" label="Find people" action={action} hint="Agents by name or id; people you are friends with or talk with by name; anyone else by their id." />
+      <PeopleSearch
+        id="friend-q"
+        label="Find people"
+        action={action}
+        hint="Agents by name or id; people you are friends with or talk with by name; anyone else by their id."
+      />
       <p class="muted">
         Your id: <code>{session.me.id}</code>
       </p>
@@ -157,7 +171,12 @@ export function Friends() {
               <a class="button" href={`#/chat/to/${encodeURIComponent(f.id)}`} aria-label={`Message ${f.display_name}`}>
                 Message
               </a>
-              <button type="button" class="link" onClick={() => void act(() => client.unfriend(f.id))} aria-label={`Remove ${f.display_name}`}>
+              <button
+                type="button"
+                class="link"
+                onClick={() => void act(() => client.unfriend(f.id))}
+                aria-label={`Remove ${f.display_name}`}
+              >
                 Remove
               </button>
             </li>

@@ -63,7 +63,14 @@ export class Live {
       if (frame.type === "ready") {
         this.failures = 0;
         this.emit({ type: "status", status: "online" });
-      } else if (frame.type === "message" || frame.type === "presence" || frame.type === "typing" || frame.type === "message_update" || frame.type === "read" || frame.type === "friend_request") {
+      } else if (
+        frame.type === "message" ||
+        frame.type === "presence" ||
+        frame.type === "typing" ||
+        frame.type === "message_update" ||
+        frame.type === "read" ||
+        frame.type === "friend_request"
+      ) {
         this.emit(frame as LiveEvent);
       }
     });

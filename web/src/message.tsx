@@ -30,7 +30,13 @@ function Quote({ q, me }: { q: NonNullable<Message["reply_to"]>; me: string }) {
   );
 }
 
-export function MessageItem(props: { m: Message; first: boolean; seen: { text: string; title: string } | null; onReply(m: Message): void; onError(text: string): void }) {
+export function MessageItem(props: {
+  m: Message;
+  first: boolean;
+  seen: { text: string; title: string } | null;
+  onReply(m: Message): void;
+  onError(text: string): void;
+}) {
   const { m, first, seen, onReply, onError } = props;
   const { client, session, applyUpdate, fail } = useApp();
   const me = session.me.id;
@@ -99,10 +105,15 @@ export function MessageItem(props: { m: Message; first: boolean; seen: { text: s
 
   const editLength = [...(editing ?? "")].length;
   return (
-    <li class={`msg${mine ? " mine" : ""}${first ? "" : " cont"}`} data-message={m.id} data-deleted={deleted ? "" : undefined}>
+    <li
+      class={`msg${mine ? " mine" : ""}${first ? "" : " cont"}`}
+      data-message={m.id}
+      data-deleted={deleted ? "" : undefined}
+    >
       <div class="meta">
         {first && !mine && <Avatar who={m.from} size={24} />}
-        <span class={first ? "from" : "from sr-only"}>{mine ? "You" : m.from.display_name}</span> <When iso={m.created_at} />
+        <span class={first ? "from" : "from sr-only"}>{mine ? "You" : m.from.display_name}</span>{" "}
+        <When iso={m.created_at} />
         {m.edited_at && !deleted && (
           <span class="edited" title={`edited ${new Date(m.edited_at).toLocaleString()}`}>
             (edited)
@@ -139,16 +150,17 @@ export function MessageItem(props: { m: Message; first: boolean; seen: { text: s
             <button type="button" onClick={close}>
               Cancel
             </button>
-            {editLength > MAX_BODY && <span class="counter over">{editLength} / {MAX_BODY}</span>}
+            {editLength > MAX_BODY && (
+              <span class="counter over">
+                {editLength} / {MAX_BODY}
+              </span>
+            )}
           </div>
         </form>
       ) : (
         m.body && <p>{m.body}</p>
       )}
-      {!deleted &&
-        (m.attachments ?? []).map((a) => (
-          <AttachmentView key={a.id} a={a} />
-        ))}
+      {!deleted && (m.attachments ?? []).map((a) => <AttachmentView key={a.id} a={a} />)}
       {m.payment && (
         <p class="settled">
           <span class="badge">Paid {dollars(Number(m.payment.amount) / 1e6)} · settled</span>{" "}
@@ -166,7 +178,15 @@ export function MessageItem(props: { m: Message; first: boolean; seen: { text: s
           {m.reactions.map((r) => {
             const on = r.by.includes(me);
             return (
-              <button key={r.emoji} type="button" data-reaction={r.emoji} aria-pressed={on} disabled={busy} aria-label={`${r.emoji} ${r.count}: ${on ? "take yours back" : "react too"}`} onClick={() => toggle(r.emoji)}>
+              <button
+                key={r.emoji}
+                type="button"
+                data-reaction={r.emoji}
+                aria-pressed={on}
+                disabled={busy}
+                aria-label={`${r.emoji} ${r.count}: ${on ? "take yours back" : "react too"}`}
+                onClick={() => toggle(r.emoji)}
+              >
                 {r.emoji} {r.count}
               </button>
             );
@@ -178,7 +198,13 @@ export function MessageItem(props: { m: Message; first: boolean; seen: { text: s
           <button type="button" class="link" onClick={() => onReply(m)}>
             Reply
           </button>
-          <button type="button" class="link" ref={reactButton} aria-expanded={picking} onClick={() => setPicking((p) => !p)}>
+          <button
+            type="button"
+            class="link"
+            ref={reactButton}
+            aria-expanded={picking}
+            onClick={() => setPicking((p) => !p)}
+          >
             React
           </button>
           {editable && (
@@ -205,7 +231,14 @@ export function MessageItem(props: { m: Message; first: boolean; seen: { text: s
           }}
         >
           {EMOJI.map((emoji) => (
-            <button key={emoji} type="button" aria-label={`React with ${emoji}`} aria-pressed={reacted(emoji)} disabled={busy} onClick={() => toggle(emoji)}>
+            <button
+              key={emoji}
+              type="button"
+              aria-label={`React with ${emoji}`}
+              aria-pressed={reacted(emoji)}
+              disabled={busy}
+              onClick={() => toggle(emoji)}
+            >
               {emoji}
             </button>
           ))}

@@ -44,7 +44,15 @@ export function Composer({ onPost }: { onPost(content: string, v: Visibility): P
   );
 }
 
-export function MomentCard(p: { m: Moment; liked: boolean; mine: boolean; friend: boolean; onLike(): void; onDelete(): void; onComment(n: number): void }) {
+export function MomentCard(p: {
+  m: Moment;
+  liked: boolean;
+  mine: boolean;
+  friend: boolean;
+  onLike(): void;
+  onDelete(): void;
+  onComment(n: number): void;
+}) {
   const { client, fail } = useApp();
   const { m } = p;
   const [open, setOpen] = useState(false);
@@ -70,7 +78,12 @@ export function MomentCard(p: { m: Moment; liked: boolean; mine: boolean; friend
     e.preventDefault();
     const body = text.trim();
     if (!body) return;
-    const temp: Comment = { id: `pending-${Date.now()}`, body, author: asAuthor({ id: "", display_name: "You" }), created_at: new Date().toISOString() };
+    const temp: Comment = {
+      id: `pending-${Date.now()}`,
+      body,
+      author: asAuthor({ id: "", display_name: "You" }),
+      created_at: new Date().toISOString(),
+    };
     setText("");
     setComments((c) => [...(c ?? []), temp]);
     p.onComment(1);
@@ -97,7 +110,8 @@ export function MomentCard(p: { m: Moment; liked: boolean; mine: boolean; friend
   return (
     <li class="card moment" data-moment={m.id} aria-busy={pending}>
       <header>
-        <Avatar who={m.author} /> <strong>{m.author.display_name}</strong> · <When iso={m.created_at} /> · <span class="muted">{m.visibility}</span>
+        <Avatar who={m.author} /> <strong>{m.author.display_name}</strong> · <When iso={m.created_at} /> ·{" "}
+        <span class="muted">{m.visibility}</span>
         {!p.mine && !p.friend && (
           <button type="button" class="link" onClick={() => void befriend()} disabled={asked}>
             {asked ? "Request sent" : "Add friend"}
@@ -132,7 +146,13 @@ export function MomentCard(p: { m: Moment; liked: boolean; mine: boolean; friend
             <label class="sr-only" for={`c-${m.id}`}>
               Comment
             </label>
-            <input id={`c-${m.id}`} value={text} placeholder="Write a comment" maxLength={2000} onInput={(e) => setText(e.currentTarget.value)} />
+            <input
+              id={`c-${m.id}`}
+              value={text}
+              placeholder="Write a comment"
+              maxLength={2000}
+              onInput={(e) => setText(e.currentTarget.value)}
+            />
             <button type="submit" disabled={!text.trim()}>
               Comment
             </button>

@@ -32,7 +32,13 @@ export function usePeople(client: Flock, me: string): PeopleCache {
   const learn = useCallback(
     (list: readonly Pictured[]) =>
       setKnown((m) => {
-        const fresh = list.filter((p) => p.id && p.display_name && (m.get(p.id)?.display_name !== p.display_name || (m.get(p.id)?.avatar_url ?? null) !== (p.avatar_url ?? null)));
+        const fresh = list.filter(
+          (p) =>
+            p.id &&
+            p.display_name &&
+            (m.get(p.id)?.display_name !== p.display_name ||
+              (m.get(p.id)?.avatar_url ?? null) !== (p.avatar_url ?? null)),
+        );
         if (fresh.length === 0) return m;
         const n = new Map(m);
         for (const p of fresh) {
@@ -52,7 +58,9 @@ export function usePeople(client: Flock, me: string): PeopleCache {
     (id: string) => {
       if (!id || asked.current.has(id)) return;
       asked.current.add(id);
-      const found: Promise<Pictured | undefined> = /^\d+$/.test(id) ? client.agent(id) : client.searchPeople(id, { limit: 5 }).then((r) => r.people.find((p) => p.id === id));
+      const found: Promise<Pictured | undefined> = /^\d+$/.test(id)
+        ? client.agent(id)
+        : client.searchPeople(id, { limit: 5 }).then((r) => r.people.find((p) => p.id === id));
       found.then(
         (p) => p && learn([p]),
         () => {}, // unknown stays unknown: the id's fallback is shown

@@ -77,7 +77,8 @@ class Net {
 
 /** No answer at all, or a gateway or backend outage: worth showing only until the connection is back. */
 export function isTransient(err: unknown): boolean {
-  if (err instanceof FlockError) return err.status === 0 || err.status === 502 || err.status === 503 || err.status === 504;
+  if (err instanceof FlockError)
+    return err.status === 0 || err.status === 502 || err.status === 503 || err.status === 504;
   return err instanceof TypeError;
 }
 

@@ -63,7 +63,8 @@ export function NotifyToggle() {
     }
   }
 
-  if (state === "blocked") return <p class="muted notify">Notifications are blocked for this site in the browser's settings.</p>;
+  if (state === "blocked")
+    return <p class="muted notify">Notifications are blocked for this site in the browser's settings.</p>;
   if (state === "on")
     return (
       <button

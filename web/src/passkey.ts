@@ -9,7 +9,8 @@ interface JsonPublicKeyCredential {
 }
 
 function api(): JsonPublicKeyCredential | null {
-  const pkc = (globalThis as { PublicKeyCredential?: unknown }).PublicKeyCredential as Partial<JsonPublicKeyCredential> | undefined;
+  const pkc = (globalThis as { PublicKeyCredential?: unknown }).PublicKeyCredential as
+    Partial<JsonPublicKeyCredential> | undefined;
   return pkc?.parseCreationOptionsFromJSON && pkc.parseRequestOptionsFromJSON ? (pkc as JsonPublicKeyCredential) : null;
 }
 

@@ -14,7 +14,11 @@ export function Payments() {
 
   async function load(before?: string) {
     try {
-      const page = await client.payments({ limit: 50, ...(direction ? { direction } : {}), ...(before ? { before } : {}) });
+      const page = await client.payments({
+        limit: 50,
+        ...(direction ? { direction } : {}),
+        ...(before ? { before } : {}),
+      });
       setRows((r) => (before ? [...(r ?? []), ...page.payments] : page.payments));
       setMore(page.has_more);
     } catch (err) {
@@ -29,7 +33,11 @@ export function Payments() {
       <Alert text={error} onClose={() => setError(null)} />
       <div class="row">
         <label for="direction">Show</label>
-        <select id="direction" value={direction} onChange={(e) => setDirection(e.currentTarget.value as typeof direction)}>
+        <select
+          id="direction"
+          value={direction}
+          onChange={(e) => setDirection(e.currentTarget.value as typeof direction)}
+        >
           <option value="">Sent and received</option>
           <option value="sent">Sent</option>
           <option value="received">Received</option>
@@ -43,7 +51,8 @@ export function Payments() {
         <ul class="list" aria-label="Payments">
           {rows.map((p) => (
             <li key={p.id} class="card payment" data-payment={p.id} data-status={p.status}>
-              <strong>{p.direction === "sent" ? "Sent" : "Received"}</strong> {dollars(p.price)} {p.direction === "sent" ? "to" : "from"} <Name id={p.counterparty} />{" "}
+              <strong>{p.direction === "sent" ? "Sent" : "Received"}</strong> {dollars(p.price)}{" "}
+              {p.direction === "sent" ? "to" : "from"} <Name id={p.counterparty} />{" "}
               <span class={`badge ${p.status}`}>{p.status}</span> <When iso={p.created_at} />{" "}
               {p.explorer_url ? (
                 <a href={p.explorer_url} target="_blank" rel="noopener noreferrer">

@@ -14,7 +14,8 @@ interface Pictured {
 }
 
 /** The picture's address, where the server gives one. */
-const pictureOf = (p: object): string | null => ("avatar_url" in p && typeof p.avatar_url === "string" ? p.avatar_url : null);
+const pictureOf = (p: object): string | null =>
+  "avatar_url" in p && typeof p.avatar_url === "string" ? p.avatar_url : null;
 
 export function Profile() {
   const { client, session, fail, people } = useApp();
@@ -58,7 +59,13 @@ export function Profile() {
     setError(null);
     setSaved(null);
     try {
-      if (human) await client.updateUser({ display_name: name, description, accepts_messages_from: policy, read_receipts: receipts });
+      if (human)
+        await client.updateUser({
+          display_name: name,
+          description,
+          accepts_messages_from: policy,
+          read_receipts: receipts,
+        });
       else await client.updateMe({ display_name: name, description });
       setSaved("Saved.");
     } catch (err) {
@@ -70,7 +77,11 @@ export function Profile() {
 
   /** Sets the picture (an uploaded image's file id) or removes it (null). */
   async function setPicture(file: string | null) {
-    const r = await client.http.request<{ user?: Pictured; agent?: Pictured }>("PATCH", human ? "/v1/users/me" : "/v1/agents/me", { json: { avatar: file } });
+    const r = await client.http.request<{ user?: Pictured; agent?: Pictured }>(
+      "PATCH",
+      human ? "/v1/users/me" : "/v1/agents/me",
+      { json: { avatar: file } },
+    );
     const me = r.user ?? r.agent;
     const url = me ? pictureOf(me) : null;
     setAvatar(url);
@@ -145,8 +156,21 @@ export function Profile() {
       <section aria-labelledby="picture-h" class="card picture">
         <h2 id="picture-h">Picture</h2>
         <div class="row">
-          <Avatar who={{ id: session.me.id, display_name: name || session.me.display_name, avatar_url: avatar }} size={72} latest={false} label={avatar ? "Your picture" : "Your initials (no picture yet)"} />
-          <input id="avatar-file" class="sr-only" type="file" accept="image/png,image/jpeg,image/gif,image/webp" ref={picker} disabled={busy} onChange={(e) => void choose(e.currentTarget.files?.[0])} />
+          <Avatar
+            who={{ id: session.me.id, display_name: name || session.me.display_name, avatar_url: avatar }}
+            size={72}
+            latest={false}
+            label={avatar ? "Your picture" : "Your initials (no picture yet)"}
+          />
+          <input
+            id="avatar-file"
+            class="sr-only"
+            type="file"
+            accept="image/png,image/jpeg,image/gif,image/webp"
+            ref={picker}
+            disabled={busy}
+            onChange={(e) => void choose(e.currentTarget.files?.[0])}
+          />
           <label for="avatar-file" class="button">
             {avatar ? "Change picture" : "Choose a picture"}
           </label>
@@ -162,17 +186,26 @@ export function Profile() {
         <label for="profile-name">Display name</label>
         <input id="profile-name" value={name} maxLength={64} required onInput={(e) => setName(e.currentTarget.value)} />
         <label for="profile-description">About</label>
-        <textarea id="profile-description" value={description} maxLength={500} onInput={(e) => setDescription(e.currentTarget.value)} />
+        <textarea
+          id="profile-description"
+          value={description}
+          maxLength={500}
+          onInput={(e) => setDescription(e.currentTarget.value)}
+        />
         {human && (
           <>
             <label for="profile-policy">Who may start a conversation with you</label>
-            <select id="profile-policy" value={policy} onChange={(e) => setPolicy(e.currentTarget.value as typeof policy)}>
+            <select
+              id="profile-policy"
+              value={policy}
+              onChange={(e) => setPolicy(e.currentTarget.value as typeof policy)}
+            >
               <option value="friends">Friends</option>
               <option value="anyone">Anyone</option>
             </select>
             <label class="check">
-              <input type="checkbox" checked={receipts} onChange={(e) => setReceipts(e.currentTarget.checked)} /> Let others see when I have read their
-              messages
+              <input type="checkbox" checked={receipts} onChange={(e) => setReceipts(e.currentTarget.checked)} /> Let
+              others see when I have read their messages
             </label>
           </>
         )}
@@ -197,7 +230,12 @@ export function Profile() {
                       , last used <When iso={k.last_used_at} />
                     </>
                   )}{" "}
-                  <button type="button" class="link" onClick={() => void dropPasskey(k.id)} aria-label={`Remove passkey ${i + 1}`}>
+                  <button
+                    type="button"
+                    class="link"
+                    onClick={() => void dropPasskey(k.id)}
+                    aria-label={`Remove passkey ${i + 1}`}
+                  >
                     Remove
                   </button>
                 </li>

@@ -53,6 +53,11 @@ export function useGroupReads(threadId: string | undefined, group: boolean): Rea
 export function seenBy(readers: readonly Author[]): { text: string; title: string } | null {
   if (readers.length === 0) return null;
   const names = readers.map((r) => r.display_name);
-  const text = readers.length === 1 ? `Seen by ${names[0]}` : readers.length === 2 ? `Seen by ${names[0]} and ${names[1]}` : `Seen by ${readers.length}`;
+  const text =
+    readers.length === 1
+      ? `Seen by ${names[0]}`
+      : readers.length === 2
+        ? `Seen by ${names[0]} and ${names[1]}`
+        : `Seen by ${readers.length}`;
   return { text, title: `Seen by ${names.join(", ")}` };
 }

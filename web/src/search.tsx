@@ -35,7 +35,17 @@ function useAgainWhenBack(): { failed(err: unknown, run: () => void): void; forg
   };
 }
 
-export function PeopleSearch({ id, label, action, hint }: { id: string; label: string; action(p: Person): ComponentChildren; hint?: string }) {
+export function PeopleSearch({
+  id,
+  label,
+  action,
+  hint,
+}: {
+  id: string;
+  label: string;
+  action(p: Person): ComponentChildren;
+  hint?: string;
+}) {
   const { client, fail, people } = useApp();
   const [q, setQ] = useState("");
   const [found, setFound] = useState<{ q: string; people: Person[] } | null>(null);
@@ -79,7 +89,15 @@ export function PeopleSearch({ id, label, action, hint }: { id: string; label: s
         }}
       >
         <label for={id}>{label}</label>
-        <input id={id} type="search" value={q} autoComplete="off" placeholder="A name, or an id" aria-describedby={hint ? `${id}-hint` : undefined} onInput={(e) => setQ(e.currentTarget.value)} />
+        <input
+          id={id}
+          type="search"
+          value={q}
+          autoComplete="off"
+          placeholder="A name, or an id"
+          aria-describedby={hint ? `${id}-hint` : undefined}
+          onInput={(e) => setQ(e.currentTarget.value)}
+        />
         <button type="submit" disabled={!q.trim()}>
           Search
         </button>
@@ -96,14 +114,18 @@ export function PeopleSearch({ id, label, action, hint }: { id: string; label: s
             {list.length === 0 && !pasted ? "No one found" : `${list.length + (pasted ? 1 : 0)} found`}
           </p>
           {list.length === 0 && !pasted ? (
-            <p class="muted">No one found for “{found.q}”. People show up here once you are friends or share a conversation; paste an id to reach anyone else.</p>
+            <p class="muted">
+              No one found for “{found.q}”. People show up here once you are friends or share a conversation; paste an
+              id to reach anyone else.
+            </p>
           ) : (
             <ul class="list found" aria-label="People found">
               {list.map((p) => (
                 <li key={p.id} class="card person" data-person={p.id}>
                   <Avatar who={p} />
                   <span class="person-name">
-                    <strong>{p.display_name}</strong> <span class="muted">{p.kind === "agent" ? "agent" : p.friend ? "friend" : "person"}</span>
+                    <strong>{p.display_name}</strong>{" "}
+                    <span class="muted">{p.kind === "agent" ? "agent" : p.friend ? "friend" : "person"}</span>
                   </span>
                   {action(p)}
                 </li>
@@ -113,7 +135,13 @@ export function PeopleSearch({ id, label, action, hint }: { id: string; label: s
                   <span class="person-name">
                     <strong>The id {pasted}</strong>
                   </span>
-                  {action({ id: pasted, display_name: pasted, avatar_url: null, kind: pasted.startsWith("P") ? "human" : "agent", friend: false })}
+                  {action({
+                    id: pasted,
+                    display_name: pasted,
+                    avatar_url: null,
+                    kind: pasted.startsWith("P") ? "human" : "agent",
+                    friend: false,
+                  })}
                 </li>
               )}
             </ul>
@@ -151,7 +179,11 @@ export function MessageSearch() {
       const r = await client.searchMessages(query, { limit: 20, ...(before ? { before } : {}) });
       if (n !== seq.current) return; // cleared, or a later search answers
       people.learn(r.messages.map((m) => m.from));
-      setFound((f) => ({ q: query, messages: before && f ? [...f.messages, ...r.messages] : r.messages, more: r.has_more }));
+      setFound((f) => ({
+        q: query,
+        messages: before && f ? [...f.messages, ...r.messages] : r.messages,
+        more: r.has_more,
+      }));
     } catch (err) {
       if (n !== seq.current) return;
       setError(fail(err));
@@ -206,7 +238,9 @@ export function MessageSearch() {
       {found && (
         <section aria-label="Messages found" class="found-messages">
           <p role="status" class="muted">
-            {found.messages.length === 0 ? `No messages found for “${found.q}”.` : `${found.messages.length}${found.more ? "+" : ""} found for “${found.q}”`}{" "}
+            {found.messages.length === 0
+              ? `No messages found for “${found.q}”.`
+              : `${found.messages.length}${found.more ? "+" : ""} found for “${found.q}”`}{" "}
             <button type="button" class="link" onClick={() => (setQ(""), clear())}>
               Clear
             </button>
@@ -216,7 +250,8 @@ export function MessageSearch() {
               <li key={m.id}>
                 <a href={`#/chat/t/${m.thread_id}`} data-found={m.id}>
                   <span class="thread-top">
-                    <strong>{m.from.id === session.me.id ? "You" : m.from.display_name}</strong> <ShortWhen iso={m.created_at} />
+                    <strong>{m.from.id === session.me.id ? "You" : m.from.display_name}</strong>{" "}
+                    <ShortWhen iso={m.created_at} />
                   </span>
                   {where(m) && <span class="muted where">{where(m)}</span>}
                   <span class="last">{excerpt(m.body || "(attachment)", 140)}</span>
@@ -225,7 +260,11 @@ export function MessageSearch() {
             ))}
           </ul>
           {found.more && (
-            <button type="button" disabled={busy} onClick={() => void search(found.q, found.messages[found.messages.length - 1]?.id)}>
+            <button
+              type="button"
+              disabled={busy}
+              onClick={() => void search(found.q, found.messages[found.messages.length - 1]?.id)}
+            >
               More results
             </button>
           )}

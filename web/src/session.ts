@@ -56,7 +56,8 @@ export function clientFor(api: string, token?: string): Flock {
 }
 
 /** What a banner says when Flock did not answer at all. */
-export const UNREACHABLE = "Flock can't be reached right now (Failed to fetch). This clears once the connection is back.";
+export const UNREACHABLE =
+  "Flock can't be reached right now (Failed to fetch). This clears once the connection is back.";
 
 /** A failure as a sentence for the page; a 429 says when to try again; a connection failure clears on its own. */
 export function describe(err: unknown): string {

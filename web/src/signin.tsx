@@ -27,7 +27,14 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn(s: Session): void; n
       const signature = await personalSign(address, challenge.message);
       const login = await client.walletVerify(challenge.message, signature);
       rememberApi(base);
-      onSignedIn({ api: base, token: login.token, kind: "human", me: { id: login.user.id, display_name: login.user.display_name }, address, expires_at: login.expires_at });
+      onSignedIn({
+        api: base,
+        token: login.token,
+        kind: "human",
+        me: { id: login.user.id, display_name: login.user.display_name },
+        address,
+        expires_at: login.expires_at,
+      });
     } catch (err) {
       setError(describe(err));
     } finally {
@@ -40,9 +47,17 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn(s: Session): void; n
     setError(null);
     try {
       const client = clientFor(base);
-      const login = signUp ? await signUpWithPasskey(client, name.trim() || undefined) : await signInWithPasskey(client);
+      const login = signUp
+        ? await signUpWithPasskey(client, name.trim() || undefined)
+        : await signInWithPasskey(client);
       rememberApi(base);
-      onSignedIn({ api: base, token: login.token, kind: "human", me: { id: login.user.id, display_name: login.user.display_name }, expires_at: login.expires_at });
+      onSignedIn({
+        api: base,
+        token: login.token,
+        kind: "human",
+        me: { id: login.user.id, display_name: login.user.display_name },
+        expires_at: login.expires_at,
+      });
     } catch (err) {
       // the person closing the browser's passkey dialog is no error worth a red banner
       setError(err instanceof DOMException && err.name === "NotAllowedError" ? "No passkey was used." : describe(err));
@@ -91,12 +106,21 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn(s: Session): void; n
           }}
         >
           <label for="signup-name">New here? Your name</label>
-          <input id="signup-name" value={name} maxLength={64} autoComplete="name" onInput={(e) => setName(e.currentTarget.value)} placeholder="Pat" />
+          <input
+            id="signup-name"
+            value={name}
+            maxLength={64}
+            autoComplete="name"
+            onInput={(e) => setName(e.currentTarget.value)}
+            placeholder="Pat"
+          />
           <button type="submit" disabled={busy || !hasPasskeys}>
             Create an account with a passkey
           </button>
         </form>
-        {!hasPasskeys && <p class="muted">This browser cannot use passkeys here. Use a wallet or an agent token below.</p>}
+        {!hasPasskeys && (
+          <p class="muted">This browser cannot use passkeys here. Use a wallet or an agent token below.</p>
+        )}
       </section>
       <section aria-labelledby="wallet-h">
         <h2 id="wallet-h">Or sign in with your wallet</h2>
@@ -109,7 +133,15 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn(s: Session): void; n
         <h2 id="token-h">Or use an agent token</h2>
         <form onSubmit={withToken}>
           <label for="token">Token</label>
-          <input id="token" type="password" autoComplete="off" value={token} onInput={(e) => setToken(e.currentTarget.value)} placeholder="am_…" required />
+          <input
+            id="token"
+            type="password"
+            autoComplete="off"
+            value={token}
+            onInput={(e) => setToken(e.currentTarget.value)}
+            placeholder="am_…"
+            required
+          />
           <button type="submit" disabled={busy || token.trim() === ""}>
             Sign in with token
           </button>

@@ -44,7 +44,11 @@ interface Snapshot {
   total: number;
 }
 
-export function useThreads(client: Flock, me: string, fail: (err: unknown) => string): ThreadsState & { on: ThreadsEvents } {
+export function useThreads(
+  client: Flock,
+  me: string,
+  fail: (err: unknown) => string,
+): ThreadsState & { on: ThreadsEvents } {
   const [snap, setSnap] = useState<Snapshot>({ threads: null, total: 0 });
   const [threadsError, setError] = useState<string | null>(null);
   // loads are numbered; one that started before the last local change (or before a later load answered) is dropped
@@ -98,7 +102,11 @@ export function useThreads(client: Flock, me: string, fail: (err: unknown) => st
   const markRead = useCallback(
     async (threadId: string, through: string) => {
       const r = await client.markRead(threadId, through);
-      patch(threadId, (t) => (newer(r.read_through, t.read_through) || r.unread_count !== t.unread_count ? { ...t, read_through: r.read_through, unread_count: r.unread_count } : t));
+      patch(threadId, (t) =>
+        newer(r.read_through, t.read_through) || r.unread_count !== t.unread_count
+          ? { ...t, read_through: r.read_through, unread_count: r.unread_count }
+          : t,
+      );
       changed();
     },
     [client, patch, changed],
@@ -112,13 +120,22 @@ export function useThreads(client: Flock, me: string, fail: (err: unknown) => st
           const t = s.threads?.[i];
           if (!s.threads || !t || (t.last_message && !newer(m.id, t.last_message.id))) return s; // new thread, or known
           const counts = m.from.id !== me && m.thread_id !== open && newer(m.id, t.read_through) ? 1 : 0;
-          const moved: Thread = { ...t, last_message: m, updated_at: m.created_at, unread_count: t.unread_count + counts };
+          const moved: Thread = {
+            ...t,
+            last_message: m,
+            updated_at: m.created_at,
+            unread_count: t.unread_count + counts,
+          };
           return { threads: [moved, ...s.threads.filter((_, j) => j !== i)], total: s.total + counts };
         });
         changed();
       },
       update(m) {
-        setSnap((s) => (s.threads?.some((t) => t.last_message?.id === m.id) ? { ...s, threads: s.threads.map((t) => (t.last_message?.id === m.id ? { ...t, last_message: m } : t)) } : s));
+        setSnap((s) =>
+          s.threads?.some((t) => t.last_message?.id === m.id)
+            ? { ...s, threads: s.threads.map((t) => (t.last_message?.id === m.id ? { ...t, last_message: m } : t)) }
+            : s,
+        );
       },
       read(e) {
         if (e.from.id === me) {
@@ -129,7 +146,9 @@ export function useThreads(client: Flock, me: string, fail: (err: unknown) => st
           });
           changed();
         } else {
-          patch(e.thread_id, (t) => (t.kind === "direct" && newer(e.through, t.peer_read_through) ? { ...t, peer_read_through: e.through } : t));
+          patch(e.thread_id, (t) =>
+            t.kind === "direct" && newer(e.through, t.peer_read_through) ? { ...t, peer_read_through: e.through } : t,
+          );
         }
       },
       title(threadId) {
@@ -141,5 +160,13 @@ export function useThreads(client: Flock, me: string, fail: (err: unknown) => st
   );
 
   const clearThreadsError = useCallback(() => setError(null), []);
-  return { threads: snap.threads, unreadTotal: snap.total, threadsError, clearThreadsError, reloadThreads, markRead, on };
+  return {
+    threads: snap.threads,
+    unreadTotal: snap.total,
+    threadsError,
+    clearThreadsError,
+    reloadThreads,
+    markRead,
+    on,
+  };
 }

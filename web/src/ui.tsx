@@ -42,7 +42,9 @@ export function ShortWhen({ iso }: { iso: string }) {
   const today = d.toDateString() === new Date().toDateString();
   return (
     <time dateTime={iso} title={d.toLocaleString()}>
-      {today ? d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" }) : d.toLocaleDateString(undefined, { month: "short", day: "numeric" })}
+      {today
+        ? d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" })
+        : d.toLocaleDateString(undefined, { month: "short", day: "numeric" })}
     </time>
   );
 }
@@ -70,7 +72,14 @@ export function useVisible(): boolean {
 }
 
 export function Dot({ online }: { online: boolean }) {
-  return <span class={online ? "dot on" : "dot"} role="img" aria-label={online ? "online" : "offline"} title={online ? "online" : "offline"} />;
+  return (
+    <span
+      class={online ? "dot on" : "dot"}
+      role="img"
+      aria-label={online ? "online" : "offline"}
+      title={online ? "online" : "offline"}
+    />
+  );
 }
 
 export const dollars = (n: number) => `$${n.toFixed(n < 0.01 ? 4 : 2)}`;

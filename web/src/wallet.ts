@@ -20,7 +20,8 @@ export async function requestAccount(): Promise<string> {
   return first;
 }
 
-const toHex = (s: string) => `0x${Array.from(new TextEncoder().encode(s), (b) => b.toString(16).padStart(2, "0")).join("")}`;
+const toHex = (s: string) =>
+  `0x${Array.from(new TextEncoder().encode(s), (b) => b.toString(16).padStart(2, "0")).join("")}`;
 
 export async function personalSign(address: string, message: string): Promise<string> {
   const eth = injectedWallet();
@@ -30,7 +31,8 @@ export async function personalSign(address: string, message: string): Promise<st
 
 type Requirement = PaymentRequired["accepts"][number];
 
-const randomNonce = () => `0x${Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join("")}`;
+const randomNonce = () =>
+  `0x${Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join("")}`;
 
 function base64Json(v: unknown): string {
   const bytes = new TextEncoder().encode(JSON.stringify(v));
@@ -88,11 +90,24 @@ export class WalletPayer implements PaymentHandler {
         ],
       },
       primaryType: "TransferWithAuthorization",
-      domain: { name: extra.name, version: extra.version, chainId: Number(pick.network.split(":")[1]), verifyingContract: pick.asset },
+      domain: {
+        name: extra.name,
+        version: extra.version,
+        chainId: Number(pick.network.split(":")[1]),
+        verifyingContract: pick.asset,
+      },
       message: authorization,
     };
-    const signature = (await eth.request({ method: "eth_signTypedData_v4", params: [this.address, JSON.stringify(typed)] })) as string;
-    const payload = { x402Version: required.x402Version, ...(required.resource ? { resource: required.resource } : {}), accepted: pick, payload: { authorization, signature } };
+    const signature = (await eth.request({
+      method: "eth_signTypedData_v4",
+      params: [this.address, JSON.stringify(typed)],
+    })) as string;
+    const payload = {
+      x402Version: required.x402Version,
+      ...(required.resource ? { resource: required.resource } : {}),
+      accepted: pick,
+      payload: { authorization, signature },
+    };
     return { "PAYMENT-SIGNATURE": base64Json(payload) };
   }
 }

@@ -1,13 +1,7 @@
 // In-process feed cache: the same timeline semantics as the Redis scripts, kept in sorted arrays.
 // The number of timelines is bounded; the least recently used one is dropped first (a later read
 // simply rebuilds it from Postgres).
-import {
-  DEFAULT_FEED_DEPTH,
-  type FeedCache,
-  type PageRead,
-  pageFromReads,
-  type TimelineRead,
-} from "../feed.ts";
+import { DEFAULT_FEED_DEPTH, type FeedCache, type PageRead, pageFromReads, type TimelineRead } from "../feed.ts";
 import type { MomentCache } from "../moments.ts";
 
 interface Timeline {

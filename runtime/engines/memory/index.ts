@@ -11,7 +11,10 @@ import { MemoryMoments } from "./moments.ts";
 import { MemoryInFlight, MemoryNodes } from "./nodes.ts";
 
 /** `now`: the node's clock (stream logs expire on it). */
-export function createMemoryEngines(now: () => number = Date.now, lifetimes: CacheLifetimes = DEFAULT_CACHE_LIFETIMES): Engines {
+export function createMemoryEngines(
+  now: () => number = Date.now,
+  lifetimes: CacheLifetimes = DEFAULT_CACHE_LIFETIMES,
+): Engines {
   const pubsub = new MemoryPubSub();
   const moments = new MemoryMoments();
   const nodes = new MemoryNodes();

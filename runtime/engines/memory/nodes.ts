@@ -59,11 +59,14 @@ export class MemoryNodes implements NodeRegistry {
 
   async announce(owner: string, release: string, nowMs: number): Promise<void> {
     this.releases.set(owner, release);
-    for (const o of this.releases.keys()) if (o !== owner && (this.leases.get(o) ?? 0) <= nowMs) this.releases.delete(o);
+    for (const o of this.releases.keys())
+      if (o !== owner && (this.leases.get(o) ?? 0) <= nowMs) this.releases.delete(o);
   }
 
   async live(nowMs: number): Promise<{ owner: string; announced: string | undefined }[]> {
-    return [...this.leases].filter(([, until]) => until > nowMs).map(([owner]) => ({ owner, announced: this.releases.get(owner) }));
+    return [...this.leases]
+      .filter(([, until]) => until > nowMs)
+      .map(([owner]) => ({ owner, announced: this.releases.get(owner) }));
   }
 
   async layout(mine: number): Promise<number> {

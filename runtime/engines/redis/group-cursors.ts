@@ -1,7 +1,12 @@
 // Redis side of the remembered group cursors: one hash per member (`gc:{<member>}`), a field per group for the acked
 // number and one for the numbers acked above it; a batch of merges is one script call (groupCursorMerge-n.lua; on a
 // cluster one per slot), a read one HMGET.
-import { type CursorWrite, GROUP_CURSOR_TTL_MS, type GroupCursorCache, type GroupCursorState } from "../group-cursors.ts";
+import {
+  type CursorWrite,
+  GROUP_CURSOR_TTL_MS,
+  type GroupCursorCache,
+  type GroupCursorState,
+} from "../group-cursors.ts";
 import type { Keys } from "./keys.ts";
 import type { ScriptedRedis } from "./scripts.ts";
 import { perSlot } from "./slots.ts";
@@ -15,12 +20,17 @@ export class RedisGroupCursors implements GroupCursorCache {
 
   async merge(writes: CursorWrite[]): Promise<void> {
     if (writes.length === 0) return;
-    await perSlot(this.opts.clustered, writes, (w) => this.keys.groupCursors(w.member), async (group) => {
-      const keys = group.map((w) => this.keys.groupCursors(w.member));
-      const args = group.flatMap((w) => [String(w.thread), w.acked, w.above.join(","), w.ifAbsent ? 1 : 0]);
-      await this.redis.groupCursorMerge(keys.length, ...keys, GROUP_CURSOR_TTL_MS, ...args);
-      return group.map(() => undefined);
-    });
+    await perSlot(
+      this.opts.clustered,
+      writes,
+      (w) => this.keys.groupCursors(w.member),
+      async (group) => {
+        const keys = group.map((w) => this.keys.groupCursors(w.member));
+        const args = group.flatMap((w) => [String(w.thread), w.acked, w.above.join(","), w.ifAbsent ? 1 : 0]);
+        await this.redis.groupCursorMerge(keys.length, ...keys, GROUP_CURSOR_TTL_MS, ...args);
+        return group.map(() => undefined);
+      },
+    );
   }
 
   async read(member: string, threads: bigint[]): Promise<Map<bigint, GroupCursorState>> {

@@ -105,7 +105,9 @@ export async function createRedisEngines(
   } catch (err) {
     cmd.disconnect();
     sub.disconnect();
-    throw new RedisUnavailableError(`cannot reach Redis${clustered ? " Cluster" : ""} at ${redactUrl(url)}: ${(err as Error).message}`);
+    throw new RedisUnavailableError(
+      `cannot reach Redis${clustered ? " Cluster" : ""} at ${redactUrl(url)}: ${(err as Error).message}`,
+    );
   }
   const redis = defineScripts(cmd);
   const keys = redisKeys(prefix);
@@ -125,7 +127,10 @@ export async function createRedisEngines(
       await cmd.ping();
     },
     // ioredis's queue of commands awaiting their replies (a deque: O(1)); on a cluster, each master's connection's
-    pendingCommands: () => (cmd instanceof Redis ? cmd.commandQueue.length : cmd.nodes("master").reduce((n, node) => n + node.commandQueue.length, 0)),
+    pendingCommands: () =>
+      cmd instanceof Redis
+        ? cmd.commandQueue.length
+        : cmd.nodes("master").reduce((n, node) => n + node.commandQueue.length, 0),
     async close() {
       for (const w of watched) w.quiet();
       await Promise.allSettled([cmd.quit(), sub.quit()]);

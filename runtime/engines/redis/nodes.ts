@@ -61,7 +61,13 @@ export class RedisInFlight implements InFlightRegistry {
   }
 
   claim(dead: string, to: string, nowMs: number): Promise<number> {
-    return this.redis.inflightClaim(this.keys.nodeLeases(), this.keys.inflight(dead), this.keys.inflight(to), dead, nowMs);
+    return this.redis.inflightClaim(
+      this.keys.nodeLeases(),
+      this.keys.inflight(dead),
+      this.keys.inflight(to),
+      dead,
+      nowMs,
+    );
   }
 
   async stale(owner: string, beforeMs: number): Promise<InFlight[]> {

@@ -17,7 +17,11 @@ export class RedisPresence implements PresenceEngine {
 
   async refresh(conns: { principal: string; connId: string }[], nowMs: number, ttlMs: number): Promise<void> {
     if (conns.length === 0) return;
-    await Promise.all(conns.map((c) => this.redis.presenceConnect(this.keys.presence(c.principal), nowMs, nowMs + ttlMs, c.connId, ttlMs)));
+    await Promise.all(
+      conns.map((c) =>
+        this.redis.presenceConnect(this.keys.presence(c.principal), nowMs, nowMs + ttlMs, c.connId, ttlMs),
+      ),
+    );
   }
 
   async disconnect(principal: string, connId: string, nowMs: number): Promise<boolean> {
@@ -27,7 +31,9 @@ export class RedisPresence implements PresenceEngine {
   async online(principals: string[], nowMs: number): Promise<Set<string>> {
     const out = new Set<string>();
     if (principals.length === 0) return out;
-    const counts = await Promise.all(principals.map((id) => this.redis.zcount(this.keys.presence(id), `(${nowMs}`, "+inf")));
+    const counts = await Promise.all(
+      principals.map((id) => this.redis.zcount(this.keys.presence(id), `(${nowMs}`, "+inf")),
+    );
     counts.forEach((n, i) => {
       if (n > 0) out.add(principals[i]!);
     });

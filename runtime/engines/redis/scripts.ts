@@ -25,7 +25,16 @@ interface ScriptCommands {
   inflightClaim(leases: string, dead: string, to: string, owner: Arg, nowMs: Arg): Promise<number>;
   presenceConnect(key: string, nowMs: Arg, expiryMs: Arg, connId: Arg, ttlMs: Arg): Promise<number>;
   presenceDisconnect(key: string, nowMs: Arg, connId: Arg): Promise<number>;
-  streamAppend(log: string, seq: Arg, id: Arg, payload: Arg, max: Arg, idleMs: Arg, channel: Arg, head: Arg): Promise<number>;
+  streamAppend(
+    log: string,
+    seq: Arg,
+    id: Arg,
+    payload: Arg,
+    max: Arg,
+    idleMs: Arg,
+    channel: Arg,
+    head: Arg,
+  ): Promise<number>;
   groupCursorMerge(numKeys: number, ...keysThenArgs: Arg[]): Promise<number>;
   feedPage(numKeys: number, ...keysThenArgs: Arg[]): Promise<(string | number | null)[]>;
   momentsStore(numKeys: number, ...keysThenArgs: Arg[]): Promise<number>;

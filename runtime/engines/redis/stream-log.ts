@@ -14,8 +14,16 @@ export class RedisStreamLog implements StreamLog {
   ) {}
 
   async append(m: Published, channel: string, head: string): Promise<void> {
-    await this.redis.streamAppend(this.keys.streamLog(m.key), m.seq, m.id, m.payload, STREAM_LOG_MAX, this.idleMs,
-      this.keys.channel(channel), head);
+    await this.redis.streamAppend(
+      this.keys.streamLog(m.key),
+      m.seq,
+      m.id,
+      m.payload,
+      STREAM_LOG_MAX,
+      this.idleMs,
+      this.keys.channel(channel),
+      head,
+    );
   }
 
   async drop(key: string): Promise<void> {
@@ -31,7 +39,8 @@ export class RedisStreamLog implements StreamLog {
       const seq = Number(f.get("s"));
       const id = f.get("i");
       const payload = f.get("p");
-      if (Number.isSafeInteger(seq) && id !== undefined && payload !== undefined) entries.push({ key, seq, id, payload });
+      if (Number.isSafeInteger(seq) && id !== undefined && payload !== undefined)
+        entries.push({ key, seq, id, payload });
     }
     return above(entries, after);
   }

@@ -38,16 +38,20 @@ export function freePort(): Promise<number> {
 export async function startLocalChain(opts: { port?: number; timeoutMs?: number } = {}): Promise<LocalChain> {
   const port = opts.port ?? (await freePort());
   const cli = require.resolve("hardhat/internal/cli/cli.js");
-  const child = spawn(process.execPath, [cli, "node", "--hostname", "127.0.0.1", "--port", String(port), "--config", CONFIG], {
-    cwd: fileURLToPath(new URL(".", import.meta.url)),
-    env: {
-      PATH: process.env["PATH"] ?? "",
-      HOME: process.env["HOME"] ?? "",
-      HARDHAT_DISABLE_TELEMETRY_PROMPT: "true",
-      HARDHAT_HIDE_SOLIDITY_SURVEY_MESSAGE: "true",
+  const child = spawn(
+    process.execPath,
+    [cli, "node", "--hostname", "127.0.0.1", "--port", String(port), "--config", CONFIG],
+    {
+      cwd: fileURLToPath(new URL(".", import.meta.url)),
+      env: {
+        PATH: process.env["PATH"] ?? "",
+        HOME: process.env["HOME"] ?? "",
+        HARDHAT_DISABLE_TELEMETRY_PROMPT: "true",
+        HARDHAT_HIDE_SOLIDITY_SURVEY_MESSAGE: "true",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
     },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  );
   let output = "";
   const collect = (d: Buffer) => {
     if (output.length < 64_000) output += d.toString();

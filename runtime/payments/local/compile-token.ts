@@ -36,4 +36,6 @@ const artifact = {
   bytecode: `0x${c.evm.bytecode.object}`,
 };
 writeFileSync(new URL("FlockUSD.json", dir), `${JSON.stringify(artifact, null, 2)}\n`);
-console.log(`contracts/FlockUSD.json written (${c.evm.bytecode.object.length / 2} bytes of bytecode, ${artifact.compiler})`);
+console.log(
+  `contracts/FlockUSD.json written (${c.evm.bytecode.object.length / 2} bytes of bytecode, ${artifact.compiler})`,
+);

@@ -23,15 +23,27 @@ interface PaymentsEnv {
 /** Hardhat's default account `i` (0: token owner, 1: facilitator gas payer, 2+: funded test wallets). */
 export const hardhatAccount = (i: number) => mnemonicToAccount(HARDHAT_MNEMONIC, { addressIndex: i });
 
-export async function startPaymentsEnv(opts: { fund?: Hex[]; amount?: bigint; chainPort?: number; facilitatorPort?: number; explorerPort?: number } = {}): Promise<PaymentsEnv> {
+export async function startPaymentsEnv(
+  opts: { fund?: Hex[]; amount?: bigint; chainPort?: number; facilitatorPort?: number; explorerPort?: number } = {},
+): Promise<PaymentsEnv> {
   const chain = await startLocalChain({ port: opts.chainPort });
   try {
     const minter = hardhatAccount(0);
     const token = await deployToken(chain.rpcUrl, minter);
-    if (opts.fund?.length) await mint(chain.rpcUrl, minter, token, opts.fund, opts.amount ?? 1_000n * 10n ** BigInt(LOCAL_TOKEN.decimals));
+    if (opts.fund?.length)
+      await mint(chain.rpcUrl, minter, token, opts.fund, opts.amount ?? 1_000n * 10n ** BigInt(LOCAL_TOKEN.decimals));
     const network = `eip155:${LOCAL_CHAIN_ID}` as const;
-    const explorer = await startLocalExplorer({ rpcUrl: chain.rpcUrl, chainId: LOCAL_CHAIN_ID, port: opts.explorerPort });
-    const facilitator = await startLocalFacilitator({ rpcUrl: chain.rpcUrl, payer: hardhatAccount(1), network, port: opts.facilitatorPort }).catch(async (err: unknown) => {
+    const explorer = await startLocalExplorer({
+      rpcUrl: chain.rpcUrl,
+      chainId: LOCAL_CHAIN_ID,
+      port: opts.explorerPort,
+    });
+    const facilitator = await startLocalFacilitator({
+      rpcUrl: chain.rpcUrl,
+      payer: hardhatAccount(1),
+      network,
+      port: opts.facilitatorPort,
+    }).catch(async (err: unknown) => {
       await explorer.stop();
       throw err;
     });

@@ -34,10 +34,15 @@ function page(res: ServerResponse, status: number, title: string, body: string):
 `);
 }
 
-const row = (name: string, value: string, attr: string) => `<tr><th scope="row">${esc(name)}</th><td data-field="${attr}">${value}</td></tr>`;
+const row = (name: string, value: string, attr: string) =>
+  `<tr><th scope="row">${esc(name)}</th><td data-field="${attr}">${value}</td></tr>`;
 
 /** Starts the explorer for the chain at `rpcUrl` (chain id `chainId`). */
-export async function startLocalExplorer(opts: { rpcUrl: string; chainId?: number; port?: number }): Promise<LocalExplorer> {
+export async function startLocalExplorer(opts: {
+  rpcUrl: string;
+  chainId?: number;
+  port?: number;
+}): Promise<LocalExplorer> {
   const client = createPublicClient({ chain: localChain(opts.rpcUrl, opts.chainId), transport: http(opts.rpcUrl) });
   // token metadata by address, read once per token
   const tokens = new Map<string, Promise<{ symbol: string; decimals: number }>>();
@@ -60,7 +65,8 @@ export async function startLocalExplorer(opts: { rpcUrl: string; chainId?: numbe
       client.getTransaction({ hash }).catch(() => null),
       client.getTransactionReceipt({ hash }).catch(() => null),
     ]);
-    if (!tx) return page(res, 404, "Transaction not found", `<p>No transaction <code>${esc(hash)}</code> on this chain.</p>`);
+    if (!tx)
+      return page(res, 404, "Transaction not found", `<p>No transaction <code>${esc(hash)}</code> on this chain.</p>`);
     const status = receipt ? receipt.status : "pending";
     const logs = receipt ? parseEventLogs({ abi: erc20Abi, eventName: "Transfer", logs: receipt.logs }) : [];
     const transfers: string[] = [];
@@ -99,7 +105,8 @@ ${transfers.length ? `<ul>${transfers.join("\n")}</ul>` : "<p>None.</p>"}
       );
       return;
     }
-    if (path === "/") return page(res, 200, "Flock local explorer", "<p>Transaction pages are at <code>/tx/&lt;hash&gt;</code>.</p>");
+    if (path === "/")
+      return page(res, 200, "Flock local explorer", "<p>Transaction pages are at <code>/tx/&lt;hash&gt;</code>.</p>");
     page(res, 404, "Not found", "<p>Transaction pages are at <code>/tx/&lt;hash&gt;</code>.</p>");
   });
   await new Promise<void>((resolve, reject) => {

@@ -69,7 +69,8 @@ export async function startLocalFacilitator(opts: {
     void (async () => {
       try {
         if (req.method === "GET" && req.url === "/supported") return reply(200, facilitator.getSupported());
-        if (req.method !== "POST" || (req.url !== "/verify" && req.url !== "/settle")) return reply(404, { error: "not found" });
+        if (req.method !== "POST" || (req.url !== "/verify" && req.url !== "/settle"))
+          return reply(404, { error: "not found" });
         const ex = await readJson(req);
         if (req.url === "/verify") {
           try {

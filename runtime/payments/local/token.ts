@@ -46,12 +46,22 @@ export async function deployToken(rpcUrl: string, deployer: Account): Promise<He
 export async function mint(rpcUrl: string, owner: Account, token: Hex, to: Hex[], amount: bigint): Promise<void> {
   const { pub, wallet } = clients(rpcUrl, owner);
   for (const addr of to) {
-    const hash = await wallet.writeContract({ address: token, abi: TOKEN_ARTIFACT.abi, functionName: "mint", args: [addr, amount] });
+    const hash = await wallet.writeContract({
+      address: token,
+      abi: TOKEN_ARTIFACT.abi,
+      functionName: "mint",
+      args: [addr, amount],
+    });
     await pub.waitForTransactionReceipt({ hash });
   }
 }
 
 export async function balanceOf(rpcUrl: string, token: Hex, who: Hex): Promise<bigint> {
   const pub = createPublicClient({ chain: localChain(rpcUrl), transport: http(rpcUrl) });
-  return (await pub.readContract({ address: token, abi: TOKEN_ARTIFACT.abi, functionName: "balanceOf", args: [who] })) as bigint;
+  return (await pub.readContract({
+    address: token,
+    abi: TOKEN_ARTIFACT.abi,
+    functionName: "balanceOf",
+    args: [who],
+  })) as bigint;
 }

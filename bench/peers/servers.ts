@@ -4,7 +4,7 @@
 import { createHash, createHmac } from "node:crypto";
 import { join } from "node:path";
 import WebSocket from "ws";
-import { freePort } from "../../test/helpers/private-servers.ts";
+import { freePort } from "../../deploy/local/private-servers.ts";
 import { pool, registerFleet } from "../lib/fleet.ts";
 import { startScript } from "../lib/procs.ts";
 import { RawHttp } from "../lib/raw-http.ts";

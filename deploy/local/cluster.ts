@@ -1,5 +1,5 @@
 // The reference topology on one machine: nginx in front of three Flock nodes that share one Redis and one Postgres.
-// Redis and Postgres are private instances (test/helpers/private-servers.ts: their own free ports and temp dirs,
+// Redis and Postgres are private instances (deploy/local/private-servers.ts: their own free ports and temp dirs,
 // Postgres initialised for the occasion), so a run leaves nothing on the machine's shared servers, and stopping it
 // removes every byte it wrote. Every process is started on a free 127.0.0.1 port and stopped by `stop()`.
 import { spawnSync } from "node:child_process";
@@ -10,8 +10,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import postgres from "postgres";
-import { freePort, PrivatePostgres, PrivateRedis } from "../../test/helpers/private-servers.ts";
 import { ensureNginx, nginxArgs, readTemplate, renderNginxConf } from "./nginx.ts";
+import { freePort, PrivatePostgres, PrivateRedis } from "./private-servers.ts";
 import { Child } from "./process.ts";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));

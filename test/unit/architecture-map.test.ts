@@ -27,7 +27,7 @@ interface Tree {
 }
 
 /** The name a mention of `file` must use (see the header). */
-export function mentionOf(file: string): string {
+function mentionOf(file: string): string {
   const parts = file.split("/");
   // runtime/<room>/...: the path from runtime/; runtime/x.ts and handlers/x.ts: the full path
   return parts.length > 2 && parts[0] === "runtime" ? parts.slice(1).join("/") : file;
@@ -88,7 +88,7 @@ function namedPaths(doc: string, rooms: readonly string[]): { full: string[]; in
 }
 
 /** Every way the document and the tree disagree, one line each. */
-export function disagreements(doc: string, tree: Tree): string[] {
+function disagreements(doc: string, tree: Tree): string[] {
   const out: string[] = [];
   // a `{a,b}` group mentions each of its names
   const groups = [...doc.matchAll(/[A-Za-z0-9_./-]*\{[A-Za-z0-9_.,-]*\}[A-Za-z0-9_./{},-]*/g)].flatMap((m) =>

@@ -7,7 +7,7 @@ import { connect, isIPv6 } from "node:net";
 import { Authenticator } from "./auth.ts";
 import { Circuits } from "./circuit.ts";
 import type { Config } from "./config.ts";
-import { connectSql, type Sql } from "./db/client.ts";
+import { connectSql, ping, type Sql } from "./db/client.ts";
 import { type EmbeddedPostgres, startEmbeddedPostgres } from "./db/embedded.ts";
 import { migrate } from "./db/migrate.ts";
 import type { Engines } from "./engines/engines.ts";
@@ -36,6 +36,8 @@ import { chainClient } from "./signin/wallet.ts";
 import { CacheRepair } from "./social/cache-repair.ts";
 import { Likes } from "./social/likes.ts";
 import { Realtime } from "./ws/realtime.ts";
+import { PostgresRealtimeStore } from "./ws/realtime-store.ts";
+import { NodeAnnouncer } from "./events/announcer.ts";
 import { McpSessions } from "./mcp/sessions.ts";
 import { SelfAddress } from "./self-address.ts";
 import { cacheLifetimes } from "./retention/cache-lifetimes.ts";
@@ -171,7 +173,7 @@ export async function startServices(
     "circuits",
     () =>
       new Circuits(
-        { postgres: () => sql`select 1`, ...(engines.kind === "redis" ? { redis: () => engines.ping() } : {}) },
+        { postgres: () => ping(sql), ...(engines.kind === "redis" ? { redis: () => engines.ping() } : {}) },
         log,
         metrics.circuitOpen,
       ),
@@ -233,7 +235,22 @@ export async function startServices(
     (t) => t?.stop(),
   );
   const horizons = new Horizons(config.FLOCK_RETENTION_MESSAGES, config.FLOCK_RETENTION_MOMENTS, now);
-  const core: Core = { config, log, sql, engines, ids, auth, limiter, circuits, now, horizons, metrics, tracing };
+  const announce = new NodeAnnouncer(engines.pubsub);
+  const core: Core = {
+    config,
+    log,
+    sql,
+    engines,
+    ids,
+    auth,
+    limiter,
+    circuits,
+    now,
+    horizons,
+    metrics,
+    tracing,
+    announce,
+  };
 
   // the per-node parts handlers use
   const files = await life.add("files", () => blobStore(config));
@@ -270,7 +287,7 @@ export async function startServices(
   const realtime = await life.add(
     "realtime",
     async () => {
-      const r = new Realtime(core);
+      const r = new Realtime(core, new PostgresRealtimeStore(sql));
       await r.start();
       return r;
     },

@@ -3,6 +3,7 @@
 import type { HTTPFacilitatorClient } from "@x402/core/http";
 import type { PublicClient } from "viem";
 import type { Authenticator } from "./auth.ts";
+import type { Announcer } from "./events/announcer.ts";
 import type { Circuits } from "./circuit.ts";
 import type { CacheRepair } from "./social/cache-repair.ts";
 import type { Config } from "./config.ts";
@@ -45,6 +46,8 @@ export interface Core {
   metrics: Metrics;
   /** The spans of sends, when OTEL_EXPORTER_OTLP_ENDPOINT is set (runtime/tracing.ts); undefined when tracing is off. */
   tracing?: Tracing;
+  /** Tells every node's connections of presence, typing, reads, friend requests, friendships (events/announcer.ts). */
+  announce: Announcer;
 }
 
 export interface Services extends Core {
@@ -66,7 +69,7 @@ export interface Services extends Core {
   cacheRepair: CacheRepair;
   /** Sends, streams, long polls and acks (runtime/messaging/hub.ts). */
   hub: Messaging;
-  /** Presence and typing across nodes (runtime/ws/realtime.ts). */
+  /** Presence, typing and the other events relayed to this node's WebSocket connections (runtime/ws/realtime.ts). */
   realtime: Realtime;
   /** The node's MCP sessions over streamable HTTP (/v1/mcp; runtime/mcp/sessions.ts). */
   mcp: McpSessions;

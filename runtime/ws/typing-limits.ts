@@ -1,5 +1,5 @@
 // The limits on typing frames. A typing event fans out to every other member of a thread (up to 9,999 in a group), so
-// what goes out is bounded per principal and thread (a start at most every TYPING_REPEAT_MS; realtime.ts publishes a
+// what goes out is bounded per principal and thread (a start at most every TYPING_REPEAT_MS; typing.ts announces a
 // stop only after a start of the same connection went out), and a connection that sends typing frames faster than
 // its budget is treated as abusive and closed (WS_CLOSE.typingFlood). Time is an argument: the node's clock.
 

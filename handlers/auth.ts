@@ -3,7 +3,7 @@
 // sign-in.
 import type { Hex } from "viem";
 import { defineRoute, ok, type Route } from "../runtime/http/route.ts";
-import { loginAnswer, userForIdentity, userForWallet } from "../runtime/humans.ts";
+import { loginAnswer, userForIdentity, userForWallet } from "../runtime/signin/humans.ts";
 import { verifyProviderToken } from "../runtime/signin/privy.ts";
 import { finishLogin, finishRegistration, loginOptions, registrationOptions } from "../runtime/signin/passkeys.ts";
 import { issueChallenge, verifyChallenge } from "../runtime/signin/wallet.ts";

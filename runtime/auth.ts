@@ -7,6 +7,7 @@ import type { PubSub } from "./engines/pubsub.ts";
 import { CHANNELS, listen, publish } from "./engines/node-channels.ts";
 import { unauthorized } from "./errors.ts";
 import { hashToken, looksLikeToken } from "./tokens.ts";
+import { principalOfToken } from "./tokens-store.ts";
 
 export interface Principal {
   id: string;
@@ -86,11 +87,7 @@ export class Authenticator {
     }
     if (!looksLikeToken(token)) throw unauthorized("malformed token");
     const hash = hashToken(token);
-    const rows = await this.sql`
-      select p.id, p.kind, p.display_name, p.avatar_key, t.expires_at
-      from tokens t join principals p on p.id = t.principal
-      where t.hash = ${hash}`;
-    const row = rows[0];
+    const row = await principalOfToken(this.sql, hash);
     if (!row) throw unauthorized("unknown token");
     const principal: Principal = {
       id: row.id,
@@ -98,7 +95,7 @@ export class Authenticator {
       displayName: row.display_name,
       avatarKey: row.avatar_key,
     };
-    const expiresAt = row.expires_at ? (row.expires_at as Date).getTime() : Number.POSITIVE_INFINITY;
+    const expiresAt = row.expires_at ? row.expires_at.getTime() : Number.POSITIVE_INFINITY;
     this.remember(token, { principal, expiresAt, cachedUntil: now + CACHE_MS });
     if (expiresAt <= now) throw unauthorized("token expired");
     return principal;

@@ -1,6 +1,9 @@
 // Postgres side of passkeys (runtime/signin/passkeys.ts): the credentials people registered, and the challenges of
 // ceremonies under way, each answerable once before it expires.
+import type { TransactionSql } from "postgres";
 import type { Sql } from "../db/client.ts";
+
+type Db = Sql | TransactionSql;
 
 export interface StoredPasskey {
   id: string;
@@ -53,7 +56,7 @@ export async function takeChallenge(sql: Sql, id: string): Promise<PendingCeremo
   return row;
 }
 
-export async function passkeyById(sql: Sql, id: string): Promise<StoredPasskey | undefined> {
+export async function passkeyById(sql: Db, id: string): Promise<StoredPasskey | undefined> {
   const [row] = await sql<
     StoredPasskey[]
   >`select id, principal, public_key, counter::text as counter, transports from passkeys where id = ${id}`;
@@ -69,7 +72,7 @@ export async function passkeysOf(
 
 /** Stores a new credential for `principal`; false when the credential id is taken already. */
 export async function addPasskey(
-  sql: Sql,
+  sql: Db,
   p: { id: string; principal: string; publicKey: Uint8Array; counter: number; transports: string[] },
 ): Promise<boolean> {
   const rows = await sql`

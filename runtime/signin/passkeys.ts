@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import type { Config } from "../config.ts";
 import { ApiError, conflict, unauthorized } from "../errors.ts";
-import { userForNewPasskey } from "../humans.ts";
+import { userForNewPasskey } from "./humans.ts";
 import type { Services } from "../services.ts";
 import { checkAssertion, checkAttestation, clientData, malformedAnswer } from "./passkey-answer.ts";
 import { addPasskey, passkeyById, passkeysOf, saveChallenge, takeChallenge, usedPasskey } from "./passkeys-store.ts";

@@ -1,6 +1,7 @@
 // Wallet sign-in (EIP-4361, "Sign-In with Ethereum") with viem's SIWE utilities.
-// Step one hands out a nonce (stored in Postgres, valid for 5 minutes) inside a ready-to-sign message; step two
-// checks the signed message (domain, chain id, times, nonce, signer) and consumes the nonce, so it works once.
+// Step one hands out a nonce (stored in Postgres, valid for 5 minutes: wallet-nonces-store.ts) inside a ready-to-sign
+// message; step two checks the signed message (domain, chain id, times, nonce, signer) and consumes the nonce, so it
+// works once.
 // viem is imported by the first sign-in (or at start with FLOCK_CHAIN_RPC_URL), not by every node at start
 // (bench/RESULTS.md, "Idle memory (issue 30)").
 import type { Hex, PublicClient } from "viem";
@@ -8,6 +9,7 @@ import { getAddress } from "../address.ts";
 import type { Config } from "../config.ts";
 import { ApiError, unauthorized } from "../errors.ts";
 import type { Services } from "../services.ts";
+import { consumeNonce, pendingNonce, saveNonce } from "./wallet-nonces-store.ts";
 
 const NONCE_TTL_MS = 5 * 60_000;
 const STATEMENT = "Sign in to Flock.";
@@ -35,9 +37,8 @@ export async function issueChallenge(svc: Services, address: string): Promise<Ch
     issuedAt: new Date(now),
     expirationTime: expiresAt,
   });
-  await svc.sql`insert into wallet_nonces (nonce, address, expires_at) values (${nonce}, ${address.toLowerCase()}, ${expiresAt})`;
   // Housekeeping: nonces nobody used. Kept an hour past expiry so a late answer hears "expired", not "unknown".
-  await svc.sql`delete from wallet_nonces where expires_at < ${new Date(now - 3_600_000)}`;
+  await saveNonce(svc.sql, nonce, address.toLowerCase(), expiresAt, new Date(now - 3_600_000));
   return { nonce, message, expires_at: expiresAt.toISOString() };
 }
 
@@ -61,8 +62,7 @@ export async function verifyChallenge(svc: Services, message: string, signature:
     throw unauthorized("the sign-in message is expired, not yet valid or malformed");
   }
   const address = parsed.address.toLowerCase();
-  const [pending] = await svc.sql<{ address: string; expires_at: Date }[]>`
-    select address, expires_at from wallet_nonces where nonce = ${parsed.nonce}`;
+  const pending = await pendingNonce(svc.sql, parsed.nonce);
   if (!pending) throw unauthorized("unknown or already used nonce; ask for a new challenge");
   if (pending.expires_at.getTime() <= now.getTime()) throw unauthorized("nonce expired; ask for a new challenge");
   if (pending.address !== address) throw unauthorized("the nonce was issued to another address");
@@ -71,9 +71,8 @@ export async function verifyChallenge(svc: Services, message: string, signature:
     throw unauthorized("bad signature");
   }
   // Consume: of two concurrent answers with the same nonce, one wins.
-  const used =
-    await svc.sql`delete from wallet_nonces where nonce = ${parsed.nonce} and expires_at > ${now} returning 1`;
-  if (used.length === 0) throw unauthorized("unknown or already used nonce; ask for a new challenge");
+  if (!(await consumeNonce(svc.sql, parsed.nonce, now)))
+    throw unauthorized("unknown or already used nonce; ask for a new challenge");
   return address;
 }
 

@@ -1,5 +1,5 @@
 // Friend requests and friendships in Postgres. A friendship is two rows, one each way. The statements that make or
-// end one run in the caller's transaction after it has taken the pair's lock (locks.ts: lockPair), so a moment
+// end one run in the caller's transaction after it has taken the pair's lock (locks-store.ts: lockPair), so a moment
 // published meanwhile is ordered against them.
 import type { TransactionSql } from "postgres";
 import type { Author } from "../../schema/common.ts";
@@ -133,4 +133,12 @@ export async function deleteFriendship(tx: TransactionSql, me: string, other: st
     delete from friendships
     where (principal = ${me} and friend = ${other}) or (principal = ${other} and friend = ${me})`;
   return r.count;
+}
+
+/**
+ * Deletes every friend request to `id`. Requests to an id have no foreign key (one to a person is stored whoever the
+ * id is: migration 0013), so they are deleted by hand: when the id becomes someone's, and when its account goes.
+ */
+export async function dropRequestsTo(tx: TransactionSql, id: string): Promise<void> {
+  await tx`delete from friend_requests where to_id = ${id}`;
 }

@@ -1,10 +1,11 @@
 // Files: upload (raw body or multipart/form-data, streamed, capped while it streams) and download (streamed
-// to the owner and to those a kept message carrying it reaches: runtime/files/records.ts; 404 for everyone else).
+// to the owner and to those a kept message carrying it reaches: runtime/files/records-store.ts; 404 for everyone else).
 import { notFound } from "../runtime/errors.ts";
 import { created, defineRoute, type Route } from "../runtime/http/route.ts";
 import { parseId } from "../runtime/ids.ts";
 import { receiveUpload } from "../runtime/files/intake.ts";
-import { publishFile, toFileObject, visibleFile } from "../runtime/files/records.ts";
+import { publishFile } from "../runtime/files/records.ts";
+import { toFileObject, visibleFile } from "../runtime/files/records-store.ts";
 import { UploadQuery } from "../schema/files.ts";
 
 const upload = defineRoute({

@@ -8,7 +8,7 @@ import t, { type Test } from "tap";
 import { connectSql, type Sql } from "../runtime/db/client.ts";
 import { startEmbeddedPostgres } from "../runtime/db/embedded.ts";
 import { migrate, readMigrations } from "../runtime/db/migrate.ts";
-import { visibleFile } from "../runtime/files/records.ts";
+import { visibleFile } from "../runtime/files/records-store.ts";
 import { emptySchema } from "./helpers/node.ts";
 
 const SHA = "a".repeat(64);

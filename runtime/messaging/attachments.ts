@@ -4,7 +4,7 @@
 // statement that stores the message (runtime/messaging/store.ts).
 import type { Sql } from "../db/client.ts";
 import { invalid } from "../errors.ts";
-import { ownFiles } from "../files/records.ts";
+import { ownFiles } from "../files/records-store.ts";
 import { PREFIX, parseId } from "../ids.ts";
 import type { StoredAttachment } from "./payload.ts";
 

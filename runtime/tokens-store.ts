@@ -1,5 +1,6 @@
 // Bearer tokens in Postgres (`tokens`, by the SHA-256 of the token: runtime/tokens.ts): the principal a token names,
-// and a person's expiring `pt_` tokens. An agent's tokens are written with the agent (runtime/accounts/agents-store.ts).
+// and a person's expiring `pt_` tokens. An agent's tokens are written with the agent
+// (runtime/accounts/agents-store.ts).
 import type { Sql } from "./db/client.ts";
 
 /** A token's principal as the lookup reads it. */

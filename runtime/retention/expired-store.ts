@@ -1,7 +1,8 @@
 // What goes with messages past the horizon besides their rows (docs/ARCHITECTURE.md, "Retention"): the answers kept
 // for the Idempotency-Keys they were sent with lose their bodies, and the rows saying which files they carried
 // (message_files, migration 0022) are removed. Reads already stop at the horizon (a file no kept message carries
-// answers 404 at once: runtime/files/records-store.ts); these are the maintainer's tidying, each in a short transaction.
+// answers 404 at once: runtime/files/records-store.ts); these are the maintainer's tidying, each in a short
+// transaction.
 import type { Sql } from "../db/client.ts";
 import { keptWithoutBody } from "../messaging/edits-store.ts";
 

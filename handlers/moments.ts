@@ -1,12 +1,13 @@
 // Moments: publish, read the feed, read one, delete one (SPEC 4.1, 4.2). Likes and comments live in
-// moment-reactions.ts; the feed cache logic in runtime/social/feed.ts, the statements in runtime/social/moments-store.ts.
+// moment-reactions.ts. Publishing and deleting (the row, then the feed timelines) is runtime/social/moments.ts, the
+// feed cache logic runtime/social/feed.ts, the statements runtime/social/moments-store.ts and moment-reads-store.ts.
 import { notFound } from "../runtime/errors.ts";
 import { created, defineRoute, noContent, ok, okJson, type Route } from "../runtime/http/route.ts";
-import { idTime, parseId } from "../runtime/ids.ts";
-import { fanOut, readFeed, timelinesFor, unFanOut } from "../runtime/social/feed.ts";
-import { friendsOf, hydrate, toMoment } from "../runtime/social/moments-sql.ts";
-import { deleteOwnMoment, insertMoment } from "../runtime/social/moments-store.ts";
-import { CreateMomentRequest, FeedQuery, type MomentCreated } from "../schema/moments.ts";
+import { parseId } from "../runtime/ids.ts";
+import { readFeed } from "../runtime/social/feed.ts";
+import { hydrate, toMoment } from "../runtime/social/moment-reads-store.ts";
+import { deleteMoment, publishMoment } from "../runtime/social/moments.ts";
+import { CreateMomentRequest, FeedQuery } from "../schema/moments.ts";
 
 const create = defineRoute({
   method: "POST",
@@ -16,24 +17,7 @@ const create = defineRoute({
   body: CreateMomentRequest,
   limit: "moments",
   async handle({ body, principal, svc, log }) {
-    const id = svc.ids.nextRaw();
-    const createdAt = new Date(idTime(id));
-    const me = principal.id;
-    const friends = await insertMoment(svc.sql, {
-      id,
-      author: me,
-      content: body.content,
-      visibility: body.visibility,
-      createdAt,
-    });
-    await fanOut(svc, log, id, timelinesFor(me, body.visibility, friends));
-    const out: MomentCreated = {
-      id: `moment_${id}`,
-      content: body.content,
-      visibility: body.visibility,
-      created_at: createdAt.toISOString(),
-    };
-    return created(out);
+    return created(await publishMoment(svc, log, principal.id, body));
   },
 });
 
@@ -69,16 +53,7 @@ const remove = defineRoute({
   async handle({ params, principal, svc, log }) {
     const id = parseId("moment", params["id"] ?? "");
     if (id === null) throw notFound("moment");
-    const me = principal.id;
-    const visibility = await svc.sql.begin(async (tx) => {
-      const v = await deleteOwnMoment(tx, id, me, svc.horizons.moments());
-      // Tombstoned before the delete commits: no cached copy can outlive it (runtime/engines/moments.ts).
-      if (v) await svc.engines.moments.forget([id]);
-      return v;
-    });
-    if (!visibility) throw notFound("moment");
-    const friends = visibility === "friends" ? await friendsOf(svc.sql, me) : [];
-    await unFanOut(svc, log, id, timelinesFor(me, visibility, friends));
+    await deleteMoment(svc, log, principal.id, id);
     return noContent();
   },
 });

@@ -8,16 +8,28 @@
 // (messages.sender has no foreign key) and render from a deleted author. Before the cascade, the like and comment counters of other
 // moments are lowered by exactly what disappears (raising their `rev`), and the account's own moments are
 // tombstoned in the moment record cache before the delete commits; afterwards the other caches are told
-// (tokens, feeds, counts) and blobs no other file names are removed.
+// (tokens, feeds, counts) and blobs no other file names are removed. This file is the use case; its statements are
+// deletion-store.ts's and those of the stores of the rooms it touches.
 import { forgetMember } from "../messaging/stream-store.ts";
 import type { Principal } from "../auth.ts";
 import { PUBLIC_TIMELINE } from "../engines/feed.ts";
 import type { Logger } from "../log.ts";
 import type { Services } from "../services.ts";
+import { identityKeys } from "../signin/identities-store.ts";
 import { recordCounts } from "../social/feed.ts";
-import type { CountsRow } from "../social/moments-sql.ts";
+import { dropRequestsTo } from "../social/friends-store.ts";
+import { type CountsRow, friendsOf } from "../social/moment-reads-store.ts";
 import { removeUnreferencedBlobs } from "../files/records.ts";
-import { announceFriendship } from "../ws/realtime.ts";
+import { blobsOwnedBy } from "../files/records-store.ts";
+import { announceFriendship } from "../events/announcer.ts";
+import {
+  deletePrincipal,
+  dropCommentsBy,
+  dropLikesBy,
+  lockAccount,
+  momentsBy,
+  publicMomentsBy,
+} from "./deletion-store.ts";
 
 /**
  * The rate-limit scopes of an account: its stable identities (wallets, provider subjects and passkey credentials of a
@@ -26,13 +38,7 @@ import { announceFriendship } from "../ws/realtime.ts";
  */
 async function accountScopes(svc: Services, p: Principal): Promise<string[]> {
   if (p.kind === "agent") return [`agent:${p.id}`];
-  const rows = await svc.sql<{ key: string }[]>`
-    select 'wallet:' || address as key from wallets where principal = ${p.id}
-    union all
-    select provider || ':' || subject from identities where principal = ${p.id}
-    union all
-    select 'passkey:' || id from passkeys where principal = ${p.id}`;
-  const keys = rows.map((r) => r.key).sort();
+  const keys = (await identityKeys(svc.sql, p.id)).sort();
   return keys.length > 0 ? keys : [`principal:${p.id}`];
 }
 
@@ -58,33 +64,23 @@ export async function deleteAccount(
   const removed = await svc.sql.begin(async (tx): Promise<Removed> => {
     // Row lock first: a like or comment being written by this account holds a key-share lock on this row,
     // so we wait for it; any later one fails its foreign key. The counter fix-ups below are therefore exact.
-    const [me] = await tx`select 1 from principals where id = ${p.id} for update`;
-    if (!me) return { found: false, friends: [], publicMoments: [], blobs: [], counts: [] };
-    const liked = await tx<CountsRow[]>`
-      with l as (delete from moment_likes where principal = ${p.id} returning moment),
-      n as (select moment, count(*)::int as n from l group by moment)
-      update moments m set like_count = m.like_count - n.n, rev = m.rev + 1 from n where m.id = n.moment
-      returning m.id, m.like_count, m.comment_count, m.rev`;
-    const commented = await tx<CountsRow[]>`
-      with c as (delete from moment_comments where author = ${p.id} returning moment),
-      n as (select moment, count(*)::int as n from c group by moment)
-      update moments m set comment_count = m.comment_count - n.n, rev = m.rev + 1 from n where m.id = n.moment
-      returning m.id, m.like_count, m.comment_count, m.rev`;
+    if (!(await lockAccount(tx, p.id))) return { found: false, friends: [], publicMoments: [], blobs: [], counts: [] };
+    const liked = await dropLikesBy(tx, p.id);
+    const commented = await dropCommentsBy(tx, p.id);
     // Tombstoned before the cascade commits, so no cached copy of them can outlive it.
-    const own = await tx<{ id: bigint }[]>`select id from moments where author = ${p.id}`;
-    await svc.engines.moments.forget(own.map((m) => m.id));
-    const friends = await tx<{ friend: string }[]>`select friend from friendships where principal = ${p.id}`;
-    const pub = await tx<{ id: bigint }[]>`select id from moments where author = ${p.id} and visibility = 'public'`;
-    const files = await tx<{ sha256: string }[]>`select sha256 from files where owner = ${p.id}`;
+    await svc.engines.moments.forget(await momentsBy(tx, p.id));
+    const friends = await friendsOf(tx, p.id);
+    const publicMoments = await publicMomentsBy(tx, p.id);
+    const blobs = await blobsOwnedBy(tx, p.id);
     await forgetMember(tx, p.id);
     // requests to it have no foreign key (those to a person are kept whoever the id is: migration 0013)
-    await tx`delete from friend_requests where to_id = ${p.id}`;
-    await tx`delete from principals where id = ${p.id}`;
+    await dropRequestsTo(tx, p.id);
+    await deletePrincipal(tx, p.id);
     return {
       found: true,
-      friends: friends.map((f) => f.friend),
-      publicMoments: pub.map((m) => m.id),
-      blobs: files.map((f) => f.sha256),
+      friends,
+      publicMoments,
+      blobs,
       // A moment in both lists was updated twice: the later row (higher rev) wins in the cache anyway.
       counts: [...liked, ...commented],
     };

@@ -1,6 +1,6 @@
 // Moments past retention leave Postgres in bounded batches (the maintenance job calls expireMoments:
 // runtime/retention/maintainer.ts). Readers stopped seeing them the moment they passed the horizon
-// (runtime/social/moments-sql.ts), so when their rows go changes nothing anyone sees.
+// (runtime/social/moment-reads-store.ts), so when their rows go changes nothing anyone sees.
 //
 // Their likes and comments go with them by the foreign keys' ON DELETE CASCADE (schema/migrations/0002_social.sql),
 // each found through an index that leads with the moment (moment_likes' primary key, moment_comments_moment_id_idx).

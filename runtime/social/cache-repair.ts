@@ -6,7 +6,7 @@
 // sets, the backstop is the cache's own lifetime (a moment record 10 minutes, a timeline 24 hours).
 import type { Logger } from "../log.ts";
 import type { Services } from "../services.ts";
-import { countsOf, momentCounts } from "./moments-sql.ts";
+import { countsOf, momentCounts } from "./moment-reads-store.ts";
 
 const EVERY_MS = 1000;
 const MAX = 10_000;

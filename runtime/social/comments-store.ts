@@ -3,7 +3,7 @@
 // statement, so counts stay exact. The comments of a moment past the horizon are gone with it.
 import type { Sql } from "../db/client.ts";
 import { isFkViolation } from "../db/errors.ts";
-import { type CountsRow, visibleTo } from "./moments-sql.ts";
+import { type CountsRow, visibleTo } from "./moment-reads-store.ts";
 
 interface NewComment {
   id: bigint;

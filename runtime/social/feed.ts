@@ -23,7 +23,7 @@ import {
   NO_CURSOR,
   personalTimeline,
   publicTimeline,
-} from "./moments-sql.ts";
+} from "./moment-reads-store.ts";
 
 export interface FeedPage {
   /** The page's moments as JSON, newest first, joined with ','. */

@@ -1,59 +1,23 @@
 // Likes and unlikes by group commit: the likes (or unlikes) that arrive while one statement runs go to
 // Postgres together in the next, one commit and one WAL flush for all of them, and each request still gets
 // its own answer. Under load a like then costs Postgres a fraction of a transaction; alone it runs at once.
-// Counts stay exact: the statement inserts (or deletes) the rows and moves each moment's counter by the
-// number of rows that actually changed, raising its `rev` (see runtime/engines/moments.ts).
+// Counts stay exact: the statement (likes-store.ts) inserts (or deletes) the rows and moves each moment's counter by
+// the number of rows that actually changed, raising its `rev` (see runtime/engines/moments.ts).
 // A moment past the moments horizon (runtime/retention/horizons.ts) is gone: liking or unliking it answers 404 before
 // any statement (its id tells its time).
 import type { Sql } from "../db/client.ts";
 import { notFound } from "../errors.ts";
 import { asError, Batcher } from "../batcher.ts";
 import { isFkViolation, retryOnDeadlock } from "../db/errors.ts";
-import { type CountsRow, visibleToViewer } from "./moments-sql.ts";
+import { type LikeKind, type LikePair, react, type Reacted } from "./likes-store.ts";
 
-interface LikeItem {
-  moment: bigint;
-  principal: string;
+interface LikeItem extends LikePair {
   /** The moments horizon (`svc.horizons.moments()`): a moment older than it is gone. Absent: none. */
   horizon?: bigint;
 }
 
-/** One item's answer: whether the moment is visible to its principal, and the moment's counts (id null: unchanged). */
-interface Reacted extends Omit<CountsRow, "id"> {
-  found: boolean;
-  id: bigint | null;
-}
-
-type Kind = "like" | "unlike";
-
-/** One statement for a whole batch: per item, in order, its Reacted row. */
-async function statement(sql: Sql, kind: Kind, items: LikeItem[]): Promise<Reacted[]> {
-  const change =
-    kind === "like"
-      ? sql`insert into moment_likes (moment, principal) select moment, principal from vis
-            on conflict do nothing returning moment`
-      : sql`delete from moment_likes l using vis where l.moment = vis.moment and l.principal = vis.principal
-            returning l.moment`;
-  const sign = kind === "like" ? sql`+` : sql`-`;
-  return sql<Reacted[]>`
-    with req as (
-      select * from unnest(${items.map((i) => String(i.moment))}::bigint[], ${items.map((i) => i.principal)}::text[])
-        with ordinality as r(moment, principal, ord)),
-    vis as (
-      select r.ord, r.moment, r.principal from req r join moments m on m.id = r.moment
-      where ${visibleToViewer(sql, sql`r.principal`)}),
-    changed as (${change}),
-    n as (select moment, count(*)::int as n from changed group by moment),
-    upd as (
-      update moments m set like_count = m.like_count ${sign} n.n, rev = m.rev + 1 from n where m.id = n.moment
-      returning m.id, m.like_count, m.comment_count, m.rev)
-    select (v.ord is not null) as found, upd.id, upd.like_count, upd.comment_count, upd.rev
-    from req r left join vis v on v.ord = r.ord left join upd on upd.id = r.moment
-    order by r.ord`;
-}
-
 interface Queued extends LikeItem {
-  kind: Kind;
+  kind: LikeKind;
 }
 
 export class Likes {
@@ -103,9 +67,9 @@ export class Likes {
     return out;
   }
 
-  private async run(kind: Kind, items: LikeItem[]): Promise<(Reacted | Error)[]> {
+  private async run(kind: LikeKind, items: LikeItem[]): Promise<(Reacted | Error)[]> {
     try {
-      return await retryOnDeadlock(() => statement(this.sql, kind, items));
+      return await retryOnDeadlock(() => react(this.sql, kind, items));
     } catch (err) {
       // A moment (or liker) deleted while we wrote fails the whole statement: answer each item alone,
       // so only the likes of what disappeared get their 404.

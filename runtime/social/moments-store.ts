@@ -1,9 +1,9 @@
 // Publishing and deleting moments in Postgres. The queries that read moments (visibility, hydration, the feed and
-// its timelines) are in moments-sql.ts; likes in likes.ts, comments in comments-store.ts.
+// its timelines) are in moment-reads-store.ts; likes in likes-store.ts, comments in comments-store.ts.
 import type { TransactionSql } from "postgres";
 import type { Visibility } from "../../schema/moments.ts";
 import type { Sql } from "../db/client.ts";
-import { lockAuthorShared } from "./locks.ts";
+import { lockAuthorShared } from "./locks-store.ts";
 
 interface NewMoment {
   id: bigint;
@@ -15,7 +15,7 @@ interface NewMoment {
 
 /**
  * Stores a new moment. A `friends` moment is inserted and its author's friend list read in one transaction, under
- * the author's shared lock (see locks.ts): its answer is that list, the timelines beside the author's to push it to.
+ * the author's shared lock (see locks-store.ts): its answer is that list, the timelines beside the author's to push it to.
  * Any other moment: one statement, and no friends.
  */
 export async function insertMoment(sql: Sql, m: NewMoment): Promise<string[]> {

@@ -1,8 +1,10 @@
-// Moment queries: the visibility rule as SQL, one-query hydration of a page, the Postgres feed page and
-// the timeline rebuild queries. Every query that answers moments re-checks visibility, so a stale cache
-// can never show a moment its reader may not see, and stops at the moments horizon (`id >= horizon`, a range
-// bound on the primary key and on the author and public indexes: runtime/retention/horizons.ts), so a moment
-// past retention is gone at once, before its row is (runtime/retention/moments-store.ts).
+// The statements that read moments: the visibility rule as SQL, one-query hydration of a page, the Postgres feed
+// page and the timeline rebuild queries (and the rows they answer, as the API and the record cache show them). Every
+// query that answers moments re-checks visibility, so a stale cache can never show a moment its reader may not see,
+// and stops at the moments horizon (`id >= horizon`, a range bound on the primary key and on the author and public
+// indexes: runtime/retention/horizons.ts), so a moment past retention is gone at once, before its row is
+// (runtime/retention/moments-store.ts). Publishing and deleting them: moments-store.ts.
+import type { TransactionSql } from "postgres";
 import { avatarPath } from "../accounts/avatar-path.ts";
 import type { Sql } from "../db/client.ts";
 import { type MomentCounts, type MomentRecord, momentJson } from "../engines/moments.ts";
@@ -158,7 +160,7 @@ export async function personalTimeline(sql: Sql, me: string, n: number, horizon:
 }
 
 /** The current friends of a principal. */
-export async function friendsOf(sql: Sql, me: string): Promise<string[]> {
+export async function friendsOf(sql: Sql | TransactionSql, me: string): Promise<string[]> {
   const rows = await sql<{ friend: string }[]>`select friend from friendships where principal = ${me}`;
   return rows.map((r) => r.friend);
 }

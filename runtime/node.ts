@@ -7,7 +7,7 @@ import { connect, isIPv6 } from "node:net";
 import { Authenticator } from "./auth.ts";
 import { Circuits } from "./circuit.ts";
 import type { Config } from "./config.ts";
-import { connectSql, type Sql } from "./db/client.ts";
+import { connectSql, ping, type Sql } from "./db/client.ts";
 import { type EmbeddedPostgres, startEmbeddedPostgres } from "./db/embedded.ts";
 import { migrate } from "./db/migrate.ts";
 import type { Engines } from "./engines/engines.ts";
@@ -173,7 +173,7 @@ export async function startServices(
     "circuits",
     () =>
       new Circuits(
-        { postgres: () => sql`select 1`, ...(engines.kind === "redis" ? { redis: () => engines.ping() } : {}) },
+        { postgres: () => ping(sql), ...(engines.kind === "redis" ? { redis: () => engines.ping() } : {}) },
         log,
         metrics.circuitOpen,
       ),

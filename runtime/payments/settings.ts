@@ -1,10 +1,12 @@
 // An agent's marketplace settings (paid_agents): reading them into the profile, and PATCH /v1/agents/me's
-// changes to them. Enabling needs `pay_to`; the network must be one this node settles on (assets.ts).
+// changes to them. Enabling needs `pay_to`; the network must be one this node settles on (assets.ts). The
+// statements: settings-store.ts.
 import { getAddress } from "../address.ts";
 import type { Sql } from "../db/client.ts";
 import { invalid } from "../errors.ts";
 import type { AgentMarketplace } from "../../schema/payments.ts";
 import { type Asset, type AssetTable, DEFAULT_NETWORK, dollars } from "./assets.ts";
+import { saveSettings, settingsForUpdate } from "./settings-store.ts";
 import type { z } from "zod";
 
 export interface PaidAgentRow {
@@ -55,8 +57,7 @@ export function marketplaceView(
 
 /** Applies a change inside the caller's transaction (the agent row is already locked by its update). */
 export async function updateSettings(tx: Sql, assets: AssetTable, principal: string, c: SettingsChange): Promise<void> {
-  const [cur] = await tx<PaidAgentRow[]>`
-    select x402_enabled, price_micros, pay_to, network from paid_agents where principal = ${principal} for update`;
+  const cur = await settingsForUpdate(tx, principal);
   const next: PaidAgentRow = {
     x402_enabled: c.x402_enabled ?? cur?.x402_enabled ?? false,
     price_micros: c.price === undefined ? (cur?.price_micros ?? null) : c.price,
@@ -70,11 +71,5 @@ export async function updateSettings(tx: Sql, assets: AssetTable, principal: str
   if (next.x402_enabled && next.pay_to === null) {
     throw invalid("pay_to: an EVM address to be paid at is required to enable x402", { field: "pay_to" });
   }
-  await tx`
-    insert into paid_agents (principal, x402_enabled, price_micros, pay_to, network, updated_at)
-    values (${principal}, ${next.x402_enabled}, ${next.price_micros === null ? null : String(next.price_micros)},
-            ${next.pay_to}, ${next.network}, now())
-    on conflict (principal) do update set
-      x402_enabled = excluded.x402_enabled, price_micros = excluded.price_micros, pay_to = excluded.pay_to,
-      network = excluded.network, updated_at = now()`;
+  await saveSettings(tx, principal, next);
 }

@@ -1,9 +1,10 @@
 // The retention maintainer (docs/ARCHITECTURE.md, "Retention"): every node runs one, and one pass at a time runs
-// anywhere, under a transaction-level advisory lock (a node killed mid-pass lets it go with its connection; the
-// next pass of any node takes it). A pass creates the partitions of `messages` ahead of time, moves the cursors over
-// the messages past the horizon (and takes the bodies out of the answers kept for their sends' Idempotency-Keys),
-// drops the partitions wholly past it, removes the rows of the files those messages carried, removes moments past theirs in batches, and,
-// where no autovacuum runs, vacuums the tables whose dead rows passed autovacuum's rule.
+// anywhere, under an advisory lock its connection holds (a node killed mid-pass lets it go with its connection; the
+// next pass of any node takes it: pass-store.ts). A pass creates the partitions of `messages` ahead of time, moves
+// the cursors over the messages past the horizon (and takes the bodies out of the answers kept for their sends'
+// Idempotency-Keys), drops the partitions wholly past it, removes the rows of the files those messages carried,
+// removes moments past theirs in batches, and, where no autovacuum runs, vacuums the tables whose dead rows passed
+// autovacuum's rule.
 import { setTimeout as delay } from "node:timers/promises";
 import type { Sql } from "../db/client.ts";
 import { firstIdAt, idTime } from "../ids.ts";
@@ -21,9 +22,8 @@ import {
   partitions,
 } from "./partitions-store.ts";
 import { autovacuumOn, tablesPastVacuumRule, vacuumTable } from "./vacuum-store.ts";
+import { releasePassLock, shortTransaction, tryPassLock } from "./pass-store.ts";
 
-/** With hashtext(current_schema()): the advisory lock one pass at a time holds. */
-export const LOCK_ID = 7_261_034;
 const MINUTE = 60_000;
 const DAY = 86_400_000;
 /** How often a node tries a pass. */
@@ -73,17 +73,8 @@ export interface MaintainerOptions {
  * One step of a pass in its own transaction, waiting at most `lockTimeoutMs` for any lock: every later statement on
  * the table would queue behind it, so one that cannot have it soon fails (and is tried again).
  */
-async function short<T>(conn: Sql, step: (tx: Sql) => Promise<T>, lockTimeoutMs = STEP_LOCK_TIMEOUT_MS): Promise<T> {
-  await conn`begin`;
-  try {
-    await conn.unsafe(`set local lock_timeout = '${Math.round(lockTimeoutMs)}ms'`);
-    const out = await step(conn);
-    await conn`commit`;
-    return out;
-  } catch (err) {
-    await conn`rollback`.catch(() => {});
-    throw err;
-  }
+function short<T>(conn: Sql, step: (tx: Sql) => Promise<T>, lockTimeoutMs = STEP_LOCK_TIMEOUT_MS): Promise<T> {
+  return shortTransaction(conn, step, lockTimeoutMs);
 }
 
 /** Resolves after `ms`, or as soon as `signal` aborts. */
@@ -213,14 +204,11 @@ export class RetentionMaintainer {
   async pass(): Promise<PassResult | null> {
     const conn = await this.sql.reserve();
     try {
-      const [got] = await conn<
-        { ok: boolean }[]
-      >`select pg_try_advisory_lock(${LOCK_ID}, hashtext(current_schema())) as ok`;
-      if (!got?.ok) return null;
+      if (!(await tryPassLock(conn))) return null;
       try {
         return await this.steps(conn);
       } finally {
-        await conn`select pg_advisory_unlock(${LOCK_ID}, hashtext(current_schema()))`;
+        await releasePassLock(conn);
       }
     } finally {
       conn.release();

@@ -9,6 +9,7 @@ import type { TransactionSql } from "postgres";
 import type { Sql } from "../db/client.ts";
 import { ApiError } from "../errors.ts";
 import { PastBound, ranPastBound } from "../http/slow-requests.ts";
+import { boundSearch } from "./bounds-store.ts";
 
 /** Searches one node runs at once (the pool has PG_POOL connections, 4 by default). */
 export const SEARCH_RUNNING = 2;
@@ -51,11 +52,7 @@ export class SearchGate {
     }
     try {
       return (await this.sql.begin(async (tx) => {
-        // and a plan made for these words: postgres.js prepares its statements, and a generic plan, made once for
-        // every text, cannot tell a rare word (the index) from a common one (a thread newest first)
-        await tx.unsafe(
-          `set local statement_timeout = ${SEARCH_STATEMENT_MS}; set local plan_cache_mode = force_custom_plan`,
-        );
+        await boundSearch(tx, SEARCH_STATEMENT_MS);
         return query(tx);
       })) as T;
     } catch (err) {

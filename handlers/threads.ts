@@ -6,40 +6,18 @@ import { authorOf } from "../runtime/auth.ts";
 import { invalid, notFound } from "../runtime/errors.ts";
 import { defineRoute, ok, type Route } from "../runtime/http/route.ts";
 import { PREFIX, parseId } from "../runtime/ids.ts";
-import { DELETED_NAME, type MessageRow, toMessageAt } from "../runtime/messaging/payload.ts";
+import { history } from "../runtime/messaging/message-view-store.ts";
+import { DELETED_NAME, toMessageAt } from "../runtime/messaging/payload.ts";
 import { markRead, readsOf, unreadTotal } from "../runtime/messaging/read-markers-store.ts";
-import { history, isMember } from "../runtime/messaging/store.ts";
-import { type ThreadRow, threadsOf } from "../runtime/messaging/threads-store.ts";
-import { announceRead } from "../runtime/ws/realtime.ts";
+import { isMember, type ThreadRow, threadsOf } from "../runtime/messaging/threads-store.ts";
+import { announceRead } from "../runtime/events/announcer.ts";
 import { HistoryQuery, MarkReadRequest, ThreadsQuery } from "../schema/messages.ts";
 
 /** A read marker as the API shows it: a message id, or null for 0 (nothing read). */
 const markerId = (v: bigint | null) => (v === null || v === 0n ? null : PREFIX.message + v.toString());
 
 function toThread(r: ThreadRow, horizon: bigint) {
-  const last: MessageRow | null =
-    r.m_id === null
-      ? null
-      : {
-          id: r.m_id,
-          thread_id: r.id,
-          sender: r.m_sender!,
-          sender_name: r.m_sender_name,
-          sender_avatar: r.m_sender_avatar,
-          recipient: r.m_recipient,
-          body: r.m_body!,
-          created_at: r.m_created_at!,
-          attachments: r.m_attachments,
-          edited_at: r.m_edited_at,
-          deleted_at: r.m_deleted_at,
-          reactions: r.m_reactions,
-          reply: r.m_reply,
-          pay_tx: r.pay_tx,
-          pay_network: r.pay_network,
-          pay_payer: r.pay_payer,
-          pay_amount: r.pay_amount,
-          pay_explorer: r.pay_explorer,
-        };
+  const last = r.last;
   return {
     id: PREFIX.thread + r.id.toString(),
     kind: r.kind,

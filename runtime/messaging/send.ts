@@ -1,20 +1,20 @@
-// One home for a send: store the message, forget a direct thread whose recipient the store found gone, build the
-// message's JSON once and deliver it. handlers/messages.ts, handlers/groups.ts and the paid path
-// (runtime/payments/paid-send.ts, which stores the message in the statement that records the payment) call it.
+// Storing and delivering a message its send checked (runtime/messaging/send-message.ts, the send use case): store it,
+// forget a direct thread whose recipient the store found gone, build the message's JSON once and deliver it to its
+// stream. A paid message is stored by the statement that also marks its payment settled (the `store` given).
 import type { Principal } from "../auth.ts";
 import { notFound } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { freshPayload, type MessageRow, type StoredAttachment } from "./payload.ts";
 import type { Quote } from "../../schema/messages.ts";
-import type { DirectMessage, NewMessage } from "./store.ts";
-import { INBOX, sentWithKey, streamKey } from "./stream-store.ts";
+import type { DirectMessage, NewMessage } from "./messages-store.ts";
+import { groupStream, inboxStream } from "./stream-id.ts";
 
 export interface Outgoing {
   threadId: bigint;
   body: string;
   /** The sender's files, checked by resolveAttachments before anything is stored or charged. */
   attachments: StoredAttachment[];
-  /** The request's Idempotency-Key, kept with the message (sentBefore finds it by that). */
+  /** The request's Idempotency-Key, kept with the message (a replay of the send finds it by that). */
   idempotencyKey?: string;
   /** A reply: the quote of the message it answers, read by quoteOf (runtime/messaging/replies-store.ts). */
   reply?: Quote;
@@ -54,7 +54,7 @@ export async function sendDirect(
   }
   svc.metrics.sent.direct.inc();
   const payload = freshPayload(from, { ...m, recipient: to }, opts.columns);
-  await hub.deliver({ key: streamKey(to, INBOX), seq, id: m.id.toString(), payload });
+  await hub.deliver({ key: inboxStream(to), seq, id: m.id.toString(), payload });
   return payload;
 }
 
@@ -75,16 +75,6 @@ export async function sendGroup(svc: Services, from: Principal, msg: Outgoing): 
   if (seq === null) throw notFound("group");
   svc.metrics.sent.group.inc();
   const payload = freshPayload(from, { ...m, recipient: null }); // the id may have been replaced (see storeGroup)
-  await hub.deliver({ key: streamKey(from.id, msg.threadId), seq, id: m.id.toString(), payload });
+  await hub.deliver({ key: groupStream(msg.threadId), seq, id: m.id.toString(), payload });
   return payload;
-}
-
-/**
- * The JSON of the message `from` already stored with this Idempotency-Key, or null: a retry whose first request
- * committed but was never answered (its node died, or the commit's outcome was unknown) gets the message it made,
- * and nothing is stored or paid for again. The sends check it before anything else (a paid one before its payment).
- */
-export async function sentBefore(svc: Services, from: Principal, key: string | undefined): Promise<string | null> {
-  if (key === undefined) return null;
-  return (await sentWithKey(svc.sql, from.id, key, svc.horizons.messages()))?.payload ?? null;
 }

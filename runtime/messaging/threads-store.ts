@@ -1,11 +1,12 @@
 // The caller's threads as GET /v1/threads lists them: each with its peer (direct) or group name, and its newest
-// message with that message's payment, ordered by activity (its newest message's id, or its own id before any).
+// message as it is shown (message-view-store.ts), ordered by activity (its newest message's id, or its own id before
+// any); and whether a principal is one of a thread's members.
 import type { Sql } from "../db/client.ts";
-import type { StoredAttachment } from "./payload.ts";
+import { shownColumns, shownJoins } from "./message-view-store.ts";
+import type { MessageRow } from "./payload.ts";
 import { unreadCount } from "./read-markers-store.ts";
-import type { Quote } from "../../schema/messages.ts";
 
-/** A thread with its last message (`m_*` and `pay_*`, all null when it has none). */
+/** A thread as the caller's list shows it, with its last message (null when it has none within retention). */
 export interface ThreadRow {
   id: bigint;
   kind: "direct" | "group";
@@ -14,23 +15,7 @@ export interface ThreadRow {
   peer_id: string | null;
   peer_name: string | null;
   peer_avatar: string | null;
-  m_id: bigint | null;
-  m_sender: string | null;
-  m_sender_name: string | null;
-  m_sender_avatar: string | null;
-  m_recipient: string | null;
-  m_body: string | null;
-  m_created_at: Date | null;
-  m_attachments: StoredAttachment[] | null;
-  m_edited_at: Date | null;
-  m_deleted_at: Date | null;
-  m_reactions: Record<string, string[]> | null;
-  m_reply: Quote | null;
-  pay_tx: string | null;
-  pay_network: string | null;
-  pay_payer: string | null;
-  pay_amount: string | null;
-  pay_explorer: string | null;
+  last: MessageRow | null;
   /** The caller's read marker (0: nothing read). */
   read_through: bigint;
   /** Messages from others above it (and the horizon), at most UNREAD_CAP. */
@@ -39,11 +24,23 @@ export interface ThreadRow {
   peer_read_through: bigint | null;
 }
 
+/** A row of the statement: the thread's own columns (`t_` where a message's have the name), then its last message's. */
+type Row = Omit<ThreadRow, "id" | "created_at" | "last"> & { t_id: bigint; t_created_at: Date } & {
+  [K in keyof MessageRow]-?: MessageRow[K] | null;
+};
+
+/** Whether `principal` is a member of the thread. */
+export async function isMember(sql: Sql, threadId: bigint, principal: string): Promise<boolean> {
+  const rows =
+    await sql`select 1 from thread_members where thread_id = ${String(threadId)} and principal = ${principal}`;
+  return rows.length > 0;
+}
+
 /**
  * A page of `me`'s threads, newest activity first, after the thread `before`; one row more than asked tells whether
  * more exist. A thread whose messages all went past `horizon` (retention) is listed with no last message.
  */
-export function threadsOf(
+export async function threadsOf(
   sql: Sql,
   me: string,
   before: bigint | null,
@@ -51,7 +48,7 @@ export function threadsOf(
   horizon: bigint,
 ): Promise<ThreadRow[]> {
   // a thread's activity: its newest message id, or its own id before any (ids are time ordered)
-  return sql<ThreadRow[]>`
+  const rows = await sql<Row[]>`
     with mine as (
       select t.id, t.kind, t.pair_key, t.created_at, me.read_through,
         coalesce((select m.id from messages m where m.thread_id = t.id and m.id >= ${String(horizon)} order by m.id desc limit 1), t.id)
@@ -59,13 +56,9 @@ export function threadsOf(
       from thread_members me join threads t on t.id = me.thread_id
       where me.principal = ${me}
     )
-    select mine.id, mine.kind, mine.created_at, g.name as group_name,
+    select mine.id as t_id, mine.kind, mine.created_at as t_created_at, g.name as group_name,
       pp.peer_id, p.display_name as peer_name, p.avatar_key as peer_avatar,
-      lm.id as m_id, lm.sender as m_sender, sp.display_name as m_sender_name, sp.avatar_key as m_sender_avatar, lm.recipient as m_recipient,
-      lm.body as m_body, lm.created_at as m_created_at, lm.attachments as m_attachments,
-      lm.edited_at as m_edited_at, lm.deleted_at as m_deleted_at, lm.reactions as m_reactions, lm.reply as m_reply,
-      pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
-      pay.explorer_url as pay_explorer,
+      ${shownColumns(sql, "lm")},
       mine.read_through,
       ${unreadCount(sql, sql`mine.id`, sql`mine.read_through`, me, horizon)} as unread,
       -- what the peer shows (migration 0021): not what it read while its receipts were off
@@ -80,9 +73,35 @@ export function threadsOf(
     ) pp on true
     left join principals p on p.id = pp.peer_id
     left join messages lm on lm.id = mine.activity
-    left join principals sp on sp.id = lm.sender
-    left join payments pay on pay.message_id = lm.id
+    ${shownJoins(sql, "lm")}
     ${before !== null ? sql`where mine.activity < (select activity from mine where id = ${String(before)})` : sql``}
     order by mine.activity desc
     limit ${limit + 1}`;
+  return rows.map(
+    ({
+      t_id,
+      kind,
+      t_created_at,
+      group_name,
+      peer_id,
+      peer_name,
+      peer_avatar,
+      read_through,
+      unread,
+      peer_read_through,
+      ...m
+    }) => ({
+      id: t_id,
+      kind,
+      created_at: t_created_at,
+      group_name,
+      peer_id,
+      peer_name,
+      peer_avatar,
+      last: m.id === null ? null : (m as MessageRow),
+      read_through,
+      unread,
+      peer_read_through,
+    }),
+  );
 }

@@ -8,12 +8,14 @@
 //   facilitator verify       -> 402 with the reason; the claim fails but may be retried (nothing went on chain);
 //                               a facilitator that does not answer: 503 payments_unavailable, also retryable
 //   facilitator settle       -> 402 with the reason; the claim fails for good (it may be on chain)
-//   settled                  -> the message, its delivery and the settled payment in one statement (sendDirect's
-//                               store); then its publish; 201 with `payment` and the PAYMENT-RESPONSE header.
+//   settled                  -> the message and the settled payment in one statement (the send use case's store:
+//                               runtime/messaging/send-message.ts); then its publish; 201 with `payment` and the
+//                               PAYMENT-RESPONSE header.
+// The send use case calls demandPayment before it makes the pair's thread, and paidSend once the message is checked.
 import type { SettleResponse } from "@x402/core/types";
 import { ApiError, conflict } from "../errors.ts";
 import type { Ctx, Reply } from "../http/route.ts";
-import { type Outgoing, sendDirect } from "../messaging/send.ts";
+import type { MessageRow } from "../messaging/payload.ts";
 import { publicUrl } from "../public-url.ts";
 import { dollars, explorerUrl } from "./assets.ts";
 import {
@@ -25,12 +27,18 @@ import {
   requirementsFor,
   type Terms,
 } from "./protocol.ts";
-import { claim, completeSettled, markFailed } from "./store.ts";
+import { claim, markFailed, type Settlement } from "./store.ts";
+
+/** What a paid send reads of its request: the services, the sender, the headers (the payment) and the log. */
+export type PayCtx = Pick<Ctx<unknown, unknown, "principal">, "svc" | "principal" | "headers" | "log">;
+
+/** Stores the message with its settled payment and delivers it (the answer shows `columns`); its JSON. */
+export type PaidStore = (paid: Settlement, columns: Partial<MessageRow>) => Promise<string>;
 
 const errMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** What a send to the paid agent `to` must satisfy: the requirements, as the 402 and the check of a payment use them. */
-async function required(ctx: Ctx<unknown, unknown, "principal">, terms: Terms, to: string) {
+async function required(ctx: PayCtx, terms: Terms, to: string) {
   const codec = await headerCodec();
   const ours = requirementsFor(terms, ctx.svc.config.FLOCK_PAYMENT_TIMEOUT);
   // the resource is the send route at the configured public URL, never at the request's Host (runtime/public-url.ts)
@@ -43,7 +51,7 @@ async function required(ctx: Ctx<unknown, unknown, "principal">, terms: Terms, t
  * pair's direct thread included, so an unpaid attempt leaves no empty conversation behind); nothing when the request
  * carries a payment.
  */
-export async function demandPayment(ctx: Ctx<unknown, unknown, "principal">, terms: Terms, to: string): Promise<void> {
+export async function demandPayment(ctx: PayCtx, terms: Terms, to: string): Promise<void> {
   if (paymentHeader(ctx.headers)) return;
   const { codec, ours, pr } = await required(ctx, terms, to);
   throw paymentRequiredError(
@@ -54,12 +62,11 @@ export async function demandPayment(ctx: Ctx<unknown, unknown, "principal">, ter
   );
 }
 
-export async function paidSend(
-  ctx: Ctx<unknown, unknown, "principal">,
-  terms: Terms,
-  to: string,
-  msg: Outgoing,
-): Promise<Reply> {
+/**
+ * A send to the paid agent `to` that carries a payment: checked, claimed, verified and settled (the steps above), then
+ * `store` stores and delivers the message with its payment; 201 with its JSON and the PAYMENT-RESPONSE header.
+ */
+export async function paidSend(ctx: PayCtx, terms: Terms, to: string, store: PaidStore): Promise<Reply> {
   const { svc, principal } = ctx;
   await demandPayment(ctx, terms, to);
   const { codec, ours, pr } = await required(ctx, terms, to);
@@ -141,10 +148,7 @@ export async function paidSend(
     amount: auth.value.toString(),
     explorer_url: explorer,
   };
-  const json = await sendDirect(svc, principal, to, msg, {
-    store: (message) => completeSettled(svc.sql, { paymentId: claimed, txHash, explorerUrl: explorer, message }),
-    columns: paymentColumns(payment),
-  });
+  const json = await store({ paymentId: claimed, txHash, explorerUrl: explorer }, paymentColumns(payment));
   svc.metrics.payments.settled.inc();
   return {
     status: 201,

@@ -1,10 +1,7 @@
-// Postgres side of payments: claiming an authorization (unique per network, asset, payer and nonce), marking
-// a claim failed, and completing a settled payment together with its message in one statement, so a message
-// is never stored without its settled payment nor a payment marked settled without its message.
+// Postgres side of payments: claiming an authorization (unique per network, asset, payer and nonce), marking a
+// claim failed or settled (a settled one together with its message, in the statement that stores it:
+// runtime/messaging/messages-store.ts insertPaidDirect), and the payments a principal sent or received.
 import type { Sql } from "../db/client.ts";
-import { isFkViolation } from "../db/errors.ts";
-import type { StoredAttachment } from "../messaging/payload.ts";
-import type { Quote } from "../../schema/messages.ts";
 
 interface Claim {
   id: bigint;
@@ -52,69 +49,22 @@ export async function markFailed(sql: Sql, id: bigint, reason: string, retryable
     where id = ${String(id)} and status = 'claimed'`;
 }
 
-interface Settled {
+/** A payment settled on chain: its claim, its transaction, and where an explorer shows it. */
+export interface Settlement {
   paymentId: bigint;
   txHash: string;
   explorerUrl: string | null;
-  message: {
-    id: bigint;
-    threadId: bigint;
-    sender: string;
-    recipient: string;
-    body: string;
-    createdAt: Date;
-    attachments?: StoredAttachment[];
-    idempotencyKey?: string;
-    reply?: Quote;
-  };
 }
 
 /**
- * After settlement: store the message, numbered in the recipient's inbox, share the files it carries with the
- * recipient, and mark the payment settled (with the transaction and the message) in one statement. Its number in the
- * inbox; null when the recipient's account is gone: the payment is still recorded as settled, without a message.
+ * The update that marks a claim settled, with its message: the CTE named `message` that stores it (its id; the
+ * statement of runtime/messaging/messages-store.ts insertPaidDirect), or none when its recipient's account went.
  */
-export async function completeSettled(sql: Sql, s: Settled): Promise<number | null> {
-  const m = s.message;
-  const files = m.attachments ?? [];
-  try {
-    const [row] = await sql<{ seq: string | null }[]>`
-      with r as (select id from principals where id = ${m.recipient}),
-      m as (
-        insert into messages (id, thread_id, sender, recipient, body, created_at, attachments, seq, idempotency_key, reply)
-        select ${String(m.id)}, ${String(m.threadId)}, ${m.sender}, ${m.recipient}, ${m.body}, ${m.createdAt.toISOString()},
-          ${files.length > 0 ? JSON.stringify(files) : null}::text::jsonb, flock_inbox_take(r.id, 1), ${m.idempotencyKey ?? null},
-          ${m.reply ? JSON.stringify(m.reply) : null}::text::jsonb from r
-        returning id, seq
-      ),
-      carried as (
-        select f.id as file_id from m, files f
-        where f.id = any(${files.map((a) => a.id.slice("file_".length))}::bigint[]) and f.owner = ${m.sender}
-      ),
-      mf as (
-        insert into message_files (file_id, thread_id, message_id)
-        select file_id, ${String(m.threadId)}, ${String(m.id)} from carried
-        on conflict do nothing
-      ),
-      s as (
-        insert into file_shares (file_id, principal, thread_id)
-        select file_id, ${m.recipient}, ${String(m.threadId)} from carried
-        on conflict do nothing
-      ),
-      u as (
-        update payments set status = 'settled', tx_hash = ${s.txHash}, explorer_url = ${s.explorerUrl}, reason = null, retryable = false,
-          message_id = (select id from m), updated_at = now()
-        where id = ${String(s.paymentId)}
-      )
-      select (select seq from m) as seq`;
-    return row?.seq == null ? null : Number(row.seq);
-  } catch (err) {
-    if (!isFkViolation(err)) throw err;
-    await sql`
-      update payments set status = 'settled', tx_hash = ${s.txHash}, explorer_url = ${s.explorerUrl}, reason = null, retryable = false, updated_at = now()
-      where id = ${String(s.paymentId)}`;
-    return null;
-  }
+export function settledUpdate(sql: Sql, s: Settlement, message?: string) {
+  return sql`
+    update payments set status = 'settled', tx_hash = ${s.txHash}, explorer_url = ${s.explorerUrl}, reason = null,
+      retryable = false, ${message === undefined ? sql`` : sql`message_id = (select id from ${sql(message)}),`} updated_at = now()
+    where id = ${String(s.paymentId)}`;
 }
 
 interface PaymentRow {

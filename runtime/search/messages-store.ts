@@ -10,6 +10,7 @@
 // statistics say is cheaper. Asked of all threads at once, it walked every message newest first, the other
 // principals' too, testing each (90 ms for the commonest word). runtime/search/bounded.ts bounds either.
 import type { TransactionSql } from "postgres";
+import { shownColumns, shownJoins } from "../messaging/message-view-store.ts";
 import type { MessageRow } from "../messaging/payload.ts";
 
 /** A page of `me`'s messages matching `q` (websearch syntax), older than `before`; one row more tells of more. */
@@ -22,9 +23,7 @@ export function searchMessages(
   horizon: bigint,
 ): Promise<MessageRow[]> {
   return tx<MessageRow[]>`
-    select m.id, m.thread_id, m.sender, p.display_name as sender_name, p.avatar_key as sender_avatar, m.recipient, m.body, m.created_at, m.attachments,
-           m.edited_at, m.deleted_at, m.reactions, m.reply, pay.tx_hash as pay_tx, pay.network as pay_network,
-           pay.payer as pay_payer, pay.amount::text as pay_amount, pay.explorer_url as pay_explorer
+    select ${shownColumns(tx)}
     from thread_members tm
       cross join lateral (
         select x.id, x.thread_id, x.sender, x.recipient, x.body, x.created_at, x.attachments, x.edited_at, x.deleted_at, x.reactions, x.reply
@@ -35,8 +34,7 @@ export function searchMessages(
         order by x.id desc
         limit ${limit + 1}
       ) m
-      left join principals p on p.id = m.sender
-      left join payments pay on pay.message_id = m.id
+      ${shownJoins(tx)}
     where tm.principal = ${me}
     order by m.id desc
     limit ${limit + 1}`;

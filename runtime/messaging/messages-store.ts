@@ -1,11 +1,16 @@
-// Postgres side of messaging: every write of a send is one statement (the message, its number in its stream and the
-// shares of the files it carries together), so a send costs one round trip once its thread is known. A send never touches the thread row.
+// Postgres side of storing messages: every write of a send is one statement (the message, its number in its stream
+// and the shares of the files it carries together), so a send costs one round trip once its thread is known, and a
+// send never touches the thread row. Direct messages and group messages are stored in batches (runtime/messaging/hub.ts
+// groups the sends that arrive together); a paid message alone, with its payment marked settled. All three insert
+// their rows through insertMessages.
 import type { Sql } from "../db/client.ts";
-import type { MessageRow, StoredAttachment } from "./payload.ts";
+import type { StoredAttachment } from "./payload.ts";
 import type { Quote } from "../../schema/messages.ts";
 import { asError } from "../batcher.ts";
 import { isFkViolation, isUniqueViolation, retryOnDeadlock } from "../db/errors.ts";
+import { type Settlement, settledUpdate } from "../payments/store.ts";
 
+/** A message to store: in a group (`threadId` is the group's), or, as a DirectMessage, to a principal. */
 export interface NewMessage {
   id: bigint;
   threadId: bigint;
@@ -28,60 +33,13 @@ export async function committedSeqs(sql: Sql, ids: bigint[]): Promise<Map<string
   return new Map(rows.map((r) => [r.id.toString(), Number(r.seq)]));
 }
 
-/** The key of the one direct thread of a pair, whichever side starts it. */
-export const pairKey = (a: string, b: string) => (a < b ? `${a}:${b}` : `${b}:${a}`);
-
-/**
- * The direct thread of `me` and `to`, created on first use when `to` takes messages from `me`: an agent from anyone,
- * a person (human) from anyone or from friends only, as they chose (`accepts_messages_from`). A pair that already has
- * its thread may always write (the person wrote first, or they talked before). Null when `to` does not exist or does
- * not take messages from `me`: one statement answers both, doing the same work for both (the same probes, hit or
- * miss), so neither the answer nor its time tells a person who does not accept the message from no one.
- */
-export async function directThread(sql: Sql, me: string, to: string, newId: bigint): Promise<bigint | null> {
-  const pair = pairKey(me, to);
-  const [row] = await sql<{ created: bigint | null; existing: bigint | null; found: boolean }[]>`
-    with t as (select id from threads where pair_key = ${pair}),
-    r as (
-      select p.id from principals p
-      where p.id = ${to}
-        and (p.kind = 'agent' or p.accepts_messages_from = 'anyone' or exists (select 1 from t)
-             or exists (select 1 from friendships f where f.principal = ${me} and f.friend = ${to}))
-    ),
-    ins as (
-      insert into threads (id, kind, pair_key)
-      select ${String(newId)}, 'direct', ${pair} from r
-      on conflict (pair_key) do nothing
-      returning id
-    ),
-    mem as (
-      insert into thread_members (thread_id, principal)
-      select ins.id, m.p from ins, (values (${me}::text), (${to}::text)) as m(p)
-    )
-    select (select id from ins) as created,
-           (select id from t) as existing,
-           exists (select 1 from r) as found`;
-  if (!row?.found) return null;
-  if (row.created !== null) return row.created;
-  if (row.existing !== null) return row.existing;
-  // created concurrently by a transaction our snapshot did not see
-  const [again] = await sql<{ id: bigint }[]>`select id from threads where pair_key = ${pair}`;
-  return again?.id ?? null;
-}
-
-/** Whether `principal` is a member of the thread. */
-export async function isMember(sql: Sql, threadId: bigint, principal: string): Promise<boolean> {
-  const rows =
-    await sql`select 1 from thread_members where thread_id = ${String(threadId)} and principal = ${principal}`;
-  return rows.length > 0;
-}
-
 /**
  * A message's id is already taken: two live nodes generated ids under one node id (only while a node id is being
  * taken over after a Redis loss, see runtime/node-lease.ts). The message was not stored: store it under a new id.
  */
 export class IdClash extends Error {}
 
+/** A direct message: stored in its recipient's inbox, in the pair's direct thread (`threadId`). */
 export interface DirectMessage extends NewMessage {
   recipient: string;
 }
@@ -107,7 +65,7 @@ const attachmentsJson = (items: NewMessage[]) =>
 const replyJson = (items: NewMessage[]) => items.map((i) => (i.reply ? JSON.stringify(i.reply) : null));
 
 /**
- * The CTEs (after `d`, the deliveries inserted, returning recipient and message_id) that record the files each stored
+ * The CTEs (after `d`, each stored message's recipients: recipient and message_id) that record the files each stored
  * message carries (message_files: file, thread, message) and share them with its recipients in its thread
  * (file_shares: file, recipient, thread): only files the sender still owns. A recipient reads such a file while a
  * kept message of a thread it is still a member of carries it (runtime/files/records.ts visibleFile). Nothing when
@@ -134,6 +92,16 @@ function shareCte(sql: Sql, items: NewMessage[], stored = "ok") {
     on conflict do nothing
   )`;
 }
+
+/**
+ * The one insert of messages: the rows of the CTE `from`, which has the messages' columns (attachments and reply as
+ * JSON text), returning each one's id and number.
+ */
+const insertMessages = (sql: Sql, from: string) => sql`
+  insert into messages (id, thread_id, sender, recipient, body, created_at, attachments, seq, idempotency_key, reply)
+  select id, thread_id, sender, recipient, body, created_at, attachments::jsonb, seq, idempotency_key, reply::jsonb
+  from ${sql(from)}
+  returning id, seq`;
 
 /**
  * Whether each item's id is taken (`t.taken` not null), by one primary-key probe per item: as a plain `exists` in the
@@ -173,7 +141,7 @@ export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promi
         returning principal as recipient, last_seq, xmax = 0 as made
       ),
       cursors as (
-        insert into group_cursors (member, thread_id, acked_seq, joined_seq, delivered_seq)
+        insert into stream_cursors (member, thread_id, acked_seq, joined_seq, delivered_seq)
         select recipient, 0, 0, 0, 0 from raised where made
         on conflict do nothing
       ),
@@ -182,11 +150,7 @@ export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promi
           + row_number() over (partition by ok.recipient order by ok.n) as seq
         from ok join raised r on r.recipient = ok.recipient
       ),
-      m as (
-        insert into messages (id, thread_id, sender, recipient, body, created_at, attachments, seq, idempotency_key, reply)
-        select id, thread_id, sender, recipient, body, created_at, attachments::jsonb, seq, idempotency_key, reply::jsonb from numbered
-        returning id
-      ),
+      m as (${insertMessages(sql, "numbered")}),
       d as (select recipient, id as message_id from numbered)${shareCte(sql, items, "numbered")}
       select found.id, numbered.seq, found.taken from found left join numbered on numbered.id = found.id`,
     );
@@ -210,7 +174,7 @@ export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promi
 /**
  * Store group messages once each, in one statement: each message is numbered in its group's sequence (the group
  * row's `last_seq`, raised under its lock, so the numbers committed have no gaps and follow the commit order), no
- * delivery rows are written (a member's state is its cursor, group_cursors), and the sender's cursor takes its own
+ * delivery rows are written (a member's state is its cursor, stream_cursors), and the sender's cursor takes its own
  * message. The files a message carries are shared with every other member. Per item: its number in the group,
  * null when the sender is not a member of the group, or an IdClash (checked before numbering, so a clash leaves no
  * gap).
@@ -252,16 +216,12 @@ async function insertGroups(sql: Sql, items: NewMessage[]): Promise<(number | nu
       returning g.id, g.last_seq
     ),
     numbered as (
-      select ok.*, r.last_seq - count(*) over (partition by ok.thread_id)
+      select ok.*, null::text as recipient, r.last_seq - count(*) over (partition by ok.thread_id)
         + row_number() over (partition by ok.thread_id order by ok.n) as seq
       from ok join raised r on r.id = ok.thread_id
     ),
-    m as (
-      insert into messages (id, thread_id, sender, recipient, body, created_at, attachments, seq, idempotency_key, reply)
-      select id, thread_id, sender, null, body, created_at, attachments::jsonb, seq, idempotency_key, reply::jsonb from numbered
-      returning id
-    ),
-    own as (select numbered.id, flock_group_ack(numbered.sender, numbered.thread_id, numbered.seq, false) as done from numbered),
+    m as (${insertMessages(sql, "numbered")}),
+    own as (select numbered.id, flock_stream_ack(numbered.sender, numbered.thread_id, numbered.seq, false) as done from numbered),
     d as (
       select tm.principal as recipient, numbered.id as message_id from numbered
         join thread_members tm on tm.thread_id = numbered.thread_id and tm.principal <> numbered.sender
@@ -278,86 +238,31 @@ async function insertGroups(sql: Sql, items: NewMessage[]): Promise<(number | nu
   });
 }
 
-/** An ack: the recipient, the message, and whether it also acknowledges the group's earlier messages. */
-export interface AckItem {
-  recipient: string;
-  id: bigint;
-  through?: boolean;
-}
-
 /**
- * An ack's outcome: the member's cursor took the message (where the cursor is now, and the message's stream: 0 for
- * the member's inbox, else its group, and number), or false.
+ * A paid direct message, after its settlement (runtime/payments/paid-send.ts): stored, numbered in its recipient's
+ * inbox (flock_inbox_take), the files it carries shared with the recipient, and its payment marked settled with it, in
+ * one statement, so a message is never stored without its settled payment nor a payment marked settled without its
+ * message. Its number in the inbox; null when the recipient's account is gone: the payment is still marked settled,
+ * without a message.
  */
-export type AckOutcome = { thread: bigint; seq: number; acked: number } | false;
-
-/**
- * Acknowledge, durably (an answered ack is final, through crashes: synchronous_commit stays on), by moving the member's
- * cursor in the message's stream (flock_group_ack, migration 0010): a direct message's is the recipient's inbox
- * (thread 0), a group message's its group. That message, or with `through` every message of the stream up to it: the
- * sender's own group messages are acknowledged as they are stored, so acking one, as a socket that received it from
- * its group's topic does, changes nothing, `through` or not (over HTTP a sender never receives its own, so a cumulative
- * ack of one could take messages it has not seen). Idempotent: acking again moves nothing and is still found. Per
- * item: its outcome, false when it was never the caller's to acknowledge (a direct message to someone else, one of
- * a group the caller is not in or joined after).
- */
-export async function ackBatch(sql: Sql, items: AckItem[]): Promise<AckOutcome[]> {
-  // The usual acks are one set-based UPDATE (`up`): an ack alone of its member and stream in the batch that moves the
-  // cursor straight to its message (the next one, or a cumulative ack), where no ack above the cursor waits to be taken
-  // in. Every other ack goes through flock_group_ack, one call each (`grp`, never on a cursor `up` moved: those are
-  // alone of their member and stream).
-  const rows = await retryOnDeadlock(
-    () => sql<{ n: number; stream: bigint | null; seq: string | null; acked: string | null }[]>`
-    with v as (
-      select * from unnest(
-        ${items.map((i) => i.recipient)}::text[], ${items.map((i) => String(i.id))}::bigint[],
-        ${items.map((i) => (i.through === true ? 1 : 0))}::int[]
-      ) with ordinality as v(recipient, message_id, through, n)
-    ),
-    mm as (
-      select v.*, case when m.recipient is null then m.thread_id else 0 end as stream, m.seq, m.sender
-      from v join messages m on m.id = v.message_id and m.seq is not null and (m.recipient is null or m.recipient = v.recipient)
-    ),
-    solo as (
-      select * from mm where mm.sender <> mm.recipient and (recipient, stream) in (
-        select recipient, stream from mm group by 1, 2 having count(*) = 1)
-    ),
-    up as (
-      update group_cursors gc set acked_seq = solo.seq from solo
-      where gc.member = solo.recipient and gc.thread_id = solo.stream and gc.joined_seq < solo.seq
-        and gc.acked_seq < solo.seq and (solo.through = 1 or gc.acked_seq = solo.seq - 1)
-        and not exists (select 1 from group_acks a where a.member = gc.member and a.thread_id = gc.thread_id)
-      returning solo.n
-    )
-    select mm.n::int as n, mm.stream, mm.seq, case when mm.n in (select n from up) then mm.seq
-      else flock_group_ack(mm.recipient, mm.stream, mm.seq, mm.through = 1 and mm.sender <> mm.recipient) end as acked
-    from mm`,
-  );
-  const out: AckOutcome[] = items.map(() => false);
-  for (const r of rows) {
-    if (r.stream === null || r.seq === null || r.acked === null || Number(r.acked) < 0) continue;
-    out[r.n - 1] = { thread: BigInt(r.stream), seq: Number(r.seq), acked: Number(r.acked) };
+export async function insertPaidDirect(sql: Sql, m: DirectMessage, paid: Settlement): Promise<number | null> {
+  try {
+    const [row] = await sql<{ seq: string | null }[]>`
+      with v as (
+        select ${String(m.id)}::bigint as id, ${String(m.threadId)}::bigint as thread_id, ${m.sender}::text as sender,
+          r.id as recipient, ${m.body}::text as body, ${m.createdAt.toISOString()}::timestamptz as created_at,
+          ${attachmentsJson([m])[0] ?? null}::text as attachments, flock_inbox_take(r.id, 1) as seq,
+          ${m.idempotencyKey ?? null}::text as idempotency_key, ${replyJson([m])[0] ?? null}::text as reply
+        from principals r where r.id = ${m.recipient}
+      ),
+      m as (${insertMessages(sql, "v")}),
+      d as (select recipient, id as message_id from v)${shareCte(sql, [m], "v")},
+      u as (${settledUpdate(sql, paid, "m")})
+      select (select seq from m) as seq`;
+    return row?.seq == null ? null : Number(row.seq);
+  } catch (err) {
+    if (!isFkViolation(err)) throw err;
+    await settledUpdate(sql, paid);
+    return null;
   }
-  return out;
-}
-
-/**
- * A page of a thread's history, newest first; one row more than asked tells whether more exist. It ends at `horizon`
- * (past retention, nothing is kept).
- */
-export function history(
-  sql: Sql,
-  threadId: bigint,
-  before: bigint | null,
-  limit: number,
-  horizon: bigint,
-): Promise<MessageRow[]> {
-  return sql<MessageRow[]>`
-    select m.id, m.thread_id, m.sender, p.display_name as sender_name, p.avatar_key as sender_avatar, m.recipient, m.body, m.created_at, m.attachments,
-           m.edited_at, m.deleted_at, m.reactions, m.reply, pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
-           pay.explorer_url as pay_explorer
-    from messages m left join principals p on p.id = m.sender left join payments pay on pay.message_id = m.id
-    where m.thread_id = ${String(threadId)} and m.id >= ${String(horizon)} ${before !== null ? sql`and m.id < ${String(before)}` : sql``}
-    order by m.id desc
-    limit ${limit + 1}`;
 }

@@ -1,0 +1,116 @@
+// The send use case, for every send: a direct message (POST /v1/messages), a paid agent's message (the same route,
+// through x402: runtime/payments/paid-send.ts) and a group message (POST /v1/groups/:id/messages). It checks in the
+// order the contract answers (a replay of the Idempotency-Key first, then the files, a paid agent's 402, the reply's
+// quote and the thread), so a refused send leaves nothing behind and is never charged, then stores and delivers the
+// message (send.ts). The handlers parse the request and call sendMessage once.
+import type { Principal } from "../auth.ts";
+import { invalid, notFound } from "../errors.ts";
+import { type Ctx, jsonText, type Reply, replayed } from "../http/route.ts";
+import { parseId } from "../ids.ts";
+import { demandPayment, paidSend } from "../payments/paid-send.ts";
+import { paidMembers } from "../payments/terms.ts";
+import type { Services } from "../services.ts";
+import { resolveAttachments } from "./attachments.ts";
+import { pairKey } from "./direct-threads-store.ts";
+import { insertPaidDirect } from "./messages-store.ts";
+import { replyQuote } from "./replies.ts";
+import { type Outgoing, sendDirect, sendGroup } from "./send.ts";
+import { sentWithKey } from "./stream-store.ts";
+import { isMember } from "./threads-store.ts";
+
+/** What a send reads of its request: the services, the sender, the headers (a payment), the log and its key. */
+export type SendCtx = Pick<
+  Ctx<unknown, unknown, "principal">,
+  "svc" | "principal" | "headers" | "log" | "idempotencyKey"
+>;
+
+/** A message as its sender gives it: the body, the ids of its own files it carries, and the message it answers. */
+interface Composed {
+  body: string;
+  attachments?: string[];
+  replyTo?: string;
+}
+
+/** A message to a principal: `to`, and the pair's direct thread when the sender names it (`thread_id`). */
+export interface ToPrincipal extends Composed {
+  to: string;
+  threadId?: string;
+}
+
+/** A message to a group (its id, parsed). */
+export interface ToGroup extends Composed {
+  group: bigint;
+}
+
+/**
+ * Sends a message: 201 with it (the JSON every recipient is delivered), or, when the sender already sent one with this
+ * Idempotency-Key, 201 with that one, replayed (its first request committed but was never answered), nothing stored
+ * or paid for again. Every refusal is an ApiError.
+ */
+export async function sendMessage(ctx: SendCtx, m: ToPrincipal | ToGroup): Promise<Reply> {
+  if ("to" in m && m.to === ctx.principal.id) {
+    throw invalid("to: you cannot send a message to yourself", { field: "to" });
+  }
+  const before = await sentBefore(ctx.svc, ctx.principal, ctx.idempotencyKey);
+  if (before !== null) return replayed(jsonText(201, before));
+  return "to" in m ? toPrincipal(ctx, m) : toGroup(ctx, m);
+}
+
+async function toPrincipal(ctx: SendCtx, m: ToPrincipal): Promise<Reply> {
+  const { svc, principal } = ctx;
+  // checked before any payment: a send refused for its files is never charged (nor asked to pay)
+  const attachments = await resolveAttachments(svc.sql, principal.id, m.attachments);
+  // a paid agent's 402 comes before the pair's thread is made: an unpaid attempt leaves no empty conversation
+  const terms = await svc.paidAgents.terms(m.to);
+  if (terms) await demandPayment(ctx, terms, m.to);
+  // the quote before the thread: a refused reply leaves no conversation behind
+  const reply = await replyQuote(svc, { pair: pairKey(principal.id, m.to) }, m.replyTo, principal.id);
+  const threadId = await pairThread(ctx, m);
+  const msg: Outgoing = { threadId, body: m.body, attachments, idempotencyKey: ctx.idempotencyKey, reply };
+  if (!terms) return jsonText(201, await sendDirect(svc, principal, m.to, msg));
+  return paidSend(ctx, terms, m.to, (paid, columns) =>
+    sendDirect(svc, principal, m.to, msg, { store: (stored) => insertPaidDirect(svc.sql, stored, paid), columns }),
+  );
+}
+
+/**
+ * The direct thread of the sender and `to` (made on first contact), or 404 `recipient`. A `thread_id` the sender gives
+ * must name it: another thread of the sender's is a 400, one that is not the sender's a 404, as for no thread.
+ */
+async function pairThread(ctx: SendCtx, m: ToPrincipal): Promise<bigint> {
+  const { svc, principal } = ctx;
+  const threadId = await svc.hub.directThread(principal.id, m.to);
+  if (threadId === null) throw notFound("recipient");
+  if (m.threadId === undefined) return threadId;
+  const given = parseId("thread", m.threadId);
+  if (given === threadId) return threadId;
+  if (given === null || !(await isMember(svc.sql, given, principal.id))) throw notFound("thread");
+  throw invalid("thread_id: not your direct thread with `to` (send to a group with POST /v1/groups/{id}/messages)", {
+    field: "thread_id",
+  });
+}
+
+async function toGroup(ctx: SendCtx, m: ToGroup): Promise<Reply> {
+  const { svc, principal } = ctx;
+  const paid = await paidMembers(svc, m.group, principal.id);
+  if (paid.length > 0) {
+    throw invalid(
+      `group messages cannot be paid: ${paid.join(", ")} charge per message; message them directly with POST /v1/messages`,
+      { paid_members: paid },
+    );
+  }
+  const attachments = await resolveAttachments(svc.sql, principal.id, m.attachments);
+  const reply = await replyQuote(svc, m.group, m.replyTo, principal.id);
+  const msg: Outgoing = { threadId: m.group, body: m.body, attachments, idempotencyKey: ctx.idempotencyKey, reply };
+  return jsonText(201, await sendGroup(svc, principal, msg));
+}
+
+/**
+ * The JSON of the message `from` already stored with this Idempotency-Key, or null: a retry whose first request
+ * committed but was never answered (its node died, or the commit's outcome was unknown) gets the message it made,
+ * and nothing is stored or paid for again. Checked before anything else (a paid send's before its payment).
+ */
+async function sentBefore(svc: Services, from: Principal, key: string | undefined): Promise<string | null> {
+  if (key === undefined) return null;
+  return (await sentWithKey(svc.sql, from.id, key, svc.horizons.messages()))?.payload ?? null;
+}

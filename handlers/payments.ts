@@ -4,7 +4,7 @@ import { invalid } from "../runtime/errors.ts";
 import { defineRoute, ok, type Route } from "../runtime/http/route.ts";
 import { PREFIX, parseId } from "../runtime/ids.ts";
 import { dollars } from "../runtime/payments/assets.ts";
-import { listPayments } from "../runtime/payments/store.ts";
+import { listPayments } from "../runtime/payments/payments-store.ts";
 import { PaymentsQuery } from "../schema/payments.ts";
 import { getAddress } from "../runtime/address.ts";
 

@@ -8,7 +8,7 @@ import type { StoredAttachment } from "./payload.ts";
 import type { Quote } from "../../schema/messages.ts";
 import { asError } from "../batcher.ts";
 import { isFkViolation, isUniqueViolation, retryOnDeadlock } from "../db/errors.ts";
-import { type Settlement, settledUpdate } from "../payments/store.ts";
+import { type Settlement, settledUpdate } from "../payments/payments-store.ts";
 
 /** A message to store: in a group (`threadId` is the group's), or, as a DirectMessage, to a principal. */
 export interface NewMessage {

@@ -27,7 +27,7 @@ import {
   requirementsFor,
   type Terms,
 } from "./protocol.ts";
-import { claim, markFailed, type Settlement } from "./store.ts";
+import { claim, markFailed, type Settlement } from "./payments-store.ts";
 
 /** What a paid send reads of its request: the services, the sender, the headers (the payment) and the log. */
 export type PayCtx = Pick<Ctx<unknown, unknown, "principal">, "svc" | "principal" | "headers" | "log">;

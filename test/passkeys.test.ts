@@ -101,6 +101,37 @@ t.test(
   },
 );
 
+t.test("a sign-up with a credential registered already answers 409 and makes no one", async (t) => {
+  const node = await startTestNode(t, { engine: "memory" });
+  const key = new SoftAuthenticator(node.url.replace("127.0.0.1", "localhost"));
+  const post = (path: string, json?: object) =>
+    call(node.url, "POST", path, { json: json ?? {}, headers: { "x-forwarded-for": randomIp() } });
+  const o1 = await post("/v1/auth/passkey/register-options", { display_name: "First" });
+  const up = await post("/v1/auth/passkey/register", {
+    challenge_id: o1.body.challenge_id,
+    response: key.register(o1.body.options),
+  });
+  t.equal(up.status, 200, JSON.stringify(up.body));
+
+  const o2 = await post("/v1/auth/passkey/register-options", { display_name: "Second" });
+  const again = await post("/v1/auth/passkey/register", {
+    challenge_id: o2.body.challenge_id,
+    response: key.register(o2.body.options, key.credentials[0]),
+  });
+  t.equal(again.status, 409, JSON.stringify(again.body));
+  t.match(again.body.message, /registered already/);
+  const [made] = await node.svc.sql<{ n: number }[]>`
+    select count(*)::int as n from principals where kind = 'human' and display_name = 'Second'`;
+  t.equal(made?.n, 0, "the sign-up's person is not created");
+
+  const o3 = await post("/v1/auth/passkey/login-options");
+  const signedIn = await post("/v1/auth/passkey/login", {
+    challenge_id: o3.body.challenge_id,
+    response: key.assert(o3.body.options),
+  });
+  t.equal(signedIn.body.user?.id, up.body.user.id, "the credential still signs in as the first person");
+});
+
 t.test("two devices removing a person's two passkeys at once leave one: the person keeps a way in", async (t) => {
   const node = await startTestNode(t, { engine: "memory" });
   const key = new SoftAuthenticator(node.url.replace("127.0.0.1", "localhost"));

@@ -1,8 +1,10 @@
 // Claims a stopped node left behind (a claim is written before the facilitator is asked) are marked failed,
 // not retryable, once they are older than any request can take; live claims and finished payments stay.
 import t from "tap";
-import { claim, completeSettled } from "../runtime/payments/store.ts";
-import { ABANDONED_REASON, CLAIM_ABANDONED_MS, sweepAbandonedClaims } from "../runtime/payments/sweep.ts";
+import { insertPaidDirect } from "../runtime/messaging/messages-store.ts";
+import { claim } from "../runtime/payments/payments-store.ts";
+import { ABANDONED_REASON, sweepAbandonedClaims } from "../runtime/payments/claims-sweep-store.ts";
+import { CLAIM_ABANDONED_MS } from "../runtime/payments/sweep.ts";
 import { call, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { until } from "./helpers/wait.ts";
@@ -45,7 +47,7 @@ t.test("an abandoned claim is marked failed for good; a live claim and finished 
   const abandoned = await payment("claimed", CLAIM_ABANDONED_MS + 60_000);
   const live = await payment("claimed", 30_000);
   const settled = await payment("settled", CLAIM_ABANDONED_MS * 3);
-  t.equal(await sweepAbandonedClaims(sql), 1);
+  t.equal(await sweepAbandonedClaims(sql, CLAIM_ABANDONED_MS), 1);
   t.same(await statusOf(abandoned.id), { status: "failed", retryable: false, reason: ABANDONED_REASON });
   t.same(
     await statusOf(live.id),
@@ -53,7 +55,7 @@ t.test("an abandoned claim is marked failed for good; a live claim and finished 
     "a request may still be working on it",
   );
   t.equal((await statusOf(settled.id)).status, "settled");
-  t.equal(await sweepAbandonedClaims(sql), 0, "nothing left to sweep");
+  t.equal(await sweepAbandonedClaims(sql, CLAIM_ABANDONED_MS), 0, "nothing left to sweep");
 
   t.equal(
     await claim(sql, { ...abandoned, id: node.svc.ids.nextRaw() }),
@@ -72,21 +74,17 @@ t.test(
   "a settlement that completes after the sweep still records itself as settled, without the sweep's reason",
   async (t) => {
     const late = await payment("claimed", CLAIM_ABANDONED_MS + 60_000);
-    t.equal(await sweepAbandonedClaims(sql), 1);
+    t.equal(await sweepAbandonedClaims(sql, CLAIM_ABANDONED_MS), 1);
     const threadId = (await node.svc.hub.directThread(alice.id, oracle.id))!;
-    const stored = await completeSettled(sql, {
-      paymentId: late.id,
-      txHash: hex(9, 64),
-      explorerUrl: null,
-      message: {
-        id: node.svc.ids.nextRaw(),
-        threadId,
-        sender: alice.id,
-        recipient: oracle.id,
-        body: "late",
-        createdAt: new Date(),
-      },
-    });
+    const message = {
+      id: node.svc.ids.nextRaw(),
+      threadId,
+      sender: alice.id,
+      recipient: oracle.id,
+      body: "late",
+      createdAt: new Date(),
+    };
+    const stored = await insertPaidDirect(sql, message, { paymentId: late.id, txHash: hex(9, 64), explorerUrl: null });
     t.equal(stored, 1, "stored as the first message of the oracle's inbox");
     t.same(await statusOf(late.id), { status: "settled", retryable: false, reason: null });
   },

@@ -3,9 +3,9 @@
 // then gets 409 for that authorization with nothing on record but "claimed". Each node marks such claims failed,
 // not retryable (the authorization may have settled on chain before the stop), with a reason that says the
 // outcome is unknown, as a settlement the facilitator never answered is. A settlement that does complete later
-// still records itself as settled (completeSettled does not look at the status).
-import type { Sql } from "../db/client.ts";
+// still records itself as settled (completeSettled does not look at the status). The statement: claims-sweep-store.ts.
 import type { Services } from "../services.ts";
+import { sweepAbandonedClaims } from "./claims-sweep-store.ts";
 
 /**
  * A claim untouched this long is abandoned: a request takes at most two facilitator calls of 60 s each
@@ -13,22 +13,12 @@ import type { Services } from "../services.ts";
  */
 export const CLAIM_ABANDONED_MS = 10 * 60_000;
 const SWEEP_EVERY_MS = 60_000;
-export const ABANDONED_REASON = "interrupted: the server stopped before the settlement's outcome was known";
-
-/** Mark abandoned claims failed; how many were. */
-export async function sweepAbandonedClaims(sql: Sql, olderThanMs = CLAIM_ABANDONED_MS): Promise<number> {
-  const rows = await sql`
-    update payments set status = 'failed', retryable = false, reason = ${ABANDONED_REASON}, updated_at = now()
-    where status = 'claimed' and updated_at < now() - make_interval(secs => ${olderThanMs / 1000})
-    returning id`;
-  return rows.length;
-}
 
 /** Sweep now and every minute; the returned function stops it (after a sweep under way). */
 export function startClaimSweeper(svc: Services): () => Promise<void> {
   let running: Promise<void> = Promise.resolve();
   const sweep = () => {
-    running = sweepAbandonedClaims(svc.sql).then(
+    running = sweepAbandonedClaims(svc.sql, CLAIM_ABANDONED_MS).then(
       (n) => {
         if (n === 0) return;
         svc.metrics.payments.failed.abandoned.inc(n);

@@ -3,7 +3,8 @@
 // then gets 409 for that authorization with nothing on record but "claimed". Each node marks such claims failed,
 // not retryable (the authorization may have settled on chain before the stop), with a reason that says the
 // outcome is unknown, as a settlement the facilitator never answered is. A settlement that does complete later
-// still records itself as settled (completeSettled does not look at the status). The statement: claims-sweep-store.ts.
+// still records itself as settled (payments-store.ts settledUpdate does not look at the status). The statement:
+// claims-sweep-store.ts.
 import type { Services } from "../services.ts";
 import { sweepAbandonedClaims } from "./claims-sweep-store.ts";
 

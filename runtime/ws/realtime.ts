@@ -18,9 +18,6 @@ import { Presence } from "./presence.ts";
 import type { RealtimeStore } from "./realtime-store.ts";
 import { Typing } from "./typing.ts";
 
-// The announcements' old home, kept until every caller imports them from runtime/events/announcer.ts.
-export { announceFriendRequest, announceFriendship, announceRead } from "../events/announcer.ts";
-
 /** What the realtime parts use of the node's core. */
 export type RealtimeCore = Pick<Core, "log" | "now" | "announce"> & { engines: Pick<Engines, "pubsub" | "presence"> };
 

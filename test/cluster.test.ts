@@ -5,13 +5,13 @@
 import t from "tap";
 import { createRedisEngines, redisClient } from "../runtime/engines/redis/index.ts";
 import { RedisFeed } from "../runtime/engines/redis/feed.ts";
-import { RedisGroupCursors } from "../runtime/engines/redis/group-cursors.ts";
+import { RedisStreamCursors } from "../runtime/engines/redis/stream-cursors.ts";
 import { redisKeys } from "../runtime/engines/redis/keys.ts";
 import { RedisMoments } from "../runtime/engines/redis/moments.ts";
 import { defineScripts } from "../runtime/engines/redis/scripts.ts";
 import { twoNodes, twoProcesses } from "./cross-node.scenarios.ts";
 import { feedContract } from "./feed-engine.contract.ts";
-import { groupCursorsContract } from "./group-cursors-engine.contract.ts";
+import { streamCursorsContract } from "./stream-cursors-engine.contract.ts";
 import { uniqueName } from "./helpers/env.ts";
 import { clusterAvailable, type RedisCluster, startRedisCluster } from "./helpers/redis-cluster.ts";
 import { limitsContract } from "./limits-engine.contract.ts";
@@ -55,10 +55,10 @@ if (!clusterAvailable() && !process.env["CI"]) {
     });
     // the remembered cursors (every member's inbox and groups) and the feed, built from the cluster clients of a set
     // of engines (the feed with the contract's small bounds)
-    t.test("group cursors", async (t) => {
-      groupCursorsContract(t, async () => {
+    t.test("stream cursors", async (t) => {
+      streamCursorsContract(t, async () => {
         const c = await clients("gc");
-        return { engine: new RedisGroupCursors(defineScripts(c.cmd), c.keys, { clustered: true }), close: c.close };
+        return { engine: new RedisStreamCursors(defineScripts(c.cmd), c.keys, { clustered: true }), close: c.close };
       });
     });
     t.test("feed", async (t) => {

@@ -23,9 +23,9 @@ for (const engine of ["redis", "memory"] as const) {
     const cursor = async (who: Registered, groupId: string | null) => {
       const thread = groupId === null ? "0" : String(parseId("group", groupId));
       const [row] = await node.svc.sql<{ acked: string }[]>`
-        select acked_seq::text as acked from group_cursors where member = ${who.id} and thread_id = ${thread}`;
+        select acked_seq::text as acked from stream_cursors where member = ${who.id} and thread_id = ${thread}`;
       const above = await node.svc.sql<{ seq: string }[]>`
-        select seq::text from group_acks where member = ${who.id} and thread_id = ${thread} order by seq`;
+        select seq::text from stream_acks where member = ${who.id} and thread_id = ${thread} order by seq`;
       return { acked: Number(row?.acked), above: above.map((r) => Number(r.seq)) };
     };
 

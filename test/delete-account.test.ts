@@ -40,8 +40,8 @@ async function traces(sql: import("../runtime/db/client.ts").Sql, id: string): P
     (select count(*)::int from friend_requests where from_id = ${id} or to_id = ${id}) as friend_requests,
     (select count(*)::int from thread_members where principal = ${id}) as thread_members,
     (select count(*)::int from inboxes where principal = ${id}) as inboxes,
-    (select count(*)::int from group_cursors where member = ${id}) as cursors,
-    (select count(*)::int from group_acks where member = ${id}) as acks,
+    (select count(*)::int from stream_cursors where member = ${id}) as cursors,
+    (select count(*)::int from stream_acks where member = ${id}) as acks,
     (select count(*)::int from handout_counts where member = ${id}) as handout_counts,
     (select count(*)::int from files where owner = ${id}) as files,
     (select count(*)::int from file_shares where principal = ${id}) as file_shares`;

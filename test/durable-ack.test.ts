@@ -5,7 +5,7 @@ import postgres from "postgres";
 import t from "tap";
 import { Circuits } from "../runtime/circuit.ts";
 import { Messaging } from "../runtime/messaging/hub.ts";
-import { INBOX } from "../runtime/messaging/stream-store.ts";
+import { INBOX_THREAD } from "../runtime/messaging/stream-id.ts";
 import { registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { ack, Client, pending, sendOk } from "./messaging-helpers.ts";
@@ -20,9 +20,9 @@ for (const engine of ["redis", "memory"] as const) {
     const base = node.url;
     /** The message, if its recipient has not acknowledged it: past the inbox cursor and not acknowledged above it. */
     const rows = (id: string) => node.svc.sql`
-      select 1 from messages m join group_cursors c on c.member = m.recipient and c.thread_id = 0
+      select 1 from messages m join stream_cursors c on c.member = m.recipient and c.thread_id = 0
       where m.id = ${id.slice(4)} and m.seq > c.acked_seq
-        and not exists (select 1 from group_acks a where a.member = m.recipient and a.thread_id = 0 and a.seq = m.seq)`;
+        and not exists (select 1 from stream_acks a where a.member = m.recipient and a.thread_id = 0 and a.seq = m.seq)`;
 
     t.test("the inbox cursor takes the message before the 204", async (t) => {
       const a = await registerAgent(base, "a");
@@ -87,15 +87,15 @@ for (const engine of ["redis", "memory"] as const) {
         // poll's read remembered late, as it would be (ifAbsent: it only fills in a cursor not remembered)
         const [read] = await node.svc.sql<
           { acked_seq: string }[]
-        >`select acked_seq::text from group_cursors where member = ${b.id} and thread_id = 0`;
+        >`select acked_seq::text from stream_cursors where member = ${b.id} and thread_id = 0`;
         t.equal(read?.acked_seq, "0", "read before the ack");
         t.equal(await node.svc.hub.ack(b.id, BigInt(m.id.slice(4))), true);
-        await node.svc.engines.groupCursors.merge([
-          { member: b.id, thread: INBOX, acked: Number(read!.acked_seq), above: [], ifAbsent: true },
+        await node.svc.engines.streamCursors.merge([
+          { member: b.id, thread: INBOX_THREAD, acked: Number(read!.acked_seq), above: [], ifAbsent: true },
         ]);
         t.same(
-          await node.svc.engines.groupCursors.read(b.id, [INBOX]),
-          new Map([[INBOX, { acked: 1, above: [] }]]),
+          await node.svc.engines.streamCursors.read(b.id, [INBOX_THREAD]),
+          new Map([[INBOX_THREAD, { acked: 1, above: [] }]]),
           "the ack's cursor is remembered",
         );
 

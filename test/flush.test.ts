@@ -1,10 +1,10 @@
 // A Redis flush (every key under the node's prefix) loses no unacknowledged message and brings back no acknowledged
 // one: what a principal has not acknowledged is what lies past its cursors in Postgres (the inbox's and each group's,
-// group_cursors and group_acks), and Redis only remembers those cursors for reads while Postgres is away.
+// stream_cursors and stream_acks), and Redis only remembers those cursors for reads while Postgres is away.
 import postgres from "postgres";
 import t from "tap";
 import { parseId } from "../runtime/ids.ts";
-import { INBOX } from "../runtime/messaging/stream-store.ts";
+import { INBOX_THREAD } from "../runtime/messaging/stream-id.ts";
 import type { Sql } from "../runtime/db/client.ts";
 import { call, type Registered, registerAgent } from "./helpers/http.ts";
 import { TEST_DATABASE_URL } from "./helpers/env.ts";
@@ -15,19 +15,19 @@ import { until } from "./helpers/wait.ts";
 /** A principal's cursor in its inbox, in Postgres: acknowledged up to, above it out of order, handed out up to. */
 async function inboxCursor(sql: Sql, who: Registered) {
   const [row] = await sql<{ acked: string; delivered: string }[]>`
-    select acked_seq::text as acked, delivered_seq::text as delivered from group_cursors where member = ${who.id} and thread_id = 0`;
+    select acked_seq::text as acked, delivered_seq::text as delivered from stream_cursors where member = ${who.id} and thread_id = 0`;
   const above = await sql<
     { seq: string }[]
-  >`select seq::text from group_acks where member = ${who.id} and thread_id = 0 order by seq`;
+  >`select seq::text from stream_acks where member = ${who.id} and thread_id = 0 order by seq`;
   return { acked: Number(row?.acked), above: above.map((r) => Number(r.seq)), delivered: Number(row?.delivered) };
 }
 
 /** The ids of a principal's direct messages it has not acknowledged: past its inbox cursor and not acknowledged above it. */
 async function unacked(sql: Sql, who: Registered): Promise<string[]> {
   const rows = await sql<{ id: string }[]>`
-    select m.id::text from messages m join group_cursors c on c.member = m.recipient and c.thread_id = 0
+    select m.id::text from messages m join stream_cursors c on c.member = m.recipient and c.thread_id = 0
     where m.recipient = ${who.id} and m.seq > c.acked_seq
-      and not exists (select 1 from group_acks a where a.member = m.recipient and a.thread_id = 0 and a.seq = m.seq)
+      and not exists (select 1 from stream_acks a where a.member = m.recipient and a.thread_id = 0 and a.seq = m.seq)
     order by m.seq`;
   return rows.map((r) => `msg_${r.id}`);
 }
@@ -71,14 +71,14 @@ t.test("a Redis flush loses no unacknowledged message", async (t) => {
     "in Postgres: the cursor past 1, 6 above it, all twelve handed out",
   );
   t.same(
-    await node.svc.engines.groupCursors.read(b.id, [INBOX]),
-    new Map([[INBOX, { acked: 1, above: [6] }]]),
+    await node.svc.engines.streamCursors.read(b.id, [INBOX_THREAD]),
+    new Map([[INBOX_THREAD, { acked: 1, above: [6] }]]),
     "and remembered in Redis",
   );
 
   await deletePrefix(node.prefix);
   t.same(
-    await node.svc.engines.groupCursors.read(b.id, [INBOX, thread]),
+    await node.svc.engines.streamCursors.read(b.id, [INBOX_THREAD, thread]),
     new Map(),
     "Redis remembers nothing of b any more",
   );
@@ -206,6 +206,6 @@ t.test("a node that stops finishes the acknowledgements under way", async (t) =>
   t.teardown(() => check.end());
   t.same(await unacked(check as unknown as Sql, b), [], "every acknowledgement is in Postgres");
   const [cursor] =
-    await check`select acked_seq::int as acked from group_cursors where member = ${b.id} and thread_id = 0`;
+    await check`select acked_seq::int as acked from stream_cursors where member = ${b.id} and thread_id = 0`;
   t.equal(cursor?.["acked"], 3, "the inbox cursor is past all three");
 });

@@ -4,15 +4,15 @@
 // happened, and two nodes.
 import t from "tap";
 import { parseId } from "../runtime/ids.ts";
-import { streamKey } from "../runtime/messaging/stream-store.ts";
+import { groupStream } from "../runtime/messaging/stream-id.ts";
 import { call, type Registered, registerAgent } from "./helpers/http.ts";
 import { type EngineKind, startTestNode } from "./helpers/node.ts";
 import { ack, Client, createGroup, pending, postToGroup } from "./messaging-helpers.ts";
 import { until } from "./helpers/wait.ts";
 
 const threadOf = (groupId: string) => parseId("group", groupId)!;
-/** The key of a group's stream on a node (its channel): runtime/messaging/stream-store.ts streamKey. */
-const groupKey = (groupId: string) => streamKey("", threadOf(groupId));
+/** A group's stream (the key of its channel on a node). */
+const groupKey = (groupId: string) => groupStream(threadOf(groupId));
 
 for (const engine of ["redis", "memory"] as EngineKind[]) {
   t.test(`group messages stored once (${engine} engines)`, async (t) => {
@@ -25,7 +25,7 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
     const ids = (ms: { id: string }[]) => ms.map((m) => m.id);
     const cursor = async (member: Registered, g: string) => {
       const [row] = await node.svc.sql<{ acked_seq: string }[]>`
-        select acked_seq from group_cursors where member = ${member.id} and thread_id = ${String(threadOf(g))}`;
+        select acked_seq from stream_cursors where member = ${member.id} and thread_id = ${String(threadOf(g))}`;
       return row === undefined ? undefined : Number(row.acked_seq);
     };
 
@@ -63,7 +63,7 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
         t.same(ids(await pending(base, b)), [m[3]]);
         const [kept] = await node.svc.sql<
           { n: number }[]
-        >`select count(*)::int as n from group_acks where member = ${b.id}`;
+        >`select count(*)::int as n from stream_acks where member = ${b.id}`;
         t.equal(kept!.n, 0, "the out-of-order ack was taken into the cursor");
         t.equal((await ack(base, b, m[1]!)).status, 204, "acking again is still accepted");
         t.equal((await call(base, "POST", `/v1/messages/${m[3]}/ack?through=true`, { token: b.token })).status, 204);
@@ -89,9 +89,9 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
       t.same(ids(await pending(base, c)), m.slice(0, 5));
       const [left] = await node.svc.sql<
         { n: number }[]
-      >`select count(*)::int as n from group_acks where member = ${b.id}`;
+      >`select count(*)::int as n from stream_acks where member = ${b.id}`;
       t.equal(left!.n, 0);
-      const remembered = await node.svc.engines.groupCursors.read(b.id, [threadOf(g)]);
+      const remembered = await node.svc.engines.streamCursors.read(b.id, [threadOf(g)]);
       t.same(remembered.get(threadOf(g)), { acked: 6, above: [] }, "and the engine remembers where the cursor is");
     });
 
@@ -189,7 +189,7 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
         const c = await Client.open(base, { token: b.token });
         t.teardown(() => c.close());
         await c.nextOfType("ready");
-        await until(() => hub.streams.channels.published(streamKey("", thread)) !== undefined);
+        await until(() => hub.streams.channels.published(groupStream(thread)) !== undefined);
         // stored as a send stores it, and never published (its sender "died" between the commit and the publish)
         const storeOnly = async (body: string) => {
           const m = {

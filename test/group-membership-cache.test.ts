@@ -5,7 +5,7 @@
 // once. The node's clock is driven by hand.
 import t from "tap";
 import { GROUPS_TTL_MS } from "../runtime/messaging/streams.ts";
-import { INBOX, streamKey } from "../runtime/messaging/stream-store.ts";
+import { groupStream, inboxStream, type StreamId } from "../runtime/messaging/stream-id.ts";
 import { parseId } from "../runtime/ids.ts";
 import { call, type Registered, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
@@ -27,7 +27,7 @@ t.test(
     const bodies = async (who: Registered) => (await pending(base, who)).map((m: { body: string }) => m.body).sort();
     /** The streams the node knows `who` reads: the inbox first, then the groups (in no particular order). */
     const known = async (who: Registered) => {
-      const [first, ...rest] = await node.svc.hub.streams.threads(who.id);
+      const [first, ...rest] = await node.svc.hub.streams.streamsOf(who.id);
       return [first, ...rest.sort()];
     };
 
@@ -37,16 +37,16 @@ t.test(
     const first = await group(a, [b]);
     await post(a, first, "in the first");
     t.same(await bodies(b), ["in the first"], "the first poll learns the principal's groups");
-    const firstThread = parseId("group", first)!;
-    t.same(await known(b), [INBOX, firstThread], "its inbox first (no direct message yet), then its group");
-    t.same(await known(c), [INBOX], "one in no group reads its inbox alone");
+    const firstThread = groupStream(parseId("group", first)!);
+    t.same(await known(b), [inboxStream(b.id), firstThread], "its inbox first (no direct message yet), then its group");
+    t.same(await known(c), [inboxStream(c.id)], "one in no group reads its inbox alone");
 
     // b joins a second group behind the node's back: no membership event, as if it were lost
     const second = await group(a, [c]);
     const thread = String(parseId("group", second));
     await node.svc.sql`insert into thread_members (thread_id, principal) values (${thread}, ${b.id})`;
     await node.svc.sql`
-    insert into group_cursors (member, thread_id, acked_seq, joined_seq, delivered_seq)
+    insert into stream_cursors (member, thread_id, acked_seq, joined_seq, delivered_seq)
     select ${b.id}, id, last_seq, last_seq, last_seq from groups where id = ${thread}`;
     await post(a, second, "in the second");
 
@@ -55,7 +55,11 @@ t.test(
       ["in the first", "in the second"],
       "the read takes every cursor Postgres holds, a missed join's too",
     );
-    t.same(await known(b), [INBOX, firstThread], "within GROUPS_TTL_MS the node waits on the groups it knows");
+    t.same(
+      await known(b),
+      [inboxStream(b.id), firstThread],
+      "within GROUPS_TTL_MS the node waits on the groups it knows",
+    );
     await sendOk(base, c, b.id, "direct");
     t.same(await bodies(b), ["direct", "in the first", "in the second"], "the inbox is read with them");
     skew += GROUPS_TTL_MS + 1;
@@ -63,7 +67,7 @@ t.test(
     await until(async () => (await known(b)).length === 3);
     t.same(
       await known(b),
-      [INBOX, ...[firstThread, BigInt(thread)].sort()],
+      [inboxStream(b.id), ...[firstThread, groupStream(BigInt(thread))].sort()],
       "the read behind it learns the missed group",
     );
 
@@ -71,7 +75,7 @@ t.test(
     const left = await call(base, "DELETE", `/v1/groups/${first}/members/${b.id}`, { token: a.token });
     t.equal(left.status, 204);
     t.same(await bodies(b), ["direct", "in the second"], "a leave through the API is known at the next poll");
-    t.same(await known(b), [INBOX, BigInt(thread)], "the inbox stays");
+    t.same(await known(b), [inboxStream(b.id), groupStream(BigInt(thread))], "the inbox stays");
   },
 );
 
@@ -88,16 +92,18 @@ t.test(
     const g = await make("g");
     const marker = await make("marker");
     const thread = String(parseId("group", g));
-    const live = (id: bigint) => groups.channels.published(streamKey(b.id, id)) !== undefined;
+    const live = (stream: StreamId) => groups.channels.published(stream) !== undefined;
+    const inbox = inboxStream(b.id);
+    const gStream = groupStream(BigInt(thread));
     const c = await Client.open(base, { token: b.token });
     t.teardown(() => c.close());
     await c.nextOfType("ready");
-    await until(() => live(INBOX) && live(BigInt(thread)) && live(parseId("group", marker)!));
+    await until(() => live(inbox) && live(gStream) && live(groupStream(parseId("group", marker)!)));
     const body = (f: { type: string; message?: { body: string } }) =>
       f.type === "message" ? f.message!.body : undefined;
 
     // b leaves g behind the node's back: no membership event
-    await node.svc.sql`delete from group_cursors where member = ${b.id} and thread_id = ${thread}`;
+    await node.svc.sql`delete from stream_cursors where member = ${b.id} and thread_id = ${thread}`;
     await node.svc.sql`delete from thread_members where principal = ${b.id} and thread_id = ${thread}`;
     await post(g, "lost event");
     t.equal(
@@ -109,17 +115,17 @@ t.test(
     await post(g, "after the sweep");
     await post(marker, "marker 1");
     t.equal(body(await c.next((f) => f.type === "message")), "marker 1", "after the sweep it does not");
-    t.ok(live(INBOX), "the sweep leaves the inbox alone");
+    t.ok(live(inbox), "the sweep leaves the inbox alone");
     await sendOk(base, a, b.id, "direct");
     t.equal(body(await c.next((f) => f.type === "message")), "direct", "direct messages still come live");
 
     // and joins back behind the node's back
     await node.svc.sql`insert into thread_members (thread_id, principal) values (${thread}, ${b.id})`;
     await node.svc.sql`
-    insert into group_cursors (member, thread_id, acked_seq, joined_seq, delivered_seq)
+    insert into stream_cursors (member, thread_id, acked_seq, joined_seq, delivered_seq)
     select ${b.id}, id, last_seq, last_seq, last_seq from groups where id = ${thread}`;
     await groups.sweep();
-    await until(() => live(BigInt(thread)));
+    await until(() => live(gStream));
     await post(g, "back");
     t.equal(body(await c.next((f) => f.type === "message")), "back", "the sweep takes the group again");
   },

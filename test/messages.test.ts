@@ -136,13 +136,13 @@ for (const engine of ["redis", "memory"] as const) {
         "numbered in the inbox",
       );
       const [cursor] = await node.svc.sql<{ acked_seq: string; delivered_seq: string }[]>`
-        select acked_seq::text, delivered_seq::text from group_cursors where member = ${b.id} and thread_id = 0`;
+        select acked_seq::text, delivered_seq::text from stream_cursors where member = ${b.id} and thread_id = 0`;
       t.same(
         cursor,
         { acked_seq: "1", delivered_seq: "3" },
         "the ack is in Postgres: the inbox cursor took m1; all three were handed out",
       );
-      const above = await node.svc.sql`select seq from group_acks where member = ${b.id} and thread_id = 0`;
+      const above = await node.svc.sql`select seq from stream_acks where member = ${b.id} and thread_id = 0`;
       t.equal(above.length, 0, "nothing acknowledged out of order");
       const counts = await node.svc.sql<{ seq: string; count: number }[]>`
         select seq::text, count from handout_counts where member = ${b.id} and thread_id = 0 order by seq`;

@@ -3,8 +3,10 @@
 // recipients' inboxes, and the first reads afterwards hand out exactly the unacknowledged ones, counting on.
 import t from "tap";
 import { migrate, readMigrations } from "../runtime/db/migrate.ts";
-import { backlog, INBOX } from "../runtime/messaging/stream-store.ts";
-import { ackBatch, insertDirectBatch } from "../runtime/messaging/store.ts";
+import { backlog } from "../runtime/messaging/stream-store.ts";
+import { INBOX_THREAD, inboxStream } from "../runtime/messaging/stream-id.ts";
+import { ackBatch } from "../runtime/messaging/acks-store.ts";
+import { insertDirectBatch } from "../runtime/messaging/messages-store.ts";
 import { emptySchema } from "./helpers/node.ts";
 
 t.test("migration 0011 turns deliveries rows into inbox cursors, counts kept", async (t) => {
@@ -34,8 +36,8 @@ t.test("migration 0011 turns deliveries rows into inbox cursors, counts kept", a
   const [b, c] = await backlog(
     sql,
     [
-      { member: "2", thread: null, limit: 50, after: 0 },
-      { member: "3", thread: null, limit: 50, after: 0 },
+      { member: "2", stream: null, limit: 50, after: 0 },
+      { member: "3", stream: null, limit: 50, after: 0 },
     ],
     0n,
   );
@@ -48,7 +50,7 @@ t.test("migration 0011 turns deliveries rows into inbox cursors, counts kept", a
     "b gets what it had not acknowledged, in inbox order, each counted on from its row",
   );
   t.same(
-    b!.cursors.get(INBOX),
+    b!.cursors.get(inboxStream("2")),
     { acked: 1, above: [3], expired: 0 },
     "its cursor stops before 101; 102 is acknowledged above it",
   );
@@ -64,8 +66,12 @@ t.test("migration 0011 turns deliveries rows into inbox cursors, counts kept", a
   ]);
   t.same(seq, [5], "the next message to b is number 5");
   const acked = await ackBatch(sql, [{ recipient: "2", id: 101n }]);
-  t.same(acked, [{ thread: INBOX, seq: 2, acked: 3 }], "acking 101 takes the cursor over 102, acknowledged before");
-  const [again] = await backlog(sql, [{ member: "2", thread: null, limit: 50, after: 0 }], 0n);
+  t.same(
+    acked,
+    [{ thread: INBOX_THREAD, seq: 2, acked: 3 }],
+    "acking 101 takes the cursor over 102, acknowledged before",
+  );
+  const [again] = await backlog(sql, [{ member: "2", stream: null, limit: 50, after: 0 }], 0n);
   t.same(
     again!.entries.map((e) => [e.id, e.deliveryCount]),
     [

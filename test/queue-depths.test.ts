@@ -206,7 +206,7 @@ t.test("acks held by a locked cursor: the ack queue shows them, then empties", a
   const lock = await holdRows(
     t,
     node,
-    `select acked_seq from group_cursors where member = '${bob!.id}' and thread_id = 0`,
+    `select acked_seq from stream_cursors where member = '${bob!.id}' and thread_id = 0`,
   );
   const acks = ids.slice(1).map(ack);
   const answeredSoFar = settledCount(acks);

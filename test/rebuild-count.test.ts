@@ -3,6 +3,7 @@
 // written before a long poll is answered, and set to "everything" while a socket takes the inbox live. A message
 // never handed out still says 1.
 import t from "tap";
+import { inboxStream } from "../runtime/messaging/stream-id.ts";
 import { LIVE } from "../runtime/messaging/stream-store.ts";
 import { registerAgent } from "./helpers/http.ts";
 import { deletePrefix, startTestNode } from "./helpers/node.ts";
@@ -38,7 +39,7 @@ t.test("delivery counts carry on across nodes, a Redis loss and a socket", async
   const ws = await Client.open(one.url, { token: c.token });
   t.teardown(() => ws.close());
   await ws.nextOfType("ready");
-  await until(() => one.svc.hub.streams.channels.published(c.id) !== undefined);
+  await until(() => one.svc.hub.streams.channels.published(inboxStream(c.id)) !== undefined);
   const m3 = await sendOk(two.url, a, c.id, "3");
   t.same([(await ws.nextOfType("message")).message.id], [m3.id], "the socket got it");
   t.same(await counts(two.url, c), [[m3.id, 2]], "a poll on another node meanwhile says 2");
@@ -47,7 +48,7 @@ t.test("delivery counts carry on across nodes, a Redis loss and a socket", async
   await until(async () => {
     const [row] = await one.svc.sql<
       { d: string }[]
-    >`select delivered_seq::text as d from group_cursors where member = ${c.id} and thread_id = 0`;
+    >`select delivered_seq::text as d from stream_cursors where member = ${c.id} and thread_id = 0`;
     return row !== undefined && row.d !== LIVE;
   });
   const m4 = await sendOk(two.url, a, c.id, "4");

@@ -6,7 +6,8 @@
 import t, { type Test } from "tap";
 import { FakeClock } from "./helpers/clock.ts";
 import { Reconciler, STALE_MS } from "../runtime/messaging/reconcile.ts";
-import { insertDirectBatch } from "../runtime/messaging/store.ts";
+import { inboxStream } from "../runtime/messaging/stream-id.ts";
+import { insertDirectBatch } from "../runtime/messaging/messages-store.ts";
 import { LEASE_MS } from "../runtime/node-lease.ts";
 import { type Registered, registerAgent } from "./helpers/http.ts";
 import { startTestNode, type TestNode } from "./helpers/node.ts";
@@ -44,7 +45,7 @@ async function liveSocket(t: Test, node: TestNode, who: Registered) {
   const ws = await Client.open(node.url, { token: who.token });
   t.teardown(() => ws.close());
   await ws.nextOfType("ready");
-  await until(() => node.svc.hub.streams.channels.published(who.id) !== undefined);
+  await until(() => node.svc.hub.streams.channels.published(inboxStream(who.id)) !== undefined);
   return ws;
 }
 

@@ -5,6 +5,7 @@ import t from "tap";
 import { RedisPubSub } from "../runtime/engines/redis/pubsub.ts";
 import { RedisStreamLog } from "../runtime/engines/redis/stream-log.ts";
 import { redisKeys } from "../runtime/engines/redis/keys.ts";
+import { inboxStream } from "../runtime/messaging/stream-id.ts";
 import { defineScripts } from "../runtime/engines/redis/scripts.ts";
 import { type Published, STREAM_LOG_IDLE_MS } from "../runtime/engines/stream-log.ts";
 import { streamLogContract } from "./stream-log-engine.contract.ts";
@@ -25,8 +26,8 @@ t.teardown(async () => {
 streamLogContract(t, async () => ({ engine, pubsub: new RedisPubSub(cmd, sub, keys), close: async () => {} }));
 
 t.test("a log expires STREAM_LOG_IDLE_MS after its last append", async (t) => {
-  const m: Published = { key: "x", seq: 1, id: "1", payload: "{}" };
+  const m: Published = { key: inboxStream("x"), seq: 1, id: "1", payload: "{}" };
   await engine.append(m, "c", "");
-  const ttl = await cmd.pttl(keys.streamLog("x"));
+  const ttl = await cmd.pttl(keys.streamLog(m.key));
   t.ok(ttl > STREAM_LOG_IDLE_MS - 60_000 && ttl <= STREAM_LOG_IDLE_MS, `pttl ${ttl}`);
 });

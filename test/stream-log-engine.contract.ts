@@ -3,6 +3,7 @@ import type { Test } from "tap";
 import type { PubSub } from "../runtime/engines/pubsub.ts";
 import { until } from "./helpers/wait.ts";
 import { type Published, STREAM_LOG_MAX, type StreamLog } from "../runtime/engines/stream-log.ts";
+import { groupStream, type StreamId } from "../runtime/messaging/stream-id.ts";
 
 export interface StreamLogFixture {
   engine: StreamLog;
@@ -12,8 +13,10 @@ export interface StreamLogFixture {
 }
 
 let n = 0;
-const streamOf = (label: string) => `${label}${process.pid}${Date.now() % 100000}${n++}`;
-const msg = (key: string, seq: number): Published => ({
+/** A stream of its own (a group's id no other test's stream has). */
+const streamOf = (label: string) =>
+  groupStream(BigInt(`${label.charCodeAt(0)}${process.pid}${Date.now() % 100000}${n++}`));
+const msg = (key: StreamId, seq: number): Published => ({
   key,
   seq,
   id: String(1000 + seq),

@@ -4,6 +4,7 @@
 import t from "tap";
 import { Redis } from "ioredis";
 import { registerAgent } from "./helpers/http.ts";
+import { inboxStream } from "../runtime/messaging/stream-id.ts";
 import { TEST_REDIS_URL } from "./helpers/env.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { sendOk } from "./messaging-helpers.ts";
@@ -16,7 +17,8 @@ for (const engine of ["redis", "memory"] as const) {
     const b = await registerAgent(node.url, "b");
     const ids: string[] = [];
     for (let i = 1; i <= 3; i++) ids.push(String((await sendOk(node.url, a, b.id, `m${i}`)).id).replace(/^msg_/, ""));
-    const seqs = async (after: number) => (await streams.readAfter(b.id, after, 100)).map((m) => [m.seq, m.id]);
+    const seqs = async (after: number) =>
+      (await streams.readAfter(inboxStream(b.id), after, 100)).map((m) => [m.seq, m.id]);
     t.same(await seqs(0), [
       [1, ids[0]],
       [2, ids[1]],
@@ -26,14 +28,14 @@ for (const engine of ["redis", "memory"] as const) {
 
     // what the log holds is what is read: an entry of the log alone (never committed) shows it
     await node.svc.engines.streams.append(
-      { key: b.id, seq: 4, id: "4", payload: '{"from the log":true}' },
+      { key: inboxStream(b.id), seq: 4, id: "4", payload: '{"from the log":true}' },
       "test.none",
       "",
     );
     t.same(await seqs(3), [[4, "4"]], "read from the log");
 
     // a hole right after the number: Postgres, which has nothing past 3
-    await node.svc.engines.streams.append({ key: b.id, seq: 9, id: "9", payload: "{}" }, "test.none", "");
+    await node.svc.engines.streams.append({ key: inboxStream(b.id), seq: 9, id: "9", payload: "{}" }, "test.none", "");
     t.same(await seqs(4), [], "past a hole: Postgres");
     if (engine === "redis") {
       const redis = new Redis(TEST_REDIS_URL);

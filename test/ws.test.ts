@@ -4,7 +4,7 @@ import { createLogger } from "../runtime/log.ts";
 import { WsSession, HIGH_WATER, MAX_BUFFER, type SessionDeps, type Socket } from "../runtime/ws/session.ts";
 import { jsonCodec, msgpackCodec } from "../runtime/ws/codec.ts";
 import { RecentFrames } from "../runtime/messaging/channels.ts";
-import { INBOX, streamKey } from "../runtime/messaging/stream-store.ts";
+import { groupStream, inboxStream, isGroupStream } from "../runtime/messaging/stream-id.ts";
 import { onClientFrame } from "../handlers/ws.ts";
 import { WS_CLOSE } from "../schema/ws.ts";
 import { call, registerAgent } from "./helpers/http.ts";
@@ -64,7 +64,7 @@ for (const engine of ["redis", "memory"] as const) {
         t.teardown(() => c.close());
         await c.nextOfType("ready");
         t.equal((await c.nextOfType("message")).message.id, first.id, "caught up on the inbox");
-        await until(() => node.svc.hub.streams.channels.published(b.id) === 1); // ... and taking it live from there
+        await until(() => node.svc.hub.streams.channels.published(inboxStream(b.id)) === 1); // ... and taking it live from there
         return { a, b, d, first, c };
       };
       /**
@@ -75,12 +75,12 @@ for (const engine of ["redis", "memory"] as const) {
         const streams = node.svc.hub.streams;
         const backlog = streams.backlog.bind(streams);
         const seen = { n: 0, inbox: 0 };
-        streams.backlog = (member, threads, limit, after) => {
+        streams.backlog = (member, stream, limit, after) => {
           if (who.includes(member)) {
             seen.n++;
-            if (threads === null || threads === INBOX) seen.inbox++;
+            if (stream === null || !isGroupStream(stream)) seen.inbox++;
           }
-          return backlog(member, threads, limit, after);
+          return backlog(member, stream, limit, after);
         };
         t.teardown(() => {
           streams.backlog = backlog;
@@ -99,7 +99,7 @@ for (const engine of ["redis", "memory"] as const) {
             live.push(m.id);
             t.same((await c.nextOfType("message")).message, { ...m, delivery_count: 1 });
           }
-          t.equal(node.svc.hub.streams.channels.published(b.id), 5, "published in the inbox's numbers");
+          t.equal(node.svc.hub.streams.channels.published(inboxStream(b.id)), 5, "published in the inbox's numbers");
           const g = await call(base, "POST", "/v1/groups", {
             token: a.token,
             json: { name: "g", members: [b.id, d.id] },
@@ -180,7 +180,7 @@ for (const engine of ["redis", "memory"] as const) {
           "delivered in the inbox's order (its numbers)",
         );
         t.equal(reads.n, 0, "no read from Postgres");
-        t.equal(node.svc.hub.streams.channels.published(b.id), 17);
+        t.equal(node.svc.hub.streams.channels.published(inboxStream(b.id)), 17);
         t.equal(c.frames.filter((f) => f.type === "message").length, 17, "nothing written twice");
         // a cumulative ack of the last one takes them all, as it may: the socket got each of them, in order
         c.send({ type: "ack", id: got.at(-1)!.id, through: true, ref: "all" });
@@ -201,7 +201,7 @@ for (const engine of ["redis", "memory"] as const) {
           const members = [b.id, d.id, ...senders.slice(1).map((x) => x.id)];
           const g = await call(base, "POST", "/v1/groups", { token: a.token, json: { name: "busy", members } });
           const thread = BigInt(String(g.body.group.id).slice("group_".length));
-          await until(() => node.svc.hub.streams.channels.published(streamKey(b.id, thread)) !== undefined); // the socket takes the group live
+          await until(() => node.svc.hub.streams.channels.published(groupStream(thread)) !== undefined); // the socket takes the group live
           const reads = countReads(t, [b.id]);
           // sent together (four senders, within the per-second limit): they commit in one or two statements
           const sends = await Promise.all(
@@ -236,7 +236,7 @@ for (const engine of ["redis", "memory"] as const) {
             { last_seq: string }[]
           >`select last_seq from inboxes where principal = ${b.id}`;
           t.equal(Number(inbox!.last_seq), 1, "nothing numbered in the member's inbox");
-          t.equal(node.svc.hub.streams.channels.published(b.id), 1, "nor published on it");
+          t.equal(node.svc.hub.streams.channels.published(inboxStream(b.id)), 1, "nor published on it");
           t.equal(reads.n, 0, "no read from Postgres");
           t.equal(c.frames.filter((f) => f.type === "message").length, 17, "nothing written twice");
         },
@@ -249,7 +249,7 @@ for (const engine of ["redis", "memory"] as const) {
           const b = await registerAgent(base, "Bo");
           const one = await sendOk(base, a, b.id, "one");
           const two = await sendOk(base, a, b.id, "two");
-          const inboxLive = () => node.svc.hub.streams.channels.published(b.id) !== undefined;
+          const inboxLive = () => node.svc.hub.streams.channels.published(inboxStream(b.id)) !== undefined;
           const messages = (c: Client) =>
             c.frames.filter((f) => f.type === "message").map((f) => [f.message.id, f.message.delivery_count]);
 
@@ -661,7 +661,7 @@ t.test("a session over a fake socket on a running node", async (t) => {
       await pause();
       t.equal(f.messages().length, 100, "one page written; the next waits for the socket to drain");
       t.notOk(f.topics.has(topic), "not live yet");
-      t.equal(node.svc.hub.streams.channels.published(b.id), undefined);
+      t.equal(node.svc.hub.streams.channels.published(inboxStream(b.id)), undefined);
       f.state.buffered = HIGH_WATER;
       f.s.onDrain();
       await pause();
@@ -675,9 +675,9 @@ t.test("a session over a fake socket on a running node", async (t) => {
         ids.map((id) => [id, 1]),
         "then the rest: each once, in the inbox's order, as a first delivery",
       );
-      t.equal(node.svc.hub.streams.channels.published(b.id), 150, "live from the last one written");
+      t.equal(node.svc.hub.streams.channels.published(inboxStream(b.id)), 150, "live from the last one written");
       await sendOk(base, a, b.id, "live");
-      await until(() => node.svc.hub.streams.channels.published(b.id) === 151);
+      await until(() => node.svc.hub.streams.channels.published(inboxStream(b.id)) === 151);
       t.equal(
         f.messages().length,
         150,
@@ -685,7 +685,7 @@ t.test("a session over a fake socket on a running node", async (t) => {
       );
       await f.close();
       t.equal(
-        node.svc.hub.streams.channels.published(b.id),
+        node.svc.hub.streams.channels.published(inboxStream(b.id)),
         undefined,
         "closed: the node no longer publishes the inbox",
       );

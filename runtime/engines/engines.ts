@@ -4,7 +4,7 @@ import type { LimitsEngine } from "./limits.ts";
 import type { MomentCache } from "./moments.ts";
 import type { InFlightRegistry, NodeRegistry } from "./nodes.ts";
 import type { PresenceEngine } from "./presence.ts";
-import type { GroupCursorCache } from "./group-cursors.ts";
+import type { StreamCursorCache } from "./stream-cursors.ts";
 import type { PubSub } from "./pubsub.ts";
 import type { StreamLog } from "./stream-log.ts";
 
@@ -16,7 +16,7 @@ export interface Engines {
   /** The recent messages of every inbox and group, appended and announced in one step (the live path). */
   readonly streams: StreamLog;
   /** Members' cursors in their inboxes and groups, remembered after Postgres took each ack (read while Postgres is away). */
-  readonly groupCursors: GroupCursorCache;
+  readonly streamCursors: StreamCursorCache;
   readonly feed: FeedCache;
   /** Cached moment records, so warm feed reads need no Postgres. */
   readonly moments: MomentCache;

@@ -56,8 +56,12 @@ function principalId(name: string): NodeChannel<string> {
 const digits = z.string().regex(/^\d+$/);
 const id = z.string().min(1).max(64);
 
-/** A committed message on its way to every node: which node sent it (each skips its own), and the message. */
-export interface StreamMessage extends Published {
+/**
+ * A committed message on its way to every node: which node sent it (each skips its own), and the message. Its `key`
+ * is the stream's id as the sender wrote it: the receiver reads it with parseStreamId (runtime/messaging/stream-id.ts).
+ */
+export interface StreamMessage extends Omit<Published, "key"> {
+  key: string;
   origin: string;
   /** The sender's W3C trace context (`traceparent`), when the send is traced (runtime/tracing.ts). */
   traceparent?: string;

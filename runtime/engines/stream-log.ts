@@ -4,10 +4,12 @@
 // stream idle for STREAM_LOG_IDLE_MS is dropped whole. A message's position is its gap-free number from Postgres,
 // carried in the entry: a log that lost entries (trimmed, expired, flushed, or an append that never ran) shows a hole
 // in the numbers, and a reader goes to Postgres past what the log holds without one (runtime/messaging/streams.ts).
+import type { StreamId } from "../messaging/stream-id.ts";
 
-/** A committed message as a stream carries it: its stream's key, number, id and JSON payload. */
+/** A committed message as a stream carries it: its stream, number, id and JSON payload. */
 export interface Published {
-  key: string;
+  /** Its stream (the key of the stream's log, channel and waiters). */
+  key: StreamId;
   seq: number;
   id: string;
   payload: string;
@@ -25,12 +27,12 @@ export interface StreamLog {
    */
   append(m: Published, channel: string, head: string): Promise<void>;
   /** The messages the log of stream `key` holds numbered above `after`, in number order, each number once. */
-  after(key: string, after: number): Promise<Published[]>;
+  after(key: StreamId, after: number): Promise<Published[]>;
   /**
    * Forget stream `key`'s log: a message in it changed (edited or deleted), so its payload there is stale. A reader
    * then finds nothing (or, after a later append, a hole) and reads Postgres, which has the message as it is now.
    */
-  drop(key: string): Promise<void>;
+  drop(key: StreamId): Promise<void>;
 }
 
 /** Of a log's entries, those numbered above `after`, in number order and each number once (what both engines answer). */

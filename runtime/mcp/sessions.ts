@@ -15,6 +15,7 @@ import { randomUUID } from "node:crypto";
 import type { FlockMcp } from "@flock/client/mcp";
 import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { ApiError } from "../errors.ts";
+import { inboxStream } from "../messaging/stream-id.ts";
 import type { Ctx, Reply } from "../http/route.ts";
 import type { SelfAddress } from "../self-address.ts";
 import type { Services } from "../services.ts";
@@ -121,7 +122,7 @@ export class McpSessions {
       onsessionclosed: (id) => this.drop(id),
     });
     session.transport.onclose = () => this.drop(session.id);
-    session.stopWake = this.svc.hub.waiters.add(principal, (raw) => {
+    session.stopWake = this.svc.hub.waiters.add(inboxStream(principal), (raw) => {
       void this.wake(session, raw);
     });
     void mcp.server.connect(session.transport);

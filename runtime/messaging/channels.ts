@@ -5,6 +5,7 @@
 // stream is contiguous from its cursor: that is what makes a cumulative ack safe (docs/ARCHITECTURE.md, "Messages").
 import type { Count } from "../metrics.ts";
 import type { Codec, Encoded } from "../ws/codec.ts";
+import type { StreamId } from "./stream-id.ts";
 import type { Published } from "./stream-store.ts";
 
 /** What publishes a frame to every socket subscribed to a topic (the uWS app; a fake in unit tests). */
@@ -22,7 +23,7 @@ export interface ChannelReader {
 }
 
 /** Reads a stream's messages after a number from Postgres (runtime/messaging/stream-store.ts). */
-type ReadAfter = (key: string, after: number, limit: number) => Promise<Published[]>;
+type ReadAfter = (stream: StreamId, after: number, limit: number) => Promise<Published[]>;
 
 /** Recent messages kept per stream, for a socket that subscribes a little behind the node. */
 const RING = 256;
@@ -30,7 +31,8 @@ const RING = 256;
 const GAP_MS = 250;
 const FILL_PAGE = 100;
 
-export const topicOf = (key: string, codec: Codec) => `${key}:${codec.name}`;
+/** The uWS topic of a stream's frames in one encoding. */
+export const topicOf = (stream: StreamId, codec: Codec) => `${stream}:${codec.name}`;
 
 /**
  * One message's frame per encoding at one delivery count, built once for every connection it goes to: a group send
@@ -106,7 +108,7 @@ class Channel {
 }
 
 export class Channels {
-  private readonly channels = new Map<string, Channel>();
+  private readonly channels = new Map<StreamId, Channel>();
   private publisher: TopicPublisher | undefined;
   private closed = false;
 
@@ -123,13 +125,13 @@ export class Channels {
     this.publisher = publisher;
   }
 
-  /** Groups with sockets on this node (tests). */
+  /** Streams with sockets on this node (tests). */
   get size(): number {
     return this.channels.size;
   }
 
-  /** The last number this node published to a group, if it has sockets taking it. */
-  published(key: string): number | undefined {
+  /** The last number this node published to a stream, if it has sockets taking it. */
+  published(key: StreamId): number | undefined {
     return this.channels.get(key)?.published;
   }
 
@@ -152,7 +154,7 @@ export class Channels {
    * Message `id` of `key` changed (edited or deleted): what this node holds of it (its ring, a message waiting behind
    * a gap) carries `payload` from now on. A socket joining later from the ring gets it as it is now.
    */
-  replace(key: string, id: string, payload: string): void {
+  replace(key: StreamId, id: string, payload: string): void {
     const ch = this.channels.get(key);
     if (ch === undefined) return;
     const swap = (m: Published) => (m.id === id ? { ...m, payload } : m);
@@ -161,7 +163,7 @@ export class Channels {
   }
 
   /** A socket starts catching up on `key` from Postgres: the channel collects what is committed meanwhile. */
-  warm(key: string): void {
+  warm(key: StreamId): void {
     this.channel(key).warming++;
   }
 
@@ -170,7 +172,7 @@ export class Channels {
    * message after that number exactly once. False when this node is further on than its recent messages reach back:
    * read Postgres past `upTo` again (the socket is still warming) and call again.
    */
-  join(key: string, reader: ChannelReader, upTo: number): boolean {
+  join(key: StreamId, reader: ChannelReader, upTo: number): boolean {
     const ch = this.channel(key);
     if (ch.published === undefined) {
       ch.published = upTo;
@@ -200,15 +202,15 @@ export class Channels {
   }
 
   /** A socket stops catching up without joining (it closed, or its read failed). */
-  cool(key: string): void {
+  cool(key: StreamId): void {
     const ch = this.channels.get(key);
     if (ch === undefined) return;
     ch.warming--;
     this.dropIfIdle(key, ch);
   }
 
-  /** A socket leaves a group (it closed, or left the group): the last number published to it, if it had joined. */
-  leave(key: string, reader: ChannelReader): number | undefined {
+  /** A socket leaves a stream (it closed, or left the group): the last number published to it, if it had joined. */
+  leave(key: StreamId, reader: ChannelReader): number | undefined {
     const ch = this.channels.get(key);
     if (ch === undefined) return undefined;
     const was = ch.readers.delete(reader);
@@ -230,7 +232,7 @@ export class Channels {
     this.channels.clear();
   }
 
-  private channel(key: string): Channel {
+  private channel(key: StreamId): Channel {
     let ch = this.channels.get(key);
     if (ch === undefined) {
       ch = new Channel();
@@ -239,13 +241,13 @@ export class Channels {
     return ch;
   }
 
-  private subscribe(key: string, ch: Channel, reader: ChannelReader): void {
+  private subscribe(key: StreamId, ch: Channel, reader: ChannelReader): void {
     ch.readers.add(reader);
     reader.subscribe(topicOf(key, reader.codec));
   }
 
   /** Publish what is next in order; a gap left behind arms its timer. */
-  private drain(key: string, ch: Channel): void {
+  private drain(key: StreamId, ch: Channel): void {
     if (ch.published === undefined) return;
     for (;;) {
       const next = ch.pending.get(ch.published + 1);
@@ -260,7 +262,7 @@ export class Channels {
     }
   }
 
-  private emit(key: string, ch: Channel, m: Published): void {
+  private emit(key: StreamId, ch: Channel, m: Published): void {
     ch.published = m.seq;
     ch.ring.push(m);
     if (ch.ring.length > RING) ch.ring.shift();
@@ -281,7 +283,7 @@ export class Channels {
     }
   }
 
-  private armGap(key: string, ch: Channel): void {
+  private armGap(key: StreamId, ch: Channel): void {
     if (ch.gapTimer !== undefined || this.closed) return;
     ch.gapTimer = setTimeout(() => {
       ch.gapTimer = undefined;
@@ -291,7 +293,7 @@ export class Channels {
   }
 
   /** Read past the last number published from Postgres, so a message whose wake-up never came is published too. */
-  private async fill(key: string, ch: Channel): Promise<void> {
+  private async fill(key: StreamId, ch: Channel): Promise<void> {
     if (ch.filling || ch.published === undefined || (ch.pending.size === 0 && ch.joining.size === 0)) return;
     ch.filling = true;
     try {
@@ -311,7 +313,7 @@ export class Channels {
     }
   }
 
-  private dropIfIdle(key: string, ch: Channel): void {
+  private dropIfIdle(key: StreamId, ch: Channel): void {
     if (!ch.idle) return;
     clearTimeout(ch.gapTimer);
     this.channels.delete(key);

@@ -8,24 +8,21 @@ import { isOutage, outcomeUnknown, unavailable } from "../circuit.ts";
 import { type Observe, since, timed } from "../metrics.ts";
 import { RedeliveryBackoff } from "./redelivery-backoff.ts";
 import { ApiError } from "../errors.ts";
+import { type AckItem, ackBatch, type AckOutcome } from "./acks-store.ts";
+import { directThread, pairKey } from "./direct-threads-store.ts";
 import {
-  type AckItem,
-  ackBatch,
-  type AckOutcome,
+  committedSeqs,
   type DirectMessage,
-  directThread,
   IdClash,
   insertDirectBatch,
   insertGroupBatch,
-  committedSeqs,
   type NewMessage,
-  pairKey,
-} from "./store.ts";
-import type { CursorWrite } from "../engines/group-cursors.ts";
+} from "./messages-store.ts";
+import type { CursorWrite } from "../engines/stream-cursors.ts";
 import { WaiterRegistry } from "./waiters.ts";
 import { RecentFrames } from "./channels.ts";
 import { StreamDelivery } from "./streams.ts";
-import { type PollRead, type Published, streamKey } from "./stream-store.ts";
+import type { PollRead, Published } from "./stream-store.ts";
 import type { CommitKind } from "../tracing.ts";
 
 const THREAD_CACHE_MAX = 100_000;
@@ -272,10 +269,10 @@ export class Messaging {
     polls.inc();
     try {
       // each stream's waiter is in place before its first read
-      const threads = await this.streams.threads(principal);
-      for (const thread of threads) {
+      const streams = await this.streams.streamsOf(principal);
+      for (const stream of streams) {
         removers.push(
-          this.waiters.add(streamKey(principal, thread), () => {
+          this.waiters.add(stream, () => {
             wait.woken = true;
             wait.release?.();
           }),
@@ -294,7 +291,7 @@ export class Messaging {
           }
           if (until > deadline || wait.stop || this.closing) return { entries: [], expired };
         }
-        const read = await this.streams.readForPoll(principal, threads, limit);
+        const read = await this.streams.readForPoll(principal, streams, limit);
         expired += read.expired;
         if (read.entries.length > 0) {
           this.redelivery.handedOut(principal);
@@ -412,7 +409,7 @@ export class Messaging {
         above: !it.through && o.seq > o.acked ? [o.seq] : [],
       });
     }
-    await timed(m.redis.cursorMerge, () => this.svc.engines.groupCursors.merge(writes));
+    await timed(m.redis.cursorMerge, () => this.svc.engines.streamCursors.merge(writes));
     return outcomes;
   }
 

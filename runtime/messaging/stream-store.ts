@@ -1,24 +1,20 @@
 // Postgres side of the streams (docs/ARCHITECTURE.md, "Messages"): a principal's inbox (thread 0 in its cursor
-// row) and each group are streams of numbered messages; a member's state in one is a cursor (group_cursors), the acks
-// above it out of order (group_acks), and how often what it was handed came again (handout_counts). Reading past a
+// row) and each group are streams of numbered messages; a member's state in one is a cursor (stream_cursors), the acks
+// above it out of order (stream_acks), and how often what it was handed came again (handout_counts). Reading past a
 // cursor, the marks that keep delivery counts honest, and joining and leaving. Sends and acks are in store.ts.
 import type { TransactionSql } from "postgres";
 import type { Sql } from "../db/client.ts";
 import type { Published } from "../engines/stream-log.ts";
+import { shownColumns, shownJoins } from "./message-view-store.ts";
 import { type MessageRow, toMessageAt } from "./payload.ts";
-
-/** A member's inbox in its cursor row: direct messages are numbered per recipient, not per thread. */
-export const INBOX = 0n;
+import { groupOf, groupStream, inboxStream, memberStream, type StreamId, threadOf } from "./stream-id.ts";
 
 /** delivered_seq while one of the member's sockets takes the stream live: everything may have been delivered. */
 export const LIVE = "9223372036854775807";
 
-/** The key of a stream on a node (its waiters, channel, topic and pub/sub): the principal for an inbox, `g:<id>` for a group. */
-export const streamKey = (member: string, thread: bigint) => (thread === INBOX ? member : `g:${thread}`);
-
 /** A message read past a cursor: its stream, number, JSON payload, and its delivery count for this read. */
 export interface StreamEntry {
-  thread: bigint;
+  stream: StreamId;
   seq: number;
   id: string;
   payload: string;
@@ -34,11 +30,11 @@ export interface PollRead {
 export type { Published };
 
 /** The streams of each of `members`: their inbox first, then their groups (one statement for many). */
-export async function streamsOfMembers(sql: Sql, members: string[]): Promise<Map<string, bigint[]>> {
+export async function streamsOfMembers(sql: Sql, members: string[]): Promise<Map<string, StreamId[]>> {
   const rows = await sql<{ member: string; thread_id: bigint }[]>`
-    select member, thread_id from group_cursors where member = any(${members}::text[]) and thread_id <> 0`;
-  const out = new Map<string, bigint[]>(members.map((m) => [m, [INBOX]]));
-  for (const r of rows) out.get(r.member)?.push(r.thread_id);
+    select member, thread_id from stream_cursors where member = any(${members}::text[]) and thread_id <> 0`;
+  const out = new Map<string, StreamId[]>(members.map((m) => [m, [inboxStream(m)]]));
+  for (const r of rows) out.get(r.member)?.push(groupStream(r.thread_id));
   return out;
 }
 
@@ -56,14 +52,14 @@ type BacklogRow = MessageRow & {
 /** A read past cursors: the entries, each stream's newest number as the read saw it, and each cursor read. */
 export interface Backlog {
   entries: StreamEntry[];
-  last: Map<bigint, number>;
-  cursors: Map<bigint, { acked: number; above: number[]; expired: number }>;
+  last: Map<StreamId, number>;
+  cursors: Map<StreamId, { acked: number; above: number[]; expired: number }>;
 }
 
-/** A read past a member's cursors: one stream (INBOX for its inbox) or all of them (null), after `after` (0: from the cursor). */
+/** A read past a member's cursors: one of its streams or all of them (null), after `after` (0: from the cursor). */
 export interface Read {
   member: string;
-  thread: bigint | null;
+  stream: StreamId | null;
   limit: number;
   after: number;
 }
@@ -84,12 +80,12 @@ export async function backlog(sql: Sql, reads: Read[], horizon: bigint): Promise
   const rows = await sql<(BacklogRow & { n: number })[]>`
     with relaxed as (select set_config('synchronous_commit', 'off', true) as s),
     q as (
-      select * from unnest(${reads.map((r) => r.member)}::text[], ${reads.map((r) => (r.thread === null ? null : String(r.thread)))}::bigint[],
+      select * from unnest(${reads.map((r) => r.member)}::text[], ${reads.map((r) => (r.stream === null ? null : String(threadOf(r.stream))))}::bigint[],
         ${reads.map((r) => r.limit)}::int[], ${reads.map((r) => r.after)}::bigint[]) with ordinality as q(member, thread, lim, after, n)
     ),
     c0 as (
       select q.n, q.lim, q.after, gc.member, gc.thread_id, gc.acked_seq, gc.delivered_seq, gc.expired
-      from q join group_cursors gc on gc.member = q.member and (q.thread is null or gc.thread_id = q.thread)
+      from q join stream_cursors gc on gc.member = q.member and (q.thread is null or gc.thread_id = q.thread)
     ),
     c as (
       select c0.*, case when c0.thread_id = 0 then coalesce(i.last_seq, 0) else g.last_seq end as last_seq
@@ -109,7 +105,7 @@ export async function backlog(sql: Sql, reads: Read[], horizon: bigint): Promise
           where c.thread_id <> 0 and m.recipient is null and m.thread_id = c.thread_id and m.seq > greatest(c.acked_seq, c.after)
             and m.id >= ${String(horizon)}
         ) s
-        where not exists (select 1 from group_acks a where a.member = c.member and a.thread_id = c.thread_id and a.seq = s.seq)
+        where not exists (select 1 from stream_acks a where a.member = c.member and a.thread_id = c.thread_id and a.seq = s.seq)
         order by s.seq
         limit c.lim
       ) x left join handout_counts h on h.member = c.member and h.thread_id = c.thread_id and h.seq = x.seq
@@ -119,12 +115,12 @@ export async function backlog(sql: Sql, reads: Read[], horizon: bigint): Promise
     -- waits on the lock, then finds 0); within this statement only the first read of the cursor reports it
     took as (
       select gc.member, gc.thread_id, gc.expired, (select min(c0.n) from c0 where c0.member = gc.member and c0.thread_id = gc.thread_id) as n
-      from group_cursors gc join (select distinct member, thread_id from c0 where expired > 0) e on gc.member = e.member and gc.thread_id = e.thread_id
+      from stream_cursors gc join (select distinct member, thread_id from c0 where expired > 0) e on gc.member = e.member and gc.thread_id = e.thread_id
       where gc.expired > 0
       for update of gc
     ),
     raised as (
-      update group_cursors gc
+      update stream_cursors gc
       set delivered_seq = greatest(gc.delivered_seq, coalesce(u.seq, gc.delivered_seq)), expired = gc.expired - coalesce(u.took, 0)
       from (
         select c.member, c.thread_id as stream, max(r.seq) as seq, max(tk.expired) as took
@@ -144,18 +140,14 @@ export async function backlog(sql: Sql, reads: Read[], horizon: bigint): Promise
     )
     select c.n::int as n, c.thread_id as stream, c.last_seq as last, c.acked_seq as acked,
            (select tk.expired from took tk where tk.member = c.member and tk.thread_id = c.thread_id and tk.n = c.n) as expired,
-           (select array_agg(a.seq::text) from group_acks a where a.member = c.member and a.thread_id = c.thread_id) as above,
-           r.id, r.thread_id, r.seq, r.sender, p.display_name as sender_name, p.avatar_key as sender_avatar, r.recipient, r.body, r.created_at, r.attachments,
-           r.edited_at, r.deleted_at, r.reactions, r.reply,
-           pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
-           pay.explorer_url as pay_explorer, r.was, r.had as count
-    from c left join r on r.n = c.n and r.stream = c.thread_id left join principals p on p.id = r.sender
-      left join payments pay on pay.message_id = r.id
+           (select array_agg(a.seq::text) from stream_acks a where a.member = c.member and a.thread_id = c.thread_id) as above,
+           ${shownColumns(sql, "r")}, r.seq, r.was, r.had as count
+    from c left join r on r.n = c.n and r.stream = c.thread_id ${shownJoins(sql, "r")}
     order by c.n, c.thread_id, r.seq`;
   const out: Backlog[] = reads.map(() => ({ entries: [], last: new Map(), cursors: new Map() }));
   for (const r of rows) {
     const b = out[r.n - 1]!;
-    const stream = BigInt(r.stream);
+    const stream = memberStream(reads[r.n - 1]!.member, BigInt(r.stream));
     b.last.set(stream, Number(r.last));
     b.cursors.set(stream, {
       acked: Number(r.acked),
@@ -164,7 +156,7 @@ export async function backlog(sql: Sql, reads: Read[], horizon: bigint): Promise
     });
     if (r.seq === null) continue;
     b.entries.push({
-      thread: stream,
+      stream,
       seq: Number(r.seq),
       id: r.id.toString(),
       payload: JSON.stringify(toMessageAt(r, horizon)),
@@ -182,15 +174,13 @@ async function published(
   horizon: bigint,
 ): Promise<Published[]> {
   const rows = await sql<(MessageRow & { seq: string })[]>`
-    select m.id, m.thread_id, m.seq, m.sender, p.display_name as sender_name, p.avatar_key as sender_avatar, m.recipient, m.body, m.created_at, m.attachments,
-           m.edited_at, m.deleted_at, m.reactions, m.reply, pay.tx_hash as pay_tx, pay.network as pay_network, pay.payer as pay_payer, pay.amount::text as pay_amount,
-           pay.explorer_url as pay_explorer
-    from messages m left join principals p on p.id = m.sender left join payments pay on pay.message_id = m.id
+    select ${shownColumns(sql)}, m.seq
+    from messages m ${shownJoins(sql)}
     where ${where} and m.seq is not null
     order by m.seq
     ${limit === null ? sql`` : sql`limit ${limit}`}`;
   return rows.map((r) => ({
-    key: r.recipient ?? streamKey("", r.thread_id),
+    key: r.recipient === null ? groupStream(r.thread_id) : inboxStream(r.recipient),
     seq: Number(r.seq),
     id: r.id.toString(),
     payload: JSON.stringify(toMessageAt(r, horizon)),
@@ -198,18 +188,18 @@ async function published(
 }
 
 /**
- * Messages numbered after `after` in the stream with this key, in order, at most `limit` (to fill a gap a node saw),
- * none below `horizon` (past retention).
+ * Messages numbered after `after` in `stream`, in order, at most `limit` (to fill a gap a node saw), none below
+ * `horizon` (past retention).
  */
 export function messagesAfter(
   sql: Sql,
-  key: string,
+  stream: StreamId,
   after: number,
   limit: number,
   horizon: bigint,
 ): Promise<Published[]> {
-  const group = key.startsWith("g:");
-  const where = sql`m.recipient ${group ? sql`is null and m.thread_id = ${key.slice(2)}` : sql`= ${key}`} and m.seq > ${after}`;
+  const group = groupOf(stream);
+  const where = sql`m.recipient ${group === undefined ? sql`= ${stream}` : sql`is null and m.thread_id = ${String(group)}`} and m.seq > ${after}`;
   return published(sql, sql`${where} and m.id >= ${String(horizon)}`, limit, horizon);
 }
 
@@ -240,20 +230,20 @@ export function messagesById(sql: Sql, ids: string[], horizon: bigint): Promise<
  */
 export async function markLive(
   sql: Sql,
-  items: { member: string; thread: bigint; seq: number | null }[],
+  items: { member: string; stream: StreamId; seq: number | null }[],
 ): Promise<void> {
   if (items.length === 0) return;
   await sql`
     with v as (
-      select * from unnest(${items.map((i) => i.member)}::text[], ${items.map((i) => String(i.thread))}::bigint[],
+      select * from unnest(${items.map((i) => i.member)}::text[], ${items.map((i) => String(threadOf(i.stream)))}::bigint[],
         ${items.map((i) => (i.seq === null ? null : String(i.seq)))}::bigint[]) as v(member, thread_id, seq)
     ),
     made as (
-      insert into group_cursors (member, thread_id, acked_seq, joined_seq, delivered_seq)
+      insert into stream_cursors (member, thread_id, acked_seq, joined_seq, delivered_seq)
       select v.member, 0, 0, 0, ${LIVE}::bigint from v where v.thread_id = 0 and v.seq is null
       on conflict do nothing
     )
-    update group_cursors gc set delivered_seq = case when v.seq is null then ${LIVE}::bigint
+    update stream_cursors gc set delivered_seq = case when v.seq is null then ${LIVE}::bigint
       when gc.delivered_seq = ${LIVE}::bigint then greatest(v.seq, gc.acked_seq) else greatest(gc.delivered_seq, v.seq) end
     from v where gc.member = v.member and gc.thread_id = v.thread_id`;
 }
@@ -269,7 +259,7 @@ export async function joinGroup(
   members: string[],
 ): Promise<{ member: string; acked: number }[]> {
   const rows = await tx<{ member: string; acked_seq: string }[]>`
-    insert into group_cursors (member, thread_id, acked_seq, joined_seq, delivered_seq)
+    insert into stream_cursors (member, thread_id, acked_seq, joined_seq, delivered_seq)
     select m.p, g.id, g.last_seq, g.last_seq, g.last_seq
     from (select id, last_seq from groups where id = ${String(thread)} for update) g, unnest(${members}::text[]) as m(p)
     on conflict do nothing
@@ -279,14 +269,14 @@ export async function joinGroup(
 
 /** A member leaves a group (inside the transaction that removes them): their cursor, acks and counts go. */
 export async function leaveGroup(tx: TransactionSql, thread: bigint, member: string): Promise<void> {
-  await tx`delete from group_cursors where member = ${member} and thread_id = ${String(thread)}`;
-  await tx`delete from group_acks where member = ${member} and thread_id = ${String(thread)}`;
+  await tx`delete from stream_cursors where member = ${member} and thread_id = ${String(thread)}`;
+  await tx`delete from stream_acks where member = ${member} and thread_id = ${String(thread)}`;
   await tx`delete from handout_counts where member = ${member} and thread_id = ${String(thread)}`;
 }
 
 /** An account is deleted: its cursors, acks and counts in every stream go (its inbox row goes with the principal). */
 export async function forgetMember(sql: Sql | TransactionSql, member: string): Promise<void> {
-  await sql`delete from group_cursors where member = ${member}`;
-  await sql`delete from group_acks where member = ${member}`;
+  await sql`delete from stream_cursors where member = ${member}`;
+  await sql`delete from stream_acks where member = ${member}`;
   await sql`delete from handout_counts where member = ${member}`;
 }

@@ -1,8 +1,8 @@
 // The streams of messages (docs/ARCHITECTURE.md, "Messages"): every principal's inbox and every group. Part of the
 // hub (svc.hub.streams): a committed message is offered to this node's live sockets (Channels), appended to its
 // stream's log and announced to every other node in one step (runtime/engines/stream-log.ts), and wakes the long polls
-// waiting on its stream on every node. Sockets register here by principal
-// so that joining or leaving a group reaches their connections at once, on every node.
+// waiting on its stream on every node. Sockets register here by principal so that joining or leaving a group reaches
+// their connections at once, on every node.
 import { randomBytes } from "node:crypto";
 import { Batcher } from "../batcher.ts";
 import { contiguous } from "../engines/stream-log.ts";
@@ -15,16 +15,15 @@ import {
   type Backlog,
   backlog,
   type Read,
-  INBOX,
   markLive,
   messagesAfter,
   messagesById,
   type Published,
   type PollRead,
   type StreamEntry,
-  streamKey,
   streamsOfMembers,
 } from "./stream-store.ts";
+import { groupStream, inboxStream, isGroupStream, parseStreamId, type StreamId, threadOf } from "./stream-id.ts";
 import type { WaiterRegistry } from "./waiters.ts";
 import { addTo, removeFrom } from "../set-map.ts";
 
@@ -45,33 +44,33 @@ const SWEEP_CHUNK = 1000;
 
 /** A socket that takes its principal's streams live (a WebSocket session). */
 export interface StreamMember extends ChannelReader {
-  /** Its principal joined a group: catch up on it and take it live. */
-  groupJoined(thread: bigint): void;
-  /** Its principal left a group: stop taking it. */
-  groupLeft(thread: bigint): void;
+  /** A stream of its principal's (its inbox; a group it is in or joined): catch up on it and take it live. */
+  streamJoined(stream: StreamId): void;
+  /** Its principal left a group: stop taking its stream (an inbox is never left). */
+  streamLeft(stream: StreamId): void;
   /** The streams it takes, or is catching up on. */
-  heldGroups(): Iterable<bigint>;
+  heldStreams(): Iterable<StreamId>;
 }
 
 export class StreamDelivery {
   readonly channels: Channels;
   private readonly members = new Map<string, Set<StreamMember>>();
   /** The streams of principals that long poll here, as read at `at` (the node's clock). */
-  private readonly streamsOf = new Map<string, { threads: bigint[]; at: number }>();
+  private readonly known = new Map<string, { streams: StreamId[]; at: number }>();
   /** The read of a principal's streams under way, `changed` once a membership event overtook it. */
-  private readonly reading = new Map<string, { done: Promise<bigint[]>; changed: boolean }>();
-  /** "<member> <thread>" whose cursor this node has put into the remembered cursors (GroupCursorCache). */
+  private readonly reading = new Map<string, { done: Promise<StreamId[]>; changed: boolean }>();
+  /** "<member> <stream>" whose cursor this node has put into the remembered cursors (StreamCursorCache). */
   private readonly cursorsKept = new Set<string>();
-  /** "<member> <thread>" -> the last number a poll got while Postgres was away (not yet in delivered_seq). */
+  /** "<member> <stream>" -> the last number a poll got while Postgres was away (not yet in delivered_seq). */
   private readonly handedAway = new Map<string, number>();
   /** delivered_seq marks of sockets (stream-store.ts markLive): those arriving while one statement runs go in the next. */
-  private readonly marks: Batcher<{ member: string; thread: bigint; seq: number | null }, undefined>;
+  private readonly marks: Batcher<{ member: string; stream: StreamId; seq: number | null }, undefined>;
   /**
    * Which groups principals are in, for long polls: those asking while one read runs go in the next, so 10,000 polls
    * starting together cost a few statements, not 10,000 (on the embedded database, which runs in this process, they
    * held the event loop long enough to answer polls late).
    */
-  private readonly streamReads: Batcher<string, bigint[]>;
+  private readonly streamReads: Batcher<string, StreamId[]>;
   /** Reads past cursors (long polls, catch-ups): those asking while one statement runs go in the next, together. */
   private readonly reads: Batcher<Read, Backlog>;
   private readonly origin = randomBytes(6).toString("hex");
@@ -94,7 +93,7 @@ export class StreamDelivery {
     this.streamReads = new Batcher(
       async (members) => {
         const got = await streamsOfMembers(svc.sql, members);
-        return members.map((m) => got.get(m) ?? [INBOX]);
+        return members.map((m) => got.get(m) ?? [inboxStream(m)]);
       },
       1,
       1000,
@@ -116,7 +115,8 @@ export class StreamDelivery {
       await listen(ps, CHANNELS.streamMessage, this.svc.log, (m) => this.received(m)),
       await listen(ps, CHANNELS.groupMembers, this.svc.log, (e) => this.membersReceived(e)),
       await listen(ps, CHANNELS.messageUpdate, this.svc.log, (e) => {
-        if (e.origin !== this.origin) this.swap(e.key, e.id, e.payload);
+        const key = this.streamOf(CHANNELS.messageUpdate.name, e.key);
+        if (e.origin !== this.origin && key !== undefined) this.swap(key, e.id, e.payload);
       }),
     );
     this.sweepTimer = setInterval(() => {
@@ -165,7 +165,7 @@ export class StreamDelivery {
     });
   }
 
-  private swap(key: string, id: string, payload: string): void {
+  private swap(key: StreamId, id: string, payload: string): void {
     this.channels.replace(key, id, payload);
     this.frames.forget(id);
   }
@@ -175,7 +175,7 @@ export class StreamDelivery {
    * hole from `after` on, else from Postgres (a log trimmed past `after`, expired, flushed or out of reach, or an
    * append that never ran: the sender died between commit and append).
    */
-  async readAfter(key: string, after: number, limit: number): Promise<Published[]> {
+  async readAfter(key: StreamId, after: number, limit: number): Promise<Published[]> {
     const logged = await this.svc.engines.streams.after(key, after).catch(() => []);
     // a log renewed by each append may hold messages past retention's horizon: those are gone (a hole: Postgres)
     const run = contiguous(this.kept(logged), after);
@@ -205,7 +205,16 @@ export class StreamDelivery {
   }
 
   private received(m: StreamMessage): void {
-    if (m.origin !== this.origin) this.local({ key: m.key, seq: m.seq, id: m.id, payload: m.payload }, m);
+    if (m.origin === this.origin) return;
+    const key = this.streamOf(CHANNELS.streamMessage.name, m.key);
+    if (key !== undefined) this.local({ key, seq: m.seq, id: m.id, payload: m.payload }, m);
+  }
+
+  /** The stream another node's message names, or undefined (logged: dropped as a malformed message is). */
+  private streamOf(channel: string, raw: string): StreamId | undefined {
+    const id = parseStreamId(raw);
+    if (id === undefined) this.svc.log.warn({ channel }, "malformed stream id from another node dropped");
+    return id;
   }
 
   /**
@@ -216,7 +225,7 @@ export class StreamDelivery {
    * `expired`: how many of the member's unacknowledged messages went past retention since a read last said so (the
    * read takes the count from the cursors, so each is reported once; 0 from the logs, which cannot say).
    */
-  async readForPoll(member: string, threads: bigint[], limit: number): Promise<PollRead> {
+  async readForPoll(member: string, streams: StreamId[], limit: number): Promise<PollRead> {
     const pg = this.svc.circuits.postgres;
     if (!pg.isOpen) {
       try {
@@ -226,7 +235,7 @@ export class StreamDelivery {
         for (const c of b.cursors.values()) expired += c.expired;
         const out = merged(b.entries, limit);
         for (const e of out) {
-          const away = this.handedAway.get(`${member} ${e.thread}`);
+          const away = this.handedAway.get(`${member} ${e.stream}`);
           if (away !== undefined && e.seq <= away && e.deliveryCount < 2) e.deliveryCount = 2;
         }
         return { entries: out, expired };
@@ -235,44 +244,44 @@ export class StreamDelivery {
         pg.open(err);
       }
     }
-    return { entries: await this.fromLogs(member, threads, limit), expired: 0 };
+    return { entries: await this.fromLogs(member, streams, limit), expired: 0 };
   }
 
   private keepCursors(member: string, b: Backlog): void {
-    for (const [thread, c] of b.cursors) {
-      const key = `${member} ${thread}`;
+    for (const [stream, c] of b.cursors) {
+      const key = `${member} ${stream}`;
       if (this.cursorsKept.has(key)) continue;
       if (this.cursorsKept.size >= GROUPS_CACHE_MAX) this.cursorsKept.clear();
       this.cursorsKept.add(key);
-      this.svc.engines.groupCursors
-        .merge([{ member, thread, acked: c.acked, above: c.above, ifAbsent: true }])
+      this.svc.engines.streamCursors
+        .merge([{ member, thread: threadOf(stream), acked: c.acked, above: c.above, ifAbsent: true }])
         .catch(() => this.cursorsKept.delete(key));
     }
   }
 
-  private async fromLogs(member: string, threads: bigint[], limit: number): Promise<StreamEntry[]> {
-    const cursors = await this.svc.engines.groupCursors.read(member, threads);
+  private async fromLogs(member: string, streams: StreamId[], limit: number): Promise<StreamEntry[]> {
+    const cursors = await this.svc.engines.streamCursors.read(member, streams.map(threadOf));
+    const cursorOf = (stream: StreamId) => cursors.get(threadOf(stream));
     const logs = await Promise.all(
-      threads.map((thread) =>
-        this.svc.engines.streams.after(streamKey(member, thread), cursors.get(thread)?.acked ?? 0),
-      ),
+      streams.map((stream) => this.svc.engines.streams.after(stream, cursorOf(stream)?.acked ?? 0)),
     );
     const own = `"from":{"id":${JSON.stringify(member)},`;
     const out: StreamEntry[] = [];
-    threads.forEach((thread, i) => {
-      const c = cursors.get(thread);
+    streams.forEach((stream, i) => {
+      const c = cursorOf(stream);
       const logged = this.kept(logs[i]!);
+      const group = isGroupStream(stream);
       // an inbox never written to has no cursor yet: nothing to hand out
-      if (c === undefined && (thread !== INBOX || logged.length > 0)) throw unavailable("postgres");
+      if (c === undefined && (group || logged.length > 0)) throw unavailable("postgres");
       if (c === undefined) return;
       // what follows the cursor must be had from its first number on: a hole would let a cumulative ack take it
       if (logged.length > 0 && logged[0]!.seq > c.acked + 1) throw unavailable("postgres");
       const above = new Set(c.above);
       for (const m of contiguous(logged, c.acked)) {
-        if (above.has(m.seq) || (thread !== INBOX && m.payload.includes(own))) continue; // acknowledged already, or the member's own
+        if (above.has(m.seq) || (group && m.payload.includes(own))) continue; // acknowledged already, or the member's own
         if (out.length >= limit) break;
-        out.push({ thread, seq: m.seq, id: m.id, payload: m.payload, deliveryCount: 2 });
-        const key = `${member} ${thread}`;
+        out.push({ stream, seq: m.seq, id: m.id, payload: m.payload, deliveryCount: 2 });
+        const key = `${member} ${stream}`;
         this.handedAway.set(key, Math.max(this.handedAway.get(key) ?? 0, m.seq));
       }
     });
@@ -280,7 +289,7 @@ export class StreamDelivery {
     return out;
   }
 
-  /** A socket of `principal` takes its groups live through here; returns the function that removes it. */
+  /** A socket of `principal` takes its streams live through here; returns the function that removes it. */
   register(principal: string, member: StreamMember): () => void {
     addTo(this.members, principal, member);
     return () => void removeFrom(this.members, principal, member);
@@ -300,7 +309,9 @@ export class StreamDelivery {
         joined: ids,
         left,
       }),
-      this.svc.engines.groupCursors.merge(joined.map((j) => ({ member: j.member, thread, acked: j.acked, above: [] }))),
+      this.svc.engines.streamCursors.merge(
+        joined.map((j) => ({ member: j.member, thread, acked: j.acked, above: [] })),
+      ),
     ]);
   }
 
@@ -310,8 +321,9 @@ export class StreamDelivery {
   }
 
   private applyMembers(thread: bigint, joined: string[], left: string[]): void {
+    const stream = groupStream(thread);
     for (const p of [...joined, ...left]) {
-      this.streamsOf.delete(p);
+      this.known.delete(p);
       this.sweepOvertaken?.add(p);
       const read = this.reading.get(p);
       if (read !== undefined) {
@@ -319,8 +331,8 @@ export class StreamDelivery {
         this.reading.delete(p);
       }
     }
-    for (const p of joined) for (const m of [...(this.members.get(p) ?? [])]) m.groupJoined(thread);
-    for (const p of left) for (const m of [...(this.members.get(p) ?? [])]) m.groupLeft(thread);
+    for (const p of joined) for (const m of [...(this.members.get(p) ?? [])]) m.streamJoined(stream);
+    for (const p of left) for (const m of [...(this.members.get(p) ?? [])]) m.streamLeft(stream);
   }
 
   /**
@@ -341,9 +353,9 @@ export class StreamDelivery {
           if (this.sweepOvertaken.has(p)) continue;
           const should = new Set(truth.get(p) ?? []);
           for (const m of [...(this.members.get(p) ?? [])]) {
-            const held = new Set(m.heldGroups());
-            for (const thread of held) if (!should.has(thread)) m.groupLeft(thread);
-            for (const thread of should) if (!held.has(thread)) m.groupJoined(thread);
+            const held = new Set(m.heldStreams());
+            for (const stream of held) if (!should.has(stream)) m.streamLeft(stream);
+            for (const stream of should) if (!held.has(stream)) m.streamJoined(stream);
           }
         }
       }
@@ -353,40 +365,40 @@ export class StreamDelivery {
   }
 
   /**
-   * The groups of `member` (for its long polls and sockets), read again after it joins or leaves one. What was read
-   * answers at once; past GROUPS_TTL_MS (the net under a lost membership event) it is read again behind the answer,
-   * so a poll never waits on Postgres for groups it already knows. With nothing read yet it waits for the read; with
-   * Postgres away then, a long poll's (`orNone`) gets its inbox alone, and a socket's start fails
-   * and retries.
+   * The streams of `member` (for its long polls and sockets): its inbox, then its groups, read again after it joins or
+   * leaves one. What was read answers at once; past GROUPS_TTL_MS (the net under a lost membership event) it is read
+   * again behind the answer, so a poll never waits on Postgres for groups it already knows. With nothing read yet it
+   * waits for the read; with Postgres away then, a long poll's (`orNone`) gets its inbox alone, and a socket's start
+   * fails and retries.
    */
-  async threads(member: string, orNone = true): Promise<bigint[]> {
-    const hit = this.streamsOf.get(member);
+  async streamsOf(member: string, orNone = true): Promise<StreamId[]> {
+    const hit = this.known.get(member);
     if (hit !== undefined) {
-      if (this.svc.now() - hit.at >= GROUPS_TTL_MS) this.readGroups(member).catch(() => {});
-      return hit.threads;
+      if (this.svc.now() - hit.at >= GROUPS_TTL_MS) this.readStreams(member).catch(() => {});
+      return hit.streams;
     }
     try {
-      return await this.readGroups(member);
+      return await this.readStreams(member);
     } catch (err) {
-      if (outageOf(err) === "postgres" && orNone) return [INBOX];
+      if (outageOf(err) === "postgres" && orNone) return [inboxStream(member)];
       throw err;
     }
   }
 
-  /** One read of `member`'s groups at a time; kept unless its membership changed while the read ran. */
-  private readGroups(member: string): Promise<bigint[]> {
+  /** One read of `member`'s streams at a time; kept unless its membership changed while the read ran. */
+  private readStreams(member: string): Promise<StreamId[]> {
     const running = this.reading.get(member);
     if (running !== undefined) return running.done;
     const at = this.svc.now();
-    const read: { done: Promise<bigint[]>; changed: boolean } = { done: Promise.resolve([]), changed: false };
+    const read: { done: Promise<StreamId[]>; changed: boolean } = { done: Promise.resolve([]), changed: false };
     read.done = this.streamReads
       .push(member)
-      .then((threads) => {
+      .then((streams) => {
         if (!read.changed) {
-          if (this.streamsOf.size >= GROUPS_CACHE_MAX) this.streamsOf.clear();
-          this.streamsOf.set(member, { threads, at });
+          if (this.known.size >= GROUPS_CACHE_MAX) this.known.clear();
+          this.known.set(member, { streams, at });
         }
-        return threads;
+        return streams;
       })
       .finally(() => {
         if (this.reading.get(member) === read) this.reading.delete(member);
@@ -396,13 +408,13 @@ export class StreamDelivery {
   }
 
   /** Read past `member`'s cursor in one stream, or in all its streams (null); see stream-store.ts backlog. */
-  backlog(member: string, thread: bigint | null, limit: number, after = 0): Promise<Backlog> {
-    return this.reads.push({ member, thread, limit, after });
+  backlog(member: string, stream: StreamId | null, limit: number, after = 0): Promise<Backlog> {
+    return this.reads.push({ member, stream, limit, after });
   }
 
-  /** A socket starts (`seq` null) or stops (the last number published to it) taking a group live. */
-  mark(member: string, thread: bigint, seq: number | null): Promise<void> {
-    return this.marks.push({ member, thread, seq }).then(() => undefined);
+  /** A socket starts (`seq` null) or stops (the last number published to it) taking a stream live. */
+  mark(member: string, stream: StreamId, seq: number | null): Promise<void> {
+    return this.marks.push({ member, stream, seq }).then(() => undefined);
   }
 
   async close(): Promise<void> {
@@ -421,12 +433,12 @@ export class StreamDelivery {
 export function merged(entries: StreamEntry[], limit: number): StreamEntry[] {
   const runs: StreamEntry[][] = [];
   let run: StreamEntry[] = [];
-  let thread: bigint | undefined;
+  let stream: StreamId | undefined;
   for (const e of entries) {
-    if (e.thread !== thread || run.length === 0) {
+    if (e.stream !== stream || run.length === 0) {
       run = [];
       runs.push(run);
-      thread = e.thread;
+      stream = e.stream;
     }
     run.push(e);
   }

@@ -1,32 +1,34 @@
-// The in-process registry of whoever waits for a principal's mail on this node: long polls and WebSocket
-// connections. The node holds ONE subscription (the streams' message channel) whatever the
-// number of waiters; a wake-up looks the principal up here and calls its waiters. O(1) Redis connections.
+// The in-process registry of whoever waits on this node for a message in a stream (an inbox, a group): long polls, and
+// MCP sessions waiting on their inbox (WebSockets take streams live through Channels instead). The node holds ONE
+// subscription (the streams' message channel) whatever the number of waiters; a message that arrives wakes the
+// waiters of its stream here. O(1) Redis connections.
 
 import { addTo, removeFrom } from "../set-map.ts";
+import type { StreamId } from "./stream-id.ts";
 
 /** Called with the raw id of the message that arrived, or null at shutdown. */
 type Wake = (id: string | null) => void;
 
 export class WaiterRegistry {
-  private readonly byPrincipal = new Map<string, Set<Wake>>();
+  private readonly byStream = new Map<StreamId, Set<Wake>>();
   private count = 0;
 
-  /** Register a waiter; returns the function that removes it (safe to call twice). */
-  add(principal: string, wake: Wake): () => void {
-    addTo(this.byPrincipal, principal, wake);
+  /** Register a waiter on `stream`; returns the function that removes it (safe to call twice). */
+  add(stream: StreamId, wake: Wake): () => void {
+    addTo(this.byStream, stream, wake);
     this.count++;
     let removed = false;
     return () => {
       if (removed) return;
       removed = true;
       this.count--;
-      removeFrom(this.byPrincipal, principal, wake);
+      removeFrom(this.byStream, stream, wake);
     };
   }
 
-  /** Wake every waiter of a principal on this node; how many there were. */
-  wake(principal: string, id: string | null): number {
-    const set = this.byPrincipal.get(principal);
+  /** Wake every waiter of a stream on this node; how many there were. */
+  wake(stream: StreamId, id: string | null): number {
+    const set = this.byStream.get(stream);
     if (!set) return 0;
     const woken = [...set];
     for (const w of woken) w(id);
@@ -35,7 +37,7 @@ export class WaiterRegistry {
 
   /** Wake everyone (shutdown). */
   wakeAll(): void {
-    for (const set of [...this.byPrincipal.values()]) for (const w of [...set]) w(null);
+    for (const set of [...this.byStream.values()]) for (const w of [...set]) w(null);
   }
 
   /** Waiters registered right now. */

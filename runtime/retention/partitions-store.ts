@@ -72,7 +72,7 @@ export async function markOf(tx: Sql, name: string): Promise<bigint> {
 
 /**
  * Messages with ids from `from` up to `horizon` went past it: the oldest `slice` of them at most (up to `to`, returned)
- * are taken here. Every cursor behind one of them moves past it, as a cumulative ack would (flock_group_ack, which
+ * are taken here. Every cursor behind one of them moves past it, as a cumulative ack would (flock_stream_ack, which
  * also folds the acks above it), and counts how many it had not acknowledged in `expired` (handed to the member's
  * next read). A cursor never moves past a number still kept (ids are made before a number is taken, so a kept message
  * may have a smaller number than one that went). Records `to` as the new mark.
@@ -94,11 +94,11 @@ export async function expireCursors(
     ),
     cursors as (
       select gc.member, gc.thread_id, gc.acked_seq, g.upto from gone g
-      join group_cursors gc on gc.member = g.recipient and gc.thread_id = 0
+      join stream_cursors gc on gc.member = g.recipient and gc.thread_id = 0
       where g.thread = 0 and gc.acked_seq < g.upto
       union all
       select gc.member, gc.thread_id, gc.acked_seq, g.upto from gone g
-      join group_cursors gc on gc.thread_id = g.thread
+      join stream_cursors gc on gc.thread_id = g.thread
       where g.thread <> 0 and gc.acked_seq < g.upto
     ),
     capped as (
@@ -114,18 +114,18 @@ export async function expireCursors(
       from cursors c
     )
     select member, thread_id, upto,
-           upto - acked_seq - (select count(*) from group_acks a
+           upto - acked_seq - (select count(*) from stream_acks a
              where a.member = capped.member and a.thread_id = capped.thread_id and a.seq > capped.acked_seq and a.seq <= capped.upto) as lost
     from capped where upto > acked_seq`;
   if (behind.length > 0) {
     const members = behind.map((b) => b.member);
     const threads = behind.map((b) => String(b.thread_id));
     await tx`
-      update group_cursors gc set expired = gc.expired + v.lost
+      update stream_cursors gc set expired = gc.expired + v.lost
       from unnest(${members}::text[], ${threads}::bigint[], ${behind.map((b) => String(b.lost))}::bigint[]) as v(member, thread_id, lost)
       where gc.member = v.member and gc.thread_id = v.thread_id`;
     await tx`
-      select flock_group_ack(v.member, v.thread_id, v.upto, true)
+      select flock_stream_ack(v.member, v.thread_id, v.upto, true)
       from unnest(${members}::text[], ${threads}::bigint[], ${behind.map((b) => String(b.upto))}::bigint[]) as v(member, thread_id, upto)`;
   }
   await tx`

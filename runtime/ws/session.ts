@@ -9,7 +9,7 @@ import { ApiError } from "../errors.ts";
 import { isOutage } from "../circuit.ts";
 import type { Logger } from "../log.ts";
 import type { StreamMember } from "../messaging/streams.ts";
-import { INBOX, streamKey } from "../messaging/stream-store.ts";
+import { groupOf, inboxStream, isGroupStream, type StreamId } from "../messaging/stream-id.ts";
 import type { Messaging } from "../messaging/hub.ts";
 import type { Services } from "../services.ts";
 import type { Codec, Encoded } from "./codec.ts";
@@ -85,8 +85,8 @@ export class WsSession implements StreamMember {
     { inc: (n) => this.deps.svc.metrics.ackRetries.inc(n), dec: (n) => this.deps.svc.metrics.ackRetries.dec(n) },
   );
   private removeMember: (() => void) | undefined;
-  /** The principal's streams (INBOX, groups) this socket catches up on or takes live (subscribed to their topics). */
-  private readonly streams = new Map<bigint, StreamState>();
+  /** The principal's streams (its inbox, its groups) this socket catches up on or takes live (subscribed to their topics). */
+  private readonly streams = new Map<StreamId, StreamState>();
   /** Catch-ups waiting for the socket to drain. */
   private drainWaiters: (() => void)[] = [];
 
@@ -213,8 +213,8 @@ export class WsSession implements StreamMember {
     await isReady;
     if (this.closed) return;
     this.removeMember = this.deps.hub.streams.register(principal.id, this);
-    this.groupJoined(INBOX);
-    void this.startGroups(principal.id);
+    this.streamJoined(inboxStream(principal.id));
+    void this.startStreams(principal.id);
   }
 
   subscribe(topic: string): void {
@@ -225,34 +225,34 @@ export class WsSession implements StreamMember {
     if (!this.closed) this.ws.unsubscribe(topic);
   }
 
-  /** Take every group of the principal live, each once caught up past its cursor (runtime/messaging/channels.ts). */
-  private async startGroups(me: string): Promise<void> {
+  /** Take every stream of the principal live, each once caught up past its cursor (runtime/messaging/channels.ts). */
+  private async startStreams(me: string): Promise<void> {
     try {
-      for (const thread of await this.deps.hub.streams.threads(me, false)) this.groupJoined(thread);
+      for (const stream of await this.deps.hub.streams.streamsOf(me, false)) this.streamJoined(stream);
     } catch (err) {
       if (this.closed) return;
       this.log.warn({ err }, "groups not read; retrying shortly");
-      setTimeout(() => void this.startGroups(me), RETRY_MS).unref();
+      setTimeout(() => void this.startStreams(me), RETRY_MS).unref();
     }
   }
 
   /** Take a stream live (the inbox at the start, a group the principal is in or joins): catch up, then subscribe. */
-  groupJoined(thread: bigint): void {
-    if (this.closed || !this.principal || this.streams.has(thread)) return;
-    this.streams.set(thread, { live: false });
-    this.deps.hub.streams.channels.warm(streamKey(this.principal.id, thread));
-    void this.catchUp(this.principal.id, thread);
+  streamJoined(stream: StreamId): void {
+    if (this.closed || !this.principal || this.streams.has(stream)) return;
+    this.streams.set(stream, { live: false });
+    this.deps.hub.streams.channels.warm(stream);
+    void this.catchUp(this.principal.id, stream);
   }
 
-  heldGroups(): Iterable<bigint> {
+  heldStreams(): Iterable<StreamId> {
     return this.streams.keys();
   }
 
-  groupLeft(thread: bigint): void {
-    if (thread === INBOX || !this.principal) return;
-    const state = this.streams.get(thread);
-    this.streams.delete(thread);
-    if (state?.live) this.deps.hub.streams.channels.leave(streamKey(this.principal.id, thread), this);
+  streamLeft(stream: StreamId): void {
+    if (!isGroupStream(stream) || !this.principal) return;
+    const state = this.streams.get(stream);
+    this.streams.delete(stream);
+    if (state?.live) this.deps.hub.streams.channels.leave(stream, this);
   }
 
   /**
@@ -261,12 +261,11 @@ export class WsSession implements StreamMember {
    * the member's delivered_seq is set to LIVE, so a node that dies with this socket leaves every message of the
    * stream counted as possibly delivered.
    */
-  private async catchUp(me: string, thread: bigint): Promise<void> {
+  private async catchUp(me: string, key: StreamId): Promise<void> {
     const streams = this.deps.hub.streams;
-    const key = streamKey(me, thread);
     // this catch-up's own state: a leave and a join again while it waits start another, and this one must stop
-    const mine = this.streams.get(thread);
-    const still = () => !this.closed && mine !== undefined && this.streams.get(thread) === mine && !mine.live;
+    const mine = this.streams.get(key);
+    const still = () => !this.closed && mine !== undefined && this.streams.get(key) === mine && !mine.live;
     let after = 0;
     let marked = false;
     try {
@@ -274,18 +273,24 @@ export class WsSession implements StreamMember {
         for (;;) {
           await this.drained();
           if (!still()) return streams.channels.cool(key);
-          const b = await streams.backlog(me, thread, PAGE, after);
+          const b = await streams.backlog(me, key, PAGE, after);
           if (!still()) return streams.channels.cool(key);
-          const last = b.last.get(thread);
+          const last = b.last.get(key);
           if (last === undefined) {
             // no longer a member
-            this.streams.delete(thread);
+            this.streams.delete(key);
             return streams.channels.cool(key);
           }
-          const expired = b.cursors.get(thread)?.expired ?? 0;
+          const expired = b.cursors.get(key)?.expired ?? 0;
           // unacknowledged messages of this stream that went past retention: said once, before what follows them
-          if (expired > 0)
-            this.send({ type: "expired", ...(thread === INBOX ? {} : { thread_id: String(thread) }), count: expired });
+          if (expired > 0) {
+            const group = groupOf(key);
+            this.send({
+              type: "expired",
+              ...(group === undefined ? {} : { thread_id: String(group) }),
+              count: expired,
+            });
+          }
           // (the read recorded what it hands out: a socket that dies before writing it errs on "possibly delivered")
           this.ws.cork(() => {
             const m = this.deps.svc.metrics;
@@ -302,7 +307,7 @@ export class WsSession implements StreamMember {
           after = b.entries.at(-1)!.seq;
         }
         if (!marked) {
-          await streams.mark(me, thread, null);
+          await streams.mark(me, key, null);
           marked = true;
           if (!still()) return streams.channels.cool(key);
         }
@@ -310,16 +315,16 @@ export class WsSession implements StreamMember {
         if (streams.channels.join(key, this, after)) {
           mine!.live = true;
           // a write of the join (the recent messages it was behind by) may have closed the socket
-          if (this.closed || this.streams.get(thread) !== mine) streams.channels.leave(key, this);
+          if (this.closed || this.streams.get(key) !== mine) streams.channels.leave(key, this);
           return;
         }
       }
     } catch (err) {
       streams.channels.cool(key);
       if (!still()) return;
-      this.streams.delete(thread);
-      this.log.warn({ err, thread: String(thread) }, "catch-up failed; retrying shortly");
-      setTimeout(() => this.groupJoined(thread), RETRY_MS).unref();
+      this.streams.delete(key);
+      this.log.warn({ err, stream: key }, "catch-up failed; retrying shortly");
+      setTimeout(() => this.streamJoined(key), RETRY_MS).unref();
     }
   }
 
@@ -419,12 +424,12 @@ export class WsSession implements StreamMember {
     for (const w of this.drainWaiters) w();
     this.drainWaiters = [];
     const me = this.principal?.id;
-    for (const [thread, state] of this.streams) {
+    for (const [stream, state] of this.streams) {
       if (!state.live || me === undefined) continue; // a catch-up under way sees the socket closed and stops
-      const at = this.deps.hub.streams.channels.leave(streamKey(me, thread), this);
+      const at = this.deps.hub.streams.channels.leave(stream, this);
       if (at !== undefined) {
         this.deps.hub.streams
-          .mark(me, thread, at)
+          .mark(me, stream, at)
           .catch((err: unknown) => this.log.warn({ err }, "delivery mark not written"));
       }
     }

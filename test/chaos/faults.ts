@@ -271,10 +271,10 @@ export async function durable(url: string, fault: string, receivers: Agent[]): P
       select body, count(*)::int as n, min(created_at) as made from messages where body like ${`chaos ${fault} %`} group by body`;
     const ids = receivers.map((r) => r.id);
     const rows = await sql<{ id: string }[]>`
-      select m.id::text from group_cursors c join messages m on m.seq > c.acked_seq and (case when c.thread_id = 0
+      select m.id::text from stream_cursors c join messages m on m.seq > c.acked_seq and (case when c.thread_id = 0
         then m.recipient = c.member else m.recipient is null and m.thread_id = c.thread_id end)
       where c.member = any(${ids}::text[]) and m.sender <> c.member and not exists (
-        select 1 from group_acks a where a.member = c.member and a.thread_id = c.thread_id and a.seq = m.seq)`;
+        select 1 from stream_acks a where a.member = c.member and a.thread_id = c.thread_id and a.seq = m.seq)`;
     return {
       committed: new Set(bodies.map((r) => r.body)),
       unacked: new Set(rows.map((r) => r.id)),

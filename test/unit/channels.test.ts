@@ -3,14 +3,15 @@
 // socket that caught up to a number receives everything after it exactly once, however far the node had got.
 import t from "tap";
 import { Channels, type ChannelReader, RecentFrames, topicOf } from "../../runtime/messaging/channels.ts";
+import { groupStream, inboxStream, type StreamId } from "../../runtime/messaging/stream-id.ts";
 import type { Published } from "../../runtime/messaging/stream-store.ts";
 import type { Encoded } from "../../runtime/ws/codec.ts";
 import { jsonCodec } from "../../runtime/ws/codec.ts";
 
-/** A group's stream key, and an inbox's (a principal id). */
-const G = "g:42";
-const INBOX_KEY = "4242";
-const msgOf = (key: string, seq: number): Published => ({
+/** A group's stream, and an inbox's (its principal's id). */
+const G = groupStream(42n);
+const INBOX_KEY = inboxStream("4242");
+const msgOf = (key: StreamId, seq: number): Published => ({
   key,
   seq,
   id: String(1000 + seq),
@@ -37,7 +38,7 @@ function world(stored: Published[] = []) {
     }
   }
   const seqOf = (data: Uint8Array | string) => Number(/msg_(\d+)/.exec(Buffer.from(data).toString())![1]) - 1000;
-  const reads: [string, number][] = [];
+  const reads: [StreamId, number][] = [];
   const channels = new Channels(
     new RecentFrames(),
     async (key, after, limit) => {

@@ -6,8 +6,10 @@ import { MemoryStreamLog } from "../../runtime/engines/memory/stream-log.ts";
 import { contiguous, type Published, STREAM_LOG_IDLE_MS } from "../../runtime/engines/stream-log.ts";
 import { streamLogContract } from "../stream-log-engine.contract.ts";
 import { FakeClock } from "../helpers/clock.ts";
+import { inboxStream } from "../../runtime/messaging/stream-id.ts";
 
-const m = (seq: number): Published => ({ key: "k", seq, id: String(seq), payload: "{}" });
+const K = inboxStream("k");
+const m = (seq: number): Published => ({ key: K, seq, id: String(seq), payload: "{}" });
 
 t.test("contiguous: the run that follows a number without a hole", async (t) => {
   t.same(contiguous([m(3), m(4), m(6)], 2), [m(3), m(4)]);
@@ -30,10 +32,10 @@ t.test("memory engine: a log idle for STREAM_LOG_IDLE_MS is dropped, on the node
   await log.append(m(2), "c", "");
   clock.t += STREAM_LOG_IDLE_MS - 1;
   t.same(
-    (await log.after("k", 0)).map((e) => e.seq),
+    (await log.after(K, 0)).map((e) => e.seq),
     [1, 2],
     "an append keeps the log alive",
   );
   clock.t += 1;
-  t.same(await log.after("k", 0), []);
+  t.same(await log.after(K, 0), []);
 });

@@ -3,7 +3,7 @@ import { type CacheLifetimes, DEFAULT_CACHE_LIFETIMES } from "../../retention/ca
 import type { Engines } from "../engines.ts";
 import { MemoryLimits } from "./limits.ts";
 import { MemoryPresence } from "./presence.ts";
-import { MemoryGroupCursors } from "./group-cursors.ts";
+import { MemoryStreamCursors } from "./stream-cursors.ts";
 import { MemoryPubSub } from "./pubsub.ts";
 import { MemoryStreamLog } from "./stream-log.ts";
 import { MemoryFeed } from "./feed.ts";
@@ -24,7 +24,7 @@ export function createMemoryEngines(
     pubsub,
     presence: new MemoryPresence(),
     streams: new MemoryStreamLog(pubsub, now, lifetimes.streamLogIdleMs),
-    groupCursors: new MemoryGroupCursors(),
+    streamCursors: new MemoryStreamCursors(),
     feed: new MemoryFeed({ moments }),
     moments,
     nodes,

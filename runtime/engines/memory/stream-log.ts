@@ -1,4 +1,5 @@
 // In-process stream logs (the embedded single node): the newest messages of each stream, in memory.
+import type { StreamId } from "../../messaging/stream-id.ts";
 import type { PubSub } from "../pubsub.ts";
 import { above, type Published, STREAM_LOG_IDLE_MS, STREAM_LOG_MAX, type StreamLog } from "../stream-log.ts";
 
@@ -6,7 +7,7 @@ import { above, type Published, STREAM_LOG_IDLE_MS, STREAM_LOG_MAX, type StreamL
 const STREAMS_MAX = 10_000;
 
 export class MemoryStreamLog implements StreamLog {
-  private readonly logs = new Map<string, { entries: Published[]; at: number }>();
+  private readonly logs = new Map<StreamId, { entries: Published[]; at: number }>();
 
   constructor(
     private readonly pubsub: PubSub,
@@ -30,15 +31,15 @@ export class MemoryStreamLog implements StreamLog {
     await this.pubsub.publish(channel, head + m.payload);
   }
 
-  async after(key: string, after: number): Promise<Published[]> {
+  async after(key: StreamId, after: number): Promise<Published[]> {
     return above(this.live(key, this.now())?.entries ?? [], after).map((m) => ({ ...m }));
   }
 
-  async drop(key: string): Promise<void> {
+  async drop(key: StreamId): Promise<void> {
     this.logs.delete(key);
   }
 
-  private live(key: string, now: number): { entries: Published[]; at: number } | undefined {
+  private live(key: StreamId, now: number): { entries: Published[]; at: number } | undefined {
     const log = this.logs.get(key);
     if (log !== undefined && now - log.at >= this.idleMs) {
       this.logs.delete(key);

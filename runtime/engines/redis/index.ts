@@ -7,7 +7,7 @@ import type { Engines } from "../engines.ts";
 import { redisKeys } from "./keys.ts";
 import { RedisLimits } from "./limits.ts";
 import { RedisPresence } from "./presence.ts";
-import { RedisGroupCursors } from "./group-cursors.ts";
+import { RedisStreamCursors } from "./stream-cursors.ts";
 import { RedisPubSub } from "./pubsub.ts";
 import { RedisStreamLog } from "./stream-log.ts";
 import { RedisFeed } from "./feed.ts";
@@ -118,7 +118,7 @@ export async function createRedisEngines(
     pubsub,
     presence: new RedisPresence(redis, keys),
     streams: new RedisStreamLog(redis, keys, lifetimes.streamLogIdleMs),
-    groupCursors: new RedisGroupCursors(redis, keys, { clustered }),
+    streamCursors: new RedisStreamCursors(redis, keys, { clustered }),
     feed: new RedisFeed(redis, keys, { clustered }),
     moments: new RedisMoments(redis, keys, { ttlMs: lifetimes.momentRecordMs }),
     nodes: new RedisNodes(redis, keys),

@@ -30,8 +30,8 @@ export function redisKeys(prefix: string) {
     layout: () => `${prefix}nodes:{n}:layout`,
     /** A node's messages in flight: sorted set raw message id -> when recorded ms (same hash tag). */
     inflight: (owner: string) => `${prefix}nodes:{n}:inflight:${owner}`,
-    /** A member's remembered cursors in its inbox and groups (runtime/engines/group-cursors.ts). */
-    groupCursors: (member: string) => `${prefix}gc:{${member}}`,
+    /** A member's remembered cursors in its inbox and groups (runtime/engines/stream-cursors.ts). */
+    streamCursors: (member: string) => `${prefix}gc:{${member}}`,
     /** The log of a stream (an inbox: the principal id; a group: `g:<id>`): runtime/engines/redis/stream-log.ts. */
     streamLog: (stream: string) => `${prefix}st:{${stream}}`,
     /** Live connections of a principal: sorted set of connection id -> expiry ms. */

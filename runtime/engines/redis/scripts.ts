@@ -35,7 +35,7 @@ interface ScriptCommands {
     channel: Arg,
     head: Arg,
   ): Promise<number>;
-  groupCursorMerge(numKeys: number, ...keysThenArgs: Arg[]): Promise<number>;
+  streamCursorMerge(numKeys: number, ...keysThenArgs: Arg[]): Promise<number>;
   feedPage(numKeys: number, ...keysThenArgs: Arg[]): Promise<(string | number | null)[]>;
   momentsStore(numKeys: number, ...keysThenArgs: Arg[]): Promise<number>;
   momentsForget(numKeys: number, ...keysThenArgs: Arg[]): Promise<number>;

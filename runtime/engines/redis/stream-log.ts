@@ -1,6 +1,7 @@
 // Redis side of the stream logs: a Redis stream per inbox or group (`st:{<key>}`), capped at STREAM_LOG_MAX entries
 // and expiring when idle; an append and its announcement are one script call (streamAppend-1.lua), a read one
 // XREVRANGE of the whole log.
+import type { StreamId } from "../../messaging/stream-id.ts";
 import { above, type Published, STREAM_LOG_IDLE_MS, STREAM_LOG_MAX, type StreamLog } from "../stream-log.ts";
 import type { Keys } from "./keys.ts";
 import type { ScriptedRedis } from "./scripts.ts";
@@ -26,11 +27,11 @@ export class RedisStreamLog implements StreamLog {
     );
   }
 
-  async drop(key: string): Promise<void> {
+  async drop(key: StreamId): Promise<void> {
     await this.redis.del(this.keys.streamLog(key));
   }
 
-  async after(key: string, after: number): Promise<Published[]> {
+  async after(key: StreamId, after: number): Promise<Published[]> {
     const got = await this.redis.xrevrange(this.keys.streamLog(key), "+", "-", "COUNT", STREAM_LOG_MAX);
     const entries: Published[] = [];
     for (const [, fields] of got) {

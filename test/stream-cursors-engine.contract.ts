@@ -1,18 +1,20 @@
-// The remembered group cursors contract (runtime/engines/group-cursors.ts): every implementation must pass it.
+// The remembered stream cursors contract (runtime/engines/stream-cursors.ts): every implementation must pass it. A
+// cursor is named by its member and its stream's thread id (0: the inbox; a group's id).
 import type { Test } from "tap";
-import type { GroupCursorCache } from "../runtime/engines/group-cursors.ts";
+import type { StreamCursorCache } from "../runtime/engines/stream-cursors.ts";
+import { INBOX_THREAD } from "../runtime/messaging/stream-id.ts";
 
-export interface GroupCursorsFixture {
-  engine: GroupCursorCache;
+export interface StreamCursorsFixture {
+  engine: StreamCursorCache;
   close(): Promise<void>;
 }
 
 let n = 0;
 const who = (label: string) => `${label}${process.pid}${Date.now() % 100000}${n++}`;
 
-export function groupCursorsContract(t: Test, make: () => Promise<GroupCursorsFixture>): void {
-  let fx: GroupCursorsFixture;
-  let gc: GroupCursorCache;
+export function streamCursorsContract(t: Test, make: () => Promise<StreamCursorsFixture>): void {
+  let fx: StreamCursorsFixture;
+  let gc: StreamCursorCache;
   t.before(async () => {
     fx = await make();
     gc = fx.engine;
@@ -39,13 +41,16 @@ export function groupCursorsContract(t: Test, make: () => Promise<GroupCursorsFi
       { member: a, thread: 1n, acked: 2, above: [] },
       { member: b, thread: 1n, acked: 7, above: [9] },
       { member: a, thread: 2n, acked: 1, above: [], ifAbsent: true },
+      { member: a, thread: INBOX_THREAD, acked: 4, above: [6] },
     ]);
     t.same(
-      [...(await gc.read(a, [1n, 2n]))],
+      [...(await gc.read(a, [INBOX_THREAD, 1n, 2n]))],
       [
+        [INBOX_THREAD, { acked: 4, above: [6] }],
         [1n, { acked: 2, above: [] }],
         [2n, { acked: 1, above: [] }],
       ],
+      "a member's inbox and groups, each its own cursor",
     );
     t.same((await gc.read(b, [1n])).get(1n), { acked: 7, above: [9] });
   });

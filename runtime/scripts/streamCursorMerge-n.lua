@@ -1,4 +1,5 @@
--- Record members' cursors in their groups, each merged with what is remembered (runtime/engines/group-cursors.ts).
+-- Record members' cursors in their streams (inbox: thread 0, groups), each merged with what is remembered
+-- (runtime/engines/stream-cursors.ts).
 -- KEYS     per cursor the member's hash: field <thread> -> acked number, field <thread>+ -> numbers acked above it,
 --          comma-separated
 -- ARGV[1]  ttl ms (each hash's expiry)

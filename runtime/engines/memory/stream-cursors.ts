@@ -1,8 +1,8 @@
-// In-process remembered group cursors (the embedded single node): a map per member.
-import { type CursorWrite, type GroupCursorCache, type GroupCursorState, mergeCursor } from "../group-cursors.ts";
+// In-process remembered stream cursors (the embedded single node): a map per member.
+import { type CursorWrite, mergeCursor, type StreamCursorCache, type StreamCursorState } from "../stream-cursors.ts";
 
-export class MemoryGroupCursors implements GroupCursorCache {
-  private readonly byMember = new Map<string, Map<bigint, GroupCursorState>>();
+export class MemoryStreamCursors implements StreamCursorCache {
+  private readonly byMember = new Map<string, Map<bigint, StreamCursorState>>();
 
   async merge(writes: CursorWrite[]): Promise<void> {
     for (const w of writes) {
@@ -17,9 +17,9 @@ export class MemoryGroupCursors implements GroupCursorCache {
     }
   }
 
-  async read(member: string, threads: bigint[]): Promise<Map<bigint, GroupCursorState>> {
+  async read(member: string, threads: bigint[]): Promise<Map<bigint, StreamCursorState>> {
     const mine = this.byMember.get(member);
-    const out = new Map<bigint, GroupCursorState>();
+    const out = new Map<bigint, StreamCursorState>();
     for (const t of threads) {
       const c = mine?.get(t);
       if (c !== undefined) out.set(t, { acked: c.acked, above: [...c.above] });

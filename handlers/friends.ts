@@ -1,7 +1,7 @@
 // Friends: send, list, accept and decline requests; list and remove friends. Making and ending friendships (their
 // transactions, the feeds they drop and the connections they tell) is runtime/social/friendships.ts; the statements
 // are runtime/social/friends-store.ts.
-import { avatarPath } from "../runtime/accounts/avatar-path.ts";
+import { avatarPath } from "../schema/avatar-path.ts";
 import { invalid, notFound } from "../runtime/errors.ts";
 import { defineRoute, noContent, ok, type Route } from "../runtime/http/route.ts";
 import { isHumanId, parseId } from "../runtime/ids.ts";

@@ -1,7 +1,7 @@
 // The marketplace: GET /v1/agents/marketplace lists paid agents (x402_enabled with a price, on a network this
 // node settles on), newest first, with cursor paging by agent id and an optional text search. Its path is
 // static, so the router matches it before GET /v1/agents/:id. The statement: runtime/payments/marketplace-store.ts.
-import { avatarPath } from "../runtime/accounts/avatar-path.ts";
+import { avatarPath } from "../schema/avatar-path.ts";
 import { defineRoute, ok, type Route } from "../runtime/http/route.ts";
 import { dollars } from "../runtime/payments/assets.ts";
 import { marketplacePage } from "../runtime/payments/marketplace-store.ts";

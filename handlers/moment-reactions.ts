@@ -4,7 +4,7 @@
 // the moment's `rev`, and hands the new counts to the moment record cache before the answer goes out.
 // Likes and unlikes go to Postgres by group commit (runtime/social/likes.ts), comments through
 // runtime/social/comments-store.ts.
-import { avatarPath } from "../runtime/accounts/avatar-path.ts";
+import { avatarPath } from "../schema/avatar-path.ts";
 import { authorOf } from "../runtime/auth.ts";
 import { notFound } from "../runtime/errors.ts";
 import { created, defineRoute, noContent, type Route } from "../runtime/http/route.ts";

@@ -1,7 +1,7 @@
 // Threads: the caller's conversations (newest activity first, with unread counts), a thread's history (newest
 // first), and the caller's read marker in a thread. Members only: anyone else gets 404, as for a thread that does
 // not exist.
-import { avatarPath } from "../runtime/accounts/avatar-path.ts";
+import { avatarPath } from "../schema/avatar-path.ts";
 import { authorOf } from "../runtime/auth.ts";
 import { invalid, notFound } from "../runtime/errors.ts";
 import { defineRoute, ok, type Route } from "../runtime/http/route.ts";

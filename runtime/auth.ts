@@ -1,7 +1,7 @@
 // Bearer authentication. Token hash -> principal, cached per node for a short while; a rotation,
 // deletion or profile change is broadcast so every node drops its cached entries at once.
 import type { Author } from "../schema/common.ts";
-import { avatarPath } from "./accounts/avatar-path.ts";
+import { avatarPath } from "../schema/avatar-path.ts";
 import type { Sql } from "./db/client.ts";
 import type { PubSub } from "./engines/pubsub.ts";
 import { CHANNELS, listen, publish } from "./engines/node-channels.ts";

@@ -2,7 +2,7 @@
 // agents), change it, and rotate its token. Only a token's SHA-256 is stored.
 import type { Agent, AgentProfile, GroupAddPolicy } from "../../schema/agents.ts";
 import type { Sql } from "../db/client.ts";
-import { avatarPath } from "./avatar-path.ts";
+import { avatarPath } from "../../schema/avatar-path.ts";
 import { avatarColumns, type AvatarChange } from "./avatars-store.ts";
 import type { AssetTable } from "../payments/assets.ts";
 import {

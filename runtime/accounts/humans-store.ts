@@ -3,7 +3,7 @@
 import type { TransactionSql } from "postgres";
 import type { MessagePolicy, User, Wallet } from "../../schema/users.ts";
 import type { Sql } from "../db/client.ts";
-import { avatarPath } from "./avatar-path.ts";
+import { avatarPath } from "../../schema/avatar-path.ts";
 import { avatarColumns, type AvatarChange } from "./avatars-store.ts";
 
 type Db = Sql | TransactionSql;

@@ -4,7 +4,7 @@
 // stream-store.ts's (joinGroup, leaveGroup), in the same transactions.
 import type { TransactionSql } from "postgres";
 import type { Author } from "../../schema/common.ts";
-import { type AuthorRow, toAuthor } from "../accounts/avatar-path.ts";
+import { type AuthorRow, toAuthor } from "../../schema/avatar-path.ts";
 import type { Sql } from "../db/client.ts";
 
 export interface GroupRow {

@@ -1,6 +1,6 @@
 // The message as recipients see it, built from a row, serialized once, and delivered as JSON text.
 // The per-delivery `delivery_count` is spliced into that text, so handing out a message never re-parses it.
-import { avatarPath } from "../accounts/avatar-path.ts";
+import { avatarPath } from "../../schema/avatar-path.ts";
 import { getAddress } from "../address.ts";
 import { PREFIX, parseId } from "../ids.ts";
 import { type Attachment, type Message, type Quote, REACTION_BY_SHOWN } from "../../schema/messages.ts";

@@ -3,7 +3,7 @@
 // principal tells the others (principals.read_receipts). The others see the marker as it stood when it last moved with
 // receipts on (migration 0021: `shown` below), so turning receipts back on reveals nothing read while they were off.
 import type { Author } from "../../schema/common.ts";
-import { type AuthorRow, toAuthor } from "../accounts/avatar-path.ts";
+import { type AuthorRow, toAuthor } from "../../schema/avatar-path.ts";
 import type { Sql } from "../db/client.ts";
 
 /** Unread counts stop at this many per thread: a badge shows "999+" beyond it, and a count costs at most this. */

@@ -1,6 +1,6 @@
 // Postgres side of replies (docs/ARCHITECTURE.md, "Replies"): the quote a reply carries, read from the message it
 // answers when it is sent (a delete empties the quotes of it: runtime/messaging/edits-store.ts).
-import { avatarPath } from "../accounts/avatar-path.ts";
+import { avatarPath } from "../../schema/avatar-path.ts";
 import type { Sql } from "../db/client.ts";
 import { PREFIX } from "../ids.ts";
 import { DELETED_NAME } from "./payload.ts";

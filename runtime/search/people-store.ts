@@ -9,7 +9,7 @@
 // half the fleet ("agent") costs a bounded read, not a sort of every agent.
 import type { TransactionSql } from "postgres";
 import type { Person } from "../../schema/search.ts";
-import { avatarPath } from "../accounts/avatar-path.ts";
+import { avatarPath } from "../../schema/avatar-path.ts";
 import { containing, startingWith } from "../db/like.ts";
 
 /**

@@ -4,7 +4,7 @@
 import type { TransactionSql } from "postgres";
 import type { Author } from "../../schema/common.ts";
 import type { FriendRequest } from "../../schema/friends.ts";
-import { type AuthorRow, toAuthor } from "../accounts/avatar-path.ts";
+import { type AuthorRow, toAuthor } from "../../schema/avatar-path.ts";
 import type { Sql } from "../db/client.ts";
 
 export interface RequestRow {

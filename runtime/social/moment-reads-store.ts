@@ -5,7 +5,7 @@
 // indexes: runtime/retention/horizons.ts), so a moment past retention is gone at once, before its row is
 // (runtime/retention/moments-store.ts). Publishing and deleting them: moments-store.ts.
 import type { TransactionSql } from "postgres";
-import { avatarPath } from "../accounts/avatar-path.ts";
+import { avatarPath } from "../../schema/avatar-path.ts";
 import type { Sql } from "../db/client.ts";
 import { type MomentCounts, type MomentRecord, momentJson } from "../engines/moments.ts";
 import type { Moment } from "../../schema/moments.ts";

@@ -2,7 +2,7 @@
 // account's deletion), heard from every node: the sessions here of either side start or stop watching the other's
 // presence (runtime/ws/presence.ts). The event names only the pair; what the pair is now is read from Postgres, since
 // a change made on another node may be announced before an earlier one.
-import { avatarPath } from "../accounts/avatar-path.ts";
+import { avatarPath } from "../../schema/avatar-path.ts";
 import { CHANNELS, listen } from "../engines/node-channels.ts";
 import type { FriendshipChanged } from "../events/announcer.ts";
 import { pairKey } from "../messaging/direct-threads-store.ts";

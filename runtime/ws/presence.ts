@@ -3,7 +3,7 @@
 // principal's first connection is announced online and its last one offline (runtime/events/announcer.ts). Every
 // node hands those events to its sessions watching that principal: a session watches its friends, read once at its
 // join, and a friendship made or ended later changes what it watches (`rewatch`, from runtime/ws/friendship-relay.ts).
-import { avatarPath } from "../accounts/avatar-path.ts";
+import { avatarPath } from "../../schema/avatar-path.ts";
 import { authorOf } from "../auth.ts";
 import { CHANNELS, listen } from "../engines/node-channels.ts";
 import type { PresenceChanged } from "../events/announcer.ts";

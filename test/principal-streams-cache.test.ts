@@ -1,8 +1,9 @@
-// Which streams a long-polling principal waits on (StreamDelivery.threads: its inbox, then its groups): learnt once per
-// node, then answered from memory. A join or leave through the API tells every node at once; past GROUPS_TTL_MS (the
-// net under a lost membership event) the node reads them again behind the answer, so a poll never waits on that read.
-// What a poll hands out is read from every cursor Postgres holds for the principal, so a missed join shows there at
-// once. The node's clock is driven by hand.
+// Which streams a principal's long polls wait on and its sockets take (StreamDelivery.streamsOf: its inbox, then its
+// groups): learnt once per node, then answered from memory. A join or leave through the API tells every node at once;
+// past GROUPS_TTL_MS (the net under a lost membership event) the node reads them again behind the answer, so a poll
+// never waits on that read, and a sweep checks the sockets' streams against Postgres. What a poll hands out is read
+// from every cursor Postgres holds for the principal, so a missed join shows there at once. The node's clock is driven
+// by hand.
 import t from "tap";
 import { GROUPS_TTL_MS } from "../runtime/messaging/streams.ts";
 import { groupStream, inboxStream, type StreamId } from "../runtime/messaging/stream-id.ts";

@@ -1,7 +1,7 @@
 // The files a send attaches: the ids given, checked against the sender's own uploads and turned into the metadata
 // the message keeps (runtime/messaging/payload.ts). Someone else's file and one that does not exist are refused
 // alike, so the answer never tells whether another's file exists. Sharing with the recipients happens in the
-// statement that stores the message (runtime/messaging/store.ts).
+// statement that stores the message (runtime/messaging/messages-store.ts).
 import type { Sql } from "../db/client.ts";
 import { invalid } from "../errors.ts";
 import { ownFiles } from "../files/records-store.ts";

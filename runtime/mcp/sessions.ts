@@ -20,6 +20,7 @@ import type { Ctx, Reply } from "../http/route.ts";
 import type { SelfAddress } from "../self-address.ts";
 import type { Services } from "../services.ts";
 import { toReply, toRequest } from "./web.ts";
+import { threadOfMessage } from "./wake-store.ts";
 
 /** Sessions one principal may hold at once on a node; opening another closes its oldest. */
 const PER_PRINCIPAL = 8;
@@ -146,10 +147,8 @@ export class McpSessions {
     try {
       let thread: string | null = null;
       if (raw !== null && /^\d+$/.test(raw)) {
-        const rows = await this.svc.sql<
-          { thread_id: string }[]
-        >`select thread_id::text from messages where id = ${raw}`;
-        if (rows[0]) thread = `thread_${rows[0].thread_id}`;
+        const id = await threadOfMessage(this.svc.sql, raw);
+        if (id !== undefined) thread = `thread_${id}`;
       }
       await session.mcp.subscriptions.messageArrived(thread);
     } catch (err) {

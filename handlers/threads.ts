@@ -2,15 +2,14 @@
 // first), and the caller's read marker in a thread. Members only: anyone else gets 404, as for a thread that does
 // not exist.
 import { avatarPath } from "../schema/avatar-path.ts";
-import { authorOf } from "../runtime/auth.ts";
 import { invalid, notFound } from "../runtime/errors.ts";
 import { defineRoute, ok, type Route } from "../runtime/http/route.ts";
 import { PREFIX, parseId } from "../runtime/ids.ts";
 import { history } from "../runtime/messaging/message-view-store.ts";
 import { DELETED_NAME, toMessageAt } from "../runtime/messaging/payload.ts";
-import { markRead, readsOf, unreadTotal } from "../runtime/messaging/read-markers-store.ts";
+import { markThreadRead } from "../runtime/messaging/read-markers.ts";
+import { readsOf, unreadTotal } from "../runtime/messaging/read-markers-store.ts";
 import { isMember, type ThreadRow, threadsOf } from "../runtime/messaging/threads-store.ts";
-import { announceRead } from "../runtime/events/announcer.ts";
 import { HistoryQuery, MarkReadRequest, ThreadsQuery } from "../schema/messages.ts";
 
 /** A read marker as the API shows it: a message id, or null for 0 (nothing read). */
@@ -79,11 +78,7 @@ const messages = defineRoute({
   },
 });
 
-/**
- * Marks a thread read through one of its messages. The marker only moves forward. When it moved, the thread's
- * members hear a `read` event (the caller's own other connections always; the others unless the caller is a person
- * who turned read receipts off).
- */
+/** Marks a thread read through one of its messages (runtime/messaging/read-markers.ts). */
 const read = defineRoute({
   method: "POST",
   path: "/v1/threads/:id/read",
@@ -94,19 +89,7 @@ const read = defineRoute({
     if (threadId === null) throw notFound("thread");
     const through = parseId("message", body.through);
     if (through === null) throw invalid("through: must be a message id", { field: "through" });
-    const out = await markRead(svc.sql, threadId, principal.id, through, svc.horizons.messages());
-    if (out.kind === "no_thread") throw notFound("thread");
-    // not one of this thread's messages (whether it exists elsewhere is not told), or gone past retention
-    if (out.kind === "no_message") throw notFound("message");
-    const thread = PREFIX.thread + threadId.toString();
-    const readThrough = PREFIX.message + out.through.toString();
-    if (out.moved) {
-      const to = out.receipts ? out.members : [principal.id];
-      await announceRead(svc, { thread, from: authorOf(principal), through: readThrough, to }).catch((err: unknown) =>
-        log.warn({ err }, "read receipt not announced"),
-      );
-    }
-    return ok({ thread_id: thread, read_through: readThrough, unread_count: out.unread });
+    return ok(await markThreadRead(svc, log, principal, threadId, through));
   },
 });
 

@@ -111,6 +111,23 @@ const taken = (sql: Sql) =>
   sql`left join lateral (select true as taken from messages x where x.id = v.id limit 1) t on true`;
 
 /**
+ * Each item's outcome from a batch statement's rows (one per item it found): its number, null when it has no row (its
+ * recipient is gone, or its sender is not a member of the group), or an IdClash when its id was taken.
+ */
+function outcomes(
+  items: NewMessage[],
+  rows: { id: bigint; seq: string | bigint | null; taken: boolean }[],
+): (number | null | Error)[] {
+  const byId = new Map(rows.map((r) => [r.id.toString(), r]));
+  return items.map((i) => {
+    const got = byId.get(i.id.toString());
+    if (got === undefined) return null;
+    if (got.taken || got.seq === null) return new IdClash(`message id ${i.id} taken`);
+    return Number(got.seq);
+  });
+}
+
+/**
  * Store direct messages in one statement (one commit for the batch): each is numbered in its recipient's inbox
  * (the inbox row's `last_seq`, raised under its lock by one upsert for the batch, as flock_inbox_take of migration
  * 0011 does for one message, so the numbers committed have no gaps and follow the commit order; a new inbox gets its
@@ -154,13 +171,7 @@ export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promi
       d as (select recipient, id as message_id from numbered)${shareCte(sql, items, "numbered")}
       select found.id, numbered.seq, found.taken from found left join numbered on numbered.id = found.id`,
     );
-    const byId = new Map(rows.map((r) => [r.id.toString(), r]));
-    return items.map((i) => {
-      const got = byId.get(i.id.toString());
-      if (got === undefined) return null;
-      if (got.taken || got.seq === null) return new IdClash(`message id ${i.id} taken`);
-      return Number(got.seq);
-    });
+    return outcomes(items, rows);
   } catch (err) {
     if (isUniqueViolation(err) && items.length === 1) return [new IdClash(`message id ${items[0]!.id} taken`)];
     if (!(isFkViolation(err) || isUniqueViolation(err))) throw err;
@@ -229,13 +240,7 @@ async function insertGroups(sql: Sql, items: NewMessage[]): Promise<(number | nu
     select member.id, numbered.seq, member.taken, own.done
     from member left join numbered on numbered.id = member.id left join own on own.id = member.id`,
   );
-  const byId = new Map(rows.map((r) => [r.id.toString(), r]));
-  return items.map((i) => {
-    const got = byId.get(i.id.toString());
-    if (got === undefined) return null;
-    if (got.taken || got.seq === null) return new IdClash(`message id ${i.id} taken`);
-    return Number(got.seq);
-  });
+  return outcomes(items, rows);
 }
 
 /**

@@ -15,6 +15,13 @@ import { HistoryQuery, MarkReadRequest, ThreadsQuery } from "../schema/messages.
 /** A read marker as the API shows it: a message id, or null for 0 (nothing read). */
 const markerId = (v: bigint | null) => (v === null || v === 0n ? null : PREFIX.message + v.toString());
 
+/** The thread the path names; one that cannot be a thread id is 404, as for one the caller is not in. */
+function pathThread(params: Record<string, string>): bigint {
+  const id = parseId("thread", params["id"] ?? "");
+  if (id === null) throw notFound("thread");
+  return id;
+}
+
 function toThread(r: ThreadRow, horizon: bigint) {
   const last = r.last;
   return {
@@ -62,8 +69,8 @@ const messages = defineRoute({
   auth: "principal",
   query: HistoryQuery,
   async handle({ params, query, principal, svc }) {
-    const threadId = parseId("thread", params["id"] ?? "");
-    if (threadId === null || !(await isMember(svc.sql, threadId, principal.id))) throw notFound("thread");
+    const threadId = pathThread(params);
+    if (!(await isMember(svc.sql, threadId, principal.id))) throw notFound("thread");
     let before: bigint | null = null;
     if (query.before !== undefined) {
       before = parseId("message", query.before);
@@ -85,8 +92,7 @@ const read = defineRoute({
   auth: "principal",
   body: MarkReadRequest,
   async handle({ params, body, principal, svc, log }) {
-    const threadId = parseId("thread", params["id"] ?? "");
-    if (threadId === null) throw notFound("thread");
+    const threadId = pathThread(params);
     const through = parseId("message", body.through);
     if (through === null) throw invalid("through: must be a message id", { field: "through" });
     return ok(await markThreadRead(svc, log, principal, threadId, through));
@@ -99,8 +105,7 @@ const reads = defineRoute({
   path: "/v1/threads/:id/reads",
   auth: "principal",
   async handle({ params, principal, svc }) {
-    const threadId = parseId("thread", params["id"] ?? "");
-    const rows = threadId === null ? null : await readsOf(svc.sql, threadId, principal.id);
+    const rows = await readsOf(svc.sql, pathThread(params), principal.id);
     if (!rows) throw notFound("thread");
     return ok({ reads: rows.map((r) => ({ member: r.member, read_through: PREFIX.message + r.through.toString() })) });
   },

@@ -1,14 +1,14 @@
 // Groups' use cases (handlers/groups.ts calls one per request): create a group, read it, add members, remove a member
 // (or leave). A group is a thread of kind 'group' (same number, `group_` and `thread_` prefixes); someone who is not
 // a member gets 404, as for a group that does not exist. The owner adds and removes members; anyone may leave; an
-// owner who leaves hands the group to the longest-standing member. Who may be added: runtime/social/group-consent.ts
+// owner who leaves hands the group to the longest-standing member. Who may be added: runtime/social/group-consent-store.ts
 // (a person only by a friend; an agent by whom it chose). Each change is one transaction, opened here, that locks the
 // group's row first as a group send does (one lock order), changes the members (group-admin-store.ts) and their
 // stream cursors (stream-store.ts); once committed, every node hears it (StreamDelivery.membersChanged).
 import { ApiError, invalid, notFound } from "../errors.ts";
 import { PREFIX } from "../ids.ts";
 import type { Services } from "../services.ts";
-import { refusedMembers } from "../social/group-consent.ts";
+import { refusedMembers } from "../social/group-consent-store.ts";
 import { type Group, MAX_GROUP_MEMBERS } from "../../schema/groups.ts";
 import {
   deleteMember,

@@ -1,5 +1,5 @@
 // An agent's marketplace settings in Postgres (paid_agents): read for a change, and written (settings.ts decides
-// what the change makes of them).
+// what the change makes of them); read as terms (terms.ts caches them), and the paid members of a group.
 import type { TransactionSql } from "postgres";
 import type { Sql } from "../db/client.ts";
 import type { PaidAgentRow } from "./settings.ts";
@@ -23,4 +23,21 @@ export async function saveSettings(tx: Sql | TransactionSql, principal: string, 
     on conflict (principal) do update set
       x402_enabled = excluded.x402_enabled, price_micros = excluded.price_micros, pay_to = excluded.pay_to,
       network = excluded.network, updated_at = now()`;
+}
+
+/** The agent's settings as its terms are made of them; undefined when it has none. */
+export async function settingsOf(sql: Sql, principal: string): Promise<PaidAgentRow | undefined> {
+  const [row] = await sql<PaidAgentRow[]>`
+    select x402_enabled, price_micros, pay_to, network from paid_agents where principal = ${principal}`;
+  return row;
+}
+
+/** Paid agents among a group's members other than the sender; none when the sender is no member. */
+export async function paidMembersOf(sql: Sql, threadId: bigint, sender: string): Promise<string[]> {
+  const rows = await sql<{ principal: string }[]>`
+    select tm.principal from thread_members tm join paid_agents pa on pa.principal = tm.principal
+    where tm.thread_id = ${String(threadId)} and tm.principal <> ${sender}
+      and pa.x402_enabled and pa.price_micros is not null
+      and exists (select 1 from thread_members me where me.thread_id = tm.thread_id and me.principal = ${sender})`;
+  return rows.map((r) => r.principal);
 }

@@ -8,6 +8,7 @@ import type { AssetTable } from "./assets.ts";
 import { ApiError } from "../errors.ts";
 import { paidTerms, type PaidAgentRow } from "./settings.ts";
 import type { Terms } from "./protocol.ts";
+import { paidMembersOf, settingsOf } from "./settings-store.ts";
 
 const CACHE_MAX = 100_000;
 /** How long a cached row is trusted without an invalidation. */
@@ -38,8 +39,7 @@ export class PaidAgents {
     const now = this.svc.now();
     const hit = this.rows.get(principal);
     if (hit !== undefined && hit.expiresAt > now) return hit.row;
-    const [row] = await this.svc.sql<PaidAgentRow[]>`
-      select x402_enabled, price_micros, pay_to, network from paid_agents where principal = ${principal}`;
+    const row = await settingsOf(this.svc.sql, principal);
     if (this.rows.size >= CACHE_MAX) this.rows.clear();
     this.rows.set(principal, { row: row ?? null, expiresAt: now + TERMS_TTL_MS });
     return row ?? null;
@@ -66,11 +66,6 @@ export class PaidAgents {
 }
 
 /** Paid agents among a group's members other than the sender (group messages cannot be paid); none when the sender is no member. */
-export async function paidMembers(svc: Services, threadId: bigint, sender: string): Promise<string[]> {
-  const rows = await svc.sql<{ principal: string }[]>`
-    select tm.principal from thread_members tm join paid_agents pa on pa.principal = tm.principal
-    where tm.thread_id = ${String(threadId)} and tm.principal <> ${sender}
-      and pa.x402_enabled and pa.price_micros is not null
-      and exists (select 1 from thread_members me where me.thread_id = tm.thread_id and me.principal = ${sender})`;
-  return rows.map((r) => r.principal);
+export function paidMembers(svc: Services, threadId: bigint, sender: string): Promise<string[]> {
+  return paidMembersOf(svc.sql, threadId, sender);
 }

@@ -5,8 +5,8 @@
 --   flock_group_ack -> flock_stream_ack (acknowledge one message, or through it)
 -- A node of the release before keeps running beside this one during a rolling upgrade, and reads and writes the old
 -- names: each old table name stays as a view of its new table (a one-table view Postgres updates through, inserts
--- with ON CONFLICT included), and the old function calls the new one. They go in the release after the next, when no
--- node of 0.2.0 can be running (docs/OPERATIONS.md, "Mixed versions").
+-- with ON CONFLICT included), and the old function calls the new one. They go in the first release that no longer
+-- runs beside 0.1.0 (docs/OPERATIONS.md, "Mixed versions").
 --
 -- The table locks it takes, before it runs (runtime/db/migration-locks.ts):
 -- Locks: group_cursors ACCESS EXCLUSIVE, group_acks ACCESS EXCLUSIVE

@@ -25,6 +25,8 @@ t.test("every migration's declaration reads", async (t) => {
   t.same(Object.fromEntries(locks), {
     file_shares: "ACCESS EXCLUSIVE",
     files: "ACCESS EXCLUSIVE",
+    group_acks: "ACCESS EXCLUSIVE",
+    group_cursors: "ACCESS EXCLUSIVE",
     messages: "SHARE ROW EXCLUSIVE",
     passkey_challenges: "SHARE",
     principals: "ACCESS EXCLUSIVE",

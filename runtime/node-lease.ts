@@ -3,7 +3,7 @@
 // empty and a new node took the id first, or this node stalled past its lease) takes a free id and switches the
 // node's IdGenerator to it, so two live nodes generate under one node id only until the next renewal (at most
 // RENEW_MS after Redis is back); a message insert that meets an id taken meanwhile is stored under a new id
-// (runtime/messaging/store.ts IdClash). A node started with NODE_ID keeps that id whatever the registry says.
+// (runtime/messaging/messages-store.ts IdClash). A node started with NODE_ID keeps that id whatever the registry says.
 import { randomBytes } from "node:crypto";
 import type { NodeRegistry } from "./engines/nodes.ts";
 import type { IdGenerator } from "./ids.ts";

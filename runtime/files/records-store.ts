@@ -86,7 +86,7 @@ export async function visibleFile(
 /**
  * Of these files, those `owner` owns (any order; ids that do not exist or are someone else's are simply absent).
  * Attaching files to a message checks them with this; the statement that stores the message shares them with its
- * recipients (runtime/messaging/store.ts).
+ * recipients (runtime/messaging/messages-store.ts).
  */
 export function ownFiles(sql: Db, owner: string, fileIds: bigint[]): Promise<FileRow[]> {
   if (fileIds.length === 0) return Promise.resolve([]);

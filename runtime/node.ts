@@ -19,6 +19,7 @@ import type { Lifecycle } from "./lifecycle.ts";
 import { Limiter } from "./limits/limiter.ts";
 import type { Logger } from "./log.ts";
 import { Messaging } from "./messaging/hub.ts";
+import { postgresStores } from "./messaging/core-stores-postgres.ts";
 import { SearchGate } from "./search/bounded.ts";
 import { SlowRequests } from "./http/slow-requests.ts";
 import { Metrics } from "./metrics.ts";
@@ -277,7 +278,7 @@ export async function startServices(
   const hub = await life.add(
     "hub",
     async () => {
-      const h = new Messaging(core);
+      const h = new Messaging(core, postgresStores(sql));
       await h.start();
       h.trackInFlight(lease.owner);
       return h;

@@ -69,10 +69,10 @@ for (const engine of ["redis", "memory"] as const) {
       };
       /**
        * Counts the node's reads from Postgres of `who`'s streams (`.n`; `.inbox`: those that include the inbox) until
-       * the test ends: catch-ups and long polls read through StreamDelivery.backlog. Every read still happens.
+       * the test ends: catch-ups and long polls read through StreamReads.backlog. Every read still happens.
        */
       const countReads = (t: Tap, who: string[]) => {
-        const streams = node.svc.hub.streams;
+        const streams = node.svc.hub.streams.reads;
         const backlog = streams.backlog.bind(streams);
         const seen = { n: 0, inbox: 0 };
         streams.backlog = (member, stream, limit, after) => {

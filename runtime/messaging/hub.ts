@@ -8,16 +8,11 @@ import { isOutage, outcomeUnknown, unavailable } from "../circuit.ts";
 import { type Observe, since, timed } from "../metrics.ts";
 import { RedeliveryBackoff } from "./redelivery-backoff.ts";
 import { ApiError } from "../errors.ts";
-import { type AckItem, ackBatch, type AckOutcome } from "./acks-store.ts";
-import { directThread, pairKey } from "./direct-threads-store.ts";
-import {
-  committedSeqs,
-  type DirectMessage,
-  IdClash,
-  insertDirectBatch,
-  insertGroupBatch,
-  type NewMessage,
-} from "./messages-store.ts";
+import type { AckItem, AckOutcome } from "./acks-store.ts";
+import type { CoreStores } from "./core-stores.ts";
+import { postgresStores } from "./core-stores-postgres.ts";
+import { pairKey } from "./direct-threads-store.ts";
+import { type DirectMessage, IdClash, type NewMessage } from "./messages-store.ts";
 import type { CursorWrite } from "../engines/stream-cursors.ts";
 import { WaiterRegistry } from "./waiters.ts";
 import { RecentFrames } from "./channels.ts";
@@ -64,8 +59,12 @@ export class Messaging {
   /** Long polls waiting for a message now (the queue gauges read it). */
   private pollsWaiting = 0;
 
-  constructor(private readonly svc: Core) {
-    this.streams = new StreamDelivery(svc, this.frames, this.waiters);
+  constructor(
+    private readonly svc: Core,
+    /** What it reads and writes (runtime/messaging/core-stores.ts): Postgres on `svc.sql` unless given. */
+    private readonly stores: CoreStores = postgresStores(svc.sql),
+  ) {
+    this.streams = new StreamDelivery(svc, stores.streams, this.frames, this.waiters);
     // on the node's clock, the one tests move by hand
     this.redelivery = new RedeliveryBackoff(svc.now);
     // One statement in flight per kind: what arrives meanwhile waits and goes in the next, bigger batch.
@@ -108,15 +107,10 @@ export class Messaging {
     this.directWrites = writes<DirectMessage>(
       "direct",
       m.postgres.sendDirect,
-      (items) => insertDirectBatch(svc.sql, items),
+      (items) => stores.sends.storeDirect(items),
       1,
     );
-    this.groupWrites = writes<NewMessage>(
-      "group",
-      m.postgres.sendGroup,
-      (items) => insertGroupBatch(svc.sql, items),
-      2,
-    );
+    this.groupWrites = writes<NewMessage>("group", m.postgres.sendGroup, (items) => stores.sends.storeGroup(items), 2);
     this.landed = new Batcher(
       async (ids) => {
         if (this.owner !== undefined) await svc.engines.inflight.done(this.owner, ids);
@@ -166,10 +160,7 @@ export class Messaging {
       try {
         for (;;) {
           const there = await Promise.race([
-            committedSeqs(
-              this.svc.sql,
-              items.map((i) => i.id),
-            ).catch(() => null),
+            this.stores.sends.committed(items.map((i) => i.id)).catch(() => null),
             late,
           ]);
           if (there === undefined || (there === null && performance.now() >= until))
@@ -291,7 +282,7 @@ export class Messaging {
           }
           if (until > deadline || wait.stop || this.closing) return { entries: [], expired };
         }
-        const read = await this.streams.readForPoll(principal, streams, limit);
+        const read = await this.streams.reads.readForPoll(principal, streams, limit);
         expired += read.expired;
         if (read.entries.length > 0) {
           this.redelivery.handedOut(principal);
@@ -392,11 +383,11 @@ export class Messaging {
   /**
    * One batch of acks in Postgres; then the cursors it moved are remembered in Redis (or memory), in one call, before
    * any of the batch is answered, so a long poll while Postgres is away never hands out what an answered ack took
-   * (StreamDelivery.readForPoll). A failure there fails the batch's acks; retried, they change nothing in Postgres.
+   * (StreamReads.readForPoll). A failure there fails the batch's acks; retried, they change nothing in Postgres.
    */
   private async ackStored(items: AckItem[]): Promise<AckOutcome[]> {
     const m = this.svc.metrics;
-    const outcomes = await timed(m.postgres.ack, () => ackBatch(this.svc.sql, items));
+    const outcomes = await timed(m.postgres.ack, () => this.stores.streams.ack(items));
     const writes: CursorWrite[] = [];
     for (let i = 0; i < items.length; i++) {
       const o = outcomes[i];
@@ -418,7 +409,7 @@ export class Messaging {
     const key = pairKey(me, to);
     const hit = this.threads.get(key);
     if (hit !== undefined) return hit;
-    const id = await directThread(this.svc.sql, me, to, this.svc.ids.nextRaw());
+    const id = await this.stores.sends.directThread(me, to, this.svc.ids.nextRaw());
     if (id !== null) {
       if (this.threads.size >= THREAD_CACHE_MAX) this.threads.clear();
       this.threads.set(key, id);

@@ -1,15 +1,14 @@
-// One WebSocket connection: authentication, decoding and validating client frames, delivering its principal's
-// streams (the inbox and each group: what is unacknowledged first, then live from the stream's topic) with flow
-// control, and the bounded outgoing buffer: a client that lets more than MAX_BUFFER pile up is closed with
-// WS_CLOSE.slowConsumer.
+// One WebSocket connection: authentication, decoding and validating client frames, the flow control its principal's
+// streams are delivered under (the inbox and each group: what is unacknowledged first, then live from the stream's
+// topic, runtime/messaging/catch-up.ts), and the bounded outgoing buffer: a client that lets more than MAX_BUFFER pile
+// up is closed with WS_CLOSE.slowConsumer.
 import { AckRetries } from "./ack-retries.ts";
 import { ClientFrame, type Ref, type ServerFrame, WS_CLOSE } from "../../schema/ws.ts";
 import { authorOf, type Principal } from "../auth.ts";
 import { ApiError } from "../errors.ts";
 import { isOutage } from "../circuit.ts";
 import type { Logger } from "../log.ts";
-import type { StreamMember } from "../messaging/streams.ts";
-import { groupOf, inboxStream, isGroupStream, type StreamId } from "../messaging/stream-id.ts";
+import { SocketStreams, type StreamSocket } from "../messaging/catch-up.ts";
 import type { Messaging } from "../messaging/hub.ts";
 import type { Services } from "../services.ts";
 import type { Codec, Encoded } from "./codec.ts";
@@ -27,7 +26,7 @@ export interface Socket {
 }
 
 export interface SessionDeps {
-  svc: Services;
+  svc: Pick<Services, "auth" | "circuits" | "metrics" | "now" | "slow">;
   hub: Messaging;
   realtime: Realtime;
   /** What an authenticated client frame does (handlers/ws.ts; runtime/server.ts mounts it). */
@@ -49,8 +48,6 @@ export const HEARTBEAT_SECONDS = 30;
 /** The largest client message taken; a larger one closes the socket with WS_CLOSE.tooLarge (1009). */
 export const MAX_FRAME = 64 * 1024;
 const AUTH_TIMEOUT_MS = 10_000;
-const RETRY_MS = 1000;
-const PAGE = 100;
 
 /**
  * A session's life: upgraded, its open event not handled yet; open and waiting for an auth frame; checking a token;
@@ -58,12 +55,7 @@ const PAGE = 100;
  */
 type Life = "upgraded" | "awaitingAuth" | "authenticating" | "started" | "closed";
 
-/** Where a session is with one of its principal's streams: catching up from Postgres, or taking it live. */
-interface StreamState {
-  live: boolean;
-}
-
-export class WsSession implements StreamMember {
+export class WsSession implements StreamSocket {
   principal: Principal | null = null;
   /** The token the session authenticated with (re-checked when its principal's tokens change). */
   token: string | null = null;
@@ -84,9 +76,8 @@ export class WsSession implements StreamMember {
     // counted on the node's gauge (touched only when an ack is held or let go: during outages)
     { inc: (n) => this.deps.svc.metrics.ackRetries.inc(n), dec: (n) => this.deps.svc.metrics.ackRetries.dec(n) },
   );
-  private removeMember: (() => void) | undefined;
-  /** The principal's streams (its inbox, its groups) this socket catches up on or takes live (subscribed to their topics). */
-  private readonly streams = new Map<StreamId, StreamState>();
+  /** Its principal's streams, once it has one: each caught up, then taken live. */
+  private streams: SocketStreams | undefined;
   /** Catch-ups waiting for the socket to drain. */
   private drainWaiters: (() => void)[] = [];
 
@@ -212,9 +203,9 @@ export class WsSession implements StreamMember {
       .finally(ready);
     await isReady;
     if (this.closed) return;
-    this.removeMember = this.deps.hub.streams.register(principal.id, this);
-    this.streamJoined(inboxStream(principal.id));
-    void this.startStreams(principal.id);
+    const hub = this.deps.hub;
+    this.streams = new SocketStreams(this, hub.streams, hub.frames, this.deps.svc.metrics);
+    this.streams.start(principal.id);
   }
 
   subscribe(topic: string): void {
@@ -225,111 +216,13 @@ export class WsSession implements StreamMember {
     if (!this.closed) this.ws.unsubscribe(topic);
   }
 
-  /** Take every stream of the principal live, each once caught up past its cursor (runtime/messaging/channels.ts). */
-  private async startStreams(me: string): Promise<void> {
-    try {
-      for (const stream of await this.deps.hub.streams.streamsOf(me, false)) this.streamJoined(stream);
-    } catch (err) {
-      if (this.closed) return;
-      this.log.warn({ err }, "groups not read; retrying shortly");
-      setTimeout(() => void this.startStreams(me), RETRY_MS).unref();
-    }
-  }
-
-  /** Take a stream live (the inbox at the start, a group the principal is in or joins): catch up, then subscribe. */
-  streamJoined(stream: StreamId): void {
-    if (this.closed || !this.principal || this.streams.has(stream)) return;
-    this.streams.set(stream, { live: false });
-    this.deps.hub.streams.channels.warm(stream);
-    void this.catchUp(this.principal.id, stream);
-  }
-
-  heldStreams(): Iterable<StreamId> {
-    return this.streams.keys();
-  }
-
-  streamLeft(stream: StreamId): void {
-    if (!isGroupStream(stream) || !this.principal) return;
-    const state = this.streams.get(stream);
-    this.streams.delete(stream);
-    if (state?.live) this.deps.hub.streams.channels.leave(stream, this);
-  }
-
-  /**
-   * Write what the principal has not acknowledged in a stream, page by page while the socket keeps up, then take the
-   * stream live from the last number written (Channels.join): everything after it comes once, in order. Before that,
-   * the member's delivered_seq is set to LIVE, so a node that dies with this socket leaves every message of the
-   * stream counted as possibly delivered.
-   */
-  private async catchUp(me: string, key: StreamId): Promise<void> {
-    const streams = this.deps.hub.streams;
-    // this catch-up's own state: a leave and a join again while it waits start another, and this one must stop
-    const mine = this.streams.get(key);
-    const still = () => !this.closed && mine !== undefined && this.streams.get(key) === mine && !mine.live;
-    let after = 0;
-    let marked = false;
-    try {
-      for (;;) {
-        for (;;) {
-          await this.drained();
-          if (!still()) return streams.channels.cool(key);
-          const b = await streams.backlog(me, key, PAGE, after);
-          if (!still()) return streams.channels.cool(key);
-          const last = b.last.get(key);
-          if (last === undefined) {
-            // no longer a member
-            this.streams.delete(key);
-            return streams.channels.cool(key);
-          }
-          const expired = b.cursors.get(key)?.expired ?? 0;
-          // unacknowledged messages of this stream that went past retention: said once, before what follows them
-          if (expired > 0) {
-            const group = groupOf(key);
-            this.send({
-              type: "expired",
-              ...(group === undefined ? {} : { thread_id: String(group) }),
-              count: expired,
-            });
-          }
-          // (the read recorded what it hands out: a socket that dies before writing it errs on "possibly delivered")
-          this.ws.cork(() => {
-            const m = this.deps.svc.metrics;
-            for (const e of b.entries) {
-              if (!this.write(this.deps.hub.frames.of(e.id, e.deliveryCount, e.payload).for(this.codec))) return;
-              m.delivered.websocket.inc();
-              if (e.deliveryCount > 1) m.redelivered.websocket.inc();
-            }
-          });
-          if (b.entries.length < PAGE) {
-            after = Math.max(after, last);
-            break;
-          }
-          after = b.entries.at(-1)!.seq;
-        }
-        if (!marked) {
-          await streams.mark(me, key, null);
-          marked = true;
-          if (!still()) return streams.channels.cool(key);
-        }
-        if (!still()) return streams.channels.cool(key);
-        if (streams.channels.join(key, this, after)) {
-          mine!.live = true;
-          // a write of the join (the recent messages it was behind by) may have closed the socket
-          if (this.closed || this.streams.get(key) !== mine) streams.channels.leave(key, this);
-          return;
-        }
-      }
-    } catch (err) {
-      streams.channels.cool(key);
-      if (!still()) return;
-      this.streams.delete(key);
-      this.log.warn({ err, stream: key }, "catch-up failed; retrying shortly");
-      setTimeout(() => this.streamJoined(key), RETRY_MS).unref();
-    }
+  /** Runs `cb`'s writes as one. */
+  cork(cb: () => void): void {
+    this.ws.cork(cb);
   }
 
   /** Resolves once the socket's buffer is below HIGH_WATER (at once when it is, or when the socket closes). */
-  private drained(): Promise<void> {
+  drained(): Promise<void> {
     if (this.closed || this.ws.getBufferedAmount() < HIGH_WATER) return Promise.resolve();
     return new Promise((resolve) => this.drainWaiters.push(resolve));
   }
@@ -420,20 +313,9 @@ export class WsSession implements StreamMember {
     this.life = "closed";
     clearTimeout(this.authTimer);
     this.refusedAcks.stop();
-    this.removeMember?.();
     for (const w of this.drainWaiters) w();
     this.drainWaiters = [];
-    const me = this.principal?.id;
-    for (const [stream, state] of this.streams) {
-      if (!state.live || me === undefined) continue; // a catch-up under way sees the socket closed and stops
-      const at = this.deps.hub.streams.channels.leave(stream, this);
-      if (at !== undefined) {
-        this.deps.hub.streams
-          .mark(me, stream, at)
-          .catch((err: unknown) => this.log.warn({ err }, "delivery mark not written"));
-      }
-    }
-    this.streams.clear();
+    this.streams?.stop();
     if (this.principal) await this.deps.realtime.leave(this);
   }
 }

@@ -1,0 +1,4 @@
+// Shard 2 of 2 of the unit tier (test/helpers/unit-shard.ts).
+import { runShard } from "../helpers/unit-shard.ts";
+
+runShard(1, 2);

@@ -41,10 +41,11 @@ export interface StreamStore {
   /**
    * Members join a group (its membership and their cursors together): a new member's cursor starts at the group's
    * newest message, so it receives, and may acknowledge, only what follows. Already members keep theirs. Returns the
-   * cursors made.
+   * cursors made. The rows only: who may be added, the size bound and an owner's hand-over are the group use cases'
+   * (messaging/group-admin.ts, which write these rows inside their own transaction); the unit tier makes members here.
    */
   join(group: bigint, members: string[]): Promise<{ member: string; acked: number }[]>;
-  /** A member leaves a group: its membership, cursor, acks and counts go. False when it was not a member. */
+  /** A member leaves a group: its membership, cursor, acks and counts go (the rows only, as for join). False when it was not a member. */
   leave(group: bigint, member: string): Promise<boolean>;
   /**
    * Acknowledge for good, each item moving its member's cursor in the message's stream (the message alone, or

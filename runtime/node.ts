@@ -16,7 +16,7 @@ import { createRedisEngines } from "./engines/redis/index.ts";
 import { blobStore } from "./files/index.ts";
 import { IdGenerator } from "./ids.ts";
 import type { Lifecycle } from "./lifecycle.ts";
-import { Limiter } from "./limits/limiter.ts";
+import { Limiter, limiterOptions } from "./limits/limiter.ts";
 import type { Logger } from "./log.ts";
 import { Messaging } from "./messaging/hub.ts";
 import { postgresStores } from "./messaging/core-stores-postgres.ts";
@@ -210,21 +210,7 @@ export async function startServices(
     return a;
   });
   const limiter = await life.add("limiter", async () => {
-    const l = new Limiter(
-      engines.limits,
-      engines.pubsub,
-      {
-        scale: config.FLOCK_LIMITS_SCALE,
-        ban: {
-          strikes: config.FLOCK_BAN_STRIKES,
-          windowMs: config.FLOCK_BAN_WINDOW * 1000,
-          banMs: config.FLOCK_BAN_SECONDS * 1000,
-        },
-        log,
-        metrics,
-      },
-      now,
-    );
+    const l = new Limiter(engines.limits, engines.pubsub, limiterOptions(config, log, metrics), now);
     await l.start();
     return l;
   });

@@ -4,18 +4,33 @@ import { isIP } from "node:net";
 import type { BanRule, LimitsEngine } from "../engines/limits.ts";
 import type { PubSub } from "../engines/pubsub.ts";
 import { CHANNELS, listen, publish } from "../engines/node-channels.ts";
+import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { type Metrics, since } from "../metrics.ts";
 import { ApiError } from "../errors.ts";
 import { POLICIES, type PolicyName } from "./policies.ts";
 
-interface LimiterOptions {
+export interface LimiterOptions {
   scale: number;
   ban: BanRule;
   /** Where a malformed ban from another node is reported. */
   log?: Logger;
   /** Counts refusals and bans, and times the engine's take (runtime/metrics.ts). */
   metrics?: Metrics;
+}
+
+/** A node's limiter options, read from its configuration. */
+export function limiterOptions(config: Config, log?: Logger, metrics?: Metrics): LimiterOptions {
+  return {
+    scale: config.FLOCK_LIMITS_SCALE,
+    ban: {
+      strikes: config.FLOCK_BAN_STRIKES,
+      windowMs: config.FLOCK_BAN_WINDOW * 1000,
+      banMs: config.FLOCK_BAN_SECONDS * 1000,
+    },
+    log,
+    metrics,
+  };
 }
 
 /** Forget ended bans at least this often (ms of the clock), and whenever the map has doubled since the last time. */

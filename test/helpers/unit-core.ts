@@ -9,7 +9,7 @@ import { loadConfig } from "../../runtime/config.ts";
 import { createMemoryEngines } from "../../runtime/engines/memory/index.ts";
 import { NodeAnnouncer } from "../../runtime/events/announcer.ts";
 import { IdGenerator } from "../../runtime/ids.ts";
-import { Limiter } from "../../runtime/limits/limiter.ts";
+import { Limiter, limiterOptions } from "../../runtime/limits/limiter.ts";
 import { createLogger } from "../../runtime/log.ts";
 import { Metrics } from "../../runtime/metrics.ts";
 import { Horizons } from "../../runtime/retention/horizons.ts";
@@ -56,21 +56,7 @@ export function unitCore(t: Teardown, opts: UnitCoreOptions = {}) {
     engines,
     ids: new IdGenerator(1, now),
     auth: new Authenticator(sql, engines.pubsub, now),
-    limiter: new Limiter(
-      engines.limits,
-      engines.pubsub,
-      {
-        scale: config.FLOCK_LIMITS_SCALE,
-        ban: {
-          strikes: config.FLOCK_BAN_STRIKES,
-          windowMs: config.FLOCK_BAN_WINDOW * 1000,
-          banMs: config.FLOCK_BAN_SECONDS * 1000,
-        },
-        log,
-        metrics,
-      },
-      now,
-    ),
+    limiter: new Limiter(engines.limits, engines.pubsub, limiterOptions(config, log, metrics), now),
     circuits,
     now,
     horizons: new Horizons(opts.retentionMs ?? null, null, now),

@@ -21,7 +21,6 @@ import { dropRequestsTo } from "../social/friends-store.ts";
 import { type CountsRow, friendsOf } from "../social/moment-reads-store.ts";
 import { removeUnreferencedBlobs } from "../files/records.ts";
 import { blobsOwnedBy } from "../files/records-store.ts";
-import { announceFriendship } from "../events/announcer.ts";
 import {
   deletePrincipal,
   dropCommentsBy,
@@ -114,7 +113,7 @@ async function tidyCaches(svc: Services, log: Logger, id: string, removed: Remov
     ["counts", () => recordCounts(svc, log, removed.counts)],
     [
       "friendships (its friends' connections watch it)",
-      async () => void (await Promise.all(removed.friends.map((f) => announceFriendship(svc, { a: id, b: f })))),
+      async () => void (await Promise.all(removed.friends.map((f) => svc.announce.friendship({ a: id, b: f })))),
     ],
   ];
   for (const [what, step] of steps) {

@@ -54,19 +54,3 @@ export class NodeAnnouncer implements Announcer {
     return publish(this.pubsub, CHANNELS.friendship, e);
   }
 }
-
-/** What the functions below take: the services, or anything else carrying the node's announcer. */
-interface HasAnnouncer {
-  announce: Announcer;
-}
-
-/** `svc.announce.friendship(e)`, in the form its callers had while it lived in runtime/ws/. */
-export const announceFriendship = (svc: HasAnnouncer, e: FriendshipChanged): Promise<void> =>
-  svc.announce.friendship(e);
-
-/** `svc.announce.read(e)`, in the form its callers had while it lived in runtime/ws/. */
-export const announceRead = (svc: HasAnnouncer, e: ThreadRead): Promise<void> => svc.announce.read(e);
-
-/** `svc.announce.friendRequest(e)`, in the form its callers had while it lived in runtime/ws/. */
-export const announceFriendRequest = (svc: HasAnnouncer, e: FriendRequestMade): Promise<void> =>
-  svc.announce.friendRequest(e);

@@ -7,7 +7,6 @@ import type { Author } from "../../schema/common.ts";
 import type { FriendRequest } from "../../schema/friends.ts";
 import { type Principal, authorOf } from "../auth.ts";
 import { conflict, notFound } from "../errors.ts";
-import { announceFriendRequest, announceFriendship } from "../events/announcer.ts";
 import { idTime, isHumanId } from "../ids.ts";
 import type { Logger } from "../log.ts";
 import type { Services } from "../services.ts";
@@ -48,7 +47,7 @@ export interface RequestSent {
  */
 async function friendshipChanged(svc: Services, log: Logger, a: string, b: string): Promise<void> {
   await invalidate(svc, log, [a, b]);
-  await announceFriendship(svc, { a, b }).catch((err) => log.warn({ err }, "friendship change not announced"));
+  await svc.announce.friendship({ a, b }).catch((err) => log.warn({ err }, "friendship change not announced"));
 }
 
 /**
@@ -88,11 +87,13 @@ export async function sendFriendRequest(svc: Services, log: Logger, from: Princi
   const request = toFriendRequest(out.row);
   if (out.outcome === "sent") {
     // live to the recipient's connections (none for an id that is no one's: the sender hears nothing either way)
-    await announceFriendRequest(svc, {
-      to,
-      request: { ...request, status: "pending" },
-      from: authorOf(from),
-    }).catch((err: unknown) => log.warn({ err }, "friend request not announced"));
+    await svc.announce
+      .friendRequest({
+        to,
+        request: { ...request, status: "pending" },
+        from: authorOf(from),
+      })
+      .catch((err: unknown) => log.warn({ err }, "friend request not announced"));
   }
   return { outcome: out.outcome, request };
 }

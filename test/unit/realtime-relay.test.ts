@@ -7,12 +7,7 @@ import type { Principal } from "../../runtime/auth.ts";
 import { MemoryPresence } from "../../runtime/engines/memory/presence.ts";
 import { MemoryPubSub } from "../../runtime/engines/memory/pubsub.ts";
 import { CHANNELS, publish } from "../../runtime/engines/node-channels.ts";
-import {
-  announceFriendRequest,
-  announceFriendship,
-  announceRead,
-  NodeAnnouncer,
-} from "../../runtime/events/announcer.ts";
+import { NodeAnnouncer } from "../../runtime/events/announcer.ts";
 import { createLogger } from "../../runtime/log.ts";
 import type { LiveSession } from "../../runtime/ws/local-sessions.ts";
 import { Realtime, type RealtimeCore } from "../../runtime/ws/realtime.ts";
@@ -128,7 +123,7 @@ t.test("what one node announces reaches the sessions it names on the other, as f
   await two.realtime.join(b);
   await two.realtime.join(c);
 
-  await announceRead(one.core, { thread: "thread_9", from: author(alice), through: "msg_7", to: ["1", "2"] });
+  await one.core.announce.read({ thread: "thread_9", from: author(alice), through: "msg_7", to: ["1", "2"] });
   await until(() => ofType(b, "read").length === 1, { what: "bob's read frame" });
   t.same(ofType(b, "read"), [{ type: "read", thread_id: "thread_9", from: author(alice), through: "msg_7" }]);
   t.equal(ofType(a, "read").length, 1, "alice's own connection on the first node hears it too");
@@ -141,7 +136,7 @@ t.test("what one node announces reaches the sessions it names on the other, as f
     status: "pending" as const,
     created_at: "2026-12-01T00:00:00.000Z",
   };
-  await announceFriendRequest(one.core, { to: "3", request, from: author(alice) });
+  await one.core.announce.friendRequest({ to: "3", request, from: author(alice) });
   await until(() => ofType(c, "friend_request").length === 1, { what: "carol's friend request" });
   t.same(ofType(c, "friend_request"), [{ type: "friend_request", request, from: author(alice) }]);
   t.same(ofType(b, "friend_request"), [], "only the recipient");
@@ -181,7 +176,7 @@ t.test("the announcer publishes each event on its channel, in the channel's enco
   await announce.typing(events.typing);
   await announce.read(events.read);
   await announce.friendRequest(events.friendRequest);
-  await announceFriendship({ announce }, events.friendship);
+  await announce.friendship(events.friendship);
   await until(() => heard.length === 5, { what: "five messages" });
   t.same(heard, [
     ["presence", CHANNELS.presence.encode(events.presence)],
@@ -228,7 +223,7 @@ t.test("a friendship made or ended while connected changes what both sides watch
   t.same([ofType(a, "presence"), ofType(c, "presence")], [[], []], "strangers watch nothing of each other");
 
   store.befriend("1", "3");
-  await announceFriendship(one.core, { a: "1", b: "3" });
+  await one.core.announce.friendship({ a: "1", b: "3" });
   await until(() => ofType(a, "presence").length === 1 && ofType(c, "presence").length === 1, {
     what: "both told the other is online",
   });
@@ -236,14 +231,14 @@ t.test("a friendship made or ended while connected changes what both sides watch
   t.same(ofType(c, "presence"), [{ type: "presence", principal: author(alice), status: "online" }]);
 
   store.befriend("1", "3", false);
-  await announceFriendship(two.core, { a: "3", b: "1" });
+  await two.core.announce.friendship({ a: "3", b: "1" });
   await until(() => ofType(a, "presence").length === 2 && ofType(c, "presence").length === 2, {
     what: "both told the other is offline",
   });
   t.same(ofType(a, "presence")[1], { type: "presence", principal: author(carol), status: "offline" });
   // no longer watched: carol's leave is not heard by alice
   await two.realtime.leave(c);
-  await announceRead(one.core, { thread: "thread_1", from: author(alice), through: "msg_1", to: ["1"] });
+  await one.core.announce.read({ thread: "thread_1", from: author(alice), through: "msg_1", to: ["1"] });
   await until(() => ofType(a, "read").length === 1, { what: "a later event to alice" });
   t.equal(ofType(a, "presence").length, 2, "nothing of carol's presence after the friendship ended");
 });

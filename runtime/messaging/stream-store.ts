@@ -1,7 +1,8 @@
 // Postgres side of the streams (docs/ARCHITECTURE.md, "Messages"): a principal's inbox (thread 0 in its cursor
 // row) and each group are streams of numbered messages; a member's state in one is a cursor (stream_cursors), the acks
 // above it out of order (stream_acks), and how often what it was handed came again (handout_counts). Reading past a
-// cursor, the marks that keep delivery counts honest, and joining and leaving. Sends and acks are in store.ts.
+// cursor, the marks that keep delivery counts honest, and joining and leaving. Sends are in messages-store.ts, acks in
+// acks-store.ts.
 import type { TransactionSql } from "postgres";
 import type { Sql } from "../db/client.ts";
 import type { Published } from "../engines/stream-log.ts";

@@ -1,6 +1,6 @@
 // The in-memory twin of the streams' store (runtime/messaging/core-stores.ts StreamStore): reads past cursors with
 // their delivery counts, the marks of sockets taking streams live, joining and leaving, acks; on the tables beside
-// this file, doing what runtime/messaging/stream-store.ts and store.ts's ackBatch do in Postgres (the contract suite,
+// this file, doing what runtime/messaging/stream-store.ts and acks-store.ts's ackBatch do in Postgres (the contract suite,
 // test/stream-store.contract.ts, runs both).
 import type { Mark, StreamStore } from "../../runtime/messaging/core-stores.ts";
 import type { AckItem, AckOutcome } from "../../runtime/messaging/acks-store.ts";

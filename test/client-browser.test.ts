@@ -11,7 +11,7 @@ import { build } from "esbuild";
 import { chromium } from "playwright-core";
 import t from "tap";
 import { startTestNode } from "./helpers/node.ts";
-import { CHROMIUM, NO_BROWSER } from "./helpers/web.ts";
+import { CHROMIUM_OPTIONS, NO_BROWSER } from "./helpers/web.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 
@@ -56,21 +56,7 @@ if (NO_BROWSER) {
     t.not(new URL(node.url).origin, pageOrigin, "the API is on another origin than the page");
 
     const profile = await mkdtemp(join(tmpdir(), "flock-chromium-"));
-    const browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-      timeout: 30_000,
-    });
+    const browser = await chromium.launchPersistentContext(profile, CHROMIUM_OPTIONS);
     t.teardown(async () => {
       await browser.close();
       await rm(profile, { recursive: true, force: true });

@@ -27,7 +27,7 @@ import { SoftAuthenticator } from "./helpers/soft-authenticator.ts";
 import { call, randomIp, type Registered, registerAgent, type Res } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { until } from "./helpers/wait.ts";
-import { CHROMIUM, NO_BROWSER } from "./helpers/web.ts";
+import { CHROMIUM_OPTIONS, NO_BROWSER } from "./helpers/web.ts";
 
 type Json = { [key: string]: unknown };
 
@@ -706,20 +706,7 @@ t.test(
 
     const profile = await mkdtemp(join(tmpdir(), "flock-docs-"));
     t.teardown(() => rm(profile, { recursive: true, force: true }));
-    const context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    const context = await chromium.launchPersistentContext(profile, CHROMIUM_OPTIONS);
     t.teardown(() => context.close());
     const page = await context.newPage();
     const requested: string[] = [];

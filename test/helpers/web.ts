@@ -20,22 +20,25 @@ export const NO_BROWSER: string | false =
     : false;
 export const SHOTS = resolve(import.meta.dirname, "../../test-output/web");
 
+/** How every browser test starts Debian's chromium: headless, no sandbox, nothing reaching the network by itself. */
+export const CHROMIUM_OPTIONS = {
+  executablePath: CHROMIUM,
+  headless: true,
+  args: [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+  ],
+  timeout: 30_000,
+};
+
 export async function launch(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-    timeout: 30_000,
-  });
+  return chromium.launch(CHROMIUM_OPTIONS);
 }
 
 interface TypedData {

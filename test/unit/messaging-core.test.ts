@@ -7,10 +7,9 @@
 // test/stream-store.contract.ts.
 import t, { type Test } from "tap";
 import { Messaging } from "../../runtime/messaging/hub.ts";
-import { freshPayload } from "../../runtime/messaging/payload.ts";
 import { groupStream, inboxStream } from "../../runtime/messaging/stream-id.ts";
 import type { PollRead } from "../../runtime/messaging/stream-store.ts";
-import { unitCore, type UnitCoreOptions } from "../helpers/unit-core.ts";
+import { unitCore, type UnitCoreOptions, unitSends } from "../helpers/unit-core.ts";
 import { until } from "../helpers/wait.ts";
 
 /** A hub on the twins; principals and groups made in the twin's tables; sends stored and delivered as send.ts does. */
@@ -19,42 +18,7 @@ async function world(t: Test, opts: UnitCoreOptions = {}) {
   const hub = new Messaging(u.core, u.stores);
   await hub.start();
   t.teardown(() => hub.close());
-  let n = 0;
-  const agent = (name = "agent") => {
-    const id = String(5_000_000 + ++n);
-    u.tables.principal(id, { name });
-    return id;
-  };
-  const group = (members: string[]) => {
-    const id = u.core.ids.nextRaw();
-    u.tables.group(id, members);
-    return id;
-  };
-  const author = (id: string) => ({ id, displayName: u.tables.principals.get(id)!.name, avatarKey: null });
-  const direct = async (from: string, to: string, body = "d") => {
-    const threadId = await hub.directThread(from, to);
-    if (threadId === null) throw new Error("no thread");
-    const m = {
-      id: u.core.ids.nextRaw(),
-      threadId,
-      sender: from,
-      recipient: to,
-      body,
-      createdAt: new Date(u.clock.ms),
-    };
-    const seq = await hub.storeDirect(m);
-    if (seq === null) throw new Error("not stored");
-    await hub.deliver({ key: inboxStream(to), seq, id: String(m.id), payload: freshPayload(author(from), m) });
-    return { id: String(m.id), raw: m.id, seq };
-  };
-  const post = async (from: string, g: bigint, body = "g") => {
-    const m = { id: u.core.ids.nextRaw(), threadId: g, sender: from, body, createdAt: new Date(u.clock.ms) };
-    const seq = await hub.storeGroup(m);
-    if (seq === null) throw new Error("not stored");
-    const payload = freshPayload(author(from), { ...m, recipient: null });
-    await hub.deliver({ key: groupStream(g), seq, id: String(m.id), payload });
-    return { id: String(m.id), raw: m.id, seq };
-  };
+  const { agent, group, direct, post } = unitSends(u, hub, 5_000_000);
   /** A long poll that does not wait unless told. */
   const poll = (who: string, timeoutMs = 0, limit = 50) => hub.poll(who, limit, timeoutMs, () => {});
   return { ...u, hub, agent, group, direct, post, poll };

@@ -8,13 +8,12 @@ import { onClientFrame } from "../../handlers/ws.ts";
 import { SlowRequests } from "../../runtime/http/slow-requests.ts";
 import { createLogger } from "../../runtime/log.ts";
 import { Messaging } from "../../runtime/messaging/hub.ts";
-import { freshPayload } from "../../runtime/messaging/payload.ts";
 import { groupStream, inboxStream } from "../../runtime/messaging/stream-id.ts";
 import { jsonCodec } from "../../runtime/ws/codec.ts";
 import { Realtime } from "../../runtime/ws/realtime.ts";
 import type { RealtimeStore } from "../../runtime/ws/realtime-store.ts";
 import { type SessionDeps, type Socket, WsSession } from "../../runtime/ws/session.ts";
-import { unitCore, type UnitCoreOptions } from "../helpers/unit-core.ts";
+import { unitCore, type UnitCoreOptions, unitSends } from "../helpers/unit-core.ts";
 import { until } from "../helpers/wait.ts";
 
 interface Frame {
@@ -54,12 +53,8 @@ async function world(t: Test, opts: UnitCoreOptions = {}) {
     realtime,
     onFrame: onClientFrame,
   };
-  let n = 0;
-  const agent = (name = "agent") => {
-    const id = String(6_000_000 + ++n);
-    u.tables.principal(id, { name });
-    return id;
-  };
+  const sends = unitSends(u, hub, 6_000_000);
+  const { agent, group } = sends;
   /** A session of `who`, opened as an upgrade that carried its credentials. */
   const connect = (who: string) => {
     const frames: Frame[] = [];
@@ -90,32 +85,14 @@ async function world(t: Test, opts: UnitCoreOptions = {}) {
     const messages = () => frames.filter((f) => f.type === "message").map((f) => f.message!);
     return { s, frames, topics: mine, close, frame, messages };
   };
-  const author = (id: string) => ({ id, displayName: u.tables.principals.get(id)!.name, avatarKey: null });
-  const direct = async (from: string, to: string, body = "d") => {
-    const threadId = (await hub.directThread(from, to))!;
-    const m = {
-      id: u.core.ids.nextRaw(),
-      threadId,
-      sender: from,
-      recipient: to,
-      body,
-      createdAt: new Date(u.clock.ms),
-    };
-    const seq = (await hub.storeDirect(m))!;
-    await hub.deliver({ key: inboxStream(to), seq, id: String(m.id), payload: freshPayload(author(from), m) });
-    return { id: `msg_${m.id}`, raw: m.id, seq };
+  // the session's frames name a message by its API id
+  const direct = async (from: string, to: string, body?: string) => {
+    const m = await sends.direct(from, to, body);
+    return { ...m, id: `msg_${m.raw}` };
   };
-  const post = async (from: string, g: bigint, body = "g") => {
-    const m = { id: u.core.ids.nextRaw(), threadId: g, sender: from, body, createdAt: new Date(u.clock.ms) };
-    const seq = (await hub.storeGroup(m))!;
-    const payload = freshPayload(author(from), { ...m, recipient: null });
-    await hub.deliver({ key: groupStream(g), seq, id: String(m.id), payload });
-    return { id: `msg_${m.id}`, raw: m.id, seq };
-  };
-  const group = (members: string[]) => {
-    const id = u.core.ids.nextRaw();
-    u.tables.group(id, members);
-    return id;
+  const post = async (from: string, g: bigint, body?: string) => {
+    const m = await sends.post(from, g, body);
+    return { ...m, id: `msg_${m.raw}` };
   };
   const live = (stream: Parameters<typeof hub.streams.channels.published>[0]) =>
     hub.streams.channels.published(stream) !== undefined;

@@ -279,7 +279,7 @@ else
 
   # --- npm ci ---------------------------------------------------------------------------------------------------------
   phase "npm ci"
-  if ! run "$LOGDIR/npm-ci.log" in_chroot -- 'cd /root/flock && timeout 900 npm ci --no-audit --no-fund'; then
+  if ! run "$LOGDIR/npm-ci.log" in_chroot -- 'cd /root/flock && timeout 900 npm ci --no-audit --no-fund && timeout 600 node tools/install.mjs'; then
     tail -40 "$LOGDIR/npm-ci.log"
     fail "npm ci failed"
   fi

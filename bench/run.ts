@@ -1,17 +1,22 @@
-// `npm run bench -- [--url URL] [--scenario NAME|all] [--agents N] [--duration S] [--connections N] [--out FILE]`
+// `npm run bench -- [--url URL] [--scenario NAME|all] [--agents N] [--duration S] [--connections N] [--out FILE]
+// [--unkeyed]` (every request that creates something carries an Idempotency-Key, as the SDK's do; `--unkeyed` sends
+// none, for the figures without them: bench/lib/idempotency.ts)
 // (`--scenario soak`, `--scenario connections` and `--scenario search` are runs of their own: bench/scenarios/soak.ts,
 // connections.ts, search.ts)
 // With no --url it starts Flock itself (embedded, or on DATABASE_URL / REDIS_URL), measures the baselines in the
-// same run, runs the scenarios, prints a table with each scenario's ratio to its baseline, writes the same as JSON,
-// and stops everything it started.
+// same run, runs the scenarios (each once the node has worked off what the last left queued: bench/lib/settle.ts),
+// prints a table with each scenario's ratio to its baseline, writes the same as JSON, and stops everything it started.
 import { execSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { limitsInForce } from "./lib/fleet.ts";
+import { isKeyed, keyedLine, keyedWord, setKeyed } from "./lib/idempotency.ts";
 import { load, type LoadResult } from "./lib/load.ts";
 import { type Proc, startScript } from "./lib/procs.ts";
+import { type Settled, settle } from "./lib/settle.ts";
 import type { Scenario, ScenarioContext, ScenarioResult } from "./lib/scenario.ts";
 import { feed, hot, like, post, send } from "./scenarios/http.ts";
 import { idle } from "./scenarios/idle.ts";
@@ -25,8 +30,11 @@ const OWN_RUNS: Record<string, () => Promise<(argv: string[]) => Promise<number>
   connections: async () => (await import("./scenarios/connections.ts")).connectionsMain,
   search: async () => (await import("./scenarios/search.ts")).searchMain,
 };
+// --unkeyed holds for every run, the own runs too (their options are theirs: it is taken out before they see them)
+const argv = process.argv.slice(2).filter((arg) => arg !== "--unkeyed");
+setKeyed(argv.length === process.argv.length - 2);
 const requested = parseArgs({
-  args: process.argv.slice(2),
+  args: argv,
   options: { scenario: { type: "string" } },
   strict: false,
   allowPositionals: true,
@@ -34,8 +42,9 @@ const requested = parseArgs({
 const ownRun = typeof requested === "string" ? OWN_RUNS[requested] : undefined;
 if (ownRun) {
   const main = await ownRun();
+  process.stderr.write(`[bench] ${keyedLine()}\n`);
   process.exit(
-    await main(process.argv.slice(2)).catch((err: Error) => {
+    await main(argv).catch((err: Error) => {
       process.stderr.write(`[${String(requested)}] failed: ${err.stack}\n`);
       return 2;
     }),
@@ -43,6 +52,7 @@ if (ownRun) {
 }
 
 const { values: a } = parseArgs({
+  args: argv,
   options: {
     url: { type: "string" },
     scenario: { type: "string", default: "all" },
@@ -68,6 +78,8 @@ async function main() {
     LOG_LEVEL: "info",
     FLOCK_LIMITS_SCALE: a["limits-scale"]!,
   };
+  // read between scenarios (settle): a node the bench started answers its /metrics to this token
+  const metricsToken = a.url ? undefined : (env["FLOCK_METRICS_TOKEN"] = randomBytes(24).toString("hex"));
   const startFlock = async () => {
     // what npm start runs: the compiled JavaScript (npm run build:server), with no TypeScript loader in the process
     flock = await startScript("dist/runtime/main.js", env, /"port":(\d+)[^\n]*"msg":"flock listening"/);
@@ -77,7 +89,7 @@ async function main() {
   if (!url) {
     if (!process.env["DATABASE_URL"]) env["DATA_DIR"] = dataDir = mkdtempSync(join(tmpdir(), "flock-bench-"));
     progress(
-      `starting flock (${process.env["DATABASE_URL"] ? "Postgres" : "embedded"} + ${process.env["REDIS_URL"] ? "Redis" : "memory engines"}, limits x${a["limits-scale"]})`,
+      `starting flock (${process.env["DATABASE_URL"] ? "Postgres" : "embedded"} + ${process.env["REDIS_URL"] ? "Redis" : "memory engines"}, limits x${a["limits-scale"]}, ${keyedWord()})`,
     );
     url = await startFlock();
   }
@@ -119,7 +131,16 @@ async function main() {
     };
   }
   const results: Record<string, ScenarioResult & { ratio: number | null }> = {};
+  const settled: Record<string, Settled> = {};
   for (const s of chosen) {
+    if (metricsToken) {
+      // the last scenario's acks and sends still queued would be this one's wait (group leaves tens of thousands)
+      const q = (settled[s.name] = await settle(ctx.url, metricsToken));
+      if (q.acks + q.sends > 0)
+        progress(
+          `waited ${q.ms} ms for ${q.acks} acks and ${q.sends} sends still queued${q.empty ? "" : " (gave up)"}`,
+        );
+    }
     progress(`scenario ${s.name}: ${s.description}`);
     try {
       const r = await s.run(ctx);
@@ -143,10 +164,15 @@ async function main() {
       : `flock started by the bench (${process.env["DATABASE_URL"] ? "Postgres" : "embedded PGlite"}, ${process.env["REDIS_URL"] ? "Redis" : "memory engines"})`,
     limits: `register policy in force: ${limits}`,
     options: opts,
+    /** Whether the creating requests carried an Idempotency-Key (`--unkeyed`: none). */
+    keyed: isKeyed(),
     baselines: { http: brief(httpBaseline), ws: wsBaselineResult ? brief(wsBaselineResult) : null },
     scenarios: results,
+    /** Before each scenario: what the node still held queued from the last one, and how long the wait for it took. */
+    settled,
   };
   writeFileSync(a.out!, `${JSON.stringify(report, null, 2)}\n`);
+  process.stdout.write(`${keyedLine()}\n`);
   process.stdout.write(table(report.baselines, results));
   progress(`wrote ${a.out}`);
 }

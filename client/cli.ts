@@ -12,22 +12,26 @@ import { type Command, suggest, UsageError, type Write } from "./cli/context.ts"
 import { fileCommands } from "./cli/files.ts";
 import { groupCommands } from "./cli/groups.ts";
 import { messageCommands } from "./cli/messages.ts";
+import { moderationCommands } from "./cli/moderation.ts";
 import { searchCommands } from "./cli/search.ts";
 import { payCommands } from "./cli/pay.ts";
 import { checkUrl, NO_TOKEN_HINT, report, SetupError } from "./cli/report.ts";
 import { socialCommands } from "./cli/social.ts";
+import { tokenCommands } from "./cli/tokens.ts";
 import { required, synopsis, usageText } from "./cli/usage.ts";
 import { verbose } from "./cli/verbose.ts";
 import { version } from "./cli/version.ts";
 
 const SECTIONS: [string, Record<string, Command>][] = [
   ["account", accountCommands],
+  ["tokens", tokenCommands],
   ["moments and friends", socialCommands],
   ["messages", messageCommands],
   ["search", searchCommands],
   ["groups", groupCommands],
   ["files", fileCommands],
   ["payments", payCommands],
+  ["reports and moderation", moderationCommands],
 ];
 const COMMANDS: Record<string, Command> = Object.assign({}, ...SECTIONS.map(([, c]) => c));
 /** The commands with subcommands (`group create`...), and the subcommand run when none is given. */

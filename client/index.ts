@@ -155,6 +155,49 @@ export class Flock {
     this.http.token = r.token;
     return r.token;
   }
+  // ---- scoped, named tokens
+  /**
+   * Mints a named token with some of the scopes this client's token holds (never more): `read`, `messages:write`,
+   * `moments:write`, `social:write`, `payments`. The token is answered this once; keep it. This client keeps its own.
+   * @example
+   * ```ts
+   * const { token, info } = await flock.createToken({ name: "feed reader", scopes: ["read"] });
+   * const reader = new Flock({ baseUrl: "https://flock.example", token }); // 403 insufficient_scope on a send
+   * ```
+   */
+  createToken(input: T.CreateTokenRequest, o: Sig = {}) {
+    return this.http.request<T.CreatedTokenResponse>("POST", "/v1/tokens", { json: input, ...o });
+  }
+  /**
+   * This principal's named tokens (name, scopes, when made and last used; never the tokens themselves).
+   * @example
+   * ```ts
+   * const { tokens } = await flock.tokens();
+   * ```
+   */
+  tokens(o: Sig = {}) {
+    return this.http.request<T.TokensResponse>("GET", "/v1/tokens", o);
+  }
+  /**
+   * What this client's own token may do: its scopes, and whether it is a full token.
+   * @example
+   * ```ts
+   * const { scopes, full } = await flock.currentToken();
+   * ```
+   */
+  currentToken(o: Sig = {}) {
+    return this.http.request<T.CurrentTokenResponse>("GET", "/v1/tokens/current", o);
+  }
+  /**
+   * Revokes one named token: refused at once on every node, its live sockets closed (4401); the others keep working.
+   * @example
+   * ```ts
+   * await flock.revokeToken("tok_1384923001234567200");
+   * ```
+   */
+  revokeToken(id: string, o: Sig = {}) {
+    return this.http.request<void>("DELETE", `/v1/tokens/${enc(id)}`, o);
+  }
   /**
    * The paid agents (x402-enabled, with a price), newest first; `q` searches names and descriptions.
    * @example
@@ -519,6 +562,156 @@ export class Flock {
       query: { q, limit, before },
       ...sig,
     });
+  }
+
+  // ---- blocks and mutes
+  /**
+   * Blocks a principal: contact is cut both ways and their moments and yours are hidden from each other (they are not
+   * told; blocking again is fine).
+   * @example
+   * ```ts
+   * await flock.block("A123");
+   * ```
+   */
+  block(principal: string, o: Sig = {}) {
+    return this.http.request<void>("POST", `/v1/blocks/${enc(principal)}`, o);
+  }
+  /**
+   * Lifts a block (contact comes back, a friendship it ended does not).
+   * @example
+   * ```ts
+   * await flock.unblock("A123");
+   * ```
+   */
+  unblock(principal: string, o: Sig = {}) {
+    return this.http.request<void>("DELETE", `/v1/blocks/${enc(principal)}`, o);
+  }
+  /**
+   * The principals you blocked, newest first; pass the last one's id as `before` for older ones.
+   * @example
+   * ```ts
+   * const { blocks, has_more } = await flock.blocks({ limit: 50 });
+   * ```
+   */
+  blocks(q: { limit?: number; before?: string } = {}, o: Sig = {}) {
+    return this.http.request<T.BlocksResponse>("GET", "/v1/blocks", { query: q, ...o });
+  }
+  /**
+   * Mutes a principal, silently: their moments leave your feed and their messages raise no unread count.
+   * @example
+   * ```ts
+   * await flock.mute("A123");
+   * ```
+   */
+  mute(principal: string, o: Sig = {}) {
+    return this.http.request<void>("POST", `/v1/mutes/${enc(principal)}`, o);
+  }
+  /**
+   * Lifts a mute.
+   * @example
+   * ```ts
+   * await flock.unmute("A123");
+   * ```
+   */
+  unmute(principal: string, o: Sig = {}) {
+    return this.http.request<void>("DELETE", `/v1/mutes/${enc(principal)}`, o);
+  }
+  /**
+   * The principals you muted, newest first; pass the last one's id as `before` for older ones.
+   * @example
+   * ```ts
+   * const { mutes } = await flock.mutes();
+   * ```
+   */
+  mutes(q: { limit?: number; before?: string } = {}, o: Sig = {}) {
+    return this.http.request<T.MutesResponse>("GET", "/v1/mutes", { query: q, ...o });
+  }
+  /**
+   * Mutes one of your threads (its messages still come, and raise no unread count), or lifts it with `false`.
+   * @example
+   * ```ts
+   * await flock.muteThread(thread.id); // and flock.muteThread(thread.id, false) to lift it
+   * ```
+   */
+  muteThread(threadId: string, muted = true, o: Sig = {}) {
+    return this.http.request<void>(muted ? "POST" : "DELETE", `/v1/threads/${enc(threadId)}/mute`, o);
+  }
+
+  // ---- reports and moderation
+  /**
+   * Reports a principal, moment, comment or message you can see (404 otherwise). Reporting the same target again
+   * answers your first report.
+   * @example
+   * ```ts
+   * const { report } = await flock.report({ target: "comment", id: "comment_123", reason: "spam" });
+   * ```
+   */
+  report(input: T.CreateReportRequest, o: Sig = {}) {
+    return this.http.request<T.ReportResponse>("POST", "/v1/reports", { json: input, ...o });
+  }
+  /**
+   * Moderators only (404 for anyone else): the open reports, oldest first; pass the last id as `after`.
+   * @example
+   * ```ts
+   * const { reports } = await moderator.reportQueue({ limit: 20 });
+   * ```
+   */
+  reportQueue(q: { limit?: number; after?: string } = {}, o: Sig = {}) {
+    return this.http.request<T.ReportQueue>("GET", "/v1/moderation/reports", { query: q, ...o });
+  }
+  /**
+   * Moderators only: resolves or dismisses an open report, saying why (the audit log keeps it).
+   * @example
+   * ```ts
+   * await moderator.closeReport(report.id, "resolved", "spam removed");
+   * ```
+   */
+  closeReport(id: string, status: "resolved" | "dismissed", reason: string, o: Sig = {}) {
+    return this.http.request<T.ReportResponse>("POST", `/v1/moderation/reports/${enc(id)}`, {
+      json: { status, reason },
+      ...o,
+    });
+  }
+  /**
+   * Moderators only: suspends principals (their tokens are refused at once, everywhere); `remove_content` removes
+   * all they wrote too.
+   * @example
+   * ```ts
+   * await moderator.suspend({ principals: ["A123", "A124"], reason: "spam", remove_content: true });
+   * ```
+   */
+  suspend(input: { principals: string[]; reason: string; remove_content?: boolean }, o: Sig = {}) {
+    return this.http.request<T.SuspendResponse>("POST", "/v1/moderation/suspensions", { json: input, ...o });
+  }
+  /**
+   * Moderators only: lifts suspensions.
+   * @example
+   * ```ts
+   * await moderator.unsuspend({ principals: ["A123"], reason: "appeal granted" });
+   * ```
+   */
+  unsuspend(input: { principals: string[]; reason: string }, o: Sig = {}) {
+    return this.http.request<T.SuspendResponse>("POST", "/v1/moderation/suspensions/lift", { json: input, ...o });
+  }
+  /**
+   * Moderators only: removes a moment, comment or message, as its author's delete would.
+   * @example
+   * ```ts
+   * await moderator.removeContent({ target: "moment", id: "moment_123", reason: "spam" });
+   * ```
+   */
+  removeContent(input: { target: "moment" | "comment" | "message"; id: string; reason: string }, o: Sig = {}) {
+    return this.http.request<void>("POST", "/v1/moderation/removals", { json: input, ...o });
+  }
+  /**
+   * Moderators only: the audit log of moderator actions, newest first; pass the last id as `before`.
+   * @example
+   * ```ts
+   * const { entries } = await moderator.moderationAudit({ limit: 50 });
+   * ```
+   */
+  moderationAudit(q: { limit?: number; before?: string } = {}, o: Sig = {}) {
+    return this.http.request<T.AuditPage>("GET", "/v1/moderation/audit", { query: q, ...o });
   }
 
   // ---- groups

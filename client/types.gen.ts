@@ -47,6 +47,32 @@ export interface TokenResponse {
   token: string;
 }
 
+export type TokenScope = "read" | "messages:write" | "moments:write" | "social:write" | "payments" | "admin";
+
+export interface NamedToken {
+  id: string;
+  name: string;
+  scopes: TokenScope[];
+  created_at: string;
+  last_used_at: string | null;
+}
+
+export interface CreatedTokenResponse {
+  token: string;
+  info: NamedToken;
+}
+
+export interface TokensResponse {
+  tokens: NamedToken[];
+}
+
+export interface CurrentTokenResponse {
+  id: string | null;
+  name: string | null;
+  full: boolean;
+  scopes: TokenScope[];
+}
+
 export interface WalletChallenge {
   nonce: string;
   message: string;
@@ -231,6 +257,7 @@ export interface Thread {
   last_message: Message | null;
   updated_at: string;
   unread_count: number;
+  muted: boolean;
   read_through: string | null;
   peer_read_through?: string | null;
 }
@@ -252,6 +279,21 @@ export interface ThreadReadsResponse {
     member: Author;
     read_through: string;
   }[];
+}
+
+export interface Relation {
+  principal: Author;
+  created_at: string;
+}
+
+export interface BlocksResponse {
+  blocks: Relation[];
+  has_more: boolean;
+}
+
+export interface MutesResponse {
+  mutes: Relation[];
+  has_more: boolean;
 }
 
 export interface Person {
@@ -356,6 +398,71 @@ export interface PaymentsResponse {
   has_more: boolean;
 }
 
+export interface Report {
+  id: string;
+  target: "principal" | "moment" | "comment" | "message";
+  target_id: string;
+  target_owner: string;
+  reason: "spam" | "abuse" | "harassment" | "impersonation" | "illegal" | "other";
+  details: string;
+  status: "open" | "resolved" | "dismissed";
+  created_at: string;
+}
+
+export interface ReportResponse {
+  report: Report;
+}
+
+export interface QueuedReport {
+  id: string;
+  target: "principal" | "moment" | "comment" | "message";
+  target_id: string;
+  target_owner: string;
+  reason: "spam" | "abuse" | "harassment" | "impersonation" | "illegal" | "other";
+  details: string;
+  status: "open" | "resolved" | "dismissed";
+  created_at: string;
+  reporter: string;
+  target_now: {
+    kind: "principal" | "moment" | "comment" | "message";
+    id: string;
+    owner: string;
+    text: string;
+  } | null;
+}
+
+export interface ReportQueue {
+  reports: QueuedReport[];
+  has_more: boolean;
+}
+
+export interface SuspendResponse {
+  principals: string[];
+  removed?: {
+    moments: number;
+    comments: number;
+    messages: number;
+  };
+}
+
+export interface AuditEntry {
+  id: string;
+  moderator: string;
+  action: "suspend" | "unsuspend" | "remove" | "resolve_report" | "dismiss_report";
+  target: string;
+  target_id: string;
+  reason: string;
+  details: {
+    [key: string]: unknown;
+  };
+  at: string;
+}
+
+export interface AuditPage {
+  entries: AuditEntry[];
+  has_more: boolean;
+}
+
 export type ServerFrame = {
   type: "ready";
   principal: Author;
@@ -401,11 +508,12 @@ export type ServerFrame = {
   type: "error";
   error: string;
   message: string;
+  scope?: string;
   ref?: string | number;
 };
 
 export interface ApiErrorBody {
-  error: "invalid_request" | "unauthorized" | "payment_required" | "forbidden" | "ip_banned" | "not_found" | "method_not_allowed" | "conflict" | "idempotency_key_reused" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal" | "unavailable" | "payments_unavailable";
+  error: "invalid_request" | "unauthorized" | "payment_required" | "forbidden" | "ip_banned" | "insufficient_scope" | "suspended" | "not_found" | "method_not_allowed" | "conflict" | "idempotency_key_reused" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "duplicate_content" | "internal" | "unavailable" | "payments_unavailable";
   message: string;
   retry_after?: number;
   field?: string;
@@ -413,6 +521,7 @@ export interface ApiErrorBody {
     field: string;
     message: string;
   }[];
+  scope?: string;
   [key: string]: unknown;
 }
 
@@ -459,6 +568,11 @@ export interface UpdateAgentRequest {
   price?: number | string | null;
   pay_to?: string | null;
   network?: string;
+}
+
+export interface CreateTokenRequest {
+  name: string;
+  scopes: ("read" | "messages:write" | "moments:write" | "social:write" | "payments" | "admin")[];
 }
 
 export interface CreateMomentRequest {
@@ -520,6 +634,13 @@ export interface UpdateUserRequest {
 
 export interface PrivyLoginRequest {
   token: string;
+}
+
+export interface CreateReportRequest {
+  target: "principal" | "moment" | "comment" | "message";
+  id: string;
+  reason: "spam" | "abuse" | "harassment" | "impersonation" | "illegal" | "other";
+  details?: string;
 }
 
 export type ClientFrame = {

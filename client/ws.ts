@@ -1,7 +1,9 @@
 // The same message iterator over the WebSocket: acks as frames, reconnects with backoff, and resumes without
 // loss (the server sends every unacknowledged message again on connect). It uses the platform's WebSocket (browsers,
 // Node 22+) and loads `ws` only where there is none (Node 18 and 20); the token travels as a `bearer.<token>`
-// subprotocol, the one credential a browser WebSocket can carry.
+// subprotocol, the one credential a browser WebSocket can carry. It asks for lean message frames (`flock.json.lean`,
+// then `flock.json` for a server without them) and fills in what they leave out (fullMessage), so either way its
+// users get the same Message.
 import { AckBatch } from "./ack-batch.ts";
 import type { Flock } from "./index.ts";
 import type { MessageStreamOptions } from "./receive.ts";
@@ -10,8 +12,46 @@ import type { Message } from "./types.ts";
 
 interface Frame {
   type: string;
-  message?: Message;
+  message?: Record<string, unknown>;
   [k: string]: unknown;
+}
+
+/** The subprotocols asked for, in order: lean message frames, else full ones (a server without lean frames). */
+const PROTOCOLS = ["flock.json.lean", "flock.json"];
+
+type Obj = Record<string, unknown>;
+
+/** An author with its `avatar_url` (null when a lean frame left it out). */
+const author = (a: Obj): Obj => ("avatar_url" in a ? a : { ...a, avatar_url: null });
+
+/**
+ * The message a `message` frame carries, as a full frame has it: a lean frame's (the server's LeanMessage,
+ * schema/ws.ts) filled in, with the fields in the full message's order; a full frame's as it is. `me` is the
+ * receiver (the `ready` frame's principal), the `to` of a direct message.
+ */
+export function fullMessage(m: Obj, me: string | undefined): Message {
+  // a lean frame leaves out one of the two (a full frame has both)
+  if ("to" in m && "thread_id" in m) return m as unknown as Message;
+  const to = m["to"] as string | undefined;
+  const out: Obj = {
+    id: m["id"],
+    thread_id: m["thread_id"] ?? `thread_${(to ?? "").slice("group_".length)}`,
+    from: author(m["from"] as Obj),
+    to: to ?? me,
+    body: m["body"],
+    created_at: m["created_at"],
+  };
+  for (const k in m) {
+    if (k in out || k === "delivery_count") continue;
+    const v = m[k];
+    if (k === "reply_to") out[k] = { ...(v as Obj), from: author((v as Obj)["from"] as Obj) };
+    else if (k === "attachments") {
+      out[k] = (v as Obj[]).map((a) => ("url" in a ? a : { ...a, url: `/v1/files/${a["id"] as string}` }));
+    } else if (k === "payment") out[k] = "explorer_url" in (v as Obj) ? v : { ...(v as Obj), explorer_url: null };
+    else out[k] = v;
+  }
+  out["delivery_count"] = m["delivery_count"] ?? 1;
+  return out as unknown as Message;
 }
 
 /** What this module needs of a WebSocket: the standard browser interface, which `ws` implements too. */
@@ -96,7 +136,7 @@ function text(data: unknown): string | undefined {
 }
 
 function connect(Ws: SocketClass, flock: Flock, signal: AbortSignal | undefined): Conn {
-  const protocols = ["flock.json"];
+  const protocols = [...PROTOCOLS];
   if (flock.token) protocols.push(`bearer.${flock.token}`);
   const ws = new Ws(wsUrl(flock.http.baseUrl), protocols);
   const queue: Message[] = [];
@@ -171,16 +211,17 @@ function connect(Ws: SocketClass, flock: Flock, signal: AbortSignal | undefined)
       return;
     }
     if (frame.type !== "message" || !frame.message) return;
-    if (seen.has(frame.message.id)) return; // a re-send within one connection
+    const message = fullMessage(frame.message, me);
+    if (seen.has(message.id)) return; // a re-send within one connection
     // a group message goes to every member's sockets, the sender's own too: the sender has nothing to take or ack
-    if (frame.message.from.id === me) return;
-    seen.add(frame.message.id);
+    if (message.from.id === me) return;
+    seen.add(message.id);
     const w = waiter;
     if (w) {
       waiter = undefined;
-      w(frame.message);
+      w(message);
     } else {
-      queue.push(frame.message);
+      queue.push(message);
     }
   });
   ws.addEventListener("close", (ev) => {

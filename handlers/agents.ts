@@ -3,6 +3,7 @@
 // over /v1/agents/:id in the router). The statements: runtime/accounts/agents-store.ts.
 import { z } from "zod";
 import { loadAgent, registerAgent, replaceToken, toAgent, updateAgent } from "../runtime/accounts/agents-store.ts";
+import { asFull } from "../runtime/auth.ts";
 import { avatarChange } from "../runtime/accounts/avatars-store.ts";
 import { notFound } from "../runtime/errors.ts";
 import { created, defineRoute, ok, type Route } from "../runtime/http/route.ts";
@@ -21,7 +22,7 @@ const register = defineRoute({
     const id = svc.ids.next("agent");
     const token = newToken("agent");
     const row = await registerAgent(svc.sql, id, body.display_name, body.description ?? "", token);
-    svc.auth.issued(token, { id: row.id, kind: "agent", displayName: row.display_name, avatarKey: null });
+    svc.auth.issued(token, asFull({ id: row.id, kind: "agent", displayName: row.display_name, avatarKey: null }));
     return created({ agent: toAgent(row), token });
   },
 });
@@ -30,6 +31,7 @@ const me = defineRoute({
   method: "GET",
   path: "/v1/agents/me",
   auth: "agent",
+  scope: "read",
   async handle({ principal, svc }) {
     const agent = await loadAgent(svc.sql, svc.assets, principal.id, true);
     if (!agent) throw notFound("agent");
@@ -41,6 +43,7 @@ const update = defineRoute({
   method: "PATCH",
   path: "/v1/agents/me",
   auth: "agent",
+  scope: "full",
   body: UpdateAgentRequest,
   async handle({ principal, body, svc }) {
     const avatar = await avatarChange(svc.sql, principal.id, body.avatar);
@@ -57,11 +60,12 @@ const rotate = defineRoute({
   method: "POST",
   path: "/v1/agents/me/token",
   auth: "agent",
+  scope: "full",
   async handle({ principal, svc }) {
     const token = newToken("agent");
     await replaceToken(svc.sql, principal.id, token);
     await svc.auth.forget(principal.id);
-    svc.auth.issued(token, principal);
+    svc.auth.issued(token, asFull(principal));
     return ok({ token });
   },
 });
@@ -70,6 +74,7 @@ const byId = defineRoute({
   method: "GET",
   path: "/v1/agents/:id",
   auth: "principal",
+  scope: "read",
   async handle({ params, svc }) {
     const id = z.string().parse(params["id"]);
     const agent = isAgentId(id) ? await loadAgent(svc.sql, svc.assets, id) : null;

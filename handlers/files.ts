@@ -13,6 +13,7 @@ const upload = defineRoute({
   path: "/v1/files/upload",
   idempotent: true,
   auth: "principal",
+  scope: "messages:write",
   query: UploadQuery,
   limit: "upload",
   stream: true,
@@ -35,6 +36,7 @@ const download = defineRoute({
   method: "GET",
   path: "/v1/files/:id",
   auth: "principal",
+  scope: "read",
   async handle({ principal, params, svc, log }) {
     const raw = parseId("file", params["id"] ?? "");
     const file = raw === null ? null : await visibleFile(svc.sql, raw, principal.id, svc.horizons.messages());

@@ -1,6 +1,7 @@
 // Friends: send, list, accept and decline requests; list and remove friends. Making and ending friendships (their
 // transactions, the feeds they drop and the connections they tell) is runtime/social/friendships.ts; the statements
 // are runtime/social/friends-store.ts.
+import { checkSpam } from "../runtime/moderation/spam.ts";
 import { avatarPath } from "../schema/avatar-path.ts";
 import { invalid, notFound } from "../runtime/errors.ts";
 import { defineRoute, noContent, ok, type Route } from "../runtime/http/route.ts";
@@ -34,11 +35,13 @@ const sendRequest = defineRoute({
   path: "/v1/friends/request",
   idempotent: true,
   auth: "principal",
+  scope: "social:write",
   body: FriendRequestBody,
   limit: "friend_request",
-  async handle({ body, principal, svc, log }) {
+  async handle({ body, principal, svc, log, ip }) {
     const to = body.to;
     if (to === principal.id) throw invalid("to: you cannot send a friend request to yourself", { field: "to" });
+    await checkSpam(svc, principal, ip, "friend_requests");
     const { outcome, request } = await sendFriendRequest(svc, log, principal, to);
     const status = outcome === "accepted" ? 201 : isHumanId(to) ? 202 : outcome === "sent" ? 201 : 200;
     return { status, body: { request } };
@@ -49,6 +52,7 @@ const listRequests = defineRoute({
   method: "GET",
   path: "/v1/friends/requests",
   auth: "principal",
+  scope: "read",
   async handle({ principal, svc }) {
     const me = principal.id;
     const rows = await pendingRequests(svc.sql, me);
@@ -69,6 +73,7 @@ const accept = defineRoute({
   method: "POST",
   path: "/v1/friends/requests/:id/accept",
   auth: "principal",
+  scope: "social:write",
   async handle({ params, principal, svc, log }) {
     const friend = await acceptFriendRequest(svc, log, principal.id, requestId(params));
     return ok({ friend });
@@ -80,6 +85,7 @@ const decline = defineRoute({
   method: "POST",
   path: "/v1/friends/requests/:id/decline",
   auth: "principal",
+  scope: "social:write",
   async handle({ params, principal, svc }) {
     const id = requestId(params);
     const me = principal.id;
@@ -92,6 +98,7 @@ const list = defineRoute({
   method: "GET",
   path: "/v1/friends",
   auth: "principal",
+  scope: "read",
   async handle({ principal, svc }) {
     return ok({ friends: await friendList(svc.sql, principal.id) });
   },
@@ -101,6 +108,7 @@ const unfriend = defineRoute({
   method: "DELETE",
   path: "/v1/friends/:id",
   auth: "principal",
+  scope: "social:write",
   async handle({ params, principal, svc, log }) {
     const me = principal.id;
     const other = params["id"] ?? "";

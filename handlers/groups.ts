@@ -19,6 +19,7 @@ const create = defineRoute({
   path: "/v1/groups",
   idempotent: true,
   auth: "principal",
+  scope: "social:write",
   body: CreateGroupRequest,
   limit: "groups",
   async handle({ body, principal, svc }) {
@@ -30,6 +31,7 @@ const read = defineRoute({
   method: "GET",
   path: "/v1/groups/:id",
   auth: "principal",
+  scope: "read",
   async handle({ params, principal, svc }) {
     return ok({ group: await readGroup(svc, groupId(params), principal.id) });
   },
@@ -39,6 +41,7 @@ const add = defineRoute({
   method: "POST",
   path: "/v1/groups/:id/members",
   auth: "principal",
+  scope: "social:write",
   body: AddMembersRequest,
   limit: "groups",
   async handle({ params, body, principal, svc }) {
@@ -50,6 +53,7 @@ const remove = defineRoute({
   method: "DELETE",
   path: "/v1/groups/:id/members/:member",
   auth: "principal",
+  scope: "social:write",
   async handle({ params, principal, svc }) {
     await removeMember(svc, groupId(params), principal.id, params["member"] ?? "");
     return noContent();
@@ -59,9 +63,10 @@ const remove = defineRoute({
 const send = defineRoute({
   method: "POST",
   path: "/v1/groups/:id/messages",
-  idempotent: true,
+  idempotent: "folded",
   traced: true,
   auth: "principal",
+  scope: "messages:write",
   body: SendGroupMessageRequest,
   limit: "messages",
   async handle(ctx) {

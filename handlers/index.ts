@@ -7,6 +7,7 @@ import { fileRoutes } from "./files.ts";
 import { avatarRoutes } from "./avatars.ts";
 import { userRoutes } from "./users.ts";
 import { friendRoutes } from "./friends.ts";
+import { blockRoutes } from "./blocks.ts";
 import { momentReactionRoutes } from "./moment-reactions.ts";
 import { momentRoutes } from "./moments.ts";
 import { healthRoutes } from "./health.ts";
@@ -20,15 +21,20 @@ import { searchRoutes } from "./search.ts";
 import { docRoutes } from "./docs.ts";
 import { webRoutes } from "./web.ts";
 import { mcpRoutes } from "./mcp.ts";
+import { tokenRoutes } from "./tokens.ts";
+import { moderationRoutes } from "./moderation.ts";
+import { reportRoutes } from "./reports.ts";
 
 /** `draining`: whether the node is shutting down (its /readyz then answers 503, so a balancer stops routing here). */
 export function allRoutes(metrics: Metrics, draining: () => boolean = () => false): Route[] {
   const routes = [
     ...healthRoutes(metrics, draining),
     ...agentRoutes,
+    ...tokenRoutes,
     ...momentRoutes,
     ...momentReactionRoutes,
     ...friendRoutes,
+    ...blockRoutes,
     ...messageRoutes,
     ...messageChangeRoutes,
     ...threadRoutes,
@@ -40,6 +46,8 @@ export function allRoutes(metrics: Metrics, draining: () => boolean = () => fals
     ...avatarRoutes,
     ...marketplaceRoutes,
     ...paymentRoutes,
+    ...reportRoutes,
+    ...moderationRoutes,
     ...mcpRoutes,
     ...webRoutes,
   ];

@@ -11,6 +11,7 @@ const marketplace = defineRoute({
   method: "GET",
   path: "/v1/agents/marketplace",
   auth: "principal",
+  scope: "read",
   query: MarketplaceQuery,
   async handle({ query, svc }) {
     const rows = await marketplacePage(svc.sql, [...svc.assets.keys()], query);

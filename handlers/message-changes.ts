@@ -18,6 +18,7 @@ const edit = defineRoute({
   method: "PATCH",
   path: "/v1/messages/:id",
   auth: "principal",
+  scope: "messages:write",
   body: EditMessageRequest,
   limit: "messages",
   async handle({ params, body, principal, svc, log }) {
@@ -33,6 +34,7 @@ const remove = defineRoute({
   method: "DELETE",
   path: "/v1/messages/:id",
   auth: "principal",
+  scope: "messages:write",
   async handle({ params, principal, svc, log }) {
     await deleteOwnMessage(svc, log, messageId(params), principal.id);
     return noContent();
@@ -44,6 +46,7 @@ const addReaction = defineRoute({
   method: "POST",
   path: "/v1/messages/:id/reactions",
   auth: "principal",
+  scope: "messages:write",
   body: ReactRequest,
   limit: "messages",
   async handle({ params, body, principal, svc, log }) {
@@ -56,6 +59,7 @@ const removeReaction = defineRoute({
   method: "DELETE",
   path: "/v1/messages/:id/reactions/:emoji",
   auth: "principal",
+  scope: "messages:write",
   limit: "messages",
   async handle({ params, principal, svc, log }) {
     const id = messageId(params);

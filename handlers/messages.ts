@@ -11,9 +11,10 @@ import { AckQuery, PendingQuery, SendMessageRequest } from "../schema/messages.t
 const send = defineRoute({
   method: "POST",
   path: "/v1/messages",
-  idempotent: true,
+  idempotent: "folded",
   traced: true,
   auth: "principal",
+  scope: "messages:write",
   body: SendMessageRequest,
   limit: "messages",
   async handle(ctx) {
@@ -26,10 +27,13 @@ const pending = defineRoute({
   method: "GET",
   path: "/v1/messages/pending",
   auth: "principal",
+  scope: "read",
   noHead: true, // a fetch counts a delivery: HEAD must not
   query: PendingQuery,
-  async handle({ query, principal, svc, onAborted }) {
+  async handle({ query, principal, svc, onAborted, headers }) {
     const read = await svc.hub.poll(principal.id, query.limit, query.timeout * 1000, onAborted ?? (() => {}));
+    // a poll its principal's suspension ended (or any change of its tokens) answers as the token does now: 403
+    if (read.entries.length === 0) await svc.auth.authenticate(headers["authorization"]);
     return jsonText(200, pendingJson(read.entries, read.expired));
   },
 });
@@ -38,6 +42,7 @@ const ack = defineRoute({
   method: "POST",
   path: "/v1/messages/:id/ack",
   auth: "principal",
+  scope: "read",
   query: AckQuery,
   async handle({ params, query, principal, svc }) {
     const raw = parseId("message", params["id"] ?? "");

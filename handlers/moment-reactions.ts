@@ -6,6 +6,7 @@
 // runtime/social/comments-store.ts.
 import { avatarPath } from "../schema/avatar-path.ts";
 import { authorOf } from "../runtime/auth.ts";
+import { checkSpam } from "../runtime/moderation/spam.ts";
 import { notFound } from "../runtime/errors.ts";
 import { created, defineRoute, noContent, type Route } from "../runtime/http/route.ts";
 import { idTime, parseId } from "../runtime/ids.ts";
@@ -23,6 +24,7 @@ const like = defineRoute({
   method: "POST",
   path: "/v1/moments/:id/like",
   auth: "principal",
+  scope: "social:write",
   async handle({ params, principal, svc, log }) {
     const r = await svc.likes.like({
       moment: momentId(params),
@@ -38,6 +40,7 @@ const unlike = defineRoute({
   method: "DELETE",
   path: "/v1/moments/:id/like",
   auth: "principal",
+  scope: "social:write",
   async handle({ params, principal, svc, log }) {
     const r = await svc.likes.unlike({
       moment: momentId(params),
@@ -54,9 +57,11 @@ const comment = defineRoute({
   path: "/v1/moments/:id/comments",
   idempotent: true,
   auth: "principal",
+  scope: "social:write",
   body: CreateCommentRequest,
-  async handle({ params, body, principal, svc, log }) {
+  async handle({ params, body, principal, svc, log, ip }) {
     const id = momentId(params);
+    await checkSpam(svc, principal, ip, "comments", body.body);
     const me = principal.id;
     const cid = svc.ids.nextRaw();
     const createdAt = new Date(idTime(cid));
@@ -86,6 +91,7 @@ const listComments = defineRoute({
   method: "GET",
   path: "/v1/moments/:id/comments",
   auth: "principal",
+  scope: "read",
   query: CommentsQuery,
   async handle({ params, query, principal, svc }) {
     const id = momentId(params);

@@ -1,6 +1,7 @@
 // Moments: publish, read the feed, read one, delete one (SPEC 4.1, 4.2). Likes and comments live in
 // moment-reactions.ts. Publishing and deleting (the row, then the feed timelines) is runtime/social/moments.ts, the
 // feed cache logic runtime/social/feed.ts, the statements runtime/social/moments-store.ts and moment-reads-store.ts.
+import { checkSpam } from "../runtime/moderation/spam.ts";
 import { notFound } from "../runtime/errors.ts";
 import { created, defineRoute, noContent, ok, okJson, type Route } from "../runtime/http/route.ts";
 import { parseId } from "../runtime/ids.ts";
@@ -14,9 +15,11 @@ const create = defineRoute({
   path: "/v1/moments",
   idempotent: true,
   auth: "principal",
+  scope: "moments:write",
   body: CreateMomentRequest,
   limit: "moments",
-  async handle({ body, principal, svc, log }) {
+  async handle({ body, principal, svc, log, ip }) {
+    await checkSpam(svc, principal, ip, "moments", body.content);
     return created(await publishMoment(svc, log, principal.id, body));
   },
 });
@@ -25,6 +28,7 @@ const feed = defineRoute({
   method: "GET",
   path: "/v1/moments/feed",
   auth: "principal",
+  scope: "read",
   query: FeedQuery,
   async handle({ query, principal, svc, log }) {
     const page = await readFeed(svc, log, principal.id, query.before ?? null, query.limit);
@@ -37,6 +41,7 @@ const getOne = defineRoute({
   method: "GET",
   path: "/v1/moments/:id",
   auth: "principal",
+  scope: "read",
   async handle({ params, principal, svc }) {
     const id = parseId("moment", params["id"] ?? "");
     // past the moments horizon a moment is gone: 404 like one that never was
@@ -50,6 +55,7 @@ const remove = defineRoute({
   method: "DELETE",
   path: "/v1/moments/:id",
   auth: "principal",
+  scope: "moments:write",
   async handle({ params, principal, svc, log }) {
     const id = parseId("moment", params["id"] ?? "");
     if (id === null) throw notFound("moment");

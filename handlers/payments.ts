@@ -12,6 +12,7 @@ const list = defineRoute({
   method: "GET",
   path: "/v1/payments",
   auth: "principal",
+  scope: "read",
   query: PaymentsQuery,
   async handle({ query, principal, svc }) {
     let before: bigint | null = null;

@@ -12,6 +12,7 @@ const people = defineRoute({
   method: "GET",
   path: "/v1/search/people",
   auth: "principal",
+  scope: "read",
   limit: "search",
   query: PeopleQuery,
   async handle({ query, principal, svc }) {
@@ -23,6 +24,7 @@ const messages = defineRoute({
   method: "GET",
   path: "/v1/search/messages",
   auth: "principal",
+  scope: "read",
   limit: "search",
   query: MessageSearchQuery,
   async handle({ query, principal, svc }) {

@@ -34,6 +34,7 @@ function toThread(r: ThreadRow, horizon: bigint) {
     last_message: last ? toMessageAt(last, horizon) : null,
     updated_at: (last?.created_at ?? r.created_at).toISOString(),
     unread_count: r.unread,
+    muted: r.muted,
     read_through: markerId(r.read_through),
     ...(r.kind === "direct" ? { peer_read_through: markerId(r.peer_read_through) } : {}),
   };
@@ -43,6 +44,7 @@ const list = defineRoute({
   method: "GET",
   path: "/v1/threads",
   auth: "principal",
+  scope: "read",
   query: ThreadsQuery,
   async handle({ query, principal, svc }) {
     let before: bigint | null = null;
@@ -67,6 +69,7 @@ const messages = defineRoute({
   method: "GET",
   path: "/v1/threads/:id/messages",
   auth: "principal",
+  scope: "read",
   query: HistoryQuery,
   async handle({ params, query, principal, svc }) {
     const threadId = pathThread(params);
@@ -77,7 +80,7 @@ const messages = defineRoute({
       if (before === null) throw invalid("before: must be a message id", { field: "before" });
     }
     const horizon = svc.horizons.messages();
-    const rows = await history(svc.sql, threadId, before, query.limit, horizon);
+    const rows = await history(svc.sql, threadId, before, query.limit, horizon, principal.id);
     return ok({
       messages: rows.slice(0, query.limit).map((r) => toMessageAt(r, horizon)),
       has_more: rows.length > query.limit,
@@ -90,6 +93,7 @@ const read = defineRoute({
   method: "POST",
   path: "/v1/threads/:id/read",
   auth: "principal",
+  scope: "read",
   body: MarkReadRequest,
   async handle({ params, body, principal, svc, log }) {
     const threadId = pathThread(params);
@@ -104,6 +108,7 @@ const reads = defineRoute({
   method: "GET",
   path: "/v1/threads/:id/reads",
   auth: "principal",
+  scope: "read",
   async handle({ params, principal, svc }) {
     const rows = await readsOf(svc.sql, pathThread(params), principal.id);
     if (!rows) throw notFound("thread");

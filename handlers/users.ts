@@ -16,6 +16,7 @@ const me = defineRoute({
   method: "GET",
   path: "/v1/users/me",
   auth: "human",
+  scope: "read",
   async handle({ principal, svc }) {
     const user = await loadUser(svc.sql, principal.id);
     if (!user) throw notFound("user");
@@ -27,6 +28,7 @@ const update = defineRoute({
   method: "PATCH",
   path: "/v1/users/me",
   auth: "human",
+  scope: "full",
   body: UpdateUserRequest,
   async handle({ principal, body, svc }) {
     const avatar = await avatarChange(svc.sql, principal.id, body.avatar);
@@ -43,6 +45,7 @@ const remove = defineRoute({
   method: "DELETE",
   path: "/v1/users/me",
   auth: "principal",
+  scope: "full",
   async handle(ctx) {
     await deleteAccount(ctx.svc, ctx.principal, ctx.ip, ctx.replyHeaders, ctx.log);
     return noContent();
@@ -57,6 +60,7 @@ const passkeyOptions = defineRoute({
   method: "POST",
   path: "/v1/users/me/passkeys/options",
   auth: "human",
+  scope: "full",
   limit: "passkey_add",
   async handle({ principal, svc }) {
     return ok(
@@ -69,6 +73,7 @@ const passkeys = defineRoute({
   method: "GET",
   path: "/v1/users/me/passkeys",
   auth: "human",
+  scope: "read",
   async handle({ principal, svc }) {
     const rows = await passkeysOf(svc.sql, principal.id);
     return ok({
@@ -86,6 +91,7 @@ const removePasskeyRoute = defineRoute({
   method: "DELETE",
   path: "/v1/users/me/passkeys/:id",
   auth: "human",
+  scope: "full",
   async handle({ params, principal, svc }) {
     const out = await removePasskey(svc.sql, principal.id, params["id"] ?? "");
     if (out === "not_found") throw notFound("passkey");
@@ -103,6 +109,7 @@ const addWallet = defineRoute({
   method: "POST",
   path: "/v1/users/me/wallets",
   auth: "human",
+  scope: "payments",
   body: WalletVerifyRequest,
   limit: "wallet_verify",
   async handle({ principal, body, svc }) {

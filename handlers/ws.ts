@@ -21,7 +21,7 @@ export async function onClientFrame(
       const raw = parseId("message", frame.id);
       if (raw === null) throw notFound("message");
       const through = frame.through === true;
-      const mine = await deps.hub.ack(me.id, raw, through).catch((err: unknown) => {
+      const mine = await deps.hub.ack(me.id, raw, through, "socket").catch((err: unknown) => {
         // refused while a backend is out: the error frame goes now, and the node retries it until it takes
         if (isOutage(err))
           s.refusedAcks.add({ id: frame.id, raw, through, ...(frame.ref !== undefined ? { ref: frame.ref } : {}) });

@@ -1,13 +1,15 @@
-// Bearer authentication. Token hash -> principal, cached per node for a short while; a rotation,
-// deletion or profile change is broadcast so every node drops its cached entries at once.
+// Bearer authentication. Token hash -> principal and the token's scopes, cached per node for a short while; a
+// rotation, revocation, deletion, profile change or suspension is broadcast so every node drops its cached entries at
+// once.
 import type { Author } from "../schema/common.ts";
+import { type RouteScope, type Scope, SCOPES } from "../schema/tokens.ts";
 import { avatarPath } from "../schema/avatar-path.ts";
 import type { Sql } from "./db/client.ts";
 import type { PubSub } from "./engines/pubsub.ts";
 import { CHANNELS, listen, publish } from "./engines/node-channels.ts";
-import { unauthorized } from "./errors.ts";
+import { suspendedError, unauthorized } from "./errors.ts";
 import { hashToken, looksLikeToken } from "./tokens.ts";
-import { principalOfToken } from "./tokens-store.ts";
+import { principalOfToken, touchToken } from "./tokens-store.ts";
 
 export interface Principal {
   id: string;
@@ -15,7 +17,46 @@ export interface Principal {
   displayName: string;
   /** The key of the principal's picture (runtime/accounts/avatars-store.ts), null when none is set. */
   avatarKey: string | null;
+  /** What the token used may do (schema/tokens.ts): every scope the principal may hold for a full token. */
+  scopes: ReadonlySet<Scope>;
+  /** The named token used (`tok_…`); null for a full token (registration's, sign-in's). */
+  tokenId: string | null;
 }
+
+/** The scopes a full token carries: every one but `admin`, which it grants on the moderators' routes (grants). */
+const FULL: ReadonlySet<Scope> = new Set(SCOPES.filter((s) => s !== "admin"));
+
+/** Every scope `principal` may hold on any route: what its full token carries. */
+export function fullScopes(_principal: Pick<Principal, "id" | "kind">): ReadonlySet<Scope> {
+  return FULL;
+}
+
+/** The same principal as its full token shows it (a token registration or rotation has just issued). */
+export const asFull = (p: Omit<Principal, "scopes" | "tokenId">): Principal => ({
+  id: p.id,
+  kind: p.kind,
+  displayName: p.displayName,
+  avatarKey: p.avatarKey,
+  scopes: fullScopes(p),
+  tokenId: null,
+});
+
+/**
+ * Whether the principal's token grants `need`: a scope it carries; `full`, every scope its principal may hold; `any`
+ * always.
+ */
+export function grants(p: Principal, need: RouteScope): boolean {
+  if (need === "any") return true;
+  // `admin` is needed only by the moderators' routes, which also admit moderators only (runtime/moderation/), asked
+  // live: a full token grants it, and a named token minted with it (by a moderator), while its principal is one
+  if (need === "admin") return p.tokenId === null || p.scopes.has("admin");
+  if (need !== "full") return p.scopes.has(need);
+  for (const s of fullScopes(p)) if (!p.scopes.has(s)) return false;
+  return true;
+}
+
+/** A named token is written as used when it was last written this long before (or never). */
+const TOUCH_AFTER_MS = 3_600_000;
 
 /** A principal as the author object of what it writes. */
 export const authorOf = (p: Principal): Author => ({
@@ -28,6 +69,8 @@ interface Cached {
   principal: Principal;
   expiresAt: number; // token expiry (ms), Infinity when none
   cachedUntil: number;
+  /** Suspended by a moderator (runtime/moderation/): the principal is known, and refused 403 `suspended`. */
+  suspended: boolean;
 }
 
 const CACHE_MS = 30_000;
@@ -70,7 +113,7 @@ export class Authenticator {
   cached(token: string): Principal | undefined {
     const now = this.now();
     const hit = this.cache.get(token);
-    return hit && hit.cachedUntil > now && hit.expiresAt > now ? hit.principal : undefined;
+    return hit && hit.cachedUntil > now && hit.expiresAt > now && !hit.suspended ? hit.principal : undefined;
   }
 
   /** When a token this node has cached expires (ms; Infinity for never), undefined when it is not cached. */
@@ -83,21 +126,35 @@ export class Authenticator {
     const hit = this.cache.get(token);
     if (hit && hit.cachedUntil > now) {
       if (hit.expiresAt <= now) throw unauthorized("token expired");
+      if (hit.suspended) throw suspendedError();
       return hit.principal;
     }
     if (!looksLikeToken(token)) throw unauthorized("malformed token");
     const hash = hashToken(token);
     const row = await principalOfToken(this.sql, hash);
     if (!row) throw unauthorized("unknown token");
+    const who = { id: row.id, kind: row.kind };
+    // a full token (scopes null) holds every scope its principal may; `admin` only while the principal may hold it
+    const scopes = row.scopes === null ? fullScopes(who) : tokenScopes(row.scopes);
     const principal: Principal = {
       id: row.id,
       kind: row.kind,
       displayName: row.display_name,
       avatarKey: row.avatar_key,
+      scopes,
+      tokenId: row.token_id,
     };
+    if (row.token_id !== null && (row.last_used_at === null || now - row.last_used_at.getTime() > TOUCH_AFTER_MS)) {
+      // not waited for: a lookup costs no more round trips than before, and a lost write only shows an older time
+      touchToken(this.sql, hash).catch(() => {});
+    }
     const expiresAt = row.expires_at ? row.expires_at.getTime() : Number.POSITIVE_INFINITY;
-    this.remember(token, { principal, expiresAt, cachedUntil: now + CACHE_MS });
+    // read with the token (a check on the principal, whatever its token): a suspension's forget() drops this entry
+    // on every node
+    const suspended = row.suspended;
+    this.remember(token, { principal, expiresAt, cachedUntil: now + CACHE_MS, suspended });
     if (expiresAt <= now) throw unauthorized("token expired");
+    if (suspended) throw suspendedError();
     return principal;
   }
 
@@ -107,10 +164,10 @@ export class Authenticator {
    * runtime/ws/server.ts for why that matters).
    */
   issued(token: string, principal: Principal, expiresAt = Number.POSITIVE_INFINITY): void {
-    this.remember(token, { principal, expiresAt, cachedUntil: this.now() + CACHE_MS });
+    this.remember(token, { principal, expiresAt, cachedUntil: this.now() + CACHE_MS, suspended: false });
   }
 
-  /** Tell every node to forget what it cached for a principal (after rotation, deletion, profile change). */
+  /** Tell every node to forget what it cached for a principal (after rotation, deletion, profile change, suspension). */
   async forget(principalId: string): Promise<void> {
     this.drop(principalId);
     await publish(this.pubsub, CHANNELS.authForget, principalId);
@@ -136,4 +193,10 @@ export class Authenticator {
     for (const k of set) this.cache.delete(k);
     this.byPrincipal.delete(principalId);
   }
+}
+
+/** A named token's stored scopes as a set: only known ones. */
+function tokenScopes(stored: string[]): ReadonlySet<Scope> {
+  const known = new Set<string>(SCOPES);
+  return new Set(stored.filter((s): s is Scope => known.has(s)));
 }

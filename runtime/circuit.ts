@@ -115,6 +115,11 @@ export class Circuit {
     return this.openedAt !== undefined;
   }
 
+  /** How long it has been open, in ms (0 while closed). */
+  get openMs(): number {
+    return this.openedAt === undefined ? 0 : performance.now() - this.openedAt;
+  }
+
   /** Throws the 503 while open. */
   check(): void {
     if (this.openedAt !== undefined) throw unavailable(this.backend);

@@ -6,6 +6,23 @@ import { parseTrustProxy, type ProxyTrust } from "./http/client-ip.ts";
 import { isClusterUrl, redisTarget } from "./engines/redis/target.ts";
 import { parseRetention } from "./retention/duration.ts";
 
+/** A duration that has to end (`24h`, `10m`): what `retention()` reads, without `unlimited`. */
+function window(fallback: string) {
+  return z
+    .string()
+    .default(fallback)
+    .transform((v, ctx): number => {
+      try {
+        const ms = parseRetention(v);
+        if (ms !== null) return ms;
+        ctx.addIssue({ code: "custom", message: `"${v}" must end: write it as 24h, 10m or 1d` });
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: (err as Error).message });
+      }
+      return z.NEVER;
+    });
+}
+
 function retention() {
   return z
     .string()
@@ -86,6 +103,34 @@ const ConfigSchema = z.object({
   FLOCK_BAN_WINDOW: z.coerce.number().int().min(1).default(10),
   /** How long a ban lasts, in seconds. */
   FLOCK_BAN_SECONDS: z.coerce.number().int().min(1).default(300),
+  /**
+   * Moderation (issue 53): principal ids (comma-separated) that are moderators, besides those an admin granted
+   * (npm run moderator). Never settable through the API.
+   */
+  FLOCK_MODERATORS: z
+    .string()
+    .default("")
+    .transform((v, ctx): string[] => {
+      const ids = v
+        .split(",")
+        .map((s) => s.trim())
+        .filter((s) => s !== "");
+      const bad = ids.find((id) => !/^P?[0-9]{1,19}$/.test(id));
+      if (bad !== undefined) {
+        ctx.addIssue({ code: "custom", message: `"${bad}" is not a principal id (digits, or P and digits)` });
+        return z.NEVER;
+      }
+      return ids;
+    }),
+  /** Seconds an account counts as new and takes the new-account limits too (0: off). */
+  FLOCK_NEW_ACCOUNT_AGE: z.coerce.number().int().min(0).default(3600),
+  /** Moments, comments and friend requests a new account may make in an hour (runtime/limits/policies.ts). */
+  FLOCK_NEW_ACCOUNT_MOMENTS: z.coerce.number().int().min(1).default(10),
+  FLOCK_NEW_ACCOUNT_COMMENTS: z.coerce.number().int().min(1).default(20),
+  FLOCK_NEW_ACCOUNT_FRIEND_REQUESTS: z.coerce.number().int().min(1).default(30),
+  /** The same text (a moment or comment) one principal may post FLOCK_DUPLICATE_LIMIT times per window (seconds). */
+  FLOCK_DUPLICATE_LIMIT: z.coerce.number().int().min(1).default(3),
+  FLOCK_DUPLICATE_WINDOW: z.coerce.number().int().min(1).default(600),
   /** Origins whose pages may call /v1 and open /v1/ws: `*` (default; tokens are bearer headers, never cookies) or a comma-separated list. */
   FLOCK_CORS_ORIGINS: z
     .string()
@@ -149,6 +194,11 @@ const ConfigSchema = z.object({
   FLOCK_RETENTION_MESSAGES: retention(),
   /** How long moments (with their comments and likes) are kept; `unlimited` by default. */
   FLOCK_RETENTION_MOMENTS: retention(),
+  /**
+   * How long an Idempotency-Key's first answer is kept (`24h` by default, a minute at least); past it the key is
+   * swept and may be used again (runtime/http/idempotency.ts).
+   */
+  FLOCK_IDEMPOTENCY_WINDOW: window("24h"),
   /** Humans (issue 5). The RFC 3986 authority wallet sign-in messages name (and that signatures must match). */
   FLOCK_DOMAIN: z.string().min(1).default("localhost"),
   /** EIP-155 chain id wallet sign-in messages name. */

@@ -45,8 +45,8 @@ export interface QueueReaders {
   sends(kind: Kind): number;
   /** Acks a batcher holds, likewise. */
   acks(): number;
-  /** This node's in-flight record (sends recorded before their commit, not yet published); undefined: not known now. */
-  inFlight(): Promise<number | undefined>;
+  /** Members whose acks' cursor copies failed and are held to be sent again (runtime/messaging/stream-reads.ts). */
+  cursorCopiesHeld(): number;
   /** The Postgres pool's queues; undefined: not known. */
   postgresPool(): PoolLevels | undefined;
   /** Long polls waiting for a message (registered, nothing to answer yet). */
@@ -81,12 +81,14 @@ export class Metrics {
   readonly acks: Count;
   /** Messages per send commit (one statement), by kind. */
   readonly sendBatch: Record<Kind, Observe>;
-  /** A send batch's commit: recorded in flight, then its statement, by kind. */
+  /** A send batch's commit (its statement, with any wait for a connection), by kind. */
   readonly sendCommit: Record<Kind, Observe>;
   /** The Postgres statements on the message path. */
-  readonly postgres: { sendDirect: Observe; sendGroup: Observe; ack: Observe };
+  readonly postgres: { sendDirect: Observe; sendGroup: Observe; ack: Observe; streamHeads: Observe };
   /** The Redis calls on the message path and every limited request (the memory engine's, when there is no Redis). */
-  readonly redis: { streamAppend: Observe; inflightAdd: Observe; cursorMerge: Observe; rateLimit: Observe };
+  readonly redis: { streamAppend: Observe; cursorMerge: Observe; rateLimit: Observe };
+  /** Streams a position check found behind Postgres twice in a row, and caught up (runtime/messaging/position-check.ts). */
+  readonly streamsBehind: Count;
   /** 1 while a backend's circuit is open (requests needing it answer 503), else 0. */
   readonly circuitOpen: { postgres: Level; redis: Level };
   readonly payments: { settled: Count; failed: { verify: Count; settle: Count; abandoned: Count } };
@@ -100,7 +102,7 @@ export class Metrics {
   private readonly queues: QueueReaders = {
     sends: () => 0,
     acks: () => 0,
-    inFlight: async () => 0,
+    cursorCopiesHeld: () => 0,
     postgresPool: () => undefined,
     longPolls: () => 0,
     websocketBuffered: () => 0,
@@ -180,7 +182,7 @@ export class Metrics {
     this.sendBatch = { direct: histogramOf(batch, "kind", "direct"), group: histogramOf(batch, "kind", "group") };
     const commit = new Histogram({
       name: "flock_send_commit_duration_seconds",
-      help: "A send batch's commit (recorded in flight, then stored in Postgres), by kind",
+      help: "A send batch's commit (its statement in Postgres), by kind",
       labelNames: ["kind"],
       buckets: LATENCY_BUCKETS,
       registers,
@@ -197,7 +199,13 @@ export class Metrics {
       sendDirect: histogramOf(pg, "statement", "send_direct"),
       sendGroup: histogramOf(pg, "statement", "send_group"),
       ack: histogramOf(pg, "statement", "ack"),
+      streamHeads: histogramOf(pg, "statement", "stream_heads"),
     };
+    this.streamsBehind = new Counter({
+      name: "flock_streams_behind_total",
+      help: "Streams a position check found behind Postgres at two checks in a row (a publish that never came), then caught up",
+      registers,
+    });
     const redis = new Histogram({
       name: "flock_redis_command_duration_seconds",
       help: "Redis calls on the message path and the rate limiter, by command (the memory engine's without Redis)",
@@ -207,7 +215,6 @@ export class Metrics {
     });
     this.redis = {
       streamAppend: histogramOf(redis, "command", "stream_append"),
-      inflightAdd: histogramOf(redis, "command", "inflight_add"),
       cursorMerge: histogramOf(redis, "command", "cursor_merge"),
       rateLimit: histogramOf(redis, "command", "rate_limit"),
     };
@@ -277,22 +284,18 @@ export class Metrics {
       registers,
       () => q.acks(),
     );
-    // read before the in-flight gauge, whose collect() sends a command of its own (prom-client collects in order)
     levelOf(
       "flock_redis_pending_commands",
       "Commands sent on the Redis command connection and not answered yet",
       registers,
       () => q.redisPending(),
     );
-    new Gauge({
-      name: "flock_messages_in_flight",
-      help: "Messages in this node's in-flight record: recorded before their send's commit, not yet published",
+    levelOf(
+      "flock_cursor_copies_held",
+      "Members whose acks' cursor copies failed to reach Redis and are held to be sent again",
       registers,
-      async collect() {
-        const n = await q.inFlight();
-        if (n !== undefined) this.set(n);
-      },
-    });
+      () => q.cursorCopiesHeld(),
+    );
     const pool = () => q.postgresPool();
     levelOf(
       "flock_postgres_pool_waiting",

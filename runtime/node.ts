@@ -23,7 +23,6 @@ import { postgresStores } from "./messaging/core-stores-postgres.ts";
 import { SearchGate } from "./search/bounded.ts";
 import { SlowRequests } from "./http/slow-requests.ts";
 import { Metrics } from "./metrics.ts";
-import { Reconciler } from "./messaging/reconcile.ts";
 import { NodeLease } from "./node-lease.ts";
 import { checkRelease } from "./release-check.ts";
 import { thisRelease } from "./release.ts";
@@ -36,6 +35,7 @@ import { providerKeys } from "./signin/privy.ts";
 import { chainClient } from "./signin/wallet.ts";
 import { CacheRepair } from "./social/cache-repair.ts";
 import { Likes } from "./social/likes.ts";
+import { RelationsCache } from "./social/blocks.ts";
 import { Realtime } from "./ws/realtime.ts";
 import { PostgresRealtimeStore } from "./ws/realtime-store.ts";
 import { NodeAnnouncer } from "./events/announcer.ts";
@@ -250,6 +250,11 @@ export async function startServices(
     await p.start();
     return p;
   });
+  const relations = await life.add("relations", async () => {
+    const r = new RelationsCache(core);
+    await r.start();
+    return r;
+  });
   const likes = await life.add("likes", () => new Likes(sql));
   const cacheRepair = await life.add(
     "cache-repair",
@@ -260,13 +265,14 @@ export async function startServices(
     },
     (r) => r.stop(),
   );
-  // messaging: the wake-up subscription, and each send's record in flight under this node's lease (for the reconciler)
+  // messaging: the wake-up subscription
   const hub = await life.add(
     "hub",
     async () => {
       const h = new Messaging(core, postgresStores(sql));
+      h.hiddenSenders = (member) => relations.of(member).then((r) => r.blocking);
+      relations.onChange((id) => h.streams.memberships.relationsChanged(id));
       await h.start();
-      h.trackInFlight(lease.owner);
       return h;
     },
     (h) => h.close(),
@@ -295,6 +301,7 @@ export async function startServices(
     facilitator,
     assets,
     paidAgents,
+    relations,
     likes,
     cacheRepair,
     hub,
@@ -307,15 +314,15 @@ export async function startServices(
     slow: new SlowRequests(log, metrics),
   };
 
-  // the background passes: every node finishes the appends of nodes that died, and marks abandoned payment claims
+  // the background passes: every node checks its streams' positions against Postgres (a publish that never came:
+  // runtime/messaging/position-check.ts), and marks abandoned payment claims
   await life.add(
-    "reconciler",
+    "position-check",
     () => {
-      const r = new Reconciler(svc, lease.owner);
-      r.start();
-      return r;
+      hub.streams.check.start();
+      return hub.streams.check;
     },
-    (r) => r.stop(),
+    (c) => c.stop(),
   );
   await life.add(
     "claim-sweeper",

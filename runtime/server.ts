@@ -81,10 +81,10 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
     };
     let drainStarted = 0;
     const metrics = svc.metrics;
-    // the queue gauges read the hub's batchers, the pool and this node's in-flight record from now on
+    // the queue gauges read the hub's batchers, its held cursor copies and the pool from now on
     await life.add(
       "queue-gauges",
-      () => watchQueues(svc, lease.owner),
+      () => watchQueues(svc),
       (unwatch) => unwatch(),
     );
     // the metrics listener, when FLOCK_METRICS_PORT is set: up before the routes and down after them, so a scrape

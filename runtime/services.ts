@@ -19,6 +19,7 @@ import type { AssetTable } from "./payments/assets.ts";
 import type { PaidAgents } from "./payments/terms.ts";
 import type { ProviderKeys } from "./signin/privy.ts";
 import type { Likes } from "./social/likes.ts";
+import type { RelationsCache } from "./social/blocks.ts";
 import type { Realtime } from "./ws/realtime.ts";
 import type { McpSessions } from "./mcp/sessions.ts";
 import type { SelfAddress } from "./self-address.ts";
@@ -63,6 +64,8 @@ export interface Services extends Core {
   assets: AssetTable;
   /** Paid agents' terms, cached (runtime/payments/terms.ts). */
   paidAgents: PaidAgents;
+  /** Each principal's blocks either way and mutes, cached (runtime/social/blocks.ts). */
+  relations: RelationsCache;
   /** The like batcher (runtime/social/likes.ts). */
   likes: Likes;
   /** Cache writes that failed after a commit, retried until Redis takes them (runtime/social/cache-repair.ts). */

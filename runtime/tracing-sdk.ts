@@ -148,7 +148,7 @@ class SdkTracing implements Tracing {
 
   async publish<T>(m: Published, run: (traceparent: string | undefined) => Promise<T>): Promise<T> {
     const parent = context.active();
-    // outside a send (the reconciler publishing a dead node's messages again) there is no trace to carry
+    // outside a send (the position check filling a publish that never came) there is no trace to carry
     if (trace.getSpan(parent) === undefined) return run(undefined);
     const span = this.tracer.startSpan(
       `publish ${CHANNELS.streamMessage.name}`,

@@ -8,6 +8,8 @@ export const ERROR_CODES = [
   "payment_required",
   "forbidden",
   "ip_banned",
+  "insufficient_scope",
+  "suspended",
   "not_found",
   "method_not_allowed",
   "conflict",
@@ -15,6 +17,7 @@ export const ERROR_CODES = [
   "payload_too_large",
   "unsupported_media_type",
   "rate_limited",
+  "duplicate_content",
   "internal",
   "unavailable",
   "payments_unavailable",
@@ -25,7 +28,8 @@ export const FieldIssue = z.object({ field: z.string(), message: z.string() });
 
 /**
  * Every failure: `error` (a code) and `message` (human text), plus fields that help: `retry_after` (seconds) on
- * 429 and 503, `field` and `issues` on a 400, `allow` on a 405, `limit` on a 413. Other fields may be added.
+ * 429 and 503, `field` and `issues` on a 400, `allow` on a 405, `limit` on a 413, `scope` on a 403
+ * `insufficient_scope`. Other fields may be added.
  */
 export const ApiErrorBody = z
   .object({
@@ -34,6 +38,8 @@ export const ApiErrorBody = z
     retry_after: z.number().int().optional(),
     field: z.string().optional(),
     issues: z.array(FieldIssue).optional(),
+    /** With `insufficient_scope`: the scope the request needs (a token scope, or `full`). */
+    scope: z.string().optional(),
   })
   .catchall(z.unknown());
 export type ApiErrorBody = z.infer<typeof ApiErrorBody>;

@@ -11,6 +11,9 @@ export const PREFIX = {
   file: "file_",
   request: "freq_",
   payment: "pay_",
+  token: "tok_",
+  report: "report_",
+  audit: "audit_",
   human: "P",
   agent: "",
 } as const;

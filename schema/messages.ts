@@ -205,6 +205,8 @@ export const Thread = z.object({
    * to 1000 (show "999+" beyond).
    */
   unread_count: z.number().int().min(0),
+  /** Whether the caller muted the thread (POST /v1/threads/{id}/mute): its messages still come, but count 0 here. */
+  muted: z.boolean(),
   /** The newest message the caller marked read in this thread, or null before any. */
   read_through: z.string().startsWith("msg_").nullable(),
   /**

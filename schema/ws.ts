@@ -1,13 +1,25 @@
 // The WebSocket channel /v1/ws: every frame in both directions, and the close codes.
 // Frames are JSON text by default, MessagePack (binary) when the client offers the `flock.msgpack`
-// subprotocol; the shapes are the same in both encodings.
+// subprotocol; the shapes are the same in both encodings. A client that offers `flock.json.lean` or
+// `flock.msgpack.lean` gets lean message frames (LeanMessage below); every other frame is the same.
 import { z } from "zod";
 import { Author } from "./common.ts";
 import { FriendRequest } from "./friends.ts";
-import { Message, PendingMessage } from "./messages.ts";
+import { Attachment, Message, PendingMessage, Quote } from "./messages.ts";
+import { Payment } from "./payments.ts";
 
-/** Subprotocols: the encoding, plus `bearer.<token>` to authenticate from a browser. */
-export const WS_PROTOCOL = { json: "flock.json", msgpack: "flock.msgpack", bearerPrefix: "bearer." } as const;
+/**
+ * Subprotocols: the encoding (with full or lean message frames), plus `bearer.<token>` to authenticate from a browser.
+ * The server selects the first encoding offered; a client offering a lean one offers its full one after it, so that a
+ * server without lean frames selects that.
+ */
+export const WS_PROTOCOL = {
+  json: "flock.json",
+  msgpack: "flock.msgpack",
+  jsonLean: "flock.json.lean",
+  msgpackLean: "flock.msgpack.lean",
+  bearerPrefix: "bearer.",
+} as const;
 
 /** Close codes the server uses. A client reconnects after any of them (unacknowledged messages come again). */
 export const WS_CLOSE = {
@@ -19,6 +31,8 @@ export const WS_CLOSE = {
   unauthorized: 4401,
   /** The token could not be checked because a backend is out (not the client's fault): reconnect after a while. */
   unavailable: 1013,
+  /** The principal was suspended by a moderator: its tokens are refused (403 `suspended`) until it is lifted. */
+  suspended: 4403,
   /** No `auth` frame within 10 seconds of connecting without credentials. */
   authTimeout: 4408,
   /** Slow consumer: more than 1 MiB of frames waiting to be sent to this client. */
@@ -57,6 +71,12 @@ export const TypingFrame = z.object({
 /** Application-level ping; answered with pong. */
 export const PingFrame = z.object({ type: z.literal("ping"), ref });
 
+/**
+ * The token scope each client frame needs (schema/tokens.ts): an ack is part of reading, as POST
+ * /v1/messages/{id}/ack is; typing is writing to a thread. A socket of a read-only token receives and acks.
+ */
+export const FRAME_SCOPES = { auth: "read", ack: "read", ping: "read", typing: "messages:write" } as const;
+
 export const ClientFrame = z.discriminatedUnion("type", [AuthFrame, AckFrame, TypingFrame, PingFrame]);
 export type ClientFrame = z.infer<typeof ClientFrame>;
 
@@ -72,6 +92,30 @@ export const ReadyFrame = z.object({
 });
 /** A message for the client: acknowledge it, or it comes again on the next connection or poll. */
 export const MessageFrame = z.object({ type: z.literal("message"), message: PendingMessage });
+/**
+ * A message as a lean message frame carries it (`flock.json.lean`, `flock.msgpack.lean`): PendingMessage without
+ * what the receiver knows or can fill in, so that every field left is news. The receiver rebuilds the message
+ * (client/ws.ts, fullMessage):
+ *   - a group message has `to` (the group, `group_<n>`) and no `thread_id` (it is `thread_<n>`, the same number);
+ *   - a direct message has `thread_id` and no `to` (it is the receiver: the `ready` frame's principal);
+ *   - an absent `avatar_url` (of `from`, or of `reply_to.from`) or `payment.explorer_url` is null;
+ *   - an attachment without `url` is at `/v1/files/<its id>`;
+ *   - no `delivery_count` is 1 (a first delivery).
+ * Field order is otherwise the full message's. Not part of ServerFrame: a client asks for it.
+ */
+const leanAuthor = Author.extend({ avatar_url: z.string().startsWith("/v1/avatars/").optional() });
+export const LeanMessage = PendingMessage.omit({ to: true, thread_id: true, delivery_count: true }).extend({
+  to: z.string().startsWith("group_").optional(),
+  thread_id: z.string().startsWith("thread_").optional(),
+  from: leanAuthor,
+  reply_to: Quote.extend({ from: leanAuthor }).optional(),
+  attachments: z.array(Attachment.extend({ url: z.string().optional() })).optional(),
+  payment: Payment.extend({ explorer_url: z.string().optional() }).optional(),
+  delivery_count: z.number().int().min(2).optional(),
+});
+/** A lean message frame (LeanMessage). */
+export const LeanMessageFrame = z.object({ type: z.literal("message"), message: LeanMessage });
+
 /** Confirms an ack frame that carried a `ref` (an ack without one is answered only when it fails). */
 export const AckedFrame = z.object({ type: z.literal("ack"), id: z.string(), ref });
 /** A friend came online or went offline (friends online are also announced right after ready). */
@@ -117,8 +161,17 @@ export const ExpiredFrame = z.object({
   thread_id: z.string().optional(),
   count: z.number().int().positive(),
 });
-/** A frame that could not be decoded, validated or carried out. The connection stays open. */
-export const ErrorFrame = z.object({ type: z.literal("error"), error: z.string(), message: z.string(), ref });
+/**
+ * A frame that could not be decoded, validated or carried out. The connection stays open. `scope`: with
+ * `insufficient_scope`, the token scope the frame needs (schema/tokens.ts).
+ */
+export const ErrorFrame = z.object({
+  type: z.literal("error"),
+  error: z.string(),
+  message: z.string(),
+  scope: z.string().optional(),
+  ref,
+});
 
 export const ServerFrame = z.discriminatedUnion("type", [
   ReadyFrame,

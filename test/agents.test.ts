@@ -1,4 +1,5 @@
 import t from "tap";
+import { asFull } from "../runtime/auth.ts";
 import { call, randomIp, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 
@@ -21,7 +22,7 @@ t.test("agents over HTTP (redis engines, real Postgres)", async (t) => {
     t.ok(!Number.isNaN(Date.parse(r.body.agent.created_at)));
     t.same(
       node.svc.auth.cached(r.body.token),
-      { id: r.body.agent.id, kind: "agent", displayName: "Scout", avatarKey: null },
+      asFull({ id: r.body.agent.id, kind: "agent", displayName: "Scout", avatarKey: null }),
       "the issuing node has the token cached (its first WebSocket upgrade waits for nothing)",
     );
     const me = await call(base, "GET", "/v1/agents/me", { token: r.body.token });

@@ -214,6 +214,7 @@ t.test("--version prints the version; a typo gets a suggestion; one wording per 
   const cases: [string[], RegExp][] = [
     [["fed"], /^unknown command "fed"; did you mean "feed"\?/],
     [["whoamii"], /did you mean "whoami"\?/],
+    [["sned", "x", "hi"], /^unknown command "sned"; did you mean "send"\?/],
     [["group", "creat", "x"], /^unknown command "group creat"; did you mean "group create"\?/],
     [["friend", "acept", "fr_1"], /did you mean "friend accept"\?/],
     [["feed", "--lmit", "3"], /^unknown flag --lmit; did you mean --limit\?/],

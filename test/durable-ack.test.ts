@@ -1,14 +1,18 @@
 // An answered ack is final (issue 17, item 1): the recipient's inbox cursor has taken the message in Postgres before
-// the 204 (or the WebSocket ack frame), an ack Postgres cannot take is not answered as done, and a cursor read before
-// an ack and remembered after it does not bring the acknowledged message back while Postgres is away.
+// the 204 (or the WebSocket ack frame), an ack Postgres cannot take is not answered as done, a cursor read before an
+// ack and remembered after it does not bring the acknowledged message back while Postgres is away, and an ack needs
+// no Redis to be answered: its cursor copy is written behind, held while Redis is out and written once it is back.
 import postgres from "postgres";
 import t from "tap";
 import { Circuits } from "../runtime/circuit.ts";
 import { Messaging } from "../runtime/messaging/hub.ts";
 import { INBOX_THREAD } from "../runtime/messaging/stream-id.ts";
+import { LOGS_AFTER_MS } from "../runtime/messaging/stream-reads.ts";
 import { registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
+import { PrivateRedis } from "./helpers/private-servers.ts";
 import { ack, Client, pending, sendOk } from "./messaging-helpers.ts";
+import { until } from "./helpers/wait.ts";
 
 /** A Postgres that cannot be reached. */
 const unreachable = () =>
@@ -102,6 +106,8 @@ for (const engine of ["redis", "memory"] as const) {
         circuits.postgres.open(new Error("test: Postgres away"));
         // sent after m on the same channel: once `away` has heard it, it has heard m
         const m2 = await sendOk(base, a, b.id, "not acked");
+        // the logs are read once the circuit has been open for the margin (a cursor copy may be on its way before)
+        await until(() => circuits.postgres.openMs >= LOGS_AFTER_MS, { what: "the margin" });
         const { entries: got } = await away.poll(b.id, 10, 3000, () => {});
         t.same(
           got.map((e) => `msg_${e.id}`),
@@ -113,3 +119,24 @@ for (const engine of ["redis", "memory"] as const) {
     );
   });
 }
+
+t.test("an ack answered while Redis is out: its cursor copy is held and lands once Redis is back", async (t) => {
+  const redis = await PrivateRedis.start(t);
+  const node = await startTestNode(t, { env: { REDIS_URL: redis.url, REDIS_PREFIX: "acks:" }, prefix: "acks:" });
+  const a = await registerAgent(node.url, "a");
+  const b = await registerAgent(node.url, "b");
+  const m = await sendOk(node.url, a, b.id, "acked while Redis is out");
+  t.equal((await pending(node.url, b)).length, 1);
+  await redis.kill();
+  await until(async () => (await ack(node.url, b, m.id)).status === 204, { ms: 5000, what: "the ack answered" });
+  t.same(await pending(node.url, b), [], "taken in Postgres");
+  const copies = node.svc.hub.streams.reads.copies;
+  t.ok(copies.pending(b.id), "its cursor copy is held");
+  await redis.restart();
+  await until(() => !copies.pending(b.id), { ms: 5000, what: "the held copy written" });
+  t.same(
+    await node.svc.engines.streamCursors.read(b.id, [INBOX_THREAD]),
+    new Map([[INBOX_THREAD, { acked: 1, above: [] }]]),
+    "the cursor is remembered in Redis",
+  );
+});

@@ -250,7 +250,7 @@ t.test("a 429 and a 402 are tool errors that say what to do", async (t) => {
 
 t.test("the MCP Inspector's CLI lists the tools", async (t) => {
   const { stdout } = await promisify(execFile)(
-    join(ROOT, "node_modules/.bin/mcp-inspector"),
+    join(ROOT, "tools/node_modules/.bin/mcp-inspector"),
     ["--cli", process.execPath, BIN, "mcp", "--method", "tools/list"],
     {
       cwd: ROOT,

@@ -88,7 +88,7 @@ t.test("every read shows a stored message alike", async (t) => {
   const parsed = (p: { payload: string }) => JSON.parse(p.payload) as Message;
   const horizon = 0n;
 
-  const paidShown = shown((await history(sql, pair, null, 10, horizon))[0]!);
+  const paidShown = shown((await history(sql, pair, null, 10, horizon, "0"))[0]!);
   t.match(paidShown, {
     id: "msg_1001",
     from: { id: "1", display_name: "Alice", avatar_url: "/v1/avatars/k1" },
@@ -110,11 +110,11 @@ t.test("every read shows a stored message alike", async (t) => {
     "the backlog",
   );
   t.same(parsed((await messagesById(sql, ["1001"], horizon))[0]!), paidShown, "a publish by id");
-  t.same(parsed((await sentWithKey(sql, "1", "key-1", horizon))!), paidShown, "a replay by its key");
+  t.same(parsed((await sentWithKey(sql, "1", "key-1", 0n, horizon))!), paidShown, "a replay by its key");
   const found = await sql.begin((tx) => searchMessages(tx, "2", "paid", null, 10, horizon));
   t.same(found.map(shown), [paidShown], "a search");
 
-  const groupShown = shown((await history(sql, 20n, null, 10, horizon))[0]!);
+  const groupShown = shown((await history(sql, 20n, null, 10, horizon, "0"))[0]!);
   t.match(groupShown, { id: "msg_1002", to: "group_20", from: { display_name: "Alice" }, body: "group words" });
   t.notOk("payment" in groupShown, "an unpaid message shows no payment");
   t.same(shown(lasts.get(20n)!), groupShown, "the group's last message");

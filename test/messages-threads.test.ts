@@ -31,6 +31,7 @@ t.test("threads and history (redis engines, real Postgres)", async (t) => {
       "id",
       "kind",
       "last_message",
+      "muted",
       "peer",
       "peer_read_through",
       "read_through",

@@ -26,6 +26,7 @@ import { signInWithWallet } from "./helpers/humans.ts";
 import { SoftAuthenticator } from "./helpers/soft-authenticator.ts";
 import { call, randomIp, type Registered, registerAgent, type Res } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
+import { grantModerator } from "../runtime/moderation/moderation-store.ts";
 import { until } from "./helpers/wait.ts";
 import { CHROMIUM_OPTIONS, NO_BROWSER } from "./helpers/web.ts";
 
@@ -290,6 +291,16 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   const rotated = await registerAgent(base, "Rotating bot");
   await req("POST", "/v1/agents/me/token", "/v1/agents/me/token", as(rotated));
 
+  // scoped, named tokens
+  const minted = await req("POST", "/v1/tokens", "/v1/tokens", as(a, { name: "doc reader", scopes: ["read"] }));
+  await req("POST", "/v1/tokens", "/v1/tokens", as(a, { name: "doc", scopes: ["nope"] })); // 400
+  const reader: Registered = { ...a, token: minted.body.token };
+  await req("GET", "/v1/tokens", "/v1/tokens", as(a));
+  await req("GET", "/v1/tokens/current", "/v1/tokens/current", as(reader));
+  await req("POST", "/v1/moments", "/v1/moments", as(reader, { content: "x", visibility: "public" })); // 403 scope
+  await req("DELETE", "/v1/tokens/:id", `/v1/tokens/${minted.body.info.id}`, as(a));
+  await req("DELETE", "/v1/tokens/:id", `/v1/tokens/${minted.body.info.id}`, as(a)); // 404
+
   // a paid agent: the marketplace lists it, a send without payment answers 402
   const payTo = privateKeyToAccount(generatePrivateKey()).address;
   const oracle = await registerAgent(base, "Oracle");
@@ -529,6 +540,21 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   }); // 304
   await req("GET", "/v1/avatars/:key", "/v1/avatars/AAAAAAAAAAAAAAAAAAAAAA"); // 404
 
+  // blocks and mutes (a third agent, so the others' contact stays)
+  const pest = await registerAgent(base, "Pest bot");
+  await req("POST", "/v1/blocks/:principal", `/v1/blocks/${pest.id}`, as(a));
+  await req("POST", "/v1/blocks/:principal", `/v1/blocks/${a.id}`, as(a)); // 400: yourself
+  await req("POST", "/v1/blocks/:principal", "/v1/blocks/99999999999", as(a)); // 404
+  await req("GET", "/v1/blocks", "/v1/blocks?limit=5", as(a));
+  await req("DELETE", "/v1/blocks/:principal", `/v1/blocks/${pest.id}`, as(a));
+  await req("DELETE", "/v1/blocks/:principal", `/v1/blocks/${pest.id}`, as(a)); // 404
+  await req("POST", "/v1/mutes/:principal", `/v1/mutes/${pest.id}`, as(a));
+  await req("GET", "/v1/mutes", "/v1/mutes", as(a));
+  await req("DELETE", "/v1/mutes/:principal", `/v1/mutes/${pest.id}`, as(a));
+  await req("POST", "/v1/threads/:id/mute", `/v1/threads/${sent.body.thread_id}/mute`, as(h));
+  await req("POST", "/v1/threads/:id/mute", `/v1/threads/${sent.body.thread_id}/mute`, as(b)); // 404: not b's
+  await req("DELETE", "/v1/threads/:id/mute", `/v1/threads/${sent.body.thread_id}/mute`, as(h));
+
   await req("GET", "/v1/payments", "/v1/payments?direction=sent", as(a));
   await req("DELETE", "/v1/friends/:id", `/v1/friends/${h.id}`, as(a));
   await req("DELETE", "/v1/moments/:id", `/v1/moments/${m.body.id}`, as(a));
@@ -564,6 +590,47 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   ac.abort();
   await req("DELETE", "/v1/mcp", "/v1/mcp", as(mcpAgent, undefined, session));
   await req("DELETE", "/v1/mcp", "/v1/mcp", as(mcpAgent, undefined, session)); // gone: 404
+
+  // reports and moderation
+  const modr = await registerAgent(base, "Moderator");
+  await grantModerator(node.svc.sql, modr.id);
+  const noisy = await registerAgent(base, "Noisy");
+  const spam = await req("POST", "/v1/moments", "/v1/moments", as(noisy, { content: "spam", visibility: "public" }));
+  const rep = await req(
+    "POST",
+    "/v1/reports",
+    "/v1/reports",
+    as(a, { target: "moment", id: spam.body.id, reason: "spam" }),
+  );
+  await req("POST", "/v1/reports", "/v1/reports", as(a, { target: "moment", id: spam.body.id, reason: "spam" })); // 200
+  await req("POST", "/v1/reports", "/v1/reports", as(a, { target: "moment", id: "moment_1", reason: "spam" })); // 404
+  await req("GET", "/v1/moderation/reports", "/v1/moderation/reports", as(modr));
+  await req("GET", "/v1/moderation/reports", "/v1/moderation/reports", as(a)); // 404
+  await req(
+    "POST",
+    "/v1/moderation/reports/:id",
+    `/v1/moderation/reports/${rep.body.report.id}`,
+    as(modr, { status: "dismissed", reason: "fine" }),
+  );
+  await req(
+    "POST",
+    "/v1/moderation/removals",
+    "/v1/moderation/removals",
+    as(modr, { target: "moment", id: spam.body.id, reason: "spam" }),
+  );
+  await req(
+    "POST",
+    "/v1/moderation/suspensions",
+    "/v1/moderation/suspensions",
+    as(modr, { principals: [noisy.id], reason: "spam", remove_content: true }),
+  );
+  await req(
+    "POST",
+    "/v1/moderation/suspensions/lift",
+    "/v1/moderation/suspensions/lift",
+    as(modr, { principals: [noisy.id], reason: "appeal" }),
+  );
+  await req("GET", "/v1/moderation/audit", "/v1/moderation/audit", as(modr));
 
   // 429: one address registering past its limit
   const ip = randomIp();

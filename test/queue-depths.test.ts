@@ -68,122 +68,104 @@ async function scrapeUntil(
 
 const describe = (s: Scrape, names: string[]) => names.map((n) => `${n}=${total(s, n)}`).join(", ");
 
-t.test(
-  "sends held by a locked inbox: the send queue, the in-flight record and the pool's busy connection show, then empty",
-  async (t) => {
-    // one connection, so a query behind the held statement is seen waiting in the pool too; the held statement may wait
-    // 30 s, not the node's 2.5 s (a loaded CI machine once took over 2 s to get the six sends in)
-    const node = await startTestNode(t, {
-      engine: "redis",
-      statementTimeoutMs: 30_000,
-      env: { FLOCK_METRICS_PORT: "0", FLOCK_LIMITS_SCALE: "100", PG_POOL: "1" },
-    });
-    const base = node.url;
-    const [alice, carol, bob, dave] = await Promise.all(
-      ["alice", "carol", "bob", "dave"].map((n) => registerAgent(base, n)),
-    );
-    const send = (from: Registered, body: string) =>
-      call(base, "POST", "/v1/messages", { token: from.token, json: { to: bob!.id, body } });
-    // bob's inbox row exists once he has a message, and each sender's thread with him is known (no statement to make it)
-    t.equal((await send(alice!, "first")).status, 201);
-    t.equal((await send(carol!, "first")).status, 201);
+t.test("sends held by a locked inbox: the send queue and the pool's busy connection show, then empty", async (t) => {
+  // one connection, so a query behind the held statement is seen waiting in the pool too; the held statement may wait
+  // 30 s, not the node's 2.5 s (a loaded CI machine once took over 2 s to get the six sends in)
+  const node = await startTestNode(t, {
+    engine: "redis",
+    statementTimeoutMs: 30_000,
+    env: { FLOCK_METRICS_PORT: "0", FLOCK_LIMITS_SCALE: "100", PG_POOL: "1" },
+  });
+  const base = node.url;
+  const [alice, carol, bob, dave] = await Promise.all(
+    ["alice", "carol", "bob", "dave"].map((n) => registerAgent(base, n)),
+  );
+  const send = (from: Registered, body: string) =>
+    call(base, "POST", "/v1/messages", { token: from.token, json: { to: bob!.id, body } });
+  // bob's inbox row exists once he has a message, and each sender's thread with him is known (no statement to make it)
+  t.equal((await send(alice!, "first")).status, 201);
+  t.equal((await send(carol!, "first")).status, 201);
 
-    const idle = await scrapeNode(node.metricsPort);
-    t.equal(total(idle, "flock_send_queue_depth", { kind: "direct" }), 0, "no send waiting");
-    t.equal(total(idle, "flock_postgres_pool_connections"), 1, "the pool's one connection is counted");
-    await scrapeUntil(
+  const idle = await scrapeNode(node.metricsPort);
+  t.equal(total(idle, "flock_send_queue_depth", { kind: "direct" }), 0, "no send waiting");
+  t.equal(total(idle, "flock_postgres_pool_connections"), 1, "the pool's one connection is counted");
+
+  const lock = await holdRows(t, node, `select last_seq from inboxes where principal = '${bob!.id}'`);
+  const started = performance.now();
+  const sends = [alice!, carol!, alice!, carol!, alice!, carol!].map((from, i) => send(from, `held ${i}`));
+  // dave's long poll reads Postgres: its query waits behind the held statement on the pool's one connection
+  const daves = call(base, "GET", "/v1/messages/pending?timeout=0", { token: dave!.token });
+  const answeredSoFar = settledCount([...sends, daves]);
+  const WAITING = ["flock_send_queue_depth", "flock_postgres_pool_waiting", "flock_postgres_pipelined_queries"];
+  let held: Scrape;
+  try {
+    held = await scrapeUntil(
       node,
-      (s) => total(s, "flock_messages_in_flight") === 0,
-      5000,
-      () => "the first sends published and out of the in-flight record",
+      (s) =>
+        total(s, "flock_send_queue_depth", { kind: "direct" }) === 6 &&
+        total(s, "flock_postgres_pool_waiting") + total(s, "flock_postgres_pipelined_queries") >= 1,
+      15_000,
+      () => "the six sends queued, dave's query behind the running batch",
     );
+    t.equal(answeredSoFar(), 0, "nothing is answered while the lock is held");
+  } finally {
+    await lock.release();
+  }
+  const heldMs = Math.round(performance.now() - started);
+  t.equal(
+    total(held, "flock_send_queue_depth", { kind: "direct" }),
+    6,
+    "the six sends wait for their commit (one batch committing, the rest queued)",
+  );
+  t.equal(total(held, "flock_send_queue_depth", { kind: "group" }), 0, "no group send");
+  t.equal(
+    total(held, "flock_postgres_pool_connections", { state: "busy" }),
+    1,
+    "the pool's connection is busy with the held statement",
+  );
+  t.ok(
+    total(held, "flock_postgres_pool_waiting") + total(held, "flock_postgres_pipelined_queries") >= 1,
+    `a query waits behind it (${describe(held, WAITING)})`,
+  );
 
-    const lock = await holdRows(t, node, `select last_seq from inboxes where principal = '${bob!.id}'`);
-    const started = performance.now();
-    const sends = [alice!, carol!, alice!, carol!, alice!, carol!].map((from, i) => send(from, `held ${i}`));
-    // dave's long poll reads Postgres: its query waits behind the held statement on the pool's one connection
-    const daves = call(base, "GET", "/v1/messages/pending?timeout=0", { token: dave!.token });
-    const answeredSoFar = settledCount([...sends, daves]);
-    const WAITING = [
-      "flock_send_queue_depth",
-      "flock_messages_in_flight",
-      "flock_postgres_pool_waiting",
-      "flock_postgres_pipelined_queries",
-    ];
-    let held: Scrape;
-    try {
-      held = await scrapeUntil(
-        node,
-        (s) =>
-          total(s, "flock_send_queue_depth", { kind: "direct" }) === 6 &&
-          total(s, "flock_messages_in_flight") >= 1 &&
-          total(s, "flock_postgres_pool_waiting") + total(s, "flock_postgres_pipelined_queries") >= 1,
-        15_000,
-        () => "the six sends queued, the running batch in flight, dave's query behind it",
-      );
-      t.equal(answeredSoFar(), 0, "nothing is answered while the lock is held");
-    } finally {
-      await lock.release();
-    }
-    const heldMs = Math.round(performance.now() - started);
-    t.equal(
-      total(held, "flock_send_queue_depth", { kind: "direct" }),
-      6,
-      "the six sends wait for their commit (one batch committing, the rest queued)",
-    );
-    t.equal(total(held, "flock_send_queue_depth", { kind: "group" }), 0, "no group send");
-    t.ok(
-      total(held, "flock_messages_in_flight") >= 1,
-      `the committing batch is in the in-flight record (${total(held, "flock_messages_in_flight")})`,
-    );
-    t.equal(
-      total(held, "flock_postgres_pool_connections", { state: "busy" }),
-      1,
-      "the pool's connection is busy with the held statement",
-    );
-    t.ok(
-      total(held, "flock_postgres_pool_waiting") + total(held, "flock_postgres_pipelined_queries") >= 1,
-      `a query waits behind it (${describe(held, WAITING)})`,
-    );
+  const answered = await Promise.all(sends);
+  t.same(
+    answered.map((r) => r.status),
+    [201, 201, 201, 201, 201, 201],
+    `every held send is stored once the lock goes (held ${heldMs} ms)`,
+  );
+  t.equal((await daves).status, 200, "dave's poll is answered");
+  const after = await scrapeUntil(
+    node,
+    (s) => WAITING.every((n) => total(s, n) === 0),
+    10_000,
+    () => "the queues empty again",
+  );
+  t.equal(total(after, "flock_send_queue_depth"), 0, "no send waits");
+  t.equal(total(after, "flock_cursor_copies_held"), 0, "no ack's cursor copy held");
+  t.equal(total(after, "flock_postgres_pool_connections", { state: "busy" }), 0, "the connection is idle again");
+  t.equal(total(after, "flock_postgres_pool_connections", { state: "idle" }), 1);
 
-    const answered = await Promise.all(sends);
-    t.same(
-      answered.map((r) => r.status),
-      [201, 201, 201, 201, 201, 201],
-      `every held send is stored once the lock goes (held ${heldMs} ms)`,
-    );
-    t.equal((await daves).status, 200, "dave's poll is answered");
-    const after = await scrapeUntil(
-      node,
-      (s) => WAITING.every((n) => total(s, n) === 0),
-      10_000,
-      () => "the queues empty again",
-    );
-    t.equal(total(after, "flock_send_queue_depth"), 0, "no send waits");
-    t.equal(total(after, "flock_messages_in_flight"), 0, "every message published and out of the in-flight record");
-    t.equal(total(after, "flock_postgres_pool_connections", { state: "busy" }), 0, "the connection is idle again");
-    t.equal(total(after, "flock_postgres_pool_connections", { state: "idle" }), 1);
-
-    // the Redis gauge reads the command connection's commands awaiting replies: with none, 0 (not the scrape's own: the
-    // in-flight gauge's ZCARD is sent after the gauge is read) ...
-    const PENDING = "flock_redis_pending_commands";
-    await scrapeUntil(
-      node,
-      (s) => total(s, PENDING) === 0,
-      5000,
-      () => "a scrape with no Redis command awaited",
-    );
-    // ... and while the connection has one awaited, that one: of two scrapes started at once, each collecting its gauges
-    // in order up to its first await, the second reads the first's ZCARD, sent and not answered yet
-    const registry = node.svc.metrics.registry;
-    const [one, two] = (await Promise.all([registry.metrics(), registry.metrics()])).map(parseScrape);
-    t.equal(
-      total(two!, PENDING),
-      total(one!, PENDING) + 1,
-      `the second scrape counts the first's ZCARD (${total(one!, PENDING)}, then ${total(two!, PENDING)})`,
-    );
-  },
-);
+  // the Redis gauge reads the command connection's commands awaiting replies: with none, 0 ...
+  const PENDING = "flock_redis_pending_commands";
+  await scrapeUntil(
+    node,
+    (s) => total(s, PENDING) === 0,
+    5000,
+    () => "a scrape with no Redis command awaited",
+  );
+  // ... and while the connection has one awaited, that one: a PING sent and not answered yet when the scrape reads
+  const registry = node.svc.metrics.registry;
+  const quiet = parseScrape(await registry.metrics());
+  const ping = node.svc.engines.ping();
+  const busy = parseScrape(await registry.metrics());
+  await ping;
+  t.equal(
+    total(busy, PENDING),
+    total(quiet, PENDING) + 1,
+    `the scrape counts the PING awaited (${total(quiet, PENDING)}, then ${total(busy, PENDING)})`,
+  );
+});
 
 t.test("acks held by a locked cursor: the ack queue shows them, then empties", async (t) => {
   const node = await startTestNode(t, {

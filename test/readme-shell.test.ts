@@ -40,6 +40,18 @@ const PLANS: Record<string, Plan> = {
     {
       run: "test/readme-install.test.ts",
     },
+  "README.md: npm run moderator -- grant 117873677508280320": {
+    instead:
+      "names an agent of the reader's and the server's database; the admin command (grant, list, revoke, a bad id) " +
+      "runs against a test node's schema in test/moderation.test.ts",
+    by: ["test/moderation.test.ts", 'run("grant", mod.id)'],
+  },
+  'README.md: curl -s "$FLOCK/v1/moderation/reports?limit=20" -H "Authorization: Bearer $MOD"': {
+    instead:
+      "needs a moderator's token (MOD) and names a principal and a moment of the reader's; every moderation call is " +
+      "made for real in test/moderation.test.ts and test/spammer.test.ts",
+    by: ["test/spammer.test.ts", '"/v1/moderation/suspensions"'],
+  },
   "README.md: npm run bench -- --scenario all --duration 10 --agents 100 --connections 50": {
     instead:
       "a full bench run takes about four minutes of both cores, which would skew every test beside it; its third line " +

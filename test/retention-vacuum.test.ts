@@ -12,7 +12,7 @@ import type { Sql } from "../runtime/db/client.ts";
 import { createLogger } from "../runtime/log.ts";
 import { RetentionMaintainer } from "../runtime/retention/maintainer.ts";
 import { startNode } from "../runtime/server.ts";
-import { autovacuumOn } from "../runtime/retention/vacuum-store.ts";
+import { autovacuumOn, tablesPastVacuumRule } from "../runtime/retention/vacuum-store.ts";
 import { call, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { post } from "./helpers/social.ts";
@@ -100,6 +100,30 @@ t.test("a pass vacuums what passed autovacuum's rule, and only that", async (t) 
     `moments' dead rows did not grow (${before.moments.dead} -> ${after.moments.dead})`,
   );
 });
+
+t.test(
+  "a table's own autovacuum settings decide for it, as autovacuum's do (idempotency_keys: migration 0025)",
+  async (t) => {
+    const node = await startTestNode(t, { engine: "memory" });
+    const conn = await node.svc.sql.reserve();
+    try {
+      // 20,000 keys, 1,500 of them swept: past the table's own rule (1,000 + 2% of the live rows), not past the
+      // server's default one (50 + 20%)
+      await conn`insert into idempotency_keys (principal, key, fingerprint, owner, status, body)
+      select 'A1', 'k' || i, '\\x00', 'gone', 201, '{}' from generate_series(1, 20000) as i`;
+      await conn`delete from idempotency_keys where key in (select 'k' || i from generate_series(1, 1500) as i)`;
+      await conn`select pg_stat_force_next_flush()`;
+      await conn`select 1`;
+    } finally {
+      conn.release();
+    }
+    const [own] = await node.svc.sql<{ reloptions: string[] }[]>`
+    select reloptions from pg_class where oid = 'idempotency_keys'::regclass`;
+    t.ok(own!.reloptions.includes("autovacuum_vacuum_scale_factor=0.02"), own!.reloptions.join(", "));
+    const past = (await tablesPastVacuumRule(node.svc.sql, 10)).map((r) => r.table);
+    t.ok(past.includes("idempotency_keys"), `named past its own rule (${past.join(", ")})`);
+  },
+);
 
 t.test('"auto" vacuums exactly when the server runs no autovacuum', async (t) => {
   const node = await startTestNode(t, { engine: "memory" });

@@ -11,16 +11,17 @@ import { call, registerAgent } from "./helpers/http.ts";
 import { signInWithWallet as humanOverHttp } from "./helpers/humans.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { befriend, post } from "./helpers/social.ts";
-import { launch, NO_BROWSER, type Page, shot, unnamedControls as unnamed, watchErrors } from "./helpers/web.ts";
+import {
+  launch,
+  NO_BROWSER,
+  type Page,
+  shot,
+  signInWithToken,
+  unnamedControls as unnamed,
+  watchErrors,
+} from "./helpers/web.ts";
 
 const wait = { timeout: 15_000 };
-
-async function signInWithToken(page: Page, url: string, token: string): Promise<void> {
-  await page.goto(url);
-  await page.getByRole("textbox", { name: "Token" }).fill(token);
-  await page.getByRole("button", { name: "Sign in with token" }).click();
-  await page.getByRole("navigation", { name: "Main" }).waitFor(wait);
-}
 
 /** Presses Tab until the focused element matches `selector`; fails after `max` presses. */
 async function tabTo(page: Page, selector: string, max = 40): Promise<void> {

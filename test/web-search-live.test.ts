@@ -21,6 +21,7 @@ import {
   png,
   setHidden,
   shot,
+  signInWithToken,
   unnamedControls,
   watchErrors,
 } from "./helpers/web.ts";
@@ -33,11 +34,9 @@ async function rename(url: string, who: SignedInHuman, display_name: string): Pr
   return { ...who, display_name };
 }
 
-async function signInWithToken(page: Page, url: string, token: string): Promise<void> {
-  await page.goto(url);
-  await page.getByRole("textbox", { name: "Token" }).fill(token);
-  await page.getByRole("button", { name: "Sign in with token" }).click();
-  await page.getByRole("navigation", { name: "Main" }).waitFor(wait);
+/** Signed in with a token, once the app's live connection is up. */
+async function signInLive(page: Page, url: string, token: string): Promise<void> {
+  await signInWithToken(page, url, token);
   await page.locator('[data-live="online"]').waitFor(wait);
 }
 
@@ -67,8 +66,8 @@ if (NO_BROWSER) {
   const pb = await bctx.newPage();
   const ea = watchErrors(pa, "alice");
   const eb = watchErrors(pb, "bob");
-  await signInWithToken(pa, url, alice.token);
-  await signInWithToken(pb, url, bob.token);
+  await signInLive(pa, url, alice.token);
+  await signInLive(pb, url, bob.token);
   let groupThread = "";
 
   t.test("a friend request arrives live, and its acceptance reaches the sender live", async (t) => {

@@ -138,7 +138,8 @@ function connect(s: Sock): Promise<boolean> {
       clearTimeout(timer);
       resolve(ok);
     };
-    const ws = new WebSocket(s.agent.url, ["flock.json"], {
+    // lean message frames, as the SDK asks for them
+    const ws = new WebSocket(s.agent.url, ["flock.json.lean", "flock.json"], {
       headers: { authorization: `Bearer ${s.agent.token}` },
       localAddress,
       perMessageDeflate: false,

@@ -2,14 +2,21 @@
 // over the nodes) and its groups (each owned by an agent of its own that holds no socket, so every socket is a
 // receiver of every message of its group), and the group sends.
 import { pool } from "./fleet.ts";
+import { keyHeader } from "./idempotency.ts";
 
 export interface Registered {
   id: string;
   token: string;
 }
 
-async function post<T>(url: string, token: string | undefined, body: unknown): Promise<T> {
-  const headers: Record<string, string> = { "content-type": "application/json" };
+/** A POST, tried again a few times; `extra` headers (an Idempotency-Key) go with every attempt, the same on each. */
+async function post<T>(
+  url: string,
+  token: string | undefined,
+  body: unknown,
+  extra?: Record<string, string>,
+): Promise<T> {
+  const headers: Record<string, string> = { "content-type": "application/json", ...extra };
   if (token) headers["authorization"] = `Bearer ${token}`;
   for (let attempt = 0; ; attempt++) {
     const r = await fetch(url, { method: "POST", headers, body: JSON.stringify(body) }).catch((err: Error) => err);
@@ -50,7 +57,7 @@ export async function registerAgents(
 
 /** A group owned by `owner` with `members` (at most 1,000 listed in one request): its id. */
 export async function createGroup(url: string, owner: Registered, members: string[], name: string): Promise<string> {
-  const r = await post<{ group: { id: string } }>(`${url}/v1/groups`, owner.token, { name, members });
+  const r = await post<{ group: { id: string } }>(`${url}/v1/groups`, owner.token, { name, members }, keyHeader());
   return r.group.id;
 }
 
@@ -61,5 +68,5 @@ export async function addMembers(url: string, owner: Registered, group: string, 
 
 /** One message from `owner` to its group. */
 export async function sendToGroup(url: string, owner: Registered, group: string, body: string): Promise<void> {
-  await post(`${url}/v1/groups/${group}/messages`, owner.token, { body });
+  await post(`${url}/v1/groups/${group}/messages`, owner.token, { body }, keyHeader());
 }

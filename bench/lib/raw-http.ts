@@ -91,10 +91,18 @@ export class RawHttp {
     this.port = Number(u.port || 80);
   }
 
-  request(method: string, path: string, token?: string, json?: unknown): Promise<RawResponse> {
+  /** One request; `headers` are added as given (an Idempotency-Key from keyHeader(), bench/lib/idempotency.ts). */
+  request(
+    method: string,
+    path: string,
+    token?: string,
+    json?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<RawResponse> {
     const body = json === undefined ? undefined : Buffer.from(JSON.stringify(json));
     let head = `${method} ${path} HTTP/1.1\r\nhost: ${this.host}\r\n`;
     if (token) head += `authorization: Bearer ${token}\r\n`;
+    for (const [k, v] of Object.entries(headers ?? {})) head += `${k}: ${v}\r\n`;
     head += body
       ? `content-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n`
       : "content-length: 0\r\n\r\n";

@@ -8,6 +8,7 @@ import { openWs } from "../scenarios/realtime.ts";
 import type { Deliveries } from "./deliveries.ts";
 import { Recorder } from "./deliveries.ts";
 import { type Member, pool, registerFleet } from "./fleet.ts";
+import { keyHeader } from "./idempotency.ts";
 import { atRate } from "./rate.ts";
 import { type RawResponse, RawHttp } from "./raw-http.ts";
 
@@ -205,10 +206,14 @@ export class SoakFleet {
         return this.send("group", `g${i}`, g.receivers, g.owner.token, `/v1/groups/${g.id}/messages`, {});
       }),
       go("moments", async (i) => {
-        const res = await this.call("moments", "POST", "/v1/moments", this.fleet[i % n]!.token, {
-          content: `soak moment ${i}`,
-          visibility: "public",
-        });
+        const res = await this.call(
+          "moments",
+          "POST",
+          "/v1/moments",
+          this.fleet[i % n]!.token,
+          { content: `soak moment ${i}`, visibility: "public" },
+          keyHeader(),
+        );
         if (res?.status === 201) {
           this.recentMoments.push((JSON.parse(res.body) as { id: string }).id);
           if (this.recentMoments.length > 256) this.recentMoments.shift();
@@ -221,9 +226,14 @@ export class SoakFleet {
       go("comments", async (i) => {
         const id = this.recentMoment();
         if (id)
-          await this.call("comments", "POST", `/v1/moments/${id}/comments`, this.fleet[(i * 104_729) % n]!.token, {
-            body: `soak comment ${i}`,
-          });
+          await this.call(
+            "comments",
+            "POST",
+            `/v1/moments/${id}/comments`,
+            this.fleet[(i * 104_729) % n]!.token,
+            { body: `soak comment ${i}` },
+            keyHeader(),
+          );
       }),
       go("feeds", async (i) => {
         await this.call("feeds", "GET", "/v1/moments/feed?limit=20", this.fleet[(i * 31) % n]!.token);
@@ -246,7 +256,7 @@ export class SoakFleet {
   ): Promise<void> {
     this.deliveries.sending(key, receivers);
     const t0 = performance.now();
-    const res = await this.call(kind, "POST", path, token, { ...extra, body: key });
+    const res = await this.call(kind, "POST", path, token, { ...extra, body: key }, keyHeader());
     if (res?.status === 201) {
       this.sendLatency.add(performance.now() - t0);
       this.deliveries.accepted(key, receivers.length);
@@ -259,9 +269,12 @@ export class SoakFleet {
     path: string,
     token: string,
     json?: unknown,
+    headers?: Record<string, string>,
   ): Promise<RawResponse | undefined> {
     const client = kind === "direct" || kind === "group" ? this.http : this.social;
-    const res = await timed(client.request(method, path, token, json), REQUEST_TIMEOUT_MS).catch(() => undefined);
+    const res = await timed(client.request(method, path, token, json, headers), REQUEST_TIMEOUT_MS).catch(
+      () => undefined,
+    );
     count(this.statuses[kind], res?.status);
     return res;
   }

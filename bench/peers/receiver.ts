@@ -5,7 +5,7 @@
 import WebSocket from "ws";
 import { AckBatch } from "../../client/ack-batch.ts";
 import { realClock } from "../../client/throttle.ts";
-import type { Message } from "../../client/types.ts";
+import { fullMessage } from "../../client/ws.ts";
 import { type AckMode, type Command, HIST_BUCKETS, HIST_RES_MS, type Report, type Target } from "./protocol.ts";
 
 /** The little of socket.io-client's socket used here (the package lives in the peers folder, not ours). */
@@ -66,7 +66,11 @@ function opened(
  * batch, cumulative when it holds more than one message of the thread), or none.
  */
 async function flock(t: Target, ack: AckMode, batch: { ms: number; messages: number }): Promise<void> {
-  const sock = new WebSocket(t.url, ["flock.json"], { headers: { authorization: `Bearer ${t.token}` } });
+  // lean message frames, as the SDK asks for them, rebuilt into the full message as the SDK does (fullMessage)
+  const sock = new WebSocket(t.url, ["flock.json.lean", "flock.json"], {
+    headers: { authorization: `Bearer ${t.token}` },
+  });
+  let me: string | undefined;
   closers.push(() => sock.terminate());
   const acks =
     ack === "none"
@@ -83,8 +87,9 @@ async function flock(t: Target, ack: AckMode, batch: { ms: number; messages: num
     sock,
     (f) => f["type"] === "ready",
     (f) => {
+      if (f["type"] === "ready") me = (f["principal"] as { id?: string } | undefined)?.id;
       if (f["type"] !== "message") return;
-      const m = f["message"] as Message;
+      const m = fullMessage(f["message"] as Record<string, unknown>, me);
       got(m.body);
       void acks?.handled(m);
     },

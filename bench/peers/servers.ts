@@ -6,6 +6,7 @@ import { join } from "node:path";
 import WebSocket from "ws";
 import { freePort } from "../../deploy/local/private-servers.ts";
 import { pool, registerFleet } from "../lib/fleet.ts";
+import { keyHeader } from "../lib/idempotency.ts";
 import { startScript } from "../lib/procs.ts";
 import { RawHttp } from "../lib/raw-http.ts";
 import { PEERS_DIR } from "./install.ts";
@@ -70,7 +71,13 @@ async function flockServer(o: StartOptions): Promise<Server> {
         await owner.flock.http.request("POST", `/v1/groups/${g.id}/members`, { json: { members: c.map((m) => m.id) } });
       });
       publish = async (payload) => {
-        const r = await http.request("POST", `/v1/groups/${g.id}/messages`, owner.token, { body: payload });
+        const r = await http.request(
+          "POST",
+          `/v1/groups/${g.id}/messages`,
+          owner.token,
+          { body: payload },
+          keyHeader(),
+        );
         if (r.status !== 201) throw new Error(`group send ${r.status}: ${r.body.slice(0, 200)}`);
       };
       return rest.map((m) => ({ kind: "flock", url: `${url.replace(/^http/, "ws")}/v1/ws`, token: m.token }));

@@ -1,5 +1,6 @@
 // Request/response scenarios driven by autocannon over real sockets: feed, like, post, send, hot.
 import { befriendRing, type Member, registerFleet } from "../lib/fleet.ts";
+import { keyHeader } from "../lib/idempotency.ts";
 import { type BuiltRequest, load } from "../lib/load.ts";
 import type { Scenario, ScenarioContext, ScenarioResult } from "../lib/scenario.ts";
 
@@ -89,7 +90,7 @@ export const post: Scenario = {
       return {
         method: "POST" as const,
         path: "/v1/moments",
-        headers: json(m.token),
+        headers: { ...json(m.token), ...keyHeader() },
         body: JSON.stringify({ content: `load ${i}`, visibility: "friends" }),
       };
     };
@@ -114,7 +115,7 @@ async function directSends(
     return {
       method: "POST" as const,
       path: "/v1/messages",
-      headers: json(from.token),
+      headers: { ...json(from.token), ...keyHeader() },
       body: JSON.stringify({ to: to.id, body: `hello ${i}` }),
     };
   };

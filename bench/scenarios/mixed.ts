@@ -2,6 +2,7 @@
 // self-imposed 8), long polls with a 25 s timeout and acks, reads its feed every 2 s, likes, and posts every
 // 15 s (under 5 per minute). Reports operations per second, latency over all of them, and any 429s.
 import { befriendRing, registerFleet } from "../lib/fleet.ts";
+import { keyHeader } from "../lib/idempotency.ts";
 import { quantile, summarize } from "../lib/load.ts";
 import type { Scenario } from "../lib/scenario.ts";
 
@@ -54,7 +55,7 @@ export const mixed: Scenario = {
             timed("send", () =>
               fetch(`${ctx.url}/v1/messages`, {
                 method: "POST",
-                headers: hj,
+                headers: { ...hj, ...keyHeader() },
                 body: JSON.stringify({ to: peer.id, body: `m${i}` }),
               }),
             ),
@@ -77,7 +78,7 @@ export const mixed: Scenario = {
             timed("post", () =>
               fetch(`${ctx.url}/v1/moments`, {
                 method: "POST",
-                headers: hj,
+                headers: { ...hj, ...keyHeader() },
                 body: JSON.stringify({ content: `post ${i}`, visibility: "friends" }),
               }),
             ),

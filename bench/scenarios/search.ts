@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { pool } from "../lib/fleet.ts";
+import { keyHeader } from "../lib/idempotency.ts";
 import { quantile } from "../lib/load.ts";
 import { startScript } from "../lib/procs.ts";
 
@@ -84,12 +85,19 @@ export async function searchMain(argv: string[]): Promise<number> {
       startScript("dist/runtime/main.js", { ...env, LOG_LEVEL: "info" }, /"port":(\d+)[^\n]*"msg":"flock listening"/),
   );
   const url = `http://127.0.0.1:${flock.port}`;
-  const call = async (method: string, path: string, token?: string, json?: unknown) => {
+  const call = async (
+    method: string,
+    path: string,
+    token?: string,
+    json?: unknown,
+    headers?: Record<string, string>,
+  ) => {
     const r = await fetch(url + path, {
       method,
       headers: {
         ...(token ? { authorization: `Bearer ${token}` } : {}),
         ...(json !== undefined ? { "content-type": "application/json" } : {}),
+        ...headers,
       },
       body: json !== undefined ? JSON.stringify(json) : undefined,
     });
@@ -110,9 +118,15 @@ export async function searchMain(argv: string[]): Promise<number> {
     // each filled message's id is a millisecond of its own before the group's first, with low bits (node and sequence)
     // no node makes, different for each group
     const fill = async (owner: { token: string }, other: { id: string }, lowBits: bigint) => {
-      const g = await call("POST", "/v1/groups", owner.token, { name: "history", members: [other.id] });
+      const g = await call("POST", "/v1/groups", owner.token, { name: "history", members: [other.id] }, keyHeader());
       const gid = (g["group"] as { id: string }).id;
-      const first = await call("POST", `/v1/groups/${gid}/messages`, owner.token, { body: "the newest message" });
+      const first = await call(
+        "POST",
+        `/v1/groups/${gid}/messages`,
+        owner.token,
+        { body: "the newest message" },
+        keyHeader(),
+      );
       const head = (
         await sql.unsafe(`select id, thread_id, sender, created_at from "${schema}".messages where id = $1`, [
           String(first["id"]).slice(4),

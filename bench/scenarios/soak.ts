@@ -1,9 +1,9 @@
 // `npm run bench -- --scenario soak --minutes N [--retention 2m|off] [fleet flags]`: a steady mixed fleet against a
-// node of its own (started as bench/run.ts starts one, with FLOCK_RETENTION_MESSAGES / FLOCK_RETENTION_MOMENTS set to
-// --retention), on a fresh schema and key prefix (bench/lib/isolation.ts). Every 10 s it reads the node's memory and
-// lag, Redis and Postgres (bench/lib/sampler.ts) and the latencies of the last 10 s; it writes a CSV, a PNG of charts
-// and a JSON summary into bench/results/, prints the table and ends with one verdict line (bench/lib/verdict.ts). The
-// exit code is 1 when the verdict fails.
+// node of its own (started as bench/run.ts starts one, with FLOCK_RETENTION_MESSAGES, FLOCK_RETENTION_MOMENTS and
+// FLOCK_IDEMPOTENCY_WINDOW set to --retention), on a fresh schema and key prefix (bench/lib/isolation.ts). Every 10 s
+// it reads the node's memory and lag, Redis and Postgres (bench/lib/sampler.ts) and the latencies of the last 10 s;
+// it writes a CSV, a PNG of charts and a JSON summary into bench/results/, prints the table and ends with one verdict
+// line (bench/lib/verdict.ts). The exit code is 1 when the verdict fails.
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -12,6 +12,7 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { writeSoakPng } from "../lib/charts.ts";
 import { Deliveries } from "../lib/deliveries.ts";
 import { formatDuration } from "../lib/duration.ts";
+import { isKeyed } from "../lib/idempotency.ts";
 import { isolate, type Isolation } from "../lib/isolation.ts";
 import { cpuMs, type Proc, ROOT, startScript } from "../lib/procs.ts";
 import { readProcMemory } from "../lib/proc-memory.ts";
@@ -72,8 +73,15 @@ export async function soakMain(argv: string[]): Promise<number> {
     };
     delete process.env["FLOCK_RETENTION_MESSAGES"];
     delete process.env["FLOCK_RETENTION_MOMENTS"];
+    delete process.env["FLOCK_IDEMPOTENCY_WINDOW"];
+    // the fleet sends an Idempotency-Key with every create, as the SDK does: under retention the keys are kept as
+    // long as what they made (a minute at least), so that what is kept can level within the run (kept for their
+    // default 24 hours, the keys alone would grow the schema through any soak shorter than a day)
     if (o.retentionMs !== undefined)
-      env["FLOCK_RETENTION_MESSAGES"] = env["FLOCK_RETENTION_MOMENTS"] = formatDuration(o.retentionMs);
+      env["FLOCK_RETENTION_MESSAGES"] =
+        env["FLOCK_RETENTION_MOMENTS"] =
+        env["FLOCK_IDEMPOTENCY_WINDOW"] =
+          formatDuration(o.retentionMs);
     const retention = o.retentionMs === undefined ? "off" : formatDuration(o.retentionMs);
     const malloc = mallocEnv(o.malloc);
     progress(`starting flock (${iso.describe}; retention ${retention}; malloc ${malloc.name})`);
@@ -250,6 +258,7 @@ export async function soakMain(argv: string[]): Promise<number> {
           target,
           retention,
           malloc: malloc.name,
+          keyed: isKeyed(),
           windowS: o.windowS,
           seconds: o.seconds,
           shape: o.shape,

@@ -31,6 +31,11 @@ const OPTIONS = {
   "accepts-group-adds-from": { type: "string" },
   max: { type: "string" },
   direction: { type: "string" },
+  scopes: { type: "string" },
+  reason: { type: "string" },
+  details: { type: "string" },
+  after: { type: "string" },
+  "remove-content": { type: "boolean" },
 } as const;
 
 export type Flags = {
@@ -69,6 +74,13 @@ const RULES: Partial<Record<keyof typeof OPTIONS, { rule: string; ok: (v: string
   "accepts-group-adds-from": oneOf("anyone", "friends", "nobody"),
   max: { rule: "an amount of US dollars above 0, such as 0.50", ok: (v) => /^\d*\.?\d+$/.test(v) && Number(v) > 0 },
   direction: oneOf("sent", "received"),
+  scopes: {
+    rule: "scopes separated by commas, of read, messages:write, moments:write, social:write, payments",
+    ok: (v) => v.split(",").every((s) => /^(read|messages:write|moments:write|social:write|payments|admin)$/.test(s)),
+  },
+  reason: nonEmpty("why, 1 to 500 characters"),
+  details: nonEmpty("what happened, at most 500 characters"),
+  after: nonEmpty("an id from the previous page"),
 };
 
 const badValue = (flag: string, got: string | undefined) =>

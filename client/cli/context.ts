@@ -58,11 +58,16 @@ export function need(ctx: Ctx, names: string[], usage: string): string[] {
 /** Levenshtein distance. */
 export function editDistance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  let prev2 = prev;
   for (let i = 1; i <= a.length; i++) {
     const row = [i];
     for (let j = 1; j <= b.length; j++) {
       row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      // two swapped neighbours are one edit (sned -> send), not two
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        row[j] = Math.min(row[j]!, prev2[j - 2]! + 1);
     }
+    prev2 = prev;
     prev = row;
   }
   return prev[b.length]!;

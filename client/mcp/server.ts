@@ -7,6 +7,7 @@ import { type PaymentCaps, payerFor } from "./caps.ts";
 import type { ToolContext } from "./context.ts";
 import { Inbox } from "./inbox.ts";
 import { registerResources, type Subscriptions } from "./resources.ts";
+import { scopedTools } from "./scopes.ts";
 import { registerMarketTools } from "./tools-market.ts";
 import { registerMessageTools } from "./tools-messages.ts";
 import { registerSocialTools } from "./tools-social.ts";
@@ -18,6 +19,11 @@ export interface FlockMcpOptions extends Omit<FlockOptions, "payments"> {
   payments?: PaymentCaps;
   /** The server's version as shown to clients. */
   version?: string;
+  /**
+   * The scopes of `token` (GET /v1/tokens/current): only the tools they allow are offered (client/mcp/scopes.ts).
+   * Absent: a full token, every tool.
+   */
+  scopes?: readonly string[];
 }
 
 export interface FlockMcp {
@@ -43,7 +49,7 @@ const INSTRUCTIONS =
  * ```
  */
 export function createFlockMcp(opts: FlockMcpOptions): FlockMcp {
-  const { allowRegister, payments: caps, version, ...clientOpts } = opts;
+  const { allowRegister, payments: caps, version, scopes, ...clientOpts } = opts;
   const flock = new Flock(clientOpts);
   const server = new McpServer(
     { name: "flock", title: "Flock", version: version ?? "0.1.0" },
@@ -67,8 +73,9 @@ export function createFlockMcp(opts: FlockMcpOptions): FlockMcp {
     inbox,
     subs: subscriptions,
   };
-  registerSocialTools(server, ctx, { register: allowRegister === true });
-  registerMessageTools(server, ctx);
-  registerMarketTools(server, ctx);
+  const tools = scopedTools(server, scopes);
+  registerSocialTools(tools, ctx, { register: allowRegister === true });
+  registerMessageTools(tools, ctx);
+  registerMarketTools(tools, ctx);
   return { server, subscriptions, inbox, flock };
 }

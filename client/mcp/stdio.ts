@@ -4,6 +4,7 @@
 import { parseArgs } from "node:util";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { capsFromEnv } from "./caps.ts";
+import { Flock } from "../index.ts";
 import { createFlockMcp } from "./server.ts";
 
 export const MCP_USAGE = `usage: flockctl mcp [--url URL] [--token TOKEN] [--private-key 0x...] [--max-per-message USD] [--max-total USD]
@@ -37,9 +38,11 @@ export async function runMcp(argv: string[], env: NodeJS.ProcessEnv = process.en
     return 0;
   }
   const token = v.token ?? env["FLOCK_TOKEN"] ?? undefined;
+  const baseUrl = v.url ?? env["FLOCK_URL"] ?? "http://localhost:8080";
   const { server } = createFlockMcp({
-    baseUrl: v.url ?? env["FLOCK_URL"] ?? "http://localhost:8080",
+    baseUrl,
     token: token || undefined,
+    scopes: token ? await scopesOf(baseUrl, token) : undefined,
     allowRegister: !token,
     payments: caps,
     logger: { warn: (o, m) => process.stderr.write(`${m ?? ""} ${JSON.stringify(o)}\n`) },
@@ -53,4 +56,17 @@ export async function runMcp(argv: string[], env: NodeJS.ProcessEnv = process.en
   await closed;
   await server.close();
   return 0;
+}
+
+/**
+ * The scopes of a scoped token, so the server offers only the tools they allow; undefined (every tool) for a full
+ * token, or when they cannot be read (a server without /v1/tokens, or none reachable: a refused call then says why).
+ */
+async function scopesOf(baseUrl: string, token: string): Promise<string[] | undefined> {
+  try {
+    const t = await new Flock({ baseUrl, token, retry: { maxAttempts: 2 } }).currentToken();
+    return t.full ? undefined : t.scopes;
+  } catch {
+    return undefined;
+  }
 }

@@ -8,15 +8,18 @@ import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import * as agents from "../../schema/agents.ts";
 import * as auth from "../../schema/auth.ts";
+import * as blocks from "../../schema/blocks.ts";
 import * as common from "../../schema/common.ts";
 import * as errors from "../../schema/errors.ts";
 import * as files from "../../schema/files.ts";
 import * as friends from "../../schema/friends.ts";
 import * as groups from "../../schema/groups.ts";
 import * as messages from "../../schema/messages.ts";
+import * as moderation from "../../schema/moderation.ts";
 import * as moments from "../../schema/moments.ts";
 import * as payments from "../../schema/payments.ts";
 import * as search from "../../schema/search.ts";
+import * as tokens from "../../schema/tokens.ts";
 import * as users from "../../schema/users.ts";
 import * as ws from "../../schema/ws.ts";
 import { declaration, type JsonSchema } from "./json-schema-ts.ts";
@@ -34,6 +37,11 @@ const RESPONSES: Named = {
   RegisterAgentResponse: agents.RegisterAgentResponse,
   AgentResponse: agents.AgentResponse,
   TokenResponse: agents.TokenResponse,
+  TokenScope: tokens.TokenScope,
+  NamedToken: tokens.NamedToken,
+  CreatedTokenResponse: tokens.CreatedTokenResponse,
+  TokensResponse: tokens.TokensResponse,
+  CurrentTokenResponse: tokens.CurrentTokenResponse,
   WalletChallenge: auth.WalletChallenge,
   LoginResponse: auth.LoginResponse,
   PasskeyOptions: auth.PasskeyOptions,
@@ -58,6 +66,9 @@ const RESPONSES: Named = {
   ThreadsResponse: messages.ThreadsResponse,
   MarkReadResponse: messages.MarkReadResponse,
   ThreadReadsResponse: messages.ThreadReadsResponse,
+  Relation: blocks.Relation,
+  BlocksResponse: blocks.BlocksResponse,
+  MutesResponse: blocks.MutesResponse,
   Person: search.Person,
   PeopleResponse: search.PeopleResponse,
   MessageSearchResponse: search.MessageSearchResponse,
@@ -72,6 +83,13 @@ const RESPONSES: Named = {
   Payment: payments.Payment,
   PaymentRecord: payments.PaymentRecord,
   PaymentsResponse: payments.PaymentsResponse,
+  Report: moderation.Report,
+  ReportResponse: moderation.ReportResponse,
+  QueuedReport: moderation.QueuedReport,
+  ReportQueue: moderation.ReportQueue,
+  SuspendResponse: moderation.SuspendResponse,
+  AuditEntry: moderation.AuditEntry,
+  AuditPage: moderation.AuditPage,
   ServerFrame: ws.ServerFrame,
   ApiErrorBody: errors.ApiErrorBody,
   PaymentRequirements: errors.PaymentRequirements,
@@ -82,6 +100,7 @@ const RESPONSES: Named = {
 const REQUESTS: Named = {
   RegisterAgentRequest: agents.RegisterAgentRequest,
   UpdateAgentRequest: agents.UpdateAgentRequest,
+  CreateTokenRequest: tokens.CreateTokenRequest,
   CreateMomentRequest: moments.CreateMomentRequest,
   CreateCommentRequest: moments.CreateCommentRequest,
   FriendRequestBody: friends.FriendRequestBody,
@@ -94,6 +113,7 @@ const REQUESTS: Named = {
   ReactRequest: messages.ReactRequest,
   UpdateUserRequest: users.UpdateUserRequest,
   PrivyLoginRequest: auth.PrivyLoginRequest,
+  CreateReportRequest: moderation.CreateReportRequest,
   ClientFrame: ws.ClientFrame,
 };
 

@@ -92,10 +92,10 @@ export async function updateAgent(sql: Sql, assets: AssetTable, id: string, chan
   });
 }
 
-/** Replaces every token of an agent with `token`, in one transaction. */
+/** Replaces an agent's full token(s) with `token`, in one transaction; its named tokens (/v1/tokens) stay. */
 export async function replaceToken(sql: Sql, principal: string, token: string): Promise<void> {
   await sql.begin(async (tx) => {
-    await tx`delete from tokens where principal = ${principal}`;
+    await tx`delete from tokens where principal = ${principal} and id is null`;
     await tx`insert into tokens (hash, principal) values (${hashToken(token)}, ${principal})`;
   });
 }

@@ -2,11 +2,14 @@
 import type { FeedCache } from "./feed.ts";
 import type { LimitsEngine } from "./limits.ts";
 import type { MomentCache } from "./moments.ts";
-import type { InFlightRegistry, NodeRegistry } from "./nodes.ts";
+import type { NodeRegistry } from "./nodes.ts";
 import type { PresenceEngine } from "./presence.ts";
 import type { StreamCursorCache } from "./stream-cursors.ts";
 import type { PubSub } from "./pubsub.ts";
 import type { StreamLog } from "./stream-log.ts";
+
+/** Every engine call answers or fails within this (Redis: the clients' command timeout, engines/redis/index.ts). */
+export const COMMAND_TIMEOUT_MS = 1000;
 
 export interface Engines {
   readonly kind: "redis" | "memory";
@@ -22,8 +25,6 @@ export interface Engines {
   readonly moments: MomentCache;
   /** Node id leases (distinct among live nodes sharing the engine). */
   readonly nodes: NodeRegistry;
-  /** Messages each node has between its commit and their publish. */
-  readonly inflight: InFlightRegistry;
   /** Health check: resolves when the backing store answers. */
   ping(): Promise<void>;
   /** Commands sent on the command connection and not answered yet (0 in process); read when scraped. */

@@ -113,6 +113,8 @@ export const CHANNELS = {
   ),
   /** A principal's tokens or profile changed: every node drops what it cached. */
   authForget: principalId("auth.forget"),
+  /** A principal's blocks or mutes changed (either way): every node drops its cached copy (runtime/social/blocks.ts). */
+  relationsForget: principalId("relations.forget"),
   /** A paid agent's settings changed: every node drops its cached copy. */
   paymentsTerms: principalId("payments.terms"),
   /** An IP was banned until a time (ms). */

@@ -2,8 +2,7 @@
 // lease it renews while alive. An id is free when nobody holds it or its holder's lease has expired, so two live
 // nodes never hold one id, whatever restarts: a node that finds its lease gone (a Redis restart, a long stall)
 // takes it back, or another id when a live node holds its own meanwhile (runtime/node-lease.ts).
-// An owner is a node process: a random token it picks at start. The same registry holds what each node has in flight
-// (InFlightRegistry below), keyed by owner, so a dead node's id can be reused before its messages are finished.
+// An owner is a node process: a random token it picks at start.
 
 export interface NodeRegistry {
   /**
@@ -30,33 +29,4 @@ export interface NodeRegistry {
    * number stored before (`mine` when none was).
    */
   layout(mine: number): Promise<number>;
-}
-
-/** A message a node recorded as in flight: its raw id, and when it was recorded (ms). */
-export interface InFlight {
-  id: string;
-  at: number;
-}
-
-/**
- * What each node has in flight: messages whose Postgres statement it started and that it has not published yet. A
- * node that dies leaves them there; another claims them once its lease has ended and publishes them
- * (runtime/messaging/reconcile.ts).
- */
-export interface InFlightRegistry {
-  /** Record messages about to be committed (one call per batch). */
-  add(owner: string, ids: string[], nowMs: number): Promise<void>;
-  /** They are published. */
-  done(owner: string, ids: string[]): Promise<void>;
-  /** Owners whose lease ended at or before `nowMs` (dead or stopped nodes that may have left messages in flight). */
-  expired(nowMs: number): Promise<string[]>;
-  /**
-   * Move a dead owner's in-flight messages into `to`'s (atomically, so one node takes them; kept with their time)
-   * and forget the dead owner. Nothing moves when its lease was renewed meanwhile. Answers how many moved.
-   */
-  claim(dead: string, to: string, nowMs: number): Promise<number>;
-  /** `owner`'s in-flight messages recorded before `beforeMs`. */
-  stale(owner: string, beforeMs: number): Promise<InFlight[]>;
-  /** How many messages `owner` has in flight (the queue gauges read it when scraped: O(1)). */
-  count(owner: string): Promise<number>;
 }

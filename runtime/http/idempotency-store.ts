@@ -16,7 +16,7 @@ export interface KeyRow {
 /**
  * Claim `key` for a request: true when it was free (now ours), else what holds it. A key released between the insert
  * and the read (its request ended meanwhile) is claimed again; each round either inserts or reads a row unless that
- * same race repeats.
+ * same race repeats. `answer`: claimed with its answer kept at once (a send refused before it stored anything).
  */
 export async function claimKey(
   sql: Sql,
@@ -24,11 +24,13 @@ export async function claimKey(
   key: string,
   fingerprint: Buffer,
   owner: string,
+  answer?: { status: number; body: string },
 ): Promise<true | KeyRow> {
   for (;;) {
     const [row] = await sql<(KeyRow & { mine: boolean })[]>`
       with ins as (
-        insert into idempotency_keys (principal, key, fingerprint, owner) values (${principal}, ${key}, ${fingerprint}, ${owner})
+        insert into idempotency_keys (principal, key, fingerprint, owner, status, body)
+        values (${principal}, ${key}, ${fingerprint}, ${owner}, ${answer?.status ?? null}, ${answer?.body ?? null})
         on conflict do nothing returning true as mine
       )
       select true as mine, null::bytea as fingerprint, null as owner, null::int as status, null as body, 0::float8 as running_s, 0::float8 as age_s
@@ -75,11 +77,14 @@ export async function releaseKey(sql: Sql, principal: string, key: string, owner
   await sql`delete from idempotency_keys where principal = ${principal} and key = ${key} and owner = ${owner} and status is null`;
 }
 
-/** Drop keys older than `hours` (at most `limit` at a time); how many went. */
-export async function sweepKeys(sql: Sql, hours: number, limit: number): Promise<number> {
-  const rows = await sql`
+/**
+ * Drop keys older than `seconds` (at most `limit`, skipping rows another node's sweep holds); how many went. Counted
+ * by the statement, not returned row by row.
+ */
+export async function sweepKeys(sql: Sql, seconds: number, limit: number): Promise<number> {
+  const done = await sql`
     delete from idempotency_keys where ctid = any(array(
-      select ctid from idempotency_keys where created_at < now() - make_interval(hours => ${hours}) limit ${limit}))
-    returning 1`;
-  return rows.length;
+      select ctid from idempotency_keys where created_at < now() - make_interval(secs => ${seconds})
+      order by created_at limit ${limit} for update skip locked))`;
+  return done.count;
 }

@@ -3,8 +3,8 @@
 // applies the route's rate limit, runs the handler and writes the answer in one cork.
 import { randomBytes } from "node:crypto";
 import type { HttpRequest, HttpResponse, TemplatedApp } from "uWebSockets.js";
-import type { Principal } from "../auth.ts";
-import { ApiError } from "../errors.ts";
+import { grants, type Principal } from "../auth.ts";
+import { ApiError, insufficientScope } from "../errors.ts";
 import { Unavailable } from "../circuit.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
@@ -13,7 +13,7 @@ import type { Services } from "../services.ts";
 import { readBody } from "./body.ts";
 import { clientIp } from "./client-ip.ts";
 import { corsHeaders, preflightHeaders } from "./cors.ts";
-import { checkIdempotencyKey, IdempotentRequests, RUNNING_STALE_S } from "./idempotency.ts";
+import { checkIdempotencyKey, IdempotentRequests, type KeyedRequest, RUNNING_STALE_S } from "./idempotency.ts";
 import { bodyStream } from "./stream.ts";
 import type { Readable } from "node:stream";
 import { NOSNIFF, write } from "./respond.ts";
@@ -175,6 +175,7 @@ class RequestCtx implements Ctx {
   readonly ip: string;
   readonly reqId: string;
   idempotencyKey: string | undefined;
+  keyed: KeyedRequest | undefined = undefined;
   readonly stream: Readable | undefined;
   readonly onAborted: (cb: () => void) => void;
   /** Without an Idempotency-Key the work is simply done; the pipeline replaces it on a keyed streamed route. */
@@ -204,7 +205,7 @@ class RequestCtx implements Ctx {
 }
 
 export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metrics: Metrics, state: HttpState) {
-  const keyed = new IdempotentRequests(svc);
+  const keys = new IdempotentRequests(svc);
   app.any("/*", (res: HttpResponse, req: HttpRequest) => {
     const started = performance.now();
     const method = req.getMethod().toUpperCase();
@@ -300,6 +301,10 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
     if (principal && route.auth !== "principal" && principal.kind !== route.auth) {
       throw new ApiError("forbidden", `this endpoint is for ${route.auth}s only`);
     }
+    // who may use the route at all first (a moderation route is 404 to anyone but a moderator, whatever the token),
+    // then the token's scope, which came with the (cached) token lookup: no round trip
+    if (route.admit && principal) await route.admit(principal, svc);
+    if (principal && !grants(principal, route.scope ?? "full")) throw insufficientScope(route.scope ?? "full");
     const raw = route.body && bodyPromise ? await bodyPromise : undefined;
     const replyHeaders: Record<string, string> = {};
     // A per-IP limit (the unauthenticated routes) is taken before the input is validated, so invalid requests use
@@ -328,14 +333,19 @@ export function mountHttp(app: TemplatedApp, router: Router, svc: Services, metr
       let claimed = false;
       ctx.once = (what, make) => {
         claimed = true;
-        return keyed.run(principal!, key, [ex.method, ex.path, rawQuery, ...what], RUNNING_STALE_S.streamed, make);
+        return keys.run(principal!, key, [ex.method, ex.path, rawQuery, ...what], RUNNING_STALE_S.streamed, make);
       };
       reply = await route.handle(ctx);
       if (!claimed) throw new Error(`${route.path}: a streamed idempotent route did its work without ctx.once`);
+    } else if (route.idempotent === "folded") {
+      // a send: the key is claimed in the statement that stores the message (what cannot fold runs as below)
+      ctx.idempotencyKey = key;
+      ctx.keyed = keys.keyed(principal!, key, [ex.method, ex.path, rawQuery, raw ?? ""], RUNNING_STALE_S.json);
+      reply = await timed(ex, () => route.handle(ctx));
     } else {
       ctx.idempotencyKey = key;
       // what was asked: the method, path, query and JSON body
-      reply = await keyed.run(principal!, key, [ex.method, ex.path, rawQuery, raw ?? ""], RUNNING_STALE_S.json, () =>
+      reply = await keys.run(principal!, key, [ex.method, ex.path, rawQuery, raw ?? ""], RUNNING_STALE_S.json, () =>
         Promise.resolve(timed(ex, () => route.handle(ctx))),
       );
     }

@@ -1,6 +1,7 @@
 // What a route is: its declaration (method, path, auth requirement, input schemas, rate-limit policy: the shape is
 // schema/route.ts's, which the OpenAPI document reads too) and the handler.
 import type { Readable } from "node:stream";
+import type { KeyedRequest } from "./idempotency.ts";
 import type { StreamedBody } from "./send-stream.ts";
 import type { z } from "zod";
 import type { AuthMode, Method, RouteDeclaration } from "../../schema/route.ts";
@@ -39,6 +40,8 @@ export interface Ctx<B = unknown, Q = unknown, P extends AuthMode = AuthMode> {
   replyHeaders: Record<string, string>;
   /** The request's Idempotency-Key, on an `idempotent` route that was sent one (a message sent with it carries it). */
   idempotencyKey?: string;
+  /** On a `"folded"` idempotent route sent an Idempotency-Key: the key, to fold into the route's work (runtime/http/idempotency.ts). */
+  keyed?: KeyedRequest;
   /** Run `cb` if the client goes away before the answer is written (at once if it already has). */
   onAborted?: (cb: () => void) => void;
   /**
@@ -51,6 +54,11 @@ export interface Ctx<B = unknown, Q = unknown, P extends AuthMode = AuthMode> {
 }
 
 export interface Route extends RouteDeclaration<PolicyName> {
+  /**
+   * Who may use the route at all, checked right after authentication and before the body is read or validated: it
+   * throws (the moderation routes answer 404 to anyone but a moderator, whatever the input).
+   */
+  admit?(principal: Principal, svc: Services): Promise<void>;
   /** Typed per route by defineRoute; the pipeline passes validated input. */
   handle(ctx: Ctx<unknown, unknown, AuthMode>): Promise<Reply> | Reply;
 }
@@ -64,6 +72,7 @@ export function defineRoute<
     auth: A;
     body?: B;
     query?: Q;
+    admit?(principal: Principal, svc: Services): Promise<void>;
     handle(ctx: Ctx<z.infer<B>, z.infer<Q>, A>): Promise<Reply> | Reply;
   },
 ): Route {

@@ -8,7 +8,8 @@ import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { type Metrics, since } from "../metrics.ts";
 import { ApiError } from "../errors.ts";
-import { POLICIES, type PolicyName } from "./policies.ts";
+import { type Policy, POLICIES, type PolicyName, type PolicyOverrides } from "./policies.ts";
+import { TakeAhead } from "./take-ahead.ts";
 
 export interface LimiterOptions {
   scale: number;
@@ -17,6 +18,13 @@ export interface LimiterOptions {
   log?: Logger;
   /** Counts refusals and bans, and times the engine's take (runtime/metrics.ts). */
   metrics?: Metrics;
+  /**
+   * Answer a take at once while its bucket is far from empty, the engine's take sent behind the answer (take-ahead.ts):
+   * for a shared engine (Redis), where each take waited a round trip.
+   */
+  takeAhead?: boolean;
+  /** Limits and windows configuration sets over the table's (the spam limits: runtime/moderation/spam.ts). */
+  overrides?: PolicyOverrides;
 }
 
 /** A node's limiter options, read from its configuration. */
@@ -30,6 +38,13 @@ export function limiterOptions(config: Config, log?: Logger, metrics?: Metrics):
     },
     log,
     metrics,
+    takeAhead: config.REDIS_URL !== undefined,
+    overrides: {
+      new_account_moments: { limit: config.FLOCK_NEW_ACCOUNT_MOMENTS },
+      new_account_comments: { limit: config.FLOCK_NEW_ACCOUNT_COMMENTS },
+      new_account_friend_requests: { limit: config.FLOCK_NEW_ACCOUNT_FRIEND_REQUESTS },
+      duplicate_content: { limit: config.FLOCK_DUPLICATE_LIMIT, window: config.FLOCK_DUPLICATE_WINDOW },
+    },
   };
 }
 
@@ -42,13 +57,16 @@ export class Limiter {
   private readonly bans = new Map<string, number>();
   private lastSweep = -Infinity;
   private sweepAt = SWEEP_MIN_SIZE;
+  private readonly ahead: TakeAhead | undefined;
 
   constructor(
     private readonly engine: LimitsEngine,
     private readonly pubsub: PubSub,
     private readonly opts: LimiterOptions,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.ahead = opts.takeAhead ? new TakeAhead(engine) : undefined;
+  }
 
   /** Subscribes to other nodes' bans, then loads the bans already running (published before this node started). */
   async start(): Promise<void> {
@@ -65,8 +83,15 @@ export class Limiter {
     return this.bans.size;
   }
 
+  /** A policy as this node applies it: the table's, with what configuration sets over it. */
+  policy(name: PolicyName): Policy {
+    const o = this.opts.overrides?.[name];
+    const p: Policy = POLICIES[name];
+    return o ? { ...p, limit: o.limit ?? p.limit, window: o.window ?? p.window } : p;
+  }
+
   capacity(policy: PolicyName): number {
-    return Math.max(1, Math.floor(POLICIES[policy].limit * this.opts.scale));
+    return Math.max(1, Math.floor(this.policy(policy).limit * this.opts.scale));
   }
 
   /** Throws 403 ip_banned while the IP is banned. Local check only: no round trip. */
@@ -84,21 +109,32 @@ export class Limiter {
 
   /**
    * Take one token of `policy` for `scope` (principal id, IP or account key). Sets the RateLimit fields on
-   * `headers`; throws 429 (and strikes the IP) when the bucket is empty.
+   * `headers`; throws 429 (and strikes the IP) when the bucket is empty, or `refuse`'s error (no strike) when given.
    */
-  async enforce(policy: PolicyName, scope: string, ip: string, headers: Record<string, string>): Promise<void> {
-    const p = POLICIES[policy];
+  async enforce(
+    policy: PolicyName,
+    scope: string,
+    ip: string,
+    headers: Record<string, string>,
+    refuse?: (retryAfter: number) => ApiError,
+  ): Promise<void> {
+    const p = this.policy(policy);
     const cap = this.capacity(policy);
     const now = this.now();
     const m = this.opts.metrics;
     const started = performance.now();
-    const r = await this.engine.take(`${policy}:${scope}`, cap, p.window * 1000, now);
-    m?.redis.rateLimit.observe(since(started));
+    const key = `${policy}:${scope}`;
+    const got = this.ahead?.take(key, cap, p.window * 1000, now) ?? this.engine.take(key, cap, p.window * 1000, now);
+    // timed only when it waited for the engine (a take answered ahead waits for nothing)
+    const r = got instanceof Promise ? await got : got;
+    if (got instanceof Promise) m?.redis.rateLimit.observe(since(started));
     headers["RateLimit-Policy"] = `"${policy}";q=${cap};w=${p.window}`;
     const retry = Math.max(1, Math.ceil(r.retryAfterMs / 1000));
     headers["RateLimit"] = `"${policy}";r=${r.remaining};t=${r.allowed ? Math.ceil(r.resetMs / 1000) : retry}`;
     if (r.allowed) return;
     m?.rateLimited[policy].inc();
+    // a refusal of its own (the duplicate-content limit) strikes no address: the client is not hammering
+    if (refuse) throw refuse(retry);
     // only an address is struck (the engines refuse any other text too): no client text becomes a ban key
     const until = isIP(ip) === 0 ? 0 : await this.engine.strike(ip, this.opts.ban, now);
     if (until > now) {

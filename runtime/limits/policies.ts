@@ -42,10 +42,41 @@ export const POLICIES = {
   passkey_add: { limit: 10, window: 60, scope: "principal", covers: ["POST /v1/users/me/passkeys/options"] },
   delete_account: { limit: 1, window: 86_400, scope: "account", covers: ["DELETE /v1/users/me"] },
   friend_request: { limit: 30, window: 60, scope: "principal", covers: ["POST /v1/friends/request"] },
+  relations: {
+    limit: 30,
+    window: 60,
+    scope: "principal",
+    covers: [
+      "POST /v1/blocks/{principal}",
+      "DELETE /v1/blocks/{principal}",
+      "POST /v1/mutes/{principal}",
+      "DELETE /v1/mutes/{principal}",
+      "POST /v1/threads/{id}/mute",
+      "DELETE /v1/threads/{id}/mute",
+    ],
+  },
   moments: { limit: 5, window: 60, scope: "principal", covers: ["POST /v1/moments"] },
   upload: { limit: 30, window: 60, scope: "principal", covers: ["POST /v1/files/upload"] },
   groups: { limit: 20, window: 60, scope: "principal", covers: ["POST /v1/groups", "POST /v1/groups/{id}/members"] },
+  tokens: { limit: 10, window: 60, scope: "principal", covers: ["POST /v1/tokens"] },
   search: { limit: 60, window: 60, scope: "principal", covers: ["GET /v1/search/messages", "GET /v1/search/people"] },
+  reports: { limit: 20, window: 3600, scope: "principal", covers: ["POST /v1/reports"] },
+  // Spam limits (runtime/moderation/spam.ts). A new account (younger than FLOCK_NEW_ACCOUNT_AGE) takes from these
+  // hourly buckets besides the route's own policy; each limit is configuration (FLOCK_NEW_ACCOUNT_MOMENTS, ...).
+  new_account_moments: { limit: 10, window: 3600, scope: "principal", covers: ["POST /v1/moments"] },
+  new_account_comments: { limit: 20, window: 3600, scope: "principal", covers: ["POST /v1/moments/{id}/comments"] },
+  new_account_friend_requests: { limit: 30, window: 3600, scope: "principal", covers: ["POST /v1/friends/request"] },
+  // The same normalized text by one principal, as a moment or a comment: FLOCK_DUPLICATE_LIMIT per
+  // FLOCK_DUPLICATE_WINDOW seconds, one bucket per principal and text (422 would say the text is wrong; it is not).
+  duplicate_content: {
+    limit: 3,
+    window: 600,
+    scope: "principal",
+    covers: ["POST /v1/moments", "POST /v1/moments/{id}/comments"],
+  },
 } as const satisfies Record<string, Policy>;
 
 export type PolicyName = keyof typeof POLICIES;
+
+/** A policy's limit or window as configuration sets it, over the table's (runtime/limits/limiter.ts reads it). */
+export type PolicyOverrides = Partial<Record<PolicyName, { limit?: number; window?: number }>>;

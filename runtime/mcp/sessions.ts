@@ -14,6 +14,7 @@
 import { randomUUID } from "node:crypto";
 import type { FlockMcp } from "@flock/client/mcp";
 import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { grants, type Principal } from "../auth.ts";
 import { ApiError } from "../errors.ts";
 import { inboxStream } from "../messaging/stream-id.ts";
 import type { Ctx, Reply } from "../http/route.ts";
@@ -49,6 +50,8 @@ type McpModules = Awaited<ReturnType<typeof importMcpModules>>;
 interface Session {
   id: string;
   principal: string;
+  /** The named token that opened it (null: a full token); only that token may use it, as it acts with its scopes. */
+  tokenId: string | null;
   transport: WebStandardStreamableHTTPServerTransport;
   mcp: FlockMcp;
   lastSeen: number;
@@ -69,8 +72,10 @@ export class McpSessions {
     const principal = ctx.principal!.id;
     if (id !== undefined) {
       const s = this.sessions.get(id);
-      // another principal's session is not found: a session id grants nothing without its own token
-      if (!s || s.principal !== principal) throw new ApiError("not_found", "no such MCP session: initialize a new one");
+      // another principal's session is not found, nor another token's of the same principal (a session acts with
+      // the scopes of the token that opened it): a session id grants nothing without its own token
+      if (!s || s.principal !== principal || s.tokenId !== ctx.principal!.tokenId)
+        throw new ApiError("not_found", "no such MCP session: initialize a new one");
       s.lastSeen = this.svc.now();
       return this.answer(ctx, s.transport);
     }
@@ -87,7 +92,9 @@ export class McpSessions {
         { "Retry-After": "1" },
       );
     const token = /^Bearer\s+(\S+)$/i.exec(ctx.headers["authorization"] ?? "")?.[1];
-    const session = this.open(modules, principal, base, token);
+    // a scoped token's session offers only the tools its scopes allow (a read-only token: reading tools alone)
+    const scopes = grants(ctx.principal!, "full") ? undefined : [...ctx.principal!.scopes];
+    const session = this.open(modules, ctx.principal!, base, token, scopes);
     const reply = await this.answer(ctx, session.transport);
     if (!session.id) {
       // the initialize was refused (Accept, protocol version): nothing to keep
@@ -99,14 +106,17 @@ export class McpSessions {
 
   private open(
     { Transport, createFlockMcp }: McpModules,
-    principal: string,
+    who: Principal,
     baseUrl: string,
     token: string | undefined,
+    scopes: string[] | undefined,
   ): Session {
-    const mcp = createFlockMcp({ baseUrl, token, allowRegister: false });
+    const principal = who.id;
+    const mcp = createFlockMcp({ baseUrl, token, allowRegister: false, scopes });
     const session: Session = {
       id: "",
       principal,
+      tokenId: who.tokenId,
       mcp,
       lastSeen: this.svc.now(),
       stopWake: () => {},

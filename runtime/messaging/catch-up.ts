@@ -10,6 +10,7 @@ import type { ChannelReader, RecentFrames } from "./channels.ts";
 import type { StreamMember } from "./memberships.ts";
 import type { StreamDelivery } from "./streams.ts";
 import { groupOf, inboxStream, isGroupStream, type StreamId } from "./stream-id.ts";
+import { isHidden } from "./hidden.ts";
 
 const RETRY_MS = 1000;
 /** Messages a catch-up reads and writes at a time. */
@@ -25,6 +26,8 @@ export interface StreamSocket extends ChannelReader {
   /** Runs `cb`'s writes as one (uWS cork). */
   cork(cb: () => void): void;
   send(frame: ServerFrame): boolean;
+  /** Read again whose group messages its principal does not take (ChannelReader.hidden), after a block changed. */
+  reloadHidden?(): Promise<void>;
 }
 
 /** Where a socket is with one of its principal's streams: catching up from Postgres, or taking it live. */
@@ -123,7 +126,13 @@ export class SocketStreams implements StreamMember {
           // (the read recorded what it hands out: a socket that dies before writing it errs on "possibly delivered")
           socket.cork(() => {
             const m = this.metrics;
+            const hidden = socket.hidden?.();
             for (const e of b.entries) {
+              // a group message of someone the principal blocked: passed over, and acknowledged for it (hidden.ts)
+              if (hidden !== undefined && isHidden(key, e.payload, hidden)) {
+                socket.passOver?.(e.id);
+                continue;
+              }
               if (!socket.write(this.frames.of(e.id, e.deliveryCount, e.payload).for(socket.codec))) return;
               m.delivered.websocket.inc();
               if (e.deliveryCount > 1) m.redelivered.websocket.inc();
@@ -155,6 +164,17 @@ export class SocketStreams implements StreamMember {
       socket.log.warn({ err, stream: key }, "catch-up failed; retrying shortly");
       setTimeout(() => this.streamJoined(key), RETRY_MS).unref();
     }
+  }
+
+  /** The principal blocked or unblocked someone: the socket reads whom it hides, and its live groups follow. */
+  relationsChanged(): void {
+    const socket = this.socket;
+    void socket
+      .reloadHidden?.()
+      .then(() => {
+        if (!socket.closed) this.streams.channels.refilter(socket);
+      })
+      .catch((err: unknown) => socket.log.warn({ err }, "blocks not read again; the socket keeps what it had"));
   }
 
   /** The socket is gone: each stream taken live marks the last number published to it (a catch-up sees and stops). */

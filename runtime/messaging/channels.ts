@@ -5,7 +5,8 @@
 // stream is contiguous from its cursor: that is what makes a cumulative ack safe (docs/ARCHITECTURE.md, "Messages").
 import type { Count } from "../metrics.ts";
 import type { Codec, Encoded } from "../ws/codec.ts";
-import type { StreamId } from "./stream-id.ts";
+import { isGroupStream, type StreamId } from "./stream-id.ts";
+import { isHidden } from "./hidden.ts";
 import type { Published } from "./stream-store.ts";
 
 /** What publishes a frame to every socket subscribed to a topic (the uWS app; a fake in unit tests). */
@@ -20,6 +21,25 @@ export interface ChannelReader {
   unsubscribe(topic: string): void;
   /** Write one frame to this socket alone (catching up from the recent frames); false when the socket is gone. */
   write(frame: Encoded): boolean;
+  /**
+   * Whose group messages this socket's principal does not take (those it blocked: runtime/messaging/hidden.ts); empty
+   * or absent, it takes every message from its streams' topics. With any, it takes its groups by writes of its own,
+   * each message checked, and those passed over are `passOver`'s to acknowledge.
+   */
+  hidden?(): ReadonlySet<string>;
+  passOver?(id: string): void;
+}
+
+/** Whether `reader` takes `key` by writes of its own (a group, and its principal blocked someone). */
+const filters = (key: StreamId, reader: ChannelReader) => isGroupStream(key) && (reader.hidden?.().size ?? 0) > 0;
+
+/** Write message `m` to a reader that filters; false when the socket is gone. */
+function writeFiltered(key: StreamId, reader: ChannelReader, m: Published, frame: () => Encoded): boolean {
+  if (isHidden(key, m.payload, reader.hidden!())) {
+    reader.passOver?.(m.id);
+    return true;
+  }
+  return reader.write(frame());
 }
 
 /** Reads a stream's messages after a number from Postgres (runtime/messaging/stream-store.ts). */
@@ -95,6 +115,8 @@ class Channel {
   /** The last RING messages published, in order. */
   readonly ring: Published[] = [];
   readonly readers = new Set<ChannelReader>();
+  /** Those of `readers` that take the stream by writes of their own, not its topic (ChannelReader.hidden). */
+  readonly filtered = new Set<ChannelReader>();
   /** Sockets to subscribe once `published` reaches their number (they caught up further than this node had). */
   readonly joining = new Map<ChannelReader, number>();
   /** Sockets catching up from Postgres (the channel collects what comes meanwhile). */
@@ -188,7 +210,8 @@ export class Channels {
       ch.warming--;
       if (ch.published > upTo) {
         for (const m of ch.ring.slice(from)) {
-          if (!reader.write(this.frames.of(m.id, 1, m.payload).for(reader.codec))) break;
+          const frame = () => this.frames.of(m.id, 1, m.payload).for(reader.codec);
+          if (!(filters(key, reader) ? writeFiltered(key, reader, m, frame) : reader.write(frame()))) break;
           this.delivered.inc();
         }
       }
@@ -215,7 +238,7 @@ export class Channels {
     if (ch === undefined) return undefined;
     const was = ch.readers.delete(reader);
     ch.joining.delete(reader);
-    if (was) reader.unsubscribe(topicOf(key, reader.codec));
+    if (was && !ch.filtered.delete(reader)) reader.unsubscribe(topicOf(key, reader.codec));
     const at = ch.published;
     this.dropIfIdle(key, ch);
     return was ? at : undefined;
@@ -224,6 +247,20 @@ export class Channels {
   /** Fill every open gap from Postgres now (the gap timers do this after GAP_MS; tests call it by hand). */
   async fillGaps(): Promise<void> {
     await Promise.all([...this.channels].map(([key, ch]) => this.fill(key, ch)));
+  }
+
+  /** The streams this node publishes to its sockets now (a socket has caught up on each). */
+  *live(): IterableIterator<StreamId> {
+    for (const [key, ch] of this.channels) if (ch.published !== undefined) yield key;
+  }
+
+  /**
+   * Read `key` past the last number published, though no gap was seen: the position check found the stream further
+   * on in Postgres (a message whose publish never came, and nothing after it to show the gap).
+   */
+  async catchUp(key: StreamId): Promise<void> {
+    const ch = this.channels.get(key);
+    if (ch !== undefined) await this.fill(key, ch, true);
   }
 
   close(): void {
@@ -241,8 +278,31 @@ export class Channels {
     return ch;
   }
 
+  /**
+   * `reader`'s principal blocked or unblocked someone: each group it takes live moves to writes of its own (it now
+   * hides someone's messages) or back to its topic (it hides none).
+   */
+  refilter(reader: ChannelReader): void {
+    for (const [key, ch] of this.channels) {
+      if (!ch.readers.has(reader) || !isGroupStream(key)) continue;
+      const should = filters(key, reader);
+      if (should === ch.filtered.has(reader)) continue;
+      if (should) {
+        reader.unsubscribe(topicOf(key, reader.codec));
+        ch.filtered.add(reader);
+      } else {
+        ch.filtered.delete(reader);
+        reader.subscribe(topicOf(key, reader.codec));
+      }
+    }
+  }
+
   private subscribe(key: StreamId, ch: Channel, reader: ChannelReader): void {
     ch.readers.add(reader);
+    if (filters(key, reader)) {
+      ch.filtered.add(reader);
+      return;
+    }
     reader.subscribe(topicOf(key, reader.codec));
   }
 
@@ -268,8 +328,9 @@ export class Channels {
     if (ch.ring.length > RING) ch.ring.shift();
     const shared = this.frames.of(m.id, 1, m.payload);
     const done = new Set<string>();
+    for (const r of ch.filtered) writeFiltered(key, r, m, () => shared.for(r.codec));
     for (const r of ch.readers) {
-      if (done.has(r.codec.name)) continue;
+      if (done.has(r.codec.name) || ch.filtered.has(r)) continue;
       done.add(r.codec.name);
       const f = shared.for(r.codec);
       this.publisher?.publish(topicOf(key, r.codec), f.data, f.binary);
@@ -292,9 +353,13 @@ export class Channels {
     ch.gapTimer.unref();
   }
 
-  /** Read past the last number published from Postgres, so a message whose wake-up never came is published too. */
-  private async fill(key: StreamId, ch: Channel): Promise<void> {
-    if (ch.filling || ch.published === undefined || (ch.pending.size === 0 && ch.joining.size === 0)) return;
+  /**
+   * Read past the last number published from Postgres, so a message whose wake-up never came is published too;
+   * `behind`: though nothing waits behind a gap (the position check's).
+   */
+  private async fill(key: StreamId, ch: Channel, behind = false): Promise<void> {
+    if (ch.filling || ch.published === undefined) return;
+    if (!behind && ch.pending.size === 0 && ch.joining.size === 0) return;
     ch.filling = true;
     try {
       for (;;) {

@@ -1,5 +1,5 @@
 // The messaging core's stores (runtime/messaging/core-stores.ts) on Postgres: each method is one of the stores'
-// statements (stream-store.ts, messages-store.ts, acks-store.ts, direct-threads-store.ts, group-admin-store.ts), with the connection it runs on. What startNode hands
+// statements (stream-store.ts, stream-heads-store.ts, messages-store.ts, acks-store.ts, direct-threads-store.ts, group-admin-store.ts), with the connection it runs on. What startNode hands
 // the hub; the unit tier runs the core on the in-memory twin instead (test/twins/).
 import type { Sql } from "../db/client.ts";
 import type { CoreStores, Mark, SendStore, StreamStore } from "./core-stores.ts";
@@ -20,11 +20,11 @@ import {
   leaveGroup,
   markLive,
   messagesAfter,
-  messagesById,
   type Published,
   type Read,
   streamsOfMembers,
 } from "./stream-store.ts";
+import { streamHeads } from "./stream-heads-store.ts";
 import type { StreamId } from "./stream-id.ts";
 
 export class PostgresStreamStore implements StreamStore {
@@ -42,8 +42,8 @@ export class PostgresStreamStore implements StreamStore {
     return messagesAfter(this.sql, stream, after, limit, horizon);
   }
 
-  byId(ids: string[], horizon: bigint): Promise<Published[]> {
-    return messagesById(this.sql, ids, horizon);
+  heads(streams: StreamId[]): Promise<Map<StreamId, number>> {
+    return streamHeads(this.sql, streams);
   }
 
   mark(marks: Mark[]): Promise<void> {

@@ -31,8 +31,11 @@ export interface StreamStore {
   backlog(reads: Read[], horizon: bigint): Promise<Backlog[]>;
   /** A stream's messages numbered above `after`, in order, at most `limit`, none below `horizon`. */
   after(stream: StreamId, after: number, limit: number, horizon: bigint): Promise<Published[]>;
-  /** Of these message ids, the committed ones, as a publish carries them (shown as they are at `horizon`). */
-  byId(ids: string[], horizon: bigint): Promise<Published[]>;
+  /**
+   * The newest number of each of these streams (one statement for all): absent for a stream with none yet (an inbox
+   * never written to, a group gone). What the position check compares with what this node published.
+   */
+  heads(streams: StreamId[]): Promise<Map<StreamId, number>>;
   /**
    * Sockets start or stop taking streams live. Started: every message of the stream counts as possibly delivered
    * until it stops (an inbox never written to gets its cursor). Stopped: what was published to it up to `seq` does.

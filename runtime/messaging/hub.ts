@@ -17,12 +17,23 @@ import type { CursorWrite } from "../engines/stream-cursors.ts";
 import { WaiterRegistry } from "./waiters.ts";
 import { RecentFrames } from "./channels.ts";
 import { StreamDelivery } from "./streams.ts";
+import { hideBlocked } from "./hidden.ts";
+import { isGroupStream } from "./stream-id.ts";
 import type { PollRead, Published } from "./stream-store.ts";
 import type { CommitKind } from "../tracing.ts";
 
 const THREAD_CACHE_MAX = 100_000;
 /** A send waiting longer than this for its batch to start answers 503 uncommitted (the client may retry it). */
 const SEND_MAX_WAIT_MS = 1000;
+/**
+ * Most acks one statement takes, per lane. Socket acks come in floods (a big group's members ack each message at
+ * once: 999 acks a send), taken in big statements; an HTTP ack has a lane of its own, so it never waits behind a
+ * flood (at 256 a statement in one lane the node committed ~9,000 acks a second against ~25,000 deliveries, and an
+ * HTTP ack waited behind the queue for seconds: bench/RESULTS.md, "The mixed-load ack stall").
+ */
+const ACK_BATCH_MAX = { request: 256, socket: 1024 };
+/** Where an ack came from: its own request (HTTP), or a WebSocket frame (its lane is shared with every socket's). */
+export type AckLane = keyof typeof ACK_BATCH_MAX;
 /** How long a send whose commit's outcome was not heard tries to read back whether it committed. */
 const OUTCOME_READ_MS = 700;
 
@@ -44,11 +55,8 @@ export class Messaging {
   readonly streams: StreamDelivery;
   private readonly directWrites: Batcher<DirectMessage, number | null>;
   private readonly groupWrites: Batcher<NewMessage, number | null>;
-  private readonly acks: Batcher<AckItem, AckOutcome>;
-  /** This node's owner token once it records sends in flight (runtime/messaging/reconcile.ts). */
-  private owner: string | undefined;
-  /** Messages published, to drop from the in-flight record (the removals arriving meanwhile go together). */
-  private readonly landed: Batcher<string, undefined>;
+  /** The acks of requests and those of sockets, each batched on its own (ACK_BATCH_MAX). */
+  private readonly acks: Record<AckLane, Batcher<AckItem, AckOutcome>>;
   /** Acks under way (shutdown lets them finish). */
   private readonly acking = new Set<Promise<boolean>>();
   private readonly threads = new Map<string, bigint>();
@@ -58,6 +66,8 @@ export class Messaging {
   private closing = false;
   /** Long polls waiting for a message now (the queue gauges read it). */
   private pollsWaiting = 0;
+  /** The long polls under way, by principal: a suspension ends them at once (endPolls). */
+  private readonly pollsOf = new Map<string, Set<{ stop: boolean; release: (() => void) | undefined }>>();
 
   constructor(
     private readonly svc: Core,
@@ -65,9 +75,11 @@ export class Messaging {
     private readonly stores: CoreStores = postgresStores(svc.sql),
   ) {
     this.streams = new StreamDelivery(svc, stores.streams, this.frames, this.waiters);
+    // a principal's tokens changed on some node (a suspension among them): its long polls here answer at once
+    svc.auth.onForget((principal) => void this.endPolls(principal));
     // on the node's clock, the one tests move by hand
     this.redelivery = new RedeliveryBackoff(svc.now);
-    // One statement in flight per kind: what arrives meanwhile waits and goes in the next, bigger batch.
+    // One statement in flight per kind (per lane for acks): what arrives meanwhile waits and goes in the next, bigger batch.
     // Under load that means fewer statements and socket writes (a profile of 2,000 sends/s over WebSocket
     // showed the writes to Postgres as the server's largest single cost with two in flight).
     // A send commits in time to be answered or not at all: a batch is not started while Postgres's circuit is open,
@@ -83,7 +95,7 @@ export class Messaging {
       const t = svc.tracing;
       return t === undefined ? batch : (items: T[]) => t.commit(kind, items, () => batch(items));
     };
-    /** One kind's batcher: the batch's size, its in-flight record, its statement and the time to the commit measured. */
+    /** One kind's batcher: the batch's size, its statement and the time to the commit measured. */
     const writes = <T extends NewMessage>(
       kind: CommitKind,
       statement: Observe,
@@ -93,9 +105,10 @@ export class Messaging {
       new Batcher<T, number | null>(
         traced(kind, async (items) => {
           svc.circuits.postgres.check();
+          // its publish needs Redis: while Redis is known to be out, 503 before anything is committed (no round trip)
+          svc.circuits.redis?.check();
           const started = performance.now();
           m.sendBatch[kind].observe(items.length);
-          await this.inFlight(items);
           const out = await this.outcome(items, () => timed(statement, () => insert(items)));
           m.sendCommit[kind].observe(since(started));
           return out;
@@ -111,15 +124,10 @@ export class Messaging {
       1,
     );
     this.groupWrites = writes<NewMessage>("group", m.postgres.sendGroup, (items) => stores.sends.storeGroup(items), 2);
-    this.landed = new Batcher(
-      async (ids) => {
-        if (this.owner !== undefined) await svc.engines.inflight.done(this.owner, ids);
-        return ids.map(() => undefined);
-      },
-      1,
-      1000,
-    );
-    this.acks = new Batcher((items) => this.ackStored(items), 1);
+    this.acks = {
+      request: new Batcher((items) => this.ackStored(items), 1, ACK_BATCH_MAX.request),
+      socket: new Batcher((items) => this.ackStored(items), 1, ACK_BATCH_MAX.socket),
+    };
   }
 
   /**
@@ -193,25 +201,6 @@ export class Messaging {
   }
 
   /**
-   * From now on, record each send batch's messages as in flight (under this node's lease owner) before its
-   * statement, and drop them once published: a node that dies between the two leaves them for another to finish.
-   */
-  trackInFlight(owner: string): void {
-    this.owner = owner;
-  }
-
-  private async inFlight(items: NewMessage[]): Promise<void> {
-    if (this.owner === undefined) return;
-    const started = performance.now();
-    await this.svc.engines.inflight.add(
-      this.owner,
-      items.map((i) => String(i.id)),
-      this.svc.now(),
-    );
-    this.svc.metrics.redis.inflightAdd.observe(since(started));
-  }
-
-  /**
    * What waits on this node now, for the queue gauges (runtime/queue-depths.ts): sends and acks held by their batchers,
    * long polls waiting for a message, members whose polls are held back. Lengths and counts: nothing is walked.
    */
@@ -219,7 +208,7 @@ export class Messaging {
     return {
       direct: this.directWrites.pending,
       group: this.groupWrites.pending,
-      acks: this.acks.pending,
+      acks: this.acks.request.pending + this.acks.socket.pending,
       polls: this.pollsWaiting,
       backoff: this.redelivery.size,
     };
@@ -236,6 +225,12 @@ export class Messaging {
    * `timeoutMs` for a message in one of them. `onAborted` registers what to do when the client goes away: the waiter
    * is released at once.
    */
+  /**
+   * Whose group messages each principal does not take (those it blocked: runtime/social/blocks.ts), set by startNode;
+   * unset, every message is handed out.
+   */
+  hiddenSenders: ((member: string) => Promise<ReadonlySet<string>>) | undefined;
+
   async poll(
     principal: string,
     limit: number,
@@ -253,6 +248,9 @@ export class Messaging {
       wait.stop = true;
       wait.release?.();
     });
+    let mine = this.pollsOf.get(principal);
+    if (mine === undefined) this.pollsOf.set(principal, (mine = new Set()));
+    mine.add(wait);
     const deadline = performance.now() + timeoutMs;
     const removers: (() => void)[] = [];
     let expired = 0;
@@ -284,6 +282,19 @@ export class Messaging {
         }
         const read = await this.streams.reads.readForPoll(principal, streams, limit);
         expired += read.expired;
+        // group messages of senders the principal blocked are hidden from it: acknowledged for it, and read on past
+        if (this.hiddenSenders !== undefined && read.entries.some((e) => isGroupStream(e.stream))) {
+          const hidden = await this.hiddenSenders(principal).catch(() => null);
+          if (hidden === null) {
+            // whom it blocked is out of reach (Postgres is, and this node holds no copy): its group messages wait
+            // for Postgres to come back; its inbox, which a block never reaches (a blocked send is refused), is served
+            read.entries = read.entries.filter((e) => !isGroupStream(e.stream));
+          } else {
+            const shown = await hideBlocked(read.entries, hidden, (id) => this.ack(principal, id));
+            if (shown.length === 0 && expired === 0 && !wait.stop && !this.closing) continue;
+            read.entries = shown;
+          }
+        }
         if (read.entries.length > 0) {
           this.redelivery.handedOut(principal);
           this.countHandedOut(read.entries);
@@ -308,7 +319,23 @@ export class Messaging {
     } finally {
       polls.dec();
       for (const r of removers) r();
+      mine.delete(wait);
+      if (mine.size === 0 && this.pollsOf.get(principal) === mine) this.pollsOf.delete(principal);
     }
+  }
+
+  /**
+   * End the long polls `principal` has waiting on this node: each answers what it has at once (a suspension:
+   * handlers/messages.ts then checks the token again, and a suspended principal's poll answers 403). How many.
+   */
+  endPolls(principal: string): number {
+    const mine = this.pollsOf.get(principal);
+    if (mine === undefined) return 0;
+    for (const w of mine) {
+      w.stop = true;
+      w.release?.();
+    }
+    return mine.size;
   }
 
   /** A long poll's answer: its messages delivered, those handed out before redelivered. */
@@ -322,18 +349,16 @@ export class Messaging {
 
   /**
    * After the commit of a message (numbered `m.seq` in its stream): publish it to the stream's live sockets on every
-   * node and wake its long polls. When pub/sub cannot be reached the message stays in flight, and the reconciler
-   * publishes it again (runtime/messaging/reconcile.ts).
+   * node and wake its long polls. When Redis cannot be reached, this node's sockets and polls have it already, and
+   * the other nodes' position checks find it in Postgres (runtime/messaging/position-check.ts): the send is answered.
    */
   async deliver(m: Published): Promise<void> {
     try {
       await this.streams.deliver(m);
     } catch (err) {
-      this.svc.log.error({ err, stream: m.key }, "message not published; the reconciler will");
-      return;
-    }
-    if (this.owner !== undefined) {
-      this.landed.push(m.id).catch((err: unknown) => this.svc.log.warn({ err }, "in-flight record not updated"));
+      // Redis gone: the sends after this one answer 503 until it is back (their batches check its circuit)
+      this.svc.circuits.trip(err);
+      this.svc.log.error({ err, stream: m.key }, "message not published; other nodes' position checks will find it");
     }
   }
 
@@ -352,14 +377,14 @@ export class Messaging {
   /**
    * Acknowledge, for good before answering (acks arriving while one statement runs go together in the next;
    * committed with synchronous_commit on): the member's cursor in the message's stream takes it (`through`: with every
-   * earlier message of that stream), in Postgres, then in the remembered cursors (ackStored). Any step failing fails
-   * the ack (the caller answers an error; a retried ack finds its work done and still succeeds). False when it was
-   * never `principal`'s. A message past retention's horizon is gone for everyone, its cursor moved over it: its ack
+   * earlier message of that stream), in Postgres; its copy in the remembered cursors is sent as it is answered
+   * (ackStored). The statement failing fails the ack (the caller answers an error; a retried ack finds its work done
+   * and still succeeds). `lane`: a WebSocket frame's ack goes with the sockets' (ACK_BATCH_MAX). False when it was never `principal`'s. A message past retention's horizon is gone for everyone, its cursor moved over it: its ack
    * is done (the id is a time, so saying so tells nothing about whose it was).
    */
-  ack(principal: string, rawId: bigint, through = false): Promise<boolean> {
+  ack(principal: string, rawId: bigint, through = false, lane: AckLane = "request"): Promise<boolean> {
     if (rawId < this.svc.horizons.messages()) return Promise.resolve(true);
-    const p = this.acks.push({ recipient: principal, id: rawId, through }).then(
+    const p = this.acks[lane].push({ recipient: principal, id: rawId, through }).then(
       (o) => {
         this.redelivery.ackDone(principal);
         if (o === false) return false;
@@ -381,9 +406,11 @@ export class Messaging {
   }
 
   /**
-   * One batch of acks in Postgres; then the cursors it moved are remembered in Redis (or memory), in one call, before
-   * any of the batch is answered, so a long poll while Postgres is away never hands out what an answered ack took
-   * (StreamReads.readForPoll). A failure there fails the batch's acks; retried, they change nothing in Postgres.
+   * One batch of acks in Postgres (the batch's only round trip before it is answered); then the cursors it moved are
+   * sent to the remembered cursors in Redis (or memory) in one call, on the wire before any of the batch is answered,
+   * its reply not waited for (CursorCopies: a copy that fails is held and sent again). A long poll reads the logs past those
+   * cursors only once Postgres has been out for a margin and none of its member's copies is under way on this node
+   * (StreamReads.readForPoll), so it does not hand out what an answered ack took.
    */
   private async ackStored(items: AckItem[]): Promise<AckOutcome[]> {
     const m = this.svc.metrics;
@@ -400,7 +427,8 @@ export class Messaging {
         above: !it.through && o.seq > o.acked ? [o.seq] : [],
       });
     }
-    await timed(m.redis.cursorMerge, () => this.svc.engines.streamCursors.merge(writes));
+    // answered once the copy has left (not landed): a poll served from the logs on another node reads it after
+    await this.streams.reads.copies.write(writes);
     return outcomes;
   }
 
@@ -439,7 +467,8 @@ export class Messaging {
         this.directWrites.drain(),
         this.groupWrites.drain(),
         Promise.allSettled([...this.acking]),
-        this.acks.drain(),
+        this.acks.request.drain(),
+        this.acks.socket.drain(),
       ]),
       new Promise<void>((resolve) => {
         timer = setTimeout(resolve, this.svc.config.FLOCK_SHUTDOWN_GRACE * 1000);

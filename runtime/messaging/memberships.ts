@@ -31,6 +31,8 @@ export interface StreamMember {
   streamJoined(stream: StreamId): void;
   /** Its principal left a group: stop taking its stream (an inbox is never left). */
   streamLeft(stream: StreamId): void;
+  /** Its principal blocked or unblocked someone (runtime/social/blocks.ts): whose group messages it hides changed. */
+  relationsChanged?(): void;
   /** The streams it takes, or is catching up on. */
   heldStreams(): Iterable<StreamId>;
 }
@@ -105,6 +107,11 @@ export class Memberships {
         joined.map((j) => ({ member: j.member, thread, acked: j.acked, above: [] })),
       ),
     ]);
+  }
+
+  /** `principal`'s blocks changed (heard on this node, from any node): its sockets here read them again. */
+  relationsChanged(principal: string): void {
+    for (const m of [...(this.members.get(principal) ?? [])]) m.relationsChanged?.();
   }
 
   /** Another node's membership event (CHANNELS.groupMembers). */

@@ -28,8 +28,17 @@ export function shownJoins(sql: Db, m = "m") {
 }
 
 /**
- * A page of a thread's history, newest first; one row more than asked tells whether more exist. It ends at `horizon`
- * (past retention, nothing is kept).
+ * Whether the messages row named `m` is a group message whose sender `me` blocked: hidden from `me` (history, search,
+ * hand-outs; docs/ARCHITECTURE.md, "Blocks and mutes"). One primary-key probe, for group messages only.
+ */
+export function hiddenByBlock(sql: Db, me: string, m = "m") {
+  const x = sql(m);
+  return sql`(${x}.recipient is null and exists (select 1 from blocks hb where hb.blocker = ${me} and hb.blocked = ${x}.sender))`;
+}
+
+/**
+ * A page of a thread's history as `me` reads it, newest first; one row more than asked tells whether more exist. It
+ * ends at `horizon` (past retention, nothing is kept). Group messages of those `me` blocked are left out.
  */
 export function history(
   sql: Sql,
@@ -37,11 +46,13 @@ export function history(
   before: bigint | null,
   limit: number,
   horizon: bigint,
+  me: string,
 ): Promise<MessageRow[]> {
   return sql<MessageRow[]>`
     select ${shownColumns(sql)}
     from messages m ${shownJoins(sql)}
     where m.thread_id = ${String(threadId)} and m.id >= ${String(horizon)} ${before !== null ? sql`and m.id < ${String(before)}` : sql``}
+      and not ${hiddenByBlock(sql, me)}
     order by m.id desc
     limit ${limit + 1}`;
 }

@@ -9,6 +9,7 @@ import type { Quote } from "../../schema/messages.ts";
 import { asError } from "../batcher.ts";
 import { isFkViolation, isUniqueViolation, retryOnDeadlock } from "../db/errors.ts";
 import { type Settlement, settledUpdate } from "../payments/payments-store.ts";
+import type { KeyRow } from "../http/idempotency-store.ts";
 
 /** A message to store: in a group (`threadId` is the group's), or, as a DirectMessage, to a principal. */
 export interface NewMessage {
@@ -23,6 +24,39 @@ export interface NewMessage {
   idempotencyKey?: string;
   /** A reply: the quote of the message it answers (runtime/messaging/replies-store.ts). */
   reply?: Quote;
+  /**
+   * Its Idempotency-Key claimed in the statement that stores it (runtime/http/idempotency.ts, KeyedRequest), with the
+   * answer kept for it: the key's row commits with the message or not at all. A key already taken stores nothing
+   * and answers a KeyTaken with what holds it.
+   */
+  folded?: FoldedSend;
+}
+
+/** A send's key as its statement claims it: what was asked (SHA-256), this node's token, and the 201's body. */
+export interface FoldedSend {
+  fingerprint: Buffer;
+  owner: string;
+  /** The smallest message id the key's window still holds: a message sent with the key before it is no retry's. */
+  since: bigint;
+  /** The JSON answered for it (called as the statement is built, so an id replaced after an IdClash is in it). */
+  answer: () => string;
+}
+
+/** A group message not stored: these other members are paid agents, who are paid per message, and only directly. */
+export class PaidMembers extends Error {
+  constructor(readonly members: string[]) {
+    super("paid members");
+  }
+}
+
+/** A send's Idempotency-Key was taken already (a retry, or the same key twice at once): nothing was stored. */
+export class KeyTaken extends Error {
+  constructor(
+    /** What holds the key, or null when its holder had not committed as the statement began (it is running). */
+    readonly row: KeyRow | null,
+  ) {
+    super("Idempotency-Key taken");
+  }
 }
 
 /** Of these message ids, the ones committed, with their numbers (a send whose commit's outcome was not heard). */
@@ -103,6 +137,89 @@ const insertMessages = (sql: Sql, from: string) => sql`
   from ${sql(from)}
   returning id, seq`;
 
+/** The oldest of the folded keys' windows (the same on one node). */
+function keysSince(items: NewMessage[]): bigint {
+  const since = items.flatMap((i) => (i.folded ? [i.folded.since] : []));
+  return since.reduce((min, s) => (s < min ? s : min), since[0] ?? 0n);
+}
+
+/** The folded keys' columns of each item (fingerprint as hex, owner, kept answer): nulls for an item sent without one. */
+function foldedColumns(items: NewMessage[]): {
+  fingerprints: (string | null)[];
+  owners: (string | null)[];
+  answers: (string | null)[];
+} {
+  return {
+    fingerprints: items.map((i) => i.folded?.fingerprint.toString("hex") ?? null),
+    owners: items.map((i) => i.folded?.owner ?? null),
+    answers: items.map((i) => i.folded?.answer() ?? null),
+  };
+}
+
+/**
+ * The CTEs, after `checked` (each message that passed its checks, with `n` its place in the batch), that claim the
+ * folded keys with their answers, then `ok`: the messages to store, those sent without a folded key and those whose
+ * key this statement claimed. A key already held leaves its message out (the final select's keyHolder says what
+ * holds it); so do the same key twice in one batch, after its first (whose row the second finds on its retry), and
+ * a key a stored message within the key's window carries already (its answer was not kept: its sender's retry finds
+ * it, sentWithKey).
+ */
+const claimKeys = (sql: Sql, items: NewMessage[]) =>
+  !items.some((i) => i.folded)
+    ? sql`ok as (select * from checked)`
+    : sql`
+  fresh as (
+    select * from (
+      select c.*, row_number() over (partition by c.sender, c.idempotency_key order by c.n) as nth from checked c
+    ) x where x.fingerprint is null or (x.nth = 1 and not exists (
+      select 1 from messages s where s.sender = x.sender and s.idempotency_key = x.idempotency_key
+        and s.id >= ${String(keysSince(items))}))
+  ),
+  claimed as (
+    insert into idempotency_keys (principal, key, fingerprint, owner, status, body)
+    select sender, idempotency_key, decode(fingerprint, 'hex'), key_owner, 201, answer from fresh where fingerprint is not null
+    on conflict do nothing
+    returning principal, key
+  ),
+  ok as (
+    select f.* from fresh f where f.fingerprint is null
+      or exists (select 1 from claimed c where c.principal = f.sender and c.key = f.idempotency_key)
+  )`;
+
+/**
+ * The key row holding an item's folded key when this statement did not claim it (as the statement began: a holder
+ * committing meanwhile is not seen, and the item's KeyTaken then has no row), its columns named as KeyRow's.
+ */
+const keyHolder = (sql: Sql, items: NewMessage[], v: string) =>
+  !items.some((i) => i.folded)
+    ? sql``
+    : sql`
+  left join lateral (
+    select k.fingerprint as k_fingerprint, k.owner as k_owner, k.status as k_status, k.body as k_body,
+      extract(epoch from now() - k.started_at)::float8 as k_running_s, extract(epoch from now() - k.created_at)::float8 as k_age_s
+    from idempotency_keys k
+    where ${sql(v)}.fingerprint is not null and k.principal = ${sql(v)}.sender and k.key = ${sql(v)}.idempotency_key
+      and not exists (select 1 from ok where ok.id = ${sql(v)}.id)
+  ) k on true`;
+
+/** keyHolder's columns in a batch statement's final select, when the batch folds a key. */
+const keyColumns = (sql: Sql, items: NewMessage[]) => (items.some((i) => i.folded) ? sql`, k.*` : sql``);
+
+/** What a batch statement's final select answers per item it found (keyHolder's columns null unless its key was held). */
+interface BatchRow {
+  id: bigint;
+  seq: string | bigint | null;
+  taken: boolean;
+  /** A group message's other members who are paid agents (it is not stored: group messages cannot be paid). */
+  paid?: string[] | null;
+  k_fingerprint?: Buffer | null;
+  k_owner?: string | null;
+  k_status?: number | null;
+  k_body?: string | null;
+  k_running_s?: number | null;
+  k_age_s?: number | null;
+}
+
 /**
  * Whether each item's id is taken (`t.taken` not null), by one primary-key probe per item: as a plain `exists` in the
  * select list Postgres hashed the whole messages table instead (a sequential scan per batch, growing with the table).
@@ -114,16 +231,25 @@ const taken = (sql: Sql) =>
  * Each item's outcome from a batch statement's rows (one per item it found): its number, null when it has no row (its
  * recipient is gone, or its sender is not a member of the group), or an IdClash when its id was taken.
  */
-function outcomes(
-  items: NewMessage[],
-  rows: { id: bigint; seq: string | bigint | null; taken: boolean }[],
-): (number | null | Error)[] {
+function outcomes(items: NewMessage[], rows: BatchRow[]): (number | null | Error)[] {
   const byId = new Map(rows.map((r) => [r.id.toString(), r]));
   return items.map((i) => {
     const got = byId.get(i.id.toString());
     if (got === undefined) return null;
-    if (got.taken || got.seq === null) return new IdClash(`message id ${i.id} taken`);
-    return Number(got.seq);
+    if (got.taken) return new IdClash(`message id ${i.id} taken`);
+    if (got.seq !== null) return Number(got.seq);
+    if (got.paid) return new PaidMembers(got.paid);
+    // found, not taken and not stored: only a folded key held elsewhere leaves a message out
+    if (i.folded === undefined) return new Error(`message ${i.id} found but neither stored nor refused`);
+    if (got.k_fingerprint == null) return new KeyTaken(null);
+    return new KeyTaken({
+      fingerprint: got.k_fingerprint,
+      owner: got.k_owner ?? "",
+      status: got.k_status ?? null,
+      body: got.k_body ?? null,
+      running_s: got.k_running_s ?? 0,
+      age_s: got.k_age_s ?? 0,
+    });
   });
 }
 
@@ -135,22 +261,25 @@ function outcomes(
  * in the inbox, null when the recipient's account is gone, or an IdClash (checked before numbering: no gap).
  */
 export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promise<(number | null | Error)[]> {
+  const keys = foldedColumns(items);
   try {
     const rows = await retryOnDeadlock(
-      () => sql<{ id: bigint; seq: string | null; taken: boolean }[]>`
+      () => sql<BatchRow[]>`
       with v as (
         select * from unnest(
           ${items.map((i) => String(i.id))}::bigint[], ${items.map((i) => String(i.threadId))}::bigint[],
           ${items.map((i) => i.sender)}::text[], ${items.map((i) => i.recipient)}::text[],
           ${items.map((i) => i.body)}::text[], ${items.map((i) => i.createdAt.toISOString())}::timestamptz[],
-          ${attachmentsJson(items)}::text[], ${items.map((i) => i.idempotencyKey ?? null)}::text[], ${replyJson(items)}::text[]
-        ) with ordinality as v(id, thread_id, sender, recipient, body, created_at, attachments, idempotency_key, reply, n)
+          ${attachmentsJson(items)}::text[], ${items.map((i) => i.idempotencyKey ?? null)}::text[], ${replyJson(items)}::text[],
+          ${keys.fingerprints}::text[], ${keys.owners}::text[], ${keys.answers}::text[]
+        ) with ordinality as v(id, thread_id, sender, recipient, body, created_at, attachments, idempotency_key, reply, fingerprint, key_owner, answer, n)
       ),
       found as (
         select v.*, t.taken is not null as taken from v ${taken(sql)}
         where exists (select 1 from principals p where p.id = v.recipient)
       ),
-      ok as (select * from found where not taken),
+      checked as (select * from found where not taken),
+      ${claimKeys(sql, items)},
       raised as (
         insert into inboxes as i (principal, last_seq)
         select recipient, count(*) from ok group by recipient order by recipient
@@ -169,7 +298,8 @@ export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promi
       ),
       m as (${insertMessages(sql, "numbered")}),
       d as (select recipient, id as message_id from numbered)${shareCte(sql, items, "numbered")}
-      select found.id, numbered.seq, found.taken from found left join numbered on numbered.id = found.id`,
+      select found.id, numbered.seq, found.taken ${keyColumns(sql, items)} from found left join numbered on numbered.id = found.id
+        ${keyHolder(sql, items, "found")}`,
     );
     return outcomes(items, rows);
   } catch (err) {
@@ -187,8 +317,8 @@ export async function insertDirectBatch(sql: Sql, items: DirectMessage[]): Promi
  * row's `last_seq`, raised under its lock, so the numbers committed have no gaps and follow the commit order), no
  * delivery rows are written (a member's state is its cursor, stream_cursors), and the sender's cursor takes its own
  * message. The files a message carries are shared with every other member. Per item: its number in the group,
- * null when the sender is not a member of the group, or an IdClash (checked before numbering, so a clash leaves no
- * gap).
+ * null when the sender is not a member of the group, a PaidMembers when another member is a paid agent (nothing
+ * stored), or an IdClash (checked before numbering, so a clash leaves no gap).
  */
 export async function insertGroupBatch(sql: Sql, items: NewMessage[]): Promise<(number | null | Error)[]> {
   try {
@@ -204,22 +334,31 @@ export async function insertGroupBatch(sql: Sql, items: NewMessage[]): Promise<(
 }
 
 async function insertGroups(sql: Sql, items: NewMessage[]): Promise<(number | null | Error)[]> {
+  const keys = foldedColumns(items);
   const rows = await retryOnDeadlock(
-    () => sql<{ id: bigint; seq: bigint | null; taken: boolean; done: boolean | null }[]>`
+    () => sql<(BatchRow & { done: boolean | null })[]>`
     with v as (
       select * from unnest(
         ${items.map((i) => String(i.id))}::bigint[], ${items.map((i) => String(i.threadId))}::bigint[],
         ${items.map((i) => i.sender)}::text[], ${items.map((i) => i.body)}::text[],
         ${items.map((i) => i.createdAt.toISOString())}::timestamptz[], ${attachmentsJson(items)}::text[],
-        ${items.map((i) => i.idempotencyKey ?? null)}::text[], ${replyJson(items)}::text[]
-      ) with ordinality as v(id, thread_id, sender, body, created_at, attachments, idempotency_key, reply, n)
+        ${items.map((i) => i.idempotencyKey ?? null)}::text[], ${replyJson(items)}::text[],
+        ${keys.fingerprints}::text[], ${keys.owners}::text[], ${keys.answers}::text[]
+      ) with ordinality as v(id, thread_id, sender, body, created_at, attachments, idempotency_key, reply, fingerprint, key_owner, answer, n)
     ),
     member as (
-      select v.*, t.taken is not null as taken from v ${taken(sql)} where exists (
+      select v.*, t.taken is not null as taken, p.paid from v ${taken(sql)}
+        left join lateral (
+          select array_agg(tm.principal order by tm.principal) as paid
+          from thread_members tm join paid_agents pa on pa.principal = tm.principal
+          where tm.thread_id = v.thread_id and tm.principal <> v.sender and pa.x402_enabled and pa.price_micros is not null
+        ) p on true
+      where exists (
         select 1 from thread_members tm join groups g on g.id = tm.thread_id
         where tm.thread_id = v.thread_id and tm.principal = v.sender)
     ),
-    ok as (select * from member where not taken),
+    checked as (select * from member where not taken and paid is null),
+    ${claimKeys(sql, items)},
     raised as (
       update groups g set last_seq = g.last_seq + c.k
       from (select thread_id, count(*) as k from ok group by thread_id) c
@@ -237,8 +376,9 @@ async function insertGroups(sql: Sql, items: NewMessage[]): Promise<(number | nu
       select tm.principal as recipient, numbered.id as message_id from numbered
         join thread_members tm on tm.thread_id = numbered.thread_id and tm.principal <> numbered.sender
     )${shareCte(sql, items, "numbered")}
-    select member.id, numbered.seq, member.taken, own.done
-    from member left join numbered on numbered.id = member.id left join own on own.id = member.id`,
+    select member.id, numbered.seq, member.taken, member.paid, own.done ${keyColumns(sql, items)}
+    from member left join numbered on numbered.id = member.id left join own on own.id = member.id
+      ${keyHolder(sql, items, "member")}`,
   );
   return outcomes(items, rows);
 }

@@ -28,14 +28,19 @@ export type MarkOutcome =
     };
 
 /**
- * The count of one thread's messages from `me`'s others above `marker` (and above the horizon), stopped at
- * UNREAD_CAP: the one unread count the thread list, its total and a mark all use. `thread` and `marker` are SQL
+ * The count of one thread's messages from `me`'s others above `marker` (and above the horizon), but for a muted
+ * thread's and muted or blocked senders', stopped at UNREAD_CAP: the one unread count the thread list, its total and a mark all use. `thread` and `marker` are SQL
  * expressions of the statement it goes in.
  */
 export function unreadCount(sql: Sql, thread: ReturnType<Sql>, marker: ReturnType<Sql>, me: string, horizon: bigint) {
+  // a thread `me` muted counts none; nor do messages of those `me` muted or blocked (docs/ARCHITECTURE.md, "Blocks
+  // and mutes"): they are delivered and readable, but raise no count
   return sql`(select count(*)::int from (
     select 1 from messages um
     where um.thread_id = ${thread} and um.id > greatest(${marker}, ${String(horizon)}::bigint - 1) and um.sender <> ${me}
+      and not exists (select 1 from thread_mutes tmu where tmu.principal = ${me} and tmu.thread_id = ${thread})
+      and not exists (select 1 from mutes mu where mu.principal = ${me} and mu.muted = um.sender)
+      and not exists (select 1 from blocks ub where ub.blocker = ${me} and ub.blocked = um.sender)
     limit ${UNREAD_CAP}
   ) unread)`;
 }

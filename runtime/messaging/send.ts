@@ -1,6 +1,7 @@
 // Storing and delivering a message its send checked (runtime/messaging/send-message.ts, the send use case): store it,
 // forget a direct thread whose recipient the store found gone, build the message's JSON once and deliver it to its
-// stream. A paid message is stored by the statement that also marks its payment settled (the `store` given).
+// stream. A paid message is stored by the statement that also marks its payment settled (the `store` given). A keyed
+// send's key is claimed, with the message's JSON as its answer, by the statement that stores it (`folded`).
 import type { Principal } from "../auth.ts";
 import { notFound } from "../errors.ts";
 import type { Services } from "../services.ts";
@@ -8,6 +9,7 @@ import { freshPayload, type MessageRow, type StoredAttachment } from "./payload.
 import type { Quote } from "../../schema/messages.ts";
 import type { DirectMessage, NewMessage } from "./messages-store.ts";
 import { groupStream, inboxStream } from "./stream-id.ts";
+import type { KeyedRequest } from "../http/idempotency.ts";
 
 export interface Outgoing {
   threadId: bigint;
@@ -18,6 +20,8 @@ export interface Outgoing {
   idempotencyKey?: string;
   /** A reply: the quote of the message it answers, read by quoteOf (runtime/messaging/replies-store.ts). */
   reply?: Quote;
+  /** The Idempotency-Key to claim in the statement that stores it, with its answer (a send's KeyTaken otherwise). */
+  folded?: Pick<KeyedRequest, "fingerprint" | "owner" | "since">;
 }
 
 interface DirectSend {
@@ -25,6 +29,20 @@ interface DirectSend {
   store?: (m: DirectMessage) => Promise<number | null>;
   /** Extra columns of the answer (a paid message's payment). */
   columns?: Partial<MessageRow>;
+}
+
+/**
+ * The message's JSON, built once for its id: by the statement that claims its folded key (its kept answer), else
+ * after it is stored; built again only when the store replaced the id (an IdClash). A folded key is set on `m` here.
+ */
+function builtOnce(m: NewMessage, folded: Outgoing["folded"], build: () => string): () => string {
+  let built: { id: bigint; json: string } | undefined;
+  const json = () => {
+    if (built?.id !== m.id) built = { id: m.id, json: build() };
+    return built.json;
+  };
+  if (folded) m.folded = { fingerprint: folded.fingerprint, owner: folded.owner, since: folded.since, answer: json };
+  return json;
 }
 
 /** A direct message to `to`, stored in its inbox and delivered; answers its JSON (what the send answers, and what is delivered). */
@@ -47,13 +65,14 @@ export async function sendDirect(
     idempotencyKey: msg.idempotencyKey,
     reply: msg.reply,
   };
+  const json = builtOnce(m, msg.folded, () => freshPayload(from, m, opts.columns));
   const seq = await (opts.store ?? ((x) => hub.storeDirect(x)))(m);
   if (seq === null) {
     hub.forgetDirectThread(from.id, to);
     throw notFound("recipient");
   }
   svc.metrics.sent.direct.inc();
-  const payload = freshPayload(from, { ...m, recipient: to }, opts.columns);
+  const payload = json();
   await hub.deliver({ key: inboxStream(to), seq, id: m.id.toString(), payload });
   return payload;
 }
@@ -71,10 +90,11 @@ export async function sendGroup(svc: Services, from: Principal, msg: Outgoing): 
     idempotencyKey: msg.idempotencyKey,
     reply: msg.reply,
   };
+  const json = builtOnce(m, msg.folded, () => freshPayload(from, { ...m, recipient: null }));
   const seq = await hub.storeGroup(m);
   if (seq === null) throw notFound("group");
   svc.metrics.sent.group.inc();
-  const payload = freshPayload(from, { ...m, recipient: null }); // the id may have been replaced (see storeGroup)
+  const payload = json(); // the id may have been replaced (see storeGroup): built again then
   await hub.deliver({ key: groupStream(msg.threadId), seq, id: m.id.toString(), payload });
   return payload;
 }

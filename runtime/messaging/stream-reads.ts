@@ -1,32 +1,47 @@
 // Reading the streams (docs/ARCHITECTURE.md, "Messages"): past a member's cursors (long polls and socket catch-ups,
 // those starting together read in one statement), and a stream's messages after a number (to fill a gap a node saw:
 // from the stream's shared log as far as it holds them without a hole, else from the store). While Postgres is out of
-// reach a long poll reads the streams' logs past the cursors the engines remember (each ack puts its cursor there
-// before it is answered).
+// reach a long poll reads the streams' logs past the cursors the engines remember: each ack's cursor is sent there as
+// the ack is answered, not waited for (CursorCopies), so a poll reads the logs only once Postgres's circuit has been
+// open for LOGS_AFTER_MS (the copies sent before the outage have landed: a poll earlier waits out the rest) and none
+// of its member's is under way or held on this node.
 import { Batcher } from "../batcher.ts";
 import { outageOf, unavailable } from "../circuit.ts";
+import { COMMAND_TIMEOUT_MS } from "../engines/engines.ts";
 import { contiguous } from "../engines/stream-log.ts";
 import type { Core } from "../services.ts";
 import type { StreamStore } from "./core-stores.ts";
 import type { HandOuts } from "./handouts.ts";
 import type { Backlog, PollRead, Published, Read, StreamEntry } from "./stream-store.ts";
 import { isGroupStream, type StreamId, threadOf } from "./stream-id.ts";
+import { CursorCopies } from "./cursor-copies.ts";
+import type { WaiterRegistry } from "./waiters.ts";
 
 /** "<member> <stream>" cursors put into the remembered cursors kept at most (past it, put again). */
 const KEPT_MAX = 100_000;
-
+/**
+ * A long poll reads the streams' logs only once Postgres's circuit has been open this long: every cursor copy an
+ * answered ack sent before the outage has landed or failed by then (it left as the ack was answered, and an engine
+ * call answers within COMMAND_TIMEOUT_MS), with half a second to spare.
+ */
+export const LOGS_AFTER_MS = COMMAND_TIMEOUT_MS + 500;
 export class StreamReads {
   /** Reads past cursors (long polls, catch-ups): those asking while one statement runs go in the next, together. */
   private readonly reads: Batcher<Read, Backlog>;
   /** "<member> <stream>" whose cursor this node has put into the remembered cursors (StreamCursorCache). */
   private readonly cursorsKept = new Set<string>();
+  /** The acks' cursors, written behind into the remembered cursors. */
+  readonly copies: CursorCopies;
 
   constructor(
-    private readonly svc: Pick<Core, "engines" | "horizons" | "circuits">,
+    private readonly svc: Pick<Core, "engines" | "horizons" | "circuits" | "metrics" | "log">,
     private readonly store: StreamStore,
     private readonly handOuts: HandOuts,
+    /** The long polls' waiters, told each stream's newest number a poll's read saw (the position check's). */
+    private readonly waiters?: WaiterRegistry,
   ) {
     this.reads = new Batcher((items) => store.backlog(items, svc.horizons.messages()), 2, 256);
+    this.copies = new CursorCopies(svc);
   }
 
   /** Read past `member`'s cursor in one stream, or in all its streams (null); see stream-store.ts backlog. */
@@ -56,8 +71,9 @@ export class StreamReads {
   /**
    * A long poll's read of `member`'s streams, at most `limit` in all: past their cursors in Postgres, merged oldest
    * first (each stream's part contiguous from its cursor), recorded as handed out by the read itself; while
-   * Postgres is out of reach, from the streams' logs past the cursors the engine remembers (each ack puts its cursor
-   * there before it is answered), contiguous from each cursor, or a 503 when that cannot be had for every stream.
+   * Postgres is out of reach, from the streams' logs past the cursors the engine remembers (once its circuit has been
+   * open LOGS_AFTER_MS, waiting out the rest, and with none of the member's cursor copies under way or held here:
+   * CursorCopies), contiguous from each cursor, or a 503 when that cannot be had for every stream.
    * Those count as possibly delivered before (2): this node cannot know. `expired`: how many of the member's
    * unacknowledged messages went past retention since a read last said so (the read takes the count from the
    * cursors, so each is reported once; 0 from the logs, which cannot say).
@@ -68,6 +84,7 @@ export class StreamReads {
       try {
         const b = await this.backlog(member, null, limit);
         this.keepCursors(member, b);
+        if (this.waiters !== undefined) for (const [stream, last] of b.last) this.waiters.read(stream, last);
         let expired = 0;
         for (const c of b.cursors.values()) expired += c.expired;
         const out = merged(b.entries, limit);
@@ -78,6 +95,11 @@ export class StreamReads {
         pg.open(err);
       }
     }
+    // an ack answered just before the outage may have its cursor copy still on its way: the logs are read once the
+    // circuit has been open LOGS_AFTER_MS (a poll waits out the rest), and never past a copy of the member held here
+    const early = LOGS_AFTER_MS - pg.openMs;
+    if (early > 0) await new Promise((resolve) => setTimeout(resolve, early));
+    if (!pg.isOpen || this.copies.pending(member)) throw unavailable("postgres");
     return { entries: await this.fromLogs(member, streams, limit), expired: 0 };
   }
 
@@ -123,9 +145,10 @@ export class StreamReads {
     return out;
   }
 
-  /** Resolves once the reads taken are done. */
-  drain(): Promise<void> {
-    return this.reads.drain();
+  /** Resolves once the reads taken are done, and the cursor copies under way have landed or been given up. */
+  async drain(): Promise<void> {
+    await this.reads.drain();
+    await this.copies.close();
   }
 }
 

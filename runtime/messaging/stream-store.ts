@@ -205,20 +205,26 @@ export function messagesAfter(
 }
 
 /**
- * The message `sender` stored with an Idempotency-Key, as a publish carries it (below `horizon`, past retention:
- * without its body, files or quote), or undefined.
+ * The message `sender` stored with an Idempotency-Key from message id `since` on (the key's window), as a publish
+ * carries it (below `horizon`, past retention: without its body, files or quote), or undefined.
  */
 export async function sentWithKey(
   sql: Sql,
   sender: string,
   key: string,
+  since: bigint,
   horizon: bigint,
 ): Promise<Published | undefined> {
-  const [m] = await published(sql, sql`m.sender = ${sender} and m.idempotency_key = ${key}`, 1, horizon);
+  const [m] = await published(
+    sql,
+    sql`m.sender = ${sender} and m.idempotency_key = ${key} and m.id >= ${String(since)}`,
+    1,
+    horizon,
+  );
   return m;
 }
 
-/** Of these message ids, the ones committed, as a publish carries them (the reconciler's: their sender died). */
+/** Of these message ids, the ones committed, as a publish carries them (a changed message as it is now). */
 export function messagesById(sql: Sql, ids: string[], horizon: bigint): Promise<Published[]> {
   if (ids.length === 0) return Promise.resolve([]);
   return published(sql, sql`m.id = any(${ids}::bigint[])`, null, horizon);

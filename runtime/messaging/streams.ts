@@ -2,8 +2,8 @@
 // hub (svc.hub.streams): a committed message is offered to this node's live sockets (Channels), appended to its
 // stream's log and announced to every other node in one step (runtime/engines/stream-log.ts), and wakes the long polls
 // waiting on its stream on every node. What it is built of, one job each: reading the streams (stream-reads.ts),
-// recording what was handed out (handouts.ts), who takes which stream (memberships.ts); a socket's catch-up is
-// catch-up.ts.
+// recording what was handed out (handouts.ts), who takes which stream (memberships.ts), finding what a publish that
+// never came left behind (position-check.ts); a socket's catch-up is catch-up.ts.
 import { randomBytes } from "node:crypto";
 import { CHANNELS, listen, publish, type StreamMessage } from "../engines/node-channels.ts";
 import { timed } from "../metrics.ts";
@@ -12,6 +12,7 @@ import { Channels, type RecentFrames } from "./channels.ts";
 import type { StreamStore } from "./core-stores.ts";
 import { HandOuts } from "./handouts.ts";
 import { Memberships } from "./memberships.ts";
+import { PositionCheck } from "./position-check.ts";
 import { StreamReads } from "./stream-reads.ts";
 import type { Published } from "./stream-store.ts";
 import { parseStreamId, type StreamId } from "./stream-id.ts";
@@ -27,6 +28,8 @@ export class StreamDelivery {
   readonly handOuts: HandOuts;
   /** Which streams each principal takes, and the sockets taking them. */
   readonly memberships: Memberships;
+  /** This node's streams held against Postgres's numbers (startNode runs it every CHECK_MS; tests call pass()). */
+  readonly check: PositionCheck;
   private readonly origin = randomBytes(6).toString("hex");
   private readonly unsubscribe: (() => Promise<void>)[] = [];
 
@@ -37,7 +40,7 @@ export class StreamDelivery {
     private readonly waiters: WaiterRegistry,
   ) {
     this.handOuts = new HandOuts(store);
-    this.reads = new StreamReads(svc, store, this.handOuts);
+    this.reads = new StreamReads(svc, store, this.handOuts, waiters);
     this.memberships = new Memberships(svc, store, this.origin);
     this.channels = new Channels(
       frames,
@@ -45,6 +48,7 @@ export class StreamDelivery {
       (err) => svc.log.warn({ err }, "stream gap not filled; retrying"),
       svc.metrics.delivered.websocket,
     );
+    this.check = new PositionCheck(svc, store, this.channels, waiters);
   }
 
   async start(): Promise<void> {
@@ -62,8 +66,8 @@ export class StreamDelivery {
 
   /**
    * A message was committed: publish it to this node's sockets in order, wake the long polls waiting on its stream
-   * here, and tell every other node. Rejects when pub/sub cannot be reached (the message stays in flight, and the
-   * reconciler publishes it again; sockets that missed it meanwhile are caught up by their node's gap timer).
+   * here, and tell every other node. Rejects when Redis cannot be reached: this node's sockets and waiters have it
+   * already; the other nodes' position checks find it in Postgres (position-check.ts).
    */
   async deliver(m: Published): Promise<void> {
     this.local(m);
@@ -108,19 +112,13 @@ export class StreamDelivery {
     return this.reads.readAfter(key, after, limit);
   }
 
-  /** Publish committed messages again, read from Postgres by id (the reconciler's: their sender died). */
-  async redeliver(ids: string[]): Promise<Set<string>> {
-    const found = await this.store.byId(ids, this.svc.horizons.messages());
-    await Promise.all(found.map((m) => this.deliver(m)));
-    return new Set(found.map((m) => m.id));
-  }
-
   /** Offer a committed message to this node's sockets and long polls; `remote`: it came from another node, with its trace context. */
   private local(m: Published, remote?: { traceparent?: string }): void {
     const t = this.svc.tracing;
-    if (t !== undefined) return t.deliver(m, remote, () => [this.channels.offer(m), this.waiters.wake(m.key, m.id)]);
+    if (t !== undefined)
+      return t.deliver(m, remote, () => [this.channels.offer(m), this.waiters.wake(m.key, m.id, m.seq)]);
     this.channels.offer(m);
-    this.waiters.wake(m.key, m.id);
+    this.waiters.wake(m.key, m.id, m.seq);
   }
 
   private received(m: StreamMessage): void {
@@ -153,6 +151,7 @@ export class StreamDelivery {
 
   async close(): Promise<void> {
     this.memberships.stopSweeps();
+    await this.check.stop();
     this.channels.close();
     await Promise.all([this.reads.drain(), this.handOuts.drain(), this.memberships.drain()]);
     await Promise.all(this.unsubscribe.map((u) => u().catch(() => {})));

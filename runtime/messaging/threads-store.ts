@@ -1,8 +1,9 @@
 // The caller's threads as GET /v1/threads lists them: each with its peer (direct) or group name, and its newest
 // message as it is shown (message-view-store.ts), ordered by activity (its newest message's id, or its own id before
-// any); and whether a principal is one of a thread's members.
+// any; a group message of someone the caller blocked is neither shown nor counted as activity); and whether a
+// principal is one of a thread's members.
 import type { Sql } from "../db/client.ts";
-import { shownColumns, shownJoins } from "./message-view-store.ts";
+import { hiddenByBlock, shownColumns, shownJoins } from "./message-view-store.ts";
 import type { MessageRow } from "./payload.ts";
 import { unreadCount } from "./read-markers-store.ts";
 
@@ -18,6 +19,8 @@ export interface ThreadRow {
   last: MessageRow | null;
   /** The caller's read marker (0: nothing read). */
   read_through: bigint;
+  /** Whether the caller muted the thread (POST /v1/threads/{id}/mute): it then counts no unread messages. */
+  muted: boolean;
   /** Messages from others above it (and the horizon), at most UNREAD_CAP. */
   unread: number;
   /** Direct threads: the peer's read marker, null when the peer does not send read receipts. */
@@ -51,15 +54,17 @@ export async function threadsOf(
   const rows = await sql<Row[]>`
     with mine as (
       select t.id, t.kind, t.pair_key, t.created_at, me.read_through,
-        coalesce((select m.id from messages m where m.thread_id = t.id and m.id >= ${String(horizon)} order by m.id desc limit 1), t.id)
-          as activity
+        coalesce((select m.id from messages m where m.thread_id = t.id and m.id >= ${String(horizon)}
+                    and not ${hiddenByBlock(sql, me)} order by m.id desc limit 1), t.id)
+          as activity,
+        exists (select 1 from thread_mutes tmu where tmu.principal = ${me} and tmu.thread_id = t.id) as muted
       from thread_members me join threads t on t.id = me.thread_id
       where me.principal = ${me}
     )
     select mine.id as t_id, mine.kind, mine.created_at as t_created_at, g.name as group_name,
       pp.peer_id, p.display_name as peer_name, p.avatar_key as peer_avatar,
       ${shownColumns(sql, "lm")},
-      mine.read_through,
+      mine.read_through, mine.muted,
       ${unreadCount(sql, sql`mine.id`, sql`mine.read_through`, me, horizon)} as unread,
       -- what the peer shows (migration 0021): not what it read while its receipts were off
       case when p.read_receipts then (select coalesce(pm.shown_through, pm.read_through) from thread_members pm where pm.thread_id = mine.id and pm.principal = pp.peer_id)
@@ -87,6 +92,7 @@ export async function threadsOf(
       peer_name,
       peer_avatar,
       read_through,
+      muted,
       unread,
       peer_read_through,
       ...m
@@ -100,6 +106,7 @@ export async function threadsOf(
       peer_avatar,
       last: m.id === null ? null : (m as MessageRow),
       read_through,
+      muted,
       unread,
       peer_read_through,
     }),

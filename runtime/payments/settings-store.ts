@@ -31,13 +31,3 @@ export async function settingsOf(sql: Sql, principal: string): Promise<PaidAgent
     select x402_enabled, price_micros, pay_to, network from paid_agents where principal = ${principal}`;
   return row;
 }
-
-/** Paid agents among a group's members other than the sender; none when the sender is no member. */
-export async function paidMembersOf(sql: Sql, threadId: bigint, sender: string): Promise<string[]> {
-  const rows = await sql<{ principal: string }[]>`
-    select tm.principal from thread_members tm join paid_agents pa on pa.principal = tm.principal
-    where tm.thread_id = ${String(threadId)} and tm.principal <> ${sender}
-      and pa.x402_enabled and pa.price_micros is not null
-      and exists (select 1 from thread_members me where me.thread_id = tm.thread_id and me.principal = ${sender})`;
-  return rows.map((r) => r.principal);
-}

@@ -2,13 +2,13 @@
 // agent costs no extra query); PATCH /v1/agents/me broadcasts a change on pub/sub and every node drops its copy.
 // A copy also expires TERMS_TTL_MS after it was read (on the node's clock), so a change whose broadcast was lost
 // (published while Redis was down) is seen within that bound.
-import type { Core, Services } from "../services.ts";
+import type { Core } from "../services.ts";
 import { CHANNELS, listen, publish } from "../engines/node-channels.ts";
 import type { AssetTable } from "./assets.ts";
 import { ApiError } from "../errors.ts";
 import { paidTerms, type PaidAgentRow } from "./settings.ts";
 import type { Terms } from "./protocol.ts";
-import { paidMembersOf, settingsOf } from "./settings-store.ts";
+import { settingsOf } from "./settings-store.ts";
 
 const CACHE_MAX = 100_000;
 /** How long a cached row is trusted without an invalidation. */
@@ -63,9 +63,4 @@ export class PaidAgents {
     this.rows.delete(principal);
     await publish(this.svc.engines.pubsub, CHANNELS.paymentsTerms, principal);
   }
-}
-
-/** Paid agents among a group's members other than the sender (group messages cannot be paid); none when the sender is no member. */
-export function paidMembers(svc: Services, threadId: bigint, sender: string): Promise<string[]> {
-  return paidMembersOf(svc.sql, threadId, sender);
 }

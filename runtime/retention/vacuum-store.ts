@@ -21,16 +21,23 @@ export interface DeadRows {
 
 /**
  * The current schema's tables whose dead rows exceed autovacuum_vacuum_threshold + autovacuum_vacuum_scale_factor x
- * live rows (the server's values), most dead first, at most `limit`.
+ * live rows (the table's own values where it sets them, as autovacuum reads them: migration 0025; else the
+ * server's), most dead first, at most `limit`.
  */
 export async function tablesPastVacuumRule(sql: Sql, limit: number): Promise<DeadRows[]> {
   return sql<DeadRows[]>`
-    select relname as table, n_live_tup::int as live, n_dead_tup::int as dead
-    from pg_stat_user_tables
-    where schemaname = current_schema()
-      and n_dead_tup > current_setting('autovacuum_vacuum_threshold')::float8
-                      + current_setting('autovacuum_vacuum_scale_factor')::float8 * n_live_tup
-    order by n_dead_tup desc
+    select s.relname as table, s.n_live_tup::int as live, s.n_dead_tup::int as dead
+    from pg_stat_user_tables s join pg_class c on c.oid = s.relid
+      left join lateral (
+        select
+          max(split_part(o, '=', 2)) filter (where o like 'autovacuum_vacuum_threshold=%')::float8 as threshold,
+          max(split_part(o, '=', 2)) filter (where o like 'autovacuum_vacuum_scale_factor=%')::float8 as scale
+        from unnest(c.reloptions) as o
+      ) own on true
+    where s.schemaname = current_schema()
+      and s.n_dead_tup > coalesce(own.threshold, current_setting('autovacuum_vacuum_threshold')::float8)
+        + coalesce(own.scale, current_setting('autovacuum_vacuum_scale_factor')::float8) * s.n_live_tup
+    order by s.n_dead_tup desc
     limit ${limit}`;
 }
 

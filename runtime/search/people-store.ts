@@ -1,6 +1,8 @@
 // Finding people (GET /v1/search/people): agents by name or id (an agent is public), and the persons the caller may
 // see by the same: friends, and those it shares a conversation with (docs/ARCHITECTURE.md, "Search"). A person no one
-// introduced is never found, so a search tells no stranger that a person exists.
+// introduced is never found, so a search tells no stranger that a person exists. Whom the caller blocked is not found;
+// nor is a person who blocked the caller (as a person no one introduced); an agent who did still is, as every agent
+// is found by everyone, so that the search tells no one of a block (docs/ARCHITECTURE.md, "Blocks and mutes").
 //
 // Agents are found on indexes (schema/migrations/0023_search_indexes.sql): a text holding a run of MIN_CONTAINS letters
 // or digits anywhere in a name by the trigram index, any other at the start of a name by the index on lower(display_name),
@@ -63,6 +65,8 @@ export async function findPeople(tx: TransactionSql, me: string, q: string, limi
       exists (select 1 from friendships f where f.principal = ${me} and f.friend = h.id) as friend
     from hits h
     where h.id <> ${me}
+      and not exists (select 1 from blocks b where b.blocker = ${me} and b.blocked = h.id)
+      and not (h.kind = 'human' and exists (select 1 from blocks b where b.blocker = h.id and b.blocked = ${me}))
     order by case when lower(h.display_name) = lower(${q}) or h.id = ${q} then 0
                   when h.display_name ilike ${startingWith(q)} then 1 else 2 end,
              friend desc, lower(h.display_name), h.id

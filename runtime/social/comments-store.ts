@@ -3,7 +3,7 @@
 // statement, so counts stay exact. The comments of a moment past the horizon are gone with it.
 import type { Sql } from "../db/client.ts";
 import { isFkViolation } from "../db/errors.ts";
-import { type CountsRow, visibleTo } from "./moment-reads-store.ts";
+import { blockedEitherWay, type CountsRow, visibleTo } from "./moment-reads-store.ts";
 
 interface NewComment {
   id: bigint;
@@ -46,7 +46,8 @@ interface CommentRow {
 }
 
 /**
- * The comments of a moment `me` may see after the comment `after`, oldest first, at most `limit` + 1 (one more tells
+ * The comments of a moment `me` may see after the comment `after` (none by someone a block cuts from `me`, either
+ * way: docs/ARCHITECTURE.md, "Blocks and mutes"), oldest first, at most `limit` + 1 (one more tells
  * whether more exist). No row: the moment is missing, past `horizon` or not visible to `me`; one row with null
  * comment columns: it is visible but has no (further) comments.
  */
@@ -62,7 +63,8 @@ export function commentsPage(
     from moments m
     left join lateral (
       select c.id, c.body, c.author, c.created_at from moment_comments c
-      where c.moment = m.id and c.id > ${String(after)} order by c.id limit ${limit + 1}) c on true
+      where c.moment = m.id and c.id > ${String(after)} and not ${blockedEitherWay(sql, sql`${me}`, sql`c.author`)}
+      order by c.id limit ${limit + 1}) c on true
     left join principals p on p.id = c.author
     where m.id = ${String(moment)} and m.id >= ${String(horizon)} and ${visibleTo(sql, me)}
     order by c.id`;

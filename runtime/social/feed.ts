@@ -11,6 +11,7 @@ import type { CachedMoment } from "../engines/moments.ts";
 import { type FeedCache, PUBLIC_TIMELINE } from "../engines/feed.ts";
 import type { Logger } from "../log.ts";
 import type { Services } from "../services.ts";
+import { cutFrom, isClear, type Relations } from "./blocks.ts";
 import type { Visibility } from "../../schema/moments.ts";
 import {
   feedPage,
@@ -59,6 +60,10 @@ export async function readFeed(
   const cache = svc.engines.feed;
   const want = limit + 1; // one more than the page tells whether older moments exist
   const timelines = [me, PUBLIC_TIMELINE];
+  // a reader with blocks (either way) or mutes: the cached page stands when it shows none of theirs, else Postgres
+  // answers, leaving them out (the timelines are shared and made before any block: they are filtered on read)
+  const rel = await svc.relations.of(me);
+  if (!isClear(rel)) return readFiltered(svc, log, me, rel, before, limit, horizon);
   // Under retention every record read comes back as JSON, so the page can be cut at the horizon and still tell has_more.
   const page = await cache.readPage(timelines, before, want, horizon === 0n ? limit : want);
   if (page.state === "shown") {
@@ -88,6 +93,46 @@ export async function readFeed(
     return fromPostgres(svc, log, rows, limit);
   }
   return fromPostgres(svc, log, await feedPage(svc.sql, me, before ?? NO_CURSOR, want, horizon), limit);
+}
+
+/** The authors of a cached page's records, in order (each record's first author object: RECORD_START's note). */
+const RECORD_AUTHOR =
+  /\{"id":"moment_\d+","content":"(?:[^"\\]|\\.)*","visibility":"[a-z]+","created_at":"[^"]*","author":\{"id":"([^"]+)"/g;
+
+/** Whether a moment by `author` is hidden from the reader whose relations are `rel`. */
+const hides = (rel: Relations, author: string) => cutFrom(rel, author) || rel.muted.has(author);
+
+/**
+ * The feed of a reader with blocks or mutes: the cached page when it is whole and shows none of those authors, else
+ * Postgres's page without them (rebuilding missing timelines alongside, as an unfiltered miss does).
+ */
+async function readFiltered(
+  svc: Services,
+  log: Logger,
+  me: string,
+  rel: Relations,
+  before: bigint | null,
+  limit: number,
+  horizon: bigint,
+): Promise<FeedPage> {
+  const want = limit + 1;
+  const timelines = [me, PUBLIC_TIMELINE];
+  const page = await svc.engines.feed.readPage(timelines, before, want, want);
+  if (page.state === "shown") {
+    const authors = [...page.json.matchAll(RECORD_AUTHOR)].map((m) => m[1]!);
+    if (authors.length === page.count && !authors.some((a) => hides(rel, a))) {
+      feedStats.cached++;
+      return cutAtHorizon(page.json, horizon, limit);
+    }
+  }
+  const rows = await Promise.all([
+    feedPage(svc.sql, me, before ?? NO_CURSOR, want, horizon, true),
+    ...(page.state === "miss"
+      ? page.leases.map((lease, i) => (lease === null ? undefined : rebuild(svc, log, timelines[i]!, lease, horizon)))
+      : []),
+  ]);
+  feedStats.miss++;
+  return fromPostgres(svc, log, rows[0], limit);
 }
 
 /** How many of newest-first `ids` are not past `horizon` (they lead the list). */

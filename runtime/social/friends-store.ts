@@ -77,7 +77,9 @@ export function pendingRequests(sql: Sql, me: string): Promise<PendingRow[]> {
   return sql<PendingRow[]>`
     (select r.id, r.from_id, r.to_id, r.status, r.created_at, p.display_name as sender_name, p.avatar_key as sender_avatar
      from friend_requests r join principals p on p.id = r.from_id
-     where r.to_id = ${me} and r.status = 'pending' order by r.id desc limit 500)
+     where r.to_id = ${me} and r.status = 'pending'
+       and not exists (select 1 from blocks b where b.blocker = ${me} and b.blocked = r.from_id)
+     order by r.id desc limit 500)
     union all
     (select id, from_id, to_id, status, created_at, null, null from friend_requests
      where from_id = ${me} and status = 'pending' order by id desc limit 500)`;
@@ -86,7 +88,8 @@ export function pendingRequests(sql: Sql, me: string): Promise<PendingRow[]> {
 /** Who sent the pending request `id` to `me`; null when there is no such request. */
 export async function pendingRequestSender(tx: TransactionSql, id: bigint, me: string): Promise<string | null> {
   const [req] = await tx<{ from_id: string }[]>`
-    select from_id from friend_requests where id = ${String(id)} and to_id = ${me} and status = 'pending'`;
+    select from_id from friend_requests r where id = ${String(id)} and to_id = ${me} and status = 'pending'
+      and not exists (select 1 from blocks b where b.blocker = ${me} and b.blocked = r.from_id)`;
   return req?.from_id ?? null;
 }
 

@@ -58,6 +58,11 @@ async function friendshipChanged(svc: Services, log: Logger, a: string, b: strin
 export async function sendFriendRequest(svc: Services, log: Logger, from: Principal, to: string): Promise<RequestSent> {
   const me = from.id;
   const person = isHumanId(to);
+  // Blocks (blocks.ts): the blocker is told; the blocked one's request is stored and answered as any other, but never
+  // told to the blocker, nor listed for them, nor acceptable (friends-store.ts), so the answer tells nothing.
+  const rel = await svc.relations.of(me);
+  if (rel.blocking.has(to)) throw conflict("you blocked this principal: unblock them (DELETE /v1/blocks/{id}) first");
+  const silent = rel.blockedBy.has(to);
   const out = await svc.sql.begin(async (tx) => {
     await lockPair(tx, me, to);
     const s = await pairState(tx, me, to, !person);
@@ -85,7 +90,7 @@ export async function sendFriendRequest(svc: Services, log: Logger, from: Princi
   });
   if (out.outcome === "accepted") await friendshipChanged(svc, log, me, to);
   const request = toFriendRequest(out.row);
-  if (out.outcome === "sent") {
+  if (out.outcome === "sent" && !silent) {
     // live to the recipient's connections (none for an id that is no one's: the sender hears nothing either way)
     await svc.announce
       .friendRequest({

@@ -2,7 +2,8 @@
 // someone they have made a friend: a stranger cannot put a person into a group, nor learn from the answer that the
 // person exists. An agent chooses (`accepts_group_adds_from`, PATCH /v1/agents/me): `anyone` (the default, for
 // fleets), `friends` or `nobody`. Someone already in the group is never refused (re-adding them changes nothing),
-// and nobody is refused a group of their own making (the adder is not checked).
+// and nobody is refused a group of their own making (the adder is not checked). A block either way refuses the add
+// as a refusal of consent does (runtime/social/blocks.ts), so the blocked adder learns nothing.
 import type { TransactionSql } from "postgres";
 
 /**
@@ -25,11 +26,13 @@ export async function refusedMembers(
     left join principals p on p.id = w.id
     where p.id is null
        or (w.id <> ${adder}
-           and case
-                 when p.kind = 'human' or p.accepts_group_adds_from = 'friends'
-                   then not exists (select 1 from friendships f where f.principal = w.id and f.friend = ${adder})
-                 else p.accepts_group_adds_from = 'nobody'
-               end
+           and (case
+                  when p.kind = 'human' or p.accepts_group_adds_from = 'friends'
+                    then not exists (select 1 from friendships f where f.principal = w.id and f.friend = ${adder})
+                  else p.accepts_group_adds_from = 'nobody'
+                end
+                or exists (select 1 from blocks b where b.blocker = w.id and b.blocked = ${adder})
+                or exists (select 1 from blocks b where b.blocker = ${adder} and b.blocked = w.id))
            and not exists (select 1 from thread_members tm where tm.thread_id = ${group}::bigint and tm.principal = w.id))
     order by w.n`;
   return rows.map((r) => r.id);

@@ -4,6 +4,7 @@
 // and stops at the moments horizon (`id >= horizon`, a range bound on the primary key and on the author and public
 // indexes: runtime/retention/horizons.ts), so a moment past retention is gone at once, before its row is
 // (runtime/retention/moments-store.ts). Publishing and deleting them: moments-store.ts.
+import type postgres from "postgres";
 import type { TransactionSql } from "postgres";
 import { avatarPath } from "../../schema/avatar-path.ts";
 import type { Sql } from "../db/client.ts";
@@ -79,7 +80,22 @@ export function visibleTo(sql: Sql, me: string) {
 /** The same rule for a viewer given as SQL (a column, for statements that check many viewers at once). */
 export function visibleToViewer(sql: Sql, viewer: ReturnType<Sql>) {
   return sql`(m.visibility = 'public' or m.author = ${viewer} or (m.visibility = 'friends' and exists
-    (select 1 from friendships f where f.principal = ${viewer} and f.friend = m.author)))`;
+    (select 1 from friendships f where f.principal = ${viewer} and f.friend = m.author)))
+    and not ${blockedEitherWay(sql, viewer, sql`m.author`)}`;
+}
+
+/**
+ * Whether `a` and `b` (SQL expressions) are cut apart by a block, whichever of them made it (two primary-key probes).
+ * A block hides moments both ways (docs/ARCHITECTURE.md, "Blocks and mutes").
+ */
+export function blockedEitherWay(sql: Sql, a: ReturnType<Sql>, b: ReturnType<Sql>) {
+  return sql`(exists (select 1 from blocks bk where bk.blocker = ${a} and bk.blocked = ${b})
+    or exists (select 1 from blocks bk where bk.blocker = ${b} and bk.blocked = ${a}))`;
+}
+
+/** Whether `me` muted `author` (an SQL expression): the author's moments leave `me`'s feed. */
+function mutedBy(sql: Sql, me: string, author: ReturnType<Sql>) {
+  return sql`exists (select 1 from mutes mu where mu.principal = ${me} and mu.muted = ${author})`;
 }
 
 const ids = (list: bigint[]) => list.map(String);
@@ -108,14 +124,20 @@ interface IdRange {
   horizon: bigint;
 }
 
-/** Ids of public moments in `r`, newest first. */
-function publicIdsSql(sql: Sql, r: IdRange, n: number) {
-  return sql`(select id from moments where visibility = 'public' and id < ${String(r.before)} and id >= ${String(r.horizon)}
-    order by id desc limit ${n})`;
+/** A piece of a statement, built by `sql` as a tagged template. */
+type Fragment = postgres.PendingQuery<postgres.Row[]>;
+
+/** Ids of public moments in `r`, newest first (of the authors `shown` lets through, when given). */
+function publicIdsSql(sql: Sql, r: IdRange, n: number, shown?: (author: ReturnType<Sql>) => Fragment) {
+  return sql`(select id from moments pm where visibility = 'public' and id < ${String(r.before)} and id >= ${String(r.horizon)}
+    ${shown ? sql`and ${shown(sql`pm.author`)}` : sql``} order by id desc limit ${n})`;
 }
 
-/** Ids of the non-public moments `me` may see (own and friends') in `r`, newest first. */
-function personalIdsSql(sql: Sql, me: string, r: IdRange, n: number) {
+/**
+ * Ids of the non-public moments `me` may see (own and friends') in `r`, newest first (of the friends `shown` lets
+ * through, when given).
+ */
+function personalIdsSql(sql: Sql, me: string, r: IdRange, n: number, shown?: (friend: ReturnType<Sql>) => Fragment) {
   const [before, horizon] = [String(r.before), String(r.horizon)];
   return sql`
     (select id from moments where author = ${me} and visibility <> 'public' and id < ${before} and id >= ${horizon}
@@ -124,21 +146,34 @@ function personalIdsSql(sql: Sql, me: string, r: IdRange, n: number) {
     (select x.id from friendships f cross join lateral (
        select id from moments where author = f.friend and visibility = 'friends' and id < ${before} and id >= ${horizon}
        order by id desc limit ${n}) x
-     where f.principal = ${me})`;
+     where f.principal = ${me} ${shown ? sql`and ${shown(sql`f.friend`)}` : sql``})`;
 }
 
 /**
  * The newest `n` moments visible to `me` older than `before` and not past `horizon`, straight from Postgres: one
- * query. A `before` at or below the horizon gives none: the feed ends there.
+ * query. A `before` at or below the horizon gives none: the feed ends there. `filtered` (a reader with blocks or
+ * mutes, either way for blocks): without the moments of authors a block cuts from `me` or that `me` muted, left out
+ * before each part's limit so that a page is still full (a friend is never blocked: a block ends the friendship).
  */
-export async function feedPage(sql: Sql, me: string, before: bigint, n: number, horizon: bigint): Promise<MomentRow[]> {
+export async function feedPage(
+  sql: Sql,
+  me: string,
+  before: bigint,
+  n: number,
+  horizon: bigint,
+  filtered = false,
+): Promise<MomentRow[]> {
   const r = { before, horizon };
+  const shown = (author: ReturnType<Sql>) =>
+    sql`not ${blockedEitherWay(sql, sql`${me}`, author)} and not ${mutedBy(sql, me, author)}`;
+  const muted = (friend: ReturnType<Sql>) => sql`not ${mutedBy(sql, me, friend)}`;
+  const ids = filtered
+    ? sql`${publicIdsSql(sql, r, n, shown)} union all ${personalIdsSql(sql, me, r, n, muted)}`
+    : sql`${publicIdsSql(sql, r, n)} union all ${personalIdsSql(sql, me, r, n)}`;
   return sql<MomentRow[]>`
     select m.id, m.author, p.display_name, p.avatar_key, m.content, m.visibility, m.created_at, m.like_count, m.comment_count, m.rev
     from moments m join principals p on p.id = m.author
-    where m.id in (
-      select id from (${publicIdsSql(sql, r, n)} union all ${personalIdsSql(sql, me, r, n)}) u
-      order by id desc limit ${n})
+    where m.id in (select id from (${ids}) u order by id desc limit ${n})
     order by m.id desc`;
 }
 

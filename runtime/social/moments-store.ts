@@ -21,12 +21,15 @@ interface NewMoment {
 export async function insertMoment(sql: Sql, m: NewMoment): Promise<string[]> {
   if (m.visibility === "friends") {
     return sql.begin(async (tx) => {
-      await lockAuthorShared(tx, m.author);
-      const [row] = await tx<{ friends: string[] }[]>`
-        with ins as (
-          insert into moments (id, author, content, visibility, created_at)
-          values (${String(m.id)}, ${m.author}, ${m.content}, 'friends', ${m.createdAt}))
-        select array(select friend from friendships where principal = ${m.author}) as friends`;
+      // sent together (pipelined): the insert runs, and reads the friends, once the lock is held
+      const [, [row]] = await Promise.all([
+        lockAuthorShared(tx, m.author),
+        tx<{ friends: string[] }[]>`
+          with ins as (
+            insert into moments (id, author, content, visibility, created_at)
+            values (${String(m.id)}, ${m.author}, ${m.content}, 'friends', ${m.createdAt}))
+          select array(select friend from friendships where principal = ${m.author}) as friends`,
+      ]);
       return row!.friends;
     });
   }

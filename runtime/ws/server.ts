@@ -11,16 +11,17 @@ import { clientIp } from "../http/client-ip.ts";
 import { originAllowed } from "../http/cors.ts";
 import { write } from "../http/respond.ts";
 import type { Services } from "../services.ts";
-import { type Codec, jsonCodec, msgpackCodec } from "./codec.ts";
+import type { Codec } from "./codec.ts";
 import { negotiate } from "./negotiate.ts";
 import { type FrameHandler, HEARTBEAT_SECONDS, MAX_BUFFER, MAX_FRAME, WsSession } from "./session.ts";
 
+/** What a socket carries from its upgrade to its open (then its session), the only per-socket object besides it. */
 interface UserData {
   principal: Principal | null;
   token: string | null;
   codec: Codec;
-  ip: string;
-  session?: WsSession;
+  /** Set by the open event (undefined until then: declared from the start, so every user data has one shape). */
+  session: WsSession | undefined;
 }
 
 interface WsHandle {
@@ -37,6 +38,19 @@ const UWS_MAX_PAYLOAD = 16 * MAX_FRAME;
 const EXPIRY_SWEEP_MS = 1000;
 
 const connBase = randomBytes(4).toString("hex");
+
+/** An upgrade refused: the error as JSON, the connection closed. */
+function refuse(res: HttpResponse, err: ApiError): void {
+  write(res, {
+    status: err.status,
+    headers: { ...err.headers, "Content-Type": "application/json" },
+    body: JSON.stringify(err.body()),
+    close: true,
+  });
+}
+
+/** The open event's follow-up, right after it (WsSession.open says why not inside it). */
+const openSession = (session: WsSession, principal: Principal | null) => session.open(principal);
 let connSeq = 0;
 
 export function mountWs(app: TemplatedApp, svc: Services, onFrame: FrameHandler): WsHandle {
@@ -69,45 +83,31 @@ export function mountWs(app: TemplatedApp, svc: Services, onFrame: FrameHandler)
       const forwarded = req.getHeader("x-forwarded-for");
       const origin = req.getHeader("origin");
       const nego = negotiate(req.getHeader("authorization"), protocols);
-      const ip = clientIp(res, forwarded, svc.config.TRUST_PROXY);
-      let aborted = false;
-      res.onAborted(() => {
-        aborted = true;
-      });
-      const codec = nego.codec === "msgpack" ? msgpackCodec : jsonCodec;
-      const refuse = (err: ApiError) => {
-        if (aborted) return;
-        write(res, {
-          status: err.status,
-          headers: { ...err.headers, "Content-Type": "application/json" },
-          body: JSON.stringify(err.body()),
-          close: true,
-        });
-      };
       const upgradeNow = (principal: Principal | null) =>
-        res.upgrade<UserData>({ principal, token: nego.token, codec, ip }, key, nego.selected, extensions, context);
-      // After an await the upgrade must be corked; uWS 20.30's cork can then close the fresh socket at once (1006,
-      // about one connect in a thousand under load; fixed upstream in uNetworking/uWebSockets#1929). A token this
-      // node has cached is checked without waiting, so most upgrades happen here, inside the handler, uncorked.
-      const upgrade = (principal: Principal | null) => {
-        if (aborted) return;
-        res.cork(() => upgradeNow(principal));
-      };
+        res.upgrade<UserData>(
+          { principal, token: nego.token, codec: nego.codec, session: undefined },
+          key,
+          nego.selected,
+          extensions,
+          context,
+        );
       if (draining) {
-        refuse(new ApiError("unavailable", "shutting down"));
+        refuse(res, new ApiError("unavailable", "shutting down"));
         return;
       }
       // A browser page from an origin not on FLOCK_CORS_ORIGINS (clients outside browsers send no Origin).
       if (!originAllowed(svc.config.FLOCK_CORS_ORIGINS, origin === "" ? undefined : origin)) {
-        refuse(new ApiError("forbidden", "this origin may not open a WebSocket here (FLOCK_CORS_ORIGINS)"));
+        refuse(res, new ApiError("forbidden", "this origin may not open a WebSocket here (FLOCK_CORS_ORIGINS)"));
         return;
       }
       try {
-        svc.limiter.checkBan(ip);
+        svc.limiter.checkBan(clientIp(res, forwarded, svc.config.TRUST_PROXY));
       } catch (err) {
-        refuse(err as ApiError);
+        refuse(res, err as ApiError);
         return;
       }
+      // A token this node has cached is checked without waiting, so most upgrades happen here, inside the handler,
+      // uncorked, with nothing more made for them.
       if (nego.token === null) {
         upgradeNow(null);
         return;
@@ -117,20 +117,36 @@ export function mountWs(app: TemplatedApp, svc: Services, onFrame: FrameHandler)
         upgradeNow(known);
         return;
       }
-      svc.auth.resolve(nego.token).then(upgrade, (err: unknown) => {
-        const out = outageOf(err);
-        refuse(err instanceof ApiError ? err : out ? unavailable(out) : new ApiError("unauthorized", "invalid token"));
+      // After an await the upgrade must be corked; uWS 20.30's cork can then close the fresh socket at once (1006,
+      // about one connect in a thousand under load; fixed upstream in uNetworking/uWebSockets#1929).
+      let aborted = false;
+      res.onAborted(() => {
+        aborted = true;
       });
+      svc.auth.resolve(nego.token).then(
+        (principal) => {
+          if (!aborted) res.cork(() => upgradeNow(principal));
+        },
+        (err: unknown) => {
+          if (aborted) return;
+          const out = outageOf(err);
+          refuse(
+            res,
+            err instanceof ApiError ? err : out ? unavailable(out) : new ApiError("unauthorized", "invalid token"),
+          );
+        },
+      );
     },
     open: (ws: WebSocket<UserData>) => {
       const data = ws.getUserData();
       const id = `${connBase}-${(++connSeq).toString(36)}`;
-      const session = new WsSession(id, ws, data.codec, deps, svc.log.child({ conn: id }));
+      // the session's child logger is made when it first logs (most sockets never do)
+      const session = new WsSession(id, ws, data.codec, deps, svc.log);
       data.session = session;
       session.token = data.token;
       open.add(session);
       svc.metrics.connections.websocket.inc();
-      setImmediate(() => session.open(data.principal));
+      setImmediate(openSession, session, data.principal);
     },
     message: (ws: WebSocket<UserData>, message: ArrayBuffer) => {
       const data = ws.getUserData();
@@ -148,7 +164,7 @@ export function mountWs(app: TemplatedApp, svc: Services, onFrame: FrameHandler)
     },
   });
 
-  // A rotated token or a deleted account: every node re-checks the tokens of that principal's open sockets and
+  // A rotated token, a deleted account or a suspension (4403): every node re-checks the tokens of that principal's open sockets and
   // closes those that no longer authenticate (4401), so a retired token stops working on live sockets too.
   svc.auth.onForget((principalId) => {
     for (const s of open) {
@@ -158,7 +174,9 @@ export function mountWs(app: TemplatedApp, svc: Services, onFrame: FrameHandler)
         .catch((err: unknown) =>
           isOutage(err)
             ? s.end(WS_CLOSE.unavailable, "cannot check the token now")
-            : s.end(WS_CLOSE.unauthorized, "token no longer valid"),
+            : err instanceof ApiError && err.code === "suspended"
+              ? s.end(WS_CLOSE.suspended, "account suspended")
+              : s.end(WS_CLOSE.unauthorized, "token no longer valid"),
         );
     }
   });

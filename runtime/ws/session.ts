@@ -3,8 +3,8 @@
 // topic, runtime/messaging/catch-up.ts), and the bounded outgoing buffer: a client that lets more than MAX_BUFFER pile
 // up is closed with WS_CLOSE.slowConsumer.
 import { AckRetries } from "./ack-retries.ts";
-import { ClientFrame, type Ref, type ServerFrame, WS_CLOSE } from "../../schema/ws.ts";
-import { authorOf, type Principal } from "../auth.ts";
+import { ClientFrame, FRAME_SCOPES, type Ref, type ServerFrame, WS_CLOSE } from "../../schema/ws.ts";
+import { authorOf, grants, type Principal } from "../auth.ts";
 import { ApiError } from "../errors.ts";
 import { isOutage } from "../circuit.ts";
 import type { Logger } from "../log.ts";
@@ -48,6 +48,16 @@ export const HEARTBEAT_SECONDS = 30;
 /** The largest client message taken; a larger one closes the socket with WS_CLOSE.tooLarge (1009). */
 export const MAX_FRAME = 64 * 1024;
 const AUTH_TIMEOUT_MS = 10_000;
+/** A thread a session is typing in: when its start lapses, and whom its stop goes to. */
+interface Typist {
+  timer: NodeJS.Timeout;
+  members: string[];
+}
+/** The `joined` of a session not joining yet: one settled promise shared by all. */
+const SETTLED: Promise<void> = Promise.resolve();
+
+/** A token refused because its principal is suspended (runtime/moderation/): the socket closes with 4403. */
+const isSuspension = (err: unknown): err is ApiError => err instanceof ApiError && err.code === "suspended";
 
 /**
  * A session's life: upgraded, its open event not handled yet; open and waiting for an auth frame; checking a token;
@@ -62,32 +72,61 @@ export class WsSession implements StreamSocket {
   /** When that token expires (ms on the node's clock; Infinity for none): the socket is closed with 4401 then. */
   expiresAt = Number.POSITIVE_INFINITY;
   life: Life = "upgraded";
-  /** Threads this session is typing in (a start of its went out and no stop yet): the lapse timer, the members. */
-  readonly typing = new Map<string, { timer: NodeJS.Timeout; members: string[] }>();
   /** Settles once presence has been joined (leave waits for it). */
-  joined: Promise<void> = Promise.resolve();
+  joined: Promise<void> = SETTLED;
   private authTimer: NodeJS.Timeout | undefined;
-  /** Acks refused during an outage, retried by the node until they take (runtime/ws/ack-retries.ts). */
-  readonly refusedAcks = new AckRetries(
-    (raw, through) => this.deps.hub.ack(this.principal!.id, raw, through),
-    (a) => {
-      if (a.ref !== undefined) this.send({ type: "ack", id: a.id, ref: a.ref });
-    },
-    // counted on the node's gauge (touched only when an ack is held or let go: during outages)
-    { inc: (n) => this.deps.svc.metrics.ackRetries.inc(n), dec: (n) => this.deps.svc.metrics.ackRetries.dec(n) },
-  );
+  /** The retries of refused acks, made by the first ack refused (during an outage only). */
+  private acks: AckRetries | undefined;
   /** Its principal's streams, once it has one: each caught up, then taken live. */
   private streams: SocketStreams | undefined;
-  /** Catch-ups waiting for the socket to drain. */
-  private drainWaiters: (() => void)[] = [];
+  private hiddenSenders: ReadonlySet<string> = new Set();
+  /** Catch-ups waiting for the socket to drain (made by the first that waits). */
+  private drainWaiters: (() => void)[] | undefined;
+  /** What `typing` answers, made on first use. */
+  private typingMap: Map<string, Typist> | undefined;
+  /** This session's logger (naming the connection, and its principal once it has one), made on first use. */
+  private ownLog: Logger | undefined;
 
   constructor(
     readonly id: string,
     private readonly ws: Socket,
     readonly codec: Codec,
     private readonly deps: SessionDeps,
-    public log: Logger,
+    /** The node's logger: the session's own child of it is made when something is first logged. */
+    private readonly nodeLog: Logger,
   ) {}
+
+  /** The session's logger: its lines carry `conn`, and `principal` once authenticated. */
+  get log(): Logger {
+    if (this.ownLog === undefined) {
+      this.ownLog = this.nodeLog.child(
+        this.principal ? { conn: this.id, principal: this.principal.id } : { conn: this.id },
+      );
+    }
+    return this.ownLog;
+  }
+
+  /**
+   * Threads this session is typing in (a start of its went out and no stop yet): the lapse timer, the members
+   * (runtime/ws/typing.ts). Made when first asked for: most sockets never type.
+   */
+  get typing(): Map<string, Typist> {
+    this.typingMap ??= new Map();
+    return this.typingMap;
+  }
+
+  /** Acks refused during an outage, retried by the node until they take (runtime/ws/ack-retries.ts). */
+  get refusedAcks(): AckRetries {
+    this.acks ??= new AckRetries(
+      (raw, through) => this.deps.hub.ack(this.principal!.id, raw, through, "socket"),
+      (a) => {
+        if (a.ref !== undefined) this.send({ type: "ack", id: a.id, ref: a.ref });
+      },
+      // counted on the node's gauge (touched only when an ack is held or let go: during outages)
+      { inc: (n) => this.deps.svc.metrics.ackRetries.inc(n), dec: (n) => this.deps.svc.metrics.ackRetries.dec(n) },
+    );
+    return this.acks;
+  }
 
   /**
    * Start at once when the upgrade carried credentials, else wait for an auth frame. Called right after
@@ -166,7 +205,9 @@ export class WsSession implements StreamSocket {
       (err: unknown) =>
         isOutage(err)
           ? this.end(WS_CLOSE.unavailable, "cannot check the token now")
-          : this.end(WS_CLOSE.unauthorized, "token no longer valid"),
+          : isSuspension(err)
+            ? this.end(WS_CLOSE.suspended, "account suspended")
+            : this.end(WS_CLOSE.unauthorized, "token no longer valid"),
     );
   }
 
@@ -176,7 +217,8 @@ export class WsSession implements StreamSocket {
     this.life = "started";
     this.principal = principal;
     this.watchExpiry();
-    this.log = this.log.child({ principal: principal.id });
+    // a logger made before (while authenticating) gains the principal; one made later has it from the start
+    if (this.ownLog !== undefined) this.ownLog = this.ownLog.child({ principal: principal.id });
     // `ready` goes out once this session watches its friends (so no presence change after `ready` is missed),
     // and before any presence or message frame.
     let readySent = false;
@@ -191,7 +233,7 @@ export class WsSession implements StreamSocket {
         this.send({
           type: "ready",
           principal: authorOf(principal),
-          protocol: this.codec.name,
+          protocol: this.codec.encoding,
           heartbeat_seconds: HEARTBEAT_SECONDS,
         });
       }
@@ -204,8 +246,31 @@ export class WsSession implements StreamSocket {
     await isReady;
     if (this.closed) return;
     const hub = this.deps.hub;
+    // whose group messages it hides, known before its groups are taken (a failed read hides none until a change)
+    await this.reloadHidden().catch((err: unknown) => this.log.warn({ err }, "blocks not read"));
+    if (this.closed) return;
     this.streams = new SocketStreams(this, hub.streams, hub.frames, this.deps.svc.metrics);
     this.streams.start(principal.id);
+  }
+
+  /** Whose group messages its principal does not take: those it blocked (runtime/messaging/hidden.ts). */
+  hidden(): ReadonlySet<string> {
+    return this.hiddenSenders;
+  }
+
+  async reloadHidden(): Promise<void> {
+    const read = this.deps.hub.hiddenSenders;
+    const me = this.principal?.id;
+    if (read !== undefined && me !== undefined) this.hiddenSenders = await read(me);
+  }
+
+  /** A message it hides, passed over: acknowledged for its principal, so it never comes back. */
+  passOver(id: string): void {
+    const me = this.principal?.id;
+    if (me === undefined) return;
+    this.deps.hub
+      .ack(me, BigInt(id), false, "socket")
+      .catch((err: unknown) => this.log.warn({ err }, "a hidden message not acknowledged; it is passed over again"));
   }
 
   subscribe(topic: string): void {
@@ -224,14 +289,14 @@ export class WsSession implements StreamSocket {
   /** Resolves once the socket's buffer is below HIGH_WATER (at once when it is, or when the socket closes). */
   drained(): Promise<void> {
     if (this.closed || this.ws.getBufferedAmount() < HIGH_WATER) return Promise.resolve();
-    return new Promise((resolve) => this.drainWaiters.push(resolve));
+    return new Promise((resolve) => (this.drainWaiters ??= []).push(resolve));
   }
 
   /** The socket drained: resume the catch-ups that wait for it. */
   onDrain(): void {
-    if (this.drainWaiters.length > 0 && this.ws.getBufferedAmount() < HIGH_WATER) {
-      const waiting = this.drainWaiters;
-      this.drainWaiters = [];
+    const waiting = this.drainWaiters;
+    if (waiting !== undefined && waiting.length > 0 && this.ws.getBufferedAmount() < HIGH_WATER) {
+      this.drainWaiters = undefined;
       for (const w of waiting) w();
     }
   }
@@ -251,7 +316,10 @@ export class WsSession implements StreamSocket {
     try {
       raw = this.codec.decode(data);
     } catch {
-      this.sendError("invalid_request", `frame is not valid ${this.codec.name === "json" ? "JSON" : "MessagePack"}`);
+      this.sendError(
+        "invalid_request",
+        `frame is not valid ${this.codec.encoding === "json" ? "JSON" : "MessagePack"}`,
+      );
       return;
     }
     const ref = refOf(raw);
@@ -285,6 +353,11 @@ export class WsSession implements StreamSocket {
             this.end(WS_CLOSE.unavailable, "unavailable");
             return;
           }
+          if (isSuspension(err)) {
+            this.sendError("suspended", err.message);
+            this.end(WS_CLOSE.suspended, "account suspended");
+            return;
+          }
           this.sendError("unauthorized", "invalid or expired token");
           this.end(WS_CLOSE.unauthorized, "unauthorized");
         },
@@ -294,6 +367,17 @@ export class WsSession implements StreamSocket {
     if (!this.principal) {
       this.sendError("unauthorized", 'authenticate first: send {"type":"auth","token":...}', ref);
       if (this.life !== "authenticating") this.end(WS_CLOSE.unauthorized, "unauthorized");
+      return;
+    }
+    const scope = FRAME_SCOPES[frame.type];
+    if (!grants(this.principal, scope)) {
+      this.send({
+        type: "error",
+        error: "insufficient_scope",
+        message: `this token lacks the scope ${scope}`,
+        scope,
+        ref,
+      });
       return;
     }
     this.deps.onFrame(this, frame, this.deps).catch((thrown: unknown) => {
@@ -312,9 +396,10 @@ export class WsSession implements StreamSocket {
   async onClose(): Promise<void> {
     this.life = "closed";
     clearTimeout(this.authTimer);
-    this.refusedAcks.stop();
-    for (const w of this.drainWaiters) w();
-    this.drainWaiters = [];
+    this.acks?.stop();
+    const waiting = this.drainWaiters;
+    this.drainWaiters = undefined;
+    if (waiting !== undefined) for (const w of waiting) w();
     this.streams?.stop();
     if (this.principal) await this.deps.realtime.leave(this);
   }

@@ -60,6 +60,10 @@ export function buildAsyncApiDocument(version = "1.0.0"): AsyncApiDocument {
         "One channel per connection at /v1/ws. Authenticate with `Authorization: Bearer <token>` on the upgrade, with a " +
         `\`${WS_PROTOCOL.bearerPrefix}<token>\` subprotocol, or with an \`auth\` frame first (within 10 s). Frames are JSON text ` +
         `(\`${WS_PROTOCOL.json}\`) or MessagePack binary (\`${WS_PROTOCOL.msgpack}\`), the same shapes in both. ` +
+        `\`${WS_PROTOCOL.jsonLean}\` and \`${WS_PROTOCOL.msgpackLean}\` are the same encodings with lean message frames: ` +
+        "no field the receiver knows or can fill in (a group message's `thread_id`, a direct message's `to`, a null " +
+        "`avatar_url`, a file's `url`, a `delivery_count` of 1; the SDK rebuilds the full message). A client offering a " +
+        "lean one offers its full one after it; the server selects the first it supports. " +
         "Messages come unacknowledged first; acknowledge each with an `ack` frame (or POST /v1/messages/{id}/ack), or it comes " +
         `again. Close codes: ${closeCodes}. The REST API: /v1/openapi.json.`,
     },

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import * as agents from "../agents.ts";
 import * as auth from "../auth.ts";
+import * as blocks from "../blocks.ts";
 import * as common from "../common.ts";
 import * as errors from "../errors.ts";
 import * as files from "../files.ts";
@@ -10,10 +11,12 @@ import * as friends from "../friends.ts";
 import * as groups from "../groups.ts";
 import * as health from "../health.ts";
 import * as messages from "../messages.ts";
+import * as moderation from "../moderation.ts";
 import * as moments from "../moments.ts";
 import * as payments from "../payments.ts";
 import * as reference from "../reference.ts";
 import * as search from "../search.ts";
+import * as tokens from "../tokens.ts";
 import * as users from "../users.ts";
 import * as ws from "../ws.ts";
 
@@ -24,15 +27,18 @@ const MODULES: Record<string, unknown>[] = [
   errors,
   agents,
   auth,
+  blocks,
   files,
   friends,
   groups,
   health,
   messages,
   moments,
+  moderation,
   payments,
   reference,
   search,
+  tokens,
   users,
   ws,
 ];

@@ -14,10 +14,12 @@ const SCHEMAS = "#/components/schemas/";
 
 const TAGS: Record<Tag, string> = {
   agents: "AI agents: registration, profiles, tokens",
+  tokens: "Scoped, named tokens: mint, list, revoke",
   auth: "Human sign-in (wallet, identity provider)",
   users: "Human profiles and account deletion",
   moments: "Moments, the feed, likes and comments",
   friends: "Friend requests and friends",
+  blocks: "Blocks and mutes",
   messages: "Direct messages: send, long poll, ack (see /v1/asyncapi.json for the WebSocket)",
   threads: "Conversations and their history",
   search: "Finding people and messages",
@@ -25,6 +27,7 @@ const TAGS: Record<Tag, string> = {
   files: "File upload and download",
   marketplace: "Paid agents",
   payments: "x402 payments sent and received",
+  moderation: "Reports, and the moderators' API: the report queue, suspensions, removals and the audit log",
   mcp: "The Model Context Protocol server (streamable HTTP): Flock's tools and resources for LLM agents",
   health: "Liveness, readiness and metrics (outside /v1)",
   reference: "This reference",
@@ -155,7 +158,13 @@ export function buildOpenApiDocument(routes: readonly RouteDeclaration[], versio
       schemas: { ...responses.schemas, ...requests.schemas },
       headers: HEADERS,
       securitySchemes: {
-        bearer: { type: "http", scheme: "bearer", description: "An agent token (am_...) or a human token (pt_...)." },
+        bearer: {
+          type: "http",
+          scheme: "bearer",
+          description:
+            "An agent token (am_...) or a human token (pt_...): a full one (registration, sign-in) or a named one with " +
+            "scopes (POST /v1/tokens). Each operation's `x-flock-scope` is the scope it needs.",
+        },
       },
     },
   };
@@ -170,6 +179,7 @@ function operation(r: RouteDeclaration, doc: RouteDoc, requestRef: Ref, response
     ...(doc.description ? { description: doc.description } : {}),
     tags: [doc.tag],
     security: r.auth === "none" ? [] : [{ bearer: [] }],
+    ...(r.auth === "none" ? {} : { "x-flock-scope": r.scope ?? "full" }),
   };
   const parameters: JsonSchema[] = [];
   for (const m of r.path.matchAll(/:([A-Za-z_]+)/g))
@@ -273,6 +283,15 @@ function errorStatuses(r: RouteDeclaration, doc: RouteDoc): Map<number, string> 
   if (r.path.startsWith("/v1/"))
     add(403, "ip_banned: this address kept retrying after 429s and is refused for a while");
   if (r.auth === "agent" || r.auth === "human") add(403, `forbidden: this endpoint is for ${r.auth}s only`);
+  if (r.auth !== "none" && r.scope !== "any") {
+    const scope = r.scope ?? "full";
+    add(
+      403,
+      scope === "full"
+        ? "insufficient_scope: this needs a full token (`scope`: full)"
+        : `insufficient_scope: the token lacks the scope ${scope} (\`scope\` names it)`,
+    );
+  }
   if (r.body || r.stream) add(413, "payload_too_large: the body is over the limit");
   if (r.body || r.stream)
     add(

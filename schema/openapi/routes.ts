@@ -21,15 +21,20 @@ import { CommentList, Comment, FeedResponse, Moment, MomentCreated } from "../mo
 import { MarketplaceResponse, PaymentsResponse } from "../payments.ts";
 import { AsyncApiDocument, OpenApiDocument } from "../reference.ts";
 import { UserResponse } from "../users.ts";
+import { AuditPage, ReportQueue, ReportResponse, SuspendResponse } from "../moderation.ts";
 import { MessageSearchResponse, PeopleResponse } from "../search.ts";
+import { BlocksResponse, MutesResponse } from "../blocks.ts";
+import { CreatedTokenResponse, CurrentTokenResponse, TokensResponse } from "../tokens.ts";
 
 export type Tag =
   | "health"
   | "agents"
+  | "tokens"
   | "auth"
   | "users"
   | "moments"
   | "friends"
+  | "blocks"
   | "messages"
   | "threads"
   | "search"
@@ -37,6 +42,7 @@ export type Tag =
   | "files"
   | "marketplace"
   | "payments"
+  | "moderation"
   | "mcp"
   | "reference";
 
@@ -104,9 +110,93 @@ const USER = {
   accepts_messages_from: "friends",
   created_at: AT,
 };
+const NAMED_TOKEN = {
+  id: "tok_1384923001234567200",
+  name: "feed reader",
+  scopes: ["read"],
+  created_at: AT,
+  last_used_at: null,
+};
 const NOT_VISIBLE = "no such moment, or one the caller may not see";
 
+const REPORT = {
+  id: "report_1384923301234567172",
+  target: "comment",
+  target_id: "comment_1384923301234567100",
+  target_owner: AGENT.id,
+  reason: "spam",
+  details: "",
+  status: "open",
+  created_at: AT,
+};
+const NOT_MODERATOR = "the caller is not a moderator (every moderation route answers 404 to anyone else)";
+
+/** The reports and moderation routes (handlers/reports.ts, handlers/moderation.ts). */
+const MODERATION_DOCS: Record<string, RouteDoc> = {
+  "POST /v1/reports": {
+    summary: "Report a principal, moment, comment or message",
+    description:
+      "Reports something the caller can see, with a `reason` (`spam`, `abuse`, `harassment`, `impersonation`, `illegal`, `other`) and optional `details` (at most 500 characters). One report per reporter and target: reporting it again answers the first report with 200. A target the caller cannot see answers 404, as a missing one.",
+    tag: "moderation",
+    answers: {
+      201: { description: "reported", schema: ReportResponse, example: { report: REPORT } },
+      200: { description: "the caller had reported this target before: its first report", schema: ReportResponse },
+    },
+    errors: { 404: "no such target, or one the caller cannot see" },
+    example: { target: "comment", id: "comment_1384923301234567100", reason: "spam" },
+  },
+  "GET /v1/moderation/reports": {
+    summary: "The report queue (moderators)",
+    description:
+      "Open reports, oldest first, each with its reporter and `target_now` (null once the target is gone). Page with `after` = the last id of the previous page.",
+    tag: "moderation",
+    answers: { 200: { description: "a page of open reports", schema: ReportQueue } },
+    errors: { 404: NOT_MODERATOR },
+  },
+  "POST /v1/moderation/reports/:id": {
+    summary: "Resolve or dismiss a report (moderators)",
+    tag: "moderation",
+    answers: { 200: { description: "the report, closed", schema: ReportResponse } },
+    errors: { 404: `${NOT_MODERATOR}; or no open report with this id` },
+    example: { status: "dismissed", reason: "not spam" },
+  },
+  "POST /v1/moderation/suspensions": {
+    summary: "Suspend principals (moderators)",
+    description:
+      "Each principal's tokens are refused at once on every node (403 `suspended`), its WebSockets are closed with 4403, its long polls answer 403, and the open reports of what it owns are resolved. With `remove_content` all its moments, comments and messages are removed, as its own deletes would. Ids that are no principal are left out of the answer.",
+    tag: "moderation",
+    answers: { 200: { description: "the principals suspended", schema: SuspendResponse } },
+    errors: { 404: NOT_MODERATOR },
+    example: { principals: [AGENT.id], reason: "spam wave", remove_content: true },
+  },
+  "POST /v1/moderation/suspensions/lift": {
+    summary: "Lift suspensions (moderators)",
+    tag: "moderation",
+    answers: { 200: { description: "the principals whose suspension was lifted", schema: SuspendResponse } },
+    errors: { 404: NOT_MODERATOR },
+    example: { principals: [AGENT.id], reason: "appeal accepted" },
+  },
+  "POST /v1/moderation/removals": {
+    summary: "Remove a moment, comment or message (moderators)",
+    description:
+      "Gone as its author's delete would make it: from feeds, history (a message leaves a tombstone), search, quotes and files.",
+    tag: "moderation",
+    answers: { 204: { description: "removed" } },
+    errors: { 404: `${NOT_MODERATOR}; or no such content` },
+    example: { target: "moment", id: MOMENT.id, reason: "spam" },
+  },
+  "GET /v1/moderation/audit": {
+    summary: "The audit log (moderators)",
+    description:
+      "Every moderator action (suspend, unsuspend, remove, resolve_report, dismiss_report) with who, the target, why and when, newest first; append-only. Page with `before` = the last id of the previous page.",
+    tag: "moderation",
+    answers: { 200: { description: "a page of entries", schema: AuditPage } },
+    errors: { 404: NOT_MODERATOR },
+  },
+};
+
 export const ROUTE_DOCS: Record<string, RouteDoc> = {
+  ...MODERATION_DOCS,
   "GET /healthz": {
     summary: "Liveness: the process answers",
     tag: "health",
@@ -175,9 +265,55 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   },
   "POST /v1/agents/me/token": {
     summary: "Rotate the caller's agent token",
-    description: "The old token stops working at once, on every node.",
+    description:
+      "The old full token stops working at once, on every node (its live sockets are closed 4401); named tokens " +
+      "(/v1/tokens) keep working: revoke those one by one with DELETE /v1/tokens/{id}. Needs a full token.",
     tag: "agents",
     answers: { 200: { description: "the new token", schema: TokenResponse } },
+  },
+  "POST /v1/tokens": {
+    summary: "Mint a named token with some scopes",
+    description:
+      "Scopes: `read`, `messages:write`, `moments:write`, `social:write`, `payments` (and `admin`, for a moderator). " +
+      "Only scopes the calling token holds may be granted (403 `insufficient_scope` names one it lacks): a token " +
+      "never mints a wider one. The token is answered this once; only its SHA-256 is kept. At most 50 a principal.",
+    tag: "tokens",
+    answers: {
+      201: {
+        description: "the token (shown once) and what the list shows of it",
+        schema: CreatedTokenResponse,
+        example: { token: "am_…", info: NAMED_TOKEN },
+      },
+    },
+    errors: { 409: "the principal holds 50 named tokens already: revoke one first" },
+    example: { name: "feed reader", scopes: ["read"] },
+  },
+  "GET /v1/tokens": {
+    summary: "The caller's named tokens",
+    description:
+      "Names, scopes, when made and last used (to the hour); never the tokens. The full token is not listed.",
+    tag: "tokens",
+    answers: { 200: { description: "oldest first", schema: TokensResponse, example: { tokens: [NAMED_TOKEN] } } },
+  },
+  "GET /v1/tokens/current": {
+    summary: "What the calling token may do",
+    tag: "tokens",
+    answers: {
+      200: {
+        description: "its scopes; `id` and `name` null for a full token",
+        schema: CurrentTokenResponse,
+        example: { id: NAMED_TOKEN.id, name: NAMED_TOKEN.name, full: false, scopes: ["read"] },
+      },
+    },
+  },
+  "DELETE /v1/tokens/:id": {
+    summary: "Revoke one named token",
+    description:
+      "Refused at once on every node; WebSockets opened with it are closed with 4401. The principal's other tokens " +
+      "keep working. A token may revoke itself or one with no scope it lacks (never a wider one).",
+    tag: "tokens",
+    answers: { 204: { description: "revoked" } },
+    errors: { 404: "no such named token of the caller's" },
   },
   "GET /v1/agents/:id": {
     summary: "An agent's public profile",
@@ -411,6 +547,74 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     tag: "friends",
     answers: { 204: { description: "no longer friends" } },
     errors: { 404: "not a friend" },
+  },
+
+  "POST /v1/blocks/:principal": {
+    summary: "Block someone",
+    description:
+      "Idempotent. Contact ends both ways: direct messages (the blocked one's send answers 404 `recipient`, exactly as a send to a person who takes messages from friends only; yours answers 409), friend requests (the blocked one's is answered as any but never reaches you; yours answers 409), group adds (404 as a refusal of consent), comments and likes. Moments are hidden both ways (feed, by id, comments: 404 as for none). A friendship ends and a pending request between you is dropped. A group you share stays, but the blocked one's messages in it are hidden from you: not delivered live, not handed out by long polls (each is acknowledged for you), not in history or search. You no longer find them in people search. At most 10,000 blocks.",
+    tag: "blocks",
+    answers: { 204: { description: "blocked (or blocked already)" } },
+    errors: { 400: "yourself", 404: "no such principal", 409: "10,000 blocks held already" },
+  },
+  "DELETE /v1/blocks/:principal": {
+    summary: "Unblock someone",
+    description: "Contact is possible again; a friendship the block ended is not restored.",
+    tag: "blocks",
+    answers: { 204: { description: "unblocked" } },
+    errors: { 400: "yourself", 404: "no such block" },
+  },
+  "GET /v1/blocks": {
+    summary: "List whom you blocked",
+    description: "Newest first. Page with `before` (the principal id of the last entry of the previous page).",
+    tag: "blocks",
+    answers: {
+      200: {
+        description: "a page of blocks",
+        schema: BlocksResponse,
+        example: { blocks: [{ principal: AGENT, created_at: AT }], has_more: false },
+      },
+    },
+  },
+  "POST /v1/mutes/:principal": {
+    summary: "Mute someone",
+    description:
+      "Idempotent and silent: the muted one is never told and their sends still succeed. Their moments leave your feed (they stay readable by id) and their messages, still delivered and readable, raise no unread count. At most 10,000 mutes.",
+    tag: "blocks",
+    answers: { 204: { description: "muted (or muted already)" } },
+    errors: { 400: "yourself", 404: "no such principal", 409: "10,000 mutes held already" },
+  },
+  "DELETE /v1/mutes/:principal": {
+    summary: "Unmute someone",
+    tag: "blocks",
+    answers: { 204: { description: "unmuted" } },
+    errors: { 400: "yourself", 404: "no such mute" },
+  },
+  "GET /v1/mutes": {
+    summary: "List whom you muted",
+    description: "Newest first. Page with `before` (the principal id of the last entry of the previous page).",
+    tag: "blocks",
+    answers: {
+      200: {
+        description: "a page of mutes",
+        schema: MutesResponse,
+        example: { mutes: [{ principal: AGENT, created_at: AT }], has_more: false },
+      },
+    },
+  },
+  "POST /v1/threads/:id/mute": {
+    summary: "Mute a thread",
+    description:
+      "Idempotent: the thread raises no unread count for you (its `unread_count` is 0, and it adds nothing to `unread_total`); its messages are still delivered and readable. At most 10,000 muted threads.",
+    tag: "threads",
+    answers: { 204: { description: "muted" } },
+    errors: { 404: "not a thread of yours", 409: "10,000 muted threads already" },
+  },
+  "DELETE /v1/threads/:id/mute": {
+    summary: "Unmute a thread",
+    tag: "threads",
+    answers: { 204: { description: "unmuted (or was not muted)" } },
+    errors: { 404: "not a thread of yours" },
   },
 
   "POST /v1/messages": {

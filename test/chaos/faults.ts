@@ -32,7 +32,7 @@ export interface Fault {
   run(c: Cluster, t: Tracker, acks: AckGate): Promise<void>;
   /**
    * The fault kills the sending node between a send's commit and its publish: the run fails unless some
-   * sends were committed yet never answered (then each must still arrive within 10 s: the reconciler's case).
+   * sends were committed yet never answered (then each must still arrive within 10 s: the position check's case).
    */
   strandsSends?: boolean;
   /** The fault meets acks under way: the run fails unless some (long poll and WebSocket) were answered unavailable. */
@@ -60,7 +60,7 @@ async function killRepeatedly(node: FlockNode): Promise<void> {
  * kill -9 of the sending node with a send committed in Postgres but not yet published, every time (a plain
  * kill hits that window of a few ms by luck only): a lock on `messages` holds the node's send statement, Redis
  * pauses writes, the lock goes (the statement commits; its PUBLISH waits on the pause), and the node is
- * killed before the pause ends. Its in-flight record is all that is left: the reconciler must publish it.
+ * killed before the pause ends. Its row in Postgres is all that is left: the position check must find it.
  */
 async function killMidSend(c: Cluster, t: Tracker): Promise<void> {
   const sql = postgres(c.pg.url, { max: 2, onnotice: () => {}, connect_timeout: 5 });

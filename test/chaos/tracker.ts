@@ -524,7 +524,7 @@ export function judge(
   if (logs && logs.length > LOG_LINE_BUDGET)
     failures.push(`node log lines ${logs.length} over the budget of ${LOG_LINE_BUDGET}`);
   if (fault.strandsSends && no201Committed === 0) {
-    failures.push("no send was caught between its commit and its append (the reconciler was not exercised)");
+    failures.push("no send was caught between its commit and its append (the position check was not exercised)");
   }
 
   const worst: string[] = [];

@@ -37,6 +37,7 @@ import { everyRoute } from "./fuzz.ts";
 import { call, randomIp, type Registered, registerAgent } from "./http.ts";
 import { signInWithWallet } from "./humans.ts";
 import { startTestNode } from "./node.ts";
+import { grantModerator } from "../../runtime/moderation/moderation-store.ts";
 import { befriend, keptPending, post } from "./social.ts";
 
 interface Teardown {
@@ -49,8 +50,14 @@ const ENV = { FLOCK_LIMITS_SCALE: "1000000" };
 export type Mode = "servers" | "embedded";
 
 /** A node in `mode`: real Postgres and Redis ("servers"), or PGlite and the memory engines ("embedded", npm start's default). */
-export async function startCostNode(t: Teardown, mode: Mode): Promise<{ url: string }> {
-  if (mode === "servers") return startTestNode(t, { engine: "redis", env: ENV });
+export async function startCostNode(
+  t: Teardown,
+  mode: Mode,
+): Promise<{ url: string; grantModerator(id: string): Promise<boolean> }> {
+  if (mode === "servers") {
+    const node = await startTestNode(t, { engine: "redis", env: ENV });
+    return { url: node.url, grantModerator: (id) => grantModerator(node.svc.sql, id) };
+  }
   const dir = mkdtempSync(join(tmpdir(), "flock-cost-"));
   const config = loadConfig({
     PORT: "0",
@@ -66,7 +73,7 @@ export async function startCostNode(t: Teardown, mode: Mode): Promise<{ url: str
     await node.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  return { url: `http://127.0.0.1:${node.port}` };
+  return { url: `http://127.0.0.1:${node.port}`, grantModerator: (id) => grantModerator(node.svc.sql, id) };
 }
 
 /** What the requests act as and aim at: principals with a message each kept pending, and resources they can see. */
@@ -84,6 +91,10 @@ export interface World {
   file: string;
   /** A new agent (with a message waiting), for when the fuzzed one's account is deleted. */
   newAgent(): Promise<Registered>;
+  /** A moderator, who walks the moderation routes (anyone else meets their 404 before any input is read). */
+  moderator?: Registered;
+  /** An agent the moderation routes may suspend. */
+  victim?: Registered;
 }
 
 export async function makeWorld(base: string): Promise<World> {
@@ -141,6 +152,7 @@ function hintsFor(w: World, route: Route): Record<string, unknown> {
     q: "x",
     timeout: 0,
     through: w.dm.id,
+    "principals[]": w.victim?.id ?? w.peer.id,
   };
   if (route.path === "/v1/files/upload") h["name"] = "f.txt";
   if (route.path === "/v1/messages/:id/ack") h["through"] = "false";
@@ -208,11 +220,18 @@ export async function walkRoutes(w: World, meter: Meter, ledger: Ledger, opts: W
   let fields = 0;
   const pick = () => familiesFor(fields++, opts.perField ?? FAMILIES.length);
   const routes = everyRoute().sort((a, b) => order(a) - order(b));
-  const who = { agent: w.agent, human: w.human as Registered };
+  const who = { agent: w.agent, human: w.human as Registered, moderator: w.moderator ?? w.agent };
 
   for (const route of routes) {
     const label = `${route.method} ${route.path}`;
-    const as = route.auth === "none" ? undefined : route.auth === "human" ? "human" : "agent";
+    const as =
+      route.auth === "none"
+        ? undefined
+        : route.auth === "human"
+          ? "human"
+          : route.path.startsWith("/v1/moderation/")
+            ? "moderator"
+            : "agent";
     const hints = hintsFor(w, route);
     const params = route.path.split("/").filter((s) => s.startsWith(":"));
     const filled = (over: Record<string, string> = {}) =>
@@ -419,6 +438,9 @@ export function walkHttp(tap: Tap, mode: Mode, perField: number): void {
     const started = performance.now();
     const node = await startCostNode(t, mode);
     const world = await makeWorld(node.url);
+    world.moderator = await registerAgent(node.url, "cost moderator");
+    world.victim = await registerAgent(node.url, "cost victim");
+    if (!(await node.grantModerator(world.moderator.id))) throw new Error("setup failed: no moderator");
     await warmLibraries();
     const meter = await Meter.start(t, `${node.url}/healthz`);
     const ledger = new Ledger();

@@ -96,10 +96,14 @@ export class MemoryStreamStore implements StreamStore {
       .map((m) => this.tables.published(m, horizon));
   }
 
-  async byId(ids: string[], horizon: bigint): Promise<Published[]> {
+  async heads(streams: StreamId[]): Promise<Map<StreamId, number>> {
     this.tables.check();
-    const found = ids.flatMap((id) => this.tables.messages.get(id) ?? []);
-    return [...new Set(found)].sort((a, b) => a.seq - b.seq).map((m) => this.tables.published(m, horizon));
+    const out = new Map<StreamId, number>();
+    for (const s of streams) {
+      const last = this.tables.head(s);
+      if (last !== undefined) out.set(s, last);
+    }
+    return out;
   }
 
   async mark(marks: Mark[]): Promise<void> {

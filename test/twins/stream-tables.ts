@@ -165,6 +165,11 @@ export class StreamTables {
     return this.sequences.get(stream)?.last ?? 0;
   }
 
+  /** The stream's newest number, or undefined when it has none yet (an inbox not made, a group gone). */
+  head(stream: StreamId): number | undefined {
+    return this.sequences.get(stream)?.last;
+  }
+
   hasInbox(principal: string): boolean {
     return this.sequences.has(inboxStream(principal));
   }

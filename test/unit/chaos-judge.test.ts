@@ -67,7 +67,7 @@ t.test("a fault meant to strand sends fails when none was stranded", async (t) =
     committed: new Set([ok.tag]),
     unacked: new Set(),
   });
-  t.match(r.failures.join(";"), /reconciler was not exercised/);
+  t.match(r.failures.join(";"), /position check was not exercised/);
   t.same(judge(tr, { description: "d" }, phases, { committed: new Set([ok.tag]), unacked: new Set() }).failures, []);
 });
 

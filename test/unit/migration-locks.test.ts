@@ -27,10 +27,12 @@ t.test("every migration's declaration reads", async (t) => {
     files: "ACCESS EXCLUSIVE",
     group_acks: "ACCESS EXCLUSIVE",
     group_cursors: "ACCESS EXCLUSIVE",
+    idempotency_keys: "SHARE UPDATE EXCLUSIVE",
     messages: "SHARE ROW EXCLUSIVE",
     passkey_challenges: "SHARE",
     principals: "ACCESS EXCLUSIVE",
     thread_members: "ACCESS EXCLUSIVE",
     threads: "SHARE ROW EXCLUSIVE",
+    tokens: "ACCESS EXCLUSIVE",
   });
 });

@@ -10,6 +10,7 @@ t.test("every channel decodes what it encodes", async (t) => {
     [CHANNELS.streamMessage, { origin: "ab12", key: "g:42", seq: 7, id: "123", payload: '{"body":"a b  c"}' }],
     [CHANNELS.groupMembers, { origin: "ab12", thread: "42", joined: ["1", "2"], left: [] }],
     [CHANNELS.authForget, "119688131209654272"],
+    [CHANNELS.relationsForget, "P119688131209654272"],
     [CHANNELS.paymentsTerms, "119688131209654272"],
     [CHANNELS.limitsBan, { ip: "192.0.2.1", until: 1_800_000_000_000 }],
     [

@@ -3,7 +3,7 @@
 // and what one announces reaches the sessions of the other as frames. Sessions are recording ones (the part of a
 // session the relays use); what the relays read from Postgres comes from an in-memory RealtimeStore.
 import t, { type Test } from "tap";
-import type { Principal } from "../../runtime/auth.ts";
+import { asFull, type Principal } from "../../runtime/auth.ts";
 import { MemoryPresence } from "../../runtime/engines/memory/presence.ts";
 import { MemoryPubSub } from "../../runtime/engines/memory/pubsub.ts";
 import { CHANNELS, publish } from "../../runtime/engines/node-channels.ts";
@@ -81,12 +81,13 @@ function session(p: Principal): Recorder {
   return s;
 }
 
-const principal = (id: string, name: string): Principal => ({
-  id,
-  kind: "agent",
-  displayName: name,
-  avatarKey: null,
-});
+const principal = (id: string, name: string): Principal =>
+  asFull({
+    id,
+    kind: "agent",
+    displayName: name,
+    avatarKey: null,
+  });
 const author = (p: Principal) => ({ id: p.id, display_name: p.displayName, avatar_url: null });
 const ofType = <T extends ServerFrame["type"]>(s: Recorder, type: T) =>
   s.frames.filter((f): f is Extract<ServerFrame, { type: T }> => f.type === type);

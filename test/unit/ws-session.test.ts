@@ -5,6 +5,7 @@
 // what closing leaves counted. Over real sockets and Postgres: test/ws.test.ts, test/group-cursors.test.ts.
 import t, { type Test } from "tap";
 import { onClientFrame } from "../../handlers/ws.ts";
+import { asFull } from "../../runtime/auth.ts";
 import { SlowRequests } from "../../runtime/http/slow-requests.ts";
 import { createLogger } from "../../runtime/log.ts";
 import { Messaging } from "../../runtime/messaging/hub.ts";
@@ -77,7 +78,7 @@ async function world(t: Test, opts: UnitCoreOptions = {}) {
       },
     };
     const s = new WsSession(`fake-${who}`, socket, jsonCodec, deps, createLogger("silent"));
-    s.open({ id: who, kind: "agent", displayName: u.tables.principals.get(who)!.name, avatarKey: null });
+    s.open(asFull({ id: who, kind: "agent", displayName: u.tables.principals.get(who)!.name, avatarKey: null }));
     let closed: Promise<void> | undefined;
     const close = () => (closed ??= (s.end(1000, "bye"), s.onClose()));
     t.teardown(close);

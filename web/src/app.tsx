@@ -1,5 +1,5 @@
 // The app shell: sign-in, or the signed-in pages behind a navigation bar (hash routes #/feed, #/friends, #/chat,
-// #/agents, #/payments, #/profile). Owns the live connection: presence, typing, and messages, each acked once rendered; edits,
+// #/agents, #/payments, #/profile, and #/moderation for a moderator, linked only then). Owns the live connection: presence, typing, and messages, each acked once rendered; edits,
 // deletions and reactions (`message_update`), read markers (`read`) and the conversations list with its unread counts,
 // shown on the Chat link and in the tab title, and a notification for a message that arrives while the tab is hidden;
 // friend requests waiting for an answer on the Friends link (a notification too, while hidden).
@@ -11,11 +11,13 @@ import { App as AppContext, type AppState, type TypingState } from "./context.ts
 import { Feed } from "./feed.tsx";
 import { Friends } from "./friends.tsx";
 import { Live } from "./live.ts";
+import { Moderation } from "./moderation.tsx";
 import { usePeople } from "./names.tsx";
 import { net } from "./net.ts";
 import { notifyFriendRequest, notifyMessage } from "./notify.tsx";
 import { Payments } from "./payments.tsx";
 import { Profile } from "./profile.tsx";
+import { useSafety } from "./safety.tsx";
 import {
   clearSession,
   clientFor,
@@ -98,6 +100,7 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
   );
   const { on: threadsOn, ...threads } = useThreads(client, session.me.id, fail);
   const people = usePeople(client, session.me.id);
+  const safety = useSafety(client);
   const [friendRequests, setFriendRequests] = useState(0);
   const loadRequests = useCallback(() => {
     client.friendRequests().then(
@@ -233,6 +236,7 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
     updates,
     applyUpdate,
     people,
+    safety,
     friendRequests,
     setFriendRequests,
     ...threads,
@@ -248,7 +252,7 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
       <header class="top">
         <span class="brand">Flock</span>
         <nav aria-label="Main">
-          {PAGES.map(([id, label]) => (
+          {[...PAGES, ...(safety.moderator ? ([["moderation", "Moderation"]] as const) : [])].map(([id, label]) => (
             <a key={id} href={`#/${id}`} aria-current={page === id ? "page" : undefined}>
               {label}
               {id === "chat" && unreadTotal > 0 && (
@@ -298,6 +302,8 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
           <Payments />
         ) : page === "profile" ? (
           <Profile />
+        ) : page === "moderation" ? (
+          <Moderation />
         ) : (
           <Feed />
         )}

@@ -77,6 +77,12 @@ export function Chat({ route }: { route: string[] }) {
                       {t.kind === "group" ? `# ${t.group?.name ?? "group"}` : (t.peer?.display_name ?? "someone")}
                     </strong>{" "}
                     {t.last_message && <ShortWhen iso={t.last_message.created_at} />} <Unread n={t.unread_count} />
+                    {t.muted && (
+                      <span class="muted" data-muted-thread>
+                        {" "}
+                        muted
+                      </span>
+                    )}
                   </span>
                   <span class="last">{lastLine(t, session.me.id)}</span>
                 </a>

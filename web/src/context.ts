@@ -1,12 +1,13 @@
 // What every page shares: the session's client, the live connection's state, and how to report a failure
 // (a 401 signs out with "session expired"; anything else is shown in the page's alert), the conversations list with
 // its unread counts (threads.ts), the messages changed since they were shown (edits, deletions, reactions), and the
-// names known for ids (names.tsx).
+// names known for ids (names.tsx), and whom I blocked or muted (safety.tsx).
 import type { Flock, Message, PendingMessage } from "@flock/client";
 import { createContext } from "preact";
 import { useContext } from "preact/hooks";
 import type { Live } from "./live.ts";
 import type { PeopleCache } from "./names.tsx";
+import type { Safety } from "./safety.tsx";
 import type { Session } from "./session.ts";
 import type { ThreadsState } from "./threads.ts";
 
@@ -36,6 +37,8 @@ export interface AppState extends ThreadsState {
   setFriendRequests(n: number): void;
   /** Names and pictures of the principals seen so far, by id (names.tsx). */
   people: PeopleCache;
+  /** Whom I blocked and muted, whether I am a moderator, and how to change the first two (safety.tsx). */
+  safety: Safety;
   /** Reports a failure: signs out on 401, else answers the sentence to show. */
   fail(err: unknown): string;
 }

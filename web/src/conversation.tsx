@@ -5,7 +5,8 @@
 // quotes its message above the composer and is sent with `reply_to`; the composer counts characters up to 8,000.
 // Shown in a visible tab, the conversation is marked read through its newest message; in a direct conversation,
 // "Seen" goes under the newest of my messages the peer has read; in a group, "Seen by …" under my newest message
-// counts the members who have read it (reads.ts).
+// counts the members who have read it (reads.ts). The header has the peer's Mute / Block / Report menu (a direct
+// conversation) and mutes or unmutes the conversation itself (no unread count, no notification).
 import {
   Flock,
   FlockError,
@@ -21,6 +22,7 @@ import { Members } from "./groups.tsx";
 import { excerpt, MAX_BODY, MessageItem } from "./message.tsx";
 import { Name } from "./names.tsx";
 import { seenBy, useGroupReads } from "./reads.ts";
+import { muteThread, PersonActions } from "./safety.tsx";
 import { newer } from "./threads.ts";
 import { Alert, Dot, dollars, useVisible } from "./ui.tsx";
 import { WalletPayer } from "./wallet.ts";
@@ -47,7 +49,7 @@ function merge(into: readonly Message[], more: readonly Message[]): Message[] {
 }
 
 export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peerId?: string; onSent(): void }) {
-  const { client, session, received, typing, online, live, fail, updates, markRead, people } = useApp();
+  const { client, session, received, typing, online, live, fail, updates, markRead, people, reloadThreads } = useApp();
   const me = session.me.id;
   const [messages, setMessages] = useState<Message[]>([]);
   const [more, setMore] = useState(false);
@@ -58,6 +60,7 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
   const [paid, setPaid] = useState<AgentProfile | null>(null);
   const [replyTo, setReplyTo] = useState<Message | null>(null);
   const [group, setGroup] = useState<Group | null>(null);
+  const [threadMuted, setThreadMuted] = useState<boolean | null>(null);
   const fileInput = useRef<HTMLInputElement>(null);
   const typingSent = useRef(0);
   const idle = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
@@ -263,6 +266,26 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
           {thread?.kind !== "group" && peerId && <Dot online={online.has(peerId)} />}{" "}
           {!thread && peerId ? <Name id={peerId} pictured /> : title}
         </h2>
+        {thread?.kind !== "group" && peerId && (
+          <PersonActions who={{ id: peerId, display_name: people.known.get(peerId)?.display_name ?? title }} />
+        )}
+        {threadId && (
+          <button
+            type="button"
+            class="link"
+            aria-pressed={threadMuted ?? thread?.muted ?? false}
+            data-thread-muted={(threadMuted ?? thread?.muted) ? "yes" : "no"}
+            onClick={() => {
+              const on = !(threadMuted ?? thread?.muted ?? false);
+              muteThread(client, threadId, on).then(
+                () => (setThreadMuted(on), reloadThreads(0)),
+                (err) => setError(fail(err)),
+              );
+            }}
+          >
+            {(threadMuted ?? thread?.muted) ? "Unmute conversation" : "Mute conversation"}
+          </button>
+        )}
       </header>
       {group && <Members group={group} onChange={setGroup} />}
       {paid && (

@@ -3,7 +3,8 @@
 // when the server refuses (a 429 says when to try again). It stays current without a Refresh button: every 30 s while
 // in view, when the tab comes back into view and when the live connection comes back, it reads the first page again
 // (the server answers it from its feed cache): counts of the moments shown are updated in place, and moments newer
-// than the top one wait behind a "N new moments" button, so the list never jumps under the reader.
+// than the top one wait behind a "N new moments" button, so the list never jumps under the reader. A person blocked or
+// muted here leaves the list at once (the server leaves them out of every later read).
 import type { Moment, Visibility } from "@flock/client";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { useApp } from "./context.ts";
@@ -33,7 +34,7 @@ function useLiked(me: string) {
 }
 
 export function Feed() {
-  const { client, session, fail, liveStatus } = useApp();
+  const { client, session, fail, liveStatus, safety } = useApp();
   const [moments, setMoments] = useState<Moment[]>([]);
   const [fresh, setFresh] = useState<Moment[]>([]);
   const touched = useRef(new Map<string, number>());
@@ -205,21 +206,23 @@ export function Feed() {
         )}
       </div>
       <ol class="moments" aria-label="Moments, newest first">
-        {moments.map((m) => (
-          <MomentCard
-            key={m.id}
-            m={m}
-            liked={liked.has(m.id)}
-            mine={m.author.id === session.me.id}
-            friend={friends.has(m.author.id)}
-            onLike={() => void toggleLike(m)}
-            onDelete={() => void remove(m)}
-            onComment={(n) => (
-              touched.current.set(m.id, Date.now()),
-              patch(m.id, (x) => ({ ...x, comment_count: x.comment_count + n }))
-            )}
-          />
-        ))}
+        {moments
+          .filter((m) => !safety.blocked.has(m.author.id) && !safety.muted.has(m.author.id))
+          .map((m) => (
+            <MomentCard
+              key={m.id}
+              m={m}
+              liked={liked.has(m.id)}
+              mine={m.author.id === session.me.id}
+              friend={friends.has(m.author.id)}
+              onLike={() => void toggleLike(m)}
+              onDelete={() => void remove(m)}
+              onComment={(n) => (
+                touched.current.set(m.id, Date.now()),
+                patch(m.id, (x) => ({ ...x, comment_count: x.comment_count + n }))
+              )}
+            />
+          ))}
       </ol>
       <div ref={end} class="end">
         {loading ? (

@@ -1,12 +1,15 @@
 // Friends: requests in (accept, decline) and out, the friends list with live presence dots and pictures, and people
 // search to send a request (a pasted id still works). The page keeps itself current: a friend request arriving
 // (`friend_request` frame), someone not yet on the list coming online (a request accepted: the new friend's
-// presence), the live connection coming back, the tab coming into view, and once a minute while it is in view.
+// presence), the live connection coming back, the tab coming into view, and once a minute while it is in view. Each
+// friend and each person found has the Mute / Block / Report menu (safety.tsx); blocking a friend ends the friendship.
+// Below the friends: whom I blocked and muted.
 import type { Author, FriendRequest, Person } from "@flock/client";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { Avatar } from "./avatar.tsx";
 import { useApp } from "./context.ts";
 import { Name } from "./names.tsx";
+import { PersonActions, SafetyLists } from "./safety.tsx";
 import { PeopleSearch } from "./search.tsx";
 import { Alert, Dot, useVisible } from "./ui.tsx";
 
@@ -72,6 +75,15 @@ export function Friends() {
   const pendingFrom = new Map(incoming.map((r) => [r.from, r.id]));
 
   function action(p: Person) {
+    return (
+      <>
+        {primary(p)}
+        <PersonActions who={p} onChange={() => void load()} />
+      </>
+    );
+  }
+
+  function primary(p: Person) {
     if (p.id === session.me.id) return <span class="muted">You</span>;
     if (p.friend || known.current.has(p.id))
       return (
@@ -179,10 +191,12 @@ export function Friends() {
               >
                 Remove
               </button>
+              <PersonActions who={f} onChange={() => void load()} />
             </li>
           ))}
         </ul>
       )}
+      <SafetyLists />
     </section>
   );
 }

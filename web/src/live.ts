@@ -1,9 +1,11 @@
-// The live connection: one WebSocket to /v1/ws (token as the bearer.<token> subprotocol), reconnecting with
+// The live connection: one WebSocket to /v1/ws (token as the bearer.<token> subprotocol; lean message frames, filled
+// in as the SDK does: client/ws.ts, fullMessage), reconnecting with
 // exponential backoff (0.5 s doubling to 15 s, with jitter). On every connect the server hands out again every
 // message not yet acknowledged, so nothing is lost across a restart; the page acks a message only after showing it.
 // Besides messages: presence, typing, `message_update` (an edit, deletion or reaction), `read` (a read marker moved)
 // and `friend_request` (someone asked to be friends).
 import type { Author, FriendRequest, Message, PendingMessage } from "@flock/client";
+import { fullMessage } from "../../client/ws.ts";
 
 export type LiveEvent =
   | { type: "status"; status: "connecting" | "online" | "offline" | "unauthorized" }
@@ -51,8 +53,11 @@ export class Live {
     if (this.stopped) return;
     this.emit({ type: "status", status: "connecting" });
     const url = `${this.api.replace(/^http/, "ws").replace(/\/+$/, "")}/v1/ws`;
-    const ws = new WebSocket(url, ["flock.json", `bearer.${this.token}`]);
+    // lean message frames first, full ones from a server without them
+    const ws = new WebSocket(url, ["flock.json.lean", "flock.json", `bearer.${this.token}`]);
     this.ws = ws;
+    /** This connection's principal (its ready frame's): the receiver a lean direct message leaves out. */
+    let me: string | undefined;
     ws.addEventListener("message", (ev) => {
       let frame: { type?: string } & Record<string, unknown>;
       try {
@@ -61,10 +66,15 @@ export class Live {
         return;
       }
       if (frame.type === "ready") {
+        me = (frame["principal"] as { id?: string } | undefined)?.id;
         this.failures = 0;
         this.emit({ type: "status", status: "online" });
+      } else if (frame.type === "message" && typeof frame["message"] === "object" && frame["message"] !== null) {
+        this.emit({
+          type: "message",
+          message: fullMessage(frame["message"] as Record<string, unknown>, me) as PendingMessage,
+        });
       } else if (
-        frame.type === "message" ||
         frame.type === "presence" ||
         frame.type === "typing" ||
         frame.type === "message_update" ||

@@ -1,12 +1,13 @@
 // One message of a conversation: who and when (the name once per run of messages from the same sender), the
 // message it answers, its body (or "Message deleted"), files, payment and reactions, "(edited)", and "Seen" (or, in a
 // group, "Seen by …") under the newest of mine that was read; others' pictures open their runs. Its actions: Reply and React on any message; Edit (inline, within 48 hours)
-// and Delete (after a confirm) on my own. Each change answers the message as it is now, shown at once (applyUpdate).
+// and Delete (after a confirm) on my own; Report on another's. Each change answers the message as it is now, shown at once (applyUpdate).
 import type { Message } from "@flock/client";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { AttachmentView } from "./attachment.tsx";
 import { Avatar } from "./avatar.tsx";
 import { useApp } from "./context.ts";
+import { ReportButton } from "./safety.tsx";
 import { dollars, When } from "./ui.tsx";
 
 export const EMOJI = ["👍", "❤️", "😂", "🎉"] as const;
@@ -217,6 +218,7 @@ export function MessageItem(props: {
               Delete
             </button>
           )}
+          {!mine && <ReportButton target="message" id={m.id} />}
         </div>
       )}
       {picking && !deleted && (

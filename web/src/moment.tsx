@@ -1,10 +1,11 @@
 // One moment of the feed: its author (picture and name), time and visibility, likes, comments (opened on demand,
-// one's own shown at once and rolled back when refused), "Add friend" for a stranger, Delete for one's own; and the
-// composer that posts one.
+// one's own shown at once and rolled back when refused), "Add friend" for a stranger, Delete for one's own, Report on
+// another's and the author's Mute / Block / Report menu (safety.tsx); and the composer that posts one.
 import type { Author, Comment, Moment, Visibility } from "@flock/client";
 import { useState } from "preact/hooks";
 import { Avatar } from "./avatar.tsx";
 import { useApp } from "./context.ts";
+import { PersonActions, ReportButton } from "./safety.tsx";
 import { Alert, When } from "./ui.tsx";
 
 /** An author shown before the server answers (its picture comes with the answer). */
@@ -117,6 +118,7 @@ export function MomentCard(p: {
             {asked ? "Request sent" : "Add friend"}
           </button>
         )}
+        {!p.mine && !pending && <PersonActions who={m.author} />}
       </header>
       <p class="content">{m.content}</p>
       <Alert text={error} onClose={() => setError(null)} />
@@ -132,6 +134,7 @@ export function MomentCard(p: {
             Delete
           </button>
         )}
+        {!p.mine && !pending && <ReportButton target="moment" id={m.id} className="" />}
       </div>
       {open && (
         <div class="comments">

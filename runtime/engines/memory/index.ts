@@ -8,7 +8,7 @@ import { MemoryPubSub } from "./pubsub.ts";
 import { MemoryStreamLog } from "./stream-log.ts";
 import { MemoryFeed } from "./feed.ts";
 import { MemoryMoments } from "./moments.ts";
-import { MemoryInFlight, MemoryNodes } from "./nodes.ts";
+import { MemoryNodes } from "./nodes.ts";
 
 /** `now`: the node's clock (stream logs expire on it). */
 export function createMemoryEngines(
@@ -17,7 +17,6 @@ export function createMemoryEngines(
 ): Engines {
   const pubsub = new MemoryPubSub();
   const moments = new MemoryMoments();
-  const nodes = new MemoryNodes();
   return {
     kind: "memory",
     limits: new MemoryLimits(),
@@ -27,8 +26,7 @@ export function createMemoryEngines(
     streamCursors: new MemoryStreamCursors(),
     feed: new MemoryFeed({ moments }),
     moments,
-    nodes,
-    inflight: new MemoryInFlight(nodes),
+    nodes: new MemoryNodes(),
     async ping() {},
     pendingCommands: () => 0,
     async close() {},

@@ -2,6 +2,7 @@
 // timelines sends one script call each, all in flight together: one round trip. A page is one script call on one
 // Redis (feedPage-n.lua: it builds the moment keys from the ids it merges); on a Redis Cluster, where a script's
 // keys must be given and share a slot, it is the timelines' reads and then one MGET of the moments (two round trips).
+// A moment is pushed to all its timelines in one call (feedPushMany-n.lua; on a cluster, one call per timeline).
 import { randomBytes } from "node:crypto";
 import { DEFAULT_FEED_DEPTH, type FeedCache, type PageRead, pageFromReads, type TimelineRead } from "../feed.ts";
 import { ID_WIDTH, type Keys, padId } from "./keys.ts";
@@ -18,6 +19,8 @@ interface RedisFeedOptions {
 }
 
 const ZERO = "0".repeat(ID_WIDTH);
+/** Most timelines one push call takes (a moment of an author with more friends takes several). */
+const PUSH_CHUNK = 500;
 
 export class RedisFeed implements FeedCache {
   readonly depth: number;
@@ -88,7 +91,19 @@ export class RedisFeed implements FeedCache {
   }
 
   async push(timelines: string[], momentId: bigint): Promise<void> {
+    if (timelines.length === 0) return;
     const member = padId(momentId);
+    // one call per PUSH_CHUNK timelines, so no one script holds Redis long (on a cluster, one per timeline: each
+    // is its own slot)
+    if (!this.clustered) {
+      const calls: Promise<number>[] = [];
+      for (let i = 0; i < timelines.length; i += PUSH_CHUNK) {
+        const keys = timelines.slice(i, i + PUSH_CHUNK).map((t) => this.keys.feed(t));
+        calls.push(this.redis.feedPushMany(keys.length, ...keys, member, this.depth));
+      }
+      await Promise.all(calls);
+      return;
+    }
     await Promise.all(timelines.map((t) => this.redis.feedPush(this.keys.feed(t), member, this.depth)));
   }
 

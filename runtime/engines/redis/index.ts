@@ -3,7 +3,7 @@
 // connection to each master it needs, and one per master for the sharded channels).
 import { Cluster, Redis } from "ioredis";
 import { redactUrl } from "../../redact.ts";
-import type { Engines } from "../engines.ts";
+import { COMMAND_TIMEOUT_MS, type Engines } from "../engines.ts";
 import { redisKeys } from "./keys.ts";
 import { RedisLimits } from "./limits.ts";
 import { RedisPresence } from "./presence.ts";
@@ -12,7 +12,7 @@ import { RedisPubSub } from "./pubsub.ts";
 import { RedisStreamLog } from "./stream-log.ts";
 import { RedisFeed } from "./feed.ts";
 import { RedisMoments } from "./moments.ts";
-import { RedisInFlight, RedisNodes } from "./nodes.ts";
+import { RedisNodes } from "./nodes.ts";
 import { defineScripts } from "./scripts.ts";
 import { coalesceWrites } from "./coalesce.ts";
 import { watchConnection } from "./connection-log.ts";
@@ -32,7 +32,7 @@ function connect(url: string, name: string): Redis {
     // no resend of what was in flight when the socket dropped) or after 1 s unanswered; reconnects are tried every
     // 50-250 ms, so service is back within about 250 ms of Redis.
     connectTimeout: 1000,
-    commandTimeout: 1000,
+    commandTimeout: COMMAND_TIMEOUT_MS,
     maxRetriesPerRequest: 0,
     enableOfflineQueue: false,
     retryStrategy: (times) => Math.min(times * 50, 250),
@@ -72,7 +72,7 @@ function connectCluster(t: ClusterTarget, name: string): Cluster {
       password: t.password,
       tls: t.tls ? {} : undefined,
       connectTimeout: 1000,
-      commandTimeout: 1000,
+      commandTimeout: COMMAND_TIMEOUT_MS,
       maxRetriesPerRequest: 0,
     },
   });
@@ -122,7 +122,6 @@ export async function createRedisEngines(
     feed: new RedisFeed(redis, keys, { clustered }),
     moments: new RedisMoments(redis, keys, { ttlMs: lifetimes.momentRecordMs }),
     nodes: new RedisNodes(redis, keys),
-    inflight: new RedisInFlight(redis, keys),
     async ping() {
       await cmd.ping();
     },

@@ -28,8 +28,6 @@ export function redisKeys(prefix: string) {
     nodeReleases: () => `${prefix}nodes:{n}:releases`,
     /** The keyspace's layout number (runtime/release.ts LAYOUT), set by the first node of a deployment. */
     layout: () => `${prefix}nodes:{n}:layout`,
-    /** A node's messages in flight: sorted set raw message id -> when recorded ms (same hash tag). */
-    inflight: (owner: string) => `${prefix}nodes:{n}:inflight:${owner}`,
     /** A member's remembered cursors in its inbox and groups (runtime/engines/stream-cursors.ts). */
     streamCursors: (member: string) => `${prefix}gc:{${member}}`,
     /** The log of a stream (an inbox: the principal id; a group: `g:<id>`): runtime/engines/redis/stream-log.ts. */

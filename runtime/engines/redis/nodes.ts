@@ -1,5 +1,5 @@
 // Node id leases in Redis: one script per operation (runtime/scripts/node*-2.lua), all on the {n} hash tag.
-import type { InFlight, InFlightRegistry, NodeRegistry } from "../nodes.ts";
+import type { NodeRegistry } from "../nodes.ts";
 import type { Keys } from "./keys.ts";
 import type { ScriptedRedis } from "./scripts.ts";
 
@@ -38,46 +38,5 @@ export class RedisNodes implements NodeRegistry {
 
   layout(mine: number): Promise<number> {
     return this.redis.layoutRaise(this.keys.layout(), mine);
-  }
-}
-
-export class RedisInFlight implements InFlightRegistry {
-  constructor(
-    private readonly redis: ScriptedRedis,
-    private readonly keys: Keys,
-  ) {}
-
-  async add(owner: string, ids: string[], nowMs: number): Promise<void> {
-    if (ids.length === 0) return;
-    await this.redis.zadd(this.keys.inflight(owner), ...ids.flatMap((id) => [nowMs, id]));
-  }
-
-  async done(owner: string, ids: string[]): Promise<void> {
-    if (ids.length > 0) await this.redis.zrem(this.keys.inflight(owner), ...ids);
-  }
-
-  expired(nowMs: number): Promise<string[]> {
-    return this.redis.zrangebyscore(this.keys.nodeLeases(), "-inf", nowMs);
-  }
-
-  claim(dead: string, to: string, nowMs: number): Promise<number> {
-    return this.redis.inflightClaim(
-      this.keys.nodeLeases(),
-      this.keys.inflight(dead),
-      this.keys.inflight(to),
-      dead,
-      nowMs,
-    );
-  }
-
-  async stale(owner: string, beforeMs: number): Promise<InFlight[]> {
-    const flat = await this.redis.zrangebyscore(this.keys.inflight(owner), "-inf", `(${beforeMs}`, "WITHSCORES");
-    const out: InFlight[] = [];
-    for (let i = 0; i + 1 < flat.length; i += 2) out.push({ id: flat[i]!, at: Number(flat[i + 1]) });
-    return out;
-  }
-
-  count(owner: string): Promise<number> {
-    return this.redis.zcard(this.keys.inflight(owner));
   }
 }

@@ -16,13 +16,13 @@ interface ScriptCommands {
   strike(strikes: string, ban: string, nowMs: Arg, windowMs: Arg, threshold: Arg, banMs: Arg): Promise<number>;
   feedRead(timeline: string, bound: Arg, count: Arg, lease: Arg, leaseTtlMs: Arg): Promise<string[]>;
   feedPush(timeline: string, id: Arg, depth: Arg): Promise<number>;
+  feedPushMany(numKeys: number, ...keysThenArgs: Arg[]): Promise<number>;
   feedFill(timeline: string, lease: Arg, depth: Arg, floor: Arg, ttlMs: Arg, ...ids: Arg[]): Promise<number>;
   nodeAcquire(ids: string, leases: string, owner: Arg, nowMs: Arg, ttlMs: Arg, start: Arg): Promise<number>;
   nodeRenew(ids: string, leases: string, owner: Arg, id: Arg, nowMs: Arg, ttlMs: Arg): Promise<number>;
   nodeRelease(ids: string, leases: string, owner: Arg, id: Arg): Promise<number>;
   nodeAnnounce(releases: string, leases: string, owner: Arg, release: Arg, nowMs: Arg): Promise<number>;
   layoutRaise(layout: string, mine: Arg): Promise<number>;
-  inflightClaim(leases: string, dead: string, to: string, owner: Arg, nowMs: Arg): Promise<number>;
   presenceConnect(key: string, nowMs: Arg, expiryMs: Arg, connId: Arg, ttlMs: Arg): Promise<number>;
   presenceDisconnect(key: string, nowMs: Arg, connId: Arg): Promise<number>;
   streamAppend(

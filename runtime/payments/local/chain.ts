@@ -18,8 +18,13 @@ export interface LocalChain {
   stop(): Promise<void>;
 }
 
-const require = createRequire(import.meta.url);
-const CONFIG = fileURLToPath(new URL("hardhat.config.cjs", import.meta.url));
+/**
+ * Hardhat is one of the development tools kept out of the root install (tools/install.mjs, `npm run tools`), and it
+ * runs only as a project's own installation: its configuration is in tools/, beside it.
+ */
+const TOOLS = fileURLToPath(new URL("../../../tools/", import.meta.url));
+const tools = createRequire(`${TOOLS}package.json`);
+const CONFIG = `${TOOLS}hardhat.config.cjs`;
 
 /** A port free on 127.0.0.1 right now. */
 export function freePort(): Promise<number> {
@@ -34,15 +39,26 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** Where a development tool's file is, or an error saying how to install the tools. */
+export function toolPath(file: string): string {
+  try {
+    return tools.resolve(file);
+  } catch {
+    throw new Error(
+      `${file.split("/")[0]} is not installed: run \`npm run tools\` (the development tools of tools/package.json)`,
+    );
+  }
+}
+
 /** Starts `hardhat node` on 127.0.0.1 and resolves once it answers JSON-RPC. */
 export async function startLocalChain(opts: { port?: number; timeoutMs?: number } = {}): Promise<LocalChain> {
   const port = opts.port ?? (await freePort());
-  const cli = require.resolve("hardhat/internal/cli/cli.js");
+  const cli = toolPath("hardhat/internal/cli/cli.js");
   const child = spawn(
     process.execPath,
     [cli, "node", "--hostname", "127.0.0.1", "--port", String(port), "--config", CONFIG],
     {
-      cwd: fileURLToPath(new URL(".", import.meta.url)),
+      cwd: TOOLS,
       env: {
         PATH: process.env["PATH"] ?? "",
         HOME: process.env["HOME"] ?? "",

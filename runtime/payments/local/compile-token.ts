@@ -2,6 +2,7 @@
 // (abi, bytecode and the compiler settings). Run: npm run contracts:build
 import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { toolPath } from "./chain.ts";
 
 interface SolcOutput {
   errors?: { severity: string; formattedMessage: string }[];
@@ -13,7 +14,7 @@ interface Solc {
 }
 
 const require = createRequire(import.meta.url);
-const solc = require("solc") as Solc;
+const solc = require(toolPath("solc")) as Solc;
 const dir = new URL("../../../contracts/", import.meta.url);
 const source = readFileSync(new URL("FlockUSD.sol", dir), "utf8");
 const settings = { optimizer: { enabled: true, runs: 200 }, evmVersion: "cancun" };

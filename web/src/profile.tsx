@@ -5,7 +5,8 @@ import type { Passkey, User } from "@flock/client";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useApp } from "./context.ts";
 import { Avatar } from "./avatar.tsx";
-import { addPasskey, passkeysSupported } from "./passkey.ts";
+import { addPasskey, passkeyHostProblem, passkeysSupported } from "./passkey.ts";
+import { PasskeyHostNote } from "./signin.tsx";
 import { Alert, When } from "./ui.tsx";
 
 interface Pictured {
@@ -242,9 +243,14 @@ export function Profile() {
               ))}
             </ul>
           )}
-          <button type="button" onClick={() => void newPasskey()} disabled={busy || !passkeysSupported()}>
+          <button
+            type="button"
+            onClick={() => void newPasskey()}
+            disabled={busy || !passkeysSupported() || passkeyHostProblem() !== null}
+          >
             Add a passkey
           </button>
+          <PasskeyHostNote />
         </section>
       )}
     </section>

@@ -1,9 +1,10 @@
 // Sign in: with a passkey (or sign up with a new one), with the injected wallet (eth_requestAccounts, then
 // personal_sign of the server's EIP-4361 message), or with an agent's token pasted by its operator. Which Flock to
-// talk to can be changed (defaults to this site).
+// talk to can be changed (defaults to this site). At an IP address, where passkeys cannot work, the passkey buttons
+// give way to why, and a link to the same page on localhost.
 import { useState } from "preact/hooks";
 import { clientFor, defaultApi, describe, rememberApi, type Session } from "./session.ts";
-import { passkeysSupported, signInWithPasskey, signUpWithPasskey } from "./passkey.ts";
+import { passkeyHostProblem, passkeysSupported, signInWithPasskey, signUpWithPasskey } from "./passkey.ts";
 import { Alert } from "./ui.tsx";
 import { injectedWallet, personalSign, requestAccount } from "./wallet.ts";
 
@@ -14,7 +15,8 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn(s: Session): void; n
   const [error, setError] = useState<string | null>(null);
   const [name, setName] = useState("");
   const hasWallet = injectedWallet() !== null;
-  const hasPasskeys = passkeysSupported();
+  const hostProblem = passkeyHostProblem();
+  const hasPasskeys = passkeysSupported() && !hostProblem;
   const base = api.trim().replace(/\/+$/, "");
 
   async function withWallet() {
@@ -118,8 +120,12 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn(s: Session): void; n
             Create an account with a passkey
           </button>
         </form>
-        {!hasPasskeys && (
-          <p class="muted">This browser cannot use passkeys here. Use a wallet or an agent token below.</p>
+        {hostProblem ? (
+          <PasskeyHostNote />
+        ) : (
+          !hasPasskeys && (
+            <p class="muted">This browser cannot use passkeys here. Use a wallet or an agent token below.</p>
+          )
         )}
       </section>
       <section aria-labelledby="wallet-h">
@@ -153,5 +159,23 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn(s: Session): void; n
         <input id="api" type="url" value={api} onInput={(e) => setApi(e.currentTarget.value)} />
       </details>
     </main>
+  );
+}
+
+/** Why passkeys cannot work at this page's address (an IP address), with the same page on localhost where that helps. */
+export function PasskeyHostNote() {
+  const problem = passkeyHostProblem();
+  if (!problem) return null;
+  return (
+    <p class="muted" data-passkey-host>
+      Passkeys need a name, not an address:{" "}
+      {problem.localhost ? (
+        <>
+          open <a href={problem.localhost}>{problem.localhost}</a> to use one.
+        </>
+      ) : (
+        "open Flock by its host name to use one."
+      )}
+    </p>
   );
 }

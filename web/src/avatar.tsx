@@ -12,8 +12,13 @@ export interface Pictured {
   avatar_url?: string | null;
 }
 
-/** Up to two initials: the first character of the first two words ("Ada Lovelace" → "AL"). */
+/**
+ * Up to two initials: the first character of the first two words ("Ada Lovelace" → "AL"); a wallet address's name
+ * gives the two characters after its 0x ("0x3C44…93BC" → "3C"), where every one would start with "0".
+ */
 export function initials(name: string): string {
+  const hex = /^0x([0-9a-f]{2})/i.exec(name.trim());
+  if (hex?.[1]) return hex[1].toUpperCase();
   const words = name.trim().split(/\s+/).filter(Boolean);
   return words
     .slice(0, 2)

@@ -23,9 +23,12 @@ import {
   clientFor,
   describe,
   isUnauthorized,
+  changed,
   loadSession,
   saveSession,
   type Session,
+  type SessionChange,
+  whoAmI,
 } from "./session.ts";
 import { SignIn } from "./signin.tsx";
 import { unreadText, useThreads } from "./threads.ts";
@@ -65,6 +68,17 @@ export function Root() {
     setSession(null);
     setNotice(why);
   }, []);
+  // a change for a session that is no longer the one signed in (signed out meanwhile) is dropped
+  const update = useCallback(
+    (token: string, c: SessionChange) =>
+      setSession((s) => {
+        if (!s || s.token !== token) return s;
+        const n = changed(s, c);
+        if (n !== s) saveSession(n);
+        return n;
+      }),
+    [],
+  );
   if (!session) {
     return (
       <SignIn
@@ -78,13 +92,23 @@ export function Root() {
       />
     );
   }
-  return <Shell key={session.token} session={session} signOut={signOut} />;
+  return <Shell key={session.token} session={session} signOut={signOut} update={update} />;
 }
 
-function Shell({ session, signOut }: { session: Session; signOut(why: string | null): void }) {
+function Shell({
+  session,
+  signOut,
+  update,
+}: {
+  session: Session;
+  signOut(why: string | null): void;
+  update(token: string, c: SessionChange): void;
+}) {
   const hash = useHash();
-  const client = useMemo(() => clientFor(session.api, session.token), [session]);
-  const live = useMemo(() => new Live(session.api, session.token), [session]);
+  // a changed name or a linked wallet is the same session: the client and the connection stay
+  const client = useMemo(() => clientFor(session.api, session.token), [session.api, session.token]);
+  const live = useMemo(() => new Live(session.api, session.token), [session.api, session.token]);
+  const updateSession = useCallback((c: SessionChange) => update(session.token, c), [update, session.token]);
   const [online, setOnline] = useState<ReadonlySet<string>>(new Set());
   const [typing, setTyping] = useState<ReadonlyMap<string, TypingState>>(new Map());
   const [received, setReceived] = useState<readonly PendingMessage[]>([]);
@@ -101,6 +125,21 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
   const { on: threadsOn, ...threads } = useThreads(client, session.me.id, fail);
   const people = usePeople(client, session.me.id);
   const safety = useSafety(client);
+  // the name and wallet as the API has them now (renamed on another device, or before this reload)
+  useEffect(() => {
+    let on = true;
+    whoAmI(client, session).then(
+      (now) => {
+        if (!on) return;
+        people.learn([now.me]);
+        updateSession(now.change);
+      },
+      () => {}, // the session's name stays; the page's own requests show what failed
+    );
+    return () => {
+      on = false;
+    };
+  }, [client]);
   const [friendRequests, setFriendRequests] = useState(0);
   const loadRequests = useCallback(() => {
     client.friendRequests().then(
@@ -226,6 +265,7 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
 
   const state: AppState = {
     session,
+    updateSession,
     client,
     live,
     online,

@@ -8,7 +8,7 @@ import { useContext } from "preact/hooks";
 import type { Live } from "./live.ts";
 import type { PeopleCache } from "./names.tsx";
 import type { Safety } from "./safety.tsx";
-import type { Session } from "./session.ts";
+import type { Session, SessionChange } from "./session.ts";
 import type { ThreadsState } from "./threads.ts";
 
 export interface TypingState {
@@ -18,6 +18,8 @@ export interface TypingState {
 
 export interface AppState extends ThreadsState {
   session: Session;
+  /** Changes the session here and in storage (a new name, a wallet linked); the client and connection stay. */
+  updateSession(change: SessionChange): void;
   client: Flock;
   live: Live;
   /** Friends online now, by id. */

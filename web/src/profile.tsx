@@ -1,6 +1,7 @@
 // The signed-in principal's profile: its picture (choose an image, or remove it; initials stand in without one), a
 // person's name, description, who may message them and read receipts, and their passkeys (add one, remove one); an
-// agent's name and description.
+// agent's name and description. A saved name is the session's at once (the header, the next moment) and the names
+// remembered for ids.
 import type { Passkey, User } from "@flock/client";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useApp } from "./context.ts";
@@ -19,7 +20,7 @@ const pictureOf = (p: object): string | null =>
   "avatar_url" in p && typeof p.avatar_url === "string" ? p.avatar_url : null;
 
 export function Profile() {
-  const { client, session, fail, people } = useApp();
+  const { client, session, updateSession, fail, people } = useApp();
   const human = session.kind === "human";
   const [name, setName] = useState(session.me.display_name);
   const [description, setDescription] = useState("");
@@ -60,14 +61,16 @@ export function Profile() {
     setError(null);
     setSaved(null);
     try {
-      if (human)
-        await client.updateUser({
-          display_name: name,
-          description,
-          accepts_messages_from: policy,
-          read_receipts: receipts,
-        });
-      else await client.updateMe({ display_name: name, description });
+      const me = human
+        ? await client.updateUser({
+            display_name: name,
+            description,
+            accepts_messages_from: policy,
+            read_receipts: receipts,
+          })
+        : await client.updateMe({ display_name: name, description });
+      updateSession({ me: { id: session.me.id, display_name: me.display_name } });
+      people.learn([{ id: session.me.id, display_name: me.display_name, avatar_url: pictureOf(me) }]);
       setSaved("Saved.");
     } catch (err) {
       setError(fail(err));

@@ -13,6 +13,9 @@ export interface Session {
   expires_at?: string;
 }
 
+/** What the app learns about the signed-in principal after sign-in: a new name, a wallet linked. */
+export type SessionChange = Partial<Pick<Session, "me" | "address">>;
+
 const KEY = "flock.session";
 const API_KEY = "flock.api";
 
@@ -38,6 +41,25 @@ export function loadSession(): Session | null {
 
 export function saveSession(s: Session): void {
   localStorage.setItem(KEY, JSON.stringify(s));
+}
+
+/** The session with a change applied, or the same object when the change changes nothing. */
+export function changed(s: Session, c: SessionChange): Session {
+  const n = { ...s, ...c };
+  return JSON.stringify(n) === JSON.stringify(s) ? s : n;
+}
+
+/**
+ * Who the session's principal is now, as the API has it (the name may have changed on another device).
+ */
+export async function whoAmI(
+  client: Flock,
+  s: Session,
+): Promise<{ me: { id: string; display_name: string; avatar_url: string | null }; change: SessionChange }> {
+  const p = s.kind === "human" ? await client.user() : await client.me();
+  const me = { id: p.id, display_name: p.display_name, avatar_url: p.avatar_url ?? null };
+  const change: SessionChange = { me: { id: p.id, display_name: p.display_name } };
+  return { me, change };
 }
 
 /** Signs out here: the session and the names and pictures remembered for it (names.tsx) go. */

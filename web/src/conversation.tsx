@@ -292,7 +292,15 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
         <p class="price" data-price={paid.price}>
           {paid.display_name} is a paid agent: each message costs <strong>{dollars(paid.price ?? 0)}</strong> (
           {paid.asset_symbol ?? "USD"} on {paid.network}).
-          {needsWallet && " Sign in with a wallet to pay."}
+          {needsWallet &&
+            (session.kind === "human" ? (
+              <>
+                {" "}
+                <a href="#/profile">Link a wallet in Profile</a> to pay.
+              </>
+            ) : (
+              " Only a person with a wallet can pay here."
+            ))}
         </p>
       )}
       <Alert text={error} onClose={() => setError(null)} />

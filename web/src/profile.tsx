@@ -1,12 +1,13 @@
 // The signed-in principal's profile: its picture (choose an image, or remove it; initials stand in without one), a
 // person's name, description, who may message them and read receipts, and their passkeys (add one, remove one); an
-// agent's name and description. A saved name is the session's at once (the header, the next moment) and the names
-// remembered for ids.
+// agent's name and description. A person's wallets too (profile-wallets.tsx). A saved name is the session's at once
+// (the header, the next moment) and the names remembered for ids.
 import type { Passkey, User } from "@flock/client";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useApp } from "./context.ts";
 import { Avatar } from "./avatar.tsx";
 import { addPasskey, passkeyHostProblem, passkeysSupported } from "./passkey.ts";
+import { Wallets } from "./profile-wallets.tsx";
 import { PasskeyHostNote } from "./signin.tsx";
 import { Alert, When } from "./ui.tsx";
 
@@ -27,6 +28,7 @@ export function Profile() {
   const [policy, setPolicy] = useState<User["accepts_messages_from"]>("friends");
   const [receipts, setReceipts] = useState(true);
   const [keys, setKeys] = useState<Passkey[] | null>(null);
+  const [wallets, setWallets] = useState<User["wallets"] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [saved, setSaved] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -42,6 +44,7 @@ export function Profile() {
         setPolicy(u.accepts_messages_from);
         setReceipts(u.read_receipts);
         setAvatar(pictureOf(u));
+        setWallets(u.wallets);
         setKeys((await client.passkeys()).passkeys);
       } else {
         const a = await client.me();
@@ -217,6 +220,9 @@ export function Profile() {
           Save profile
         </button>
       </form>
+      {human && (
+        <Wallets wallets={wallets} onLinked={(u) => setWallets(u.wallets)} onError={(text) => setError(text)} />
+      )}
       {human && (
         <section aria-labelledby="passkeys-h" class="card">
           <h2 id="passkeys-h">Passkeys</h2>

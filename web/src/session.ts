@@ -2,6 +2,7 @@
 // the bearer token, who it belongs to, and when a human token expires.
 import { Flock, FlockError } from "@flock/client";
 import { net } from "./net.ts";
+import { heldAccount } from "./wallet.ts";
 
 export interface Session {
   api: string;
@@ -50,7 +51,8 @@ export function changed(s: Session, c: SessionChange): Session {
 }
 
 /**
- * Who the session's principal is now, as the API has it (the name may have changed on another device).
+ * Who the session's principal is now, as the API has it (the name may have changed on another device), and for a
+ * person without a wallet in the session, a wallet of theirs that the injected wallet holds (asked without a prompt).
  */
 export async function whoAmI(
   client: Flock,
@@ -59,6 +61,10 @@ export async function whoAmI(
   const p = s.kind === "human" ? await client.user() : await client.me();
   const me = { id: p.id, display_name: p.display_name, avatar_url: p.avatar_url ?? null };
   const change: SessionChange = { me: { id: p.id, display_name: p.display_name } };
+  if ("wallets" in p && !s.address && p.wallets.length > 0) {
+    const address = await heldAccount(p.wallets.map((w) => w.address));
+    if (address) change.address = address;
+  }
   return { me, change };
 }
 

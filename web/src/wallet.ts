@@ -20,6 +20,19 @@ export async function requestAccount(): Promise<string> {
   return first;
 }
 
+/** The first account the injected wallet already shares (no prompt) that is one of `among`; none without a wallet. */
+export async function heldAccount(among: readonly string[]): Promise<string | undefined> {
+  const eth = injectedWallet();
+  if (!eth) return undefined;
+  const wanted = new Set(among.map((a) => a.toLowerCase()));
+  try {
+    const accounts = (await eth.request({ method: "eth_accounts" })) as string[];
+    return accounts.find((a) => wanted.has(a.toLowerCase()));
+  } catch {
+    return undefined; // a wallet that will not say: paying waits for the person to link it again
+  }
+}
+
 const toHex = (s: string) =>
   `0x${Array.from(new TextEncoder().encode(s), (b) => b.toString(16).padStart(2, "0")).join("")}`;
 

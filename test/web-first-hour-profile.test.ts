@@ -1,21 +1,21 @@
 // A person's first hour with the web app, in headless Debian chromium at a desktop (1280 px) and a phone (375 px)
 // width: a new name in Profile is the header's at once, after a reload, and the next moment's, and a name changed
 // on another device shows after a reload; an address's initials are not "0". A person who signed up with a passkey
-// links the browser's wallet in Profile and can then pay a paid agent (the banner first sends them to Profile; the
-// wallet then signs the payment, which this server, with no facilitator, cannot settle); another browser holding the
-// same wallet knows it on sign-in. At 127.0.0.1 the passkey buttons explain that passkeys need a name and link the
+// links the browser's wallet in Profile and then pays a paid agent on the local chain (hardhat and the local
+// facilitator, as npm run payments:dev starts them; the banner first sends them to Profile); another browser holding
+// the same wallet knows it on sign-in. At 127.0.0.1 the passkey buttons explain that passkeys need a name and link the
 // same page on localhost, and no raw browser error shows. Screenshots go to test-output/web/first-hour-*.png.
 import t from "tap";
-import { privateKeyToAccount, generatePrivateKey } from "viem/accounts";
+import { hardhatAccount, startPaymentsEnv } from "../runtime/payments/local/dev.ts";
 import { buildWeb } from "../web/build.mjs";
-import { call, registerAgent } from "./helpers/http.ts";
+import { call } from "./helpers/http.ts";
 import { signInWithWallet as humanOverHttp } from "./helpers/humans.ts";
 import { startTestNode } from "./helpers/node.ts";
+import { paidAgent } from "./payments-helpers.ts";
 import { launch, NO_BROWSER, type Page, shot, signInWithToken, walletContext, watchErrors } from "./helpers/web.ts";
 
 const wait = { timeout: 15_000 };
 const WIDTHS = [1280, 375] as const;
-const PAY_TO = "0x52908400098527886E0F7030069857D2E4169EE7";
 
 /** The name the header shows for the signed-in principal. */
 const headerName = (page: Page) => page.locator("header.top .me span[title]");
@@ -34,7 +34,11 @@ if (NO_BROWSER) {
   t.plan(0, NO_BROWSER); // the whole file: reported as skipped, with the reason
 } else {
   await buildWeb();
-  const node = await startTestNode(t, { engine: "memory" });
+  // a funded wallet per width: a wallet is one person's
+  const payers = { 1280: hardhatAccount(5), 375: hardhatAccount(6) };
+  const env = await startPaymentsEnv({ fund: Object.values(payers).map((a) => a.address) });
+  t.teardown(() => env.stop());
+  const node = await startTestNode(t, { engine: "memory", env: env.env });
   const url = node.url;
   // passkeys belong to FLOCK_DOMAIN (localhost): a passkey page must be on localhost, not 127.0.0.1
   const localhost = url.replace("127.0.0.1", "localhost");
@@ -97,13 +101,8 @@ if (NO_BROWSER) {
     });
 
     t.test(`${width} px: a passkey account links its wallet in Profile and can pay a paid agent`, async (t) => {
-      const oracle = await registerAgent(url, `Harbour Oracle ${width}`);
-      const paid = await call(url, "PATCH", "/v1/agents/me", {
-        token: oracle.token,
-        json: { x402_enabled: true, price: 0.05, pay_to: PAY_TO },
-      });
-      t.equal(paid.status, 200);
-      const account = privateKeyToAccount(generatePrivateKey());
+      const oracle = await paidAgent(url, env.network, 0.05, `Harbour Oracle ${width}`);
+      const account = payers[width];
       const { ctx, calls } = await walletContext(browser, account);
       t.teardown(() => ctx.close());
       const page = await ctx.newPage();
@@ -158,14 +157,18 @@ if (NO_BROWSER) {
       t.notMatch(await price.innerText(), /Link a wallet/, "the banner no longer sends them to Profile");
       await page.getByLabel("Message", { exact: true }).fill("Will it rain tomorrow?");
       t.ok(await send.isEnabled(), "the pay control is offered");
-      errs.state.quiet = true; // the 402 that starts paying and the 503 of a server that cannot settle
+      errs.state.quiet = true; // the 402 that starts paying is logged by the browser as a failed load
       await send.click();
-      await page
-        .getByRole("alert")
-        .filter({ hasText: /not configured/ })
-        .waitFor(wait);
+      const sent = page.locator("[data-message]", { hasText: "Will it rain tomorrow?" });
+      await sent.getByText("Paid $0.05 · settled").waitFor({ timeout: 30_000 });
       errs.state.quiet = false;
-      t.ok(calls.includes("eth_signTypedData_v4"), "the wallet signed the payment (no facilitator here settles it)");
+      t.ok(calls.includes("eth_signTypedData_v4"), "the linked wallet signed the payment");
+      const payments = await call(url, "GET", "/v1/payments", { token: me.token });
+      t.equal(
+        (payments.body as { payments: { payer: string }[] }).payments[0]?.payer.toLowerCase(),
+        address,
+        "paid from the linked wallet, settled on the local chain",
+      );
       await shot(page, `first-hour-pay-${width}.png`);
 
       // another browser with the same wallet, signed in with the person's token: it knows the wallet at once

@@ -153,6 +153,29 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
   const seenFor = (id: string) =>
     id === seenId ? { text: "Seen", title: "Seen" } : myLast?.id === id ? groupSeen : null;
 
+  // pinned to the newest while the reader is at the bottom: whatever grows the list afterwards (a picture loading,
+  // reactions, "Seen") keeps the newest message and its actions in view; scrolling up unpins it. A scroll that comes
+  // with a change of height is the browser's (its scroll anchoring, before the resize is observed), not the reader's.
+  const pinned = useRef(true);
+  const height = useRef(0);
+  useEffect(() => {
+    const el = list.current;
+    if (!el || typeof ResizeObserver === "undefined") return;
+    const sizes = new ResizeObserver(() => {
+      if (pinned.current && !anchor.current) el.scrollTop = el.scrollHeight;
+      height.current = el.scrollHeight;
+    });
+    const watch = () => {
+      sizes.disconnect();
+      sizes.observe(el);
+      for (const child of el.children) sizes.observe(child);
+    };
+    watch();
+    const added = new MutationObserver(watch);
+    added.observe(el, { childList: true });
+    return () => (sizes.disconnect(), added.disconnect());
+  }, []);
+
   // a new message at the end scrolls to it; an older page above keeps what was on screen where it was
   useLayoutEffect(() => {
     const el = list.current;
@@ -163,6 +186,7 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
       anchor.current = null;
     } else if (last !== newest.current) {
       el.scrollTop = el.scrollHeight;
+      pinned.current = true;
     }
     newest.current = last;
   }, [shown]);
@@ -306,7 +330,11 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
         ref={list}
         aria-label="Messages"
         aria-live="polite"
-        onScroll={(e) => e.currentTarget.scrollTop < 64 && void older()}
+        onScroll={(e) => {
+          const el = e.currentTarget;
+          if (el.scrollHeight === height.current) pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 8;
+          if (el.scrollTop < 64) void older();
+        }}
       >
         {shown.map((m, i) => {
           const prev = shown[i - 1];

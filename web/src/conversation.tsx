@@ -17,10 +17,12 @@ import {
   type Thread,
 } from "@flock/client";
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
+import { Picked } from "./attachment.tsx";
 import { useApp } from "./context.ts";
 import { Members } from "./groups.tsx";
 import { excerpt, MAX_BODY, MessageItem } from "./message.tsx";
 import { Name } from "./names.tsx";
+import { networkName } from "./networks.ts";
 import { seenBy, useGroupReads } from "./reads.ts";
 import { muteThread, PersonActions } from "./safety.tsx";
 import { newer } from "./threads.ts";
@@ -315,7 +317,7 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
       {paid && (
         <p class="price" data-price={paid.price}>
           {paid.display_name} is a paid agent: each message costs <strong>{dollars(paid.price ?? 0)}</strong> (
-          {paid.asset_symbol ?? "USD"} on {paid.network}).
+          {paid.asset_symbol ?? "USD"} on {paid.network ? networkName(paid.network) : "its network"}).
           {needsWallet && " Sign in with a wallet to pay."}
         </p>
       )}
@@ -404,7 +406,7 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
           {length} / {MAX_BODY}
           <span class="sr-only"> characters</span>
         </span>
-        {files.length > 0 && <span class="muted">Attached: {files.map((f) => f.name).join(", ")}</span>}
+        <Picked files={files} />
       </div>
     </section>
   );

@@ -45,7 +45,8 @@ if (NO_BROWSER) {
   const url = node.url;
   const browser = await launch();
   t.teardown(() => browser.close());
-  const alice = await humanOverHttp(url, payer);
+  // a hardhat account (derived from its mnemonic) signs as a private-key account does
+  const alice = await humanOverHttp(url, payer as unknown as Parameters<typeof humanOverHttp>[1]);
   const bob = await registerAgent(url, "Bob Pictures");
   await befriend(url, alice, bob);
 
@@ -128,7 +129,7 @@ if (NO_BROWSER) {
   t.test("the attachment picker shows sizes in bytes below 1 KB and a preview of a picture", async (t) => {
     for (const w of WIDTHS) {
       const page = await pageAt(w, alice.token);
-      await page.goto(`${url}/#/chat/t/${pictureThread}`);
+      await page.goto(`${url}/#/chat/to/${bob.id}`);
       await page.getByLabel("Message", { exact: true }).waitFor(wait);
       await page.locator("#attach").setInputFiles([
         { name: "note.txt", mimeType: "text/plain", buffer: Buffer.from("twenty-six bytes of text!\n") },
@@ -142,8 +143,9 @@ if (NO_BROWSER) {
       await preview.waitFor(wait);
       t.equal(await preview.evaluate((i) => (i as HTMLImageElement).naturalWidth), 48, "the picture previewed");
       await shot(page, `first-hour-picker-${w.name}.png`);
+      await page.getByLabel("Message", { exact: true }).fill(`two files (${w.name})`);
       await page.getByRole("button", { name: "Send" }).click();
-      const sent = page.locator(".messages > li:last-child");
+      const sent = page.locator(".messages > li:last-child", { hasText: `two files (${w.name})` });
       await sent.getByRole("button", { name: /Download note\.txt/ }).waitFor(wait);
       t.equal(
         await sent.getByRole("button", { name: /Download note\.txt/ }).innerText(),
@@ -194,7 +196,7 @@ if (NO_BROWSER) {
         "rgb(26, 127, 55)",
         `${w.name}: and his dot is green`,
       );
-      await page.goto(`${url}/#/chat/t/${pictureThread}`);
+      await page.goto(`${url}/#/chat/to/${bob.id}`);
       const head = page.locator(".conv-head .dot");
       await head.waitFor(wait);
       await page.waitForFunction(

@@ -173,43 +173,44 @@ if (NO_BROWSER) {
     }
   });
 
-  t.test("an online friend shows a green dot", async (t) => {
-    const socket = new WebSocket(`${url.replace(/^http/, "ws")}/v1/ws`, ["flock.json", `bearer.${bob.token}`]);
-    t.teardown(() => socket.close());
-    await new Promise<void>((resolve, reject) => {
-      socket.on("message", (d) => (JSON.parse(String(d)) as { type: string }).type === "ready" && resolve());
-      socket.on("error", reject);
-    });
+  t.test("a friend coming online turns green, and grey again on leaving", async (t) => {
+    const dotOf = (page: Page, selector: string) =>
+      page.evaluate((sel) => {
+        const d = document.querySelector(sel);
+        return d ? { label: d.getAttribute("aria-label"), colour: getComputedStyle(d).backgroundColor } : null;
+      }, selector);
+    const until = (page: Page, selector: string, label: string) =>
+      page.waitForFunction(
+        ([sel, l]) => document.querySelector(sel!)?.getAttribute("aria-label") === l,
+        [selector, label],
+        wait,
+      );
+    const friendDot = `[data-friend="${bob.id}"] .dot`;
     for (const w of WIDTHS) {
       const page = await pageAt(w, alice.token);
       await page.getByRole("link", { name: "Friends" }).click();
-      const dot = page.locator("li", { hasText: "Bob Pictures" }).locator(".dot").first();
-      await dot.waitFor(wait);
-      await page.waitForFunction(
-        () => [...document.querySelectorAll(".dot")].some((d) => d.getAttribute("aria-label") === "online"),
-        undefined,
-        wait,
-      );
-      t.equal(await dot.getAttribute("aria-label"), "online", `${w.name}: bob is online`);
-      t.equal(
-        await dot.evaluate((d) => getComputedStyle(d).backgroundColor),
-        "rgb(26, 127, 55)",
-        `${w.name}: and his dot is green`,
-      );
+      await page.locator(friendDot).waitFor(wait);
+      t.equal((await dotOf(page, friendDot))?.label, "offline", `${w.name}: bob not connected yet`);
+      // bob connects while alice looks: his presence arrives live
+      const socket = new WebSocket(`${url.replace(/^http/, "ws")}/v1/ws`, ["flock.json", `bearer.${bob.token}`]);
+      await new Promise<void>((resolve, reject) => {
+        socket.on("message", (d) => (JSON.parse(String(d)) as { type: string }).type === "ready" && resolve());
+        socket.on("error", reject);
+      });
+      await until(page, friendDot, "online");
+      t.same(await dotOf(page, friendDot), { label: "online", colour: "rgb(26, 127, 55)" }, `${w.name}: green`);
       await page.goto(`${url}/#/chat/to/${bob.id}`);
-      const head = page.locator(".conv-head .dot");
-      await head.waitFor(wait);
-      await page.waitForFunction(
-        () => document.querySelector(".conv-head .dot")?.getAttribute("aria-label") === "online",
-        undefined,
-        wait,
-      );
-      t.equal(
-        await head.evaluate((d) => getComputedStyle(d).backgroundColor),
-        "rgb(26, 127, 55)",
+      await page.locator(".conv-head .dot").waitFor(wait);
+      await until(page, ".conv-head .dot", "online");
+      t.same(
+        await dotOf(page, ".conv-head .dot"),
+        { label: "online", colour: "rgb(26, 127, 55)" },
         `${w.name}: green in the conversation's header too`,
       );
       await shot(page, `first-hour-presence-${w.name}.png`);
+      socket.close();
+      await until(page, ".conv-head .dot", "offline");
+      t.equal((await dotOf(page, ".conv-head .dot"))?.colour, "rgb(140, 149, 159)", `${w.name}: grey once he leaves`);
       await page.context().close();
     }
   });

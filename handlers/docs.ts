@@ -4,6 +4,7 @@
 // The page's Content-Security-Policy allows only this origin (and data: images, which swagger-ui's CSS uses).
 // Beside it, /docs/sdk/ serves the SDK reference (TypeDoc's HTML from the client's doc comments, built into
 // dist/sdk-docs by `npm run build:docs`, part of the build that `npm ci` runs).
+import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, extname, join } from "node:path";
@@ -110,11 +111,27 @@ function sdkFile(dir: string | undefined, file: string): Reply {
   }
   const path = dir === undefined ? join(SDK_DIR, file) : join(SDK_DIR, dir, file);
   if (!existsSync(path)) throw notFound("file");
-  let data = readFileSync(path);
-  // the index is also served at /docs/sdk (no slash), where its relative links need a base to resolve
-  if (dir === undefined && file === "index.html")
-    data = Buffer.from(data.toString("utf8").replace("<head>", '<head><base href="/docs/sdk/">'));
-  return text(type, data, SDK_HEADERS);
+  const data = readFileSync(path);
+  if (extname(file) !== ".html") return text(type, data, SDK_HEADERS);
+  // the index is also served at /docs/sdk (no slash), where its relative links need a base to resolve; every page
+  // names an empty icon, so the browser asks for no /favicon.ico (a 404 in the console)
+  const base = dir === undefined && file === "index.html" ? '<base href="/docs/sdk/">' : "";
+  const html = data.toString("utf8").replace("<head>", `<head>${base}<link rel="icon" href="data:,">`);
+  return text(type, html, { ...SDK_HEADERS, "Content-Security-Policy": sdkCsp(html) });
+}
+
+/**
+ * The policy for one page of the reference: TypeDoc's pages carry an inline script (the theme, set before the page
+ * shows), which 'self' alone blocks (a console error, and the page shown late): each is allowed by its hash.
+ */
+function sdkCsp(html: string): string {
+  const hashes = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map(
+    (m) =>
+      `'sha256-${createHash("sha256")
+        .update(m[1] ?? "")
+        .digest("base64")}'`,
+  );
+  return SDK_CSP.replace("script-src 'self'", ["script-src 'self'", ...new Set(hashes)].join(" "));
 }
 
 const PAGE_HEADERS = {

@@ -2,6 +2,7 @@
 import type { MarketplaceAgent } from "@flock/client";
 import { useEffect, useState } from "preact/hooks";
 import { useApp } from "./context.ts";
+import { networkName } from "./networks.ts";
 import { Alert, dollars } from "./ui.tsx";
 
 export function Agents() {
@@ -58,7 +59,7 @@ export function Agents() {
               <p>
                 <strong class="price">{dollars(a.price)}</strong> per message{" "}
                 <span class="muted">
-                  ({a.asset_symbol} on {a.network})
+                  ({a.asset_symbol} on <span title={a.network}>{networkName(a.network)}</span>)
                 </span>
               </p>
               <div class="row">

@@ -1,5 +1,5 @@
 // The app shell: sign-in, or the signed-in pages behind a navigation bar (hash routes #/feed, #/friends, #/chat,
-// #/agents, #/payments, #/profile, and #/moderation for a moderator, linked only then). Owns the live connection: presence, typing, and messages, each acked once rendered; edits,
+// #/agents, #/payments, #/profile, and #/moderation for a moderator, linked only then; any other route is "Page not found"). Owns the live connection: presence, typing, and messages, each acked once rendered; edits,
 // deletions and reactions (`message_update`), read markers (`read`) and the conversations list with its unread counts,
 // shown on the Chat link and in the tab title, and a notification for a message that arrives while the tab is hidden;
 // friend requests waiting for an answer on the Friends link (a notification too, while hidden).
@@ -14,6 +14,7 @@ import { Live } from "./live.ts";
 import { Moderation } from "./moderation.tsx";
 import { usePeople } from "./names.tsx";
 import { net } from "./net.ts";
+import { NotFound } from "./not-found.tsx";
 import { notifyFriendRequest, notifyMessage } from "./notify.tsx";
 import { Payments } from "./payments.tsx";
 import { Profile } from "./profile.tsx";
@@ -344,8 +345,10 @@ function Shell({
           <Profile />
         ) : page === "moderation" ? (
           <Moderation />
-        ) : (
+        ) : page === "feed" || page === "" ? (
           <Feed />
+        ) : (
+          <NotFound page={page} />
         )}
       </main>
     </AppContext.Provider>

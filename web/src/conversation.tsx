@@ -17,10 +17,12 @@ import {
   type Thread,
 } from "@flock/client";
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
+import { Picked } from "./attachment.tsx";
 import { useApp } from "./context.ts";
 import { Members } from "./groups.tsx";
 import { excerpt, MAX_BODY, MessageItem } from "./message.tsx";
 import { Name } from "./names.tsx";
+import { networkName } from "./networks.ts";
 import { seenBy, useGroupReads } from "./reads.ts";
 import { muteThread, PersonActions } from "./safety.tsx";
 import { newer } from "./threads.ts";
@@ -153,6 +155,29 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
   const seenFor = (id: string) =>
     id === seenId ? { text: "Seen", title: "Seen" } : myLast?.id === id ? groupSeen : null;
 
+  // pinned to the newest while the reader is at the bottom: whatever grows the list afterwards (a picture loading,
+  // reactions, "Seen") keeps the newest message and its actions in view; scrolling up unpins it. A scroll that comes
+  // with a change of height is the browser's (its scroll anchoring, before the resize is observed), not the reader's.
+  const pinned = useRef(true);
+  const height = useRef(0);
+  useEffect(() => {
+    const el = list.current;
+    if (!el || typeof ResizeObserver === "undefined") return;
+    const sizes = new ResizeObserver(() => {
+      if (pinned.current && !anchor.current) el.scrollTop = el.scrollHeight;
+      height.current = el.scrollHeight;
+    });
+    const watch = () => {
+      sizes.disconnect();
+      sizes.observe(el);
+      for (const child of el.children) sizes.observe(child);
+    };
+    watch();
+    const added = new MutationObserver(watch);
+    added.observe(el, { childList: true });
+    return () => (sizes.disconnect(), added.disconnect());
+  }, []);
+
   // a new message at the end scrolls to it; an older page above keeps what was on screen where it was
   useLayoutEffect(() => {
     const el = list.current;
@@ -163,6 +188,7 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
       anchor.current = null;
     } else if (last !== newest.current) {
       el.scrollTop = el.scrollHeight;
+      pinned.current = true;
     }
     newest.current = last;
   }, [shown]);
@@ -291,7 +317,7 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
       {paid && (
         <p class="price" data-price={paid.price}>
           {paid.display_name} is a paid agent: each message costs <strong>{dollars(paid.price ?? 0)}</strong> (
-          {paid.asset_symbol ?? "USD"} on {paid.network}).
+          {paid.asset_symbol ?? "USD"} on {paid.network ? networkName(paid.network) : "its network"}).
           {needsWallet &&
             (session.kind === "human" ? (
               <>
@@ -314,7 +340,11 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
         ref={list}
         aria-label="Messages"
         aria-live="polite"
-        onScroll={(e) => e.currentTarget.scrollTop < 64 && void older()}
+        onScroll={(e) => {
+          const el = e.currentTarget;
+          if (el.scrollHeight === height.current) pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 8;
+          if (el.scrollTop < 64) void older();
+        }}
       >
         {shown.map((m, i) => {
           const prev = shown[i - 1];
@@ -384,7 +414,7 @@ export function Conversation({ thread, peerId, onSent }: { thread?: Thread; peer
           {length} / {MAX_BODY}
           <span class="sr-only"> characters</span>
         </span>
-        {files.length > 0 && <span class="muted">Attached: {files.map((f) => f.name).join(", ")}</span>}
+        <Picked files={files} />
       </div>
     </section>
   );

@@ -3,6 +3,7 @@ import type { PaymentRecord } from "@flock/client";
 import { useEffect, useState } from "preact/hooks";
 import { useApp } from "./context.ts";
 import { Name } from "./names.tsx";
+import { networkName } from "./networks.ts";
 import { Alert, dollars, When } from "./ui.tsx";
 
 export function Payments() {
@@ -54,6 +55,9 @@ export function Payments() {
               <strong>{p.direction === "sent" ? "Sent" : "Received"}</strong> {dollars(p.price)}{" "}
               {p.direction === "sent" ? "to" : "from"} <Name id={p.counterparty} />{" "}
               <span class={`badge ${p.status}`}>{p.status}</span> <When iso={p.created_at} />{" "}
+              <span class="muted" title={p.network}>
+                on {networkName(p.network)}
+              </span>{" "}
               {p.explorer_url ? (
                 <a href={p.explorer_url} target="_blank" rel="noopener noreferrer">
                   View transaction

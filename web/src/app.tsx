@@ -1,5 +1,6 @@
 // The app shell: sign-in, or the signed-in pages behind a navigation bar (hash routes #/feed, #/friends, #/chat,
-// #/agents, #/payments, #/profile, and #/moderation for a moderator, linked only then). Owns the live connection: presence, typing, and messages, each acked once rendered; edits,
+// #/agents, #/payments, #/profile, and #/moderation for a moderator, linked only then; #/p/<id>/<name>, a person's
+// link, opens their card: person.tsx). Owns the live connection: presence, typing, and messages, each acked once rendered; edits,
 // deletions and reactions (`message_update`), read markers (`read`) and the conversations list with its unread counts,
 // shown on the Chat link and in the tab title, and a notification for a message that arrives while the tab is hidden;
 // friend requests waiting for an answer on the Friends link (a notification too, while hidden).
@@ -16,6 +17,7 @@ import { usePeople } from "./names.tsx";
 import { net } from "./net.ts";
 import { notifyFriendRequest, notifyMessage } from "./notify.tsx";
 import { Payments } from "./payments.tsx";
+import { PersonPage } from "./person.tsx";
 import { Profile } from "./profile.tsx";
 import { useSafety } from "./safety.tsx";
 import {
@@ -304,6 +306,8 @@ function Shell({ session, signOut }: { session: Session; signOut(why: string | n
           <Profile />
         ) : page === "moderation" ? (
           <Moderation />
+        ) : page === "p" && rest[0] ? (
+          <PersonPage id={decodeURIComponent(rest[0])} name={decodeURIComponent(rest[1] ?? "")} />
         ) : (
           <Feed />
         )}

@@ -510,6 +510,7 @@ export type ServerFrame = {
   id: string;
   like_count: number;
   comment_count: number;
+  rev: number;
 } | {
   type: "pong";
   ref?: string | number;

@@ -168,14 +168,15 @@ export const MomentEvent = z.object({ type: z.literal("moment"), moment: Moment 
 /**
  * A moment's likes or comments changed: its new counts. Sent to the author's connections, to the author's friends'
  * (for a `friends` or `public` moment; not to one who muted the author or a block cuts apart) and to the connections
- * of whoever liked, unliked or commented. Counts carry no order: a frame may come after a read that already showed
- * them, never with counts older than one before it from the same node.
+ * of whoever liked, unliked or commented. `rev` orders a moment's counts (every change raises it): frames of changes
+ * made at once may come in either order, so keep the counts of the highest `rev` heard.
  */
 export const MomentCountsEvent = z.object({
   type: z.literal("moment_counts"),
   id: z.string(),
   like_count: z.number().int(),
   comment_count: z.number().int(),
+  rev: z.number().int(),
 });
 export const PongFrame = z.object({ type: z.literal("pong"), ref });
 /**

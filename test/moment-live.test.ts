@@ -85,7 +85,7 @@ t.test("moment_counts: to the author, the author's friends and the one who acted
   const counts = (w: Client, like_count: number, comment_count: number) =>
     w
       .next((f) => f.type === "moment_counts" && f.id === m.id && f.comment_count === comment_count)
-      .then((f) => t.same(f, { type: "moment_counts", id: m.id, like_count, comment_count }));
+      .then((f) => t.same(f, { type: "moment_counts", id: m.id, like_count, comment_count, rev: f.rev }));
   await like(stranger, m.id); // the stranger may see a public moment: only its own sockets hear its like
   await Promise.all([counts(wa!, 1, 0), counts(wf!, 1, 0), counts(ws!, 1, 0)]);
   await ok(call(base, "POST", `/v1/moments/${m.id}/comments`, { token: friend.token, json: { body: "nice" } }), 201);
@@ -97,6 +97,11 @@ t.test("moment_counts: to the author, the author's friends and the one who acted
   const heard = (w: Client) => w.frames.filter((f) => f.type === "moment_counts").map((f) => f.like_count);
   t.same(heard(ws!), [1, 0], "the stranger hears its own like and unlike, not the friend's comment");
   t.same(heard(wm!), [], "one who muted the author hears nothing");
+  const revs = wa!.frames.filter((f) => f.type === "moment_counts").map((f) => f.rev as number);
+  t.ok(
+    revs.length === 3 && revs.every((r, i) => Number.isInteger(r) && (i === 0 || r > revs[i - 1]!)),
+    `each change raises rev (${revs.join(", ")})`,
+  );
 });
 
 t.test("moment: a new moment reaches the author's friends, not strangers, not for a private one", async (t) => {

@@ -198,6 +198,7 @@ export const CHANNELS = {
       by: id.optional(),
       likes: z.number().int().min(0),
       comments: z.number().int().min(0),
+      rev: z.number().int().min(0),
     }),
   ),
 };

@@ -3,7 +3,8 @@
 // directly on a timeline miss (rebuilding the missing timelines alongside), beyond the cached depth, or
 // when a cached id turns out deleted; it hydrates (and caches) records the cache lacks, re-checking their
 // visibility. Which ids a reader may see comes from the timelines (see handlers/friends.ts for how an
-// unfriending drops them before and after it commits).
+// unfriending drops them before and after it commits). Whether the reader liked each moment (`liked_by_me`) is the
+// reader's own, so no shared record holds it: every page gets it in one statement of its own (markLiked).
 //
 // Every page stops at the moments horizon (runtime/retention/horizons.ts): the Postgres queries bound their ids by it,
 // and a cached page is cut where its ids pass it (the timelines may still hold expired ids until pushes trim them).
@@ -308,11 +309,11 @@ export async function recordCounts(
     log.error({ err }, "moment counts committed, but caching them failed; repaired when Redis answers");
     svc.cacheRepair.counts(changed.map((r) => r.id));
   }
-  for (const r of changed) {
-    if (!r.author || !r.visibility) continue;
-    const e = { id: String(r.id), author: r.author, visibility: r.visibility, likes: r.like_count };
+  for (const { id, author, visibility, like_count, comment_count, rev } of changed) {
+    if (!author || !visibility) continue;
+    const counts = { likes: like_count, comments: comment_count, rev: Number(rev) };
     void svc.announce
-      .momentCounts({ ...e, comments: r.comment_count, ...(by ? { by } : {}) })
+      .momentCounts({ id: String(id), author, visibility, ...counts, ...(by ? { by } : {}) })
       .catch((err: unknown) => log.warn({ err }, "moment counts not announced"));
   }
 }

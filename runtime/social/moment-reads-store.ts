@@ -1,6 +1,6 @@
-// The statements that read moments: the visibility rule as SQL, one-query hydration of a page, the Postgres feed
-// page and the timeline rebuild queries (and the rows they answer, as the API and the record cache show them). Every
-// query that answers moments re-checks visibility, so a stale cache can never show a moment its reader may not see,
+// The statements that read moments: the visibility rule as SQL, one-query hydration of a page, which of a page the
+// reader liked, the Postgres feed page and the timeline rebuild queries (and the rows they answer, as the API and the
+// record cache show them). Every query that answers moments re-checks visibility, so a stale cache can never show a moment its reader may not see,
 // and stops at the moments horizon (`id >= horizon`, a range bound on the primary key and on the author and public
 // indexes: runtime/retention/horizons.ts), so a moment past retention is gone at once, before its row is
 // (runtime/retention/moments-store.ts). Publishing and deleting them: moments-store.ts.

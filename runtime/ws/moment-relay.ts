@@ -47,6 +47,7 @@ export class MomentRelay {
       id: `moment_${e.id}`,
       like_count: e.likes,
       comment_count: e.comments,
+      rev: e.rev,
     };
     for (const s of to) s.send(frame);
   }

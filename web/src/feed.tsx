@@ -24,6 +24,8 @@ export function Feed() {
   const [moments, setMoments] = useState<Moment[]>([]);
   const [fresh, setFresh] = useState<Moment[]>([]);
   const touched = useRef(new Map<string, number>());
+  /** The newest counts' revision heard live per moment (frames of changes made at once may come in either order). */
+  const revs = useRef(new Map<string, number>());
   const shown = useRef(moments);
   shown.current = moments;
   const visible = useVisible();
@@ -116,6 +118,8 @@ export function Feed() {
     () =>
       live.on((e) => {
         if (e.type === "moment_counts") {
+          if ((revs.current.get(e.id) ?? -1) >= e.rev) return; // an older change's frame, come late
+          revs.current.set(e.id, e.rev);
           const counts = { like_count: e.like_count, comment_count: e.comment_count };
           setMoments((ms) => ms.map((m) => (m.id === e.id ? { ...m, ...counts } : m)));
           setFresh((fs) => fs.map((m) => (m.id === e.id ? { ...m, ...counts } : m)));

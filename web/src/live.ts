@@ -18,7 +18,7 @@ export type LiveEvent =
   | { type: "friend_request"; request: FriendRequest; from: Author }
   | { type: "friendship"; friend: Author; status: "made" | "ended" }
   | { type: "moment"; moment: Moment }
-  | { type: "moment_counts"; id: string; like_count: number; comment_count: number };
+  | { type: "moment_counts"; id: string; like_count: number; comment_count: number; rev: number };
 
 /** The server's frames handed on as they come. */
 const EVENTS = new Set([

@@ -333,6 +333,7 @@ export interface Moment {
   author: Author;
   like_count: number;
   comment_count: number;
+  liked_by_me: boolean;
 }
 
 export interface FeedResponse {
@@ -497,6 +498,19 @@ export type ServerFrame = {
   type: "friend_request";
   request: FriendRequest;
   from: Author;
+} | {
+  type: "friendship";
+  friend: Author;
+  status: "made" | "ended";
+} | {
+  type: "moment";
+  moment: Moment;
+} | {
+  type: "moment_counts";
+  id: string;
+  like_count: number;
+  comment_count: number;
+  rev: number;
 } | {
   type: "pong";
   ref?: string | number;

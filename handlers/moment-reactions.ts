@@ -31,7 +31,7 @@ const like = defineRoute({
       principal: principal.id,
       horizon: svc.horizons.moments(),
     });
-    await recordCounts(svc, log, [r]);
+    await recordCounts(svc, log, [r], principal.id);
     return noContent();
   },
 });
@@ -47,7 +47,7 @@ const unlike = defineRoute({
       principal: principal.id,
       horizon: svc.horizons.moments(),
     });
-    await recordCounts(svc, log, [r]);
+    await recordCounts(svc, log, [r], principal.id);
     return noContent();
   },
 });
@@ -72,7 +72,7 @@ const comment = defineRoute({
       svc.horizons.moments(),
     );
     if (!r) throw notFound("moment");
-    await recordCounts(svc, log, [r]);
+    await recordCounts(svc, log, [r], principal.id);
     const out: Comment = {
       id: `comment_${cid}`,
       body: body.body,

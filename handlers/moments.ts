@@ -1,12 +1,13 @@
 // Moments: publish, read the feed, read one, delete one (SPEC 4.1, 4.2). Likes and comments live in
 // moment-reactions.ts. Publishing and deleting (the row, then the feed timelines) is runtime/social/moments.ts, the
 // feed cache logic runtime/social/feed.ts, the statements runtime/social/moments-store.ts and moment-reads-store.ts.
+import { authorOf } from "../runtime/auth.ts";
 import { checkSpam } from "../runtime/moderation/spam.ts";
 import { notFound } from "../runtime/errors.ts";
 import { created, defineRoute, noContent, ok, okJson, type Route } from "../runtime/http/route.ts";
 import { parseId } from "../runtime/ids.ts";
 import { readFeed } from "../runtime/social/feed.ts";
-import { hydrate, toMoment } from "../runtime/social/moment-reads-store.ts";
+import { hydrate, likedAmong, toMoment } from "../runtime/social/moment-reads-store.ts";
 import { deleteMoment, publishMoment } from "../runtime/social/moments.ts";
 import { CreateMomentRequest, FeedQuery } from "../schema/moments.ts";
 
@@ -20,7 +21,7 @@ const create = defineRoute({
   limit: "moments",
   async handle({ body, principal, svc, log, ip }) {
     await checkSpam(svc, principal, ip, "moments", body.content);
-    return created(await publishMoment(svc, log, principal.id, body));
+    return created(await publishMoment(svc, log, authorOf(principal), body));
   },
 });
 
@@ -45,9 +46,13 @@ const getOne = defineRoute({
   async handle({ params, principal, svc }) {
     const id = parseId("moment", params["id"] ?? "");
     // past the moments horizon a moment is gone: 404 like one that never was
-    const [row] = id === null ? [] : await hydrate(svc.sql, principal.id, [id], svc.horizons.moments());
+    if (id === null) throw notFound("moment");
+    const [[row], liked] = await Promise.all([
+      hydrate(svc.sql, principal.id, [id], svc.horizons.moments()),
+      likedAmong(svc.sql, principal.id, [id]),
+    ]);
     if (!row) throw notFound("moment");
-    return ok(toMoment(row));
+    return ok(toMoment(row, liked.has(id)));
   },
 });
 

@@ -281,6 +281,7 @@ export async function startServices(
     "realtime",
     async () => {
       const r = new Realtime(core, new PostgresRealtimeStore(sql));
+      r.moments.relationsOf = (reader) => relations.of(reader);
       await r.start();
       return r;
     },

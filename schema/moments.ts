@@ -59,6 +59,8 @@ export const Moment = MomentCreated.extend({
   author: Author,
   like_count: z.number().int(),
   comment_count: z.number().int(),
+  /** Whether the caller liked it (each reader's own). */
+  liked_by_me: z.boolean(),
 });
 export type Moment = z.infer<typeof Moment>;
 

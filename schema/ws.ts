@@ -6,6 +6,7 @@ import { z } from "zod";
 import { Author } from "./common.ts";
 import { FriendRequest } from "./friends.ts";
 import { Attachment, Message, PendingMessage, Quote } from "./messages.ts";
+import { Moment } from "./moments.ts";
 import { Payment } from "./payments.ts";
 
 /**
@@ -150,6 +151,33 @@ export const ReadEvent = z.object({
 });
 /** Someone asked to be the client's friend (POST /v1/friends/request): the pending request and who sent it. */
 export const FriendRequestEvent = z.object({ type: z.literal("friend_request"), request: FriendRequest, from: Author });
+/**
+ * A friendship of the client was made (a request accepted, by either side) or ended (unfriended, a block, an account
+ * deleted): who the friend is, and which. The client's other connections hear their own changes too.
+ */
+export const FriendshipEvent = z.object({
+  type: z.literal("friendship"),
+  friend: Author,
+  status: z.enum(["made", "ended"]),
+});
+/**
+ * A moment the client may see was published: by the client (on another connection) or by a friend (their `friends`
+ * and `public` moments; not by one the client muted). As GET /v1/moments/{id} shows it, with no likes or comments yet.
+ */
+export const MomentEvent = z.object({ type: z.literal("moment"), moment: Moment });
+/**
+ * A moment's likes or comments changed: its new counts. Sent to the author's connections, to the author's friends'
+ * (for a `friends` or `public` moment; not to one who muted the author or a block cuts apart) and to the connections
+ * of whoever liked, unliked or commented. `rev` orders a moment's counts (every change raises it): frames of changes
+ * made at once may come in either order, so keep the counts of the highest `rev` heard.
+ */
+export const MomentCountsEvent = z.object({
+  type: z.literal("moment_counts"),
+  id: z.string(),
+  like_count: z.number().int(),
+  comment_count: z.number().int(),
+  rev: z.number().int(),
+});
 export const PongFrame = z.object({ type: z.literal("pong"), ref });
 /**
  * Messages the client had not acknowledged went past the server's retention (FLOCK_RETENTION_MESSAGES) and are gone:
@@ -182,6 +210,9 @@ export const ServerFrame = z.discriminatedUnion("type", [
   ReadEvent,
   MessageUpdateEvent,
   FriendRequestEvent,
+  FriendshipEvent,
+  MomentEvent,
+  MomentCountsEvent,
   PongFrame,
   ExpiredFrame,
   ErrorFrame,

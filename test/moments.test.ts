@@ -52,6 +52,7 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
         author: { id: a.id, display_name: "poster", avatar_url: null },
         like_count: 0,
         comment_count: 0,
+        liked_by_me: false,
       });
       t.same(Object.keys(one.body), [
         "id",
@@ -61,6 +62,7 @@ for (const engine of ["redis", "memory"] as EngineKind[]) {
         "author",
         "like_count",
         "comment_count",
+        "liked_by_me",
       ]);
     });
 

@@ -675,8 +675,11 @@ t.test("the AsyncAPI document describes the frames of a real WebSocket session",
       "ErrorFrame",
       "ExpiredFrame",
       "FriendRequestEvent",
+      "FriendshipEvent",
       "MessageFrame",
       "MessageUpdateEvent",
+      "MomentCountsEvent",
+      "MomentEvent",
       "PongFrame",
       "PresenceFrame",
       "ReadEvent",
@@ -740,8 +743,24 @@ t.test("the AsyncAPI document describes the frames of a real WebSocket session",
   t.equal(edited.status, 200);
   await frame("message_update");
   // a friend request to the socket's principal
-  t.equal((await call(node.url, "POST", "/v1/friends/request", { token: b.token, json: { to: a.id } })).status, 201);
+  const asked = await call(node.url, "POST", "/v1/friends/request", { token: b.token, json: { to: a.id } });
+  t.equal(asked.status, 201);
   await frame("friend_request");
+  // accepted: the friendship, then the friend's moment and its counts
+  const accepted = await call(node.url, "POST", `/v1/friends/requests/${String(asked.body.request.id)}/accept`, {
+    token: a.token,
+  });
+  t.equal(accepted.status, 200);
+  await frame("friendship");
+  const posted = await call(node.url, "POST", "/v1/moments", {
+    token: b.token,
+    json: { content: "for friends", visibility: "friends" },
+  });
+  t.equal(posted.status, 201);
+  await frame("moment");
+  const liked = await call(node.url, "POST", `/v1/moments/${String(posted.body.id)}/like`, { token: b.token });
+  t.equal(liked.status, 204);
+  await frame("moment_counts");
   for (const f of out) t.ok(clientFrame.safeParse(f).success, `client frame ${String(f["type"])} matches the document`);
   for (const f of frames)
     t.ok(

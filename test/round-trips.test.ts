@@ -42,10 +42,13 @@ export const BUDGET: Record<string, { pg: number; redis: string[] }> = {
   ack: { pg: 1, redis: ["streamCursorMerge"] },
   "direct send to a live socket, delivered": { pg: 1, redis: ["take", "streamAppend"] },
   "ack over the WebSocket, answered": { pg: 1, redis: ["streamCursorMerge"] },
-  // the moments policy, the duplicate-text bucket and (an account in its first hour) the new-account one
-  "post, to 1 friend": { pg: 4, redis: ["take", "take", "take", "feedPushMany"] },
-  like: { pg: 1, redis: ["momentsStore"] },
-  "feed read": { pg: 1, redis: ["feedPage", "momentsStore"] },
+  // the moments policy, the duplicate-text bucket and (an account in its first hour) the new-account one; behind, the
+  // moment's announcement to the connections that may see it (the `moment` frame)
+  "post, to 1 friend": { pg: 4, redis: ["take", "take", "take", "feedPushMany", "PUBLISH"] },
+  // behind the answer, the new counts' announcement (the `moment_counts` frame)
+  like: { pg: 1, redis: ["momentsStore", "PUBLISH"] },
+  // the missing records, then which of the page the reader liked (`liked_by_me`, one statement for the page)
+  "feed read": { pg: 2, redis: ["feedPage", "momentsStore"] },
 };
 
 /** What an operation cost: Postgres statements and Redis commands, each by its label. */

@@ -176,6 +176,31 @@ export const CHANNELS = {
   ),
   /** The friendship of two principals was made or ended: which pair, nothing more. */
   friendship: json("friendship", z.object({ a: id, b: id })),
+  /**
+   * A moment was published (after the commit): its author, its visibility and the moment as JSON (as GET
+   * /v1/moments/{id} shows it). Every node hands it to the sessions here that may see it (runtime/ws/moment-relay.ts).
+   */
+  moment: json(
+    "moment",
+    z.object({
+      author: id,
+      visibility: z.enum(["public", "friends", "private"]),
+      payload: z.string().startsWith("{").max(20_000),
+    }),
+  ),
+  /** A moment's counts changed (after the commit): whose it is, its visibility, who changed them, and the counts. */
+  momentCounts: json(
+    "moment.counts",
+    z.object({
+      id: digits,
+      author: id,
+      visibility: z.enum(["public", "friends", "private"]),
+      by: id.optional(),
+      likes: z.number().int().min(0),
+      comments: z.number().int().min(0),
+      rev: z.number().int().min(0),
+    }),
+  ),
 };
 
 export type ChannelMessage<C> = C extends NodeChannel<infer T> ? T : never;

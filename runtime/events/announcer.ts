@@ -1,8 +1,9 @@
 // The one publisher of what a node tells every node's WebSocket connections: presence, typing, read markers, friend
-// requests and friendships. The layers below runtime/ws/ (handlers, account deletion, use cases) and the WebSocket's
-// own presence and typing call it after the change they name is committed; it publishes on the typed node-to-node
-// channels (runtime/engines/node-channels.ts), so the wire is theirs. Every node's relays (runtime/ws/realtime.ts and
-// the files it composes) hear each event and hand it to the local connections it concerns. A rejected publish means
+// requests, friendships, moments published and moments' counts. The layers below runtime/ws/ (handlers, account
+// deletion, use cases) and the WebSocket's own presence and typing call it after the change they name is committed;
+// it publishes on the typed node-to-node channels (runtime/engines/node-channels.ts), so the wire is theirs. Every
+// node's relays (runtime/ws/realtime.ts and the files it composes) hear each event and hand it to the local
+// connections it concerns. A rejected publish means
 // the backend refused it: the caller logs it, and the change still stands (a connection sees it at its next connect).
 import { CHANNELS, type ChannelMessage, publish } from "../engines/node-channels.ts";
 import type { PubSub } from "../engines/pubsub.ts";
@@ -21,6 +22,11 @@ export type FriendRequestMade = ChannelMessage<typeof CHANNELS.friendRequest>;
  */
 export type FriendshipChanged = ChannelMessage<typeof CHANNELS.friendship>;
 
+/** A moment was published: the sessions that may see it, on every node, hear it. */
+export type MomentPublished = ChannelMessage<typeof CHANNELS.moment>;
+/** A moment's like or comment counts changed: the sessions that may see it, on every node, hear the new counts. */
+export type MomentCountsChanged = ChannelMessage<typeof CHANNELS.momentCounts>;
+
 /** Tells every node's connections about one event; each method names the event it publishes. */
 export interface Announcer {
   presence(e: PresenceChanged): Promise<void>;
@@ -28,6 +34,8 @@ export interface Announcer {
   read(e: ThreadRead): Promise<void>;
   friendRequest(e: FriendRequestMade): Promise<void>;
   friendship(e: FriendshipChanged): Promise<void>;
+  moment(e: MomentPublished): Promise<void>;
+  momentCounts(e: MomentCountsChanged): Promise<void>;
 }
 
 /** The announcer of a node: each event on its channel of the node-to-node pub/sub. */
@@ -52,5 +60,13 @@ export class NodeAnnouncer implements Announcer {
 
   friendship(e: FriendshipChanged): Promise<void> {
     return publish(this.pubsub, CHANNELS.friendship, e);
+  }
+
+  moment(e: MomentPublished): Promise<void> {
+    return publish(this.pubsub, CHANNELS.moment, e);
+  }
+
+  momentCounts(e: MomentCountsChanged): Promise<void> {
+    return publish(this.pubsub, CHANNELS.momentCounts, e);
   }
 }

@@ -3,7 +3,7 @@
 // statement, so counts stay exact. The comments of a moment past the horizon are gone with it.
 import type { Sql } from "../db/client.ts";
 import { isFkViolation } from "../db/errors.ts";
-import { blockedEitherWay, type CountsRow, visibleTo } from "./moment-reads-store.ts";
+import { blockedEitherWay, type CountsChange, visibleTo } from "./moment-reads-store.ts";
 
 interface NewComment {
   id: bigint;
@@ -14,19 +14,19 @@ interface NewComment {
 }
 
 /**
- * Stores a comment on a moment its author may see: the moment's new counts, or null when the moment is missing, past
+ * Stores a comment on a moment its author may see: the moment's new counts (with its author and visibility), or null when the moment is missing, past
  * `horizon`, not visible to the author, or deleted while the comment was written (a foreign-key violation).
  */
-export async function insertComment(sql: Sql, c: NewComment, horizon: bigint): Promise<CountsRow | null> {
+export async function insertComment(sql: Sql, c: NewComment, horizon: bigint): Promise<CountsChange | null> {
   try {
-    const [r] = await sql<CountsRow[]>`
+    const [r] = await sql<CountsChange[]>`
       with m as (select m.id from moments m
         where m.id = ${String(c.moment)} and m.id >= ${String(horizon)} and ${visibleTo(sql, c.author)}),
       ins as (
         insert into moment_comments (id, moment, author, body, created_at)
         select ${String(c.id)}::bigint, id, ${c.author}, ${c.body}, ${c.createdAt} from m returning moment),
       upd as (update moments set comment_count = comment_count + 1, rev = rev + 1 where id in (select moment from ins)
-        returning id, like_count, comment_count, rev)
+        returning id, like_count, comment_count, rev, author, visibility)
       select * from upd`;
     return r ?? null;
   } catch (err) {

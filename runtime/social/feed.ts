@@ -3,7 +3,8 @@
 // directly on a timeline miss (rebuilding the missing timelines alongside), beyond the cached depth, or
 // when a cached id turns out deleted; it hydrates (and caches) records the cache lacks, re-checking their
 // visibility. Which ids a reader may see comes from the timelines (see handlers/friends.ts for how an
-// unfriending drops them before and after it commits).
+// unfriending drops them before and after it commits). Whether the reader liked each moment (`liked_by_me`) is the
+// reader's own, so no shared record holds it: every page gets it in one statement of its own (markLiked).
 //
 // Every page stops at the moments horizon (runtime/retention/horizons.ts): the Postgres queries bound their ids by it,
 // and a cached page is cut where its ids pass it (the timelines may still hold expired ids until pushes trim them).
@@ -16,7 +17,9 @@ import type { Visibility } from "../../schema/moments.ts";
 import {
   feedPage,
   hydrate,
+  type CountsChange,
   type CountsRow,
+  likedAmong,
   momentCounts,
   momentRecord,
   type MomentRow,
@@ -46,9 +49,42 @@ export const feedStats = {
 
 /**
  * The page of `limit` moments visible to `me` strictly older than `before` and not past the moments horizon, newest
- * first. A cursor at or before the horizon gets an empty last page: the feed ends there.
+ * first, each with `liked_by_me`. A cursor at or before the horizon gets an empty last page: the feed ends there.
  */
 export async function readFeed(
+  svc: Services,
+  log: Logger,
+  me: string,
+  before: bigint | null,
+  limit: number,
+): Promise<FeedPage> {
+  const page = await readShared(svc, log, me, before, limit);
+  return { moments: await markLiked(svc, me, page.moments), hasMore: page.hasMore };
+}
+
+/**
+ * Each record of a page (records joined with ',', each ending in its closing brace: momentJson) with the reader's
+ * `liked_by_me` added last, read in one statement for the page: the records are shared by every reader, this is not.
+ */
+async function markLiked(svc: Services, me: string, json: string): Promise<string> {
+  const starts = [...json.matchAll(RECORD_START)];
+  if (starts.length === 0) return json;
+  const liked = await likedAmong(
+    svc.sql,
+    me,
+    starts.map((m) => BigInt(m[1]!)),
+  );
+  return starts
+    .map((m, i) => {
+      const end = i + 1 < starts.length ? starts[i + 1]!.index - 1 : json.length;
+      const record = json.slice(m.index, end);
+      return `${record.slice(0, -1)},"liked_by_me":${liked.has(BigInt(m[1]!))}}`;
+    })
+    .join(",");
+}
+
+/** The page as every reader sees it (the records of the caches or of Postgres, without `liked_by_me`). */
+async function readShared(
   svc: Services,
   log: Logger,
   me: string,
@@ -255,20 +291,30 @@ export async function fanOut(svc: Services, log: Logger, id: bigint, timelines: 
 
 /**
  * Hand counts a statement just committed to the moment record cache (rows whose `id` is null changed
- * nothing). On failure the moments are repaired once Redis answers (runtime/social/cache-repair.ts).
+ * nothing). On failure the moments are repaired once Redis answers (runtime/social/cache-repair.ts). Rows that say whose
+ * moment it is (a like, an unlike, a comment: by `by`) are announced too, behind: the connections that may see the
+ * moment get its new counts (runtime/ws/moment-relay.ts).
  */
 export async function recordCounts(
   svc: Services,
   log: Logger,
-  rows: (Omit<CountsRow, "id"> & { id: bigint | null })[],
+  rows: (Omit<CountsRow, "id"> & { id: bigint | null } & Partial<Pick<CountsChange, "author" | "visibility">>)[],
+  by?: string,
 ): Promise<void> {
-  const changed = rows.filter((r): r is CountsRow => r.id !== null);
+  const changed = rows.filter((r): r is CountsRow & Partial<CountsChange> => r.id !== null);
   if (changed.length === 0) return;
   try {
     await svc.engines.moments.counts(momentCounts(changed));
   } catch (err) {
     log.error({ err }, "moment counts committed, but caching them failed; repaired when Redis answers");
     svc.cacheRepair.counts(changed.map((r) => r.id));
+  }
+  for (const { id, author, visibility, like_count, comment_count, rev } of changed) {
+    if (!author || !visibility) continue;
+    const counts = { likes: like_count, comments: comment_count, rev: Number(rev) };
+    void svc.announce
+      .momentCounts({ id: String(id), author, visibility, ...counts, ...(by ? { by } : {}) })
+      .catch((err: unknown) => log.warn({ err }, "moment counts not announced"));
   }
 }
 

@@ -2,7 +2,7 @@
 // which inserts (or deletes) the like rows of the moments each liker may see and moves each moment's counter by the
 // number of rows that actually changed, raising its `rev` (see runtime/engines/moments.ts).
 import type { Sql } from "../db/client.ts";
-import { type CountsRow, visibleToViewer } from "./moment-reads-store.ts";
+import { type CountsChange, visibleToViewer } from "./moment-reads-store.ts";
 
 /** A principal's like of a moment. */
 export interface LikePair {
@@ -12,8 +12,11 @@ export interface LikePair {
 
 export type LikeKind = "like" | "unlike";
 
-/** One pair's answer: whether the moment is visible to its principal, and the moment's counts (id null: unchanged). */
-export interface Reacted extends Omit<CountsRow, "id"> {
+/**
+ * One pair's answer: whether the moment is visible to its principal, and the moment's counts with its author and
+ * visibility (id null: unchanged).
+ */
+export interface Reacted extends Omit<CountsChange, "id"> {
   found: boolean;
   id: bigint | null;
 }
@@ -38,8 +41,8 @@ export async function react(sql: Sql, kind: LikeKind, items: LikePair[]): Promis
     n as (select moment, count(*)::int as n from changed group by moment),
     upd as (
       update moments m set like_count = m.like_count ${sign} n.n, rev = m.rev + 1 from n where m.id = n.moment
-      returning m.id, m.like_count, m.comment_count, m.rev)
-    select (v.ord is not null) as found, upd.id, upd.like_count, upd.comment_count, upd.rev
+      returning m.id, m.like_count, m.comment_count, m.rev, m.author, m.visibility)
+    select (v.ord is not null) as found, upd.id, upd.like_count, upd.comment_count, upd.rev, upd.author, upd.visibility
     from req r left join vis v on v.ord = r.ord left join upd on upd.id = r.moment
     order by r.ord`;
 }

@@ -1,6 +1,6 @@
-// The statements that read moments: the visibility rule as SQL, one-query hydration of a page, the Postgres feed
-// page and the timeline rebuild queries (and the rows they answer, as the API and the record cache show them). Every
-// query that answers moments re-checks visibility, so a stale cache can never show a moment its reader may not see,
+// The statements that read moments: the visibility rule as SQL, one-query hydration of a page, which of a page the
+// reader liked, the Postgres feed page and the timeline rebuild queries (and the rows they answer, as the API and the
+// record cache show them). Every query that answers moments re-checks visibility, so a stale cache can never show a moment its reader may not see,
 // and stops at the moments horizon (`id >= horizon`, a range bound on the primary key and on the author and public
 // indexes: runtime/retention/horizons.ts), so a moment past retention is gone at once, before its row is
 // (runtime/retention/moments-store.ts). Publishing and deleting them: moments-store.ts.
@@ -28,7 +28,8 @@ export interface MomentRow {
 /** Larger than every moment id: "no cursor". */
 export const NO_CURSOR = 2n ** 63n - 1n;
 
-export function toMoment(r: MomentRow): Moment {
+/** The moment as the API shows it to a reader who `liked` it or not. */
+export function toMoment(r: MomentRow, liked = false): Moment {
   return {
     id: `moment_${r.id}`,
     content: r.content,
@@ -37,16 +38,17 @@ export function toMoment(r: MomentRow): Moment {
     author: { id: r.author, display_name: r.display_name, avatar_url: avatarPath(r.avatar_key) },
     like_count: r.like_count,
     comment_count: r.comment_count,
+    liked_by_me: liked,
   };
 }
 
-/** The moment's fixed part as JSON, without its closing brace (see MomentRecord). */
+/** The moment's fixed part as JSON, without its closing brace (see MomentRecord): the same for every reader. */
 function momentHead(r: MomentRow): string {
-  const { like_count: _l, comment_count: _c, ...fixed } = toMoment(r);
+  const { like_count: _l, comment_count: _c, liked_by_me: _m, ...fixed } = toMoment(r);
   return JSON.stringify(fixed).slice(0, -1);
 }
 
-/** The moment as the API shows it, as JSON (the same text a cached record gives). */
+/** The moment as JSON, as every reader sees it (the same text a cached record gives): without `liked_by_me`. */
 export function momentText(r: MomentRow): string {
   return momentJson(momentHead(r), r.like_count, r.comment_count);
 }
@@ -62,6 +64,12 @@ export interface CountsRow {
   like_count: number;
   comment_count: number;
   rev: bigint;
+}
+
+/** Counts a like or comment statement returned, with whose moment it is and its visibility (whom the change concerns). */
+export interface CountsChange extends CountsRow {
+  author: string;
+  visibility: Moment["visibility"];
 }
 
 /** The counts statements returned, for the record cache. */
@@ -108,6 +116,17 @@ export async function hydrate(sql: Sql, me: string, list: bigint[], horizon: big
     from moments m join principals p on p.id = m.author
     where m.id = any(${ids(list)}::bigint[]) and m.id >= ${String(horizon)} and ${visibleTo(sql, me)}
     order by m.id desc`;
+}
+
+/**
+ * Which of `list` `me` liked: one query for a whole page (primary-key probes). `liked_by_me` is the reader's own, so no
+ * shared cached record holds it (runtime/social/feed.ts adds it to each page).
+ */
+export async function likedAmong(sql: Sql, me: string, list: bigint[]): Promise<Set<bigint>> {
+  if (list.length === 0) return new Set();
+  const rows = await sql<{ moment: bigint }[]>`
+    select moment from moment_likes where principal = ${me} and moment = any(${ids(list)}::bigint[])`;
+  return new Set(rows.map((r) => r.moment));
 }
 
 /** The counts Postgres holds now for the moments among `list` that still exist (to set a cache right again). */

@@ -1,7 +1,9 @@
-// Publishing and deleting a moment: its row (moments-store.ts), then the feed timelines it belongs in (feed.ts). A
+// Publishing and deleting a moment: its row (moments-store.ts), then the feed timelines it belongs in (feed.ts), then
+// (behind the answer) its announcement to the connections that may see it (runtime/ws/moment-relay.ts). A
 // deleted moment is tombstoned in the moment record cache before its delete commits, so no cached copy can outlive
 // it (runtime/engines/moments.ts), and leaves the timelines it was pushed to after.
-import type { MomentCreated, Visibility } from "../../schema/moments.ts";
+import type { Author } from "../../schema/common.ts";
+import type { Moment, MomentCreated, Visibility } from "../../schema/moments.ts";
 import { notFound } from "../errors.ts";
 import { idTime } from "../ids.ts";
 import type { Logger } from "../log.ts";
@@ -10,13 +12,16 @@ import { fanOut, timelinesFor, unFanOut } from "./feed.ts";
 import { friendsOf } from "./moment-reads-store.ts";
 import { deleteOwnMoment, insertMoment } from "./moments-store.ts";
 
-/** Publishes a moment by `author` and pushes it to the timelines it belongs in: the moment as created. */
+/**
+ * Publishes a moment by `by` and pushes it to the timelines it belongs in, then announces it: the moment as created.
+ */
 export async function publishMoment(
   svc: Services,
   log: Logger,
-  author: string,
+  by: Author,
   m: { content: string; visibility: Visibility },
 ): Promise<MomentCreated> {
+  const author = by.id;
   const id = svc.ids.nextRaw();
   const createdAt = new Date(idTime(id));
   const friends = await insertMoment(svc.sql, {
@@ -27,12 +32,17 @@ export async function publishMoment(
     createdAt,
   });
   await fanOut(svc, log, id, timelinesFor(author, m.visibility, friends));
-  return {
+  const made: MomentCreated = {
     id: `moment_${id}`,
     content: m.content,
     visibility: m.visibility,
     created_at: createdAt.toISOString(),
   };
+  const shown: Moment = { ...made, author: by, like_count: 0, comment_count: 0, liked_by_me: false };
+  void svc.announce
+    .moment({ author, visibility: m.visibility, payload: JSON.stringify(shown) })
+    .catch((err: unknown) => log.warn({ err }, "moment not announced"));
+  return made;
 }
 
 /** Deletes the moment `id` of `me` and takes it out of the timelines. 404 when `me` has no such moment (any more). */

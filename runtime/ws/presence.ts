@@ -84,8 +84,9 @@ export class Presence {
   }
 
   /**
-   * Start or stop watching `friend` for a connected session: a new friend already online is announced, an ex-friend
-   * who was watched is announced offline (the client shows no presence for a non-friend).
+   * Start or stop watching `friend` for a connected session: the session is told of the friendship (a `friendship`
+   * frame) when it changes what the session watches, a new friend already online is announced, an ex-friend who was
+   * watched is announced offline (the client shows no presence for a non-friend).
    */
   async rewatch(s: LiveSession, friend: Author, add: boolean): Promise<void> {
     const list = this.watching.get(s);
@@ -95,12 +96,14 @@ export class Presence {
       if (at < 0) return;
       list.splice(at, 1);
       removeFrom(this.watchers, friend.id, s);
+      s.send({ type: "friendship", friend, status: "ended" });
       s.send({ type: "presence", principal: friend, status: "offline" });
       return;
     }
     if (at >= 0) return;
     list.push(friend.id);
     addTo(this.watchers, friend.id, s);
+    s.send({ type: "friendship", friend, status: "made" });
     try {
       const online = await this.svc.engines.presence.online([friend.id], this.svc.now());
       // still a watched friend after the wait (not ended meanwhile)
@@ -110,6 +113,11 @@ export class Presence {
     } catch (err) {
       s.log.warn({ err }, "presence of a new friend not read");
     }
+  }
+
+  /** The sessions here watching `principal`: its friends' (a friend is never blocked: a block ends the friendship). */
+  watchersOf(principal: string): ReadonlySet<LiveSession> {
+    return this.watchers.get(principal) ?? new Set();
   }
 
   private onPresence(e: PresenceChanged): void {

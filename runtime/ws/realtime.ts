@@ -1,12 +1,15 @@
 // The realtime part of a node (svc.realtime): what nodes relay to each other's WebSocket connections besides the
-// messages of streams. It composes one part per job, subscribes them to six channels (runtime/engines/node-channels.ts:
-// presence, typing, read, message.update, friend.request, friendship) and hands them the sessions that join and leave:
+// messages of streams. It composes one part per job, subscribes them to eight channels (runtime/engines/node-channels.ts:
+// presence, typing, read, message.update, friend.request, friendship, moment, moment.counts) and hands them the
+// sessions that join and leave:
 //   - local-sessions.ts: this node's sessions by principal, where every relay finds the connections an event concerns;
 //   - presence.ts: connections online and offline, and which friends each session watches (presence);
 //   - friendship-relay.ts: a friendship made or ended changes what both sides' sessions watch (friendship);
 //   - typing.ts: what a connection's typing frames do;
 //   - addressed-relay.ts: events naming whom they are for, as frames to those sessions (typing, read,
 //     message.update, friend.request);
+//   - moment-relay.ts: moments published and their new counts, to the sessions that may see them (moment,
+//     moment.counts);
 //   - realtime-store.ts: what they read from Postgres.
 // Everything they publish goes through the node's announcer (runtime/events/announcer.ts).
 import type { Engines } from "../engines/engines.ts";
@@ -14,6 +17,7 @@ import type { Core } from "../services.ts";
 import { AddressedRelay } from "./addressed-relay.ts";
 import { FriendshipRelay } from "./friendship-relay.ts";
 import { type LiveSession, LocalSessions } from "./local-sessions.ts";
+import { MomentRelay } from "./moment-relay.ts";
 import { Presence } from "./presence.ts";
 import type { RealtimeStore } from "./realtime-store.ts";
 import { Typing } from "./typing.ts";
@@ -27,6 +31,8 @@ export class Realtime {
   private readonly typingFrames: Typing;
   private readonly addressed: AddressedRelay;
   private readonly friendships: FriendshipRelay;
+  /** Moments and their counts live (its `relationsOf` is the node's to set). */
+  readonly moments: MomentRelay;
   private readonly leaving = new Set<Promise<void>>();
   private unsubscribes: (() => Promise<void>)[] = [];
 
@@ -35,6 +41,7 @@ export class Realtime {
     this.typingFrames = new Typing(svc, store);
     this.addressed = new AddressedRelay(svc, this.sessions);
     this.friendships = new FriendshipRelay(svc, this.sessions, store, this.presence);
+    this.moments = new MomentRelay(svc, this.sessions, this.presence);
   }
 
   async start(): Promise<void> {
@@ -42,6 +49,7 @@ export class Realtime {
       this.presence.subscribe(),
       ...this.addressed.subscribe(),
       this.friendships.subscribe(),
+      ...this.moments.subscribe(),
     ]);
     this.presence.startRefresh();
   }

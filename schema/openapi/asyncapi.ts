@@ -65,7 +65,10 @@ export function buildAsyncApiDocument(version = "1.0.0"): AsyncApiDocument {
         "`avatar_url`, a file's `url`, a `delivery_count` of 1; the SDK rebuilds the full message). A client offering a " +
         "lean one offers its full one after it; the server selects the first it supports. " +
         "Messages come unacknowledged first; acknowledge each with an `ack` frame (or POST /v1/messages/{id}/ack), or it comes " +
-        `again. Close codes: ${closeCodes}. The REST API: /v1/openapi.json.`,
+        "again. Besides messages the server sends events, none to acknowledge: presence, typing, read markers, edits " +
+        "(`message_update`), friend requests, friendships made or ended (`friendship`), moments published by friends " +
+        "(`moment`) and the new like and comment counts of moments the client may see (`moment_counts`). " +
+        `Close codes: ${closeCodes}. The REST API: /v1/openapi.json.`,
     },
     defaultContentType: "application/json",
     channels: {

@@ -446,13 +446,16 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   "GET /v1/moments/feed": {
     summary: "The caller's feed, newest first",
     description:
-      "The caller's own moments, friends' public and friends-only moments and everyone's public ones. Page with `before`.",
+      "The caller's own moments, friends' public and friends-only moments and everyone's public ones. Page with `before`. Each moment says whether the caller liked it (`liked_by_me`); its counts change live over the WebSocket (`moment_counts` frames).",
     tag: "moments",
     answers: {
       200: {
         description: "a page of the feed",
         schema: FeedResponse,
-        example: { moments: [{ ...MOMENT, author: AGENT, like_count: 2, comment_count: 1 }], has_more: false },
+        example: {
+          moments: [{ ...MOMENT, author: AGENT, like_count: 2, comment_count: 1, liked_by_me: true }],
+          has_more: false,
+        },
       },
     },
   },

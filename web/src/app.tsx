@@ -1,5 +1,6 @@
 // The app shell: sign-in, or the signed-in pages behind a navigation bar (hash routes #/feed, #/friends, #/chat,
-// #/agents, #/payments, #/profile, and #/moderation for a moderator, linked only then; any other route is "Page not found"). Owns the live connection: presence, typing, and messages, each acked once rendered; edits,
+// #/agents, #/payments, #/profile, and #/moderation for a moderator, linked only then; #/p/<id>/<name>, a person's
+// link, opens their card: person.tsx; any other route is "Page not found"). Owns the live connection: presence, typing, and messages, each acked once rendered; edits,
 // deletions and reactions (`message_update`), read markers (`read`) and the conversations list with its unread counts,
 // shown on the Chat link and in the tab title, and a notification for a message that arrives while the tab is hidden;
 // friend requests waiting for an answer on the Friends link (a notification too, while hidden).
@@ -17,6 +18,7 @@ import { net } from "./net.ts";
 import { NotFound } from "./not-found.tsx";
 import { notifyFriendRequest, notifyMessage } from "./notify.tsx";
 import { Payments } from "./payments.tsx";
+import { PersonPage } from "./person.tsx";
 import { Profile } from "./profile.tsx";
 import { useSafety } from "./safety.tsx";
 import {
@@ -345,6 +347,8 @@ function Shell({
           <Profile />
         ) : page === "moderation" ? (
           <Moderation />
+        ) : page === "p" && rest[0] ? (
+          <PersonPage id={decodeURIComponent(rest[0])} name={decodeURIComponent(rest[1] ?? "")} />
         ) : page === "feed" || page === "" ? (
           <Feed />
         ) : (

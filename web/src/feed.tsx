@@ -1,10 +1,12 @@
 // The feed: newest first, older pages through the `before` cursor as the end of the list scrolls into view; a
 // composer with visibility; likes, comments and deleting one's own moments, each applied at once and rolled back
-// when the server refuses (a 429 says when to try again). It stays current without a Refresh button: every 30 s while
-// in view, when the tab comes back into view and when the live connection comes back, it reads the first page again
-// (the server answers it from its feed cache): counts of the moments shown are updated in place, and moments newer
-// than the top one wait behind a "N new moments" button, so the list never jumps under the reader. A person blocked or
-// muted here leaves the list at once (the server leaves them out of every later read).
+// when the server refuses (a 429 says when to try again). Whether one liked a moment is the server's `liked_by_me`, the
+// same in every browser. It stays current without a Refresh button: the live connection brings new counts
+// (`moment_counts`) and friends' new moments (`moment`) as they happen; and every 30 s while in view, when the tab
+// comes back into view and when the live connection comes back, it reads the first page again (the server answers it
+// from its feed cache). Counts of the moments shown are updated in place, and moments newer than the top one wait
+// behind a "N new moments" button, so the list never jumps under the reader. A person blocked or muted here leaves the
+// list at once (the server leaves them out of every later read).
 import type { Moment, Visibility } from "@flock/client";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { useApp } from "./context.ts";
@@ -17,34 +19,19 @@ const POLL_MS = 30_000;
 /** A moment liked or commented on here within this long keeps its own counts (a check may answer from before it). */
 const SETTLE_MS = 10_000;
 
-function useLiked(me: string) {
-  const key = `flock.liked.${me}`;
-  const [liked, setLiked] = useState<ReadonlySet<string>>(
-    () => new Set(JSON.parse(localStorage.getItem(key) ?? "[]") as string[]),
-  );
-  const set = (id: string, on: boolean) =>
-    setLiked((s) => {
-      const n = new Set(s);
-      if (on) n.add(id);
-      else n.delete(id);
-      localStorage.setItem(key, JSON.stringify([...n].slice(-500)));
-      return n;
-    });
-  return [liked, set] as const;
-}
-
 export function Feed() {
-  const { client, session, fail, liveStatus, safety } = useApp();
+  const { client, session, fail, live, liveStatus, safety } = useApp();
   const [moments, setMoments] = useState<Moment[]>([]);
   const [fresh, setFresh] = useState<Moment[]>([]);
   const touched = useRef(new Map<string, number>());
+  /** The newest counts' revision heard live per moment (frames of changes made at once may come in either order). */
+  const revs = useRef(new Map<string, number>());
   const shown = useRef(moments);
   shown.current = moments;
   const visible = useVisible();
   const [more, setMore] = useState(true);
   const [loading, setLoading] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const [liked, setLiked] = useLiked(session.me.id);
   const end = useRef<HTMLDivElement>(null);
   const busy = useRef(false);
 
@@ -94,10 +81,10 @@ export function Feed() {
           if (
             !n ||
             now - (touched.current.get(m.id) ?? 0) < SETTLE_MS ||
-            (n.like_count === m.like_count && n.comment_count === m.comment_count)
+            (n.like_count === m.like_count && n.comment_count === m.comment_count && n.liked_by_me === m.liked_by_me)
           )
             return m;
-          return { ...m, like_count: n.like_count, comment_count: n.comment_count };
+          return { ...m, like_count: n.like_count, comment_count: n.comment_count, liked_by_me: n.liked_by_me };
         }),
       );
       const top = shown.current.find((m) => !m.id.startsWith("pending-"))?.id;
@@ -125,6 +112,31 @@ export function Feed() {
     return () => clearInterval(t);
   }, [visible, check]);
 
+  // live: new counts in place (a frame follows its commit, so it stands even over counts patched here a moment ago);
+  // a new moment waits behind the button (one of mine posted here is already in the list, as pending or made)
+  useEffect(
+    () =>
+      live.on((e) => {
+        if (e.type === "moment_counts") {
+          if ((revs.current.get(e.id) ?? -1) >= e.rev) return; // an older change's frame, come late
+          revs.current.set(e.id, e.rev);
+          const counts = { like_count: e.like_count, comment_count: e.comment_count };
+          setMoments((ms) => ms.map((m) => (m.id === e.id ? { ...m, ...counts } : m)));
+          setFresh((fs) => fs.map((m) => (m.id === e.id ? { ...m, ...counts } : m)));
+        } else if (e.type === "moment") {
+          const m = e.moment;
+          const here = shown.current.some(
+            (x) =>
+              x.id === m.id || (x.id.startsWith("pending-") && x.author.id === m.author.id && x.content === m.content),
+          );
+          if (here) return;
+          if (shown.current.length === 0) setMoments([m]);
+          else setFresh((fs) => (fs.some((f) => f.id === m.id) ? fs : [m, ...fs]));
+        }
+      }),
+    [live],
+  );
+
   function showFresh() {
     setMoments((ms) => [...fresh, ...ms.filter((m) => !fresh.some((f) => f.id === m.id))]);
     setFresh([]);
@@ -146,14 +158,12 @@ export function Feed() {
 
   async function toggleLike(m: Moment) {
     touched.current.set(m.id, Date.now());
-    const on = !liked.has(m.id);
-    setLiked(m.id, on);
-    patch(m.id, (x) => ({ ...x, like_count: x.like_count + (on ? 1 : -1) }));
+    const on = !m.liked_by_me;
+    patch(m.id, (x) => ({ ...x, liked_by_me: on, like_count: x.like_count + (on ? 1 : -1) }));
     try {
       await (on ? client.like(m.id) : client.unlike(m.id));
     } catch (err) {
-      setLiked(m.id, !on);
-      patch(m.id, (x) => ({ ...x, like_count: x.like_count - (on ? 1 : -1) }));
+      patch(m.id, (x) => ({ ...x, liked_by_me: !on, like_count: x.like_count - (on ? 1 : -1) }));
       setError(fail(err));
     }
   }
@@ -178,11 +188,13 @@ export function Feed() {
       author: asAuthor(session.me),
       like_count: 0,
       comment_count: 0,
+      liked_by_me: false,
     };
     setMoments((ms) => [temp, ...ms]);
     try {
       const made = await client.post({ content, visibility });
       setMoments((ms) => ms.map((x) => (x.id === temp.id ? { ...temp, ...made } : x)));
+      setFresh((fs) => fs.filter((f) => f.id !== made.id)); // its live frame may have come before this answer
       return true;
     } catch (err) {
       setMoments((ms) => ms.filter((x) => x.id !== temp.id));
@@ -212,7 +224,7 @@ export function Feed() {
             <MomentCard
               key={m.id}
               m={m}
-              liked={liked.has(m.id)}
+              liked={m.liked_by_me}
               mine={m.author.id === session.me.id}
               friend={friends.has(m.author.id)}
               onLike={() => void toggleLike(m)}

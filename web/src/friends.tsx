@@ -1,7 +1,8 @@
 // Friends: requests in (accept, decline) and out, the friends list with live presence dots and pictures, and people
-// search to send a request (a pasted id still works). The page keeps itself current: a friend request arriving
-// (`friend_request` frame), someone not yet on the list coming online (a request accepted: the new friend's
-// presence), the live connection coming back, the tab coming into view, and once a minute while it is in view. Each
+// search to send a request (a pasted id still works), and one's own id and link to share (person.tsx). The page keeps
+// itself current: a friend request arriving (`friend_request` frame), a friendship made or ended (`friendship`: a
+// request accepted clears its "Request sent." and the people found are searched again), someone not yet on the list
+// coming online, the live connection coming back, the tab coming into view, and once a minute while it is in view. Each
 // friend and each person found has the Mute / Block / Report menu (safety.tsx); blocking a friend ends the friendship.
 // Below the friends: whom I blocked and muted.
 import type { Author, FriendRequest, Person } from "@flock/client";
@@ -9,6 +10,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { Avatar } from "./avatar.tsx";
 import { useApp } from "./context.ts";
 import { Name } from "./names.tsx";
+import { ShareMe } from "./person.tsx";
 import { PersonActions, SafetyLists } from "./safety.tsx";
 import { PeopleSearch } from "./search.tsx";
 import { Alert, Dot, useVisible } from "./ui.tsx";
@@ -22,6 +24,8 @@ export function Friends() {
   const [outgoing, setOutgoing] = useState<FriendRequest[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [info, setInfo] = useState<string | null>(null);
+  /** Raised by a friendship made or ended: the people found are searched again (their friend state changed). */
+  const [changes, setChanges] = useState(0);
   const visible = useVisible();
   const known = useRef<ReadonlySet<string>>(new Set());
 
@@ -52,7 +56,11 @@ export function Friends() {
   useEffect(
     () =>
       live.on((e) => {
-        if (
+        if (e.type === "friendship") {
+          setInfo(null); // a "Request sent." is stale once it is answered
+          setChanges((n) => n + 1);
+          void loadRef.current();
+        } else if (
           e.type === "friend_request" ||
           (e.type === "presence" && e.status === "online" && !known.current.has(e.principal.id))
         )
@@ -130,11 +138,10 @@ export function Friends() {
         id="friend-q"
         label="Find people"
         action={action}
-        hint="Agents by name or id; people you are friends with or talk with by name; anyone else by their id."
+        hint="Agents by name or id; people you are friends with or talk with by name; anyone else by their id or link."
+        research={changes}
       />
-      <p class="muted">
-        Your id: <code>{session.me.id}</code>
-      </p>
+      <ShareMe />
       <h2>Requests for you</h2>
       {incoming.length === 0 ? (
         <p class="muted">None.</p>

@@ -2,9 +2,10 @@
 // in as the SDK does: client/ws.ts, fullMessage), reconnecting with
 // exponential backoff (0.5 s doubling to 15 s, with jitter). On every connect the server hands out again every
 // message not yet acknowledged, so nothing is lost across a restart; the page acks a message only after showing it.
-// Besides messages: presence, typing, `message_update` (an edit, deletion or reaction), `read` (a read marker moved)
-// and `friend_request` (someone asked to be friends).
-import type { Author, FriendRequest, Message, PendingMessage } from "@flock/client";
+// Besides messages: presence, typing, `message_update` (an edit, deletion or reaction), `read` (a read marker moved),
+// `friend_request` (someone asked to be friends), `friendship` (one made or ended), `moment` (a friend's new moment)
+// and `moment_counts` (the new like and comment counts of a moment one may see).
+import type { Author, FriendRequest, Message, Moment, PendingMessage } from "@flock/client";
 import { fullMessage } from "../../client/ws.ts";
 
 export type LiveEvent =
@@ -14,7 +15,22 @@ export type LiveEvent =
   | { type: "typing"; thread_id: string; from: Author; state: "start" | "stop"; expires_in?: number }
   | { type: "message_update"; message: Message }
   | { type: "read"; thread_id: string; from: Author; through: string }
-  | { type: "friend_request"; request: FriendRequest; from: Author };
+  | { type: "friend_request"; request: FriendRequest; from: Author }
+  | { type: "friendship"; friend: Author; status: "made" | "ended" }
+  | { type: "moment"; moment: Moment }
+  | { type: "moment_counts"; id: string; like_count: number; comment_count: number; rev: number };
+
+/** The server's frames handed on as they come. */
+const EVENTS = new Set([
+  "presence",
+  "typing",
+  "message_update",
+  "read",
+  "friend_request",
+  "friendship",
+  "moment",
+  "moment_counts",
+]);
 
 export class Live {
   private ws: WebSocket | null = null;
@@ -74,13 +90,7 @@ export class Live {
           type: "message",
           message: fullMessage(frame["message"] as Record<string, unknown>, me) as PendingMessage,
         });
-      } else if (
-        frame.type === "presence" ||
-        frame.type === "typing" ||
-        frame.type === "message_update" ||
-        frame.type === "read" ||
-        frame.type === "friend_request"
-      ) {
+      } else if (frame.type !== undefined && EVENTS.has(frame.type)) {
         this.emit(frame as LiveEvent);
       }
     });

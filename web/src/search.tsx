@@ -1,7 +1,8 @@
 // Search: people (agents by name or id; people one knows, by name) with an action per result, used by the friends
 // page, the new conversation and the group forms; and the messages of one's own conversations, from the chat list,
 // where a result opens its conversation. People are searched as the person types (after a short pause); a pasted id
-// that search does not find is still offered, so a request can go to someone one has never talked with.
+// that search does not find is still offered, so a request can go to someone one has never talked with. When no one is
+// found the rule is shown: who can be found by name, and that a person's link (person.tsx) reaches anyone else.
 import type { Message, Person } from "@flock/client";
 import type { ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
@@ -40,11 +41,14 @@ export function PeopleSearch({
   label,
   action,
   hint,
+  research = 0,
 }: {
   id: string;
   label: string;
   action(p: Person): ComponentChildren;
   hint?: string;
+  /** A change of it searches the shown text again (what is found changed: a friendship made, say). */
+  research?: number;
 }) {
   const { client, fail, people } = useApp();
   const [q, setQ] = useState("");
@@ -74,6 +78,9 @@ export function PeopleSearch({
     const t = setTimeout(() => void search(query), query ? 300 : 0);
     return () => clearTimeout(t);
   }, [q]);
+  useEffect(() => {
+    if (research > 0 && found) void search(found.q);
+  }, [research]);
 
   const list = found?.people ?? [];
   const pasted = found && isId(found.q) && !list.some((p) => p.id === found.q) ? found.q : null;
@@ -114,9 +121,11 @@ export function PeopleSearch({
             {list.length === 0 && !pasted ? "No one found" : `${list.length + (pasted ? 1 : 0)} found`}
           </p>
           {list.length === 0 && !pasted ? (
-            <p class="muted">
-              No one found for “{found.q}”. People show up here once you are friends or share a conversation; paste an
-              id to reach anyone else.
+            <p class="muted no-one" data-no-one>
+              No one found for “{found.q}”. Agents are found by name or id by everyone; a person only by those who are
+              already their friends or share a conversation with them, so a search tells no stranger who exists. To
+              reach someone new, paste their id or open their link; to be found, share yours (
+              <a href="#/friends">Your link</a>, on the Friends page).
             </p>
           ) : (
             <ul class="list found" aria-label="People found">

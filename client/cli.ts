@@ -91,6 +91,8 @@ export async function main(
   let flags: Flags = {};
   let url = "";
   let idempotencyKey: string | undefined;
+  let flock: Flock | undefined;
+  let tokenFrom: string | undefined;
   try {
     const parsed = parse(argv);
     flags = parsed.flags;
@@ -123,17 +125,26 @@ export async function main(
             : ["http://localhost:8080", "the default URL"];
     url = checkUrl(given, from);
     const token = flags.token ?? (env["FLOCK_TOKEN"] || undefined) ?? (name === "login" ? undefined : login().token);
+    tokenFrom =
+      name === "login"
+        ? "the token given to login"
+        : flags.token !== undefined
+          ? "--token"
+          : env["FLOCK_TOKEN"]
+            ? "FLOCK_TOKEN"
+            : "the saved login";
     if (!token && !cmd.anonymous)
       throw new SetupError(`no token: ${name} acts as an agent or person`, NO_TOKEN_HINT, 3);
 
     const options: FlockOptions = { baseUrl: url, token, ...(flags.verbose ? verbose(err) : {}) };
-    const flock = new Flock(options);
+    flock = new Flock(options);
     // the commands that create something send one Idempotency-Key per run (the same on each of the SDK's retries)
     idempotencyKey = cmd.creates ? (flags["idempotency-key"] ?? newIdempotencyKey()) : undefined;
     if (idempotencyKey && flags.verbose) err(`flockctl: Idempotency-Key ${idempotencyKey}`);
+    const client = flock;
     await cmd.run({
-      flock,
-      client: (extra) => new Flock({ ...options, token: flock.token, ...extra }),
+      flock: client,
+      client: (extra) => new Flock({ ...options, token: client.token, ...extra }),
       args,
       flags,
       url,
@@ -145,7 +156,8 @@ export async function main(
     });
     return 0;
   } catch (e) {
-    return report(e, err, { json: flags.json, url, usage: USAGE, idempotencyKey });
+    const token = flock?.token ? { token: flock.token, from: tokenFrom ?? "the token" } : undefined;
+    return report(e, err, { json: flags.json, url, usage: USAGE, idempotencyKey, token });
   }
 }
 

@@ -1,6 +1,7 @@
 // Reading a 402 answer without any payment library: the PAYMENT-REQUIRED header (base64 of the JSON requirements,
 // x402 v2) or the copy in Flock's error body. Paying is the job of a PaymentHandler, such as the Payer of
 // "@flock/client/payments", so a client that never pays loads no wallet code.
+import { loadPayments } from "./payment-packages.ts";
 import type { PaymentRequired } from "./types.ts";
 
 /** Whatever signs payments for the client: given a 402's requirements, the headers of the paid retry. */
@@ -27,16 +28,10 @@ export function lazyPayer(settings: PaymentSettings): PaymentHandler {
   let payer: Promise<PaymentHandler> | undefined;
   return {
     async headersFor(required, body) {
-      payer ??= import("./payments.ts").then(
-        // the account's signTypedData is the one x402 calls: the structural type above only keeps x402's types out of
-        // the SDK's own declarations
+      // the account's signTypedData is the one x402 calls: the structural type above only keeps x402's types out of
+      // the SDK's own declarations
+      payer ??= loadPayments(() => import("./payments.ts")).then(
         (m) => new m.Payer(settings as unknown as ConstructorParameters<typeof m.Payer>[0]),
-        (err: unknown) => {
-          const why = err instanceof Error ? err.message : String(err);
-          throw new Error(
-            `paying needs the optional packages @x402/core, @x402/evm and @x402/fetch: npm install @x402/core @x402/evm @x402/fetch (${why})`,
-          );
-        },
       );
       return (await payer).headersFor(required, body);
     },

@@ -36,7 +36,7 @@ t.test(
       ["profile", "set", "--name", "Ann B", "--description", "tester", "--accepts-group-adds-from", "friends"],
       a.env,
     );
-    t.match(set, { display_name: "Ann B", description: "tester", accepts_group_adds_from: "friends" });
+    t.match(set.agent, { display_name: "Ann B", description: "tester", accepts_group_adds_from: "friends" });
     t.equal(
       (await flock(["profile", "set", "--accepts-messages-from", "anyone"], a.env)).code,
       2,
@@ -48,7 +48,7 @@ t.test(
       ...env,
       FLOCK_TOKEN: person.token,
     });
-    t.match(human, { id: person.id, display_name: "Pat", accepts_messages_from: "anyone" });
+    t.match(human.user, { id: person.id, display_name: "Pat", accepts_messages_from: "anyone" });
     t.match((await flock(["whoami"], { ...env, FLOCK_TOKEN: person.token })).stdout, new RegExp(`^${person.id} Pat`));
     // a picture from a file: uploaded and set in one command; shown in the profile; removed with none
     const pic = join(tempDir(t, "avatar"), "me.png");
@@ -59,11 +59,15 @@ t.test(
         "base64",
       ),
     );
-    const pictured = await json(["profile", "set", "--avatar", pic], a.env);
+    const pictured = (await json(["profile", "set", "--avatar", pic], a.env)).agent;
     t.match(pictured.avatar_url, /^\/v1\/avatars\/[\w-]{22}$/, "--avatar uploads the image and sets it");
     t.match((await flock(["profile"], a.env)).stdout, new RegExp(`picture +${pictured.avatar_url}`));
     t.equal((await fetch(node.url + pictured.avatar_url)).status, 200, "its address answers without credentials");
-    t.equal((await json(["profile", "set", "--avatar", "none"], a.env)).avatar_url, null, "--avatar none removes it");
+    t.equal(
+      (await json(["profile", "set", "--avatar", "none"], a.env)).agent.avatar_url,
+      null,
+      "--avatar none removes it",
+    );
 
     // friends: request, requests, accept, list, remove (and decline)
     const req = await json(["friend", "request", b.id], a.env);
@@ -148,18 +152,18 @@ t.test(
     t.equal(followed.match(/: three/g)?.length, 1, "each message once");
 
     // groups: create, list, show, add, remove, send, history, leave
-    const g = await json(["group", "create", "crew", b.id], a.env);
+    const g = (await json(["group", "create", "crew", b.id], a.env)).group;
     t.match(g, { name: "crew", owner: a.id, members: [{ id: a.id }, { id: b.id }] });
     t.match(await json(["group", "list"], b.env), [{ id: g.id, name: "crew" }]);
     t.match((await flock(["group", "show", g.id], a.env)).stdout, new RegExp(`^${g.id}  crew[\\s\\S]*${b.id}  Bob`));
-    t.equal((await json(["group", "add", g.id, c.id], a.env)).members.length, 3);
+    t.equal((await json(["group", "add", g.id, c.id], a.env)).group.members.length, 3);
     const sent = await json(["group", "send", g.id, "hello crew"], a.env);
     t.match(sent, { thread_id: g.thread_id, body: "hello crew" });
     t.match((await flock(["history", g.id], c.env)).stdout, /Ann B \(\d+\) in thread_\d+: hello crew/);
     t.match((await flock(["group", "remove", g.id, c.id], a.env)).stdout, `removed ${c.id} from ${g.id}`);
     t.match((await flock(["group", "leave", g.id], b.env)).stdout, `left ${g.id}`);
     t.same(
-      (await json(["group", "show", g.id], a.env)).members.map((m: { id: string }) => m.id),
+      (await json(["group", "show", g.id], a.env)).group.members.map((m: { id: string }) => m.id),
       [a.id],
     );
 

@@ -86,12 +86,16 @@ t.test("--verbose shows each retry behind a slow answer", async (t) => {
   t.equal(quiet.code, 0);
   t.equal(hits, 3, "retried twice");
   t.equal(quiet.stderr, "", "without --verbose the retries are silent");
-  t.equal((JSON.parse(quiet.stdout) as { id: string }).id, "1");
+  t.equal((JSON.parse(quiet.stdout) as { agent: { id: string } }).agent.id, "1");
 
   hits = 0;
   const verbose = await flock(["whoami", "--json", "--verbose"], env);
   t.equal(verbose.code, 0);
-  t.equal((JSON.parse(verbose.stdout) as { id: string }).id, "1", "stdout still holds only the answer");
+  t.equal(
+    (JSON.parse(verbose.stdout) as { agent: { id: string } }).agent.id,
+    "1",
+    "stdout still holds only the answer",
+  );
   const retries = verbose.stderr.split("\n").filter((l) => /retry/.test(l));
   t.equal(retries.length, 2, verbose.stderr);
   t.match(retries[0], /GET \/v1\/agents\/me answered 503 unavailable; retry 1 of 4 in 0\.0 s \(Retry-After\)/);
@@ -294,10 +298,10 @@ t.test(
     // no FLOCK_URL, no FLOCK_TOKEN: both come from the file
     const me = await flock(["whoami", "--json"], { XDG_CONFIG_HOME: home });
     t.equal(me.code, 0, me.stderr);
-    t.equal((JSON.parse(me.stdout) as { id: string }).id, agent.id);
+    t.equal((JSON.parse(me.stdout) as { agent: { id: string } }).agent.id, agent.id);
     const refused = await flock(["whoami"], { XDG_CONFIG_HOME: home, FLOCK_TOKEN: `am_${"w".repeat(43)}` });
     t.equal(refused.code, 3, "FLOCK_TOKEN is read before the file");
-    t.match(refused.stderr, /^error 401 unauthorized: .*\nthe token was refused: flockctl login/);
+    t.match(refused.stderr, /^error 401 unauthorized: .*\nthe token in FLOCK_TOKEN was refused .*flockctl login/);
 
     const out = await flock(["logout"], { XDG_CONFIG_HOME: home });
     t.match(out.stdout, /^logged out: removed /);

@@ -60,7 +60,7 @@ t.test("pay_and_send within the caps settles; above them nothing is signed", asy
   // send_message never pays: the 402 comes back as a tool error that points to pay_and_send
   t.match(
     await callError(mcp, "send_message", { to: cheap.id, body: "free?" }),
-    /payment required.*pay \$0\.05 \(50000 atomic units.*to 0x[0-9a-fA-F]{40}/,
+    /payment required: Oracle 0\.05 \(agent \d+\) charges \$0\.05 per message \(US dollars: 50000 atomic units.*paid to 0x[0-9a-fA-F]{40}.*call the tool pay_and_send/,
   );
 
   const sent = await callJson<{ id: string; payment: { amount: string; transaction: string; payer: string } }>(
@@ -105,7 +105,7 @@ t.test("without a wallet, pay_and_send refuses and shows the requirements", asyn
   const mcp = await stdioClient({ FLOCK_URL: node.url, FLOCK_TOKEN: reg.token });
   t.teardown(() => mcp.close());
   const text = await callError(mcp, "pay_and_send", { to: cheap.id, body: "hi" });
-  t.match(text, /pay \$0\.05/);
+  t.match(text, /charges \$0\.05 per message/);
   t.match(text, /no paying wallet.*nothing was signed/);
   t.equal(await balance(cheap.payTo), 0n);
 });

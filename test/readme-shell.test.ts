@@ -124,7 +124,7 @@ set -eo pipefail
 npx() {
   if [ "$1" = flockctl ] && [ "$2" = listen ]; then
     local me out pid code=0
-    me=$(command npx flockctl whoami --json | jq -r .id)
+    me=$(command npx flockctl whoami --json | jq -r .agent.id)
     out=$(mktemp)
     set -m; command npx "$@" >"$out" & pid=$!; set +m
     FLOCK_TOKEN=$(command npx flockctl register Pinger --json | jq -r .token) command npx flockctl send "$me" "ping from the test" >/dev/null

@@ -16,6 +16,12 @@ async function me(ctx: Ctx) {
     : { kind: "agent" as const, ...(await ctx.flock.me()) };
 }
 
+/** A profile as --json prints it: the API's answer, `{"agent": {...}}` (GET /v1/agents/me) or `{"user": {...}}`. */
+function answer(p: Profile) {
+  const { kind, ...shown } = p;
+  return kind === "human" ? { user: shown } : { agent: shown };
+}
+
 /** A token from the argument, --token, FLOCK_TOKEN, or a line on stdin when it is not a terminal. */
 function tokenToLogIn(ctx: Ctx): string {
   const given = ctx.args[0] ?? ctx.flags.token ?? (ctx.env["FLOCK_TOKEN"] || undefined);
@@ -72,16 +78,14 @@ export const accountCommands: Record<string, Command> = {
     usage: "whoami                                        the agent (or person) behind the token",
     async run(ctx) {
       const p = await me(ctx);
-      const { kind: _kind, ...shown } = p;
-      ctx.print(shown, () => who(p));
+      ctx.print(answer(p), () => who(p));
     },
   },
   "profile show": {
     usage: "profile show                                  your profile, with who may message you or add you to groups",
     async run(ctx) {
       const p = await me(ctx);
-      const { kind: _kind, ...shown } = p;
-      ctx.print(shown, () => profileText(p));
+      ctx.print(answer(p), () => profileText(p));
     },
   },
   "profile set": {
@@ -121,8 +125,7 @@ export const accountCommands: Record<string, Command> = {
             kind: "agent" as const,
             ...(await ctx.flock.updateMe({ ...change, ...(policy ? { accepts_group_adds_from: policy } : {}) })),
           };
-      const { kind: _kind, ...shown } = p;
-      ctx.print(shown, () => `updated\n${profileText(p)}`);
+      ctx.print(answer(p), () => `updated\n${profileText(p)}`);
     },
   },
 };

@@ -1,4 +1,4 @@
-// Groups: create, list, show, add and remove members, leave, send.
+// Groups: create, list, show, add and remove members, leave, send. --json prints the API's answer ({"group": {...}}).
 import type { Group } from "../types.ts";
 import { type Command, need } from "./context.ts";
 import { findThread, myId } from "./messages.ts";
@@ -16,7 +16,7 @@ export const groupCommands: Record<string, Command> = {
     async run(ctx) {
       const [name, ...members] = need(ctx, ["name"], "group create <name> [member_id...]");
       const g = await ctx.flock.createGroup({ name: name!, members }, ctx.keyed);
-      ctx.print(g, () => `created ${groupText(g)}`);
+      ctx.print({ group: g }, () => `created ${groupText(g)}`);
     },
   },
   "group list": {
@@ -38,7 +38,7 @@ export const groupCommands: Record<string, Command> = {
     async run(ctx) {
       const [id] = need(ctx, ["group_id"], "group show <group_id>");
       const g = await ctx.flock.group(id!);
-      ctx.print(g, () => groupText(g));
+      ctx.print({ group: g }, () => groupText(g));
     },
   },
   "group add": {
@@ -46,7 +46,7 @@ export const groupCommands: Record<string, Command> = {
     async run(ctx) {
       const [id, ...members] = need(ctx, ["group_id", "member_id"], "group add <group_id> <member_id>...");
       const g = await ctx.flock.addGroupMembers(id!, members);
-      ctx.print(g, () => `added ${members.join(", ")}\n${groupText(g)}`);
+      ctx.print({ group: g }, () => `added ${members.join(", ")}\n${groupText(g)}`);
     },
   },
   "group remove": {

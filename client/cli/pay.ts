@@ -1,6 +1,7 @@
 // Paying a paid agent (x402): the wallet's key from FLOCK_PRIVATE_KEY (never a flag: it would stay in the shell's
 // history), a cap in US dollars that nothing above is ever signed for. And the list of payments sent and received.
 import { PaymentRequiredError } from "../errors.ts";
+import { loadPayments, MissingPaymentPackagesError, PAYMENT_INSTALL } from "../payment-packages.ts";
 import type { PaymentHandler } from "../payment-required.ts";
 import { type Command, type Ctx, need } from "./context.ts";
 import { dollars, plainDollars, unitsOfPrice } from "./money.ts";
@@ -26,14 +27,10 @@ async function payer(ctx: Ctx, max: bigint): Promise<PaymentHandler> {
   const wallet = async (): Promise<PaymentHandler> => {
     let mods;
     try {
-      mods = await Promise.all([import("viem/accounts"), import("../payments.ts")]);
+      mods = await loadPayments(() => Promise.all([import("viem/accounts"), import("../payments.ts")]));
     } catch (e) {
-      if ((e as { code?: string }).code !== "ERR_MODULE_NOT_FOUND") throw e;
-      throw new SetupError(
-        "paying needs viem and the x402 packages beside @flock/client",
-        "npm install viem @x402/core @x402/evm @x402/fetch",
-        1,
-      );
+      if (!(e instanceof MissingPaymentPackagesError)) throw e;
+      throw new SetupError(e.message, PAYMENT_INSTALL, 1);
     }
     const [{ privateKeyToAccount }, { Payer }] = mods;
     const cap = Number(max) / 1_000_000;

@@ -6,8 +6,15 @@ import { UsageError, type Write } from "./context.ts";
 
 export const NO_TOKEN_HINT = "register first (flockctl register <name> --save), or export FLOCK_TOKEN / flockctl login";
 export const SERVER_HINT = "is the server running? set FLOCK_URL (or --url) to its address";
-const REFUSED_HINT =
-  "the token was refused: flockctl login with a current one, or export FLOCK_TOKEN (flockctl register makes a new agent)";
+/** What a 401 says to do: a token that is not one of Flock's is told apart from one the server no longer knows. */
+function refusedHint(used: ReportOptions["token"]): string {
+  if (!used) return NO_TOKEN_HINT;
+  const which = used.from === "FLOCK_TOKEN" ? "the token in FLOCK_TOKEN" : `the token (${used.from})`;
+  // the server's check of a token's form (runtime/tokens.ts): am_ (an agent) or pt_ (a person), then 43 characters
+  if (!/^(am|pt)_[0-9A-Za-z]{43}$/.test(used.token))
+    return `${which} is not a Flock token (one is am_ or pt_ and 43 letters and digits, without quotes or spaces): sign in again with flockctl login <token>, or register a new agent with flockctl register <name> --save`;
+  return `${which} was refused (revoked, replaced or expired): sign in again with flockctl login <token>, or register a new agent with flockctl register <name> --save`;
+}
 
 /** A failure before anything was sent (no token, a URL that is not one): a message and a hint, exit `code`. */
 export class SetupError extends Error {
@@ -63,6 +70,8 @@ interface ReportOptions {
   usage: string;
   /** The run's Idempotency-Key, when it creates something. */
   idempotencyKey?: string;
+  /** The token the run sent and where it came from (--token, FLOCK_TOKEN, the saved login). */
+  token?: { token: string; from: string };
 }
 
 /** Whether a creating command's failure leaves its outcome unknown (no answer, a 5xx, its key's first try running). */
@@ -110,7 +119,7 @@ export function report(err: unknown, out: Write, o: ReportOptions): number {
     return 1;
   }
   if (err instanceof FlockError) {
-    const hint = err.status === 401 ? REFUSED_HINT : undefined;
+    const hint = err.status === 401 ? refusedHint(o.token) : undefined;
     const body = (err.body ?? { error: err.code, message: err.message }) as object;
     const extra = { ...(hint ? { hint } : {}), ...(key ? { idempotency_key: key } : {}) };
     const retry = err.retryAfter ? ` (retry after ${err.retryAfter}s)` : "";

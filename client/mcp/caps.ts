@@ -2,6 +2,7 @@
 // environment (FLOCK_MCP_PRIVATE_KEY, FLOCK_MCP_MAX_PER_MESSAGE, FLOCK_MCP_MAX_TOTAL). Without a key, or with a
 // cap of 0 (the default), nothing is ever signed. The Payer of "@flock/client/payments" enforces both caps before
 // it signs; its x402 and viem code is loaded only when a key is configured.
+import { loadPayments } from "../payment-packages.ts";
 import type { PaymentHandler } from "../payment-required.ts";
 
 export interface PaymentCaps {
@@ -49,7 +50,10 @@ export async function payerFor(
   caps: PaymentCaps | undefined,
 ): Promise<(PaymentHandler & { readonly spent: bigint }) | undefined> {
   if (!canPay(caps)) return undefined;
-  const [{ privateKeyToAccount }, { Payer }] = await Promise.all([import("viem/accounts"), import("../payments.ts")]);
+  // not installed: a MissingPaymentPackagesError, which says nothing was sent and what to install (errors.ts)
+  const [{ privateKeyToAccount }, { Payer }] = await loadPayments(() =>
+    Promise.all([import("viem/accounts"), import("../payments.ts")]),
+  );
   return new Payer({
     account: privateKeyToAccount(caps.privateKey as `0x${string}`),
     maxPerMessage: caps.maxPerMessage,

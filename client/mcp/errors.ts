@@ -5,7 +5,9 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { FlockError, FlockNetworkError, PaymentRequiredError } from "../errors.ts";
 import { paymentRequiredOf } from "../payment-required.ts";
 import type { PaymentRequired } from "../types.ts";
-import { type CapsView, describeCaps } from "./caps.ts";
+import type { Flock } from "../index.ts";
+import { MissingPaymentPackagesError } from "../payment-packages.ts";
+import { type CapsView, canPay } from "./caps.ts";
 
 const UNITS_PER_DOLLAR = 1_000_000;
 
@@ -19,6 +21,7 @@ const fail = (t: string): CallToolResult => ({ isError: true, content: [{ type: 
  */
 export function outcomeUnknown(err: unknown): boolean {
   if (err instanceof Error && err.name === "AbortError") return false;
+  if (err instanceof MissingPaymentPackagesError) return false; // failed before anything was sent
   if (err instanceof FlockNetworkError) return err.retryable; // no answer (but a bad URL or host sent nothing)
   if (!(err instanceof FlockError)) return true;
   return err.status >= 500 || (err.status === 409 && err.code === "conflict" && err.retryAfter !== undefined);
@@ -52,6 +55,8 @@ export function toolError(err: unknown, caps: CapsView): CallToolResult {
     return fail(`${err.status} ${err.code}: ${err.message}${hint ? `. ${hint}` : ""}`);
   }
   if (err instanceof Error && err.name === "AbortError") return fail("cancelled");
+  if (err instanceof MissingPaymentPackagesError)
+    return fail(`${err.message}. Tell the operator: calling again before they are installed fails the same way`);
   return fail(`error: ${err instanceof Error ? err.message : String(err)}`);
 }
 
@@ -73,19 +78,58 @@ const HINTS: Record<number, string> = {
   503: "Flock is briefly unavailable: try again in a few seconds",
 };
 
+/** The paid agents that 402s were answered for (namePayee), by error: their names, for paymentText. */
+const payees = new WeakMap<object, { id: string; name: string | undefined }>();
+
+/**
+ * Rethrow helper for a send to `to`: a 402 gets the paid agent's display name (its profile, read once) so the tool
+ * error can name it; any other error is returned as it is.
+ */
+export async function namePayee(err: unknown, flock: Flock, to: string): Promise<unknown> {
+  if (err instanceof FlockError && err.status === 402 && !payees.has(err)) {
+    const agent = await flock.agent(to).catch(() => undefined);
+    payees.set(err, { id: to, name: agent?.display_name });
+  }
+  return err;
+}
+
+const usd = (units: number) => `$${(units / UNITS_PER_DOLLAR).toFixed(6).replace(/0+$/, "").replace(/\.$/, "")}`;
+
+/**
+ * A 402 as one paragraph: who charges what (the price once, in US dollars, with the asset, network and payee), why
+ * nothing was paid when a payment was refused, and the one way on: pay_and_send within the operator's caps, or what
+ * the operator must configure first. Never the x402 headers: a model cannot set them.
+ */
 function paymentText(err: FlockError, caps: CapsView): string {
   const req =
     err instanceof PaymentRequiredError
       ? (err.requirements as PaymentRequired | null)
       : paymentRequiredOf(new Headers(), err.body);
-  const options = (req?.accepts ?? []).map((a) => {
-    const units = /^\d+$/.test(a.amount) ? Number(a.amount) : NaN;
-    const usd = Number.isFinite(units)
-      ? `$${(units / UNITS_PER_DOLLAR).toFixed(6).replace(/0+$/, "").replace(/\.$/, "")}`
-      : a.amount;
+  const prices = (req?.accepts ?? []).map((a) => {
+    const price = /^\d+$/.test(a.amount) ? usd(Number(a.amount)) : a.amount;
     const name = typeof a.extra?.["name"] === "string" ? ` ${a.extra["name"]}` : "";
-    return `pay ${usd} (${a.amount} atomic units of asset ${a.asset}${name}, network ${a.network}) to ${a.payTo}`;
+    return `${price} per message (US dollars: ${a.amount} atomic units of${name} asset ${a.asset}, network ${a.network}, paid to ${a.payTo})`;
   });
-  const what = options.length > 0 ? options.join("; or ") : "no payment option was given";
-  return `payment required: ${err.message}. This agent charges per message: ${what}. ${describeCaps(caps)}`;
+  const payee = payees.get(err);
+  const who = payee ? `${payee.name ?? "This agent"} (agent ${payee.id})` : "This agent";
+  const price = prices.length > 0 ? `${who} charges ${prices.join("; or ")}.` : `${who} charges per message.`;
+  // the server's own demand restates the price and names HTTP headers: left out; a refusal (the server's, with a
+  // reason, or this client's caps) is the reason nothing was paid, and is kept
+  const body = err.body as { message?: unknown; reason?: unknown } | undefined;
+  const demand = body?.reason === undefined && body?.message === err.message;
+  const why = demand ? "" : ` Not paid: ${err.message}.`;
+  return `payment required: ${price}${why} ${nextStep(caps, demand)}`;
+}
+
+function nextStep(view: CapsView, demand: boolean): string {
+  const c = view.caps;
+  if (!c?.privateKey)
+    return "This MCP server has no paying wallet, so nothing was signed: to pay, the operator starts it with FLOCK_MCP_PRIVATE_KEY (the wallet's key) and caps in US dollars above 0 (FLOCK_MCP_MAX_PER_MESSAGE and FLOCK_MCP_MAX_TOTAL); then the tool pay_and_send pays and sends.";
+  if (!canPay(c))
+    return "The operator's caps allow no payment, so nothing was signed: FLOCK_MCP_MAX_PER_MESSAGE and FLOCK_MCP_MAX_TOTAL (US dollars) must be above 0 for the tool pay_and_send to pay.";
+  const left = Math.max(0, c.maxTotal - Number(view.spent()) / UNITS_PER_DOLLAR);
+  const capsText = `the operator's caps: at most $${c.maxPerMessage} per message and $${c.maxTotal} in total (${usd(Math.round(left * UNITS_PER_DOLLAR))} left)`;
+  return demand
+    ? `To send it paying, call the tool pay_and_send with the same to and body: it pays within ${capsText}.`
+    : `Nothing was signed, within ${capsText}.`;
 }

@@ -3,6 +3,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { describeCaps } from "./caps.ts";
+import { namePayee } from "./errors.ts";
 import { ID_MAX, idempotencyKeyArg, run, runCreating, TEXT_MAX, type ToolContext } from "./context.ts";
 
 export function registerMarketTools(server: McpServer, ctx: ToolContext): void {
@@ -41,7 +42,9 @@ export function registerMarketTools(server: McpServer, ctx: ToolContext): void {
         const paying = await ctx.paying();
         // no wallet or no room: the plain client gets the 402 and the error shows its requirements and the caps;
         // the unpaid attempt and the paid one send the same key, so a repeated call is neither sent nor paid twice
-        return (paying ?? ctx.flock()).send(to, body, {}, { idempotencyKey });
+        return (paying ?? ctx.flock()).send(to, body, {}, { idempotencyKey }).catch(async (err: unknown) => {
+          throw await namePayee(err, ctx.flock(), to);
+        });
       }),
   );
 }

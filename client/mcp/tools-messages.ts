@@ -1,6 +1,7 @@
 // Tools for direct and group messages, threads, and receiving (wait_for_messages / ack_messages).
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
+import { namePayee } from "./errors.ts";
 import { ID_MAX, idempotencyKeyArg, run, runCreating, TEXT_MAX, type ToolContext } from "./context.ts";
 
 const body = z.string().min(1).max(TEXT_MAX).describe("the message text");
@@ -30,7 +31,12 @@ export function registerMessageTools(server: McpServer, ctx: ToolContext): void 
     },
     ({ to, body, attachments, reply_to, idempotency_key }) =>
       runCreating(ctx, idempotency_key, (idempotencyKey) =>
-        ctx.flock().send(to, body, { attachments, reply_to }, { idempotencyKey }),
+        ctx
+          .flock()
+          .send(to, body, { attachments, reply_to }, { idempotencyKey })
+          .catch(async (err: unknown) => {
+            throw await namePayee(err, ctx.flock(), to);
+          }),
       ),
   );
   server.registerTool(

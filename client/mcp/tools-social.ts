@@ -5,6 +5,10 @@ import { ID_MAX, idempotencyKeyArg, run, runCreating, TEXT_MAX, type ToolContext
 
 const momentId = z.string().min(1).max(ID_MAX).describe("a moment id, as read from the feed (moment_...)");
 
+/** What the register tool says beside the token it hands out. */
+const TOKEN_ADVICE =
+  "This token is shown once and is this agent's password: keep it secret (never post it, put it in a message or share it). Tell the operator to set it as FLOCK_TOKEN in this MCP server's configuration, so that you are the same agent next time; it cannot be shown again, and without it this agent is lost.";
+
 export function registerSocialTools(server: McpServer, ctx: ToolContext, opts: { register: boolean }): void {
   server.registerTool(
     "whoami",
@@ -32,7 +36,7 @@ export function registerSocialTools(server: McpServer, ctx: ToolContext, opts: {
         run(ctx, async () => {
           const r = await ctx.flock().register({ display_name, description });
           tool.remove();
-          return r;
+          return { ...r, token_advice: TOKEN_ADVICE };
         }),
     );
   }

@@ -50,8 +50,31 @@ export function toolPath(file: string): string {
   }
 }
 
-/** Starts `hardhat node` on 127.0.0.1 and resolves once it answers JSON-RPC. */
-export async function startLocalChain(opts: { port?: number; timeoutMs?: number } = {}): Promise<LocalChain> {
+/**
+ * Fails as a listen on a port in use does (code EADDRINUSE, `port`) when `port` is taken on 127.0.0.1, so that the
+ * caller reads one error whichever server of the setup could not listen.
+ */
+export function checkPortFree(port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(port, "127.0.0.1", () => srv.close(() => resolve()));
+  });
+}
+
+/** How long the chain has to stop after SIGTERM before it is killed. */
+const STOP_GRACE_MS = 5_000;
+
+/**
+ * Starts `hardhat node` on 127.0.0.1 and resolves once it answers JSON-RPC. It runs in a process group of its own,
+ * stopped as a whole by `stop` (and when `signal` aborts while it starts), so that nothing of it outlives the caller's
+ * stop.
+ */
+export async function startLocalChain(
+  opts: { port?: number; timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<LocalChain> {
+  opts.signal?.throwIfAborted();
+  if (opts.port) await checkPortFree(opts.port);
   const port = opts.port ?? (await freePort());
   const cli = toolPath("hardhat/internal/cli/cli.js");
   const child = spawn(
@@ -66,6 +89,7 @@ export async function startLocalChain(opts: { port?: number; timeoutMs?: number 
         HARDHAT_HIDE_SOLIDITY_SURVEY_MESSAGE: "true",
       },
       stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
     },
   );
   let output = "";
@@ -75,13 +99,30 @@ export async function startLocalChain(opts: { port?: number; timeoutMs?: number 
   child.stdout!.on("data", collect);
   child.stderr!.on("data", collect);
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-    await exited;
+  const running = () => child.exitCode === null && child.signalCode === null;
+  const group = (sig: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, sig);
+    } catch {
+      child.kill(sig); // the group is gone already (or never was)
+    }
   };
+  const stop = async () => {
+    if (!running()) return;
+    group("SIGTERM");
+    const killer = setTimeout(() => group("SIGKILL"), STOP_GRACE_MS);
+    await exited;
+    clearTimeout(killer);
+  };
+  const aborted = () => void stop();
+  opts.signal?.addEventListener("abort", aborted, { once: true });
   const rpcUrl = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
   for (;;) {
+    if (opts.signal?.aborted) {
+      await stop();
+      opts.signal.throwIfAborted();
+    }
     if (child.exitCode !== null) throw new Error(`hardhat node exited (${child.exitCode}):\n${output}`);
     try {
       const res = await fetch(rpcUrl, {
@@ -105,5 +146,6 @@ export async function startLocalChain(opts: { port?: number; timeoutMs?: number 
   child.stderr!.off("data", collect);
   child.stdout!.resume();
   child.stderr!.resume();
+  opts.signal?.removeEventListener("abort", aborted);
   return { rpcUrl, port, child, stop };
 }

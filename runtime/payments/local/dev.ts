@@ -24,15 +24,24 @@ interface PaymentsEnv {
 export const hardhatAccount = (i: number) => mnemonicToAccount(HARDHAT_MNEMONIC, { addressIndex: i });
 
 export async function startPaymentsEnv(
-  opts: { fund?: Hex[]; amount?: bigint; chainPort?: number; facilitatorPort?: number; explorerPort?: number } = {},
+  opts: {
+    fund?: Hex[];
+    amount?: bigint;
+    chainPort?: number;
+    facilitatorPort?: number;
+    explorerPort?: number;
+    /** Aborting it while the setup starts stops what has started and rejects. */
+    signal?: AbortSignal;
+  } = {},
 ): Promise<PaymentsEnv> {
-  const chain = await startLocalChain({ port: opts.chainPort });
+  const chain = await startLocalChain({ port: opts.chainPort, signal: opts.signal });
   try {
     const minter = hardhatAccount(0);
     const token = await deployToken(chain.rpcUrl, minter);
     if (opts.fund?.length)
       await mint(chain.rpcUrl, minter, token, opts.fund, opts.amount ?? 1_000n * 10n ** BigInt(LOCAL_TOKEN.decimals));
     const network = `eip155:${LOCAL_CHAIN_ID}` as const;
+    opts.signal?.throwIfAborted();
     const explorer = await startLocalExplorer({
       rpcUrl: chain.rpcUrl,
       chainId: LOCAL_CHAIN_ID,
@@ -47,6 +56,11 @@ export async function startPaymentsEnv(
       await explorer.stop();
       throw err;
     });
+    if (opts.signal?.aborted) {
+      await facilitator.stop();
+      await explorer.stop();
+      opts.signal.throwIfAborted();
+    }
     return {
       chain,
       facilitator,

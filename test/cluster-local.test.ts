@@ -10,6 +10,7 @@ import WebSocket from "ws";
 import type { LocalCluster } from "../deploy/local/cluster.ts";
 import { readTemplate, renderNginxConf } from "../deploy/local/nginx.ts";
 import { ROOT } from "./helpers/entry.ts";
+import { alive } from "./helpers/process.ts";
 import { until } from "./helpers/wait.ts";
 
 t.setTimeout(420_000);
@@ -37,15 +38,6 @@ function tree(root: number): number[] {
   const found = [root];
   for (let i = 0; i < found.length; i++) for (const [pid, parent] of ppid) if (parent === found[i]) found.push(pid);
   return found;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Runs `npm run cluster:local` until it prints its address (or ends: exit 69 means no nginx). */

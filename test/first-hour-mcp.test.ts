@@ -9,7 +9,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import t, { type Test } from "tap";
 import { Flock } from "../client/index.ts";
-import { randomIp } from "./helpers/http.ts";
+import { fromRandomIp } from "./helpers/http.ts";
 import { callError, callJson, ensureClientBuilt, ROOT, stdioClient } from "./helpers/mcp.ts";
 import { startTestNode } from "./helpers/node.ts";
 
@@ -19,8 +19,7 @@ const sdk = (token?: string) =>
   new Flock({
     baseUrl: node.url,
     token,
-    fetch: (u, i) =>
-      fetch(u, { ...i, headers: { ...(i?.headers as Record<string, string>), "x-forwarded-for": randomIp() } }),
+    fetch: fromRandomIp,
   });
 const KEY = `0x${"42".repeat(32)}`;
 const PAY_TO = "0x1111111111111111111111111111111111111111";

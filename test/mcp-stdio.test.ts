@@ -10,7 +10,7 @@ import t from "tap";
 import { Flock, FlockError, PaymentRequiredError } from "../client/index.ts";
 import { toolError } from "../client/mcp/errors.ts";
 import { BIN, callError, callJson, ensureClientBuilt, ROOT, stdioClient } from "./helpers/mcp.ts";
-import { randomIp } from "./helpers/http.ts";
+import { fromRandomIp } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 
 const TOOLS = [
@@ -48,8 +48,7 @@ const sdk = (token?: string) =>
   new Flock({
     baseUrl: node.url,
     token,
-    fetch: (u, i) =>
-      fetch(u, { ...i, headers: { ...(i?.headers as Record<string, string>), "x-forwarded-for": randomIp() } }),
+    fetch: fromRandomIp,
   });
 
 t.test("two agents over stdio: every tool", async (t) => {

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import t, { type Test } from "tap";
 import { nodeEntry, ROOT } from "./helpers/entry.ts";
 import { freePort } from "./helpers/private-servers.ts";
+import { alive } from "./helpers/process.ts";
 import { until } from "./helpers/wait.ts";
 
 /** The processes whose parent is `pid`, with their command lines (Linux /proc). */
@@ -29,15 +30,6 @@ function children(pid: number): { pid: number; cmd: string }[] {
   }
   return out;
 }
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 interface Started {
   npm: ReturnType<typeof spawn>;

@@ -8,7 +8,7 @@ import { call, randomIp, registerAgent } from "./helpers/http.ts";
 import { signInWithWallet } from "./helpers/humans.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { SoftAuthenticator } from "./helpers/soft-authenticator.ts";
-import { launch, NO_BROWSER, type Page, shot, watchErrors } from "./helpers/web.ts";
+import { launch, NO_BROWSER, type Page, shot, virtualAuthenticator, watchErrors } from "./helpers/web.ts";
 
 const registerAgentToken = async (base: string) => (await registerAgent(base, "Bot")).token;
 
@@ -300,19 +300,7 @@ t.test("in Chromium with a virtual authenticator", { skip: NO_BROWSER }, async (
     t.teardown(() => ctx.close());
     const page = await ctx.newPage();
     await page.goto(`${origin}/healthz`);
-    const cdp = await ctx.newCDPSession(page);
-    await cdp.send("WebAuthn.enable");
-    const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
-      options: {
-        protocol: "ctap2",
-        transport: "internal",
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    });
-    return { page, cdp, authenticatorId };
+    return { page, ...(await virtualAuthenticator(ctx, page)) };
   };
 
   /** One ceremony in the page: options from `optionsPath`, the authenticator's answer to `answerPath`. */

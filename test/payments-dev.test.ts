@@ -7,6 +7,7 @@ import { connect, createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import t, { type Test } from "tap";
 import { freePort } from "../runtime/payments/local/chain.ts";
+import { alive } from "./helpers/process.ts";
 
 // each run starts Hardhat: slow on 2 busy cores
 t.setTimeout(400_000);
@@ -103,15 +104,6 @@ function chainPid(port: number): number | undefined {
   }
   return undefined;
 }
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 t.test("SIGTERM while the chain starts stops it too", async (t) => {
   const p = await ports();

@@ -7,7 +7,7 @@ import { Payer } from "../client/payments.ts";
 import { hardhatAccount, startPaymentsEnv } from "../runtime/payments/local/dev.ts";
 import { balanceOf } from "../runtime/payments/local/token.ts";
 import { startTestNode } from "./helpers/node.ts";
-import { randomIp } from "./helpers/http.ts";
+import { fromRandomIp } from "./helpers/http.ts";
 import { freshAccount } from "./payments-helpers.ts";
 
 const payer = hardhatAccount(3);
@@ -19,8 +19,7 @@ const client = (opts: Partial<ConstructorParameters<typeof Flock>[0]> = {}) =>
   new Flock({
     baseUrl: node.url,
     sendsPerSecond: 1000,
-    fetch: (u, i) =>
-      fetch(u, { ...i, headers: { ...(i?.headers as Record<string, string>), "x-forwarded-for": randomIp() } }),
+    fetch: fromRandomIp,
     ...opts,
   });
 

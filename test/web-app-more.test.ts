@@ -15,6 +15,7 @@ import {
   launch,
   NO_BROWSER,
   type Page,
+  pageWidths,
   shot,
   signInWithToken,
   unnamedControls as unnamed,
@@ -31,9 +32,6 @@ async function tabTo(page: Page, selector: string, max = 40): Promise<void> {
   }
   throw new Error(`Tab never reached ${selector}`);
 }
-
-const noHorizontalScroll = (page: Page) =>
-  page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: innerWidth }));
 
 if (NO_BROWSER) {
   t.plan(0, NO_BROWSER); // the whole file: reported as skipped, with the reason
@@ -228,7 +226,7 @@ if (NO_BROWSER) {
         .getByRole("status")
         .filter({ hasText: "Loading…" })
         .waitFor({ state: "detached", ...wait });
-      const { scroll, width } = await noHorizontalScroll(pp);
+      const { scroll, width } = await pageWidths(pp);
       t.equal(width, 375);
       t.ok(scroll <= 375, `${hash}: no horizontal scroll at 375 px (scrollWidth ${scroll})`);
       if (hash.startsWith("#/chat")) {

@@ -9,10 +9,19 @@
 import t, { type Test } from "tap";
 import { buildWeb } from "../web/build.mjs";
 import { call } from "./helpers/http.ts";
-import { signInWithWallet as humanOverHttp, type SignedInHuman } from "./helpers/humans.ts";
+import { signInWithWallet as humanOverHttp, rename } from "./helpers/humans.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { befriend } from "./helpers/social.ts";
-import { launch, NO_BROWSER, type Page, shot, signInWithToken, unnamedControls, watchErrors } from "./helpers/web.ts";
+import {
+  launch,
+  NO_BROWSER,
+  type Page,
+  pageWidths,
+  shot,
+  signInLive,
+  unnamedControls,
+  watchErrors,
+} from "./helpers/web.ts";
 
 const wait = { timeout: 15_000 };
 const WIDTHS = [
@@ -20,21 +29,9 @@ const WIDTHS = [
   { width: 375, height: 740 },
 ] as const;
 
-async function rename(url: string, who: SignedInHuman, display_name: string): Promise<SignedInHuman> {
-  const r = await call(url, "PATCH", "/v1/users/me", { token: who.token, json: { display_name } });
-  if (r.status !== 200) throw new Error(`rename failed: ${r.status} ${r.text}`);
-  return { ...who, display_name };
-}
-
-/** Signed in with a token, once the app's live connection is up. */
-async function signInLive(page: Page, url: string, token: string): Promise<void> {
-  await signInWithToken(page, url, token);
-  await page.locator('[data-live="online"]').waitFor(wait);
-}
-
 /** No horizontal scroll at the page's width. */
 async function fits(t: Test, page: Page, what: string) {
-  const w = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: innerWidth }));
+  const w = await pageWidths(page);
   t.ok(w.scroll <= w.width, `${what}: no horizontal scroll (${w.scroll} <= ${w.width})`);
 }
 

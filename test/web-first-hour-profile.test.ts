@@ -12,7 +12,16 @@ import { call } from "./helpers/http.ts";
 import { signInWithWallet as humanOverHttp } from "./helpers/humans.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { paidAgent } from "./payments-helpers.ts";
-import { launch, NO_BROWSER, type Page, shot, signInWithToken, walletContext, watchErrors } from "./helpers/web.ts";
+import {
+  launch,
+  NO_BROWSER,
+  type Page,
+  shot,
+  signInWithToken,
+  virtualAuthenticator,
+  walletContext,
+  watchErrors,
+} from "./helpers/web.ts";
 
 const wait = { timeout: 15_000 };
 const WIDTHS = [1280, 375] as const;
@@ -110,18 +119,7 @@ if (NO_BROWSER) {
       const errs = watchErrors(page, "person");
       // sign up with a passkey, from the sign-in page, with chromium's virtual authenticator
       await page.goto(localhost);
-      const cdp = await ctx.newCDPSession(page);
-      await cdp.send("WebAuthn.enable");
-      await cdp.send("WebAuthn.addVirtualAuthenticator", {
-        options: {
-          protocol: "ctap2",
-          transport: "internal",
-          hasResidentKey: true,
-          hasUserVerification: true,
-          isUserVerified: true,
-          automaticPresenceSimulation: true,
-        },
-      });
+      await virtualAuthenticator(ctx, page);
       await page.getByLabel("New here? Your name").fill(`Kai ${width}`);
       await page.getByRole("button", { name: "Create an account with a passkey" }).click();
       await page.getByRole("navigation", { name: "Main" }).waitFor(wait);

@@ -12,7 +12,15 @@ import { call, registerAgent } from "./helpers/http.ts";
 import { signInWithWallet as humanOverHttp } from "./helpers/humans.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { befriend, post } from "./helpers/social.ts";
-import { launch, NO_BROWSER, shot, signInWithToken, unnamedControls as unnamed, watchErrors } from "./helpers/web.ts";
+import {
+  launch,
+  NO_BROWSER,
+  pageWidths,
+  shot,
+  signInWithToken,
+  unnamedControls as unnamed,
+  watchErrors,
+} from "./helpers/web.ts";
 
 const wait = { timeout: 15_000 };
 
@@ -201,7 +209,7 @@ if (NO_BROWSER) {
     t.same(await unnamed(pm), [], "every control of the moderator page has a name");
     // the rest at phone width
     await pm.setViewportSize({ width: 375, height: 800 });
-    const wide = () => pm.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: innerWidth }));
+    const wide = () => pageWidths(pm);
     const before = await wide();
     t.ok(before.scroll <= before.width, `the queue does not scroll sideways at 375 px (${before.scroll} px)`);
     await shot(pm, "moderation.png");

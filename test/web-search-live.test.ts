@@ -9,7 +9,7 @@
 import t from "tap";
 import { buildWeb } from "../web/build.mjs";
 import { call } from "./helpers/http.ts";
-import { signInWithWallet as humanOverHttp, type SignedInHuman } from "./helpers/humans.ts";
+import { signInWithWallet as humanOverHttp, rename } from "./helpers/humans.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { befriend } from "./helpers/social.ts";
 import {
@@ -17,28 +17,16 @@ import {
   launch,
   NO_BROWSER,
   notificationsOf,
-  type Page,
+  pageWidths,
   png,
   setHidden,
   shot,
-  signInWithToken,
+  signInLive,
   unnamedControls,
   watchErrors,
 } from "./helpers/web.ts";
 
 const wait = { timeout: 15_000 };
-
-async function rename(url: string, who: SignedInHuman, display_name: string): Promise<SignedInHuman> {
-  const r = await call(url, "PATCH", "/v1/users/me", { token: who.token, json: { display_name } });
-  if (r.status !== 200) throw new Error(`rename failed: ${r.status} ${r.text}`);
-  return { ...who, display_name };
-}
-
-/** Signed in with a token, once the app's live connection is up. */
-async function signInLive(page: Page, url: string, token: string): Promise<void> {
-  await signInWithToken(page, url, token);
-  await page.locator('[data-live="online"]').waitFor(wait);
-}
 
 if (NO_BROWSER) {
   t.plan(0, NO_BROWSER); // the whole file: reported as skipped, with the reason
@@ -114,7 +102,7 @@ if (NO_BROWSER) {
     t.pass("Bob found by part of his name, marked as a friend");
     await shot(pa, "search-people.png");
     await pa.setViewportSize({ width: 375, height: 740 });
-    const w = await pa.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: innerWidth }));
+    const w = await pageWidths(pa);
     t.ok(w.scroll <= w.width, `no horizontal scroll at 375 px (${w.scroll} <= ${w.width})`);
     t.same(await unnamedControls(pa), [], "every control of the friends page with results has a name");
     await shot(pa, "search-people-375.png");

@@ -39,6 +39,10 @@ export function randomIp(): string {
   return `10.${b()}.${b()}.${b()}`;
 }
 
+/** `fetch` as from a new client address each request (the SDK's `fetch` option), so per-address limits stay apart. */
+export const fromRandomIp: typeof fetch = (u, i) =>
+  fetch(u, { ...i, headers: { ...(i?.headers as Record<string, string>), "x-forwarded-for": randomIp() } });
+
 /** Registers an agent from a random client address. */
 export async function registerAgent(base: string, name = "agent"): Promise<Registered> {
   const r = await call(base, "POST", "/v1/agents/register", {

@@ -25,3 +25,10 @@ export async function signInWithWallet(
   if (r.status !== 200) throw new Error(`wallet sign-in failed: ${r.status} ${r.text}`);
   return { id: r.body.user.id, token: r.body.token, display_name: r.body.user.display_name, wallet };
 }
+
+/** Renames a signed-in human over the API (PATCH /v1/users/me); the same human with the new name. */
+export async function rename(url: string, who: SignedInHuman, display_name: string): Promise<SignedInHuman> {
+  const r = await call(url, "PATCH", "/v1/users/me", { token: who.token, json: { display_name } });
+  if (r.status !== 200) throw new Error(`rename failed: ${r.status} ${r.text}`);
+  return { ...who, display_name };
+}

@@ -86,3 +86,13 @@ export function runToExit(env: Record<string, string>, timeoutMs = 30_000): Prom
     });
   });
 }
+
+/** Whether a process of that id is still there (signal 0 checks without sending anything). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

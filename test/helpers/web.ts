@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { deflateSync } from "node:zlib";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { type Browser, type BrowserContext, type CDPSession, chromium, type Page } from "playwright-core";
 import type { Hex, LocalAccount } from "viem";
 
 export const CHROMIUM = "/usr/bin/chromium";
@@ -172,6 +172,39 @@ export async function shot(page: Page, file: string): Promise<string> {
   await page.screenshot({ path, fullPage: false });
   return path;
 }
+
+/**
+ * Chromium's virtual authenticator on the page (CTAP2, internal, resident keys, the user verified, presence given
+ * by itself), through the DevTools protocol: the page's passkey ceremonies are answered by it.
+ */
+export async function virtualAuthenticator(
+  ctx: BrowserContext,
+  page: Page,
+): Promise<{ cdp: CDPSession; authenticatorId: string }> {
+  const cdp = await ctx.newCDPSession(page);
+  await cdp.send("WebAuthn.enable");
+  const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
+    options: {
+      protocol: "ctap2",
+      transport: "internal",
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+  return { cdp, authenticatorId };
+}
+
+/** Signed in with a token, once the app's live connection is up. */
+export async function signInLive(page: Page, url: string, token: string): Promise<void> {
+  await signInWithToken(page, url, token);
+  await page.locator('[data-live="online"]').waitFor({ timeout: 15_000 });
+}
+
+/** The page's scroll width and its window's width: nothing scrolls sideways while the first is at most the second. */
+export const pageWidths = (page: Page) =>
+  page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: innerWidth }));
 
 /** Signs in on the page with a token (the sign-in page's token field), and waits for the app's navigation. */
 export async function signInWithToken(page: Page, url: string, token: string): Promise<void> {

@@ -13,7 +13,7 @@ import { Name } from "./names.tsx";
 import { ShareMe } from "./person.tsx";
 import { PersonActions, SafetyLists } from "./safety.tsx";
 import { PeopleSearch } from "./search.tsx";
-import { Alert, Dot, useVisible } from "./ui.tsx";
+import { actThenLoad, Alert, Dot, useVisible } from "./ui.tsx";
 
 const POLL_MS = 60_000;
 
@@ -69,15 +69,7 @@ export function Friends() {
     [live],
   );
 
-  async function act(f: () => Promise<unknown>) {
-    setError(null);
-    try {
-      await f();
-    } catch (err) {
-      setError(fail(err));
-    }
-    await load();
-  }
+  const act = actThenLoad(setError, fail, load);
 
   const pendingTo = new Set(outgoing.map((r) => r.to));
   const pendingFrom = new Map(incoming.map((r) => [r.from, r.id]));

@@ -7,7 +7,7 @@ import type { Person } from "@flock/client";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { Avatar } from "./avatar.tsx";
 import { useApp } from "./context.ts";
-import { Alert } from "./ui.tsx";
+import { actThenLoad, Alert } from "./ui.tsx";
 
 /** The address of `id`'s card in this web app (the name rides along, for the card to show before search knows them). */
 export function personLink(id: string, name: string): string {
@@ -104,15 +104,7 @@ export function PersonPage({ id, name }: { id: string; name: string }) {
     [live, id],
   );
 
-  async function act(f: () => Promise<unknown>) {
-    setError(null);
-    try {
-      await f();
-    } catch (err) {
-      setError(fail(err));
-    }
-    await load();
-  }
+  const act = actThenLoad(setError, fail, load);
 
   const shownName = found?.display_name ?? (name || id);
   return (

@@ -83,3 +83,23 @@ export function Dot({ online }: { online: boolean }) {
 }
 
 export const dollars = (n: number) => `$${n.toFixed(n < 0.01 ? 4 : 2)}`;
+
+/**
+ * A page's action that is followed by reading the page again: its error (as `fail` words it) shown in the page's
+ * alert, and the page read again either way, since the action may have changed what it shows.
+ */
+export function actThenLoad(
+  setError: (text: string | null) => void,
+  fail: (err: unknown) => string,
+  load: () => Promise<unknown>,
+) {
+  return async (f: () => Promise<unknown>) => {
+    setError(null);
+    try {
+      await f();
+    } catch (err) {
+      setError(fail(err));
+    }
+    await load();
+  };
+}

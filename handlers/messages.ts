@@ -31,7 +31,11 @@ const pending = defineRoute({
   noHead: true, // a fetch counts a delivery: HEAD must not
   query: PendingQuery,
   async handle({ query, principal, svc, onAborted, headers }) {
-    const read = await svc.hub.poll(principal.id, query.limit, query.timeout * 1000, onAborted ?? (() => {}));
+    // the principal is online while it polls (runtime/messaging/poll-presence.ts)
+    const ended = svc.pollPresence.poll(principal);
+    const read = await svc.hub
+      .poll(principal.id, query.limit, query.timeout * 1000, onAborted ?? (() => {}))
+      .finally(ended);
     // a poll its principal's suspension ended (or any change of its tokens) answers as the token does now: 403
     if (read.entries.length === 0) await svc.auth.authenticate(headers["authorization"]);
     return jsonText(200, pendingJson(read.entries, read.expired));

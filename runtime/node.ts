@@ -19,6 +19,7 @@ import type { Lifecycle } from "./lifecycle.ts";
 import { Limiter, limiterOptions } from "./limits/limiter.ts";
 import type { Logger } from "./log.ts";
 import { Messaging } from "./messaging/hub.ts";
+import { PollPresence } from "./messaging/poll-presence.ts";
 import { postgresStores } from "./messaging/core-stores-postgres.ts";
 import { SearchGate } from "./search/bounded.ts";
 import { SlowRequests } from "./http/slow-requests.ts";
@@ -54,6 +55,14 @@ interface StartedServices {
   /** This node's id lease (runtime/node-lease.ts). */
   lease: NodeLease;
   embedded: boolean;
+}
+
+/** What a test may set shorter or longer than the node's own (runtime/server.ts, NodeOptions). */
+export interface Tuning {
+  /** Each statement's bound in ms (STATEMENT_TIMEOUT_MS unless told). */
+  statementTimeoutMs?: number;
+  /** How long a polling principal stays online after its last poll began (POLL_PRESENCE_GRACE_MS unless told). */
+  pollPresenceGraceMs?: number;
 }
 
 interface Postgres {
@@ -145,8 +154,9 @@ export async function startServices(
   log: Logger,
   life: Lifecycle,
   now: () => number,
-  statementTimeoutMs?: number,
+  tuning: Tuning = {},
 ): Promise<StartedServices> {
+  const { statementTimeoutMs } = tuning;
   // what every part counts into (nothing to start or stop: /metrics and the metrics listener read it)
   const metrics = new Metrics();
   // the backends, and a circuit for each
@@ -277,15 +287,21 @@ export async function startServices(
     },
     (h) => h.close(),
   );
-  const realtime = await life.add(
+  // the relays to this node's WebSockets, and the presence of principals that long poll instead (one entry each, on
+  // one timer map): built after the relays, stopped before them (its entries dropped, offline announced, as the
+  // sockets' are when the routes close them)
+  const { realtime, pollPresence } = await life.add(
     "realtime",
     async () => {
       const r = new Realtime(core, new PostgresRealtimeStore(sql));
       r.moments.relationsOf = (reader) => relations.of(reader);
       await r.start();
-      return r;
+      return { realtime: r, pollPresence: new PollPresence(core, tuning.pollPresenceGraceMs) };
     },
-    (r) => r.close(),
+    async (r) => {
+      await r.pollPresence.stop();
+      await r.realtime.close();
+    },
   );
   // MCP over streamable HTTP: sessions wake on the hub's waiters and call the node's own API (its address is set at listen)
   const self = new SelfAddress();
@@ -306,6 +322,7 @@ export async function startServices(
     likes,
     cacheRepair,
     hub,
+    pollPresence,
     realtime,
     mcp,
     self,

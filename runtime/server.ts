@@ -44,6 +44,11 @@ interface NodeOptions {
    * waits behind it raises it, so a loaded machine's slowness is not read as a timeout (test/queue-depths.test.ts).
    */
   statementTimeoutMs?: number;
+  /**
+   * How long a long-polling principal stays online after its last poll began (POLL_PRESENCE_GRACE_MS unless told): a
+   * test of it going offline sets it short (test/presence-polling.test.ts).
+   */
+  pollPresenceGraceMs?: number;
 }
 
 export async function startNode(config: Config, log: Logger, opts: NodeOptions = {}): Promise<RunningNode> {
@@ -60,13 +65,10 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
 
   const life = new Lifecycle(log, opts.trace);
   try {
-    const { svc, lease, embedded } = await startServices(
-      config,
-      log,
-      life,
-      opts.now ?? Date.now,
-      opts.statementTimeoutMs,
-    );
+    const { svc, lease, embedded } = await startServices(config, log, life, opts.now ?? Date.now, {
+      statementTimeoutMs: opts.statementTimeoutMs,
+      pollPresenceGraceMs: opts.pollPresenceGraceMs,
+    });
 
     // the routes: stopping them closes every WebSocket (1001), answers every waiting long poll, and lets requests in
     // flight finish (at most FLOCK_SHUTDOWN_GRACE); from then on a request still arriving on a kept-alive

@@ -14,6 +14,7 @@ import type { IdGenerator } from "./ids.ts";
 import type { Limiter } from "./limits/limiter.ts";
 import type { Logger } from "./log.ts";
 import type { Messaging } from "./messaging/hub.ts";
+import type { PollPresence } from "./messaging/poll-presence.ts";
 import type { Metrics } from "./metrics.ts";
 import type { AssetTable } from "./payments/assets.ts";
 import type { PaidAgents } from "./payments/terms.ts";
@@ -72,6 +73,8 @@ export interface Services extends Core {
   cacheRepair: CacheRepair;
   /** Sends, streams, long polls and acks (runtime/messaging/hub.ts). */
   hub: Messaging;
+  /** Long-polling principals online: one presence entry each on this node (runtime/messaging/poll-presence.ts). */
+  pollPresence: PollPresence;
   /** Presence, typing and the other events relayed to this node's WebSocket connections (runtime/ws/realtime.ts). */
   realtime: Realtime;
   /** The node's MCP sessions over streamable HTTP (/v1/mcp; runtime/mcp/sessions.ts). */

@@ -209,6 +209,22 @@ t.test("the round-trip budget of each operation on the hot path", async (t) => {
     t.equal((await sent).status, 201);
   });
 
+  t.test("a principal's first long poll on a node writes its presence entry, behind; the next ones none", async (t) => {
+    // runtime/messaging/poll-presence.ts: one entry per polling principal on each node, renewed at most every 30 s
+    const d = await registerAgent(base, "d");
+    const presence = (c: Cost) => c.redis.filter((x) => /^presence|^PUBLISH/.test(x));
+    t.same(presence(await cost(() => pending(d))), ["presenceConnect", "PUBLISH"], "the entry, and online announced");
+    t.same(presence(await cost(() => pending(d))), [], "a fresh entry: no call");
+    const e = await registerAgent(base, "e");
+    await call(base, "GET", "/v1/agents/me", { token: e.token }); // its token known to the node
+    px.redis.hold();
+    try {
+      t.equal((await pending(e)).status, 200, "a first poll answers while its entry's write waits on Redis");
+    } finally {
+      px.redis.release();
+    }
+  });
+
   t.test("on an ack's path: its statement only", async (t) => {
     await sendTo(b);
     const [m] = (await pending(b)).body.messages;

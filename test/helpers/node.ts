@@ -30,6 +30,8 @@ export interface TestNodeOptions {
   trace?: (event: string) => void;
   /** Each statement's bound in ms (the node's own unless told): for a test that holds row locks. */
   statementTimeoutMs?: number;
+  /** How long a long-polling principal stays online after its last poll began, in ms (the node's own unless told). */
+  pollPresenceGraceMs?: number;
 }
 
 interface Teardown {
@@ -55,6 +57,7 @@ export async function startTestNode(t: Teardown, opts: TestNodeOptions = {}): Pr
     now: opts.now,
     trace: opts.trace,
     statementTimeoutMs: opts.statementTimeoutMs,
+    pollPresenceGraceMs: opts.pollPresenceGraceMs,
   });
   t.teardown(async () => {
     await node.close();

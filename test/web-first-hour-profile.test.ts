@@ -9,6 +9,7 @@ import t from "tap";
 import { hardhatAccount, startPaymentsEnv } from "../runtime/payments/local/dev.ts";
 import { buildWeb } from "../web/build.mjs";
 import { call } from "./helpers/http.ts";
+import { until } from "./helpers/wait.ts";
 import { signInWithWallet as humanOverHttp } from "./helpers/humans.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { paidAgent } from "./payments-helpers.ts";
@@ -96,15 +97,39 @@ if (NO_BROWSER) {
       await headerName(page).filter({ hasText: elsewhere }).waitFor(wait);
       t.equal(await headerName(page).innerText(), elsewhere, "a name changed on another device shows after a reload");
 
+      // the start's question of who is signed in answered only after a rename made meanwhile: the old name it
+      // carries must not come back (the race a loaded machine showed)
+      await page.getByRole("link", { name: "Feed" }).click(); // a page that does not ask for the profile itself
+      const held: (() => Promise<void>)[] = [];
+      // the server's answer is taken at once (before the rename) and handed to the page only after it
+      await page.route("**/v1/users/me", async (route) => {
+        if (route.request().method() !== "GET" || held.length > 0) return route.continue();
+        const before = await route.fetch();
+        held.push(() => route.fulfill({ response: before }));
+      });
+      await page.reload();
+      await page.getByRole("navigation", { name: "Main" }).waitFor(wait);
+      await until(() => held.length === 1, { ms: 15_000, what: "the start's GET /v1/users/me, held" });
+      await page.getByRole("link", { name: "Profile" }).click();
+      const racing = `Marina racing ${width}`;
+      await page.getByLabel("Display name").fill(racing);
+      await page.getByRole("button", { name: "Save profile" }).click();
+      await page.getByRole("status").filter({ hasText: "Saved." }).waitFor(wait);
+      await held[0]!();
+      await page.unroute("**/v1/users/me");
+      await page.waitForLoadState("networkidle");
+      t.equal(await headerName(page).innerText(), racing, "an older answer of who is signed in keeps the new name");
+      t.equal((await session(page)).me.display_name, racing, "and so does the saved session");
+
       await page.getByRole("link", { name: "Feed" }).click();
       await page.getByLabel("Share a moment").fill(`Hello from ${width}`);
       await page.getByRole("button", { name: "Post", exact: true }).click();
       const moment = page.locator("[data-moment]", { hasText: `Hello from ${width}` });
       await moment.and(page.locator('[aria-busy="false"]')).waitFor(wait);
-      t.equal(await moment.locator("strong").first().innerText(), elsewhere, "the next moment carries the new name");
+      t.equal(await moment.locator("strong").first().innerText(), racing, "the next moment carries the new name");
       await page.reload();
       await moment.waitFor(wait);
-      t.equal(await moment.locator("strong").first().innerText(), elsewhere, "as the server keeps it");
+      t.equal(await moment.locator("strong").first().innerText(), racing, "as the server keeps it");
       await shot(page, `first-hour-moment-${width}.png`);
       t.same(errs.errors, [], "no console or page error");
     });

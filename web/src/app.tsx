@@ -111,7 +111,15 @@ function Shell({
   // a changed name or a linked wallet is the same session: the client and the connection stay
   const client = useMemo(() => clientFor(session.api, session.token), [session.api, session.token]);
   const live = useMemo(() => new Live(session.api, session.token), [session.api, session.token]);
-  const updateSession = useCallback((c: SessionChange) => update(session.token, c), [update, session.token]);
+  // counts the renames made here, so that the start's whoAmI, asked before one, does not put the old name back
+  const renames = useRef(0);
+  const updateSession = useCallback(
+    (c: SessionChange) => {
+      if (c.me) renames.current++;
+      update(session.token, c);
+    },
+    [update, session.token],
+  );
   const [online, setOnline] = useState<ReadonlySet<string>>(new Set());
   const [typing, setTyping] = useState<ReadonlyMap<string, TypingState>>(new Map());
   const [received, setReceived] = useState<readonly PendingMessage[]>([]);
@@ -131,11 +139,17 @@ function Shell({
   // the name and wallet as the API has them now (renamed on another device, or before this reload)
   useEffect(() => {
     let on = true;
+    const asked = renames.current;
     whoAmI(client, session).then(
       (now) => {
         if (!on) return;
+        if (renames.current !== asked) {
+          // renamed here meanwhile: the answer's name is older than the session's; only a wallet found is news
+          if (now.change.address) update(session.token, { address: now.change.address });
+          return;
+        }
         people.learn([now.me]);
-        updateSession(now.change);
+        update(session.token, now.change);
       },
       () => {}, // the session's name stays; the page's own requests show what failed
     );

@@ -32,6 +32,9 @@ export function Profile() {
   const [error, setError] = useState<string | null>(null);
   const [saved, setSaved] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  // the form waits for the profile as the API has it: typed or saved before, its fields would be overwritten by the
+  // answer, or would save the empty defaults over what the API keeps
+  const [loaded, setLoaded] = useState(false);
   const [avatar, setAvatar] = useState<string | null>(null);
   const picker = useRef<HTMLInputElement>(null);
 
@@ -45,6 +48,7 @@ export function Profile() {
         setReceipts(u.read_receipts);
         setAvatar(pictureOf(u));
         setWallets(u.wallets);
+        setLoaded(true);
         setKeys((await client.passkeys()).passkeys);
       } else {
         const a = await client.me();
@@ -52,6 +56,7 @@ export function Profile() {
         setDescription(a.description);
         setAvatar(pictureOf(a));
       }
+      setLoaded(true);
     } catch (err) {
       setError(fail(err));
     }
@@ -189,14 +194,22 @@ export function Profile() {
         </div>
         <p class="muted hint">An image up to 1 MB; everyone who sees your name sees it.</p>
       </section>
-      <form onSubmit={save} class="card stack">
+      <form onSubmit={save} class="card stack" aria-busy={!loaded}>
         <label for="profile-name">Display name</label>
-        <input id="profile-name" value={name} maxLength={64} required onInput={(e) => setName(e.currentTarget.value)} />
+        <input
+          id="profile-name"
+          value={name}
+          maxLength={64}
+          required
+          disabled={!loaded}
+          onInput={(e) => setName(e.currentTarget.value)}
+        />
         <label for="profile-description">About</label>
         <textarea
           id="profile-description"
           value={description}
           maxLength={500}
+          disabled={!loaded}
           onInput={(e) => setDescription(e.currentTarget.value)}
         />
         {human && (
@@ -205,18 +218,24 @@ export function Profile() {
             <select
               id="profile-policy"
               value={policy}
+              disabled={!loaded}
               onChange={(e) => setPolicy(e.currentTarget.value as typeof policy)}
             >
               <option value="friends">Friends</option>
               <option value="anyone">Anyone</option>
             </select>
             <label class="check">
-              <input type="checkbox" checked={receipts} onChange={(e) => setReceipts(e.currentTarget.checked)} /> Let
-              others see when I have read their messages
+              <input
+                type="checkbox"
+                checked={receipts}
+                disabled={!loaded}
+                onChange={(e) => setReceipts(e.currentTarget.checked)}
+              />{" "}
+              Let others see when I have read their messages
             </label>
           </>
         )}
-        <button type="submit" class="primary" disabled={busy}>
+        <button type="submit" class="primary" disabled={busy || !loaded}>
           Save profile
         </button>
       </form>

@@ -327,11 +327,13 @@ took healthz
 
 # --- npm test -------------------------------------------------------------------------------------------------------
 # npm test's build and tests; its type-check and lint, which read the same sources with the same TypeScript and
-# ESLint whatever Node runs them, ran once already on the host (.ci/run), and are not run twice (about 3 minutes)
-phase "npm run build:server && tap --reporter=tap (npm test without its type-check and lint; bounded at ${TEST_TIMEOUT}s)"
+# ESLint whatever Node runs them, ran once already on the host (.ci/run), and are not run twice (about 3 minutes).
+# Not run twice either: the fuzz suite and the cost suites (test/fuzz.test.ts, test/cost-*.test.ts: random and
+# hostile inputs against the node's own code, about 6 minutes of test time), which the host's run has just run
+phase "npm run build:server && tap --reporter=tap (npm test without its type-check, lint, fuzz and cost suites; bounded at ${TEST_TIMEOUT}s)"
 TEST_LOG="$LOGDIR/npm-test.log"
 run "$TEST_LOG" timeout --kill-after=30 "$TEST_TIMEOUT" chroot "$ROOT" "${CHROOT_ENV[@]}" \
-  bash -lc 'cd /root/flock && npm run build:server && npm run test:only -- --reporter=tap'
+  bash -lc 'cd /root/flock && npm run build:server && npm run test:only -- --reporter=tap --exclude="test/{fuzz,cost-*}.test.ts"'
 status=$?
 took test
 [ "$status" -eq 124 ] && log "trixie: npm test timed out after ${TEST_TIMEOUT}s"

@@ -3,7 +3,10 @@
 // is the feed's rule without a statement: the author, and for a `friends` or `public` moment the author's friends (the
 // sessions watching the author's presence, runtime/ws/presence.ts), less those who muted the author or whom a block
 // cuts from the author (runtime/social/blocks.ts, as the feed leaves them out); and for counts whoever changed them.
-// A public moment's counts do not go to everyone: a stranger's feed sees them at its next read.
+// A public moment's counts do not go to everyone: a stranger's feed sees them at its next read. A moment itself goes
+// only to those of the watchers who are the author's friends now (one statement per moment and node with watchers):
+// a watch list can lag an unfriending by the friendship event's relay, or by a lost one; counts, numbers of a moment
+// the reader was shown, go by the watch lists alone.
 import { CHANNELS, listen } from "../engines/node-channels.ts";
 import type { MomentCountsChanged, MomentPublished } from "../events/announcer.ts";
 import type { Relations } from "../social/blocks.ts";
@@ -12,6 +15,7 @@ import type { ServerFrame } from "../../schema/ws.ts";
 import type { LiveSession, LocalSessions } from "./local-sessions.ts";
 import type { Presence } from "./presence.ts";
 import type { RealtimeCore } from "./realtime.ts";
+import type { RealtimeStore } from "./realtime-store.ts";
 
 export class MomentRelay {
   /** A reader's blocks and mutes (the node sets it: svc.relations); unset, no one is left out. */
@@ -21,6 +25,7 @@ export class MomentRelay {
     private readonly svc: Pick<RealtimeCore, "engines" | "log">,
     private readonly sessions: LocalSessions,
     private readonly presence: Presence,
+    private readonly store: Pick<RealtimeStore, "friendsAmong">,
   ) {}
 
   /** Hear every node's moment and moment.counts events. Returns the unsubscribe functions. */
@@ -33,7 +38,16 @@ export class MomentRelay {
   }
 
   private async onMoment(e: MomentPublished): Promise<void> {
-    const to = await this.audience(e.author, e.visibility);
+    const watching = await this.audience(e.author, e.visibility);
+    const others = [...new Set(watching.map((s) => s.principal!.id))].filter((id) => id !== e.author);
+    let friends: Set<string>;
+    try {
+      friends = new Set(await this.store.friendsAmong(e.author, others));
+    } catch (err) {
+      this.svc.log.warn({ err }, "moment frame: friendships not read; sent to the author's sessions only");
+      friends = new Set();
+    }
+    const to = watching.filter((s) => s.principal!.id === e.author || friends.has(s.principal!.id));
     if (to.length === 0) return;
     const moment = JSON.parse(e.payload) as Moment;
     const frame: ServerFrame = { type: "moment", moment };

@@ -1,5 +1,6 @@
 // The statements the realtime relays read: a principal's friends (presence watches them), a thread's members (typing
-// goes to them), and what a pair of principals is now (a friendship event names only the pair).
+// goes to them), what a pair of principals is now (a friendship event names only the pair), and which of some readers
+// are an author's friends now (a moment's frame goes to them).
 import type { Sql } from "../db/client.ts";
 
 /** A friend as a session watches it: its id, name and picture key. */
@@ -26,6 +27,8 @@ export interface RealtimeStore {
   membersOf(thread: bigint): Promise<string[]>;
   /** Whether `a` and `b` are friends now, and their names. */
   pair(a: string, b: string): Promise<PairNow>;
+  /** Which of `readers` are `author`'s friends now, in no order. */
+  friendsAmong(author: string, readers: string[]): Promise<string[]>;
 }
 
 export class PostgresRealtimeStore implements RealtimeStore {
@@ -41,6 +44,13 @@ export class PostgresRealtimeStore implements RealtimeStore {
     const rows = await this.sql<
       { principal: string }[]
     >`select principal from thread_members where thread_id = ${String(thread)}`;
+    return rows.map((r) => r.principal);
+  }
+
+  async friendsAmong(author: string, readers: string[]): Promise<string[]> {
+    if (readers.length === 0) return [];
+    const rows = await this.sql<{ principal: string }[]>`
+      select principal from friendships where friend = ${author} and principal = any(${readers}::text[])`;
     return rows.map((r) => r.principal);
   }
 

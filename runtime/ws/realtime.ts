@@ -41,7 +41,7 @@ export class Realtime {
     this.typingFrames = new Typing(svc, store);
     this.addressed = new AddressedRelay(svc, this.sessions);
     this.friendships = new FriendshipRelay(svc, this.sessions, store, this.presence);
-    this.moments = new MomentRelay(svc, this.sessions, this.presence);
+    this.moments = new MomentRelay(svc, this.sessions, this.presence, store);
   }
 
   async start(): Promise<void> {

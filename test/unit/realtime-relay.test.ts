@@ -40,6 +40,10 @@ class MemoryRealtimeStore implements RealtimeStore {
     return this.members.get(thread) ?? [];
   }
 
+  async friendsAmong(author: string, readers: string[]): Promise<string[]> {
+    return readers.filter((r) => this.friends.has(`${r} ${author}`));
+  }
+
   async pair(a: string, b: string): Promise<PairNow> {
     return {
       friends: this.friends.has(`${a} ${b}`),
@@ -242,6 +246,29 @@ t.test("a friendship made or ended while connected changes what both sides watch
   await one.core.announce.read({ thread: "thread_1", from: author(alice), through: "msg_1", to: ["1"] });
   await until(() => ofType(a, "read").length === 1, { what: "a later event to alice" });
   t.equal(ofType(a, "presence").length, 2, "nothing of carol's presence after the friendship ended");
+});
+
+t.test("a moment goes to the watchers who are friends now: a friendship ended unheard carries none", async (t) => {
+  const { store, one, two } = await cluster(t);
+  store.names.set("1", "alice").set("2", "bob").set("3", "carol");
+  store.befriend("1", "2");
+  store.befriend("1", "3");
+  const [a, b, c] = [session(alice), session(bob), session(carol)];
+  await one.realtime.join(a);
+  await two.realtime.join(b);
+  await two.realtime.join(c);
+  // alice and carol unfriend, but the friendship event is lost: carol's session still watches alice
+  store.befriend("1", "3", false);
+  const payload = (n: number) =>
+    JSON.stringify({ id: `moment_${n}`, content: `friends only ${n}`, visibility: "friends", author: author(alice) });
+  await one.core.announce.moment({ author: "1", visibility: "friends", payload: payload(1) });
+  await until(() => ofType(b, "moment").length === 1 && ofType(a, "moment").length === 1, {
+    what: "bob's and alice's own moment frames",
+  });
+  await one.core.announce.read({ thread: "thread_1", from: author(alice), through: "msg_1", to: ["3"] });
+  await until(() => ofType(c, "read").length === 1, { what: "a later event to carol" });
+  t.same(ofType(c, "moment"), [], "carol, no longer a friend, is not sent the friends-only moment");
+  t.equal(ofType(b, "moment")[0]?.moment.id, "moment_1", "bob, a friend, is");
 });
 
 t.test("typing: to the thread's other members, a start at most once per repeat window, a stop once", async (t) => {

@@ -101,7 +101,13 @@ export class PollPresence {
       return;
     }
     this.polling.delete(id);
-    void this.drop(p.principal);
+    this.track(this.drop(p.principal));
+  }
+
+  /** A write or drop behind the answer, which `stop` waits for. */
+  private track(w: Promise<void>): void {
+    this.writes.add(w);
+    void w.finally(() => this.writes.delete(w));
   }
 
   /** Write the entry (behind the poll's answer); its first write announces online when no other entry lived. */
@@ -111,8 +117,7 @@ export class PollPresence {
       const cameOnline = await this.svc.engines.presence.connect(p.principal.id, this.connId, now, POLL_ENTRY_TTL_MS);
       if (cameOnline) await this.svc.announce.presence({ ...authorOf(p.principal), status: "online" });
     })().catch((err) => this.svc.log.warn({ err, principal: p.principal.id }, "polling presence not written"));
-    this.writes.add(w);
-    void w.finally(() => this.writes.delete(w));
+    this.track(w);
   }
 
   private async drop(principal: Principal): Promise<void> {

@@ -120,6 +120,8 @@ export function Feed() {
         if (e.type === "moment_counts") {
           if ((revs.current.get(e.id) ?? -1) >= e.rev) return; // an older change's frame, come late
           revs.current.set(e.id, e.rev);
+          // newer than what a 30 s check already on its way read: that check leaves these counts alone
+          touched.current.set(e.id, Date.now());
           const counts = { like_count: e.like_count, comment_count: e.comment_count };
           setMoments((ms) => ms.map((m) => (m.id === e.id ? { ...m, ...counts } : m)));
           setFresh((fs) => fs.map((m) => (m.id === e.id ? { ...m, ...counts } : m)));

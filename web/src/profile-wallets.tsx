@@ -50,7 +50,7 @@ export function Wallets({
           {wallets.map((w) => (
             <li key={w.address} data-wallet={w.address}>
               <code style={{ overflowWrap: "anywhere" }}>{w.address}</code>
-              {w.address === paying && <span class="muted"> (pays from this browser)</span>}
+              {w.address.toLowerCase() === paying && <span class="muted"> (pays from this browser)</span>}
             </li>
           ))}
         </ul>

@@ -35,10 +35,13 @@ export function Profile() {
   // the form waits for the profile as the API has it: typed or saved before, its fields would be overwritten by the
   // answer, or would save the empty defaults over what the API keeps
   const [loaded, setLoaded] = useState(false);
+  const [loadFailed, setLoadFailed] = useState(false);
   const [avatar, setAvatar] = useState<string | null>(null);
   const picker = useRef<HTMLInputElement>(null);
 
   async function load() {
+    setLoadFailed(false);
+    let ready = loaded;
     try {
       if (human) {
         const u = await client.user();
@@ -48,7 +51,7 @@ export function Profile() {
         setReceipts(u.read_receipts);
         setAvatar(pictureOf(u));
         setWallets(u.wallets);
-        setLoaded(true);
+        setLoaded((ready = true));
         setKeys((await client.passkeys()).passkeys);
       } else {
         const a = await client.me();
@@ -59,6 +62,7 @@ export function Profile() {
       setLoaded(true);
     } catch (err) {
       setError(fail(err));
+      setLoadFailed(!ready);
     }
   }
   useEffect(() => void load(), []);
@@ -194,6 +198,14 @@ export function Profile() {
         </div>
         <p class="muted hint">An image up to 1 MB; everyone who sees your name sees it.</p>
       </section>
+      {loadFailed && (
+        <p>
+          Your profile could not be read, so it cannot be edited yet.{" "}
+          <button type="button" onClick={() => void load()}>
+            Try again
+          </button>
+        </p>
+      )}
       <form onSubmit={save} class="card stack" aria-busy={!loaded}>
         <label for="profile-name">Display name</label>
         <input

@@ -8,19 +8,12 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import t, { type Test } from "tap";
-import { Flock } from "../client/index.ts";
-import { fromRandomIp } from "./helpers/http.ts";
-import { callError, callJson, ensureClientBuilt, ROOT, stdioClient } from "./helpers/mcp.ts";
+import { callError, callJson, ensureClientBuilt, ROOT, sdkAt, stdioClient } from "./helpers/mcp.ts";
 import { startTestNode } from "./helpers/node.ts";
 
 await ensureClientBuilt();
 const node = await startTestNode(t, { engine: "memory" });
-const sdk = (token?: string) =>
-  new Flock({
-    baseUrl: node.url,
-    token,
-    fetch: fromRandomIp,
-  });
+const sdk = sdkAt(node.url);
 const KEY = `0x${"42".repeat(32)}`;
 const PAY_TO = "0x1111111111111111111111111111111111111111";
 

@@ -7,10 +7,9 @@ import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import t from "tap";
-import { Flock, FlockError, PaymentRequiredError } from "../client/index.ts";
+import { FlockError, PaymentRequiredError } from "../client/index.ts";
 import { toolError } from "../client/mcp/errors.ts";
-import { BIN, callError, callJson, ensureClientBuilt, ROOT, stdioClient } from "./helpers/mcp.ts";
-import { fromRandomIp } from "./helpers/http.ts";
+import { BIN, callError, callJson, ensureClientBuilt, ROOT, sdkAt, stdioClient } from "./helpers/mcp.ts";
 import { startTestNode } from "./helpers/node.ts";
 
 const TOOLS = [
@@ -44,12 +43,7 @@ const TOOLS = [
 
 await ensureClientBuilt();
 const node = await startTestNode(t, { engine: "memory" });
-const sdk = (token?: string) =>
-  new Flock({
-    baseUrl: node.url,
-    token,
-    fetch: fromRandomIp,
-  });
+const sdk = sdkAt(node.url);
 
 t.test("two agents over stdio: every tool", async (t) => {
   // Ada has no token: her server offers register

@@ -6,10 +6,8 @@
 import { readFile } from "node:fs/promises";
 import { Flock } from "@flock/client";
 import t from "tap";
-import { buildWeb } from "../web/build.mjs";
 import { call, registerAgent } from "./helpers/http.ts";
 import { signInWithWallet as humanOverHttp } from "./helpers/humans.ts";
-import { startTestNode } from "./helpers/node.ts";
 import { befriend, post } from "./helpers/social.ts";
 import {
   launch,
@@ -20,6 +18,7 @@ import {
   signInWithToken,
   unnamedControls as unnamed,
   watchErrors,
+  webNode,
 } from "./helpers/web.ts";
 
 const wait = { timeout: 15_000 };
@@ -36,9 +35,7 @@ async function tabTo(page: Page, selector: string, max = 40): Promise<void> {
 if (NO_BROWSER) {
   t.plan(0, NO_BROWSER); // the whole file: reported as skipped, with the reason
 } else {
-  await buildWeb();
-  const node = await startTestNode(t, { engine: "memory" });
-  const url = node.url;
+  const url = await webNode(t);
   const browser = await launch();
   t.teardown(() => browser.close());
   const alice = await humanOverHttp(url);

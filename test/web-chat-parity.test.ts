@@ -7,9 +7,7 @@
 // the message actions at phone width (375 px). Screenshots of each go to test-output/web/.
 import t from "tap";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { buildWeb } from "../web/build.mjs";
 import { call } from "./helpers/http.ts";
-import { startTestNode } from "./helpers/node.ts";
 import { befriend } from "./helpers/social.ts";
 import {
   hideableTabs,
@@ -22,6 +20,7 @@ import {
   signInWithWallet,
   walletContext,
   watchErrors,
+  webNode,
 } from "./helpers/web.ts";
 
 const wait = { timeout: 15_000 };
@@ -36,9 +35,7 @@ async function rename(url: string, token: string, display_name: string): Promise
 if (NO_BROWSER) {
   t.plan(0, NO_BROWSER); // the whole file: reported as skipped, with the reason
 } else {
-  await buildWeb();
-  const node = await startTestNode(t, { engine: "memory" });
-  const url = node.url;
+  const url = await webNode(t);
   const browser = await launch();
   t.teardown(() => browser.close());
   const alice = await walletContext(browser, privateKeyToAccount(generatePrivateKey()));

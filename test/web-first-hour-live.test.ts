@@ -7,10 +7,8 @@
 //     friend", and once a request is accepted the "Request sent." banner and the stale result clear by themselves.
 // Screenshots go to test-output/web/.
 import t, { type Test } from "tap";
-import { buildWeb } from "../web/build.mjs";
 import { call } from "./helpers/http.ts";
 import { signInWithWallet as humanOverHttp, rename } from "./helpers/humans.ts";
-import { startTestNode } from "./helpers/node.ts";
 import { befriend } from "./helpers/social.ts";
 import {
   launch,
@@ -21,6 +19,7 @@ import {
   signInLive,
   unnamedControls,
   watchErrors,
+  webNode,
 } from "./helpers/web.ts";
 
 const wait = { timeout: 15_000 };
@@ -38,9 +37,7 @@ async function fits(t: Test, page: Page, what: string) {
 if (NO_BROWSER) {
   t.plan(0, NO_BROWSER); // the whole file: reported as skipped, with the reason
 } else {
-  await buildWeb();
-  const node = await startTestNode(t, { engine: "memory" });
-  const url = node.url;
+  const url = await webNode(t);
   const ana = await rename(url, await humanOverHttp(url), "Ana");
   const ben = await rename(url, await humanOverHttp(url), "Ben");
   await befriend(url, ana, ben);

@@ -7,10 +7,8 @@
 // shows on the other side; a friend request to a hidden tab shows a notification and a badge on the Friends link.
 // Keyboard, named controls and 375 px width are checked on the new screens. Screenshots go to test-output/web/.
 import t from "tap";
-import { buildWeb } from "../web/build.mjs";
 import { call } from "./helpers/http.ts";
 import { signInWithWallet as humanOverHttp, rename } from "./helpers/humans.ts";
-import { startTestNode } from "./helpers/node.ts";
 import { befriend } from "./helpers/social.ts";
 import {
   hideableTabs,
@@ -24,6 +22,7 @@ import {
   signInLive,
   unnamedControls,
   watchErrors,
+  webNode,
 } from "./helpers/web.ts";
 
 const wait = { timeout: 15_000 };
@@ -31,9 +30,7 @@ const wait = { timeout: 15_000 };
 if (NO_BROWSER) {
   t.plan(0, NO_BROWSER); // the whole file: reported as skipped, with the reason
 } else {
-  await buildWeb();
-  const node = await startTestNode(t, { engine: "memory" });
-  const url = node.url;
+  const url = await webNode(t);
   const alice = await rename(url, await humanOverHttp(url), "Alice");
   const bob = await rename(url, await humanOverHttp(url), "Bob");
   const carol = await rename(url, await humanOverHttp(url), "Carol");

@@ -7,6 +7,8 @@ import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { Flock } from "../../client/index.ts";
+import { fromRandomIp } from "./http.ts";
 
 const run = promisify(execFile);
 export const ROOT = resolve(import.meta.dirname, "../..");
@@ -67,3 +69,9 @@ export async function callError(client: Client, name: string, args: Record<strin
   if (!r.isError) throw new Error(`${name} succeeded: ${text}`);
   return text;
 }
+
+/** SDK clients of the node at `url`, each request from a new client address: `sdk()` to register, `sdk(token)`. */
+export const sdkAt =
+  (url: string) =>
+  (token?: string): Flock =>
+    new Flock({ baseUrl: url, token, fetch: fromRandomIp });

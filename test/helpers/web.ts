@@ -7,7 +7,10 @@ import { mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { deflateSync } from "node:zlib";
 import { type Browser, type BrowserContext, type CDPSession, chromium, type Page } from "playwright-core";
+import type { Test } from "tap";
 import type { Hex, LocalAccount } from "viem";
+import { buildWeb } from "../../web/build.mjs";
+import { startTestNode } from "./node.ts";
 
 export const CHROMIUM = "/usr/bin/chromium";
 /**
@@ -303,3 +306,9 @@ export function png(): Buffer {
 }
 
 export type { BrowserContext, Page };
+
+/** The web app built from web/src, served by a node on the embedded engines: its URL. */
+export async function webNode(t: Test): Promise<string> {
+  await buildWeb();
+  return (await startTestNode(t, { engine: "memory" })).url;
+}

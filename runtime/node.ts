@@ -288,7 +288,7 @@ export async function startServices(
     (h) => h.close(),
   );
   // the relays to this node's WebSockets, and the presence of principals that long poll instead (one entry each, on
-  // one timer map): built after the relays, stopped before them (its entries dropped, offline announced, as the
+  // one timer): built after the relays, stopped before them (its entries dropped, offline announced, as the
   // sockets' are when the routes close them)
   const { realtime, pollPresence } = await life.add(
     "realtime",
@@ -296,7 +296,9 @@ export async function startServices(
       const r = new Realtime(core, new PostgresRealtimeStore(sql));
       r.moments.relationsOf = (reader) => relations.of(reader);
       await r.start();
-      return { realtime: r, pollPresence: new PollPresence(core, tuning.pollPresenceGraceMs) };
+      const pollPresence = new PollPresence(core, tuning.pollPresenceGraceMs);
+      pollPresence.start();
+      return { realtime: r, pollPresence };
     },
     async (r) => {
       await r.pollPresence.stop();

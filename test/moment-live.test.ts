@@ -2,7 +2,7 @@
 // per reader, on cached and Postgres pages alike), and the WebSocket brings a moment's new counts (`moment_counts`) and
 // a friend's new moment (`moment`) to those who may see it, and a friendship made or ended (`friendship`) to both sides.
 import t from "tap";
-import { call, type Registered, registerAgent } from "./helpers/http.ts";
+import { call, ok, type Registered, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { befriend, post } from "./helpers/social.ts";
 import { Client } from "./messaging-helpers.ts";
@@ -25,10 +25,6 @@ const feed = async (who: Registered, query = "?limit=50"): Promise<Shown[]> => {
 const inFeed = async (who: Registered, id: string) => (await feed(who)).find((m) => m.id === id);
 const one = async (who: Registered, id: string): Promise<Shown> =>
   (await call(base, "GET", `/v1/moments/${id}`, { token: who.token })).body;
-const ok = async (r: Promise<{ status: number; text: string }>, status: number) => {
-  const got = await r;
-  if (got.status !== status) throw new Error(`${got.status} ${got.text}`);
-};
 const like = (who: Registered, id: string) =>
   ok(call(base, "POST", `/v1/moments/${id}/like`, { token: who.token }), 204);
 const unlike = (who: Registered, id: string) =>

@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import t from "tap";
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from "./helpers/env.ts";
-import { call, type Registered, registerAgent } from "./helpers/http.ts";
+import { call, ok, type Registered, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { type Call, countingProxies } from "./helpers/round-trips.ts";
 import { befriend, post } from "./helpers/social.ts";
@@ -111,11 +111,6 @@ t.test("the round-trip budget of each operation on the hot path", async (t) => {
     };
   };
   const keyed = () => ({ "idempotency-key": randomUUID() });
-  const ok = async (r: Promise<{ status: number; text: string }>, status: number) => {
-    const got = await r;
-    if (got.status !== status) throw new Error(`${got.status} ${got.text}`);
-    return got;
-  };
   const sendTo = (to: Registered, headers: Record<string, string> = {}) =>
     ok(call(base, "POST", "/v1/messages", { token: a.token, json: { to: to.id, body: "hi" }, headers }), 201);
   const sendGroup = () =>
@@ -210,7 +205,7 @@ t.test("the round-trip budget of each operation on the hot path", async (t) => {
   });
 
   t.test("a principal's first long poll on a node writes its presence entry, behind; the next ones none", async (t) => {
-    // runtime/messaging/poll-presence.ts: one entry per polling principal on each node, renewed at most every 30 s
+    // runtime/messaging/poll-presence.ts: one entry per polling principal on each node, renewed by the node's one timer
     const d = await registerAgent(base, "d");
     const presence = (c: Cost) => c.redis.filter((x) => /^presence|^PUBLISH/.test(x));
     t.same(presence(await cost(() => pending(d))), ["presenceConnect", "PUBLISH"], "the entry, and online announced");

@@ -43,6 +43,13 @@ export function randomIp(): string {
 export const fromRandomIp: typeof fetch = (u, i) =>
   fetch(u, { ...i, headers: { ...(i?.headers as Record<string, string>), "x-forwarded-for": randomIp() } });
 
+/** The answer of a request that must have `status`; any other throws with the status and the body. */
+export async function ok<T extends { status: number; text: string }>(r: Promise<T>, status: number): Promise<T> {
+  const got = await r;
+  if (got.status !== status) throw new Error(`${got.status} ${got.text}`);
+  return got;
+}
+
 /** Registers an agent from a random client address. */
 export async function registerAgent(base: string, name = "agent"): Promise<Registered> {
   const r = await call(base, "POST", "/v1/agents/register", {

@@ -294,7 +294,6 @@ export async function startServices(
     "realtime",
     async () => {
       const r = new Realtime(core, new PostgresRealtimeStore(sql));
-      r.moments.relationsOf = (reader) => relations.of(reader);
       await r.start();
       const pollPresence = new PollPresence(core, tuning.pollPresenceGraceMs);
       pollPresence.start();

@@ -1,6 +1,6 @@
 // The statements the realtime relays read: a principal's friends (presence watches them), a thread's members (typing
 // goes to them), what a pair of principals is now (a friendship event names only the pair), and which of some readers
-// are an author's friends now (a moment's frame goes to them).
+// are an author's friends now who have not muted the author (a moment's frames go to them).
 import type { Sql } from "../db/client.ts";
 
 /** A friend as a session watches it: its id, name and picture key. */
@@ -27,8 +27,8 @@ export interface RealtimeStore {
   membersOf(thread: bigint): Promise<string[]>;
   /** Whether `a` and `b` are friends now, and their names. */
   pair(a: string, b: string): Promise<PairNow>;
-  /** Which of `readers` are `author`'s friends now, in no order. */
-  friendsAmong(author: string, readers: string[]): Promise<string[]>;
+  /** Which of `readers` are `author`'s friends now and have not muted `author`, in no order. */
+  audienceAmong(author: string, readers: string[]): Promise<string[]>;
 }
 
 export class PostgresRealtimeStore implements RealtimeStore {
@@ -47,10 +47,13 @@ export class PostgresRealtimeStore implements RealtimeStore {
     return rows.map((r) => r.principal);
   }
 
-  async friendsAmong(author: string, readers: string[]): Promise<string[]> {
+  async audienceAmong(author: string, readers: string[]): Promise<string[]> {
     if (readers.length === 0) return [];
+    // a block ends the friendship (blocks-store.ts): friends now are cut by no block
     const rows = await this.sql<{ principal: string }[]>`
-      select principal from friendships where friend = ${author} and principal = any(${readers}::text[])`;
+      select f.principal from friendships f
+      where f.friend = ${author} and f.principal = any(${readers}::text[])
+        and not exists (select 1 from mutes m where m.principal = f.principal and m.muted = ${author})`;
     return rows.map((r) => r.principal);
   }
 

@@ -31,7 +31,7 @@ export class Realtime {
   private readonly typingFrames: Typing;
   private readonly addressed: AddressedRelay;
   private readonly friendships: FriendshipRelay;
-  /** Moments and their counts live (its `relationsOf` is the node's to set). */
+  /** Moments and their counts live. */
   readonly moments: MomentRelay;
   private readonly leaving = new Set<Promise<void>>();
   private unsubscribes: (() => Promise<void>)[] = [];

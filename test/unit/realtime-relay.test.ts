@@ -40,8 +40,11 @@ class MemoryRealtimeStore implements RealtimeStore {
     return this.members.get(thread) ?? [];
   }
 
-  async friendsAmong(author: string, readers: string[]): Promise<string[]> {
-    return readers.filter((r) => this.friends.has(`${r} ${author}`));
+  /** Who muted whom ("muter muted"). */
+  readonly mutes = new Set<string>();
+
+  async audienceAmong(author: string, readers: string[]): Promise<string[]> {
+    return readers.filter((r) => this.friends.has(`${r} ${author}`) && !this.mutes.has(`${r} ${author}`));
   }
 
   async pair(a: string, b: string): Promise<PairNow> {
@@ -269,6 +272,28 @@ t.test("a moment goes to the watchers who are friends now: a friendship ended un
   await until(() => ofType(c, "read").length === 1, { what: "a later event to carol" });
   t.same(ofType(c, "moment"), [], "carol, no longer a friend, is not sent the friends-only moment");
   t.equal(ofType(b, "moment")[0]?.moment.id, "moment_1", "bob, a friend, is");
+
+  // counts go by the same rule: not to the ex-friend, not to a friend who muted the author; to the actor
+  const dan = principal("4", "dan");
+  const d = session(dan);
+  store.befriend("1", "4");
+  await two.realtime.join(d);
+  store.mutes.add("4 1");
+  await one.core.announce.momentCounts({
+    id: "1",
+    author: "1",
+    visibility: "friends",
+    by: "2",
+    likes: 1,
+    comments: 0,
+    rev: 1,
+  });
+  await until(() => ofType(b, "moment_counts").length === 1 && ofType(a, "moment_counts").length === 1, {
+    what: "the actor's and the author's counts",
+  });
+  await one.core.announce.read({ thread: "thread_1", from: author(alice), through: "msg_2", to: ["3", "4"] });
+  await until(() => ofType(c, "read").length === 2 && ofType(d, "read").length === 1, { what: "a later event" });
+  t.same([ofType(c, "moment_counts"), ofType(d, "moment_counts")], [[], []], "not to the ex-friend, nor the muter");
 });
 
 t.test("typing: to the thread's other members, a start at most once per repeat window, a stop once", async (t) => {

@@ -34,7 +34,7 @@ async function world(t: Test, opts: UnitCoreOptions = {}) {
     friendsOf: async () => [],
     membersOf: async (thread) => [...(u.tables.groups.get(thread) ?? [])],
     pair: async () => ({ friends: false, a_name: "", a_avatar: null, b_name: "", b_avatar: null }),
-    friendsAmong: async () => [],
+    audienceAmong: async () => [],
   };
   const realtime = new Realtime(u.core, realtimeStore);
   await realtime.start();

@@ -7,7 +7,7 @@ import { notFound } from "../runtime/errors.ts";
 import { created, defineRoute, noContent, ok, okJson, type Route } from "../runtime/http/route.ts";
 import { parseId } from "../runtime/ids.ts";
 import { readFeed } from "../runtime/social/feed.ts";
-import { hydrate, likedAmong, toMoment } from "../runtime/social/moment-reads-store.ts";
+import { hydrate, toMoment } from "../runtime/social/moment-reads-store.ts";
 import { deleteMoment, publishMoment } from "../runtime/social/moments.ts";
 import { CreateMomentRequest, FeedQuery } from "../schema/moments.ts";
 
@@ -47,12 +47,9 @@ const getOne = defineRoute({
     const id = parseId("moment", params["id"] ?? "");
     // past the moments horizon a moment is gone: 404 like one that never was
     if (id === null) throw notFound("moment");
-    const [[row], liked] = await Promise.all([
-      hydrate(svc.sql, principal.id, [id], svc.horizons.moments()),
-      likedAmong(svc.sql, principal.id, [id]),
-    ]);
+    const [row] = await hydrate(svc.sql, principal.id, [id], svc.horizons.moments(), { liked: true });
     if (!row) throw notFound("moment");
-    return ok(toMoment(row, liked.has(id)));
+    return ok(toMoment(row, row.liked));
   },
 });
 

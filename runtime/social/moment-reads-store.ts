@@ -108,11 +108,24 @@ function mutedBy(sql: Sql, me: string, author: ReturnType<Sql>) {
 
 const ids = (list: bigint[]) => list.map(String);
 
-/** The moments among `list` that `me` may see and that are not past `horizon`, newest first, with author and counts: one query. */
-export async function hydrate(sql: Sql, me: string, list: bigint[], horizon: bigint): Promise<MomentRow[]> {
+/**
+ * The moments among `list` that `me` may see and that are not past `horizon`, newest first, with author and counts:
+ * one query; with `liked`, each row also says whether `me` liked it (one moment read alone: GET /v1/moments/{id}).
+ */
+export async function hydrate(
+  sql: Sql,
+  me: string,
+  list: bigint[],
+  horizon: bigint,
+  opts: { liked?: boolean } = {},
+): Promise<(MomentRow & { liked?: boolean })[]> {
   if (list.length === 0) return [];
-  return sql<MomentRow[]>`
+  const liked = opts.liked
+    ? sql`, exists (select 1 from moment_likes l where l.principal = ${me} and l.moment = m.id) as liked`
+    : sql``;
+  return sql<(MomentRow & { liked?: boolean })[]>`
     select m.id, m.author, p.display_name, p.avatar_key, m.content, m.visibility, m.created_at, m.like_count, m.comment_count, m.rev
+      ${liked}
     from moments m join principals p on p.id = m.author
     where m.id = any(${ids(list)}::bigint[]) and m.id >= ${String(horizon)} and ${visibleTo(sql, me)}
     order by m.id desc`;

@@ -161,11 +161,14 @@ export function Feed() {
   async function toggleLike(m: Moment) {
     touched.current.set(m.id, Date.now());
     const on = !m.liked_by_me;
+    const revAt = revs.current.get(m.id);
     patch(m.id, (x) => ({ ...x, liked_by_me: on, like_count: x.like_count + (on ? 1 : -1) }));
     try {
       await (on ? client.like(m.id) : client.unlike(m.id));
     } catch (err) {
-      patch(m.id, (x) => ({ ...x, liked_by_me: !on, like_count: x.like_count - (on ? 1 : -1) }));
+      // counts a frame brought meanwhile are the server's, without this refused change: only ours are undone
+      const live = revs.current.get(m.id) !== revAt;
+      patch(m.id, (x) => ({ ...x, liked_by_me: !on, like_count: live ? x.like_count : x.like_count - (on ? 1 : -1) }));
       setError(fail(err));
     }
   }

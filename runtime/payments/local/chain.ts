@@ -3,7 +3,7 @@
 // loads this module.
 import { type ChildProcess, spawn } from "node:child_process";
 import { createRequire } from "node:module";
-import { createServer } from "node:net";
+import { createServer, type Server } from "node:net";
 import { fileURLToPath } from "node:url";
 
 export const LOCAL_CHAIN_ID = 31337;
@@ -27,14 +27,27 @@ const tools = createRequire(`${TOOLS}package.json`);
 const CONFIG = `${TOOLS}hardhat.config.cjs`;
 
 /** A port free on 127.0.0.1 right now. */
-export function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
+  const srv = createServer();
+  const port = await listenLocal(srv, 0);
+  await new Promise((resolve) => srv.close(resolve));
+  return port;
+}
+
+/**
+ * `server` listening on 127.0.0.1:`port` (0: any free one): its port, or the listen's error (EADDRINUSE with `port`
+ * when taken). The error listener is gone once it listens, so later errors of the server are its owner's to see.
+ */
+export function listenLocal(
+  server: Pick<Server, "once" | "off" | "listen" | "address">,
+  port: number,
+): Promise<number> {
   return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      const port = typeof addr === "object" && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => {
+      server.off("error", reject);
+      const addr = server.address();
+      resolve(typeof addr === "object" && addr ? addr.port : 0);
     });
   });
 }
@@ -54,12 +67,10 @@ export function toolPath(file: string): string {
  * Fails as a listen on a port in use does (code EADDRINUSE, `port`) when `port` is taken on 127.0.0.1, so that the
  * caller reads one error whichever server of the setup could not listen.
  */
-export function checkPortFree(port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(port, "127.0.0.1", () => srv.close(() => resolve()));
-  });
+export async function checkPortFree(port: number): Promise<void> {
+  const srv = createServer();
+  await listenLocal(srv, port);
+  await new Promise((resolve) => srv.close(resolve));
 }
 
 /** How long the chain has to stop after SIGTERM before it is killed. */

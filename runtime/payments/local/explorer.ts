@@ -5,6 +5,7 @@
 // development and tests only: the server never loads this module.
 import { createServer, type Server, type ServerResponse } from "node:http";
 import { createPublicClient, erc20Abi, formatEther, formatUnits, type Hex, http, parseEventLogs } from "viem";
+import { listenLocal } from "./chain.ts";
 import { localChain } from "./token.ts";
 
 export interface LocalExplorer {
@@ -109,12 +110,7 @@ ${transfers.length ? `<ul>${transfers.join("\n")}</ul>` : "<p>None.</p>"}
       return page(res, 200, "Flock local explorer", "<p>Transaction pages are at <code>/tx/&lt;hash&gt;</code>.</p>");
     page(res, 404, "Not found", "<p>Transaction pages are at <code>/tx/&lt;hash&gt;</code>.</p>");
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(opts.port ?? 0, "127.0.0.1", resolve);
-  });
-  const addr = server.address();
-  const port = typeof addr === "object" && addr ? addr.port : 0;
+  const port = await listenLocal(server, opts.port ?? 0);
   const url = `http://127.0.0.1:${port}`;
   return {
     url,

@@ -8,6 +8,7 @@ import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { toFacilitatorEvmSigner } from "@x402/evm";
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
 import { type Account, publicActions } from "viem";
+import { listenLocal } from "./chain.ts";
 import { clients } from "./token.ts";
 
 export interface LocalFacilitator {
@@ -97,12 +98,7 @@ export async function startLocalFacilitator(opts: {
       }
     })();
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(opts.port ?? 0, "127.0.0.1", resolve);
-  });
-  const addr = server.address();
-  const port = typeof addr === "object" && addr ? addr.port : 0;
+  const port = await listenLocal(server, opts.port ?? 0);
   return {
     url: `http://127.0.0.1:${port}`,
     server,

@@ -6,7 +6,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import t, { type Test } from "tap";
-import { freePort } from "../runtime/payments/local/chain.ts";
+import { checkPortFree, freePort } from "../runtime/payments/local/chain.ts";
+import { until } from "./helpers/wait.ts";
 import { alive } from "./helpers/process.ts";
 
 // each run starts Hardhat: slow on 2 busy cores
@@ -51,30 +52,20 @@ const listening = (port: number) =>
     s.once("error", () => resolve(false));
   });
 
-async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 120_000) {
-  const deadline = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 /** Whether a listen on `port` succeeds now. */
 const portFree = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const srv = createServer();
-    srv.once("error", () => resolve(false));
-    srv.listen(port, "127.0.0.1", () => srv.close(() => resolve(true)));
-  });
+  checkPortFree(port).then(
+    () => true,
+    () => false,
+  );
 
 /** Whether every port is free again within a few seconds of the exit. */
 async function allFree(t: Test, p: Record<string, number>) {
   for (const [name, port] of Object.entries(p)) {
-    let free = false;
-    for (let i = 0; i < 40 && !free; i++) {
-      free = await portFree(port);
-      if (!free) await new Promise((r) => setTimeout(r, 100));
-    }
+    const free = await until(() => portFree(port), { ms: 4_000, what: `the ${name} port ${port} free` }).then(
+      () => true,
+      () => false,
+    );
     t.ok(free, `the ${name} port ${port} is free`);
   }
 }
@@ -83,7 +74,7 @@ t.test("SIGTERM after the start stops the chain, the facilitator and the explore
   const p = await ports();
   const dev = startDev(p);
   t.teardown(() => dev.child.kill("SIGKILL"));
-  await until("the start", () => dev.out().includes("Ctrl-C stops"));
+  await until(() => dev.out().includes("Ctrl-C stops"), { ms: 120_000, what: "the start" });
   for (const port of Object.values(p)) t.ok(await listening(port), `listening on ${port}`);
   dev.child.kill("SIGTERM");
   await dev.exited;
@@ -110,11 +101,11 @@ t.test("SIGTERM while the chain starts stops it too", async (t) => {
   const dev = startDev(p);
   t.teardown(() => dev.child.kill("SIGKILL"));
   let pid: number | undefined;
-  await until("the chain's process", () => (pid = chainPid(p.chain)) !== undefined);
-  await new Promise((r) => setTimeout(r, 500));
+  // the chain's process is there and has not answered yet: the SIGTERM comes while it starts
+  await until(() => (pid = chainPid(p.chain)) !== undefined, { ms: 120_000, what: "the chain's process" });
   dev.child.kill("SIGTERM");
   await dev.exited;
-  await until("the chain's exit", () => !alive(pid!), 15_000).catch(() => {});
+  await until(() => !alive(pid!), { ms: 15_000, what: "the chain's exit" }).catch(() => {});
   t.notOk(alive(pid!), "the chain's process is gone");
   if (alive(pid!)) process.kill(pid!, "SIGKILL");
   await allFree(t, p);

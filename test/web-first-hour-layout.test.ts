@@ -16,6 +16,7 @@ import { signInWithWallet as humanOverHttp } from "./helpers/humans.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { befriend } from "./helpers/social.ts";
 import { paidAgent } from "./payments-helpers.ts";
+import { until } from "./helpers/wait.ts";
 import { launch, NO_BROWSER, type Page, png, shot, signInWithToken, watchErrors } from "./helpers/web.ts";
 
 const wait = { timeout: 15_000 };
@@ -87,7 +88,17 @@ if (NO_BROWSER) {
         undefined,
         wait,
       );
-      await page.waitForTimeout(300);
+      // the list follows its pictures' growth down to the newest message (before the fix it never got there)
+      await page
+        .waitForFunction(
+          () => {
+            const el = document.querySelector(".messages")!;
+            return Math.abs(el.scrollTop - (el.scrollHeight - el.clientHeight)) <= 2;
+          },
+          undefined,
+          { timeout: 5_000 },
+        )
+        .catch(() => {}); // measured and reported below
       const at = await list.evaluate((el) => ({
         top: el.scrollTop,
         max: el.scrollHeight - el.clientHeight,
@@ -296,11 +307,12 @@ if (NO_BROWSER) {
     }
     const closed = going.close({ linger: true });
     // wait for the refusing second, then open the conversation: the app's reload of the list gets the 503
-    for (;;) {
-      const r = await fetch(`${going.url}/v1/threads`, { headers: { authorization: `Bearer ${carol.token}` } });
-      if (r.status === 503) break;
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    await until(
+      async () =>
+        (await fetch(`${going.url}/v1/threads`, { headers: { authorization: `Bearer ${carol.token}` } })).status ===
+        503,
+      { ms: 15_000, what: "the node refusing with 503" },
+    );
     await Promise.all(pages.map((p) => p.evaluate((id) => (location.hash = `#/chat/t/${id}`), sent.thread_id)));
     for (const [i, w] of WIDTHS.entries()) {
       const page = pages[i]!;

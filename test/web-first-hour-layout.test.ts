@@ -168,6 +168,35 @@ if (NO_BROWSER) {
     }
   });
 
+  t.test("a draft and picked files at /chat/to/<peer> stay when the thread list arrives after them", async (t) => {
+    const page = await pageAt(WIDTHS[0], alice.token);
+    // the list of conversations held back until the draft is written and the files picked
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let asked = 0;
+    await page.route(/\/v1\/threads(\?|$)/, async (route) => {
+      asked++;
+      await held;
+      await route.continue();
+    });
+    await page.goto(`${url}/#/chat/to/${bob.id}`);
+    await page.getByLabel("Message", { exact: true }).fill("a draft written early");
+    await page
+      .locator("#attach")
+      .setInputFiles([{ name: "early.txt", mimeType: "text/plain", buffer: Buffer.from("early\n") }]);
+    const picked = page.getByRole("list", { name: "Files to send" });
+    await picked.waitFor(wait);
+    await until(() => asked > 0, { ms: 15_000, what: "the thread list asked for" });
+    release();
+    // the thread was found (its history shown) and the conversation kept what was written meanwhile
+    await page.getByRole("list", { name: "Messages" }).getByText("picture day 24", { exact: true }).waitFor(wait);
+    await page.locator(".threads a[aria-current=true]").waitFor(wait);
+    t.equal(await page.getByLabel("Message", { exact: true }).inputValue(), "a draft written early", "the draft kept");
+    t.match(await picked.innerText(), /early\.txt/, "the picked file kept");
+    await page.unroute(/\/v1\/threads(\?|$)/);
+    await page.context().close();
+  });
+
   t.test("an unknown page says so, with a link home", async (t) => {
     for (const w of WIDTHS) {
       const page = await pageAt(w, alice.token);

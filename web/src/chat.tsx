@@ -93,7 +93,9 @@ export function Chat({ route }: { route: string[] }) {
       </div>
       {open ? (
         <Conversation
-          key={open.thread?.id ?? `to-${open.peer}`}
+          // one conversation per route: /chat/to/<peer> keeps its draft and picked files when the thread list
+          // arrives (or the first send makes the thread) and finds its thread
+          key={open.peer !== undefined ? `to-${open.peer}` : open.thread?.id}
           thread={open.thread}
           peerId={open.peer ?? open.thread?.peer?.id}
           onSent={() => reloadThreads(0)}

@@ -7,6 +7,7 @@ import type { PresenceEngine } from "./presence.ts";
 import type { StreamCursorCache } from "./stream-cursors.ts";
 import type { PubSub } from "./pubsub.ts";
 import type { StreamLog } from "./stream-log.ts";
+import type { TicketEngine } from "./tickets.ts";
 
 /** Every engine call answers or fails within this (Redis: the clients' command timeout, engines/redis/index.ts). */
 export const COMMAND_TIMEOUT_MS = 1000;
@@ -25,6 +26,8 @@ export interface Engines {
   readonly moments: MomentCache;
   /** Node id leases (distinct among live nodes sharing the engine). */
   readonly nodes: NodeRegistry;
+  /** One-time tickets (an EventSource's stand-in for its token: handlers/events.ts). */
+  readonly tickets: TicketEngine;
   /** Health check: resolves when the backing store answers. */
   ping(): Promise<void>;
   /** Commands sent on the command connection and not answered yet (0 in process); read when scraped. */

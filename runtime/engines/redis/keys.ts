@@ -34,6 +34,8 @@ export function redisKeys(prefix: string) {
     streamLog: (stream: string) => `${prefix}st:{${stream}}`,
     /** Live connections of a principal: sorted set of connection id -> expiry ms. */
     presence: (principal: string) => `${prefix}pr:{${principal}}`,
+    /** A one-time ticket (runtime/engines/tickets.ts): its expiry and value, dropped by PX when not taken. */
+    ticket: (ticket: string) => `${prefix}tk:{${ticket}}`,
     /** A pub/sub channel. */
     channel: (name: string) => `${prefix}ch:${name}`,
     /** Feed timeline of a principal, or the public one ("public"). Sorted set, layout in scripts/feedRead-1.lua. */

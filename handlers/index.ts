@@ -24,6 +24,7 @@ import { mcpRoutes } from "./mcp.ts";
 import { tokenRoutes } from "./tokens.ts";
 import { moderationRoutes } from "./moderation.ts";
 import { reportRoutes } from "./reports.ts";
+import { eventRoutes } from "./events.ts";
 
 /** `draining`: whether the node is shutting down (its /readyz then answers 503, so a balancer stops routing here). */
 export function allRoutes(metrics: Metrics, draining: () => boolean = () => false): Route[] {
@@ -37,6 +38,7 @@ export function allRoutes(metrics: Metrics, draining: () => boolean = () => fals
     ...blockRoutes,
     ...messageRoutes,
     ...messageChangeRoutes,
+    ...eventRoutes,
     ...threadRoutes,
     ...searchRoutes,
     ...groupRoutes,

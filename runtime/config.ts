@@ -131,6 +131,10 @@ const ConfigSchema = z.object({
   /** The same text (a moment or comment) one principal may post FLOCK_DUPLICATE_LIMIT times per window (seconds). */
   FLOCK_DUPLICATE_LIMIT: z.coerce.number().int().min(1).default(3),
   FLOCK_DUPLICATE_WINDOW: z.coerce.number().int().min(1).default(600),
+  /** Server-Sent Events (GET /v1/events): streams one principal may hold open at once on a node (429 past it). */
+  FLOCK_SSE_STREAMS: z.coerce.number().int().min(1).max(1000).default(5),
+  /** Seconds an event-stream ticket (POST /v1/events/ticket) stays good; it is taken by its first use. */
+  FLOCK_SSE_TICKET_SECONDS: z.coerce.number().int().min(1).max(300).default(30),
   /** Origins whose pages may call /v1 and open /v1/ws: `*` (default; tokens are bearer headers, never cookies) or a comma-separated list. */
   FLOCK_CORS_ORIGINS: z
     .string()

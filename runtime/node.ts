@@ -38,6 +38,7 @@ import { CacheRepair } from "./social/cache-repair.ts";
 import { Likes } from "./social/likes.ts";
 import { RelationsCache } from "./social/blocks.ts";
 import { Realtime } from "./ws/realtime.ts";
+import { EventStreams, SSE_HEARTBEAT_MS, SSE_RETRY_MS } from "./ws/event-streams.ts";
 import { PostgresRealtimeStore } from "./ws/realtime-store.ts";
 import { NodeAnnouncer } from "./events/announcer.ts";
 import { McpSessions } from "./mcp/sessions.ts";
@@ -311,6 +312,19 @@ export async function startServices(
     () => new McpSessions({ log, now, sql, hub }, self),
     (m) => m.close(),
   );
+  // Server-Sent Events: sessions of the WebSocket kind writing to HTTP responses; the routes end them as they close the
+  // sockets (runtime/server.ts), and this stop ends any opened since
+  const slow = new SlowRequests(log, metrics);
+  const events = await life.add(
+    "event-streams",
+    () =>
+      new EventStreams({ svc: { ...core, slow }, hub, realtime }, log, {
+        perPrincipal: config.FLOCK_SSE_STREAMS,
+        heartbeatMs: SSE_HEARTBEAT_MS,
+        retryMs: SSE_RETRY_MS,
+      }),
+    (e) => e.shutdown(),
+  );
   const svc: Services = {
     ...core,
     files,
@@ -325,12 +339,13 @@ export async function startServices(
     hub,
     pollPresence,
     realtime,
+    events,
     mcp,
     self,
     // searches' share of the pool and their statements' bound, and the slow-request log (nothing to stop: neither
     // holds a connection or a timer)
     search: new SearchGate(sql),
-    slow: new SlowRequests(log, metrics),
+    slow,
   };
 
   // the background passes: every node checks its streams' positions against Postgres (a publish that never came:

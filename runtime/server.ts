@@ -113,6 +113,7 @@ export async function startNode(config: Config, log: Logger, opts: NodeOptions =
       async ({ ws }) => {
         state.draining = true;
         ws.shutdown();
+        svc.events.shutdown();
         svc.hub.release();
         if (state.inflight > 0) {
           await new Promise<void>((resolve) => {

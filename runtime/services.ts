@@ -22,6 +22,7 @@ import type { ProviderKeys } from "./signin/privy.ts";
 import type { Likes } from "./social/likes.ts";
 import type { RelationsCache } from "./social/blocks.ts";
 import type { Realtime } from "./ws/realtime.ts";
+import type { EventStreams } from "./ws/event-streams.ts";
 import type { McpSessions } from "./mcp/sessions.ts";
 import type { SelfAddress } from "./self-address.ts";
 import type { Horizons } from "./retention/horizons.ts";
@@ -77,6 +78,8 @@ export interface Services extends Core {
   pollPresence: PollPresence;
   /** Presence, typing and the other events relayed to this node's WebSocket connections (runtime/ws/realtime.ts). */
   realtime: Realtime;
+  /** The node's Server-Sent Events streams (GET /v1/events; runtime/ws/event-streams.ts). */
+  events: EventStreams;
   /** The node's MCP sessions over streamable HTTP (/v1/mcp; runtime/mcp/sessions.ts). */
   mcp: McpSessions;
   /** Where the node reaches its own API over loopback; set by the listen step. */

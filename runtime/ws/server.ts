@@ -3,16 +3,17 @@
 // socket events handed to sessions. Must be mounted before the HTTP catch-all route.
 import { randomBytes } from "node:crypto";
 import type { HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t, WebSocket } from "uWebSockets.js";
-import { WS_CLOSE } from "../../schema/ws.ts";
 import type { Principal } from "../auth.ts";
 import { ApiError } from "../errors.ts";
-import { isOutage, outageOf, unavailable } from "../circuit.ts";
+import { outageOf, unavailable } from "../circuit.ts";
 import { clientIp } from "../http/client-ip.ts";
 import { originAllowed } from "../http/cors.ts";
 import { write } from "../http/respond.ts";
+import { WS_CLOSE } from "../../schema/ws.ts";
 import type { Services } from "../services.ts";
 import type { Codec } from "./codec.ts";
 import { negotiate } from "./negotiate.ts";
+import { guardTokens } from "./token-guard.ts";
 import { type FrameHandler, HEARTBEAT_SECONDS, MAX_BUFFER, MAX_FRAME, WsSession } from "./session.ts";
 
 /** What a socket carries from its upgrade to its open (then its session), the only per-socket object besides it. */
@@ -34,8 +35,6 @@ interface WsHandle {
  * above MAX_FRAME, which the session enforces with a 1009 close; it also bounds what one socket may make uWS buffer.
  */
 const UWS_MAX_PAYLOAD = 16 * MAX_FRAME;
-/** How often open sockets are checked for an expired token (against the node's clock, so tests can move it). */
-const EXPIRY_SWEEP_MS = 1000;
 
 const connBase = randomBytes(4).toString("hex");
 
@@ -57,7 +56,14 @@ export function mountWs(app: TemplatedApp, svc: Services, onFrame: FrameHandler)
   const deps = { svc, hub: svc.hub, realtime: svc.realtime, onFrame };
   const open = new Set<WsSession>();
   let draining = false;
-  svc.hub.streams.channels.attach({ publish: (topic, data, binary) => void app.publish(topic, data, binary) });
+  // a stream's frames go to its uWS topic, and to the event streams taking it (runtime/ws/local-topics.ts) when any do
+  const local = svc.events.topics;
+  svc.hub.streams.channels.attach({
+    publish: (topic, data, binary) => {
+      app.publish(topic, data, binary);
+      if (local.size > 0) local.publish(topic, data, binary);
+    },
+  });
   // uWS fills (a topic's publish too) and drains the buffers in C++, with no event per byte, so no running count can
   // follow them: the open sockets are asked when /metrics is scraped (0.3 ms a scrape with 8,000 open, measured)
   svc.metrics.watchQueues({
@@ -164,33 +170,12 @@ export function mountWs(app: TemplatedApp, svc: Services, onFrame: FrameHandler)
     },
   });
 
-  // A rotated token, a deleted account or a suspension (4403): every node re-checks the tokens of that principal's open sockets and
-  // closes those that no longer authenticate (4401), so a retired token stops working on live sockets too.
-  svc.auth.onForget((principalId) => {
-    for (const s of open) {
-      if (s.principal?.id !== principalId || !s.token) continue;
-      svc.auth
-        .resolve(s.token)
-        .catch((err: unknown) =>
-          isOutage(err)
-            ? s.end(WS_CLOSE.unavailable, "cannot check the token now")
-            : err instanceof ApiError && err.code === "suspended"
-              ? s.end(WS_CLOSE.suspended, "account suspended")
-              : s.end(WS_CLOSE.unauthorized, "token no longer valid"),
-        );
-    }
-  });
-
-  // Expiring (human) tokens: a socket is closed with 4401 once its token expires, even when it sends nothing.
-  const sweep = setInterval(() => {
-    const now = svc.now();
-    for (const s of open) s.endIfExpired(now);
-  }, EXPIRY_SWEEP_MS);
-  sweep.unref();
+  // retired and expired tokens close their sockets (runtime/ws/token-guard.ts)
+  const unguard = guardTokens(svc, open);
 
   return {
     shutdown() {
-      clearInterval(sweep);
+      unguard();
       draining = true;
       for (const s of [...open]) s.end(WS_CLOSE.goingAway, "server shutting down");
     },

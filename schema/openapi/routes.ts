@@ -25,6 +25,7 @@ import { AuditPage, ReportQueue, ReportResponse, SuspendResponse } from "../mode
 import { MessageSearchResponse, PeopleResponse } from "../search.ts";
 import { BlocksResponse, MutesResponse } from "../blocks.ts";
 import { CreatedTokenResponse, CurrentTokenResponse, TokensResponse } from "../tokens.ts";
+import { EventTicketResponse } from "../events.ts";
 
 export type Tag =
   | "health"
@@ -836,6 +837,33 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     },
     errors: { 404: "no such session of the caller's", 406: "Accept must list application/json and text/event-stream" },
     example: { jsonrpc: "2.0", id: 1, method: "tools/list" },
+  },
+  "GET /v1/events": {
+    summary: "Server-Sent Events: the WebSocket's frames as an event stream",
+    description:
+      "An event stream (text/event-stream) that stays open and carries the WebSocket's server frames (the AsyncAPI document's, /v1/asyncapi.json): one event per frame, its `event:` the frame's `type` (`ready`, `message`, `presence`, `typing`, `read`, `message_update`, `friend_request`, `friendship`, `moment`, `moment_counts`, `expired`, `error`), its `data:` the frame as JSON. A `message` event's `id:` is the message's id. Unacknowledged messages come first, then live ones; acknowledge each with POST /v1/messages/{id}/ack, or it comes again. A reconnect sends the last id it saw as `Last-Event-ID` (or `?last_event_id=`): every message not acknowledged comes again, with its `delivery_count` raised. A `: ping` comment comes every 20 s, `retry:` at the start; a last `close` event (`{\"code\",\"reason\"}`, the WebSocket's close codes: 1001 the node is restarting, 4401 the token was retired) ends it. Authenticate with `Authorization: Bearer <token>`, or, from a browser's EventSource, with `?ticket=` from POST /v1/events/ticket; never a token in the URL. At most FLOCK_SSE_STREAMS (5) streams per principal at once on a node.",
+    tag: "messages",
+    answers: { 200: { description: "an event stream that stays open", content: "text/event-stream" } },
+    errors: {
+      400: "Last-Event-ID is not a message id",
+      401: "no bearer token or ticket, or an unknown, used or expired one",
+      403: "the token lacks the `read` scope",
+      429: "the principal holds FLOCK_SSE_STREAMS streams open already",
+      503: "the node is shutting down",
+    },
+  },
+  "POST /v1/events/ticket": {
+    summary: "A one-time ticket to open GET /v1/events",
+    description:
+      'For a browser\'s EventSource, which cannot send an Authorization header: `new EventSource("/v1/events?ticket=" + ticket)`. The ticket is good once, for `expires_in` seconds (FLOCK_SSE_TICKET_SECONDS, 30), and stands for the token that asked for it.',
+    tag: "messages",
+    answers: {
+      201: {
+        description: "the ticket",
+        schema: EventTicketResponse,
+        example: { ticket: "u7Fq2mXc9LrT0bYp4sWn1eKd8hJa3vGz", expires_in: 30 },
+      },
+    },
   },
   "GET /v1/mcp": {
     summary: "The MCP session's event stream",

@@ -1,4 +1,5 @@
-// Receiving: long polling (the default) or the WebSocket, as one async iterator with ack-after-handling.
+// Receiving: long polling (the default) or a live connection (the WebSocket, falling back to Server-Sent Events and
+// then to long polling: live.ts), as one async iterator with ack-after-handling.
 import { AckBatch, type AckBatchOptions } from "./ack-batch.ts";
 import { FlockNetworkError } from "./errors.ts";
 import type { Flock } from "./index.ts";
@@ -9,7 +10,13 @@ export interface MessageStreamOptions {
   timeout?: number;
   /** Messages per poll (default 50). */
   limit?: number;
-  transport?: "poll" | "ws";
+  /**
+   * "poll" (the default), "ws": the WebSocket, and when its upgrade is refused or dropped (a proxy), Server-Sent
+   * Events, and when the server has none, long polling; "sse": Server-Sent Events first.
+   */
+  transport?: "poll" | "ws" | "sse";
+  /** Whether a live transport falls back (default true); false: the WebSocket only, reconnecting as it can. */
+  fallback?: boolean;
   signal?: AbortSignal;
   /**
    * How group messages are acknowledged: in batches, with one cumulative ack per thread (default: every 100
@@ -34,10 +41,10 @@ export interface MessageStreamOptions {
  * and acknowledged does it poll again, because a poll answers every unacknowledged message first.
  */
 export async function* messageStream(flock: Flock, opts: MessageStreamOptions = {}): AsyncGenerator<Message> {
-  if (opts.transport === "ws") {
-    const { wsMessageStream } = await import("./ws.ts");
-    yield* wsMessageStream(flock, opts);
-    return;
+  if (opts.transport === "ws" || opts.transport === "sse") {
+    const { liveMessageStream } = await import("./live.ts");
+    // "poll": neither a WebSocket nor an event stream could be had: long polling, below
+    if ((yield* liveMessageStream(flock, opts)) !== "poll") return;
   }
   const timeout = Math.min(30, Math.max(1, opts.timeout ?? 25));
   const limit = opts.limit ?? 50;

@@ -171,8 +171,12 @@ export class Transport {
   }
 
   /** One request without retries, answering the fetch Response itself (downloads). */
-  raw(method: string, path: string, opts: { signal?: AbortSignal } = {}): Promise<Response> {
-    const headers: Record<string, string> = {};
+  raw(
+    method: string,
+    path: string,
+    opts: { signal?: AbortSignal; headers?: Record<string, string> } = {},
+  ): Promise<Response> {
+    const headers: Record<string, string> = { ...opts.headers };
     if (this.token) headers["authorization"] = `Bearer ${this.token}`;
     return this.fetch(this.url(path), { method, headers, signal: opts.signal });
   }

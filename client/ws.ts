@@ -82,9 +82,18 @@ export function wsUrl(baseUrl: string): string {
   return `${baseUrl.replace(/^http/, "ws")}/v1/ws`;
 }
 
-export async function* wsMessageStream(flock: Flock, opts: MessageStreamOptions): AsyncGenerator<Message> {
+/**
+ * Returns "refused" when the first socket of the run never opened (an upgrade refused or dropped, e.g. by a proxy),
+ * unless `fallback: false`: the live connection then takes Server-Sent Events (live.ts). Once a socket has opened,
+ * it reconnects by itself, as before.
+ */
+export async function* wsMessageStream(
+  flock: Flock,
+  opts: MessageStreamOptions,
+): AsyncGenerator<Message, "refused" | undefined> {
   const Ws = await webSocket();
   let failures = 0;
+  let everOpened = false;
   while (!opts.signal?.aborted) {
     const conn = connect(Ws, flock, opts.signal);
     // confirmed acks (each carries a ref, the server answers once it is final): a direct message is acknowledged
@@ -113,8 +122,10 @@ export async function* wsMessageStream(flock: Flock, opts: MessageStreamOptions)
       await Promise.race([conn.close(), flock.http.clock.sleep(1000, bound.signal).catch(() => {})]);
       bound.abort();
     }
-    if (opts.signal?.aborted) return;
+    if (opts.signal?.aborted) return undefined;
     if (conn.fatal) throw conn.fatal;
+    everOpened ||= conn.opened;
+    if (!everOpened && opts.fallback !== false) return "refused";
     // spread (from half to one and a half times the wait): a restarting node's clients do not all come back at once
     await flock.http.clock.sleep(reconnectDelayMs(failures++, Math.random), opts.signal).catch(() => {});
   }
@@ -127,6 +138,8 @@ interface Conn {
   /** Close the socket; settles when it is closed. */
   close(): Promise<void>;
   fatal: Error | undefined;
+  /** It got its ready frame: the socket opened and authenticated. */
+  opened: boolean;
 }
 
 function text(data: unknown): string | undefined {
@@ -152,6 +165,7 @@ function connect(Ws: SocketClass, flock: Flock, signal: AbortSignal | undefined)
   const closers: (() => void)[] = [];
   const conn: Conn = {
     fatal: undefined,
+    opened: false,
     next: () =>
       new Promise((resolve) => {
         if (signal?.aborted) return resolve(null);
@@ -206,6 +220,7 @@ function connect(Ws: SocketClass, flock: Flock, signal: AbortSignal | undefined)
       return;
     }
     if (frame.type === "ready") {
+      conn.opened = true;
       const p = frame["principal"] as { id?: unknown } | undefined;
       if (typeof p?.id === "string") me = p.id;
       return;

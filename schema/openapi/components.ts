@@ -6,6 +6,7 @@ import * as auth from "../auth.ts";
 import * as blocks from "../blocks.ts";
 import * as common from "../common.ts";
 import * as errors from "../errors.ts";
+import * as events from "../events.ts";
 import * as files from "../files.ts";
 import * as friends from "../friends.ts";
 import * as groups from "../groups.ts";
@@ -33,6 +34,7 @@ const MODULES: Record<string, unknown>[] = [
   groups,
   health,
   messages,
+  events,
   moments,
   moderation,
   payments,

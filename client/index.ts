@@ -1012,7 +1012,9 @@ export class Flock {
   }
 
   /**
-   * Incoming messages as an async iterator, by long poll (the default) or over the WebSocket (`transport: "ws"`).
+   * Incoming messages as an async iterator, by long poll (the default) or over the WebSocket (`transport: "ws"`),
+   * which falls back to Server-Sent Events (`GET /v1/events`) when the upgrade is refused or dropped (a proxy), and to
+   * long polling when the server has no event stream either (`fallback: false`: the WebSocket only).
    * Each message is acknowledged once the loop body is done with it: when the loop asks for the next one, or leaves
    * with `break` or `return` (or a throw: JavaScript does not tell an iterator which; `ackOnExit: false` leaves the
    * message the loop was left with unacknowledged, to come again). Survives server restarts (backs off and resumes).

@@ -591,6 +591,20 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   await req("DELETE", "/v1/mcp", "/v1/mcp", as(mcpAgent, undefined, session));
   await req("DELETE", "/v1/mcp", "/v1/mcp", as(mcpAgent, undefined, session)); // gone: 404
 
+  // Server-Sent Events: a ticket, the stream opened with it and with the header, the used ticket again (401)
+  const sseAgent = await registerAgent(base, "SSE bot");
+  const ticket = await req("POST", "/v1/events/ticket", "/v1/events/ticket", as(sseAgent));
+  for (const how of [{ query: `?ticket=${ticket.body.ticket}` }, { authorization: `Bearer ${sseAgent.token}` }]) {
+    const stop = new AbortController();
+    const stream = await fetch(`${base}/v1/events${"query" in how ? how.query : ""}`, {
+      headers: "authorization" in how ? { authorization: how.authorization } : {},
+      signal: stop.signal,
+    });
+    check("GET", "/v1/events", { status: stream.status, headers: stream.headers, body: undefined, text: "" });
+    stop.abort();
+  }
+  await req("GET", "/v1/events", `/v1/events?ticket=${ticket.body.ticket}`, as(undefined));
+
   // reports and moderation
   const modr = await registerAgent(base, "Moderator");
   await grantModerator(node.svc.sql, modr.id);

@@ -6,7 +6,7 @@ import { call, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 import { SseReader } from "./helpers/sse.ts";
 import { until } from "./helpers/wait.ts";
-import { ack, pending, sendOk } from "./messaging-helpers.ts";
+import { ack, createGroup, pending, postToGroup, sendOk } from "./messaging-helpers.ts";
 
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 
@@ -91,6 +91,25 @@ t.test("Server-Sent Events", async (t) => {
       [...acked.values()].every((n) => n === 1),
       "each once",
     );
+  });
+
+  t.test("group messages, and messages sent on another node, reach the stream live", async (t) => {
+    const other = await startTestNode(t, { schema: node.schema, prefix: node.prefix });
+    const a = await registerAgent(base, "Ada");
+    const b = await registerAgent(base, "Bo");
+    const g = await createGroup(base, a, [b]);
+    const s = await SseReader.open(events, bearer(b.token));
+    t.teardown(() => s.close());
+    await s.next("ready");
+    const inGroup = await postToGroup(base, a, g, "to the group");
+    const gm = await s.next<{ message: { id: string; to: string; delivery_count: number } }>("message");
+    t.same([gm.message.id, gm.message.to, gm._id], [inGroup, g, inGroup], "a group message, with its id");
+    const across = await sendOk(other.url, a, b.id, "from the other node");
+    t.equal((await s.next<{ message: { id: string } }>("message")).message.id, across.id, "a send on another node");
+    const groupAcross = await postToGroup(other.url, a, g, "group, other node");
+    t.equal((await s.next<{ message: { id: string } }>("message")).message.id, groupAcross);
+    for (const id of [inGroup, across.id, groupAcross]) t.equal((await ack(base, b, id)).status, 204);
+    t.same(await pending(base, b), []);
   });
 
   t.test("Last-Event-ID as a query parameter; a malformed one is refused", async (t) => {

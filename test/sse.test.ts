@@ -175,6 +175,17 @@ t.test("Server-Sent Events", async (t) => {
     t.equal(again.res.status, 200);
   });
 
+  t.test("a rotated token ends its streams with a close event (4401), as it closes sockets", async (t) => {
+    const b = await registerAgent(base, "Bo");
+    const s = await SseReader.open(events, bearer(b.token));
+    await s.next("ready");
+    const rotated = await call(base, "POST", "/v1/agents/me/token", { token: b.token });
+    t.equal(rotated.status, 200);
+    t.same(await s.next("close"), { code: 4401, reason: "token no longer valid", _id: undefined });
+    await until(() => s.ended, { what: "the stream's end" });
+    t.equal(node.svc.events.heldBy(b.id), 0);
+  });
+
   t.test("the heartbeat is a comment", async (t) => {
     const b = await registerAgent(base, "Bo");
     const s = await SseReader.open(events, bearer(b.token));

@@ -10,6 +10,7 @@ import { created, defineRoute, type Route } from "../runtime/http/route.ts";
 import { parseId } from "../runtime/ids.ts";
 import type { Services } from "../runtime/services.ts";
 import { grants, type Principal } from "../runtime/auth.ts";
+import { openTicket, sealTicket, ticketKey } from "../runtime/ws/ticket-seal.ts";
 import { EventsQuery } from "../schema/events.ts";
 
 const BEARER = /^Bearer +(\S+)\s*$/i;
@@ -27,7 +28,8 @@ async function credentials(
     return { token: BEARER.exec(header)![1]!, principal };
   }
   if (ticket === undefined) throw unauthorized("a bearer token or a ticket (POST /v1/events/ticket) is required");
-  const token = await svc.engines.tickets.take(ticket, svc.now());
+  const sealed = await svc.engines.tickets.take(ticketKey(ticket), svc.now());
+  const token = sealed === null ? null : openTicket(ticket, sealed);
   if (token === null) throw unauthorized("unknown, used or expired ticket");
   return { token, principal: await svc.auth.resolve(token) };
 }
@@ -67,7 +69,7 @@ const ticket = defineRoute({
     const seconds = svc.config.FLOCK_SSE_TICKET_SECONDS;
     const name = randomBytes(24).toString("base64url");
     const now = svc.now();
-    await svc.engines.tickets.put(name, token, now + seconds * 1000, now);
+    await svc.engines.tickets.put(ticketKey(name), sealTicket(name, token), now + seconds * 1000, now);
     return created({ ticket: name, expires_in: seconds });
   },
 });

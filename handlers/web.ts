@@ -70,6 +70,21 @@ export const webRoutes: Route[] = (() => {
     }),
     defineRoute({
       method: "GET",
+      path: "/sw.js",
+      auth: "none",
+      handle({ headers }): Reply {
+        // the service worker (web/sw.ts): at the root, so its scope is the whole app; never cached, so an update is seen
+        const file = join(DIST, "sw.js");
+        if (!existsSync(file)) throw notFound("file");
+        return {
+          status: 200,
+          raw: { type: TYPES[".js"]!, data: readFileSync(file) },
+          headers: { "Cache-Control": "no-cache", "Content-Security-Policy": webCsp(headers["host"]), ...SECURITY },
+        };
+      },
+    }),
+    defineRoute({
+      method: "GET",
       path: "/assets/:file",
       auth: "none",
       handle({ params }): Reply {

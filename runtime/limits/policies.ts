@@ -61,6 +61,13 @@ export const POLICIES = {
   tokens: { limit: 10, window: 60, scope: "principal", covers: ["POST /v1/tokens"] },
   search: { limit: 60, window: 60, scope: "principal", covers: ["GET /v1/search/messages", "GET /v1/search/people"] },
   reports: { limit: 20, window: 3600, scope: "principal", covers: ["POST /v1/reports"] },
+  // Web Push subscriptions: changes per minute; how many one person holds at once is FLOCK_PUSH_SUBSCRIPTIONS (10)
+  push_subscriptions: {
+    limit: 10,
+    window: 60,
+    scope: "principal",
+    covers: ["POST /v1/users/me/push-subscriptions", "DELETE /v1/users/me/push-subscriptions"],
+  },
   // Spam limits (runtime/moderation/spam.ts). A new account (younger than FLOCK_NEW_ACCOUNT_AGE) takes from these
   // hourly buckets besides the route's own policy; each limit is configuration (FLOCK_NEW_ACCOUNT_MOMENTS, ...).
   new_account_moments: { limit: 10, window: 3600, scope: "principal", covers: ["POST /v1/moments"] },

@@ -1,6 +1,6 @@
 // Web Push for people (docs/ARCHITECTURE.md, "Web Push"): the VAPID public key a browser subscribes with, and a
-// person's push subscriptions (one per browser), added and removed. Humans only: an agent holds connections or polls
-// (its routes answer 404, as other person-only routes do). The endpoint must be a push service's public https:// URL
+// person's push subscriptions (one per browser), added and removed. People only: an agent holds connections or polls
+// (it gets the 403 every person-only route answers it). The endpoint must be a push service's public https:// URL
 // unless FLOCK_PUSH_ALLOW_PRIVATE says otherwise (runtime/push/endpoint.ts).
 import { conflict, invalid, notFound } from "../runtime/errors.ts";
 import { created, defineRoute, noContent, ok, type Route } from "../runtime/http/route.ts";

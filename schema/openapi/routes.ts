@@ -434,16 +434,13 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
         example: { endpoint: "https://push.example/send/abc", created_at: "2026-01-01T00:00:00.000Z" },
       },
     },
-    errors: {
-      404: "the caller is an agent",
-      409: "the person holds as many subscriptions as one may (FLOCK_PUSH_SUBSCRIPTIONS)",
-    },
+    errors: { 409: "the person holds as many subscriptions as one may (FLOCK_PUSH_SUBSCRIPTIONS)" },
   },
   "DELETE /v1/users/me/push-subscriptions": {
     summary: "Stop pushing to a browser",
     tag: "users",
     answers: { 204: { description: "removed" } },
-    errors: { 404: "no such subscription of the caller's, or the caller is an agent" },
+    errors: { 404: "no such subscription of the caller's" },
   },
   "POST /v1/users/me/wallets": {
     summary: "Add a wallet to the signed-in person",

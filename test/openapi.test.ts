@@ -262,6 +262,9 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   for (const a of [...app.text.matchAll(/(?:src|href)="\/assets\/([^"]+)"/g)].map((m) => m[1]!))
     await req("GET", "/assets/:file", `/assets/${a}`);
   await req("GET", "/assets/:file", "/assets/nothing-00000000.js"); // 404
+  // its service worker (web/sw.ts), a script at the root
+  const worker = await req("GET", "/sw.js", "/sw.js");
+  t.match(worker.headers.get("content-type"), /^text\/javascript/, "the service worker is a script");
 
   // agents
   const reg = await req(
@@ -396,6 +399,18 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   await req("DELETE", "/v1/users/me/passkeys/:id", `/v1/users/me/passkeys/nope`, as(h)); // 404
   await req("GET", "/v1/users/me", "/v1/users/me", as(h));
   await req("GET", "/v1/users/me", "/v1/users/me", as(a)); // 403: humans only
+  // Web Push: the key, a subscription kept (a public https endpoint: nothing is pushed to it here) and removed
+  await req("GET", "/v1/push/key", "/v1/push/key");
+  const pushSub = {
+    endpoint: "https://push.example/send/openapi",
+    keys: { p256dh: Buffer.alloc(65, 4).toString("base64url"), auth: Buffer.alloc(16, 1).toString("base64url") },
+  };
+  await req("POST", "/v1/users/me/push-subscriptions", "/v1/users/me/push-subscriptions", as(h, pushSub));
+  await req("POST", "/v1/users/me/push-subscriptions", "/v1/users/me/push-subscriptions", as(a, pushSub)); // 403
+  await req("POST", "/v1/users/me/push-subscriptions", "/v1/users/me/push-subscriptions", as(h, { endpoint: "x" })); // 400
+  const pushGone = { endpoint: pushSub.endpoint };
+  await req("DELETE", "/v1/users/me/push-subscriptions", "/v1/users/me/push-subscriptions", as(h, pushGone));
+  await req("DELETE", "/v1/users/me/push-subscriptions", "/v1/users/me/push-subscriptions", as(h, pushGone)); // 404
   await req("PATCH", "/v1/users/me", "/v1/users/me", as(h, { display_name: "Ada" }));
   // a second wallet for the person: the challenge, the signed answer, and a wallet that is someone else's (409)
   const h2 = await signInWithWallet(base);

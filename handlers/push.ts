@@ -4,7 +4,7 @@
 // unless FLOCK_PUSH_ALLOW_PRIVATE says otherwise (runtime/push/endpoint.ts).
 import { conflict, invalid, notFound } from "../runtime/errors.ts";
 import { created, defineRoute, noContent, ok, type Route } from "../runtime/http/route.ts";
-import { endpointRefusal } from "../runtime/push/endpoint.ts";
+import { endpointRefusal, keyRefusal } from "../runtime/push/endpoint.ts";
 import { addSubscription, hasSubscriptions, removeSubscription } from "../runtime/push/store.ts";
 import type { Services } from "../runtime/services.ts";
 import { PushSubscriptionRequest, PushUnsubscribeRequest } from "../schema/push.ts";
@@ -33,6 +33,9 @@ const subscribe = defineRoute({
   body: PushSubscriptionRequest,
   async handle({ body, principal, svc }) {
     checkEndpoint(svc, body.endpoint);
+    const bad = keyRefusal(body.keys.p256dh);
+    if (bad)
+      throw invalid(`keys.p256dh: ${bad}`, { field: "keys.p256dh", issues: [{ field: "keys.p256dh", message: bad }] });
     const max = svc.push.maxSubscriptions;
     const out = await addSubscription(
       svc.sql,

@@ -4,6 +4,7 @@
 // body valid against the document's schema for that status (compiled back from the served document's JSON Schema
 // with zod's fromJSONSchema) and the headers it promises. /v1/asyncapi.json describes the frames a real WebSocket
 // session carries; /docs serves the reference page with its renderer from the same origin, under a CSP of 'self'.
+import { createECDH } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:http";
 import { type AddressInfo, connect } from "node:net";
@@ -69,6 +70,12 @@ async function rawRequest(base: string, line: string, headers: Record<string, st
   const out = new Headers();
   for (const l of lines) out.append(l.slice(0, l.indexOf(":")), l.slice(l.indexOf(":") + 1).trim());
   return { status: Number(status!.split(" ")[1]), headers: out, body: text, text };
+}
+
+/** A browser's push key: an uncompressed point of P-256. */
+function browserKey(): Buffer {
+  const ecdh = createECDH("prime256v1");
+  return ecdh.generateKeys();
 }
 
 const ERROR_STATUSES_TO_SEE = [400, 401, 402, 403, 404, 409, 413, 415, 429];
@@ -403,7 +410,7 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   await req("GET", "/v1/push/key", "/v1/push/key");
   const pushSub = {
     endpoint: "https://push.example/send/openapi",
-    keys: { p256dh: Buffer.alloc(65, 4).toString("base64url"), auth: Buffer.alloc(16, 1).toString("base64url") },
+    keys: { p256dh: browserKey().toString("base64url"), auth: Buffer.alloc(16, 1).toString("base64url") },
   };
   await req("POST", "/v1/users/me/push-subscriptions", "/v1/users/me/push-subscriptions", as(h, pushSub));
   await req("POST", "/v1/users/me/push-subscriptions", "/v1/users/me/push-subscriptions", as(a, pushSub)); // 403

@@ -191,6 +191,8 @@ t.test("pushes to people with no open page", async (t) => {
     await bad({ ...good, keys: { ...good.keys, p256dh: "AAAA" } }, "keys.p256dh");
     await bad({ ...good, keys: { ...good.keys, auth: Buffer.alloc(8).toString("base64url") } }, "keys.auth");
     await bad({ ...good, keys: { ...good.keys, p256dh: "!".repeat(87) } }, "keys.p256dh");
+    // 65 bytes, 0x04 first, yet no point of the curve
+    await bad({ ...good, keys: { ...good.keys, p256dh: Buffer.alloc(65, 4).toString("base64url") } }, "keys.p256dh");
     const agent = await registerAgent(node.url, "pushy");
     const r = await call(node.url, "POST", "/v1/users/me/push-subscriptions", { token: agent.token, json: good });
     t.equal(r.status, 403, "people only: an agent gets 403, as on every person-only route");

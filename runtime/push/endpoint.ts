@@ -4,6 +4,7 @@
 // and again when a push resolves it: every address the name resolves to must be public, and the connection goes to the
 // address checked (pinned), so a name that resolves differently the second time reaches nothing it was not checked for.
 // FLOCK_PUSH_ALLOW_PRIVATE lifts both rules (http:// and private addresses) for tests and local development.
+import { createECDH } from "node:crypto";
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { BlockList, isIP } from "node:net";
 
@@ -53,6 +54,18 @@ export function endpointRefusal(endpoint: string, allowPrivate: boolean): string
   if (host === "localhost" || host.endsWith(".localhost") || host.endsWith(".local") || !host.includes("."))
     return "must name a public host";
   return undefined;
+}
+
+/** Why `p256dh` (base64url) cannot be encrypted to, or undefined when it is a point of P-256. */
+export function keyRefusal(p256dh: string): string | undefined {
+  try {
+    const probe = createECDH("prime256v1");
+    probe.generateKeys();
+    probe.computeSecret(Buffer.from(p256dh, "base64url"));
+    return undefined;
+  } catch {
+    return "must be a point of the P-256 curve";
+  }
 }
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;

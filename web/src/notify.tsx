@@ -96,7 +96,17 @@ type Choice = "on" | "off" | "blocked";
 const choice = (): Choice => (Notification.permission === "denied" ? "blocked" : notificationsOn() ? "on" : "off");
 
 /** What became of Web Push when notifications were turned on here (null: not tried this time). */
-type PushState = { ok: true } | { ok: false; why: string } | null;
+type PushState = { ok: true } | { ok: false; why: string } | "pending" | null;
+
+/** A browser that cannot reach its push service may never settle the subscription: it has failed after this. */
+const SUBSCRIBE_TIMEOUT_MS = 20_000;
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("the browser's push service did not answer")), ms);
+    p.then(resolve, reject).finally(() => clearTimeout(timer));
+  });
+}
 
 /**
  * The switch: "Enable notifications" (asks the browser, then subscribes to Web Push), "Turn off notifications", or why
@@ -112,22 +122,28 @@ export function NotifyToggle() {
   async function enable() {
     setAsking(true);
     try {
-      if ((await Notification.requestPermission()) !== "granted") return;
-      localStorage.setItem(KEY, "on");
-      try {
-        await subscribePush(client);
-        setPush({ ok: true });
-      } catch (err) {
-        setPush({ ok: false, why: err instanceof Error ? err.message : String(err) });
-      }
+      if ((await Notification.requestPermission()) === "granted") localStorage.setItem(KEY, "on");
     } finally {
       setAsking(false);
       setState(choice());
     }
+    if (choice() !== "on") return;
+    // on while a page is open from here; push to closed pages follows when the browser's push service answers
+    setPush("pending");
+    try {
+      await withTimeout(subscribePush(client), SUBSCRIBE_TIMEOUT_MS);
+      setPush({ ok: true });
+    } catch (err) {
+      setPush({ ok: false, why: err instanceof Error && err.message ? err.message : String(err) });
+    }
   }
 
   const pushNote =
-    push === null ? null : push.ok ? (
+    push === null ? null : push === "pending" ? (
+      <p class="muted notify" data-push="pending" role="status">
+        Setting up notifications for when every Flock page is closed…
+      </p>
+    ) : push.ok ? (
       <p class="muted notify" data-push="on" role="status">
         Notifications reach you with every Flock page closed, too.
       </p>

@@ -5,7 +5,7 @@
 import { conflict, invalid, notFound } from "../runtime/errors.ts";
 import { created, defineRoute, noContent, ok, type Route } from "../runtime/http/route.ts";
 import { endpointRefusal, keyRefusal } from "../runtime/push/endpoint.ts";
-import { addSubscription, hasSubscriptions, removeSubscription } from "../runtime/push/store.ts";
+import { addSubscription, hasSubscriptions, removeSubscription } from "../runtime/push/push-store.ts";
 import type { Services } from "../runtime/services.ts";
 import { PushSubscriptionRequest, PushUnsubscribeRequest } from "../schema/push.ts";
 

@@ -9,7 +9,7 @@ import type { PushPayload } from "../../schema/push.ts";
 import type { Core } from "../services.ts";
 import { unreadTotal } from "../messaging/read-markers-store.ts";
 import type { PushOptions, PushSender } from "./sender.ts";
-import { dropEndpoint, groupSubscriptions, type SubscriptionRow, subscriptionsOf } from "./store.ts";
+import { dropEndpoint, groupSubscriptions, type SubscriptionRow, subscriptionsOf } from "./push-store.ts";
 import type { Subscribers } from "./subscribers.ts";
 
 /** Pushes under way at once on a node; past it a push is skipped (and logged): a notification, not a delivery. */

@@ -4,7 +4,7 @@
 // memory: a recipient who holds none costs the send nothing more, not a statement nor a command.
 import { CHANNELS, listen, publish } from "../engines/node-channels.ts";
 import type { Core } from "../services.ts";
-import { subscribers } from "./store.ts";
+import { subscribers } from "./push-store.ts";
 
 /** How often a node reads the whole set again. */
 const RELOAD_MS = 60_000;

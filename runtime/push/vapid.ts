@@ -8,7 +8,7 @@ import webpush from "web-push";
 import type { Config } from "../config.ts";
 import { ConfigError } from "../config.ts";
 import type { Sql } from "../db/client.ts";
-import { keepVapidKeys, readVapidKeys, type VapidKeys } from "./store.ts";
+import { keepVapidKeys, readVapidKeys, type VapidKeys } from "./push-store.ts";
 
 export interface Vapid extends VapidKeys {
   /** A mailto: or https: URL push services may contact about this server's pushes. */

@@ -67,7 +67,7 @@ t.test("pushes to people with no open page", async (t) => {
       json: { to: bob.id, body: "hi bob" },
     });
     t.equal(sent.status, 201);
-    await until(() => bobs.received.length === 1, { what: "bob's push" });
+    await until(() => bobs.received.length === 1, { what: "bob's push", ms: 10_000 });
     const got = bobs.received[0]!;
     t.equal(got.vapidKey, key.body.public_key, "signed with the key browsers subscribe with");
     t.equal(got.claims.aud, push.origin, "the JWT's audience is the push service's origin");
@@ -86,7 +86,7 @@ t.test("pushes to people with no open page", async (t) => {
     t.same(push.refused, [], "nothing the push service refused");
 
     await call(node.url, "POST", "/v1/messages", { token: alice.token, json: { to: bob.id, body: "again" } });
-    await until(() => bobs.received.length === 2, { what: "bob's second push" });
+    await until(() => bobs.received.length === 2, { what: "bob's second push", ms: 10_000 });
     t.equal(PushPayload.parse(JSON.parse(bobs.received[1]!.text)).unread, 2, "the unread count the badge shows");
   });
 
@@ -103,7 +103,7 @@ t.test("pushes to people with no open page", async (t) => {
     t.equal(bobs.received.length, before, "nothing pushed to a person whose socket is open");
     await closePage(node, bob, ws);
     await call(node.url, "POST", "/v1/messages", { token: alice.token, json: { to: bob.id, body: "closed again" } });
-    await until(() => bobs.received.length === before + 1, { what: "the push once the page closed" });
+    await until(() => bobs.received.length === before + 1, { what: "the push once the page closed", ms: 10_000 });
     t.equal(PushPayload.parse(JSON.parse(bobs.received[before]!.text)).body, "closed again");
   });
 
@@ -119,7 +119,7 @@ t.test("pushes to people with no open page", async (t) => {
       json: { body: "trail at nine" },
     });
     t.equal(sent.status, 201, sent.text);
-    await until(() => bobs.received.length === before + 1, { what: "bob's group push" });
+    await until(() => bobs.received.length === before + 1, { what: "bob's group push", ms: 10_000 });
     const payload = PushPayload.parse(JSON.parse(bobs.received[before]!.text));
     t.equal(payload.title, `${alice.display_name} in Hikers`);
     t.equal(payload.url, `#/chat/t/${g.body.group.thread_id}`);
@@ -132,7 +132,7 @@ t.test("pushes to people with no open page", async (t) => {
     await subscribe(node, carol, carols);
     const r = await call(node.url, "POST", "/v1/friends/request", { token: alice.token, json: { to: carol.id } });
     t.ok(r.status === 201 || r.status === 202, r.text);
-    await until(() => carols.received.length === 1, { what: "carol's push" });
+    await until(() => carols.received.length === 1, { what: "carol's push", ms: 10_000 });
     t.same(PushPayload.parse(JSON.parse(carols.received[0]!.text)), {
       type: "friend_request",
       title: `${alice.display_name} wants to be friends`,
@@ -152,9 +152,9 @@ t.test("pushes to people with no open page", async (t) => {
     await call(node.url, "POST", "/v1/messages", { token: alice.token, json: { to: dave.id, body: "gone?" } });
     await until(
       async () => (await node.svc.sql`select 1 from push_subscriptions where principal = ${dave.id}`).length === 0,
-      { what: "dave's subscription forgotten" },
+      { what: "dave's subscription forgotten", ms: 10_000 },
     );
-    await until(() => !node.svc.push.subscribers.has(dave.id), { what: "the node's cache told" });
+    await until(() => !node.svc.push.subscribers.has(dave.id), { what: "the node's cache told", ms: 10_000 });
     t.equal(daves.received.length, 0);
   });
 
@@ -229,4 +229,31 @@ t.test("endpoints on private addresses are refused unless allowed", async (t) =>
   t.ok(isPrivateAddress("fd00::1"), "unique local");
   t.ok(isPrivateAddress("100.64.0.1"), "carrier-grade NAT");
   t.notOk(isPrivateAddress("8.8.8.8"));
+});
+
+t.test("two nodes share the key and learn each other's subscriptions; the sender's node pushes", async (t) => {
+  const env = { FLOCK_PUSH_ALLOW_PRIVATE: "true" };
+  const a = await startTestNode(t, { engine: "redis", env });
+  const b = await startTestNode(t, { engine: "redis", env, schema: a.schema, prefix: a.prefix });
+  t.equal(b.svc.push.vapid.publicKey, a.svc.push.vapid.publicKey, "one key pair, made once, read by both");
+  const push = await startPushServer(t);
+  const alice = await signInWithWallet(a.url);
+  const bob = await signInWithWallet(a.url);
+  await befriend(a.url, alice, bob);
+  const bobs = push.subscribe();
+  await subscribe(a, bob, bobs);
+  await until(() => b.svc.push.subscribers.has(bob.id), { what: "node b told of bob's subscription", ms: 10_000 });
+  // alice sends through node b: b stored it, b pushes, a does not
+  const sent = await call(b.url, "POST", "/v1/messages", { token: alice.token, json: { to: bob.id, body: "via b" } });
+  t.equal(sent.status, 201);
+  await until(() => bobs.received.length === 1, { what: "the push from node b", ms: 10_000 });
+  await Promise.all([a.svc.push.notifier.drain(), b.svc.push.notifier.drain()]);
+  t.equal(bobs.received.length, 1, "pushed once");
+  t.equal(bobs.received[0]!.vapidKey, a.svc.push.vapid.publicKey);
+  const r = await call(b.url, "DELETE", "/v1/users/me/push-subscriptions", {
+    token: bob.token,
+    json: { endpoint: bobs.json.endpoint },
+  });
+  t.equal(r.status, 204);
+  await until(() => !a.svc.push.subscribers.has(bob.id), { what: "node a told of the removal", ms: 10_000 });
 });

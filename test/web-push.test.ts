@@ -40,6 +40,7 @@ async function closePage(node: TestNode, who: SignedInHuman, ws: WebSocket): Pro
   });
   await until(async () => !(await node.svc.engines.presence.online([who.id], Date.now())).has(who.id), {
     what: "the closed page's presence gone",
+    ms: 10_000,
   });
 }
 

@@ -5,7 +5,7 @@
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import webpush from "web-push";
-import { checkedLookup } from "./endpoint.ts";
+import { checkedLookup, endpointRefusal } from "./endpoint.ts";
 import type { Vapid } from "./vapid.ts";
 
 /** A push service that has not answered in this long has failed this push. */
@@ -46,6 +46,9 @@ export class HttpPushSender implements PushSender {
       contentEncoding: "aes128gcm",
       ...(opts.topic ? { topic: opts.topic } : {}),
     });
+    // checked again here: an address in the URL is connected to without a lookup, and the setting may have changed
+    const refused = endpointRefusal(details.endpoint, this.allowPrivate);
+    if (refused) return Promise.reject(new Error(`the push endpoint ${refused}`));
     const url = new URL(details.endpoint);
     const request = url.protocol === "https:" ? httpsRequest : httpRequest;
     const headers: Record<string, string> = {};

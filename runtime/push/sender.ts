@@ -39,6 +39,9 @@ export class HttpPushSender implements PushSender {
   ) {}
 
   send(target: PushTarget, payload: string, opts: PushOptions): Promise<number> {
+    // checked again here: an address in the URL is connected to without a lookup, and the setting may have changed
+    const refused = endpointRefusal(target.endpoint, this.allowPrivate);
+    if (refused) return Promise.reject(new Error(`the push endpoint ${refused}`));
     const details = webpush.generateRequestDetails(target, payload, {
       vapidDetails: { subject: this.vapid.subject, publicKey: this.vapid.publicKey, privateKey: this.vapid.privateKey },
       TTL: opts.ttl,
@@ -46,9 +49,6 @@ export class HttpPushSender implements PushSender {
       contentEncoding: "aes128gcm",
       ...(opts.topic ? { topic: opts.topic } : {}),
     });
-    // checked again here: an address in the URL is connected to without a lookup, and the setting may have changed
-    const refused = endpointRefusal(details.endpoint, this.allowPrivate);
-    if (refused) return Promise.reject(new Error(`the push endpoint ${refused}`));
     const url = new URL(details.endpoint);
     const request = url.protocol === "https:" ? httpsRequest : httpRequest;
     const headers: Record<string, string> = {};

@@ -1,6 +1,7 @@
 // Builds the web app: esbuild bundles web/src/main.tsx (preact, the @flock/client SDK from its TypeScript source,
-// the stylesheet it imports) into web/dist/assets/ under content-hashed names, and writes web/dist/index.html
-// pointing at them, and the service worker web/sw.ts into web/dist/sw.js. Run by the root package's `prepare` script (so `npm ci` builds it) or `node web/build.mjs`.
+// the stylesheet it imports) into web/dist/assets/ under content-hashed names, writes web/dist/index.html pointing at
+// them, and bundles the service worker web/sw.ts into web/dist/sw.js. Run by the root package's `prepare` script (so
+// `npm ci` builds it) or `node web/build.mjs`.
 import { mkdir, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";

@@ -25,6 +25,7 @@ import { tokenRoutes } from "./tokens.ts";
 import { moderationRoutes } from "./moderation.ts";
 import { reportRoutes } from "./reports.ts";
 import { eventRoutes } from "./events.ts";
+import { pushRoutes } from "./push.ts";
 
 /** `draining`: whether the node is shutting down (its /readyz then answers 503, so a balancer stops routing here). */
 export function allRoutes(metrics: Metrics, draining: () => boolean = () => false): Route[] {
@@ -50,6 +51,7 @@ export function allRoutes(metrics: Metrics, draining: () => boolean = () => fals
     ...paymentRoutes,
     ...reportRoutes,
     ...moderationRoutes,
+    ...pushRoutes,
     ...mcpRoutes,
     ...webRoutes,
   ];

@@ -1,5 +1,6 @@
 // The web app at `/`: web/dist/index.html (never cached: it names the current build) and the bundle's files under
-// /assets/, whose names carry a content hash and so are cached for good. Every answer carries a strict CSP: scripts,
+// /assets/, whose names carry a content hash and so are cached for good, and the service worker at /sw.js (web/sw.ts:
+// at the root, so its scope is the whole app; never cached). Every answer carries a strict CSP: scripts,
 // styles and fonts from this origin only; images from here, blob: (attachments fetched with the bearer token) and
 // data: (the empty icon); the API over fetch and the WebSocket on this host, plus any origins listed in
 // FLOCK_WEB_CONNECT (space separated) for an app pointed at another Flock. `node web/build.mjs` builds web/dist.
@@ -64,6 +65,21 @@ export const webRoutes: Route[] = (() => {
         return {
           status: 200,
           raw: { type: "text/html; charset=utf-8", data },
+          headers: { "Cache-Control": "no-cache", "Content-Security-Policy": webCsp(headers["host"]), ...SECURITY },
+        };
+      },
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/sw.js",
+      auth: "none",
+      handle({ headers }): Reply {
+        // the service worker (web/sw.ts): at the root, so its scope is the whole app; never cached, so an update is seen
+        const file = join(DIST, "sw.js");
+        if (!existsSync(file)) throw notFound("file");
+        return {
+          status: 200,
+          raw: { type: TYPES[".js"]!, data: readFileSync(file) },
           headers: { "Cache-Control": "no-cache", "Content-Security-Policy": webCsp(headers["host"]), ...SECURITY },
         };
       },

@@ -235,6 +235,34 @@ const ConfigSchema = z.object({
   FLOCK_LOCAL_CHAIN_ID: z.coerce.number().int().positive().default(31337),
   /** Development: the local chain's transaction page prefix (the hash is appended), e.g. payments:dev's explorer. */
   FLOCK_LOCAL_EXPLORER_URL: z.string().url().optional(),
+  /**
+   * Web Push (issue 55; docs/ARCHITECTURE.md, "Web Push"): the VAPID key pair (RFC 8292) pushes are signed with, each
+   * base64url (the public key an uncompressed P-256 point, the private key its 32-byte scalar), set both or neither.
+   * Unset: the first node makes a pair and keeps it in Postgres, and every node reads that one.
+   */
+  FLOCK_VAPID_PUBLIC_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{87}$/, "must be base64url of an uncompressed P-256 point (87 characters)")
+    .optional(),
+  FLOCK_VAPID_PRIVATE_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{43}$/, "must be base64url of a 32-byte P-256 private key (43 characters)")
+    .optional(),
+  /** Who push services may contact about this server's pushes: a mailto: or https: URL (default mailto:push@FLOCK_DOMAIN). */
+  FLOCK_VAPID_SUBJECT: z
+    .string()
+    .refine((u) => /^(mailto:.+|https:\/\/.+)$/i.test(u) && URL.canParse(u), "must be a mailto: or https: URL")
+    .optional(),
+  /**
+   * Development and tests only: accept push endpoints over http:// and on loopback, private and link-local addresses
+   * (refused otherwise, when subscribing and again when the name is resolved to push).
+   */
+  FLOCK_PUSH_ALLOW_PRIVATE: z
+    .enum(["true", "false", "1", "0"])
+    .default("false")
+    .transform((v) => v === "true" || v === "1"),
+  /** Push subscriptions (browsers) one person may hold; one more answers 409 (runtime/limits/policies.ts). */
+  FLOCK_PUSH_SUBSCRIPTIONS: z.coerce.number().int().min(1).max(1000).default(10),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -47,6 +47,7 @@ import { cacheLifetimes } from "./retention/cache-lifetimes.ts";
 import { Horizons } from "./retention/horizons.ts";
 import { RetentionMaintainer } from "./retention/maintainer.ts";
 import { startTracing } from "./tracing.ts";
+import { WebPush } from "./push/index.ts";
 
 /** A request's statement ends within this (a send then answers before a 5 s client timeout; see runtime/messaging/hub.ts). */
 const STATEMENT_TIMEOUT_MS = 2500;
@@ -305,6 +306,13 @@ export async function startServices(
       await r.realtime.close();
     },
   );
+  // Web Push to people with no open page: the VAPID keys (configured, or shared through Postgres), the cache of who
+  // holds subscriptions (kept fresh by pub/sub), the pushes behind sends; stopped after the routes, its pushes drained
+  const push = await life.add(
+    "push",
+    () => WebPush.start(core),
+    (p) => p.stop(),
+  );
   // MCP over streamable HTTP: sessions wake on the hub's waiters and call the node's own API (its address is set at listen)
   const self = new SelfAddress();
   const mcp = await life.add(
@@ -340,6 +348,7 @@ export async function startServices(
     pollPresence,
     realtime,
     events,
+    push,
     mcp,
     self,
     // searches' share of the pool and their statements' bound, and the slow-request log (nothing to stop: neither

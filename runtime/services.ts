@@ -29,6 +29,7 @@ import type { Horizons } from "./retention/horizons.ts";
 import type { Tracing } from "./tracing.ts";
 import type { SearchGate } from "./search/bounded.ts";
 import type { SlowRequests } from "./http/slow-requests.ts";
+import type { WebPush } from "./push/index.ts";
 
 /** The backends and the node's identity: what the parts below are built from. */
 export interface Core {
@@ -80,6 +81,8 @@ export interface Services extends Core {
   realtime: Realtime;
   /** The node's Server-Sent Events streams (GET /v1/events; runtime/ws/event-streams.ts). */
   events: EventStreams;
+  /** Web Push to people whose pages are closed: VAPID keys, who holds subscriptions, the pushes (runtime/push/). */
+  push: WebPush;
   /** The node's MCP sessions over streamable HTTP (/v1/mcp; runtime/mcp/sessions.ts). */
   mcp: McpSessions;
   /** Where the node reaches its own API over loopback; set by the listen step. */

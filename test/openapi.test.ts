@@ -4,6 +4,7 @@
 // body valid against the document's schema for that status (compiled back from the served document's JSON Schema
 // with zod's fromJSONSchema) and the headers it promises. /v1/asyncapi.json describes the frames a real WebSocket
 // session carries; /docs serves the reference page with its renderer from the same origin, under a CSP of 'self'.
+import { createECDH } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:http";
 import { type AddressInfo, connect } from "node:net";
@@ -69,6 +70,12 @@ async function rawRequest(base: string, line: string, headers: Record<string, st
   const out = new Headers();
   for (const l of lines) out.append(l.slice(0, l.indexOf(":")), l.slice(l.indexOf(":") + 1).trim());
   return { status: Number(status!.split(" ")[1]), headers: out, body: text, text };
+}
+
+/** A browser's push key: an uncompressed point of P-256. */
+function browserKey(): Buffer {
+  const ecdh = createECDH("prime256v1");
+  return ecdh.generateKeys();
 }
 
 const ERROR_STATUSES_TO_SEE = [400, 401, 402, 403, 404, 409, 413, 415, 429];
@@ -262,6 +269,9 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   for (const a of [...app.text.matchAll(/(?:src|href)="\/assets\/([^"]+)"/g)].map((m) => m[1]!))
     await req("GET", "/assets/:file", `/assets/${a}`);
   await req("GET", "/assets/:file", "/assets/nothing-00000000.js"); // 404
+  // its service worker (web/sw.ts), a script at the root
+  const worker = await req("GET", "/sw.js", "/sw.js");
+  t.match(worker.headers.get("content-type"), /^text\/javascript/, "the service worker is a script");
 
   // agents
   const reg = await req(
@@ -396,6 +406,18 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   await req("DELETE", "/v1/users/me/passkeys/:id", `/v1/users/me/passkeys/nope`, as(h)); // 404
   await req("GET", "/v1/users/me", "/v1/users/me", as(h));
   await req("GET", "/v1/users/me", "/v1/users/me", as(a)); // 403: humans only
+  // Web Push: the key, a subscription kept (a public https endpoint: nothing is pushed to it here) and removed
+  await req("GET", "/v1/push/key", "/v1/push/key");
+  const pushSub = {
+    endpoint: "https://push.example/send/openapi",
+    keys: { p256dh: browserKey().toString("base64url"), auth: Buffer.alloc(16, 1).toString("base64url") },
+  };
+  await req("POST", "/v1/users/me/push-subscriptions", "/v1/users/me/push-subscriptions", as(h, pushSub));
+  await req("POST", "/v1/users/me/push-subscriptions", "/v1/users/me/push-subscriptions", as(a, pushSub)); // 403
+  await req("POST", "/v1/users/me/push-subscriptions", "/v1/users/me/push-subscriptions", as(h, { endpoint: "x" })); // 400
+  const pushGone = { endpoint: pushSub.endpoint };
+  await req("DELETE", "/v1/users/me/push-subscriptions", "/v1/users/me/push-subscriptions", as(h, pushGone));
+  await req("DELETE", "/v1/users/me/push-subscriptions", "/v1/users/me/push-subscriptions", as(h, pushGone)); // 404
   await req("PATCH", "/v1/users/me", "/v1/users/me", as(h, { display_name: "Ada" }));
   // a second wallet for the person: the challenge, the signed answer, and a wallet that is someone else's (409)
   const h2 = await signInWithWallet(base);

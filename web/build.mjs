@@ -1,6 +1,7 @@
 // Builds the web app: esbuild bundles web/src/main.tsx (preact, the @flock/client SDK from its TypeScript source,
-// the stylesheet it imports) into web/dist/assets/ under content-hashed names, and writes web/dist/index.html
-// pointing at them. Run by the root package's `prepare` script (so `npm ci` builds it) or `node web/build.mjs`.
+// the stylesheet it imports) into web/dist/assets/ under content-hashed names, writes web/dist/index.html pointing at
+// them, and bundles the service worker web/sw.ts into web/dist/sw.js. Run by the root package's `prepare` script (so
+// `npm ci` builds it) or `node web/build.mjs`.
 import { mkdir, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -34,6 +35,20 @@ export async function buildWeb({ out = OUT, prune = false } = {}) {
     // the SDK from its source, so the app never depends on client/dist being built first
     alias: { "@flock/client": resolve(HERE, "../client/index.ts") },
   });
+  // the service worker (web/sw.ts): one classic script at the root, so its scope is the whole app; its name stays
+  // the same (a browser checks that URL for updates), so it is written beside the page and swapped in by a rename too
+  const swTmp = join(out, `.sw-${process.pid}.js`);
+  await build({
+    entryPoints: [join(HERE, "sw.ts")],
+    outfile: swTmp,
+    bundle: true,
+    format: "iife",
+    platform: "browser",
+    target: "es2022",
+    minify: true,
+    logLevel: "warning",
+  });
+  await rename(swTmp, join(out, "sw.js"));
   const outputs = Object.keys(result.metafile.outputs).map((p) => basename(p));
   const js = outputs.find((f) => f.endsWith(".js"));
   const css = outputs.find((f) => f.endsWith(".css"));

@@ -174,6 +174,8 @@ export const CHANNELS = {
       from: author,
     }),
   ),
+  /** A person's Web Push subscriptions changed: whether they hold any now (runtime/push/subscribers.ts). */
+  pushSubscribers: json("push.subscribers", z.object({ principal: id, has: z.boolean() })),
   /** The friendship of two principals was made or ended: which pair, nothing more. */
   friendship: json("friendship", z.object({ a: id, b: id })),
   /**

@@ -64,6 +64,13 @@ export const POLICIES = {
   // Server-Sent Events: one-time tickets for an EventSource (handlers/events.ts); how many streams a principal may
   // hold open at once is FLOCK_SSE_STREAMS, how long a ticket lasts FLOCK_SSE_TICKET_SECONDS (runtime/config.ts)
   event_tickets: { limit: 30, window: 60, scope: "principal", covers: ["POST /v1/events/ticket"] },
+  // Web Push subscriptions: changes per minute; how many one person holds at once is FLOCK_PUSH_SUBSCRIPTIONS (10)
+  push_subscriptions: {
+    limit: 10,
+    window: 60,
+    scope: "principal",
+    covers: ["POST /v1/users/me/push-subscriptions", "DELETE /v1/users/me/push-subscriptions"],
+  },
   // Spam limits (runtime/moderation/spam.ts). A new account (younger than FLOCK_NEW_ACCOUNT_AGE) takes from these
   // hourly buckets besides the route's own policy; each limit is configuration (FLOCK_NEW_ACCOUNT_MOMENTS, ...).
   new_account_moments: { limit: 10, window: 3600, scope: "principal", covers: ["POST /v1/moments"] },

@@ -10,6 +10,7 @@ import type { Quote } from "../../schema/messages.ts";
 import type { DirectMessage, NewMessage } from "./messages-store.ts";
 import { groupStream, inboxStream } from "./stream-id.ts";
 import type { KeyedRequest } from "../http/idempotency.ts";
+import type { Arrived } from "../push/notifier.ts";
 
 export interface Outgoing {
   threadId: bigint;
@@ -74,6 +75,8 @@ export async function sendDirect(
   svc.metrics.sent.direct.inc();
   const payload = json();
   await hub.deliver({ key: inboxStream(to), seq, id: m.id.toString(), payload });
+  // a push to a recipient whose pages are closed, behind the answer (in memory for one with no subscription)
+  svc.push.notifier.direct(to, arrived(from, m));
   return payload;
 }
 
@@ -96,5 +99,11 @@ export async function sendGroup(svc: Services, from: Principal, msg: Outgoing): 
   svc.metrics.sent.group.inc();
   const payload = json(); // the id may have been replaced (see storeGroup): built again then
   await hub.deliver({ key: groupStream(msg.threadId), seq, id: m.id.toString(), payload });
+  svc.push.notifier.group(arrived(from, m));
   return payload;
+}
+
+/** What a push tells of a message. */
+function arrived(from: Principal, m: NewMessage): Arrived {
+  return { from, threadId: m.threadId, body: m.body, attachments: m.attachments?.length ?? 0 };
 }

@@ -99,6 +99,8 @@ export async function sendFriendRequest(svc: Services, log: Logger, from: Princi
         from: authorOf(from),
       })
       .catch((err: unknown) => log.warn({ err }, "friend request not announced"));
+    // and pushed, behind the answer, to a recipient with a push subscription and no open page
+    svc.push.notifier.friendRequest(to, { display_name: from.displayName });
   }
   return { outcome: out.outcome, request };
 }

@@ -15,6 +15,7 @@ import * as messages from "../messages.ts";
 import * as moderation from "../moderation.ts";
 import * as moments from "../moments.ts";
 import * as payments from "../payments.ts";
+import * as push from "../push.ts";
 import * as reference from "../reference.ts";
 import * as search from "../search.ts";
 import * as tokens from "../tokens.ts";
@@ -38,6 +39,7 @@ const MODULES: Record<string, unknown>[] = [
   moments,
   moderation,
   payments,
+  push,
   reference,
   search,
   tokens,

@@ -26,6 +26,7 @@ import { MessageSearchResponse, PeopleResponse } from "../search.ts";
 import { BlocksResponse, MutesResponse } from "../blocks.ts";
 import { CreatedTokenResponse, CurrentTokenResponse, TokensResponse } from "../tokens.ts";
 import { EventTicketResponse } from "../events.ts";
+import { PushKeyResponse, PushSubscriptionResponse } from "../push.ts";
 
 export type Tag =
   | "health"
@@ -412,6 +413,35 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     tag: "users",
     answers: { 204: { description: "removed" } },
     errors: { 404: "no such passkey of the caller's", 409: "it is the person's only way to sign in" },
+  },
+  "GET /v1/push/key": {
+    summary: "The server's Web Push key",
+    description:
+      "The VAPID public key (RFC 8292; base64url, an uncompressed P-256 point): the `applicationServerKey` a browser subscribes with (`pushManager.subscribe`). Every node answers the same key.",
+    tag: "users",
+    answers: {
+      200: { description: "the key", schema: PushKeyResponse, example: { public_key: "BOr0y2nRcK0Lr0WvYkQ..." } },
+    },
+  },
+  "POST /v1/users/me/push-subscriptions": {
+    summary: "Push to this browser when the page is closed",
+    description:
+      "The browser's `PushSubscription` as `toJSON()` writes it (`endpoint`, `keys.p256dh`, `keys.auth`). A direct or group message or a friend request for this person while no page of theirs is open (no socket, no recent poll) is then pushed to it, encrypted (RFC 8291), as `{type, title, body, url, thread_id, unread}`. The endpoint must be a public `https://` URL (http and private addresses only when the operator allows them for development). Subscribing the same endpoint again replaces its keys. People only.",
+    tag: "users",
+    answers: {
+      201: {
+        description: "kept",
+        schema: PushSubscriptionResponse,
+        example: { endpoint: "https://push.example/send/abc", created_at: "2026-01-01T00:00:00.000Z" },
+      },
+    },
+    errors: { 409: "the person holds as many subscriptions as one may (FLOCK_PUSH_SUBSCRIPTIONS)" },
+  },
+  "DELETE /v1/users/me/push-subscriptions": {
+    summary: "Stop pushing to a browser",
+    tag: "users",
+    answers: { 204: { description: "removed" } },
+    errors: { 404: "no such subscription of the caller's" },
   },
   "POST /v1/users/me/wallets": {
     summary: "Add a wallet to the signed-in person",
@@ -908,6 +938,12 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     summary: "The web app (feed, friends, chat, paid agents)",
     tag: "reference",
     answers: { 200: { description: "HTML", content: "text/html", headers: ["Cache-Control"] } },
+  },
+  "GET /sw.js": {
+    summary: "The web app's service worker (shows pushed notifications, opens the conversation on a click)",
+    tag: "reference",
+    answers: { 200: { description: "a script", content: "text/javascript", headers: ["Cache-Control"] } },
+    errors: { 404: "the web app is not built" },
   },
   "GET /assets/:file": {
     summary: "The web app's bundled files (content-hashed names), cached for good",

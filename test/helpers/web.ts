@@ -108,6 +108,9 @@ export function watchErrors(page: Page, name: string) {
   page.on("console", (m) => {
     if (m.type() !== "error" || state.quiet) return;
     if (/status of 404/.test(m.text()) && MODERATOR_PROBE.test(m.location().url)) return;
+    // Chromium's own line when the notifications toggle subscribes to Web Push in a test's (incognito) context: the
+    // browser refuses it, and the page says so (web/src/notify.tsx)
+    if (/does not support the Push API in incognito mode/.test(m.text())) return;
     errors.push(`${name} console: ${m.text()}`);
   });
   page.on("pageerror", (e) => errors.push(`${name} pageerror: ${e.message}`));

@@ -24,12 +24,14 @@ import { mcpRoutes } from "./mcp.ts";
 import { tokenRoutes } from "./tokens.ts";
 import { moderationRoutes } from "./moderation.ts";
 import { reportRoutes } from "./reports.ts";
+import { webhookRoutes } from "./webhooks.ts";
 
 /** `draining`: whether the node is shutting down (its /readyz then answers 503, so a balancer stops routing here). */
 export function allRoutes(metrics: Metrics, draining: () => boolean = () => false): Route[] {
   const routes = [
     ...healthRoutes(metrics, draining),
     ...agentRoutes,
+    ...webhookRoutes,
     ...tokenRoutes,
     ...momentRoutes,
     ...momentReactionRoutes,

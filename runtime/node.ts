@@ -46,6 +46,7 @@ import { cacheLifetimes } from "./retention/cache-lifetimes.ts";
 import { Horizons } from "./retention/horizons.ts";
 import { RetentionMaintainer } from "./retention/maintainer.ts";
 import { startTracing } from "./tracing.ts";
+import { WebhookDispatcher } from "./webhooks/dispatcher.ts";
 
 /** A request's statement ends within this (a send then answers before a 5 s client timeout; see runtime/messaging/hub.ts). */
 const STATEMENT_TIMEOUT_MS = 2500;
@@ -304,6 +305,17 @@ export async function startServices(
       await r.realtime.close();
     },
   );
+  // agents' webhooks: the endpoints known, the delivery jobs this node holds (each agent's deliveries wake on the hub's
+  // waiters); stopped before the hub, its held jobs handed back to the queue
+  const webhooks = await life.add(
+    "webhooks",
+    async () => {
+      const w = new WebhookDispatcher({ ...core, hub });
+      await w.start();
+      return w;
+    },
+    (w) => w.close(),
+  );
   // MCP over streamable HTTP: sessions wake on the hub's waiters and call the node's own API (its address is set at listen)
   const self = new SelfAddress();
   const mcp = await life.add(
@@ -325,6 +337,7 @@ export async function startServices(
     hub,
     pollPresence,
     realtime,
+    webhooks,
     mcp,
     self,
     // searches' share of the pool and their statements' bound, and the slow-request log (nothing to stop: neither

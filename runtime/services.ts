@@ -28,6 +28,7 @@ import type { Horizons } from "./retention/horizons.ts";
 import type { Tracing } from "./tracing.ts";
 import type { SearchGate } from "./search/bounded.ts";
 import type { SlowRequests } from "./http/slow-requests.ts";
+import type { WebhookDispatcher } from "./webhooks/dispatcher.ts";
 
 /** The backends and the node's identity: what the parts below are built from. */
 export interface Core {
@@ -77,6 +78,8 @@ export interface Services extends Core {
   pollPresence: PollPresence;
   /** Presence, typing and the other events relayed to this node's WebSocket connections (runtime/ws/realtime.ts). */
   realtime: Realtime;
+  /** Agents' webhook deliveries: the jobs this node holds, the announcements, the sweep (runtime/webhooks/). */
+  webhooks: WebhookDispatcher;
   /** The node's MCP sessions over streamable HTTP (/v1/mcp; runtime/mcp/sessions.ts). */
   mcp: McpSessions;
   /** Where the node reaches its own API over loopback; set by the listen step. */

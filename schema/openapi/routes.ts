@@ -25,6 +25,7 @@ import { AuditPage, ReportQueue, ReportResponse, SuspendResponse } from "../mode
 import { MessageSearchResponse, PeopleResponse } from "../search.ts";
 import { BlocksResponse, MutesResponse } from "../blocks.ts";
 import { CreatedTokenResponse, CurrentTokenResponse, TokensResponse } from "../tokens.ts";
+import { WEBHOOK_ROUTE_DOCS } from "./webhook-docs.ts";
 
 export type Tag =
   | "health"
@@ -43,6 +44,7 @@ export type Tag =
   | "marketplace"
   | "payments"
   | "moderation"
+  | "webhooks"
   | "mcp"
   | "reference";
 
@@ -197,6 +199,7 @@ const MODERATION_DOCS: Record<string, RouteDoc> = {
 
 export const ROUTE_DOCS: Record<string, RouteDoc> = {
   ...MODERATION_DOCS,
+  ...WEBHOOK_ROUTE_DOCS,
   "GET /healthz": {
     summary: "Liveness: the process answers",
     tag: "health",

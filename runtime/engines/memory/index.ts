@@ -9,6 +9,7 @@ import { MemoryStreamLog } from "./stream-log.ts";
 import { MemoryFeed } from "./feed.ts";
 import { MemoryMoments } from "./moments.ts";
 import { MemoryNodes } from "./nodes.ts";
+import { MemoryWebhookJobs } from "./webhook-jobs.ts";
 
 /** `now`: the node's clock (stream logs expire on it). */
 export function createMemoryEngines(
@@ -27,6 +28,7 @@ export function createMemoryEngines(
     feed: new MemoryFeed({ moments }),
     moments,
     nodes: new MemoryNodes(),
+    webhookJobs: new MemoryWebhookJobs(now),
     async ping() {},
     pendingCommands: () => 0,
     async close() {},

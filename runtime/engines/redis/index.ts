@@ -13,6 +13,7 @@ import { RedisStreamLog } from "./stream-log.ts";
 import { RedisFeed } from "./feed.ts";
 import { RedisMoments } from "./moments.ts";
 import { RedisNodes } from "./nodes.ts";
+import { RedisWebhookJobs } from "./webhook-jobs.ts";
 import { defineScripts } from "./scripts.ts";
 import { coalesceWrites } from "./coalesce.ts";
 import { watchConnection } from "./connection-log.ts";
@@ -122,6 +123,7 @@ export async function createRedisEngines(
     feed: new RedisFeed(redis, keys, { clustered }),
     moments: new RedisMoments(redis, keys, { ttlMs: lifetimes.momentRecordMs }),
     nodes: new RedisNodes(redis, keys),
+    webhookJobs: new RedisWebhookJobs(redis, keys),
     async ping() {
       await cmd.ping();
     },

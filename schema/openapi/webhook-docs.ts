@@ -47,7 +47,6 @@ export const WEBHOOK_ROUTE_DOCS: Record<string, RouteDoc> = {
         example: { webhook: WEBHOOK, secret: SECRET },
       },
     },
-    errors: { 404: "the caller is not an agent" },
   },
   "GET /v1/agents/me/webhook": {
     summary: "The caller's webhook endpoint (without its secret)",
@@ -55,14 +54,14 @@ export const WEBHOOK_ROUTE_DOCS: Record<string, RouteDoc> = {
       "`status` `disabled` with `disabled_reason` once every attempt failed for a day; set it again to resume.",
     tag: "webhooks",
     answers: { 200: { description: "the endpoint", schema: WebhookResponse, example: { webhook: WEBHOOK } } },
-    errors: { 404: "no endpoint set, or the caller is not an agent" },
+    errors: { 404: "no endpoint set" },
   },
   "DELETE /v1/agents/me/webhook": {
     summary: "Remove the caller's webhook endpoint",
     description: "Nothing more is sent; pending messages stay pending for polls and sockets.",
     tag: "webhooks",
     answers: { 204: { description: "removed" } },
-    errors: { 404: "no endpoint set, or the caller is not an agent" },
+    errors: { 404: "no endpoint set" },
   },
   "POST /v1/agents/me/webhook/rotate": {
     summary: "Rotate the endpoint's signing secret",
@@ -77,7 +76,7 @@ export const WEBHOOK_ROUTE_DOCS: Record<string, RouteDoc> = {
         example: { secret: SECRET, previous_valid_until: "2026-05-02T12:00:00.000Z" },
       },
     },
-    errors: { 404: "no endpoint set, or the caller is not an agent" },
+    errors: { 404: "no endpoint set" },
   },
   "POST /v1/agents/me/webhook/test": {
     summary: "Send a signed `webhook.ping` now",
@@ -91,7 +90,7 @@ export const WEBHOOK_ROUTE_DOCS: Record<string, RouteDoc> = {
         example: { id: "ping_1384923201234567171", status: 200, latency_ms: 12, ok: true, error: null },
       },
     },
-    errors: { 404: "no endpoint set, or the caller is not an agent" },
+    errors: { 404: "no endpoint set" },
   },
   "GET /v1/agents/me/webhook/deliveries": {
     summary: "The endpoint's recent attempts, newest first",
@@ -118,7 +117,6 @@ export const WEBHOOK_ROUTE_DOCS: Record<string, RouteDoc> = {
         },
       },
     },
-    errors: { 404: "the caller is not an agent" },
   },
 };
 

@@ -199,7 +199,8 @@ export class AgentDelivery {
       return { full: false, retryInMs: r.retryInMs };
     }
     if (delivered > 0 && run.succeeded()) await clearFailing(deps.sql, agent);
-    return { full: read.entries.length >= batch, nextAtMs };
+    // a full read is followed at once, unless what it left is waiting for offline_after (read again when due)
+    return { full: read.entries.length >= batch && nextAtMs === undefined, nextAtMs };
   }
 
   /** POST one event and record the attempt. */

@@ -56,8 +56,17 @@ export class WebhookDispatcher {
 
   /** An endpoint was set, removed or disabled on this node (after the commit): every node hears it. */
   async announce(agent: string, change: "set" | "removed" | "disabled", reason?: string): Promise<void> {
-    if (change === "set") await this.svc.engines.webhookJobs.enqueue([agent]);
-    await publish(this.svc.engines.pubsub, CHANNELS.webhook, { agent, change, ...(reason ? { reason } : {}) });
+    try {
+      if (change === "set") await this.svc.engines.webhookJobs.enqueue([agent]);
+      await publish(this.svc.engines.pubsub, CHANNELS.webhook, { agent, change, ...(reason ? { reason } : {}) });
+    } catch (err) {
+      // Redis out of reach: the change stands (Postgres has it); this node knows it, and its sweep queues the job
+      this.svc.log.warn({ err, agent, change }, "webhook change not announced; the sweep picks it up");
+      if (change === "set") {
+        this.known.add(agent);
+        this.arm();
+      }
+    }
   }
 
   /** POST a signed `webhook.ping` to the agent's endpoint now: the attempt's outcome (recorded), null with none. */
@@ -145,6 +154,8 @@ export class WebhookDispatcher {
       const agents = await activeAgents(this.svc.sql);
       this.known.clear();
       for (const a of agents) this.known.add(a);
+      // an endpoint removed or disabled whose announcement this node missed: its delivery here ends
+      for (const held of this.held.keys()) if (!this.known.has(held)) void this.drop(held, true);
       if (agents.length > 0) await this.svc.engines.webhookJobs.enqueue(agents);
       await this.take();
     } catch (err) {

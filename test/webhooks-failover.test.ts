@@ -1,8 +1,11 @@
 // A node killed in the middle of a webhook delivery leaves the agent's job to another node: the first node (a real
 // process) holds the job and its attempt hangs at the receiver; it is killed with SIGKILL (nothing handed back), and
 // the second node, once the job has gone unrenewed for FLOCK_WEBHOOK_CLAIM_IDLE_MS, takes it over (XAUTOCLAIM) and
-// delivers the same event (the same webhook-id) again; the 2xx acknowledges it. Real Postgres and Redis.
+// delivers the same event (the same webhook-id) again; the 2xx acknowledges it. And Redis losing every key: the
+// node's sweep over Postgres queues the job again. Real Postgres and Redis.
+import { Redis } from "ioredis";
 import t from "tap";
+import { redisKeys } from "../runtime/engines/redis/keys.ts";
 import { TEST_DATABASE_URL, TEST_REDIS_URL, uniqueName } from "./helpers/env.ts";
 import { call, registerAgent } from "./helpers/http.ts";
 import { deletePrefix, dropSchema, startTestNode } from "./helpers/node.ts";
@@ -48,4 +51,26 @@ t.test("a dead node's webhook job moves to a live node, which delivers it", asyn
   t.same(rx.got[1]!.verified, [true], "signed with the same secret");
   t.ok((rx.got[1]!.json.data["delivery_count"] as number) >= 2, "counted as a further attempt");
   await until(async () => (await pending(second.url, a)).length === 0, { ms: 10_000, what: "acked by the 2xx" });
+});
+
+t.test("a Redis flush loses no delivery: the sweep queues the job again from Postgres", async (t) => {
+  const node = await startTestNode(t, {
+    env: { FLOCK_WEBHOOK_ALLOW_PRIVATE: "1", FLOCK_WEBHOOK_CLAIM_IDLE_MS: "900", FLOCK_WEBHOOK_SWEEP_MS: "500" },
+  });
+  const rx = await Receiver.start(t);
+  const [a, b] = [await registerAgent(node.url, "hooked"), await registerAgent(node.url, "sender")];
+  const set = await call(node.url, "PUT", "/v1/agents/me/webhook", { token: a.token, json: { url: rx.url } });
+  rx.secrets = [set.body.secret];
+  await until(() => node.svc.webhooks.holding().includes(a.id), { ms: 10_000, what: "the job held" });
+  const redis = new Redis(TEST_REDIS_URL);
+  t.teardown(() => redis.disconnect());
+  const queued = redisKeys(node.prefix).webhookQueued();
+  t.ok(await redis.hget(queued, a.id), "the job is in Redis");
+  await deletePrefix(node.prefix);
+  t.equal(await redis.hget(queued, a.id), null, "and gone with the keys");
+  await until(async () => (await redis.hget(queued, a.id)) !== null, { ms: 10_000, what: "the job queued again" });
+  await until(() => node.svc.webhooks.holding().includes(a.id), { ms: 10_000, what: "and held again" });
+  const sent = await sendOk(node.url, b, a.id, "after the flush");
+  await until(() => rx.messages().includes(sent.id), { ms: 10_000, what: "the message delivered" });
+  await until(async () => (await pending(node.url, a)).length === 0, { ms: 10_000, what: "and acked" });
 });

@@ -74,3 +74,33 @@ t.test("a Redis flush loses no delivery: the sweep queues the job again from Pos
   await until(() => rx.messages().includes(sent.id), { ms: 10_000, what: "the message delivered" });
   await until(async () => (await pending(node.url, a)).length === 0, { ms: 10_000, what: "and acked" });
 });
+
+t.test("a node closing cleanly cuts its attempts short and hands its jobs back at once", async (t) => {
+  const schema = uniqueName("s");
+  const prefix = `flocktest:${uniqueName("p")}:`;
+  t.teardown(async () => {
+    await dropSchema(schema);
+    await deletePrefix(prefix);
+  });
+  // a claim's idle time far longer than the test: only the hand-back can move the job
+  const env = {
+    FLOCK_WEBHOOK_ALLOW_PRIVATE: "1",
+    FLOCK_WEBHOOK_CLAIM_IDLE_MS: "600000",
+    FLOCK_WEBHOOK_SWEEP_MS: "500",
+  };
+  const first = await startTestNode(t, { schema, prefix, env });
+  const rx = await Receiver.start(t);
+  rx.answer = (_r, n) => (n === 1 ? "hang" : 200);
+  const [a, b] = [await registerAgent(first.url, "hooked"), await registerAgent(first.url, "sender")];
+  const set = await call(first.url, "PUT", "/v1/agents/me/webhook", { token: a.token, json: { url: rx.url } });
+  rx.secrets = [set.body.secret];
+  const sent = await sendOk(first.url, b, a.id, "hand me over");
+  await until(() => rx.got.length === 1, { ms: 10_000, what: "the first node's attempt, hanging" });
+  const second = await startTestNode(t, { schema, prefix, env });
+  const started = performance.now();
+  await first.close();
+  t.ok(performance.now() - started < 5000, "the close did not wait out the attempt's 10 s time-out");
+  await until(() => second.svc.webhooks.holding().includes(a.id), { ms: 10_000, what: "the job taken by the other" });
+  await until(async () => (await pending(second.url, a)).length === 0, { ms: 10_000, what: "delivered and acked" });
+  t.equal(rx.got.at(-1)!.id, sent.id);
+});

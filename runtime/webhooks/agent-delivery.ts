@@ -188,6 +188,8 @@ export class AgentDelivery {
         await deps.hub.ack(agent, BigInt(e.id));
       }
     });
+    // stopped meanwhile (the node closing cuts attempts short): not the endpoint's failure
+    if (this.stopped) return { full: false };
     if (failed) {
       if (run.since === undefined) run.since = (await markFailing(deps.sql, agent, new Date(now)))?.getTime() ?? now;
       const r = run.failed(deps.now());

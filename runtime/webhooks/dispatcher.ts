@@ -226,7 +226,10 @@ export class WebhookDispatcher {
     await this.unsubscribe?.().catch(() => {});
     const held = [...this.held.values()];
     this.held.clear();
-    await Promise.all(held.map((h) => h.delivery.stop()));
+    // attempts under way end now (their sockets closed) rather than at their time-out
+    const stopping = held.map((h) => h.delivery.stop());
+    this.sender.close();
+    await Promise.all(stopping);
     const jobs = this.svc.engines.webhookJobs;
     try {
       for (const h of held) await jobs.finish(h.job);
@@ -234,6 +237,5 @@ export class WebhookDispatcher {
     } catch (err) {
       this.svc.log.warn({ err }, "webhook jobs not handed back: other nodes reclaim them after the idle time");
     }
-    this.sender.close();
   }
 }

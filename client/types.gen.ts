@@ -512,6 +512,9 @@ export type ServerFrame = {
   comment_count: number;
   rev: number;
 } | {
+  type: "webhook_disabled";
+  reason: string;
+} | {
   type: "pong";
   ref?: string | number;
 } | {

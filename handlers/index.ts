@@ -26,12 +26,14 @@ import { moderationRoutes } from "./moderation.ts";
 import { reportRoutes } from "./reports.ts";
 import { eventRoutes } from "./events.ts";
 import { pushRoutes } from "./push.ts";
+import { webhookRoutes } from "./webhooks.ts";
 
 /** `draining`: whether the node is shutting down (its /readyz then answers 503, so a balancer stops routing here). */
 export function allRoutes(metrics: Metrics, draining: () => boolean = () => false): Route[] {
   const routes = [
     ...healthRoutes(metrics, draining),
     ...agentRoutes,
+    ...webhookRoutes,
     ...tokenRoutes,
     ...momentRoutes,
     ...momentReactionRoutes,

@@ -263,6 +263,27 @@ const ConfigSchema = z.object({
     .transform((v) => v === "true" || v === "1"),
   /** Push subscriptions (browsers) one person may hold; one more answers 409 (runtime/limits/policies.ts). */
   FLOCK_PUSH_SUBSCRIPTIONS: z.coerce.number().int().min(1).max(1000).default(10),
+  /**
+   * Webhooks (runtime/webhooks/): `1` lets an endpoint be http:// and resolve to a private, loopback, link-local,
+   * unique-local or unspecified address (tests and local development); off, only https:// to public addresses.
+   */
+  FLOCK_WEBHOOK_ALLOW_PRIVATE: z
+    .enum(["0", "1"])
+    .default("0")
+    .transform((v) => v === "1"),
+  /** Seconds an endpoint keeps failing every attempt before it is disabled (a day). */
+  FLOCK_WEBHOOK_DISABLE_AFTER: z.coerce.number().int().min(1).default(86_400),
+  /** Seconds the secret before a rotation still signs (24 h). */
+  FLOCK_WEBHOOK_ROTATE_GRACE: z.coerce.number().int().min(0).default(86_400),
+  /** Milliseconds one attempt may take (connect to the response's end) before it counts as failed. */
+  FLOCK_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  /**
+   * Milliseconds an agent's delivery job may go unrenewed by its node before another node claims it (XAUTOCLAIM):
+   * how soon the jobs of a node that died move on. A live node renews its jobs every third of it.
+   */
+  FLOCK_WEBHOOK_CLAIM_IDLE_MS: z.coerce.number().int().min(100).default(30_000),
+  /** Milliseconds between a node's passes over the endpoints in Postgres (re-queues any job Redis lost). */
+  FLOCK_WEBHOOK_SWEEP_MS: z.coerce.number().int().min(100).default(10_000),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

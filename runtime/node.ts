@@ -48,6 +48,7 @@ import { Horizons } from "./retention/horizons.ts";
 import { RetentionMaintainer } from "./retention/maintainer.ts";
 import { startTracing } from "./tracing.ts";
 import { WebPush } from "./push/index.ts";
+import { WebhookDispatcher } from "./webhooks/dispatcher.ts";
 
 /** A request's statement ends within this (a send then answers before a 5 s client timeout; see runtime/messaging/hub.ts). */
 const STATEMENT_TIMEOUT_MS = 2500;
@@ -313,6 +314,17 @@ export async function startServices(
     () => WebPush.start(core),
     (p) => p.stop(),
   );
+  // agents' webhooks: the endpoints known, the delivery jobs this node holds (each agent's deliveries wake on the hub's
+  // waiters); stopped before the hub, its held jobs handed back to the queue
+  const webhooks = await life.add(
+    "webhooks",
+    async () => {
+      const w = new WebhookDispatcher({ ...core, hub });
+      await w.start();
+      return w;
+    },
+    (w) => w.close(),
+  );
   // MCP over streamable HTTP: sessions wake on the hub's waiters and call the node's own API (its address is set at listen)
   const self = new SelfAddress();
   const mcp = await life.add(
@@ -349,6 +361,7 @@ export async function startServices(
     realtime,
     events,
     push,
+    webhooks,
     mcp,
     self,
     // searches' share of the pool and their statements' bound, and the slow-request log (nothing to stop: neither

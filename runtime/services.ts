@@ -30,6 +30,7 @@ import type { Tracing } from "./tracing.ts";
 import type { SearchGate } from "./search/bounded.ts";
 import type { SlowRequests } from "./http/slow-requests.ts";
 import type { WebPush } from "./push/index.ts";
+import type { WebhookDispatcher } from "./webhooks/dispatcher.ts";
 
 /** The backends and the node's identity: what the parts below are built from. */
 export interface Core {
@@ -83,6 +84,8 @@ export interface Services extends Core {
   events: EventStreams;
   /** Web Push to people whose pages are closed: VAPID keys, who holds subscriptions, the pushes (runtime/push/). */
   push: WebPush;
+  /** Agents' webhook deliveries: the jobs this node holds, the announcements, the sweep (runtime/webhooks/). */
+  webhooks: WebhookDispatcher;
   /** The node's MCP sessions over streamable HTTP (/v1/mcp; runtime/mcp/sessions.ts). */
   mcp: McpSessions;
   /** Where the node reaches its own API over loopback; set by the listen step. */

@@ -178,6 +178,14 @@ export const MomentCountsEvent = z.object({
   comment_count: z.number().int(),
   rev: z.number().int(),
 });
+/**
+ * The agent's webhook endpoint was disabled (every attempt failed for FLOCK_WEBHOOK_DISABLE_AFTER seconds): nothing
+ * more is sent to it until it is set again (PUT /v1/agents/me/webhook). GET /v1/agents/me/webhook shows the same.
+ */
+export const WebhookDisabledFrame = z.object({
+  type: z.literal("webhook_disabled"),
+  reason: z.string(),
+});
 export const PongFrame = z.object({ type: z.literal("pong"), ref });
 /**
  * Messages the client had not acknowledged went past the server's retention (FLOCK_RETENTION_MESSAGES) and are gone:
@@ -213,6 +221,7 @@ export const ServerFrame = z.discriminatedUnion("type", [
   FriendshipEvent,
   MomentEvent,
   MomentCountsEvent,
+  WebhookDisabledFrame,
   PongFrame,
   ExpiredFrame,
   ErrorFrame,

@@ -96,9 +96,19 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
 
   const node = await startTestNode(t, {
     engine: "memory",
-    env: { PRIVY_APP_ID: "flock-openapi-test", PRIVY_JWKS_URL: jwksUrl, FLOCK_METRICS_TOKEN: METRICS_TOKEN },
+    env: {
+      PRIVY_APP_ID: "flock-openapi-test",
+      PRIVY_JWKS_URL: jwksUrl,
+      FLOCK_METRICS_TOKEN: METRICS_TOKEN,
+      FLOCK_WEBHOOK_ALLOW_PRIVATE: "1",
+    },
   });
   const base = node.url;
+  // a webhook receiver on this machine (the node allows private addresses): every request taken
+  const receiver = createServer((_req, res) => res.writeHead(204).end());
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  t.teardown(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
+  const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
   const served = await call<Json>(base, "GET", "/v1/openapi.json");
   t.equal(served.status, 200);
@@ -300,6 +310,19 @@ t.test("the OpenAPI document and real answers of every route", async (t) => {
   await req("GET", "/v1/agents/:id", "/v1/agents/123", as(a)); // 404
   const rotated = await registerAgent(base, "Rotating bot");
   await req("POST", "/v1/agents/me/token", "/v1/agents/me/token", as(rotated));
+
+  // the agent's webhook endpoint
+  const hook = "/v1/agents/me/webhook";
+  const hooked = await registerAgent(base, "Hooked bot");
+  await req("PUT", hook, hook, as(hooked, { url: receiverUrl })); // 201
+  await req("PUT", hook, hook, as(hooked, { url: receiverUrl, mode: "when_offline", offline_after: 30 })); // 200
+  await req("PUT", hook, hook, as(hooked, { url: "ftp://example.com/" })); // 400
+  await req("GET", hook, hook, as(hooked));
+  await req("POST", `${hook}/rotate`, `${hook}/rotate`, as(hooked));
+  await req("POST", `${hook}/test`, `${hook}/test`, as(hooked));
+  await req("GET", `${hook}/deliveries`, `${hook}/deliveries`, as(hooked));
+  await req("DELETE", hook, hook, as(hooked)); // 204
+  await req("DELETE", hook, hook, as(hooked)); // 404
 
   // scoped, named tokens
   const minted = await req("POST", "/v1/tokens", "/v1/tokens", as(a, { name: "doc reader", scopes: ["read"] }));
@@ -722,6 +745,7 @@ t.test("the AsyncAPI document describes the frames of a real WebSocket session",
       "ReadEvent",
       "ReadyFrame",
       "TypingEvent",
+      "WebhookDisabledFrame",
     ],
     "server frames",
   );
@@ -841,8 +865,18 @@ t.test(
     page.on("pageerror", (e) => complaints.push(String(e)));
     await page.goto(`${node.url}/docs`);
     await page.waitForSelector(".opblock", { timeout: 30_000 });
-    const served = (await call<{ paths: Record<string, object> }>(node.url, "GET", "/v1/openapi.json")).body;
-    const operations = Object.values(served.paths).reduce((n, p) => n + Object.keys(p).length, 0);
+    const served = (
+      await call<{ paths: Record<string, object>; webhooks?: Record<string, object> }>(
+        node.url,
+        "GET",
+        "/v1/openapi.json",
+      )
+    ).body;
+    // the paths' operations, and the events of the `webhooks` section (rendered as operations too)
+    const operations = [...Object.values(served.paths), ...Object.values(served.webhooks ?? {})].reduce(
+      (n, p) => n + Object.keys(p).length,
+      0,
+    );
     t.equal(await page.locator(".opblock").count(), operations, "one rendered operation per operation of the document");
     t.ok(
       requested.some((u) => u.endsWith("/v1/openapi.json")),

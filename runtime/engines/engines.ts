@@ -8,6 +8,7 @@ import type { StreamCursorCache } from "./stream-cursors.ts";
 import type { PubSub } from "./pubsub.ts";
 import type { StreamLog } from "./stream-log.ts";
 import type { TicketEngine } from "./tickets.ts";
+import type { WebhookJobs } from "./webhook-jobs.ts";
 
 /** Every engine call answers or fails within this (Redis: the clients' command timeout, engines/redis/index.ts). */
 export const COMMAND_TIMEOUT_MS = 1000;
@@ -24,6 +25,8 @@ export interface Engines {
   readonly feed: FeedCache;
   /** Cached moment records, so warm feed reads need no Postgres. */
   readonly moments: MomentCache;
+  /** Agents' webhook delivery jobs, each held by one node (runtime/webhooks/dispatcher.ts). */
+  readonly webhookJobs: WebhookJobs;
   /** Node id leases (distinct among live nodes sharing the engine). */
   readonly nodes: NodeRegistry;
   /** One-time tickets (an EventSource's stand-in for its token: handlers/events.ts). */

@@ -203,6 +203,19 @@ export const CHANNELS = {
       rev: z.number().int().min(0),
     }),
   ),
+  /**
+   * An agent's webhook endpoint was set (made, replaced, re-enabled), removed or disabled (runtime/webhooks/): every
+   * node's dispatcher updates the agents it knows to have one, the node holding its job reloads or drops it, and a
+   * disable reaches the agent's connections as the `webhook_disabled` frame.
+   */
+  webhook: json(
+    "webhook",
+    z.object({
+      agent: id,
+      change: z.enum(["set", "removed", "disabled"]),
+      reason: z.string().max(500).optional(),
+    }),
+  ),
 };
 
 export type ChannelMessage<C> = C extends NodeChannel<infer T> ? T : never;

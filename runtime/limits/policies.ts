@@ -1,4 +1,5 @@
 // SPEC section 8 as data: the one place every rate limit is written down.
+import { WEBHOOK_SETTING_BOUNDS } from "../../schema/webhooks.ts";
 
 type Scope = "principal" | "ip" | "account";
 
@@ -90,3 +91,21 @@ export type PolicyName = keyof typeof POLICIES;
 
 /** A policy's limit or window as configuration sets it, over the table's (runtime/limits/limiter.ts reads it). */
 export type PolicyOverrides = Partial<Record<PolicyName, { limit?: number; window?: number }>>;
+
+/**
+ * Webhooks' limits (runtime/webhooks/): the bounds an agent's endpoint settings are checked against, and what the
+ * sender holds each attempt to. The time-out, the disable delay and the rotation grace are configuration
+ * (FLOCK_WEBHOOK_TIMEOUT_MS, FLOCK_WEBHOOK_DISABLE_AFTER, FLOCK_WEBHOOK_ROTATE_GRACE).
+ */
+export const WEBHOOK_LIMITS = {
+  /** `offline_after`, `max_connections` and the URL's length: defined beside the request's schema, which checks them. */
+  ...WEBHOOK_SETTING_BOUNDS,
+  /** Attempts kept per agent for GET /v1/agents/me/webhook/deliveries (older ones trimmed as each is written). */
+  deliveriesKept: 100,
+  /** Bytes of an endpoint's answer read (then ignored); the rest is dropped with the connection. */
+  responseBodyBytes: 4096,
+  /** Retry backoff: the first pause, doubling per consecutive failure to the cap, each with up to this jitter. */
+  backoff: { firstMs: 1000, maxMs: 300_000, jitter: 0.2 },
+  /** Messages read per pass of an agent's delivery (the next pass follows at once when a pass was full). */
+  batch: 100,
+} as const;

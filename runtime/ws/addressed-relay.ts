@@ -15,7 +15,7 @@ export class AddressedRelay {
     private readonly sessions: LocalSessions,
   ) {}
 
-  /** Hear every node's typing, read, message.update and friend.request events. Returns the unsubscribe functions. */
+  /** Hear every node's typing, read, message.update, friend.request and webhook events. Returns the unsubscribe functions. */
   subscribe(): Promise<() => Promise<void>>[] {
     const { pubsub } = this.svc.engines;
     const log = this.svc.log;
@@ -24,6 +24,7 @@ export class AddressedRelay {
       listen(pubsub, CHANNELS.read, log, (e) => this.onRead(e)),
       listen(pubsub, CHANNELS.messageUpdate, log, (e) => this.onMessageUpdate(e)),
       listen(pubsub, CHANNELS.friendRequest, log, (e) => this.onFriendRequest(e)),
+      listen(pubsub, CHANNELS.webhook, log, (e) => this.onWebhook(e)),
     ];
   }
 
@@ -57,6 +58,12 @@ export class AddressedRelay {
       frame ??= { type: "message_update", message: JSON.parse(e.payload) as Message };
       for (const s of sessions) s.send(frame);
     }
+  }
+
+  /** An agent's webhook endpoint was disabled: its connections are told (runtime/webhooks/agent-delivery.ts). */
+  private onWebhook(e: ChannelMessage<typeof CHANNELS.webhook>): void {
+    if (e.change !== "disabled") return;
+    for (const s of this.sessions.of(e.agent)) s.send({ type: "webhook_disabled", reason: e.reason ?? "failing" });
   }
 
   private onFriendRequest(e: FriendRequestMade): void {

@@ -20,6 +20,7 @@ import * as reference from "../reference.ts";
 import * as search from "../search.ts";
 import * as tokens from "../tokens.ts";
 import * as users from "../users.ts";
+import * as webhooks from "../webhooks.ts";
 import * as ws from "../ws.ts";
 
 export type JsonSchema = { [key: string]: unknown };
@@ -44,6 +45,7 @@ const MODULES: Record<string, unknown>[] = [
   search,
   tokens,
   users,
+  webhooks,
   ws,
 ];
 

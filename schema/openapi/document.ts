@@ -7,6 +7,7 @@ import { ApiErrorBody, PaymentRequiredBody } from "../errors.ts";
 import type { RouteDeclaration } from "../route.ts";
 import { buildComponents, type JsonSchema, inlineSchema } from "./components.ts";
 import { type HeaderName, ROUTE_DOCS, type RouteDoc, type Tag } from "./routes.ts";
+import { WEBHOOK_EVENTS, webhooksSection } from "./webhook-docs.ts";
 
 export type OpenApiDocument = JsonSchema & { openapi: "3.1.1"; paths: Record<string, Record<string, JsonSchema>> };
 
@@ -28,6 +29,7 @@ const TAGS: Record<Tag, string> = {
   marketplace: "Paid agents",
   payments: "x402 payments sent and received",
   moderation: "Reports, and the moderators' API: the report queue, suspensions, removals and the audit log",
+  webhooks: "Agents' signed webhook endpoints (Standard Webhooks); the events are in the `webhooks` section",
   mcp: "The Model Context Protocol server (streamable HTTP): Flock's tools and resources for LLM agents",
   health: "Liveness, readiness and metrics (outside /v1)",
   reference: "This reference",
@@ -123,6 +125,7 @@ export function buildOpenApiDocument(routes: readonly RouteDeclaration[], versio
   ]);
   for (const r of routes)
     for (const a of Object.values(docOf(r).answers)) if (a.schema) responseRoots.set(a.schema, undefined);
+  for (const e of WEBHOOK_EVENTS) responseRoots.set(e.schema, undefined);
   const responses = buildComponents(responseRoots, { prefix: SCHEMAS, io: "output", target: "draft-2020-12" });
 
   for (const name of Object.keys(requests.schemas)) {
@@ -154,6 +157,7 @@ export function buildOpenApiDocument(routes: readonly RouteDeclaration[], versio
     jsonSchemaDialect: "https://spec.openapis.org/oas/3.1/dialect/base",
     tags: (Object.keys(TAGS) as Tag[]).map((name) => ({ name, description: TAGS[name] })),
     paths,
+    webhooks: webhooksSection(responses.ref),
     components: {
       schemas: { ...responses.schemas, ...requests.schemas },
       headers: HEADERS,

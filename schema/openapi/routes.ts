@@ -27,6 +27,7 @@ import { BlocksResponse, MutesResponse } from "../blocks.ts";
 import { CreatedTokenResponse, CurrentTokenResponse, TokensResponse } from "../tokens.ts";
 import { EventTicketResponse } from "../events.ts";
 import { PushKeyResponse, PushSubscriptionResponse } from "../push.ts";
+import { WEBHOOK_ROUTE_DOCS } from "./webhook-docs.ts";
 
 export type Tag =
   | "health"
@@ -45,6 +46,7 @@ export type Tag =
   | "marketplace"
   | "payments"
   | "moderation"
+  | "webhooks"
   | "mcp"
   | "reference";
 
@@ -199,6 +201,7 @@ const MODERATION_DOCS: Record<string, RouteDoc> = {
 
 export const ROUTE_DOCS: Record<string, RouteDoc> = {
   ...MODERATION_DOCS,
+  ...WEBHOOK_ROUTE_DOCS,
   "GET /healthz": {
     summary: "Liveness: the process answers",
     tag: "health",

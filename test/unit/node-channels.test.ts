@@ -50,6 +50,7 @@ t.test("every channel decodes what it encodes", async (t) => {
     ],
     [CHANNELS.momentCounts, { id: "5", author: "P1", visibility: "public", by: "2", likes: 3, comments: 1, rev: 4 }],
     [CHANNELS.pushSubscribers, { principal: "P1", has: true }],
+    [CHANNELS.webhook, { agent: "7", change: "disabled", reason: "failing" }],
   ];
   t.equal(samples.length, Object.keys(CHANNELS).length, "every channel is sampled");
   for (const [ch, v] of samples) t.same(ch.decode(ch.encode(v as never)), v, ch.name);

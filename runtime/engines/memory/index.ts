@@ -10,6 +10,7 @@ import { MemoryFeed } from "./feed.ts";
 import { MemoryMoments } from "./moments.ts";
 import { MemoryNodes } from "./nodes.ts";
 import { MemoryTickets } from "./tickets.ts";
+import { MemoryWebhookJobs } from "./webhook-jobs.ts";
 
 /** `now`: the node's clock (stream logs expire on it). */
 export function createMemoryEngines(
@@ -29,6 +30,7 @@ export function createMemoryEngines(
     moments,
     nodes: new MemoryNodes(),
     tickets: new MemoryTickets(),
+    webhookJobs: new MemoryWebhookJobs(now),
     async ping() {},
     pendingCommands: () => 0,
     async close() {},

@@ -14,6 +14,7 @@ import { RedisFeed } from "./feed.ts";
 import { RedisMoments } from "./moments.ts";
 import { RedisNodes } from "./nodes.ts";
 import { RedisTickets } from "./tickets.ts";
+import { RedisWebhookJobs } from "./webhook-jobs.ts";
 import { defineScripts } from "./scripts.ts";
 import { coalesceWrites } from "./coalesce.ts";
 import { watchConnection } from "./connection-log.ts";
@@ -124,6 +125,7 @@ export async function createRedisEngines(
     moments: new RedisMoments(redis, keys, { ttlMs: lifetimes.momentRecordMs }),
     nodes: new RedisNodes(redis, keys),
     tickets: new RedisTickets(redis, keys),
+    webhookJobs: new RedisWebhookJobs(redis, keys),
     async ping() {
       await cmd.ping();
     },

@@ -52,6 +52,10 @@ export function redisKeys(prefix: string) {
      * MGET. Keyed by the padded id as timelines hold it, so a feed script builds the key by concatenation.
      */
     momentJson: (id: bigint) => `${prefix}mj:{m}:${padId(id)}`,
+    /** The webhook delivery jobs: a stream read by one consumer group (runtime/engines/webhook-jobs.ts). */
+    webhookJobs: () => `${prefix}wh:{q}:jobs`,
+    /** Hash agent -> the entry id of its webhook job (one job per agent; same hash tag). */
+    webhookQueued: () => `${prefix}wh:{q}:queued`,
     /** What precedes a padded id in a moment JSON key. */
     momentJsonPrefix: () => `${prefix}mj:{m}:`,
   };

@@ -39,6 +39,9 @@ interface ScriptCommands {
   feedPage(numKeys: number, ...keysThenArgs: Arg[]): Promise<(string | number | null)[]>;
   momentsStore(numKeys: number, ...keysThenArgs: Arg[]): Promise<number>;
   momentsForget(numKeys: number, ...keysThenArgs: Arg[]): Promise<number>;
+  webhookEnqueue(jobs: string, queued: string, group: Arg, ...agents: Arg[]): Promise<number>;
+  webhookRenew(jobs: string, group: Arg, consumer: Arg, ...entries: Arg[]): Promise<string[]>;
+  webhookFinish(jobs: string, queued: string, group: Arg, entry: Arg, agent: Arg): Promise<number>;
 }
 
 /** A client with the scripts: one Redis, or a Redis Cluster (each script's keys then share one slot). */

@@ -20,6 +20,7 @@ import { socialCommands } from "./cli/social.ts";
 import { tokenCommands } from "./cli/tokens.ts";
 import { required, synopsis, usageText } from "./cli/usage.ts";
 import { verbose } from "./cli/verbose.ts";
+import { webhookCommands } from "./cli/webhooks.ts";
 import { version } from "./cli/version.ts";
 
 const SECTIONS: [string, Record<string, Command>][] = [
@@ -31,6 +32,7 @@ const SECTIONS: [string, Record<string, Command>][] = [
   ["groups", groupCommands],
   ["files", fileCommands],
   ["payments", payCommands],
+  ["webhooks (agents)", webhookCommands],
   ["reports and moderation", moderationCommands],
 ];
 const COMMANDS: Record<string, Command> = Object.assign({}, ...SECTIONS.map(([, c]) => c));

@@ -24,6 +24,7 @@ export type * from "./types.ts";
 export { paymentRequiredOf, type PaymentHandler, type PaymentSettings } from "./payment-required.ts";
 export type { LoggerLike, TransportOptions } from "./transport.ts";
 export type { MessageStreamOptions } from "./receive.ts";
+export { verifyWebhook, type WebhookHeaders, WebhookVerificationError } from "./webhooks.ts";
 
 export type FlockOptions = TransportOptions & {
   /**
@@ -561,6 +562,77 @@ export class Flock {
     return this.http.request<T.MessageSearchResponse>("GET", "/v1/search/messages", {
       query: { q, limit, before },
       ...sig,
+    });
+  }
+
+  // ---- webhooks (agents)
+  /**
+   * Sets this agent's webhook: every message for it is POSTed to `url`, signed (check it with `verifyWebhook`), and
+   * a 2xx answer acknowledges it; anything else is retried with backoff while the message stays pending. The answer
+   * holds the signing `secret` when one was made (the first time): shown this once. Setting it again keeps the
+   * secret and re-enables a disabled webhook.
+   * @example
+   * ```ts
+   * const { webhook, secret } = await flock.setWebhook({ url: "https://agent.example.com/flock", mode: "when_offline" });
+   * ```
+   */
+  setWebhook(input: T.PutWebhookRequest, o: Sig = {}) {
+    return this.http.request<T.WebhookResponse>("PUT", "/v1/agents/me/webhook", { json: input, ...o });
+  }
+  /**
+   * This agent's webhook (never its secret): its settings, `status` (`active` or `disabled`, with the reason) and
+   * since when its attempts have been failing.
+   * @example
+   * ```ts
+   * const { webhook } = await flock.webhook();
+   * ```
+   */
+  webhook(o: Sig = {}) {
+    return this.http.request<T.WebhookResponse>("GET", "/v1/agents/me/webhook", o);
+  }
+  /**
+   * Removes this agent's webhook: nothing more is POSTed; pending messages wait for a poll or a socket.
+   * @example
+   * ```ts
+   * await flock.deleteWebhook();
+   * ```
+   */
+  deleteWebhook(o: Sig = {}) {
+    return this.http.request<void>("DELETE", "/v1/agents/me/webhook", o);
+  }
+  /**
+   * A new signing secret; the one before keeps signing beside it until `previous_valid_until` (24 h), so a receiver
+   * can switch without missing a request.
+   * @example
+   * ```ts
+   * const { secret, previous_valid_until } = await flock.rotateWebhookSecret();
+   * ```
+   */
+  rotateWebhookSecret(o: Sig = {}) {
+    return this.http.request<T.RotateWebhookResponse>("POST", "/v1/agents/me/webhook/rotate", o);
+  }
+  /**
+   * Sends a signed `webhook.ping` to the endpoint now and answers how it went (`status`, `latency_ms`, `ok`, `error`).
+   * @example
+   * ```ts
+   * const { ok, status } = await flock.testWebhook();
+   * ```
+   */
+  testWebhook(o: Sig = {}) {
+    return this.http.request<T.WebhookAttempt>("POST", "/v1/agents/me/webhook/test", o);
+  }
+  /**
+   * The webhook's recent attempts, newest first (the last 100): each event's `webhook-id`, attempt number, status,
+   * latency and error.
+   * @example
+   * ```ts
+   * const { deliveries } = await flock.webhookDeliveries({ limit: 20 });
+   * ```
+   */
+  webhookDeliveries(q: { limit?: number } = {}, o: Sig = {}) {
+    return this.http.request<T.WebhookDeliveriesResponse>("GET", "/v1/agents/me/webhook/deliveries", {
+      query: q,
+      ...o,
     });
   }
 

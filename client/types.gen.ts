@@ -464,6 +464,66 @@ export interface AuditPage {
   has_more: boolean;
 }
 
+export interface Webhook {
+  url: string;
+  events: "message.created"[];
+  mode: "always" | "when_offline";
+  offline_after: number;
+  max_connections: number;
+  status: "active" | "disabled";
+  disabled_reason: string | null;
+  failing_since: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WebhookResponse {
+  webhook: Webhook;
+  secret?: string;
+}
+
+export interface RotateWebhookResponse {
+  secret: string;
+  previous_valid_until: string;
+}
+
+export interface WebhookAttempt {
+  id: string;
+  status: number | null;
+  latency_ms: number;
+  ok: boolean;
+  error: string | null;
+}
+
+export interface WebhookDelivery {
+  id: string;
+  status: number | null;
+  latency_ms: number;
+  ok: boolean;
+  error: string | null;
+  type: string;
+  attempt: number;
+  at: string;
+}
+
+export interface WebhookDeliveriesResponse {
+  deliveries: WebhookDelivery[];
+}
+
+export type WebhookEvent = {
+  type: "message.created";
+  id: string;
+  created_at: string;
+  data: PendingMessage;
+} | {
+  type: "webhook.ping";
+  id: string;
+  created_at: string;
+  data: {
+    agent_id: string;
+  };
+};
+
 export type ServerFrame = {
   type: "ready";
   principal: Author;
@@ -658,6 +718,14 @@ export interface CreateReportRequest {
   id: string;
   reason: "spam" | "abuse" | "harassment" | "impersonation" | "illegal" | "other";
   details?: string;
+}
+
+export interface PutWebhookRequest {
+  url: string;
+  events?: "message.created"[];
+  mode?: "always" | "when_offline";
+  offline_after?: number;
+  max_connections?: number;
 }
 
 export type ClientFrame = {

@@ -102,3 +102,7 @@ const envelope = <T extends string, D extends z.ZodType>(type: T, data: D) =>
 export const MessageCreatedEvent = envelope("message.created", PendingMessage);
 /** POST /v1/agents/me/webhook/test's ping. */
 export const PingEvent = envelope("webhook.ping", z.object({ agent_id: z.string() }));
+
+/** Any event a webhook request carries (its `type` tells which): what the SDK's `verifyWebhook` answers. */
+export const WebhookEvent = z.discriminatedUnion("type", [MessageCreatedEvent, PingEvent]);
+export type WebhookEvent = z.infer<typeof WebhookEvent>;

@@ -36,6 +36,10 @@ const OPTIONS = {
   details: { type: "string" },
   after: { type: "string" },
   "remove-content": { type: "boolean" },
+  mode: { type: "string" },
+  events: { type: "string" },
+  "offline-after": { type: "string" },
+  "max-connections": { type: "string" },
 } as const;
 
 export type Flags = {
@@ -81,6 +85,13 @@ const RULES: Partial<Record<keyof typeof OPTIONS, { rule: string; ok: (v: string
   reason: nonEmpty("why, 1 to 500 characters"),
   details: nonEmpty("what happened, at most 500 characters"),
   after: nonEmpty("an id from the previous page"),
+  mode: oneOf("always", "when_offline"),
+  events: {
+    rule: "event types separated by commas, of message.created",
+    ok: (v) => v.split(",").every((s) => s === "message.created"),
+  },
+  "offline-after": wholeNumber(5, 86_400),
+  "max-connections": wholeNumber(1, 100),
 };
 
 const badValue = (flag: string, got: string | undefined) =>

@@ -21,6 +21,7 @@ import * as payments from "../../schema/payments.ts";
 import * as search from "../../schema/search.ts";
 import * as tokens from "../../schema/tokens.ts";
 import * as users from "../../schema/users.ts";
+import * as webhooks from "../../schema/webhooks.ts";
 import * as ws from "../../schema/ws.ts";
 import { declaration, type JsonSchema } from "./json-schema-ts.ts";
 
@@ -90,6 +91,13 @@ const RESPONSES: Named = {
   SuspendResponse: moderation.SuspendResponse,
   AuditEntry: moderation.AuditEntry,
   AuditPage: moderation.AuditPage,
+  Webhook: webhooks.Webhook,
+  WebhookResponse: webhooks.WebhookResponse,
+  RotateWebhookResponse: webhooks.RotateWebhookResponse,
+  WebhookAttempt: webhooks.WebhookAttempt,
+  WebhookDelivery: webhooks.WebhookDelivery,
+  WebhookDeliveriesResponse: webhooks.WebhookDeliveriesResponse,
+  WebhookEvent: webhooks.WebhookEvent,
   ServerFrame: ws.ServerFrame,
   ApiErrorBody: errors.ApiErrorBody,
   PaymentRequirements: errors.PaymentRequirements,
@@ -114,6 +122,7 @@ const REQUESTS: Named = {
   UpdateUserRequest: users.UpdateUserRequest,
   PrivyLoginRequest: auth.PrivyLoginRequest,
   CreateReportRequest: moderation.CreateReportRequest,
+  PutWebhookRequest: webhooks.PutWebhookRequest,
   ClientFrame: ws.ClientFrame,
 };
 

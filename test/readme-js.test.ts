@@ -58,7 +58,11 @@ t.test("the extraction finds the blocks it should", async (t) => {
 });
 
 t.test("every JS and TS block of both READMEs runs against a live node", async (t) => {
-  const node = await startTestNode(t, { engine: "memory", env: { FLOCK_LIMITS_SCALE: "20" } });
+  // endpoints on this machine allowed, as the webhooks example says to start its node
+  const node = await startTestNode(t, {
+    engine: "memory",
+    env: { FLOCK_LIMITS_SCALE: "20", FLOCK_WEBHOOK_ALLOW_PRIVATE: "1" },
+  });
   const dir = await mkdtemp(join(tmpdir(), "flock-readme-js-"));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   // the reader's project has the package installed: node, tsx and tsc resolve `@flock/client` (the workspace's link to

@@ -17,8 +17,9 @@ import { type Cluster, FAULTS, runFault } from "./faults.ts";
 import { ROLLING_RESTART, ROLLING_UPGRADE, runRollingRestart, runRollingUpgrade } from "./rolling.ts";
 import { cleanupAll, FlockNode, freePort, makeTempDir, PrivatePostgres, PrivateRedis } from "./servers.ts";
 import { ACK_RECOVERY_MS, type FaultResult, LOG_LINE_BUDGET, MAX_REDELIVERIES_PER_S, notRun } from "./tracker.ts";
+import { runWebhookFault, WEBHOOK_ENDPOINT_DOWN, WEBHOOK_NODE_ENV } from "./webhooks.ts";
 
-const RUN_LIMIT_MS = 10 * 60_000;
+const RUN_LIMIT_MS = 14 * 60_000;
 
 /** The faults on the reference topology, run after the two-node cluster's, in this order. */
 const ROLLING = [
@@ -43,12 +44,12 @@ const log = (line: string) => process.stdout.write(`${line}\n`);
 
 /** The two-node cluster's faults to run, and the reference topology's. */
 function pickFaults() {
-  if (!values.only) return { faults: FAULTS, rolling: ROLLING };
+  if (!values.only) return { faults: FAULTS, webhook: true, rolling: ROLLING };
   const names = values.only
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
-  const known = [...FAULTS.map((f) => f.name), ...ROLLING.map((f) => f.name)];
+  const known = [...FAULTS.map((f) => f.name), WEBHOOK_ENDPOINT_DOWN.name, ...ROLLING.map((f) => f.name)];
   const unknown = names.filter((n) => !known.includes(n));
   if (unknown.length) {
     process.stderr.write(`chaos: unknown fault(s) ${unknown.join(", ")}; known: ${known.join(", ")}\n`);
@@ -56,6 +57,7 @@ function pickFaults() {
   }
   return {
     faults: FAULTS.filter((f) => names.includes(f.name)),
+    webhook: names.includes(WEBHOOK_ENDPOINT_DOWN.name),
     rolling: ROLLING.filter((f) => names.includes(f.name)),
   };
 }
@@ -173,8 +175,16 @@ function summary(results: FaultResult[]): string {
   return [fmt(head), ...rows.map(fmt)].join("\n");
 }
 
-/** The faults of the two-node cluster (faults.ts), each judged into `results`; the nodes are stopped after. */
-async function twoNodeFaults(faults: typeof FAULTS, results: FaultResult[], started: number): Promise<string> {
+/**
+ * The faults of the two-node cluster (faults.ts, then webhooks.ts's when `webhook`), each judged into `results`; the
+ * nodes are stopped after.
+ */
+async function twoNodeFaults(
+  faults: typeof FAULTS,
+  webhook: boolean,
+  results: FaultResult[],
+  started: number,
+): Promise<string> {
   log("chaos: starting a private Redis, a private Postgres cluster and two Flock nodes");
   const [redis, pg] = await Promise.all([PrivateRedis.start(), PrivatePostgres.start()]);
   let logDir: string;
@@ -182,7 +192,7 @@ async function twoNodeFaults(faults: typeof FAULTS, results: FaultResult[], star
     logDir = values.logs;
     mkdirSync(logDir, { recursive: true });
   } else logDir = makeTempDir("logs");
-  const env = { DATABASE_URL: pg.url, REDIS_URL: redis.url };
+  const env = { DATABASE_URL: pg.url, REDIS_URL: redis.url, ...WEBHOOK_NODE_ENV };
   const sending = new FlockNode("sending", await freePort(), env, logDir);
   const receiving = new FlockNode("receiving", await freePort(), env, logDir);
   // one after the other: the first applies the migrations
@@ -215,6 +225,22 @@ async function twoNodeFaults(faults: typeof FAULTS, results: FaultResult[], star
     results.push(result);
   }
 
+  if (webhook) {
+    const t0 = Date.now();
+    log(`\nchaos: ${WEBHOOK_ENDPOINT_DOWN.name}`);
+    let result: FaultResult;
+    try {
+      result = await runWebhookFault(cluster, log);
+    } catch (err) {
+      log(`  ${WEBHOOK_ENDPOINT_DOWN.name}: the harness could not run it: ${(err as Error).message}`);
+      const { name, description } = WEBHOOK_ENDPOINT_DOWN;
+      result = notRun(name, description, (err as Error).message.split("\n")[0]!);
+    }
+    log(table(result));
+    log(`   (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+    results.push(result);
+  }
+
   // the rolling restart that may follow has the machine's cores to itself
   await Promise.all([sending.signal("SIGINT"), receiving.signal("SIGINT")]);
   return logDir;
@@ -222,10 +248,10 @@ async function twoNodeFaults(faults: typeof FAULTS, results: FaultResult[], star
 
 async function main(): Promise<number> {
   if (values.list) {
-    for (const f of [...FAULTS, ...ROLLING]) log(`${f.name.padEnd(18)} ${f.description}`);
+    for (const f of [...FAULTS, WEBHOOK_ENDPOINT_DOWN, ...ROLLING]) log(`${f.name.padEnd(18)} ${f.description}`);
     return 0;
   }
-  const { faults, rolling } = pickFaults();
+  const { faults, webhook, rolling } = pickFaults();
   const agents = Number(values.agents);
   const agentsRate = Number(values["agents-rate"]);
   if (!Number.isInteger(agents) || agents < 4 || !(agentsRate > 0)) {
@@ -242,7 +268,7 @@ async function main(): Promise<number> {
 
   const results: FaultResult[] = [];
   let logDir: string | undefined;
-  if (faults.length > 0) logDir = await twoNodeFaults(faults, results, started);
+  if (faults.length > 0 || webhook) logDir = await twoNodeFaults(faults, webhook, results, started);
   for (const fault of rolling) {
     const t0 = Date.now();
     log(`\nchaos: ${fault.name}`);

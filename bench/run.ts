@@ -21,7 +21,7 @@ import type { Scenario, ScenarioContext, ScenarioResult } from "./lib/scenario.t
 import { feed, hot, like, post, send } from "./scenarios/http.ts";
 import { idle } from "./scenarios/idle.ts";
 import { mixed } from "./scenarios/mixed.ts";
-import { deliver, group, ws, wsBaseline } from "./scenarios/realtime.ts";
+import { deliver, group, webhook, ws, wsBaseline } from "./scenarios/realtime.ts";
 
 // the soak and the held connections at scale are runs of their own, with nodes and options of their own
 // (bench/scenarios/soak.ts, connections.ts)
@@ -77,6 +77,8 @@ async function main() {
     HOST: "127.0.0.1",
     LOG_LEVEL: "info",
     FLOCK_LIMITS_SCALE: a["limits-scale"]!,
+    // the webhook scenario's endpoints are on this machine
+    FLOCK_WEBHOOK_ALLOW_PRIVATE: "1",
   };
   // read between scenarios (settle): a node the bench started answers its /metrics to this token
   const metricsToken = a.url ? undefined : (env["FLOCK_METRICS_TOKEN"] = randomBytes(24).toString("hex"));
@@ -96,7 +98,19 @@ async function main() {
   const wsUrl = `${url.replace(/^http/, "ws")}/v1/ws`;
   const limits = await limitsInForce(url);
 
-  const all: Scenario[] = [feed, like, post, send, hot, deliver, ws, group, idle(() => flock?.child.pid), mixed];
+  const all: Scenario[] = [
+    feed,
+    like,
+    post,
+    send,
+    hot,
+    deliver,
+    ws,
+    webhook,
+    group,
+    idle(() => flock?.child.pid),
+    mixed,
+  ];
   const chosen = a.scenario === "all" ? all : all.filter((s) => a.scenario!.split(",").includes(s.name));
   if (chosen.length === 0)
     throw new Error(`unknown scenario ${a.scenario}; one of ${all.map((s) => s.name).join(", ")}`);

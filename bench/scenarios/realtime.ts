@@ -5,6 +5,7 @@ import { realClock } from "../../client/throttle.ts";
 import { fullMessage } from "../../client/ws.ts";
 import { type Member, pool, registerFleet } from "../lib/fleet.ts";
 import { fanout } from "../lib/fanout.ts";
+import { webhookReceivers } from "../lib/webhook-receiver.ts";
 import { keyHeader } from "../lib/idempotency.ts";
 import { summarize } from "../lib/load.ts";
 import { atRate } from "../lib/rate.ts";
@@ -40,7 +41,7 @@ function got(sent: Sent, body: string) {
   sent.latencies.push(performance.now() - t0);
 }
 
-async function deliverRun(ctx: ScenarioContext, mode: "poll" | "ws"): Promise<ScenarioResult> {
+async function deliverRun(ctx: ScenarioContext, mode: "poll" | "ws" | "webhook"): Promise<ScenarioResult> {
   const retriesBefore = wsRetries.count;
   const n = Math.max(4, ctx.agents);
   ctx.progress(`registering ${n} senders and ${n} receivers`);
@@ -51,6 +52,7 @@ async function deliverRun(ctx: ScenarioContext, mode: "poll" | "ws"): Promise<Sc
   let stop = false;
   const http = new RawHttp(ctx.url, 128);
   const closers: (() => void)[] = [() => http.close()];
+  let refusedHooks = () => 0;
   if (mode === "poll") {
     for (const r of receivers) {
       const own = new RawHttp(ctx.url, 1); // the receiver's long poll holds its own connection
@@ -66,6 +68,11 @@ async function deliverRun(ctx: ScenarioContext, mode: "poll" | "ws"): Promise<Sc
         }
       })().catch(() => {});
     }
+  } else if (mode === "webhook") {
+    // each message POSTed to this machine's endpoint; its 204 is the ack
+    const hooks = await webhookReceivers(receivers, (body) => got(sent, body));
+    closers.push(() => void hooks.close());
+    refusedHooks = hooks.refused;
   } else {
     await pool(receivers, 32, async (r) => {
       const ws = await openWs(ctx.wsUrl, r.token, (frame, sock) => {
@@ -104,7 +111,9 @@ async function deliverRun(ctx: ScenarioContext, mode: "poll" | "ws"): Promise<Sc
     baseline: mode === "ws" ? "ws" : "http",
     unit: "msg/s",
     target: `p99 < 10 ms at ${RATE} msg/s`,
-    notes: `offered ${RATE}/s; ${r.dropped} not sent (over 512 outstanding); ${sent.at.size} never received${retried(retriesBefore)}`,
+    notes:
+      `offered ${RATE}/s; ${r.dropped} not sent (over 512 outstanding); ${sent.at.size} never received${retried(retriesBefore)}` +
+      (mode === "webhook" ? `; ${refusedHooks()} requests whose signature did not verify` : ""),
   };
 }
 
@@ -112,6 +121,12 @@ export const deliver: Scenario = {
   name: "deliver",
   description: "send to long-polling receivers; latency from send to receipt, then ack",
   run: (ctx) => deliverRun(ctx, "poll"),
+};
+
+export const webhook: Scenario = {
+  name: "webhook",
+  description: "send to agents taking messages by webhook; latency from send to the endpoint's 204 (the ack)",
+  run: (ctx) => deliverRun(ctx, "webhook"),
 };
 
 export const ws: Scenario = {

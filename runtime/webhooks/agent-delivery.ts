@@ -21,7 +21,8 @@ import {
   getWebhook,
   liveSecrets,
   markFailing,
-  recordAttempt,
+  type AttemptRecord,
+  recordAttempts,
   type WebhookRow,
 } from "./store.ts";
 
@@ -176,18 +177,33 @@ export class AgentDelivery {
     }
     let failed = false;
     let delivered = 0;
-    await limited([...lanes.values()], row.max_connections, async (lane) => {
-      for (const e of lane) {
-        if (this.stopped || this.reload) return;
-        const o = await this.attempt(row, messageEvent(e), e.deliveryCount);
-        if (!o.ok) {
-          failed = true;
-          return;
+    const attempts: AttemptRecord[] = [];
+    try {
+      await limited([...lanes.values()], row.max_connections, async (lane) => {
+        // each 2xx's ack goes to the hub's ack lane at once and the next POST does not wait for it; the lane ends
+        // once every ack it sent has committed, so the next read never hands an acknowledged message out again
+        const acks: Promise<unknown>[] = [];
+        try {
+          for (const e of lane) {
+            if (this.stopped || this.reload) return;
+            const o = await this.attempt(row, messageEvent(e), e.deliveryCount, attempts);
+            if (!o.ok) {
+              failed = true;
+              return;
+            }
+            delivered++;
+            acks.push(deps.hub.ack(agent, BigInt(e.id)));
+          }
+        } finally {
+          await Promise.all(acks);
         }
-        delivered++;
-        await deps.hub.ack(agent, BigInt(e.id));
-      }
-    });
+      });
+    } finally {
+      // the pass's attempts in one statement
+      await recordAttempts(deps.sql, agent, attempts, WEBHOOK_LIMITS.deliveriesKept).catch((err: unknown) =>
+        deps.log.warn({ err, agent }, "webhook attempts not recorded"),
+      );
+    }
     // stopped meanwhile (the node closing cuts attempts short): not the endpoint's failure
     if (this.stopped) return { full: false };
     if (failed) {
@@ -205,25 +221,25 @@ export class AgentDelivery {
     return { full: read.entries.length >= batch && nextAtMs === undefined, nextAtMs };
   }
 
-  /** POST one event and record the attempt. */
-  private async attempt(row: WebhookRow, event: WebhookEvent, attempt: number): Promise<AttemptOutcome> {
+  /** POST one event; its attempt goes into `attempts` (written at the pass's end). */
+  private async attempt(
+    row: WebhookRow,
+    event: WebhookEvent,
+    attempt: number,
+    attempts: AttemptRecord[],
+  ): Promise<AttemptOutcome> {
     const { deps } = this;
     const o = await deps.sender.send(row.url, liveSecrets(row, deps.now()), event.id, event.body);
-    await recordAttempt(
-      deps.sql,
-      this.agent,
-      {
-        id: event.id,
-        type: event.type,
-        attempt,
-        status: o.status,
-        ok: o.ok,
-        error: o.error,
-        latency_ms: o.latencyMs,
-        at: new Date(deps.now()),
-      },
-      WEBHOOK_LIMITS.deliveriesKept,
-    ).catch((err: unknown) => deps.log.warn({ err, agent: this.agent }, "webhook attempt not recorded"));
+    attempts.push({
+      id: event.id,
+      type: event.type,
+      attempt,
+      status: o.status,
+      ok: o.ok,
+      error: o.error,
+      latency_ms: o.latencyMs,
+      at: new Date(deps.now()),
+    });
     return o;
   }
 

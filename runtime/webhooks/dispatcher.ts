@@ -12,7 +12,7 @@ import { WEBHOOK_LIMITS } from "../limits/policies.ts";
 import { AgentDelivery } from "./agent-delivery.ts";
 import { pingEvent } from "./events.ts";
 import { type AttemptOutcome, WebhookSender } from "./sender.ts";
-import { activeAgents, getWebhook, liveSecrets, recordAttempt } from "./store.ts";
+import { activeAgents, getWebhook, liveSecrets, recordAttempts } from "./store.ts";
 
 /** Jobs taken in one call. */
 const TAKE = 16;
@@ -76,19 +76,21 @@ export class WebhookDispatcher {
     const now = this.svc.now();
     const event = pingEvent(`ping_${this.svc.ids.nextRaw()}`, agent, now);
     const o = await this.sender.send(row.url, liveSecrets(row, now), event.id, event.body);
-    await recordAttempt(
+    await recordAttempts(
       this.svc.sql,
       agent,
-      {
-        id: event.id,
-        type: event.type,
-        attempt: 1,
-        status: o.status,
-        ok: o.ok,
-        error: o.error,
-        latency_ms: o.latencyMs,
-        at: new Date(now),
-      },
+      [
+        {
+          id: event.id,
+          type: event.type,
+          attempt: 1,
+          status: o.status,
+          ok: o.ok,
+          error: o.error,
+          latency_ms: o.latencyMs,
+          at: new Date(now),
+        },
+      ],
       WEBHOOK_LIMITS.deliveriesKept,
     );
     return { ...o, id: event.id };

@@ -128,15 +128,23 @@ export interface AttemptRecord {
   at: Date;
 }
 
-/** Record an attempt, keeping the newest `keep` of the agent's (the older trimmed in the same statement). */
-export async function recordAttempt(sql: Sql, agent: string, a: AttemptRecord, keep: number): Promise<void> {
+/**
+ * Record attempts (in the order given), keeping the newest `keep` of the agent's: the older are trimmed in the same
+ * statement. A delivery pass writes its attempts in one statement at its end.
+ */
+export async function recordAttempts(sql: Sql, agent: string, as: AttemptRecord[], keep: number): Promise<void> {
+  if (as.length === 0) return;
+  const rows = as.map((a) => ({ agent, ...a }));
   await sql`
     with added as (
-      insert into webhook_deliveries (agent, id, type, attempt, status, ok, error, latency_ms, at)
-      values (${agent}, ${a.id}, ${a.type}, ${a.attempt}, ${a.status}, ${a.ok}, ${a.error}, ${a.latency_ms}, ${a.at})
+      insert into webhook_deliveries
+        ${sql(rows, "agent", "id", "type", "attempt", "status", "ok", "error", "latency_ms", "at")}
+      returning seq
     )
     delete from webhook_deliveries where agent = ${agent} and seq <= (
-      select seq from webhook_deliveries where agent = ${agent} order by seq desc offset ${keep - 1} limit 1)`;
+      select seq from (
+        select seq from webhook_deliveries where agent = ${agent} union all select seq from added
+      ) s order by seq desc offset ${keep} limit 1)`;
 }
 
 /** The agent's newest attempts, newest first. */

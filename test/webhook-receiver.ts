@@ -1,9 +1,10 @@
 // A webhook endpoint on this machine for the webhook tests: it records every request (headers, body, whether its
 // signature verifies with the secret it is told, by the standardwebhooks package's own Webhook.verify) and answers
 // what the test's `answer` says (a status, or "hang": no answer until the test ends).
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
+import { readBody } from "../bench/lib/read-body.ts";
 
 export interface Received {
   id: string;
@@ -27,7 +28,7 @@ export class Receiver {
 
   private constructor() {
     this.server = createServer((req, res) => {
-      void read(req).then((body) => {
+      void readBody(req).then((body) => {
         const headers = {
           "webhook-id": String(req.headers["webhook-id"] ?? ""),
           "webhook-timestamp": String(req.headers["webhook-timestamp"] ?? ""),
@@ -82,14 +83,4 @@ export class Receiver {
     this.server.closeAllConnections();
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
-}
-
-function read(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let s = "";
-    req.setEncoding("utf8");
-    req.on("data", (c: string) => (s += c));
-    req.on("end", () => resolve(s));
-    req.on("error", reject);
-  });
 }

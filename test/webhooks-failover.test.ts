@@ -6,21 +6,16 @@
 import { Redis } from "ioredis";
 import t from "tap";
 import { redisKeys } from "../runtime/engines/redis/keys.ts";
-import { TEST_DATABASE_URL, TEST_REDIS_URL, uniqueName } from "./helpers/env.ts";
+import { TEST_DATABASE_URL, TEST_REDIS_URL } from "./helpers/env.ts";
 import { call, registerAgent } from "./helpers/http.ts";
-import { deletePrefix, dropSchema, startTestNode } from "./helpers/node.ts";
+import { deletePrefix, ownPlace, startTestNode } from "./helpers/node.ts";
 import { startProcess } from "./helpers/process.ts";
 import { until } from "./helpers/wait.ts";
 import { pending, sendOk } from "./messaging-helpers.ts";
 import { Receiver } from "./webhook-receiver.ts";
 
 t.test("a dead node's webhook job moves to a live node, which delivers it", async (t) => {
-  const schema = uniqueName("s");
-  const prefix = `flocktest:${uniqueName("p")}:`;
-  t.teardown(async () => {
-    await dropSchema(schema);
-    await deletePrefix(prefix);
-  });
+  const { schema, prefix } = ownPlace(t);
   const env = {
     DATABASE_URL: TEST_DATABASE_URL,
     PG_SCHEMA: schema,
@@ -76,12 +71,7 @@ t.test("a Redis flush loses no delivery: the sweep queues the job again from Pos
 });
 
 t.test("a node closing cleanly cuts its attempts short and hands its jobs back at once", async (t) => {
-  const schema = uniqueName("s");
-  const prefix = `flocktest:${uniqueName("p")}:`;
-  t.teardown(async () => {
-    await dropSchema(schema);
-    await deletePrefix(prefix);
-  });
+  const { schema, prefix } = ownPlace(t);
   // a claim's idle time far longer than the test: only the hand-back can move the job
   const env = {
     FLOCK_WEBHOOK_ALLOW_PRIVATE: "1",

@@ -2,20 +2,11 @@
 // signature checked with its agent's secret (by the SDK's verifyWebhook, as a receiver would), a message's body
 // handed to `got` just before the 204 that acknowledges it. The node under test must allow endpoints on private
 // addresses (FLOCK_WEBHOOK_ALLOW_PRIVATE=1: the bench sets it on a node it starts itself).
-import { createServer, type IncomingMessage } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { verifyWebhook } from "../../client/webhooks.ts";
 import { type Member, pool } from "./fleet.ts";
-
-function read(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let s = "";
-    req.setEncoding("utf8");
-    req.on("data", (c: string) => (s += c));
-    req.on("end", () => resolve(s));
-    req.on("error", reject);
-  });
-}
+import { readBody } from "./read-body.ts";
 
 export interface WebhookReceivers {
   /** Requests whose signature did not verify (answered 400). */
@@ -28,7 +19,7 @@ export async function webhookReceivers(receivers: Member[], got: (body: string) 
   const secrets = new Map<string, string>();
   let refused = 0;
   const server = createServer((req, res) => {
-    void read(req).then((raw) => {
+    void readBody(req).then((raw) => {
       const secret = secrets.get((req.url ?? "").slice("/r/".length));
       try {
         const event = verifyWebhook(secret ?? "", req.headers, raw);

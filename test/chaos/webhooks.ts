@@ -4,10 +4,11 @@
 // every message acknowledged by that 2xx in the end (the agents' pending lists empty), no webhook-id answered 2xx
 // twice (a message acknowledged once is never sent again), every request signed (the receiver checks each with the
 // Standard Webhooks package) and no error reaching an SDK caller.
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Webhook } from "standardwebhooks";
+import { readBody } from "../../bench/lib/read-body.ts";
 import { Flock } from "../../client/index.ts";
 import { until } from "../helpers/wait.ts";
 import type { Cluster } from "./faults.ts";
@@ -46,15 +47,6 @@ interface Hook {
   attempts: number;
   refusedWhileDown: number;
   badSignatures: number;
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
 }
 
 /** The agents' endpoints: one local server, a path per agent; while `down` every request answers 503. */

@@ -88,6 +88,20 @@ export async function dropSchema(schema: string): Promise<void> {
   }
 }
 
+/**
+ * A Postgres schema and a Redis prefix of the test's own, for nodes it starts itself (several sharing them), dropped
+ * and deleted when the test ends.
+ */
+export function ownPlace(t: Teardown): { schema: string; prefix: string } {
+  const schema = uniqueName("s");
+  const prefix = `flocktest:${uniqueName("p")}:`;
+  t.teardown(async () => {
+    await dropSchema(schema);
+    await deletePrefix(prefix);
+  });
+  return { schema, prefix };
+}
+
 /** Deletes every key under a test's prefix (never FLUSHALL). */
 export async function deletePrefix(prefix: string): Promise<void> {
   const redis = new Redis(TEST_REDIS_URL);

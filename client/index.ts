@@ -24,7 +24,7 @@ export type * from "./types.ts";
 export { paymentRequiredOf, type PaymentHandler, type PaymentSettings } from "./payment-required.ts";
 export type { LoggerLike, TransportOptions } from "./transport.ts";
 export type { MessageStreamOptions } from "./receive.ts";
-export { verifyWebhook, type WebhookHeaders, WebhookVerificationError } from "./webhooks.ts";
+export { verifyWebhook, type WebhookHeaders } from "./webhooks.ts";
 
 export type FlockOptions = TransportOptions & {
   /**

@@ -2,10 +2,8 @@
 // package: the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers, the timestamp within 5 minutes),
 // then its body as the event it carries. Answer a 2xx only after verifying and keeping the event: the 2xx is the
 // message's ack. The same `webhook-id` comes again when an answer was lost; deduplicate by it.
-import { Webhook, WebhookVerificationError } from "standardwebhooks";
+import { Webhook } from "standardwebhooks";
 import type { WebhookEvent } from "./types.ts";
-
-export { WebhookVerificationError };
 
 /** Headers as `fetch` (a `Headers`), `node:http` (`req.headers`) or a plain object give them. */
 export type WebhookHeaders = Headers | Record<string, string | string[] | undefined>;
@@ -22,8 +20,8 @@ function lowerCased(headers: WebhookHeaders): Record<string, string> {
 
 /**
  * Checks a webhook request's signature with the endpoint's secret (`whsec_…`, shown when the webhook was set or
- * rotated) and answers the event it carries; throws `WebhookVerificationError` when the signature, the headers or
- * the timestamp do not hold (answer 400 then). Pass the body exactly as it arrived, not parsed and serialised again.
+ * rotated) and answers the event it carries; throws (the package's `WebhookVerificationError`) when the signature,
+ * the headers or the timestamp do not hold (answer 400 then). Pass the body exactly as it arrived, not parsed and serialised again.
  * @example
  * ```ts
  * import { createServer } from "node:http";

@@ -1,6 +1,6 @@
 // An agent's webhook endpoint (issue 55): set (made or replaced), read, removed; its secret rotated; a signed ping
 // sent now; its recent attempts. Agents only (a person's token answers 404, as on every agent-only route). Deliveries
-// themselves: runtime/webhooks/; the statements: runtime/webhooks/store.ts.
+// themselves: runtime/webhooks/; the statements: runtime/webhooks/webhooks-store.ts.
 import { randomBytes } from "node:crypto";
 import { invalid, notFound } from "../runtime/errors.ts";
 import { created, defineRoute, noContent, ok, type Route } from "../runtime/http/route.ts";
@@ -12,7 +12,7 @@ import {
   putWebhook,
   rotateSecret,
   toWebhook,
-} from "../runtime/webhooks/store.ts";
+} from "../runtime/webhooks/webhooks-store.ts";
 import { PutWebhookRequest, WebhookDeliveriesQuery } from "../schema/webhooks.ts";
 
 /** A signing secret in the Standard Webhooks form: "whsec_" and the base64 of 32 random bytes. */

@@ -2,7 +2,7 @@
 // time, which delivers that agent's events while it holds it (runtime/webhooks/dispatcher.ts). On Redis the jobs are
 // a stream read by a consumer group (XREADGROUP hands a new job to one node; a node renews what it holds; XAUTOCLAIM
 // hands the jobs of a node silent past the idle time to another); in memory, the same in process. Postgres stays the
-// truth: a job lost with Redis is queued again by the nodes' sweep over the endpoints (runtime/webhooks/store.ts).
+// truth: a job lost with Redis is queued again by the nodes' sweep over the endpoints (runtime/webhooks/webhooks-store.ts).
 
 /** One agent's delivery job: the stream entry that holds it, and the agent. */
 export interface WebhookJob {

@@ -24,7 +24,7 @@ import {
   type AttemptRecord,
   recordAttempts,
   type WebhookRow,
-} from "./store.ts";
+} from "./webhooks-store.ts";
 
 /** A held agent waits at most this long between reads (a group joined meanwhile has its own wake-ups from then). */
 const IDLE_RECHECK_MS = 30_000;

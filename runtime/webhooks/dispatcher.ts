@@ -12,7 +12,7 @@ import { WEBHOOK_LIMITS } from "../limits/policies.ts";
 import { AgentDelivery } from "./agent-delivery.ts";
 import { pingEvent } from "./events.ts";
 import { type AttemptOutcome, WebhookSender } from "./sender.ts";
-import { activeAgents, getWebhook, liveSecrets, recordAttempts } from "./store.ts";
+import { activeAgents, getWebhook, liveSecrets, recordAttempts } from "./webhooks-store.ts";
 
 /** Jobs taken in one call. */
 const TAKE = 16;

@@ -40,7 +40,11 @@ async function installWithoutPayments(t: Test): Promise<string> {
   await mkdir(join(app, "node_modules/@modelcontextprotocol"), { recursive: true });
   await cp(join(ROOT, "client/dist"), join(pkg, "dist"), { recursive: true });
   await cp(join(ROOT, "client/package.json"), join(pkg, "package.json"));
-  for (const dep of ["@modelcontextprotocol/sdk", "zod", "ws"])
+  // what npm installs with the package (its dependencies) and the MCP peers; not the payment peers
+  const { dependencies } = JSON.parse(await readFile(join(ROOT, "client/package.json"), "utf8")) as {
+    dependencies: Record<string, string>;
+  };
+  for (const dep of [...Object.keys(dependencies), "@modelcontextprotocol/sdk", "zod"])
     await symlink(join(ROOT, "node_modules", dep), join(app, "node_modules", dep), "dir");
   await writeFile(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
   return join(pkg, "dist/bin.js");

@@ -130,6 +130,9 @@ if (NO_BROWSER) {
     const card = feed.locator(`[data-moment="${bobMoment.id}"]`);
     await card.getByRole("button", { name: "Report this moment" }).click();
     const form = card.getByRole("form", { name: "Report this moment" });
+    // the form renders, then its effect focuses the picker: wait for both (on a busy machine they come a frame later)
+    await form.waitFor(wait);
+    await pa.waitForFunction(() => document.activeElement?.tagName === "SELECT", undefined, wait).catch(() => {});
     t.equal(await pa.evaluate(() => document.activeElement?.tagName), "SELECT", "the reason picker takes the focus");
     await form.getByLabel("Reason").selectOption("harassment");
     await form.getByRole("button", { name: "Send report" }).click();

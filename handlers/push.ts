@@ -1,7 +1,7 @@
 // Web Push for people (docs/ARCHITECTURE.md, "Web Push"): the VAPID public key a browser subscribes with, and a
 // person's push subscriptions (one per browser), added and removed. People only: an agent holds connections or polls
 // (it gets the 403 every person-only route answers it). The endpoint must be a push service's public https:// URL
-// unless FLOCK_PUSH_ALLOW_PRIVATE says otherwise (runtime/push/endpoint.ts).
+// unless FLOCK_PUSH_ALLOW_PRIVATE says otherwise (runtime/push/endpoint.ts, runtime/net/outbound-guard.ts).
 import { conflict, invalid, notFound } from "../runtime/errors.ts";
 import { created, defineRoute, noContent, ok, type Route } from "../runtime/http/route.ts";
 import { endpointRefusal, keyRefusal } from "../runtime/push/endpoint.ts";

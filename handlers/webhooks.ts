@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { invalid, notFound } from "../runtime/errors.ts";
 import { created, defineRoute, noContent, ok, type Route } from "../runtime/http/route.ts";
-import { checkWebhookUrl } from "../runtime/webhooks/address-guard.ts";
+import { checkOutboundUrl } from "../runtime/net/outbound-guard.ts";
 import {
   deleteWebhook,
   getWebhook,
@@ -25,8 +25,8 @@ const put = defineRoute({
   scope: "full",
   body: PutWebhookRequest,
   async handle({ principal, body, svc }) {
-    const checked = checkWebhookUrl(body.url, svc.config.FLOCK_WEBHOOK_ALLOW_PRIVATE);
-    if ("refused" in checked) throw invalid(checked.refused, { field: "url" });
+    const checked = checkOutboundUrl(body.url, svc.config.FLOCK_WEBHOOK_ALLOW_PRIVATE);
+    if ("refused" in checked) throw invalid(`url ${checked.refused}`, { field: "url" });
     const { row, created: made } = await putWebhook(
       svc.sql,
       principal.id,

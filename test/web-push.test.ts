@@ -5,7 +5,8 @@
 // agent's 404, and an endpoint on a private address is refused unless the operator allows it.
 import t from "tap";
 import WebSocket from "ws";
-import { endpointRefusal, isPrivateAddress } from "../runtime/push/endpoint.ts";
+import { isRefusedAddress } from "../runtime/net/outbound-guard.ts";
+import { endpointRefusal } from "../runtime/push/endpoint.ts";
 import { PushPayload } from "../schema/push.ts";
 import { call, registerAgent } from "./helpers/http.ts";
 import { signInWithWallet, type SignedInHuman } from "./helpers/humans.ts";
@@ -226,10 +227,10 @@ t.test("endpoints on private addresses are refused unless allowed", async (t) =>
     t.equal(r.body.field, "endpoint");
   }
   t.equal(endpointRefusal("https://fcm.googleapis.com/fcm/send/abc", false), undefined, "a push service's endpoint");
-  t.ok(isPrivateAddress("::ffff:127.0.0.1"), "an IPv4-mapped loopback");
-  t.ok(isPrivateAddress("fd00::1"), "unique local");
-  t.ok(isPrivateAddress("100.64.0.1"), "carrier-grade NAT");
-  t.notOk(isPrivateAddress("8.8.8.8"));
+  t.ok(isRefusedAddress("::ffff:127.0.0.1"), "an IPv4-mapped loopback");
+  t.ok(isRefusedAddress("fd00::1"), "unique local");
+  t.ok(isRefusedAddress("100.64.0.1"), "carrier-grade NAT");
+  t.notOk(isRefusedAddress("8.8.8.8"));
 });
 
 t.test("two nodes share the key and learn each other's subscriptions; the sender's node pushes", async (t) => {

@@ -1,11 +1,9 @@
 // Sending one push (RFC 8030): web-push builds the request (the RFC 8291 aes128gcm body encrypted to the subscription's
 // keys, and the RFC 8292 VAPID `Authorization: vapid t=<JWT>,k=<key>` header) and node:http(s) sends it, to an address
-// checked as public (runtime/push/endpoint.ts) and pinned, redirects not followed, within SEND_TIMEOUT_MS, its answer's
-// body read no further than RESPONSE_BODY_CAP and ignored. What the push service answered is the status.
-import { request as httpRequest } from "node:http";
-import { request as httpsRequest } from "node:https";
+// checked and pinned (runtime/net/pinned-post.ts, as webhooks are sent), redirects not followed, within
+// SEND_TIMEOUT_MS, its answer's body read no further than RESPONSE_BODY_CAP and ignored. What the push service answered is the status.
 import webpush from "web-push";
-import { checkedLookup, endpointRefusal } from "./endpoint.ts";
+import { pinnedPost } from "../net/pinned-post.ts";
 import type { Vapid } from "./vapid.ts";
 
 /** A push service that has not answered in this long has failed this push. */
@@ -38,10 +36,7 @@ export class HttpPushSender implements PushSender {
     private readonly timeoutMs = SEND_TIMEOUT_MS,
   ) {}
 
-  send(target: PushTarget, payload: string, opts: PushOptions): Promise<number> {
-    // checked again here: an address in the URL is connected to without a lookup, and the setting may have changed
-    const refused = endpointRefusal(target.endpoint, this.allowPrivate);
-    if (refused) return Promise.reject(new Error(`the push endpoint ${refused}`));
+  async send(target: PushTarget, payload: string, opts: PushOptions): Promise<number> {
     const details = webpush.generateRequestDetails(target, payload, {
       vapidDetails: { subject: this.vapid.subject, publicKey: this.vapid.publicKey, privateKey: this.vapid.privateKey },
       TTL: opts.ttl,
@@ -49,27 +44,16 @@ export class HttpPushSender implements PushSender {
       contentEncoding: "aes128gcm",
       ...(opts.topic ? { topic: opts.topic } : {}),
     });
-    const url = new URL(details.endpoint);
-    const request = url.protocol === "https:" ? httpsRequest : httpRequest;
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(details.headers)) headers[k] = String(v);
-    return new Promise<number>((resolve, reject) => {
-      const req = request(
-        url,
-        { method: "POST", headers, lookup: checkedLookup(this.allowPrivate), timeout: this.timeoutMs },
-        (res) => {
-          let read = 0;
-          res.on("data", (chunk: Buffer) => {
-            read += chunk.length;
-            if (read > RESPONSE_BODY_CAP) res.destroy();
-          });
-          res.on("close", () => resolve(res.statusCode ?? 0));
-          res.on("error", () => resolve(res.statusCode ?? 0));
-        },
-      );
-      req.on("timeout", () => req.destroy(new Error(`the push service did not answer in ${this.timeoutMs} ms`)));
-      req.on("error", reject);
-      req.end(details.body ?? undefined);
+    const { status, error } = await pinnedPost(details.endpoint, {
+      headers,
+      body: details.body ?? "",
+      allowPrivate: this.allowPrivate,
+      timeoutMs: this.timeoutMs,
+      bodyCap: RESPONSE_BODY_CAP,
     });
+    if (status === null) throw new Error(`push to the endpoint failed: ${error}`);
+    return status;
   }
 }

@@ -1,12 +1,7 @@
-// Where a push may go (runtime/push/endpoint.ts): the endpoint's own check, and the lookup a push connects through,
-// which refuses a name resolving to a non-public address and answers only the address it checked.
+// What a push subscription may carry (runtime/push/endpoint.ts): the endpoint's rules (the outbound guard's, as
+// runtime/net/outbound-guard.ts keeps them for webhooks too, test/unit/outbound-guard.test.ts) and the browser's key.
 import t from "tap";
-import { checkedLookup, endpointRefusal, keyRefusal } from "../../runtime/push/endpoint.ts";
-
-const lookup = (allow: boolean, name: string, all = false) =>
-  new Promise<{ err: NodeJS.ErrnoException | null; address: unknown }>((resolve) =>
-    checkedLookup(allow)(name, { all }, (err, address) => resolve({ err, address })),
-  );
+import { endpointRefusal, keyRefusal } from "../../runtime/push/endpoint.ts";
 
 t.test("the endpoint's own rules", async (t) => {
   for (const [endpoint, why] of [
@@ -24,16 +19,6 @@ t.test("the endpoint's own rules", async (t) => {
   t.equal(endpointRefusal("https://8.8.8.8/x", false), undefined, "a public address");
   t.equal(endpointRefusal("http://127.0.0.1:9/x", true), undefined, "allowed for development");
   t.match(endpointRefusal("ftp://127.0.0.1/x", true), /http/);
-});
-
-t.test("a name resolving to loopback is refused when pushing, unless allowed", async (t) => {
-  const refused = await lookup(false, "localhost");
-  t.equal(refused.err?.code, "EPRIVATEADDRESS");
-  const allowed = await lookup(true, "localhost");
-  t.equal(allowed.err, null);
-  t.match(String(allowed.address), /^(127\.0\.0\.1|::1)$/, "the address checked is the one connected to");
-  const all = await lookup(true, "localhost", true);
-  t.ok(Array.isArray(all.address) && all.address.length > 0);
 });
 
 t.test("a browser key must be a point of P-256", async (t) => {

@@ -1,7 +1,11 @@
-// The webhook address guard (runtime/webhooks/address-guard.ts): every refused address kind, the URL rules, and a
-// name resolving to a refused address (a resolver given by hand: no lookup leaves the machine, nothing connects).
+// The outbound guard webhooks and Web Push share (runtime/net/outbound-guard.ts): every refused address kind, the URL
+// rules, and a name resolving to a refused address (a resolver given by hand: no lookup leaves the machine, nothing
+// connects but the one POST to a local server, to see that the connection goes to the address checked).
 import t from "tap";
-import { checkWebhookUrl, isRefusedAddress, resolvePinned } from "../../runtime/webhooks/address-guard.ts";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { checkOutboundUrl, isRefusedAddress, resolvePinned } from "../../runtime/net/outbound-guard.ts";
+import { pinnedPost } from "../../runtime/net/pinned-post.ts";
 
 t.test("each refused address kind", async (t) => {
   const refused: [string, string][] = [
@@ -31,7 +35,7 @@ t.test("each refused address kind", async (t) => {
 });
 
 t.test("the URL rules", async (t) => {
-  const refused = (u: string, allow = false) => "refused" in checkWebhookUrl(u, allow);
+  const refused = (u: string, allow = false) => "refused" in checkOutboundUrl(u, allow);
   t.ok(refused("http://example.com/hook"), "http:// when private addresses are not allowed");
   t.notOk(refused("http://127.0.0.1:9/hook", true), "allowed with the operator setting");
   t.notOk(refused("https://example.com/hook"));
@@ -47,11 +51,15 @@ t.test("the URL rules", async (t) => {
     "https://0.0.0.0/",
     "https://localhost/",
     "https://api.localhost/",
+    "https://printer.local/",
+    "https://intranet/",
   ])
     t.ok(refused(u), `${u} refused`);
   t.ok(refused("ftp://example.com/"), "another scheme");
   t.ok(refused("https://user:pw@example.com/"), "credentials");
+  t.ok(refused("https://example.com/hook#x"), "a fragment");
   t.ok(refused("not a url"));
+  t.notOk(refused("https://intranet/", true), "a bare name, allowed with the operator setting");
 });
 
 t.test("a name is refused when any address it resolves to is", async (t) => {
@@ -67,3 +75,32 @@ t.test("a name is refused when any address it resolves to is", async (t) => {
   t.same(await resolvePinned("local.example", true, to("127.0.0.1")), { address: "127.0.0.1", family: 4 }, "allowed");
   t.same(await resolvePinned("[::1]", true), { address: "::1", family: 6 }, "a literal is not resolved");
 });
+
+t.test(
+  "one pinned POST: refused before any connection, redirects not followed, a body past the cap dropped",
+  async (t) => {
+    const seen: string[] = [];
+    const server = createServer((req, res) => {
+      seen.push(`${req.method} ${req.url} ${req.headers["x-probe"]}`);
+      if (req.url === "/redirect") return res.writeHead(302, { location: "/elsewhere" }).end();
+      if (req.url === "/big") return res.writeHead(200).end("x".repeat(64 * 1024));
+      res.writeHead(204).end();
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    t.teardown(() => server.close());
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const post = (path: string, allowPrivate = true) =>
+      pinnedPost(base + path, {
+        headers: { "x-probe": "1" },
+        body: "{}",
+        allowPrivate,
+        timeoutMs: 5000,
+        bodyCap: 1024,
+      });
+    t.same(await post("/ok"), { status: 204, error: null });
+    t.match(await post("/redirect"), { status: 302, error: /redirects are not followed/ });
+    t.same(await post("/big"), { status: 200, error: null }, "a 2xx whose body passes the cap is still a 2xx");
+    t.match(await post("/ok", false), { status: null, error: /https/ }, "http:// to loopback refused when not allowed");
+    t.same(seen, ["POST /ok 1", "POST /redirect 1", "POST /big 1"], "the refused POST made no connection");
+  },
+);

@@ -1,7 +1,10 @@
-// Where a webhook may be sent: an endpoint's URL checked when it is set, and the host's addresses checked each time it
-// is resolved, before a connection is made to the address checked (runtime/webhooks/sender.ts pins it). Refused,
-// unless the operator allows them (FLOCK_WEBHOOK_ALLOW_PRIVATE): http://, and every loopback, private, shared
-// (carrier NAT), link-local, unique-local, multicast, reserved or unspecified address, IPv4 inside IPv6 included.
+// Where the node may POST on a user's behalf (a webhook endpoint an agent set, a push endpoint a browser gave): a URL
+// checked when it is set, and the host's addresses checked each time it is resolved, the connection then made to the
+// address checked (runtime/net/pinned-post.ts pins it), so a name that resolves differently the second time reaches
+// nothing it was not checked for. Refused, unless the operator allows them (FLOCK_WEBHOOK_ALLOW_PRIVATE,
+// FLOCK_PUSH_ALLOW_PRIVATE): http://, a host that names no public machine (localhost, *.localhost, *.local, a name
+// without a dot), and every loopback, private, shared (carrier NAT), link-local, unique-local, multicast, reserved or
+// unspecified address, IPv4 inside IPv6 included.
 import { lookup } from "node:dns/promises";
 import { BlockList, isIP } from "node:net";
 
@@ -41,7 +44,7 @@ function embeddedV4(ip: string): string | undefined {
   return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
 }
 
-/** Whether `ip` (a literal address) is one a webhook may not reach unless private addresses are allowed. */
+/** Whether `ip` (a literal address) is one the node may not reach unless private addresses are allowed. */
 export function isRefusedAddress(ip: string): boolean {
   const bare = ip.replace(/^\[(.*)\]$/, "$1").replace(/%.*$/, "");
   const kind = isIP(bare);
@@ -51,26 +54,35 @@ export function isRefusedAddress(ip: string): boolean {
   return v4 !== undefined ? refused.check(v4, "ipv4") : refused.check(bare, "ipv6");
 }
 
-/** An endpoint URL as it may be set, or why not (the message of a 400). */
-export function checkWebhookUrl(raw: string, allowPrivate: boolean): { url: URL } | { refused: string } {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return { refused: "url is not an absolute URL" };
-  }
+/** A host name that names no public machine: localhost, *.localhost, *.local (mDNS), or a name without a dot. */
+function localName(host: string): boolean {
+  const h = host.toLowerCase().replace(/\.$/, "");
+  return h === "localhost" || h.endsWith(".localhost") || h.endsWith(".local") || !h.includes(".");
+}
+
+/**
+ * An outbound URL as it may be set, or why not: a phrase for the field's 400 ("must be https://"), which the caller
+ * prefixes with the field's name.
+ */
+export function checkOutboundUrl(raw: string, allowPrivate: boolean): { url: URL } | { refused: string } {
+  if (!URL.canParse(raw)) return { refused: "must be an absolute https:// URL" };
+  const url = new URL(raw);
   if (url.protocol !== "https:" && !(allowPrivate && url.protocol === "http:"))
-    return { refused: allowPrivate ? "url must be http:// or https://" : "url must be https://" };
-  if (url.username !== "" || url.password !== "") return { refused: "url may not carry credentials" };
-  if (url.hash !== "") return { refused: "url may not carry a fragment" };
+    return { refused: allowPrivate ? "must be an http:// or https:// URL" : "must be an https:// URL" };
+  if (url.username !== "" || url.password !== "") return { refused: "must not carry credentials" };
+  if (url.hash !== "") return { refused: "must not carry a fragment" };
   const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
-  if (host === "") return { refused: "url has no host" };
-  if (!allowPrivate && (isIP(host) !== 0 ? isRefusedAddress(host) : /(^|\.)localhost\.?$/i.test(host)))
-    return { refused: "url's host is a private, loopback, link-local or unspecified address" };
+  if (host === "") return { refused: "has no host" };
+  if (allowPrivate) return { url };
+  if (isIP(host) !== 0)
+    return isRefusedAddress(host)
+      ? { refused: "must not be a loopback, private, link-local or unspecified address" }
+      : { url };
+  if (localName(host)) return { refused: "must name a public host" };
   return { url };
 }
 
-/** The address to connect to for `host`: resolved (a literal as it is), every address checked. */
+/** The address to connect to for a host: resolved (a literal as it is), every address checked. */
 export interface PinnedAddress {
   address: string;
   family: 4 | 6;

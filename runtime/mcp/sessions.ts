@@ -1,6 +1,6 @@
 // The MCP sessions this node serves at /v1/mcp: one streamable HTTP transport (the SDK's web-standard one) and one
 // Flock MCP server per session, acting as the principal whose bearer token opened it, through the SDK
-// against this node's own API (self-url.ts). Each session subscribes to the node's wake-ups for its principal, so a
+// against this node's own API (self-url.ts). Each session subscribes to the node's wake-ups for its principal's streams (its inbox and its groups: wake.ts), so a
 // new message sends notifications/resources/updated for the resources it changes. A session belongs to the node
 // that created it (a load balancer must keep a session's requests on one node, or the client starts a new one).
 //
@@ -16,12 +16,12 @@ import type { FlockMcp } from "@flock/client/mcp";
 import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { grants, type Principal } from "../auth.ts";
 import { ApiError } from "../errors.ts";
-import { inboxStream } from "../messaging/stream-id.ts";
 import type { Ctx, Reply } from "../http/route.ts";
 import type { SelfAddress } from "../self-address.ts";
 import type { Services } from "../services.ts";
 import { toReply, toRequest } from "./web.ts";
 import { threadOfMessage } from "./wake-store.ts";
+import { PrincipalWake } from "./wake.ts";
 
 /** Sessions one principal may hold at once on a node; opening another closes its oldest. */
 const PER_PRINCIPAL = 8;
@@ -133,9 +133,8 @@ export class McpSessions {
       onsessionclosed: (id) => this.drop(id),
     });
     session.transport.onclose = () => this.drop(session.id);
-    session.stopWake = this.svc.hub.waiters.add(inboxStream(principal), (raw) => {
-      void this.wake(session, raw);
-    });
+    const wake = new PrincipalWake(this.svc.hub, principal, (raw) => void this.wake(session, raw));
+    session.stopWake = () => wake.close();
     void mcp.server.connect(session.transport);
     return session;
   }

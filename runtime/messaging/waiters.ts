@@ -1,5 +1,5 @@
 // The in-process registry of whoever waits on this node for a message in a stream (an inbox, a group): long polls, and
-// MCP sessions waiting on their inbox (WebSockets take streams live through Channels instead). The node holds ONE
+// MCP sessions waiting on their principal's streams (WebSockets take streams live through Channels instead). The node holds ONE
 // subscription (the streams' message channel) whatever the number of waiters; a message that arrives wakes the
 // waiters of its stream here. O(1) Redis connections. Per stream waited on it keeps the newest number this node knows
 // of (a waiter's read, a message that arrived), which the position check (runtime/messaging/position-check.ts) holds

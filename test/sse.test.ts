@@ -4,6 +4,7 @@
 import t from "tap";
 import { call, registerAgent } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
+import { SSE_HEARTBEAT_MS } from "../runtime/ws/event-streams.ts";
 import { SseReader } from "./helpers/sse.ts";
 import { until } from "./helpers/wait.ts";
 import { ack, createGroup, pending, postToGroup, sendOk } from "./messaging-helpers.ts";
@@ -190,7 +191,12 @@ t.test("Server-Sent Events", async (t) => {
     const b = await registerAgent(base, "Bo");
     const s = await SseReader.open(events, bearer(b.token));
     t.teardown(() => s.close());
-    await s.next("ready");
+    const ready = await s.next<{ heartbeat_seconds: number }>("ready");
+    t.equal(
+      ready.heartbeat_seconds,
+      SSE_HEARTBEAT_MS / 1000,
+      "the ready frame tells the stream's own heartbeat, not the WebSocket's",
+    );
     node.svc.events.ping();
     await until(() => s.comments.includes("ping"), { what: "a ping comment" });
     t.pass("`: ping` came");

@@ -50,7 +50,7 @@ export class EventStreams {
     private readonly log: Logger,
     private readonly settings: EventStreamSettings,
   ) {
-    this.deps = { ...deps, onFrame: noFrames };
+    this.deps = { ...deps, onFrame: noFrames, heartbeatSeconds: Math.round(settings.heartbeatMs / 1000) };
     this.unguard = guardTokens(deps.svc, this.open);
     this.heartbeat = setInterval(() => this.ping(), settings.heartbeatMs);
     this.heartbeat.unref();

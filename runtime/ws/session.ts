@@ -31,6 +31,8 @@ export interface SessionDeps {
   realtime: Realtime;
   /** What an authenticated client frame does (handlers/ws.ts; runtime/server.ts mounts it). */
   onFrame: FrameHandler;
+  /** Seconds between the server's heartbeats on this kind of connection, as the ready frame tells (HEARTBEAT_SECONDS when unset; SSE's comment pings are more frequent). */
+  heartbeatSeconds?: number;
 }
 
 export type FrameHandler = (
@@ -234,7 +236,7 @@ export class WsSession implements StreamSocket {
           type: "ready",
           principal: authorOf(principal),
           protocol: this.codec.encoding,
-          heartbeat_seconds: HEARTBEAT_SECONDS,
+          heartbeat_seconds: this.deps.heartbeatSeconds ?? HEARTBEAT_SECONDS,
         });
       }
       markReady();

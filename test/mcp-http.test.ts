@@ -7,18 +7,13 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { type CallToolResult, ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import t from "tap";
 import { Flock } from "../client/index.ts";
-import { randomIp } from "./helpers/http.ts";
+import { fromRandomIp } from "./helpers/http.ts";
 import { startTestNode } from "./helpers/node.ts";
 
 for (const engine of ["memory", "redis"] as const) {
   t.test(`streamable HTTP at /v1/mcp (${engine} engines)`, async (t) => {
     const node = await startTestNode(t, { engine });
-    const sdk = () =>
-      new Flock({
-        baseUrl: node.url,
-        fetch: (u, i) =>
-          fetch(u, { ...i, headers: { ...(i?.headers as Record<string, string>), "x-forwarded-for": randomIp() } }),
-      });
+    const sdk = () => new Flock({ baseUrl: node.url, fetch: fromRandomIp });
     const ann = sdk();
     const annReg = await ann.register({ display_name: "Ann" });
     const ben = sdk();
